@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The `storemap` command. The service is TypeScript run through tsx, so there is no separate
+// compile step between `npm install` and `npm start`.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('../ts/cli.ts');

@@ -1,0 +1,238 @@
+//! Brand resolution: canonical names, variants, alternative names (NSI match names, names in
+//! other scripts, curated misspellings) and tickers, all case-insensitive; plus typo-tolerant
+//! suggestions for names that resolve to nothing.
+
+use std::collections::HashMap;
+
+use crate::names::{name_keys, normalize_name};
+use crate::snapshot::{BrandRecord, TickerRecord};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResolvedBy {
+    /// The canonical name, ignoring case.
+    Name,
+    /// The canonical name without apostrophes, spaces or a leading article.
+    Variant,
+    /// An alternative name: NSI match name, CJK or English name, curated misspelling.
+    AltName,
+    Ticker,
+}
+
+impl ResolvedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResolvedBy::Name => "name",
+            ResolvedBy::Variant => "variant",
+            ResolvedBy::AltName => "alt_name",
+            ResolvedBy::Ticker => "ticker",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolution {
+    pub brand: u32,
+    pub by: ResolvedBy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Suggestion {
+    pub brand: u32,
+    /// Edit distance between the normalized query and the brand's name (0 for a prefix match).
+    pub distance: u32,
+}
+
+#[derive(Debug, Default)]
+pub struct AliasIndex {
+    keys: HashMap<String, (u32, ResolvedBy)>,
+    tickers: HashMap<String, u32>,
+    /// One space-free key per brand with rows, for suggestions.
+    suggest_keys: Vec<(String, u32)>,
+    /// Rank of each brand when several share a key: more verified rows, then more rows.
+    weight: Vec<(u32, u32)>,
+}
+
+impl AliasIndex {
+    pub fn build(brands: &[BrandRecord], tickers: &[TickerRecord]) -> AliasIndex {
+        let mut idx = AliasIndex {
+            weight: brands.iter().map(|b| (b.verified_count, b.pool_count())).collect(),
+            ..AliasIndex::default()
+        };
+        for (i, b) in brands.iter().enumerate() {
+            let i = i as u32;
+            for (k, key) in name_keys(&b.name).into_iter().enumerate() {
+                idx.insert(key, i, if k == 0 { ResolvedBy::Name } else { ResolvedBy::Variant });
+            }
+            for alt in &b.alt_names {
+                for key in name_keys(alt) {
+                    idx.insert(key, i, ResolvedBy::AltName);
+                }
+            }
+            if b.pool_count() > 0 {
+                idx.suggest_keys.push((normalize_name(&b.name).replace(' ', ""), i));
+            }
+        }
+        for t in tickers {
+            idx.tickers.insert(t.ticker.to_uppercase(), t.brand);
+        }
+        idx
+    }
+
+    /// A key that several brands share goes to the stronger match kind, then to the brand with
+    /// more verified rows: "Shell" the fuel brand, not a namesake with three shops.
+    fn insert(&mut self, key: String, brand: u32, by: ResolvedBy) {
+        let rank = |b: u32, by: ResolvedBy| {
+            let kind = match by {
+                ResolvedBy::Name => 3,
+                ResolvedBy::Variant => 2,
+                _ => 1,
+            };
+            let w = self.weight.get(b as usize).copied().unwrap_or((0, 0));
+            (kind, w.0, w.1, std::cmp::Reverse(b))
+        };
+        match self.keys.get(&key) {
+            Some(&(old, old_by)) if rank(old, old_by) >= rank(brand, by) => {}
+            _ => {
+                self.keys.insert(key, (brand, by));
+            }
+        }
+    }
+
+    pub fn resolve(&self, input: &str) -> Option<Resolution> {
+        let trimmed = input.trim();
+        if trimmed.is_empty() {
+            return None;
+        }
+        let keys = name_keys(trimmed);
+        if let Some(first) = keys.first() {
+            if let Some(&(brand, by)) = self.keys.get(first) {
+                return Some(Resolution { brand, by });
+            }
+        }
+        if let Some(&brand) = self.tickers.get(&trimmed.to_uppercase()) {
+            return Some(Resolution { brand, by: ResolvedBy::Ticker });
+        }
+        keys.iter().skip(1).find_map(|k| {
+            self.keys.get(k).map(|&(brand, by)| Resolution {
+                brand,
+                by: if by == ResolvedBy::Name { ResolvedBy::Variant } else { by },
+            })
+        })
+    }
+
+    pub fn is_ticker(&self, input: &str) -> bool {
+        self.tickers.contains_key(&input.trim().to_uppercase())
+    }
+
+    /// Close matches by edit distance (Damerau-Levenshtein on the space-free normalized form),
+    /// plus prefix matches, best first; ties go to the brand with more verified rows.
+    pub fn suggest(&self, input: &str, limit: usize) -> Vec<Suggestion> {
+        let q = normalize_name(input).replace(' ', "");
+        let qlen = q.chars().count();
+        if qlen == 0 || limit == 0 {
+            return Vec::new();
+        }
+        let max = match qlen {
+            0..=3 => 1,
+            4..=7 => 2,
+            _ => 3,
+        };
+        let mut out: Vec<Suggestion> = Vec::new();
+        for (key, brand) in &self.suggest_keys {
+            let klen = key.chars().count();
+            let distance = if qlen >= 3 && key.starts_with(&q) && klen > qlen {
+                0
+            } else if klen.abs_diff(qlen) > max {
+                continue;
+            } else {
+                let d = strsim::damerau_levenshtein(&q, key) as u32;
+                if d as usize > max {
+                    continue;
+                }
+                d
+            };
+            out.push(Suggestion { brand: *brand, distance });
+        }
+        out.sort_by_key(|s| {
+            let w = self.weight[s.brand as usize];
+            (s.distance, std::cmp::Reverse(w.0), std::cmp::Reverse(w.1), s.brand)
+        });
+        out.dedup_by_key(|s| s.brand);
+        out.truncate(limit);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brand(name: &str, alts: &[&str], rows: u32, verified: u32) -> BrandRecord {
+        let mut b = BrandRecord::new(name);
+        b.alt_names = alts.iter().map(|s| s.to_string()).collect();
+        b.row_end = rows;
+        b.verified_count = verified;
+        b
+    }
+
+    fn index() -> AliasIndex {
+        let brands = vec![
+            brand("McDonald's", &["マクドナルド", "麦当劳", "Macdonalds"], 100, 90),
+            brand("The Home Depot", &[], 50, 40),
+            brand("Taco Bell", &[], 30, 20),
+            brand("Shell", &[], 80, 70),
+            brand("Shell", &[], 3, 0),
+            brand("KFC", &[], 60, 50),
+        ];
+        let tickers = vec![
+            TickerRecord { ticker: "MCD".into(), exchange: "NYSE".into(), brand: 0, company: "McDonald's Corp".into(), portfolio: vec![] },
+            TickerRecord { ticker: "YUM".into(), exchange: "NYSE".into(), brand: 5, company: "Yum! Brands".into(), portfolio: vec!["Taco Bell".into()] },
+        ];
+        AliasIndex::build(&brands, &tickers)
+    }
+
+    fn resolved(idx: &AliasIndex, q: &str) -> Option<(u32, ResolvedBy)> {
+        idx.resolve(q).map(|r| (r.brand, r.by))
+    }
+
+    #[test]
+    fn resolves_case_apostrophes_spaces_articles() {
+        let idx = index();
+        assert_eq!(resolved(&idx, "mcdonald's"), Some((0, ResolvedBy::Name)));
+        assert_eq!(resolved(&idx, "MCDONALDS"), Some((0, ResolvedBy::Name)));
+        assert_eq!(resolved(&idx, "Mc Donalds"), Some((0, ResolvedBy::Variant)));
+        assert_eq!(resolved(&idx, "the home depot"), Some((1, ResolvedBy::Name)));
+        assert_eq!(resolved(&idx, "home depot"), Some((1, ResolvedBy::Variant)));
+        assert_eq!(resolved(&idx, "HomeDepot"), Some((1, ResolvedBy::Variant)));
+        assert_eq!(resolved(&idx, "tacobell"), Some((2, ResolvedBy::Variant)));
+    }
+
+    #[test]
+    fn resolves_alt_names_and_tickers() {
+        let idx = index();
+        assert_eq!(resolved(&idx, "マクドナルド"), Some((0, ResolvedBy::AltName)));
+        assert_eq!(resolved(&idx, "麦当劳"), Some((0, ResolvedBy::AltName)));
+        assert_eq!(resolved(&idx, "macdonalds"), Some((0, ResolvedBy::AltName)));
+        assert_eq!(resolved(&idx, "mcd"), Some((0, ResolvedBy::Ticker)));
+        // A portfolio ticker resolves to its one primary brand.
+        assert_eq!(resolved(&idx, "YUM"), Some((5, ResolvedBy::Ticker)));
+        assert_eq!(resolved(&idx, "nosuchbrand"), None);
+        assert_eq!(resolved(&idx, "   "), None);
+    }
+
+    #[test]
+    fn shared_names_go_to_the_bigger_brand() {
+        assert_eq!(resolved(&index(), "shell"), Some((3, ResolvedBy::Name)));
+    }
+
+    #[test]
+    fn suggests_close_names_best_first() {
+        let idx = index();
+        let s = idx.suggest("McDonlds", 5);
+        assert_eq!(s.first().map(|s| s.brand), Some(0));
+        assert_eq!(s[0].distance, 1);
+        let s = idx.suggest("taco", 5);
+        assert_eq!(s.first().map(|s| (s.brand, s.distance)), Some((2, 0)));
+        assert!(idx.suggest("zzzzzzzzzz", 5).is_empty());
+    }
+}

@@ -1,0 +1,285 @@
+//! Rows -> response bytes. One writer per format, each writing straight into one `Vec<u8>`
+//! that crosses to Node as a Buffer without a copy.
+
+use crate::model::{SourceType, StorefrontType};
+use crate::snapshot::{Snapshot, NULL_TIME};
+use crate::time::format_iso;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Csv,
+    GeoJson,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            "geojson" => Some(Format::GeoJson),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// Adds the five provenance fields (JSON and GeoJSON only; CSV never has them).
+    pub provenance: bool,
+    /// The envelope's `brand` (JSON): the canonical name, or names joined for several brands.
+    pub brand_label: String,
+    /// The envelope's `region` (JSON).
+    pub region: String,
+}
+
+/// The CSV header: the contract's nine columns in order, then the two DESIGN.md adds.
+pub const CSV_HEADER: &str = "brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated\r\n";
+
+pub fn write_rows(snap: &Snapshot, rows: &[u32], format: Format, opts: &WriteOptions) -> Vec<u8> {
+    // About 300 bytes a row in JSON; reserving avoids most regrowth copies.
+    let mut out = Vec::with_capacity(256 + rows.len() * 320);
+    match format {
+        Format::Json => write_json(snap, rows, opts, &mut out),
+        Format::Csv => write_csv(snap, rows, &mut out),
+        Format::GeoJson => write_geojson(snap, rows, opts, &mut out),
+    }
+    out
+}
+
+fn write_json(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"brand\":");
+    json_str(out, &opts.brand_label);
+    out.extend_from_slice(b",\"region\":");
+    json_str(out, &opts.region);
+    out.extend_from_slice(b",\"count\":");
+    out.extend_from_slice(itoa::Buffer::new().format(rows.len()).as_bytes());
+    out.extend_from_slice(b",\"locations\":[");
+    let many_brands = rows.first().is_some_and(|&f| rows.iter().any(|&r| snap.brand_of_row(r) != snap.brand_of_row(f)));
+    for (i, &r) in rows.iter().enumerate() {
+        let r = r as usize;
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"id\":");
+        json_id(out, snap.id[r]);
+        if many_brands {
+            out.extend_from_slice(b",\"brand\":");
+            json_str(out, &snap.brands[snap.brand_of_row(r as u32) as usize].name);
+        }
+        out.extend_from_slice(b",\"name\":");
+        json_str(out, snap.strings.get(snap.name[r]));
+        out.extend_from_slice(b",\"lat\":");
+        json_f64(out, snap.lat[r]);
+        out.extend_from_slice(b",\"lng\":");
+        json_f64(out, snap.lng[r]);
+        common_fields(snap, r, out);
+        if opts.provenance {
+            provenance_fields(snap, r, out);
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}");
+}
+
+/// The fields JSON and GeoJSON share, each preceded by a comma.
+fn common_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(b",\"country\":");
+    json_str(out, &snap.countries[snap.country[r] as usize]);
+    for (key, col) in [
+        (&b",\"state\":"[..], &snap.state),
+        (b",\"city\":", &snap.city),
+        (b",\"address\":", &snap.address),
+        (b",\"postcode\":", &snap.postcode),
+        (b",\"phone\":", &snap.phone),
+    ] {
+        out.extend_from_slice(key);
+        json_opt_str(out, snap.strings.get(col[r]));
+    }
+    out.extend_from_slice(b",\"last_updated\":");
+    json_time(out, snap.last_updated[r]);
+}
+
+fn provenance_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>) {
+    if !snap.row_has_provenance(r) {
+        out.extend_from_slice(
+            b",\"source_types\":null,\"confidence\":null,\"storefront_type\":null,\"alias_sources\":null,\"last_verified\":null",
+        );
+        return;
+    }
+    out.extend_from_slice(b",\"source_types\":[");
+    for (i, s) in snap.row_sources(r).iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_str(out, s.as_str());
+    }
+    out.extend_from_slice(b"],\"confidence\":");
+    // Three decimals: the score is a model output, more digits would be noise.
+    json_f64(out, (snap.confidence[r] as f64 * 1000.0).round() / 1000.0);
+    out.extend_from_slice(b",\"storefront_type\":");
+    match StorefrontType::from_u8(snap.storefront[r]) {
+        Some(t) => json_str(out, t.as_str()),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"alias_sources\":[");
+    for (i, (s, id)) in snap.row_aliases(r).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"source_type\":");
+        json_str(out, SourceType::as_str(s));
+        out.extend_from_slice(b",\"source_id\":");
+        json_str(out, id);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"last_verified\":");
+    json_time(out, snap.last_verified[r]);
+}
+
+fn write_geojson(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"type\":\"FeatureCollection\",\"features\":[");
+    for (i, &r) in rows.iter().enumerate() {
+        let r = r as usize;
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"type\":\"Feature\",\"id\":");
+        json_id(out, snap.id[r]);
+        // GeoJSON order is [lng, lat], the opposite of JSON and CSV.
+        out.extend_from_slice(b",\"geometry\":{\"type\":\"Point\",\"coordinates\":[");
+        json_f64(out, snap.lng[r]);
+        out.push(b',');
+        json_f64(out, snap.lat[r]);
+        out.extend_from_slice(b"]},\"properties\":{\"brand\":");
+        json_str(out, &snap.brands[snap.brand_of_row(r as u32) as usize].name);
+        out.extend_from_slice(b",\"name\":");
+        json_str(out, snap.strings.get(snap.name[r]));
+        common_fields(snap, r, out);
+        if opts.provenance {
+            provenance_fields(snap, r, out);
+        }
+        out.extend_from_slice(b"}}");
+    }
+    out.extend_from_slice(b"]}");
+}
+
+fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
+    out.extend_from_slice(CSV_HEADER.as_bytes());
+    let mut num = ryu::Buffer::new();
+    for &r in rows {
+        let r = r as usize;
+        csv_field(out, &snap.brands[snap.brand_of_row(r as u32) as usize].name);
+        out.push(b',');
+        csv_field(out, snap.strings.get(snap.name[r]));
+        out.push(b',');
+        out.extend_from_slice(num.format(snap.lat[r]).as_bytes());
+        out.push(b',');
+        out.extend_from_slice(num.format(snap.lng[r]).as_bytes());
+        out.push(b',');
+        out.extend_from_slice(snap.countries[snap.country[r] as usize].as_bytes());
+        for col in [&snap.state, &snap.city, &snap.postcode, &snap.address, &snap.phone] {
+            out.push(b',');
+            csv_field(out, snap.strings.get(col[r]));
+        }
+        out.push(b',');
+        if snap.last_updated[r] != NULL_TIME {
+            out.extend_from_slice(format_iso(snap.last_updated[r]).as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// RFC 4180: quote a field holding a comma, quote, CR or LF, doubling inner quotes.
+fn csv_field(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n')) {
+        out.push(b'"');
+        for b in s.bytes() {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if esc.is_empty() {
+            out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+        } else {
+            out.extend_from_slice(esc);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+fn json_opt_str(out: &mut Vec<u8>, s: &str) {
+    if s.is_empty() {
+        out.extend_from_slice(b"null");
+    } else {
+        json_str(out, s);
+    }
+}
+
+fn json_f64(out: &mut Vec<u8>, v: f64) {
+    if v.is_finite() {
+        out.extend_from_slice(ryu::Buffer::new().format(v).as_bytes());
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+fn json_time(out: &mut Vec<u8>, t: i64) {
+    if t == NULL_TIME {
+        out.extend_from_slice(b"null");
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(format_iso(t).as_bytes());
+        out.push(b'"');
+    }
+}
+
+/// A location's stable id: `loc_` and 16 hex digits of the hash of its primary source id.
+fn json_id(out: &mut Vec<u8>, id: u64) {
+    out.extend_from_slice(format!("\"loc_{id:016x}\"").as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_json_strings() {
+        let mut out = Vec::new();
+        json_str(&mut out, "a\"b\\c\nd\u{1}é");
+        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\nd\\u0001é\"");
+    }
+
+    #[test]
+    fn quotes_csv_fields_only_when_needed() {
+        let mut out = Vec::new();
+        csv_field(&mut out, "plain");
+        out.push(b'|');
+        csv_field(&mut out, "Smith, \"Jr\"");
+        assert_eq!(String::from_utf8(out).unwrap(), "plain|\"Smith, \"\"Jr\"\"\"");
+    }
+}

@@ -1,0 +1,32 @@
+//! storemap-core: the data model, the serving snapshot, brand resolution, filters and the
+//! writers that turn rows into JSON, CSV and GeoJSON bytes.
+//!
+//! Nothing here knows about Node, HTTP, plans or credits: the napi binding (`native/`) and the
+//! data pipeline (`crates/ingest`) are its two callers.
+
+mod aliases;
+mod error;
+mod format;
+mod geodesy;
+mod model;
+mod names;
+mod query;
+mod snapshot;
+mod strings;
+mod time;
+
+pub use aliases::{AliasIndex, Resolution, ResolvedBy, Suggestion};
+pub use error::{CoreError, Result};
+pub use format::{write_rows, Format, WriteOptions};
+pub use geodesy::{haversine_m, offset_m, LocalMetric};
+pub use model::{
+    SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE,
+};
+pub use names::{name_keys, normalize_name};
+pub use query::{Filters, QueryResult};
+pub use snapshot::{
+    BrandRecord, CityRecord, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, TickerRecord,
+    FORMAT_VERSION,
+};
+pub use strings::{StringPool, StringPoolBuilder};
+pub use time::{format_iso, parse_iso};

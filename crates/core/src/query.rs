@@ -1,0 +1,174 @@
+//! Filtering one brand's rows. Filters combine with AND; a query scans only the brand's
+//! contiguous row range, which is at most a few tens of thousands of rows.
+
+use crate::error::{CoreError, Result};
+use crate::geodesy::haversine_m;
+use crate::model::{SourceMask, StorefrontType};
+use crate::snapshot::Snapshot;
+
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    /// ISO 3166-1 alpha-2, any case.
+    pub country: Option<String>,
+    /// USPS code in the US, the admin-1 code elsewhere; case-insensitive exact.
+    pub state: Option<String>,
+    /// Case-insensitive exact match against the row's city; with `radius_km`, the centre.
+    pub city: Option<String>,
+    /// Case-insensitive, ignoring spaces ("SW1A 1AA" = "sw1a1aa").
+    pub postcode: Option<String>,
+    /// Rows within this distance of the city's centre (from the gazetteer) instead of the
+    /// exact city-name match. Requires `city`.
+    pub radius_km: Option<f64>,
+    pub storefront_type: Option<StorefrontType>,
+    /// Data formats: only rows at or above the confidence floor and not community-only.
+    pub verified_only: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct QueryResult {
+    /// Matching row indices, in snapshot order.
+    pub rows: Vec<u32>,
+    /// Sources that contributed to the matching rows.
+    pub sources: SourceMask,
+    /// The radius centre, when `radius_km` was used.
+    pub center: Option<(f64, f64)>,
+}
+
+impl Filters {
+    /// The filter as text, for `region` and `X-Region`: "US / IL / Chicago", or "worldwide".
+    pub fn region_text(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(c) = &self.country {
+            parts.push(c.to_uppercase());
+        }
+        if let Some(s) = &self.state {
+            parts.push(s.to_uppercase());
+        }
+        match (&self.city, self.radius_km) {
+            (Some(c), Some(r)) => parts.push(format!("{} +{} km", c.trim(), r)),
+            (Some(c), None) => parts.push(c.trim().to_string()),
+            _ => {}
+        }
+        if let Some(p) = &self.postcode {
+            parts.push(p.trim().to_string());
+        }
+        if parts.is_empty() {
+            "worldwide".into()
+        } else {
+            parts.join(" / ")
+        }
+    }
+}
+
+fn eq_ci(row: &str, filter_lower: &str) -> bool {
+    row.chars().flat_map(char::to_lowercase).eq(filter_lower.chars())
+}
+
+fn postcode_key(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
+}
+
+impl Snapshot {
+    pub fn query(&self, brand: u32, f: &Filters) -> Result<QueryResult> {
+        if f.radius_km.is_some() && f.city.is_none() {
+            return Err(CoreError::RadiusWithoutCity);
+        }
+        if let Some(r) = f.radius_km {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(CoreError::InvalidFilter("radius_km must be a positive number".into()));
+            }
+        }
+        let Some(b) = self.brands.get(brand as usize) else {
+            return Ok(QueryResult::default());
+        };
+        let range = b.row_start as usize..b.row_end as usize;
+
+        let country = match &f.country {
+            Some(c) => match self.countries.iter().position(|x| x.eq_ignore_ascii_case(c.trim())) {
+                Some(i) => Some(i as u16),
+                None => return Ok(QueryResult::default()),
+            },
+            None => None,
+        };
+        let state = f.state.as_ref().map(|s| s.trim().to_lowercase());
+        let city = f.city.as_ref().map(|s| s.trim().to_lowercase());
+        let postcode = f.postcode.as_ref().map(|s| postcode_key(s));
+        let storefront = f.storefront_type.map(|t| t as u8);
+
+        let center = match (f.radius_km, &city) {
+            (Some(_), Some(c)) => Some(self.city_center(brand, c, f)?),
+            _ => None,
+        };
+        let radius_m = f.radius_km.map(|r| r * 1000.0);
+
+        let mut out = QueryResult { center, ..QueryResult::default() };
+        for r in range {
+            if f.verified_only && !self.row_is_verified(r) {
+                continue;
+            }
+            if country.is_some_and(|c| self.country[r] != c) {
+                continue;
+            }
+            if storefront.is_some_and(|t| self.storefront[r] != t) {
+                continue;
+            }
+            if let Some(s) = &state {
+                if !eq_ci(self.strings.get(self.state[r]), s) {
+                    continue;
+                }
+            }
+            if let Some(p) = &postcode {
+                if postcode_key(self.strings.get(self.postcode[r])) != *p {
+                    continue;
+                }
+            }
+            match (center, radius_m, &city) {
+                (Some((lat, lng)), Some(m), _) => {
+                    if haversine_m(lat, lng, self.lat[r], self.lng[r]) > m {
+                        continue;
+                    }
+                }
+                (_, _, Some(c)) => {
+                    if !eq_ci(self.strings.get(self.city[r]), c) {
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            out.rows.push(r as u32);
+            out.sources.0 |= self.sources[r];
+        }
+        Ok(out)
+    }
+
+    /// The radius centre: the most populous gazetteer city of that name (within the country
+    /// and state filters when given); failing that, the mean position of the brand's rows that
+    /// carry the name.
+    fn city_center(&self, brand: u32, city_lower: &str, f: &Filters) -> Result<(f64, f64)> {
+        let best = self
+            .city_index
+            .get(city_lower)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.cities[i as usize])
+            .filter(|c| f.country.as_ref().is_none_or(|k| c.country.eq_ignore_ascii_case(k.trim())))
+            .filter(|c| f.state.as_ref().is_none_or(|s| c.admin1.eq_ignore_ascii_case(s.trim())))
+            .max_by_key(|c| c.population);
+        if let Some(c) = best {
+            return Ok((c.lat, c.lng));
+        }
+        let b = &self.brands[brand as usize];
+        let (mut n, mut lat, mut lng) = (0.0, 0.0, 0.0);
+        for r in b.row_start as usize..b.row_end as usize {
+            if eq_ci(self.strings.get(self.city[r]), city_lower) {
+                n += 1.0;
+                lat += self.lat[r];
+                lng += self.lng[r];
+            }
+        }
+        if n == 0.0 {
+            return Err(CoreError::UnknownCity(f.city.clone().unwrap_or_default()));
+        }
+        Ok((lat / n, lng / n))
+    }
+}

@@ -1,0 +1,285 @@
+//! The brand catalog: NSI items merged into brands (one per wikidata id), kept when one of
+//! their categories is in scope (`data/categories.csv`), ranked, given unique canonical names,
+//! and able to say which brand a source row belongs to.
+
+use std::collections::{BTreeMap, HashMap};
+
+use storemap_core::{name_keys, BrandRecord, SourceType, StorefrontType, TickerRecord};
+
+use crate::reference::{CategoryScope, Misspelling, NsiBrand, Ticker};
+use crate::SourceRow;
+
+#[derive(Debug, Clone)]
+pub struct CatalogBrand {
+    pub name: String,
+    pub wikidata: Option<String>,
+    pub nsi_id: String,
+    /// The first in-scope NSI category, e.g. `amenity/fast_food`.
+    pub category: String,
+    /// The contract's storefront class: food, coffee, fuel, retail, pharmacy, supermarket,
+    /// bank, hotel, ev, fitness, telecom.
+    pub class: String,
+    pub default_storefront: StorefrontType,
+    pub countries: Vec<String>,
+    pub alt_names: Vec<String>,
+    pub ticker: Option<String>,
+    /// The brand's real footprint where the ticker table gives one.
+    pub known_stores: Option<u32>,
+}
+
+#[derive(Debug)]
+pub struct Catalog {
+    /// In rank order: index 0 is the brand with the widest footprint.
+    pub brands: Vec<CatalogBrand>,
+    pub tickers: Vec<TickerRecord>,
+    by_wikidata: HashMap<String, u32>,
+    by_key: HashMap<String, Vec<u32>>,
+    scope: HashMap<String, (String, StorefrontType)>,
+}
+
+/// A brand's name as its storefronts show it: NSI's disambiguating qualifier dropped
+/// ("Target (USA)" -> "Target", "BMO (Canada)" -> "BMO").
+pub fn store_name(display: &str) -> &str {
+    match display.find(" (") {
+        Some(i) if display.ends_with(')') && i > 0 => &display[..i],
+        _ => display,
+    }
+}
+
+/// FNV-1a: a fixed, dependency-free hash, so orders derived from it never change between
+/// builds or platforms.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+impl Catalog {
+    pub fn build(nsi: &[NsiBrand], scope: &[CategoryScope], tickers: &[Ticker], misspellings: &[Misspelling]) -> Catalog {
+        let scope: HashMap<String, (String, StorefrontType)> = scope
+            .iter()
+            .map(|c| (c.category.clone(), (c.class.clone(), StorefrontType::parse(&c.storefront_type).unwrap_or(StorefrontType::FullRetail))))
+            .collect();
+
+        // Group NSI items by brand identity: the wikidata id, else the NSI id.
+        let mut groups: BTreeMap<String, Vec<&NsiBrand>> = BTreeMap::new();
+        for b in nsi {
+            groups.entry(b.wikidata.clone().unwrap_or_else(|| format!("nsi:{}", b.nsi_id))).or_default().push(b);
+        }
+
+        let ticker_of: HashMap<&str, &Ticker> = tickers.iter().map(|t| (t.wikidata.as_str(), t)).collect();
+        let mut brands: Vec<CatalogBrand> = Vec::new();
+        for items in groups.values() {
+            // NSI splits a brand into regional entries under one wikidata id ("麥當勞
+            // McDonald's" for Hong Kong, "スターバックス" for Japan): the entry covering the most
+            // countries carries the brand's own name.
+            // The ticker table's curated name wins where it names one of the entries.
+            let curated = items.first().and_then(|b| b.wikidata.as_deref()).and_then(|q| ticker_of.get(q)).map(|t| t.brand.as_str());
+            let Some(main) = items
+                .iter()
+                .filter(|b| scope.contains_key(&b.category))
+                .min_by_key(|b| (Some(b.name.as_str()) != curated, std::cmp::Reverse(b.countries.len()), b.name.len(), b.nsi_id.clone()))
+            else {
+                continue;
+            };
+            let (class, storefront) = scope[&main.category].clone();
+            let mut countries: Vec<String> = items.iter().flat_map(|b| b.countries.iter().cloned()).collect();
+            countries.sort();
+            countries.dedup();
+            let mut alt_names: Vec<String> = Vec::new();
+            for b in items {
+                alt_names.push(b.name.clone());
+                alt_names.extend(b.match_names.iter().cloned());
+                alt_names.extend(b.names.values().cloned());
+            }
+            // NSI qualifies namesakes in parentheses ("Target (USA)"); storefronts say "Target".
+            alt_names.push(store_name(&main.name).to_string());
+            alt_names.retain(|n| n != &main.name);
+            alt_names.sort();
+            alt_names.dedup();
+            brands.push(CatalogBrand {
+                name: main.name.clone(),
+                wikidata: main.wikidata.clone(),
+                nsi_id: main.nsi_id.clone(),
+                category: main.category.clone(),
+                class,
+                default_storefront: storefront,
+                countries,
+                alt_names,
+                ticker: main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map(|t| t.ticker.clone()),
+                known_stores: main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map(|t| t.stores).filter(|&n| n > 0),
+            });
+        }
+
+        // Rank: brands with a known footprint (the listed chains) first, biggest first; then by
+        // how many countries the brand trades in; a fixed hash breaks ties without favouring
+        // the alphabet.
+        brands.sort_by_key(|b| {
+            (std::cmp::Reverse(b.known_stores.unwrap_or(0)), std::cmp::Reverse(b.countries.len()), fnv1a(b.nsi_id.as_bytes()))
+        });
+
+        for m in misspellings {
+            if let Some(b) = brands.iter_mut().find(|b| b.name == m.brand) {
+                b.alt_names.push(m.misspelling.clone());
+            }
+        }
+
+        // Canonical names must be unique: a smaller namesake gets its main country appended.
+        let mut taken: HashMap<String, u32> = HashMap::new();
+        for b in brands.iter_mut() {
+            let mut name = b.name.clone();
+            let key = |n: &str| name_keys(n).into_iter().next().unwrap_or_default();
+            if taken.contains_key(&key(&name)) {
+                let country = b.countries.first().cloned().unwrap_or_default();
+                name = format!("{} ({})", b.name, country);
+                if taken.contains_key(&key(&name)) {
+                    name = format!("{} ({})", b.name, b.wikidata.as_deref().unwrap_or(&b.nsi_id));
+                }
+                b.alt_names.push(b.name.clone());
+            }
+            taken.insert(key(&name), 0);
+            b.name = name;
+        }
+
+        let mut by_wikidata = HashMap::new();
+        let mut by_key: HashMap<String, Vec<u32>> = HashMap::new();
+        for (i, b) in brands.iter().enumerate() {
+            if let Some(q) = &b.wikidata {
+                by_wikidata.insert(q.clone(), i as u32);
+            }
+            for n in std::iter::once(&b.name).chain(b.alt_names.iter()) {
+                if let Some(k) = name_keys(n).into_iter().next() {
+                    let v = by_key.entry(k).or_default();
+                    if !v.contains(&(i as u32)) {
+                        v.push(i as u32);
+                    }
+                }
+            }
+        }
+
+        let mut ticker_records = Vec::new();
+        for t in tickers {
+            let brand = by_wikidata.get(&t.wikidata).copied().or_else(|| brands.iter().position(|b| b.name == t.brand).map(|i| i as u32));
+            if let Some(brand) = brand {
+                ticker_records.push(TickerRecord {
+                    ticker: t.ticker.clone(),
+                    exchange: t.exchange.clone(),
+                    brand,
+                    company: t.company.clone(),
+                    portfolio: t.portfolio.split('|').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect(),
+                });
+            }
+        }
+
+        Catalog { brands, tickers: ticker_records, by_wikidata, by_key, scope }
+    }
+
+    pub fn brand_records(&self) -> Vec<BrandRecord> {
+        self.brands
+            .iter()
+            .map(|b| {
+                let mut r = BrandRecord::new(b.name.clone());
+                r.wikidata = b.wikidata.clone();
+                r.nsi_id = Some(b.nsi_id.clone());
+                r.category = Some(b.category.clone());
+                r.alt_names = b.alt_names.clone();
+                r
+            })
+            .collect()
+    }
+
+    /// The storefront class a source's category string implies, if any. Tag categories come
+    /// from the scope table; Overture categories and Foursquare label paths by keyword.
+    pub fn class_of(&self, category: &str) -> Option<&str> {
+        if let Some((class, _)) = self.scope.get(category) {
+            return Some(class.as_str());
+        }
+        let c = category.to_lowercase();
+        let has = |words: &[&str]| words.iter().any(|w| c.contains(w));
+        Some(if has(&["coffee", "cafe", "café", "tea house", "tea_room"]) {
+            "coffee"
+        } else if has(&["tea_", "tea store", "tea shop"]) {
+            "coffee"
+        } else if has(&[
+            "fast_food", "fast food", "restaurant", "bakery", "ice cream", "ice_cream", "pizza", "burger", "donut", "pastry", "confectionery",
+            "chocolate", "deli", "cookie", "dessert",
+        ]) {
+            "food"
+        } else if has(&["fuel", "gas station", "gas_station", "petrol"]) {
+            "fuel"
+        } else if has(&["pharmacy", "drugstore", "chemist"]) {
+            "pharmacy"
+        } else if has(&["supermarket", "grocery", "convenience"]) {
+            "supermarket"
+        } else if has(&["bank", "credit union", "credit_union"]) && !c.contains("food bank") {
+            "bank"
+        } else if has(&["hotel", "motel", "hostel", "lodging"]) {
+            "hotel"
+        } else if has(&["charging"]) {
+            "ev"
+        } else if has(&["fitness", "gym"]) {
+            "fitness"
+        } else if has(&["mobile phone", "mobile_phone", "telecom"]) {
+            "telecom"
+        } else if has(&["shop", "store", "retail"]) {
+            "retail"
+        } else {
+            return None;
+        })
+    }
+
+    fn compatible(brand_class: &str, row_class: Option<&str>) -> bool {
+        match row_class {
+            None => true,
+            Some(c) if c == brand_class => true,
+            Some(c) => matches!(
+                (brand_class, c),
+                ("food", "coffee") | ("coffee", "food") | ("supermarket", "retail") | ("retail", "supermarket") | ("retail", "telecom") | ("telecom", "retail")
+            ),
+        }
+    }
+
+    /// Which brand a row belongs to: its wikidata id when it carries one, else its brand tag,
+    /// else its name (Foursquare has no brand column), and for name matches only when the
+    /// row's category fits the brand's class.
+    pub fn match_row(&self, row: &SourceRow) -> Option<u32> {
+        if let Some(q) = &row.brand_wikidata {
+            if let Some(&b) = self.by_wikidata.get(q) {
+                return Some(b);
+            }
+        }
+        let row_class = row.category.as_deref().and_then(|c| self.class_of(c));
+        let pick = |name: &str, need_class: bool| -> Option<u32> {
+            let key = name_keys(name).into_iter().next()?;
+            let cands = self.by_key.get(&key)?;
+            cands.iter().copied().find(|&b| Self::compatible(&self.brands[b as usize].class, row_class)).or_else(|| {
+                if need_class {
+                    None
+                } else {
+                    cands.first().copied()
+                }
+            })
+        };
+        if let Some(b) = row.brand.as_deref().and_then(|n| pick(n, false)) {
+            return Some(b);
+        }
+        let strict = row.source == Some(SourceType::Fsq) || row.brand.is_none();
+        if let Some(b) = pick(&row.name, strict) {
+            return Some(b);
+        }
+        // "Starbucks - Michigan Ave", "Walgreens #1234", "Dunkin' (Loop)": the brand part.
+        let cut = [" - ", " – ", " | ", "#", "("].iter().filter_map(|p| row.name.find(p)).min().unwrap_or(row.name.len());
+        let head = row.name[..cut].trim();
+        if cut < row.name.len() && !head.is_empty() {
+            if let Some(b) = pick(head, strict) {
+                return Some(b);
+            }
+        }
+        // "Starbucks Chicago", "McDonald's Union Station": drop trailing words, longest
+        // brand first, and only where the category fits (a name prefix alone is weak).
+        let words: Vec<&str> = head.split_whitespace().collect();
+        (1..words.len()).rev().take(8).find_map(|k| pick(&words[..k].join(" "), true))
+    }
+
+    pub fn default_storefront(&self, brand: u32) -> StorefrontType {
+        self.brands[brand as usize].default_storefront
+    }
+}

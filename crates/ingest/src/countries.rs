@@ -1,0 +1,185 @@
+//! Point-in-polygon country lookup against Natural Earth shapes, for rows whose sources left
+//! the country out or disagree on it.
+//!
+//! Every polygon edge goes into one R-tree. A point is inside a country when a ray from it
+//! towards the east crosses that country's edges an odd number of times, and the R-tree hands
+//! back only the edges that straddle the point's latitude east of it: a few hundred instead of
+//! the hundred thousand a full polygon test of Canada or Russia would walk.
+
+use std::collections::HashMap;
+
+use rstar::primitives::{GeomWithData, Line};
+use rstar::{RTree, AABB};
+
+use crate::error::{IngestError, Result};
+
+type Edge = GeomWithData<Line<[f64; 2]>, u16>;
+
+pub struct CountryIndex {
+    codes: Vec<String>,
+    edges: RTree<Edge>,
+}
+
+/// How far (in degrees) a point off every coastline may be from its nearest country edge and
+/// still take that country: a store on a pier or a pin just offshore.
+const NEAREST_LIMIT_DEG: f64 = 0.25;
+
+impl CountryIndex {
+    /// From a FeatureCollection whose features carry `properties.iso_a2` and Polygon or
+    /// MultiPolygon geometries.
+    pub fn from_geojson(v: &serde_json::Value) -> Result<CountryIndex> {
+        let bad = |m: String| IngestError::Invalid(format!("countries GeoJSON: {m}"));
+        let features = v.get("features").and_then(|f| f.as_array()).ok_or_else(|| bad("no features".into()))?;
+        let mut codes: Vec<String> = Vec::new();
+        let mut code_ids: HashMap<String, u16> = HashMap::new();
+        let mut edges: Vec<Edge> = Vec::new();
+        for f in features {
+            let code = f.pointer("/properties/iso_a2").and_then(|c| c.as_str()).ok_or_else(|| bad("feature without iso_a2".into()))?;
+            let id = *code_ids.entry(code.to_string()).or_insert_with(|| {
+                codes.push(code.to_string());
+                (codes.len() - 1) as u16
+            });
+            let geom = f.get("geometry").ok_or_else(|| bad(format!("{code}: no geometry")))?;
+            let coords = geom.get("coordinates").and_then(|c| c.as_array()).ok_or_else(|| bad(format!("{code}: no coordinates")))?;
+            let polygons: Vec<&serde_json::Value> = match geom.get("type").and_then(|t| t.as_str()) {
+                Some("Polygon") => vec![geom.get("coordinates").unwrap()],
+                Some("MultiPolygon") => coords.iter().collect(),
+                other => return Err(bad(format!("{code}: unsupported geometry {other:?}"))),
+            };
+            for poly in polygons {
+                for ring in poly.as_array().into_iter().flatten() {
+                    let pts: Vec<[f64; 2]> = ring
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|p| Some([p.get(0)?.as_f64()?, p.get(1)?.as_f64()?]))
+                        .collect();
+                    for w in pts.windows(2) {
+                        if w[0] != w[1] {
+                            edges.push(GeomWithData::new(Line::new(w[0], w[1]), id));
+                        }
+                    }
+                }
+            }
+        }
+        if edges.is_empty() {
+            return Err(bad("no polygon edges".into()));
+        }
+        Ok(CountryIndex { codes, edges: RTree::bulk_load(edges) })
+    }
+
+    /// From the flat ring file `ts/data/reference.ts` writes (see `writeBorders` there).
+    pub fn from_borders_bin(b: &[u8]) -> Result<CountryIndex> {
+        let bad = |m: &str| IngestError::Invalid(format!("borders.bin: {m}"));
+        let u32_at = |o: usize| b.get(o..o + 4).map(|x| u32::from_le_bytes(x.try_into().unwrap()));
+        let f32_at = |o: usize| f32::from_le_bytes(b[o..o + 4].try_into().unwrap()) as f64;
+        if b.get(..8) != Some(b"SMBORDR1") {
+            return Err(bad("bad magic"));
+        }
+        let n_codes = u32_at(8).ok_or_else(|| bad("truncated"))? as usize;
+        let mut o = 12;
+        let codes: Vec<String> = (0..n_codes)
+            .map(|i| b.get(o + i * 2..o + i * 2 + 2).map(|c| String::from_utf8_lossy(c).into_owned()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("truncated codes"))?;
+        o += n_codes * 2;
+        let n_rings = u32_at(o).ok_or_else(|| bad("truncated"))? as usize;
+        o += 4;
+        let mut edges = Vec::new();
+        for _ in 0..n_rings {
+            let code = b.get(o..o + 2).map(|x| u16::from_le_bytes(x.try_into().unwrap())).ok_or_else(|| bad("truncated ring"))?;
+            let n = u32_at(o + 4).ok_or_else(|| bad("truncated ring"))? as usize;
+            o += 8;
+            if (code as usize) >= codes.len() || b.len() < o + n * 8 {
+                return Err(bad("ring runs past the end"));
+            }
+            let mut prev: Option<[f64; 2]> = None;
+            for k in 0..n {
+                let p = [f32_at(o + k * 8), f32_at(o + k * 8 + 4)];
+                if let Some(q) = prev {
+                    if q != p {
+                        edges.push(GeomWithData::new(Line::new(q, p), code));
+                    }
+                }
+                prev = Some(p);
+            }
+            o += n * 8;
+        }
+        if edges.is_empty() {
+            return Err(bad("no edges"));
+        }
+        Ok(CountryIndex { codes, edges: RTree::bulk_load(edges) })
+    }
+
+    pub fn codes(&self) -> &[String] {
+        &self.codes
+    }
+
+    pub fn knows(&self, code: &str) -> bool {
+        self.codes.iter().any(|c| c == code)
+    }
+
+    /// The country containing the point, else the nearest one within a quarter degree.
+    pub fn locate(&self, lat: f64, lng: f64) -> Option<&str> {
+        let ray = AABB::from_corners([lng, lat], [180.0, lat]);
+        let mut crossings: Vec<(u16, u32)> = Vec::new();
+        for e in self.edges.locate_in_envelope_intersecting(&ray) {
+            let (a, b) = (e.geom().from, e.geom().to);
+            // Half-open on y so a vertex exactly on the ray is counted once.
+            if (a[1] > lat) != (b[1] > lat) {
+                let x = a[0] + (lat - a[1]) * (b[0] - a[0]) / (b[1] - a[1]);
+                if x > lng {
+                    match crossings.iter_mut().find(|(c, _)| *c == e.data) {
+                        Some((_, n)) => *n += 1,
+                        None => crossings.push((e.data, 1)),
+                    }
+                }
+            }
+        }
+        if let Some((c, _)) = crossings.iter().filter(|(_, n)| n % 2 == 1).min_by_key(|(c, _)| *c) {
+            return Some(&self.codes[*c as usize]);
+        }
+        let e = self.edges.nearest_neighbor(&[lng, lat])?;
+        use rstar::PointDistance;
+        (e.geom().distance_2(&[lng, lat]) <= NEAREST_LIMIT_DEG * NEAREST_LIMIT_DEG).then(|| self.codes[e.data as usize].as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index() -> CountryIndex {
+        // Two unit squares side by side, B with a hole, plus an island of A.
+        let v = serde_json::json!({"type": "FeatureCollection", "features": [
+            {"type": "Feature", "properties": {"iso_a2": "AA"}, "geometry": {"type": "MultiPolygon", "coordinates": [
+                [[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0]]],
+                [[[5.0, 5.0], [6.0, 5.0], [6.0, 6.0], [5.0, 5.0]]]
+            ]}},
+            {"type": "Feature", "properties": {"iso_a2": "BB"}, "geometry": {"type": "Polygon", "coordinates": [
+                [[1.0, 0.0], [2.0, 0.0], [2.0, 1.0], [1.0, 1.0], [1.0, 0.0]],
+                [[1.4, 0.4], [1.6, 0.4], [1.6, 0.6], [1.4, 0.6], [1.4, 0.4]]
+            ]}}
+        ]});
+        CountryIndex::from_geojson(&v).unwrap()
+    }
+
+    #[test]
+    fn finds_the_containing_country_on_each_side_of_a_border() {
+        let idx = index();
+        assert_eq!(idx.locate(0.5, 0.997), Some("AA"));
+        assert_eq!(idx.locate(0.5, 1.003), Some("BB"));
+        assert_eq!(idx.locate(5.2, 5.8), Some("AA"));
+    }
+
+    #[test]
+    fn holes_and_open_sea() {
+        let idx = index();
+        // In B's hole: not B; the nearest edge (the hole's) is B's, within the limit.
+        assert_eq!(idx.locate(0.5, 1.5), Some("BB"));
+        assert_eq!(idx.locate(0.5, 1.1), Some("BB"));
+        // Just off A's west coast: the nearest country within a quarter degree.
+        assert_eq!(idx.locate(0.5, -0.1), Some("AA"));
+        assert_eq!(idx.locate(40.0, -40.0), None);
+    }
+}

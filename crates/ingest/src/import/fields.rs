@@ -1,0 +1,115 @@
+//! Lenient field decoding shared by the GeoJSON importers: tag values are meant to be strings,
+//! but real files carry the odd number or boolean, which should not cost the whole row.
+
+use serde::{Deserialize, Deserializer};
+
+pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    })
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Geometry {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub coordinates: serde_json::Value,
+}
+
+impl Geometry {
+    /// The [lon, lat] of a Point; an error string for anything else.
+    pub fn point(&self) -> Result<(f64, f64), String> {
+        if self.kind != "Point" {
+            return Err(format!("geometry is a {}, not a Point", self.kind));
+        }
+        let c = self.coordinates.as_array().ok_or("Point without a coordinate array")?;
+        match (c.first().and_then(|v| v.as_f64()), c.get(1).and_then(|v| v.as_f64())) {
+            (Some(lon), Some(lat)) if crate::source_row::valid_point(lat, lon) => Ok((lon, lat)),
+            (Some(lon), Some(lat)) => Err(format!("coordinates out of range: [{lon}, {lat}]")),
+            _ => Err("coordinates are not two numbers".into()),
+        }
+    }
+}
+
+/// The OSM-style tags both OSM and ATP carry, under their real keys.
+#[derive(Debug, Default, Deserialize)]
+pub struct Tags {
+    #[serde(default, deserialize_with = "opt_string")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub brand: Option<String>,
+    #[serde(default, rename = "brand:wikidata", deserialize_with = "opt_string")]
+    pub brand_wikidata: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub amenity: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub shop: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub tourism: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub leisure: Option<String>,
+    #[serde(default, rename = "addr:full", deserialize_with = "opt_string")]
+    pub addr_full: Option<String>,
+    #[serde(default, rename = "addr:housenumber", deserialize_with = "opt_string")]
+    pub housenumber: Option<String>,
+    #[serde(default, rename = "addr:street", deserialize_with = "opt_string")]
+    pub street: Option<String>,
+    #[serde(default, rename = "addr:street_address", deserialize_with = "opt_string")]
+    pub street_address: Option<String>,
+    #[serde(default, rename = "addr:city", deserialize_with = "opt_string")]
+    pub city: Option<String>,
+    #[serde(default, rename = "addr:state", deserialize_with = "opt_string")]
+    pub state: Option<String>,
+    #[serde(default, rename = "addr:postcode", deserialize_with = "opt_string")]
+    pub postcode: Option<String>,
+    #[serde(default, rename = "addr:country", deserialize_with = "opt_string")]
+    pub country: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub phone: Option<String>,
+    #[serde(default, rename = "contact:phone", deserialize_with = "opt_string")]
+    pub contact_phone: Option<String>,
+}
+
+impl Tags {
+    /// `amenity/fast_food` from whichever category key is set.
+    pub fn category(&self) -> Option<String> {
+        [("amenity", &self.amenity), ("shop", &self.shop), ("tourism", &self.tourism), ("leisure", &self.leisure)]
+            .into_iter()
+            .find_map(|(k, v)| v.as_ref().map(|v| format!("{k}/{v}")))
+    }
+
+    /// One address line: `addr:street_address`, else house number + street, else `addr:full`.
+    pub fn address(&self) -> Option<String> {
+        let joined = match (&self.housenumber, &self.street) {
+            (Some(n), Some(s)) => Some(format!("{} {}", n.trim(), s.trim())),
+            (None, Some(s)) => Some(s.trim().to_string()),
+            _ => None,
+        };
+        crate::source_row::clean(self.street_address.as_deref())
+            .or(joined)
+            .or_else(|| crate::source_row::clean(self.addr_full.as_deref()))
+    }
+
+    /// Fills the tag-derived fields of a row.
+    pub fn fill(self, row: &mut crate::SourceRow) {
+        use crate::source_row::clean;
+        row.category = self.category();
+        row.address = self.address();
+        row.name = clean(self.name.as_deref()).or_else(|| clean(self.brand.as_deref())).unwrap_or_default();
+        row.brand = clean(self.brand.as_deref());
+        row.brand_wikidata = clean(self.brand_wikidata.as_deref()).filter(|q| is_qid(q));
+        row.city = clean(self.city.as_deref());
+        row.state = clean(self.state.as_deref());
+        row.postcode = clean(self.postcode.as_deref());
+        row.country = clean(self.country.as_deref()).map(|c| c.to_uppercase()).filter(|c| c.len() == 2);
+        row.phone = clean(self.phone.as_deref()).or_else(|| clean(self.contact_phone.as_deref()));
+    }
+}
+
+pub fn is_qid(s: &str) -> bool {
+    s.len() > 1 && s.starts_with('Q') && s[1..].bytes().all(|b| b.is_ascii_digit())
+}

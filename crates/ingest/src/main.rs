@@ -1,0 +1,143 @@
+//! `storemap-ingest`: the pipeline's command line. The `storemap` CLI (TypeScript) runs it for
+//! `data build`, `data import`, `data refresh` and `data report`; it prints one JSON summary on
+//! stdout and progress on stderr.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use storemap_core::{parse_iso, Snapshot, SourceType};
+use storemap_ingest::pipeline::{self, BuildOptions, Phases, SourcePaths, SNAPSHOT_FILE};
+use storemap_ingest::reference::ReferencePaths;
+
+#[derive(Parser)]
+#[command(name = "storemap-ingest", about = "storemap data pipeline")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct Common {
+    /// Where the snapshot (and generated sources) go.
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// Reference data extracted from npm packages (brands.jsonl, cities.csv, ...).
+    #[arg(long)]
+    reference: PathBuf,
+    /// The project's data/ folder (tickers.csv, categories.csv, misspellings.csv).
+    #[arg(long)]
+    tables: PathBuf,
+    /// Refresh time stamped into every row (ISO 8601); defaults to now.
+    #[arg(long)]
+    as_of: Option<String>,
+    /// Sources to leave out, comma-separated (osm, overture, fsq, atp).
+    #[arg(long, value_delimiter = ',')]
+    disable: Vec<String>,
+    /// Skip multi-source reconciliation: one row per source row, provenance null.
+    #[arg(long)]
+    single_source: bool,
+    /// Show a spinner on a terminal.
+    #[arg(long)]
+    progress: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate the synthetic world and build its snapshot.
+    Build {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, default_value_t = 0.1)]
+        scale: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Build a snapshot from real extracts.
+    Import {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        osm: Option<PathBuf>,
+        #[arg(long)]
+        overture: Option<PathBuf>,
+        #[arg(long)]
+        fsq: Option<PathBuf>,
+        #[arg(long)]
+        atp: Option<PathBuf>,
+    },
+    /// Print the dataset's figures as JSON.
+    Report {
+        #[arg(long)]
+        data_dir: PathBuf,
+    },
+}
+
+fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, String> {
+    let as_of = match &c.as_of {
+        Some(t) => parse_iso(t).ok_or_else(|| format!("--as-of: not an ISO 8601 time: {t}"))?,
+        None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| e.to_string())?.as_secs() as i64,
+    };
+    let disabled = c.disable.iter().map(|s| SourceType::parse(s.trim()).ok_or_else(|| format!("--disable: unknown source {s}"))).collect::<Result<Vec<_>, _>>()?;
+    Ok(BuildOptions {
+        data_dir: c.data_dir.clone(),
+        reference: ReferencePaths { extracted: c.reference.clone(), tables: c.tables.clone() },
+        as_of,
+        disabled,
+        multi_source: !c.single_source,
+        synthetic,
+    })
+}
+
+fn run(cli: Cli) -> Result<String, String> {
+    let json = |v: &dyn erased::Json| v.to_json();
+    match cli.command {
+        Command::Build { common, scale, seed } => {
+            if !(scale > 0.0 && scale <= 4.0) {
+                return Err("--scale must be in (0, 4]".into());
+            }
+            let opts = options(&common, Some((scale, seed)))?;
+            let mut phases = Phases::new(common.progress);
+            let s = pipeline::build_synthetic(&opts, scale, seed, &mut phases).map_err(|e| e.to_string())?;
+            phases.finish();
+            Ok(json(&s))
+        }
+        Command::Import { common, osm, overture, fsq, atp } => {
+            let opts = options(&common, None)?;
+            let mut phases = Phases::new(common.progress);
+            let s = pipeline::import_sources(&SourcePaths { osm, overture, fsq, atp }, &opts, &mut phases).map_err(|e| e.to_string())?;
+            phases.finish();
+            Ok(json(&s))
+        }
+        Command::Report { data_dir } => {
+            let snap = Snapshot::load(&data_dir.join(SNAPSHOT_FILE)).map_err(|e| e.to_string())?;
+            let truth = data_dir.join("sources/truth.csv");
+            let r = storemap_ingest::report::report(&snap, Some(&truth)).map_err(|e| e.to_string())?;
+            Ok(json(&r))
+        }
+    }
+}
+
+mod erased {
+    pub trait Json {
+        fn to_json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn to_json(&self) -> String {
+            serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(out) => {
+            println!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("storemap-ingest: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The build: reference data -> catalog -> import the four sources -> reconcile -> snapshot.
+//! `build_synthetic` first generates the synthetic world; `import_sources` is the whole path
+//! for real extracts, and the synthetic build goes through it too.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use storemap_core::{format_iso, CityRecord, SnapshotBuilder, SnapshotMeta, SourceType};
+
+use crate::catalog::{fnv1a, Catalog};
+use crate::countries::CountryIndex;
+use crate::density::PopulationGrid;
+use crate::error::{IngestError, Result};
+use crate::import;
+use crate::reconcile::{ReconcileStats, Reconciler};
+use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
+use crate::{ImportReport, SourceRow};
+
+/// The snapshot's file name in the data folder.
+pub const SNAPSHOT_FILE: &str = "snapshot.smap";
+
+#[derive(Debug, Clone, Default)]
+pub struct SourcePaths {
+    pub osm: Option<PathBuf>,
+    pub overture: Option<PathBuf>,
+    pub fsq: Option<PathBuf>,
+    pub atp: Option<PathBuf>,
+}
+
+impl SourcePaths {
+    /// The layout the generator writes under a folder.
+    pub fn under(dir: &Path) -> SourcePaths {
+        SourcePaths {
+            osm: Some(dir.join("osm")),
+            overture: Some(dir.join("overture")),
+            fsq: Some(dir.join("fsq")),
+            atp: Some(dir.join("atp")),
+        }
+    }
+
+    fn get(&self, s: SourceType) -> Option<&PathBuf> {
+        match s {
+            SourceType::Osm => self.osm.as_ref(),
+            SourceType::Overture => self.overture.as_ref(),
+            SourceType::Fsq => self.fsq.as_ref(),
+            SourceType::Atp => self.atp.as_ref(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub data_dir: PathBuf,
+    pub reference: ReferencePaths,
+    pub as_of: i64,
+    pub disabled: Vec<SourceType>,
+    pub multi_source: bool,
+    /// Set for the generated dataset.
+    pub synthetic: Option<(f64, u64)>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuildSummary {
+    pub snapshot: String,
+    pub snapshot_version: String,
+    pub rows: u64,
+    pub imports: Vec<ImportReport>,
+    pub reconcile: ReconcileStats,
+    pub world: Option<crate::world::WorldSummary>,
+    pub seconds: std::collections::BTreeMap<String, f64>,
+}
+
+/// The loaded reference data every step needs.
+pub struct Reference {
+    pub catalog: Catalog,
+    pub cities: Vec<City>,
+    pub zips: Vec<Zip>,
+    pub countries: CountryIndex,
+}
+
+pub fn load_reference(paths: &ReferencePaths) -> Result<Reference> {
+    let (catalog, cities, zips) = load_tables(paths)?;
+    Ok(Reference { catalog, cities, zips, countries: load_countries(&paths.extracted)? })
+}
+
+/// Everything but the borders: the catalog, the gazetteer and the ZIPs.
+fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)> {
+    let ex = &paths.extracted;
+    let nsi = read_brands(&ex.join("brands.jsonl"))?;
+    let catalog = Catalog::build(
+        &nsi,
+        &read_csv(&paths.tables.join("categories.csv"))?,
+        &read_csv(&paths.tables.join("tickers.csv"))?,
+        &read_csv(&paths.tables.join("misspellings.csv"))?,
+    );
+    Ok((catalog, read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?))
+}
+
+/// Precise borders when the reference step wrote them, else the drawing atlas' shapes.
+fn load_countries(dir: &Path) -> Result<CountryIndex> {
+    let bin = dir.join("borders.bin");
+    if bin.exists() {
+        let bytes = std::fs::read(&bin).map_err(|e| IngestError::io(bin.display(), e))?;
+        return CountryIndex::from_borders_bin(&bytes);
+    }
+    CountryIndex::from_geojson(&read_json(&dir.join("countries.geojson"))?)
+}
+
+/// Progress on stderr: one line per phase with its time (a spinner on a terminal).
+pub struct Phases {
+    start: Instant,
+    pub seconds: std::collections::BTreeMap<String, f64>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Phases {
+    pub fn new(show: bool) -> Phases {
+        let bar = (show && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.enable_steady_tick(std::time::Duration::from_millis(120));
+            b
+        });
+        Phases { start: Instant::now(), seconds: Default::default(), bar }
+    }
+
+    pub fn run<T>(&mut self, name: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if let Some(b) = &self.bar {
+            b.set_message(format!("{name}…"));
+        }
+        let t = Instant::now();
+        let out = f()?;
+        let secs = t.elapsed().as_secs_f64();
+        self.seconds.insert(name.to_string(), (secs * 1000.0).round() / 1000.0);
+        let line = format!("{name}: {secs:.1}s (total {:.1}s)", self.start.elapsed().as_secs_f64());
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+        Ok(out)
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<BuildSummary> {
+    let (tables, countries_dir) = (opts.reference.clone(), opts.reference.extracted.clone());
+    let sources_dir = opts.data_dir.join("sources");
+    // The border index takes seconds to build and generation does not need it: both at once.
+    let (reference, world) = std::thread::scope(|s| -> Result<_> {
+        let countries = s.spawn(move || load_countries(&countries_dir));
+        let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
+        let world = phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &sources_dir, scale, seed, opts.as_of))?;
+        let countries = phases.run("load borders", || countries.join().map_err(|_| IngestError::Invalid("border loader panicked".into()))?)?;
+        Ok((Reference { catalog, cities, zips, countries }, world))
+    })?;
+    let mut summary = import_with(&reference, &SourcePaths::under(&sources_dir), opts, phases)?;
+    summary.world = Some(world);
+    Ok(summary)
+}
+
+pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
+    let reference = phases.run("load reference", || load_reference(&opts.reference))?;
+    import_with(&reference, paths, opts, phases)
+}
+
+fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
+    let mut rows: Vec<SourceRow> = Vec::new();
+    let mut imports = Vec::new();
+    for source in [SourceType::Atp, SourceType::Overture, SourceType::Fsq, SourceType::Osm] {
+        let Some(path) = paths.get(source) else { continue };
+        if opts.disabled.contains(&source) {
+            continue;
+        }
+        let (r, report) = phases.run(&format!("import {}", source.as_str()), || match source {
+            SourceType::Osm => import::import_osm(path),
+            SourceType::Overture => import::import_overture(path),
+            SourceType::Fsq => import::import_fsq(path),
+            SourceType::Atp => import::import_atp(path),
+        })?;
+        rows.extend(r);
+        imports.push(report);
+    }
+    if rows.is_empty() {
+        return Err(IngestError::Invalid("no rows imported: give at least one source".into()));
+    }
+    let population = PopulationGrid::new(&reference.cities);
+    let reconciler = Reconciler {
+        catalog: &reference.catalog,
+        countries: &reference.countries,
+        population: &population,
+        as_of: opts.as_of,
+        multi_source: opts.multi_source,
+    };
+    let (built, stats) = phases.run("reconcile", || Ok(reconciler.run(&rows)))?;
+    drop(rows);
+
+    let path = opts.data_dir.join(SNAPSHOT_FILE);
+    let version = {
+        // Identifies the content: the build time and a hash over every row's id and position.
+        let mut h = 0u64;
+        for r in &built {
+            h = fnv1a(&[h.to_le_bytes(), r.id.to_le_bytes(), r.lat.to_bits().to_le_bytes(), r.lng.to_bits().to_le_bytes()].concat());
+        }
+        format!("{}-{:08x}", format_iso(opts.as_of).replace([':', '-'], ""), h & 0xffff_ffff)
+    };
+    let meta = SnapshotMeta {
+        snapshot_version: version.clone(),
+        as_of: format_iso(opts.as_of),
+        synthetic: opts.synthetic.is_some(),
+        scale: opts.synthetic.map(|s| s.0),
+        seed: opts.synthetic.map(|s| s.1),
+        rows_by_source: imports.iter().map(|r| (r.source.clone(), r.rows_kept)).collect(),
+        skipped_by_source: imports.iter().map(|r| (r.source.clone(), r.rows_skipped)).collect(),
+        disabled_sources: opts.disabled.iter().map(|s| s.as_str().to_string()).collect(),
+        multi_source: opts.multi_source,
+    };
+    let cities = reference
+        .cities
+        .iter()
+        .map(|c| CityRecord { name: c.name.clone(), country: c.country.clone(), admin1: c.admin1.clone(), lat: c.lat, lng: c.lng, population: c.population })
+        .collect();
+    let n = built.len() as u64;
+    phases.run("write snapshot", || {
+        let mut b = SnapshotBuilder::new(meta, reference.catalog.brand_records(), cities, reference.catalog.tickers.clone());
+        for r in &built {
+            b.push(r);
+        }
+        std::fs::create_dir_all(&opts.data_dir).map_err(|e| IngestError::io(opts.data_dir.display(), e))?;
+        b.write(&path)?;
+        Ok(())
+    })?;
+    Ok(BuildSummary {
+        snapshot: path.display().to_string(),
+        snapshot_version: version,
+        rows: n,
+        imports,
+        reconcile: stats,
+        world: None,
+        seconds: phases.seconds.clone(),
+    })
+}

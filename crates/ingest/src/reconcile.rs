@@ -1,0 +1,288 @@
+//! Reconciliation: per brand, rows of all sources are clustered within 100 m, merged field by
+//! field in a source order chosen per brand and region, and scored.
+//!
+//! Clustering is greedy around anchors, not transitive: a row joins the nearest cluster whose
+//! *anchor* (first, most precise member) is within 100 m and which has no row of the same
+//! source yet. So a chain of rows 80 m apart never collapses into one, and two stores of one
+//! brand in one source stay two however close they are. Rows Overture re-published from
+//! AllThePlaces or Foursquare join the cluster of the row they came from, whatever the
+//! distance, so a store never counts twice through Overture.
+
+use std::collections::HashMap;
+
+use rstar::primitives::GeomWithData;
+use rstar::RTree;
+use storemap_core::{haversine_m, LocalMetric, RowBuilder, SourceMask, SourceType, StorefrontType};
+
+use crate::catalog::{fnv1a, Catalog};
+use crate::countries::CountryIndex;
+use crate::density::PopulationGrid;
+use crate::SourceRow;
+
+/// The contract's de-duplication tolerance.
+pub const TOLERANCE_M: f64 = 100.0;
+
+/// How much one source's sighting says that a store exists: retailer-published locators most,
+/// the community map least. Combined as independent evidence: 1 - prod(1 - w).
+pub fn source_weight(s: SourceType) -> f64 {
+    match s {
+        SourceType::Atp => 0.62,
+        SourceType::Overture => 0.45,
+        SourceType::Fsq => 0.35,
+        SourceType::Osm => 0.30,
+    }
+}
+
+/// What a sighting in a sparse region (see `density`) is worth relative to a dense one.
+const SPARSE_PENALTY: f64 = 0.85;
+
+/// The order in which sources anchor clusters: the most precise pins first.
+fn anchor_rank(s: SourceType) -> u8 {
+    match s {
+        SourceType::Atp => 0,
+        SourceType::Overture => 1,
+        SourceType::Osm => 2,
+        SourceType::Fsq => 3,
+    }
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ReconcileStats {
+    pub rows_in: u64,
+    /// Rows no brand of the catalog claimed (unbranded places, unknown chains).
+    pub rows_unbranded: u64,
+    pub unbranded_samples: Vec<String>,
+    pub clusters: u64,
+    pub linked_by_record_id: u64,
+    pub countries_backfilled: u64,
+}
+
+pub struct Reconciler<'a> {
+    pub catalog: &'a Catalog,
+    pub countries: &'a CountryIndex,
+    pub population: &'a PopulationGrid,
+    /// The refresh time: every row's `last_updated`.
+    pub as_of: i64,
+    /// False: the legacy path, one row per source row, no provenance.
+    pub multi_source: bool,
+}
+
+impl Reconciler<'_> {
+    pub fn run(&self, rows: &[SourceRow]) -> (Vec<RowBuilder>, ReconcileStats) {
+        let mut stats = ReconcileStats { rows_in: rows.len() as u64, ..Default::default() };
+        let brand_of: Vec<Option<u32>> = parallel_map(rows, |r| self.catalog.match_row(r));
+        let mut by_brand: Vec<Vec<usize>> = vec![Vec::new(); self.catalog.brands.len()];
+        for (i, b) in brand_of.iter().enumerate() {
+            match b {
+                Some(b) => by_brand[*b as usize].push(i),
+                None => {
+                    if stats.unbranded_samples.len() < 20 {
+                        let r = &rows[i];
+                        stats.unbranded_samples.push(format!("{}:{} {:?} ({})", r.source().as_str(), r.source_id, r.name, r.category.as_deref().unwrap_or("no category")));
+                    }
+                    stats.rows_unbranded += 1
+                }
+            }
+        }
+        let brands: Vec<(u32, Vec<usize>)> = by_brand.into_iter().enumerate().filter(|(_, v)| !v.is_empty()).map(|(b, v)| (b as u32, v)).collect();
+        let per_brand: Vec<(Vec<Cluster>, u64)> = parallel_map(&brands, |(b, idx)| self.cluster_brand(*b, idx, rows));
+
+        let mut clusters: Vec<Cluster> = Vec::new();
+        for (c, linked) in per_brand {
+            stats.linked_by_record_id += linked;
+            clusters.extend(c);
+        }
+        stats.clusters = clusters.len() as u64;
+
+        let built: Vec<(RowBuilder, bool)> = parallel_map(&clusters, |c| {
+            let r = &rows[c.members[0]];
+            self.merge(c, rows, self.population.is_sparse(r.lat, r.lng))
+        });
+        let mut out = Vec::with_capacity(built.len());
+        for (row, backfilled) in built {
+            stats.countries_backfilled += backfilled as u64;
+            out.push(row);
+        }
+        (out, stats)
+    }
+
+    fn cluster_brand(&self, brand: u32, idx: &[usize], rows: &[SourceRow]) -> (Vec<Cluster>, u64) {
+        // Rows that name their origin by record id go last, so the row they point at (ATP or
+        // Foursquare, whatever its anchor rank) already has its cluster when they arrive.
+        let mut order: Vec<usize> = idx.to_vec();
+        order.sort_by(|&a, &b| {
+            let (ra, rb) = (&rows[a], &rows[b]);
+            (!ra.derived_from.is_empty(), anchor_rank(ra.source()), &ra.source_id).cmp(&(!rb.derived_from.is_empty(), anchor_rank(rb.source()), &rb.source_id))
+        });
+        if !self.multi_source {
+            return (order.into_iter().map(|i| Cluster { brand, members: vec![i], order: SourceType::ALL }).collect(), 0);
+        }
+        // Ids that Overture's `sources[].record_id` may point at.
+        let mut by_record: HashMap<(SourceType, &str), usize> = HashMap::new();
+        for &i in &order {
+            let r = &rows[i];
+            if matches!(r.source(), SourceType::Atp | SourceType::Fsq) {
+                by_record.insert((r.source(), r.source_id.as_str()), i);
+                for o in &r.other_ids {
+                    by_record.entry((r.source(), o.as_str())).or_insert(i);
+                }
+            }
+        }
+        let mut clusters: Vec<Cluster> = Vec::new();
+        let mut masks: Vec<SourceMask> = Vec::new();
+        let mut cluster_of: HashMap<usize, usize> = HashMap::new();
+        let mut anchors: RTree<GeomWithData<[f64; 3], usize>> = RTree::new();
+        let mut linked = 0;
+        for &i in &order {
+            let r = &rows[i];
+            let src = r.source();
+            let via_record = r
+                .derived_from
+                .iter()
+                .filter_map(|(s, id)| by_record.get(&(*s, id.as_str())))
+                .filter_map(|t| cluster_of.get(t))
+                .find(|&&c| !masks[c].contains(src))
+                .copied();
+            let target = via_record.or_else(|| {
+                let p = LocalMetric::project(r.lat, r.lng);
+                anchors
+                    .locate_within_distance(p, (TOLERANCE_M * 1.01).powi(2))
+                    .filter(|a| !masks[a.data].contains(src))
+                    .map(|a| {
+                        let anchor = &rows[clusters[a.data].members[0]];
+                        (haversine_m(r.lat, r.lng, anchor.lat, anchor.lng), a.data)
+                    })
+                    .filter(|(d, _)| *d <= TOLERANCE_M)
+                    .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)))
+                    .map(|(_, c)| c)
+            });
+            let c = match target {
+                Some(c) => {
+                    linked += via_record.is_some() as u64;
+                    clusters[c].members.push(i);
+                    c
+                }
+                None => {
+                    clusters.push(Cluster { brand, members: vec![i], order: SourceType::ALL });
+                    masks.push(SourceMask::default());
+                    anchors.insert(GeomWithData::new(LocalMetric::project(r.lat, r.lng), clusters.len() - 1));
+                    clusters.len() - 1
+                }
+            };
+            masks[c].insert(src);
+            cluster_of.insert(i, c);
+        }
+        // Per region (the tagged country), how many rows each source has of this brand; the
+        // source that sees most of the brand there leads the merge, so no source is primary
+        // everywhere. Ties go to the more precise source.
+        let mut seen: HashMap<&str, [u32; 4]> = HashMap::new();
+        for &i in idx {
+            let r = &rows[i];
+            seen.entry(r.country.as_deref().unwrap_or("")).or_default()[r.source() as usize] += 1;
+        }
+        for c in &mut clusters {
+            let region = c.members.iter().find_map(|&m| rows[m].country.as_deref()).unwrap_or("");
+            let counts = seen.get(region).copied().unwrap_or_default();
+            let mut order = SourceType::ALL;
+            order.sort_by_key(|s| (std::cmp::Reverse(counts[*s as usize]), anchor_rank(*s)));
+            c.order = order;
+        }
+        (clusters, linked)
+    }
+
+    /// One reconciled row from a cluster. Returns whether the country came from the shapes.
+    fn merge(&self, c: &Cluster, rows: &[SourceRow], sparse: bool) -> (RowBuilder, bool) {
+        let members: Vec<&SourceRow> = c.members.iter().map(|&i| &rows[i]).collect();
+        let order = c.order;
+        let mut ranked = members.clone();
+        ranked.sort_by_key(|r| (order.iter().position(|s| *s == r.source()).unwrap_or(9), r.source_id.clone()));
+        let first = |f: fn(&SourceRow) -> Option<&String>| ranked.iter().find_map(|r| f(r)).cloned().unwrap_or_default();
+
+        let lead = ranked[0];
+        let mut sources = SourceMask::default();
+        for r in &members {
+            sources.insert(r.source());
+        }
+        let mut aliases: Vec<(SourceType, String)> = members.iter().map(|r| (r.source(), r.source_id.clone())).collect();
+        aliases.sort();
+
+        // The country: what the sources agree on, else what the shapes say.
+        let tagged: Vec<&str> = ranked.iter().filter_map(|r| r.country.as_deref()).filter(|c| self.countries.knows(c)).collect();
+        let agreed = tagged.first().filter(|c| tagged.iter().all(|t| t == *c)).map(|c| c.to_string());
+        let (country, backfilled) = match agreed {
+            Some(c) => (c, false),
+            None => match self.countries.locate(lead.lat, lead.lng) {
+                Some(c) => (c.to_string(), true),
+                None => (tagged.first().map(|c| c.to_string()).or_else(|| ranked.iter().find_map(|r| r.country.clone())).unwrap_or_else(|| "XX".into()), false),
+            },
+        };
+
+        let mut confidence = 1.0 - sources.iter().map(|s| 1.0 - source_weight(s)).product::<f64>();
+        if sparse {
+            confidence *= SPARSE_PENALTY;
+        }
+        let name = first(|r| Some(&r.name).filter(|n| !n.is_empty()));
+        let storefront = storefront_type(&name, self.catalog.default_storefront(c.brand));
+        let last_verified = members.iter().filter_map(|r| r.seen_at).max().unwrap_or(self.as_of);
+        let id_source = aliases.iter().map(|(s, id)| format!("{}:{id}", s.as_str())).min().unwrap_or_default();
+
+        let row = RowBuilder {
+            brand: c.brand,
+            lat: lead.lat,
+            lng: lead.lng,
+            id: fnv1a(id_source.as_bytes()),
+            name,
+            address: first(|r| r.address.as_ref()),
+            city: first(|r| r.city.as_ref()),
+            state: first(|r| r.state.as_ref()),
+            postcode: first(|r| r.postcode.as_ref()),
+            phone: first(|r| r.phone.as_ref()),
+            country,
+            last_updated: self.as_of,
+            confidence: confidence as f32,
+            provenance: self.multi_source,
+            last_verified: self.multi_source.then_some(last_verified),
+            storefront: self.multi_source.then_some(storefront),
+            sources,
+            community_only: sources == SourceMask(SourceType::Osm.bit()),
+            aliases,
+        };
+        (row, backfilled)
+    }
+
+}
+
+pub struct Cluster {
+    pub brand: u32,
+    pub members: Vec<usize>,
+    /// The merge order of sources for this brand in this cluster's region.
+    pub order: [SourceType; 4],
+}
+
+/// The kind of storefront a name and a brand's category imply.
+pub fn storefront_type(name: &str, default: StorefrontType) -> StorefrontType {
+    let n = name.to_lowercase();
+    let has = |w: &[&str]| w.iter().any(|x| n.contains(x));
+    if has(&["pickup", "pick-up", "pick up", "collection point"]) {
+        StorefrontType::Pickup
+    } else if has(&["studio"]) {
+        StorefrontType::Studio
+    } else if has(&["express", " mini", " local", " to go", "kiosk", " metro", " go "]) {
+        StorefrontType::SmallFormat
+    } else {
+        default
+    }
+}
+
+/// Maps `f` over `items` on two threads (the machine has two cores), keeping order.
+pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
+    if items.len() < 1024 || threads == 1 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items.chunks(chunk).map(|part| s.spawn(|| part.iter().map(&f).collect::<Vec<U>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().expect("reconcile worker panicked")).collect()
+    })
+}

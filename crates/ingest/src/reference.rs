@@ -1,0 +1,99 @@
+//! Reference data: what `ts/data/reference.ts` extracts from the npm packages (NSI brands,
+//! GeoNames cities, Natural Earth countries, US ZIPs) and the project's own tables in `data/`
+//! (tickers, categories in scope, curated misspellings).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{IngestError, Result};
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct NsiBrand {
+    pub nsi_id: String,
+    pub name: String,
+    pub wikidata: Option<String>,
+    pub category: String,
+    pub countries: Vec<String>,
+    #[serde(default)]
+    pub match_names: Vec<String>,
+    #[serde(default)]
+    pub names: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct City {
+    pub geonames_id: u64,
+    pub name: String,
+    pub country: String,
+    pub admin1: String,
+    pub population: u64,
+    pub lat: f64,
+    pub lng: f64,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct Zip {
+    pub zip: String,
+    pub lat: f64,
+    pub lng: f64,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct Ticker {
+    pub ticker: String,
+    pub exchange: String,
+    pub brand: String,
+    pub wikidata: String,
+    pub company: String,
+    /// Approximate storefronts of the primary brand worldwide (public figures).
+    #[serde(default)]
+    pub stores: u32,
+    #[serde(default)]
+    pub portfolio: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct CategoryScope {
+    pub category: String,
+    pub class: String,
+    pub storefront_type: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct Misspelling {
+    pub misspelling: String,
+    pub brand: String,
+}
+
+/// Where the two kinds of reference data live.
+#[derive(Debug, Clone)]
+pub struct ReferencePaths {
+    /// Extracted from npm packages (brands.jsonl, cities.csv, countries.geojson, zips.csv).
+    pub extracted: PathBuf,
+    /// The project's `data/` folder (tickers.csv, categories.csv, misspellings.csv).
+    pub tables: PathBuf,
+}
+
+pub fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
+    let name = path.display().to_string();
+    let mut r = csv::Reader::from_path(path).map_err(|e| IngestError::file(&name, e))?;
+    r.deserialize().enumerate().map(|(i, rec)| rec.map_err(|e| IngestError::file(&name, format!("row {}: {e}", i + 1)))).collect()
+}
+
+pub fn read_brands(path: &Path) -> Result<Vec<NsiBrand>> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| IngestError::io(&name, e))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| IngestError::file(&name, format!("line {}: {e}", i + 1))))
+        .collect()
+}
+
+pub fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| IngestError::io(&name, e))?;
+    serde_json::from_slice(&bytes).map_err(|e| IngestError::file(&name, e))
+}

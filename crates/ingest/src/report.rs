@@ -1,0 +1,97 @@
+//! `storemap data report`: the dataset's figures, and de-duplication quality against the
+//! generator's ground truth when there is one.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+use storemap_core::Snapshot;
+
+use crate::error::{IngestError, Result};
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Dedup {
+    pub precision: f64,
+    pub recall: f64,
+    pub predicted_pairs: u64,
+    pub true_pairs: u64,
+    pub correct_pairs: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub snapshot_version: String,
+    pub as_of: String,
+    pub synthetic: bool,
+    pub pool_points: u64,
+    pub verified_rows: u64,
+    pub brands: u64,
+    pub brands_with_verified_rows: u64,
+    pub countries: u64,
+    pub tickers: u64,
+    pub rows_by_source: std::collections::BTreeMap<String, u64>,
+    pub dedup: Option<Dedup>,
+}
+
+pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
+    let n = snapshot.row_count();
+    let verified = (0..n).filter(|&r| snapshot.row_is_verified(r)).count() as u64;
+    let mut countries: Vec<&str> = (0..n).map(|r| snapshot.row_country(r)).collect();
+    countries.sort_unstable();
+    countries.dedup();
+    let meta = snapshot.meta();
+    Ok(Report {
+        snapshot_version: meta.snapshot_version.clone(),
+        as_of: meta.as_of.clone(),
+        synthetic: meta.synthetic,
+        pool_points: n as u64,
+        verified_rows: verified,
+        brands: snapshot.brands().iter().filter(|b| b.pool_count() > 0).count() as u64,
+        brands_with_verified_rows: snapshot.brands().iter().filter(|b| b.verified_count > 0).count() as u64,
+        countries: countries.len() as u64,
+        tickers: snapshot.tickers().len() as u64,
+        rows_by_source: meta.rows_by_source.clone(),
+        dedup: match truth {
+            Some(p) if p.exists() => Some(dedup_scores(snapshot, p)?),
+            _ => None,
+        },
+    })
+}
+
+fn pairs(k: u64) -> u64 {
+    k * k.saturating_sub(1) / 2
+}
+
+/// Pairwise precision and recall: over every pair of source rows that reached the snapshot,
+/// "in one reconciled row" against "the same true store".
+pub fn dedup_scores(snapshot: &Snapshot, truth: &Path) -> Result<Dedup> {
+    let name = truth.display().to_string();
+    let mut r = csv::Reader::from_path(truth).map_err(|e| IngestError::file(&name, e))?;
+    let mut store_of: HashMap<String, u32> = HashMap::new();
+    let mut store_ids: HashMap<String, u32> = HashMap::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| IngestError::file(&name, e))?;
+        let next = store_ids.len() as u32;
+        let id = *store_ids.entry(rec[2].to_string()).or_insert(next);
+        store_of.insert(format!("{}:{}", &rec[0], &rec[1]), id);
+    }
+    let (mut predicted, mut correct) = (0u64, 0u64);
+    let mut per_store: HashMap<u32, u64> = HashMap::new();
+    let mut in_row: HashMap<u32, u64> = HashMap::new();
+    for row in 0..snapshot.row_count() {
+        in_row.clear();
+        let mut m = 0;
+        for (s, id) in snapshot.row_aliases(row) {
+            if let Some(&t) = store_of.get(&format!("{}:{id}", s.as_str())) {
+                m += 1;
+                *in_row.entry(t).or_default() += 1;
+                *per_store.entry(t).or_default() += 1;
+            }
+        }
+        predicted += pairs(m);
+        correct += in_row.values().map(|&k| pairs(k)).sum::<u64>();
+    }
+    let true_pairs: u64 = per_store.values().map(|&k| pairs(k)).sum();
+    let ratio = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    Ok(Dedup { precision: ratio(correct, predicted), recall: ratio(correct, true_pairs), predicted_pairs: predicted, true_pairs, correct_pairs: correct })
+}

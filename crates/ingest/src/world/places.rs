@@ -1,0 +1,187 @@
+//! Where stores go and what their addresses look like: population-weighted city sampling per
+//! country, street addresses in the local pattern, postcodes (real US ZIPs, local patterns
+//! elsewhere) and phone numbers.
+
+use std::collections::HashMap;
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::reference::{City, Zip};
+
+/// Countries where chains are dense (high income), and where they are moderately so. The rest
+/// get a low weight: brands trade where people spend, not only where people live.
+const HIGH: &[&str] = &[
+    "US", "CA", "GB", "IE", "FR", "DE", "NL", "BE", "LU", "CH", "AT", "IT", "ES", "PT", "DK", "SE", "NO", "FI", "IS", "JP", "KR", "TW", "SG",
+    "HK", "AU", "NZ", "IL", "AE", "QA", "KW", "SA", "BH", "OM", "CZ", "SI", "EE", "LV", "LT", "SK", "PL", "HU", "HR", "GR", "CY", "MT", "PR",
+];
+const MIDDLE: &[&str] = &[
+    "CN", "MX", "BR", "AR", "CL", "CO", "PE", "TR", "RU", "MY", "TH", "ZA", "RO", "BG", "RS", "KZ", "CR", "PA", "UY", "DO", "EC", "ID", "PH",
+    "VN", "GT", "JO", "LB", "MA", "EG", "UA", "BY", "GE", "AZ", "AM", "BA", "MK", "AL", "ME", "MU", "BW", "NA", "TN", "DZ", "IR", "IQ", "IN",
+];
+
+pub fn country_factor(code: &str) -> f64 {
+    if HIGH.contains(&code) {
+        1.0
+    } else if MIDDLE.contains(&code) {
+        0.3
+    } else {
+        0.08
+    }
+}
+
+/// Cities grouped by country with cumulative weights (population^0.9) for sampling.
+pub struct Gazetteer<'a> {
+    pub cities: &'a [City],
+    by_country: HashMap<String, (Vec<u32>, Vec<f64>)>,
+    zips: ZipGrid,
+}
+
+impl<'a> Gazetteer<'a> {
+    pub fn new(cities: &'a [City], zips: &[Zip]) -> Gazetteer<'a> {
+        let mut by_country: HashMap<String, (Vec<u32>, Vec<f64>)> = HashMap::new();
+        for (i, c) in cities.iter().enumerate() {
+            let e = by_country.entry(c.country.clone()).or_default();
+            let w = (c.population.max(1000) as f64).powf(0.9);
+            let total = e.1.last().copied().unwrap_or(0.0) + w;
+            e.0.push(i as u32);
+            e.1.push(total);
+        }
+        Gazetteer { cities, by_country, zips: ZipGrid::new(zips) }
+    }
+
+    /// A country's weight for a brand's store split: its urban population times how dense
+    /// chains are there.
+    pub fn country_weight(&self, code: &str) -> f64 {
+        self.by_country.get(code).map_or(0.0, |(_, cum)| cum.last().copied().unwrap_or(0.0) * country_factor(code))
+    }
+
+    pub fn has_country(&self, code: &str) -> bool {
+        self.by_country.contains_key(code)
+    }
+
+    pub fn sample_city(&self, code: &str, rng: &mut ChaCha8Rng) -> Option<u32> {
+        let (ids, cum) = self.by_country.get(code)?;
+        let x = rng.random::<f64>() * cum.last()?;
+        Some(ids[cum.partition_point(|&c| c < x).min(ids.len() - 1)])
+    }
+
+    pub fn us_zip(&self, lat: f64, lng: f64) -> Option<&str> {
+        self.zips.nearest(lat, lng)
+    }
+}
+
+/// US ZIP centroids bucketed in 0.25-degree cells, for "the nearest ZIP" lookups.
+struct ZipGrid {
+    cells: HashMap<(i32, i32), Vec<(f64, f64, String)>>,
+}
+
+impl ZipGrid {
+    fn new(zips: &[Zip]) -> ZipGrid {
+        let mut cells: HashMap<(i32, i32), Vec<(f64, f64, String)>> = HashMap::new();
+        for z in zips {
+            cells.entry(Self::cell(z.lat, z.lng)).or_default().push((z.lat, z.lng, z.zip.clone()));
+        }
+        ZipGrid { cells }
+    }
+    fn cell(lat: f64, lng: f64) -> (i32, i32) {
+        ((lat * 4.0).floor() as i32, (lng * 4.0).floor() as i32)
+    }
+    fn nearest(&self, lat: f64, lng: f64) -> Option<&str> {
+        let (cy, cx) = Self::cell(lat, lng);
+        let mut best: Option<(f64, &str)> = None;
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                for (zl, zg, z) in self.cells.get(&(cy + dy, cx + dx)).into_iter().flatten() {
+                    let d = (zl - lat).powi(2) + ((zg - lng) * lat.to_radians().cos()).powi(2);
+                    if best.is_none_or(|(b, _)| d < b) {
+                        best = Some((d, z));
+                    }
+                }
+            }
+        }
+        best.map(|(_, z)| z)
+    }
+}
+
+const STREETS: &[&str] = &[
+    "Main", "Oak", "Maple", "Cedar", "Park", "Lake", "Hill", "Church", "Market", "King", "Queen", "Station", "Mill", "River", "Bridge", "High",
+    "Victoria", "Washington", "Lincoln", "Jackson", "Franklin", "Madison", "Central", "Garden", "Spring", "Elm", "Pine", "North", "South", "Harbour",
+];
+const SPANISH: &[&str] = &["ES", "MX", "AR", "CO", "CL", "PE", "VE", "EC", "GT", "CU", "BO", "DO", "HN", "PY", "SV", "NI", "CR", "PA", "UY"];
+const FRENCH: &[&str] = &["FR", "BE", "LU", "MC", "SN", "CI", "MA", "TN", "DZ", "CM"];
+
+/// A street address in the local pattern.
+pub fn address(country: &str, rng: &mut ChaCha8Rng) -> String {
+    let street = STREETS[rng.random_range(0..STREETS.len())];
+    let n = rng.random_range(1..2400);
+    if SPANISH.contains(&country) {
+        format!("Calle {street} {n}")
+    } else if FRENCH.contains(&country) {
+        format!("{n} rue {street}")
+    } else if matches!(country, "DE" | "AT" | "CH") {
+        format!("{street}straße {n}")
+    } else if country == "IT" {
+        format!("Via {street} {n}")
+    } else if matches!(country, "PT" | "BR") {
+        format!("Rua {street} {n}")
+    } else if country == "NL" {
+        format!("{street}straat {n}")
+    } else if matches!(country, "JP" | "KR" | "TW" | "CN") {
+        format!("{}-{}-{} {street}", rng.random_range(1..9), rng.random_range(1..30), rng.random_range(1..20))
+    } else {
+        let suffix = ["St", "Ave", "Rd", "Blvd", "Dr"][rng.random_range(0..5)];
+        format!("{n} {street} {suffix}")
+    }
+}
+
+/// A postcode: the nearest real ZIP in the US, a local-pattern code elsewhere (where the
+/// country uses one), none otherwise.
+pub fn postcode(g: &Gazetteer, country: &str, lat: f64, lng: f64, rng: &mut ChaCha8Rng) -> String {
+    let digits = |n: u32, rng: &mut ChaCha8Rng| (0..n).map(|_| char::from(b'0' + rng.random_range(0..10u8))).collect::<String>();
+    let letter = |rng: &mut ChaCha8Rng| char::from(b'A' + rng.random_range(0..26u8));
+    match country {
+        "US" => g.us_zip(lat, lng).unwrap_or_default().to_string(),
+        "DE" | "FR" | "ES" | "IT" | "MX" | "FI" | "MY" | "TH" | "TR" | "KR" | "SA" | "UA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
+        "AU" | "AT" | "BE" | "CH" | "DK" | "NO" | "NZ" | "ZA" | "HU" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
+        "NL" => format!("{} {}{}", digits(4, rng), letter(rng), letter(rng)),
+        "CA" => format!("{}{}{} {}{}{}", letter(rng), digits(1, rng), letter(rng), digits(1, rng), letter(rng), digits(1, rng)),
+        "GB" => format!("{}{}{} {}{}{}", letter(rng), letter(rng), digits(1, rng), digits(1, rng), letter(rng), letter(rng)),
+        "JP" => format!("{}-{}", digits(3, rng), digits(4, rng)),
+        "BR" => format!("{}-{}", digits(5, rng), digits(3, rng)),
+        "PL" => format!("{}-{}", digits(2, rng), digits(3, rng)),
+        "SE" | "CZ" | "SK" | "GR" => format!("{} {}", digits(3, rng), digits(2, rng)),
+        "IN" | "RU" | "CN" | "SG" | "KZ" | "BY" | "RO" | "VN" => digits(6, rng),
+        _ => String::new(),
+    }
+}
+
+/// A fictional phone number with the country's calling code (the 555-01xx range in NANP).
+pub fn phone(country: &str, rng: &mut ChaCha8Rng) -> String {
+    let code = match country {
+        "US" | "CA" | "PR" => {
+            return format!("+1 {}-555-01{:02}", rng.random_range(201..990), rng.random_range(0..100));
+        }
+        "GB" => 44,
+        "FR" => 33,
+        "DE" => 49,
+        "JP" => 81,
+        "AU" => 61,
+        "ES" => 34,
+        "IT" => 39,
+        "NL" => 31,
+        "MX" => 52,
+        "BR" => 55,
+        "IN" => 91,
+        "CN" => 86,
+        "KR" => 82,
+        "SE" => 46,
+        "CH" => 41,
+        "BE" => 32,
+        "AT" => 43,
+        "PL" => 48,
+        "NZ" => 64,
+        _ => return String::new(),
+    };
+    format!("+{code} {} {}", rng.random_range(10..99), rng.random_range(100_000..999_999))
+}

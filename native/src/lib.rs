@@ -1,0 +1,299 @@
+//! The napi-rs binding: converts types and runs storemap-core work off the event loop.
+//! Nothing here decides anything; every rule lives in `storemap-core`.
+//!
+//! Each heavy call has a `fooSync` form and an async `foo` form that runs on the libuv pool;
+//! both go through one `foo_impl`. A panic inside becomes a JS error with code `INTERNAL`,
+//! never a dead process.
+
+#![deny(clippy::all)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use storemap_core::{CoreError, Filters, Format, Snapshot, StorefrontType, WriteOptions};
+
+/// Errors cross as `CODE: message`; the TS wrapper splits them into `err.code`.
+fn core_err(e: CoreError) -> Error {
+    Error::new(Status::GenericFailure, format!("{}: {e}", e.code()))
+}
+
+fn invalid(msg: impl std::fmt::Display) -> Error {
+    Error::new(Status::InvalidArg, format!("INVALID_REQUEST: {msg}"))
+}
+
+/// Runs `f`, turning a panic into an `INTERNAL` error.
+fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into());
+            eprintln!("storemap-native: panic caught at the boundary: {msg}");
+            Err(Error::new(Status::GenericFailure, format!("INTERNAL: {msg}")))
+        }
+    }
+}
+
+/// A loaded snapshot. Cheap to share: queries borrow it through an `Arc`.
+#[napi]
+pub struct Store {
+    inner: Arc<Snapshot>,
+    path: String,
+}
+
+fn load_impl(path: &str) -> Result<Snapshot> {
+    Snapshot::load(&PathBuf::from(path)).map_err(core_err)
+}
+
+pub struct LoadTask {
+    path: String,
+}
+
+impl Task for LoadTask {
+    type Output = Snapshot;
+    type JsValue = Store;
+    fn compute(&mut self) -> Result<Snapshot> {
+        guarded(|| load_impl(&self.path))
+    }
+    fn resolve(&mut self, _env: Env, output: Snapshot) -> Result<Store> {
+        Ok(Store { inner: Arc::new(output), path: std::mem::take(&mut self.path) })
+    }
+}
+
+/// Loads a snapshot file on the libuv pool.
+#[napi(ts_return_type = "Promise<Store>")]
+pub fn load_store(path: String) -> AsyncTask<LoadTask> {
+    AsyncTask::new(LoadTask { path })
+}
+
+/// Loads a snapshot file on the calling thread (CLI tools and tests).
+#[napi]
+pub fn load_store_sync(path: String) -> Result<Store> {
+    let inner = guarded(|| load_impl(&path))?;
+    Ok(Store { inner: Arc::new(inner), path })
+}
+
+/// A query: one or more brands (by index), the contract's filters, the output format.
+#[napi(object)]
+#[derive(Clone, Default)]
+pub struct QueryRequest {
+    /// Brand indices, as `resolve` returns them (several for a multi-ticker request).
+    pub brands: Vec<u32>,
+    pub country: Option<String>,
+    pub state: Option<String>,
+    pub city: Option<String>,
+    pub postcode: Option<String>,
+    pub radius_km: Option<f64>,
+    /// full_retail, small_format, pickup, studio or other.
+    pub storefront_type: Option<String>,
+    /// json, csv or geojson.
+    pub format: String,
+    pub include_provenance: Option<bool>,
+    /// Data formats: confidence floor and no community-only rows. Images draw everything.
+    pub verified_only: bool,
+    /// Cut the result to this many rows (trial keys); `total` still counts them all.
+    pub limit: Option<u32>,
+    /// The envelope's `brand`; defaults to the brand names joined.
+    pub brand_label: Option<String>,
+}
+
+#[napi(object)]
+pub struct QueryResponse {
+    /// The serialized body, ready to send.
+    pub body: Buffer,
+    /// Rows in the body.
+    pub count: u32,
+    /// Rows that matched before any `limit`.
+    pub total: u32,
+    /// Sources that contributed the returned rows, alphabetical.
+    pub sources: Vec<String>,
+    /// The filter as text.
+    pub region: String,
+}
+
+pub struct QueryOutput {
+    body: Vec<u8>,
+    count: u32,
+    total: u32,
+    sources: Vec<String>,
+    region: String,
+}
+
+fn query_impl(snap: &Snapshot, req: &QueryRequest) -> Result<QueryOutput> {
+    let format = Format::parse(&req.format).ok_or_else(|| invalid(format!("format must be json, csv or geojson, not {}", req.format)))?;
+    let storefront = match &req.storefront_type {
+        Some(t) => Some(StorefrontType::parse(t).ok_or_else(|| invalid(format!("unknown storefront_type {t}")))?),
+        None => None,
+    };
+    if req.brands.is_empty() || req.brands.iter().any(|&b| b as usize >= snap.brands().len()) {
+        return Err(invalid("brands must name brands of this snapshot"));
+    }
+    let filters = Filters {
+        country: req.country.clone(),
+        state: req.state.clone(),
+        city: req.city.clone(),
+        postcode: req.postcode.clone(),
+        radius_km: req.radius_km,
+        storefront_type: storefront,
+        verified_only: req.verified_only,
+    };
+    let mut rows = Vec::new();
+    let mut sources = storemap_core::SourceMask::default();
+    for &b in &req.brands {
+        let r = snap.query(b, &filters).map_err(core_err)?;
+        rows.extend(r.rows);
+        sources.0 |= r.sources.0;
+    }
+    let total = rows.len() as u32;
+    if let Some(limit) = req.limit {
+        rows.truncate(limit as usize);
+        // The header names the sources of the rows actually served.
+        sources = rows.iter().fold(storemap_core::SourceMask::default(), |mut m, &r| {
+            m.0 |= snap.row_sources(r as usize).0;
+            m
+        });
+    }
+    let label = req.brand_label.clone().unwrap_or_else(|| req.brands.iter().map(|&b| snap.brands()[b as usize].name.as_str()).collect::<Vec<_>>().join(", "));
+    let region = filters.region_text();
+    let opts = WriteOptions { provenance: req.include_provenance.unwrap_or(false), brand_label: label, region: region.clone() };
+    let body = storemap_core::write_rows(snap, &rows, format, &opts);
+    Ok(QueryOutput { body, count: rows.len() as u32, total, sources: sources.iter().map(|s| s.as_str().to_string()).collect(), region })
+}
+
+fn to_response(o: QueryOutput) -> QueryResponse {
+    // Buffer::from(Vec<u8>) hands the allocation to JS without a copy.
+    QueryResponse { body: o.body.into(), count: o.count, total: o.total, sources: o.sources, region: o.region }
+}
+
+pub struct QueryTask {
+    snap: Arc<Snapshot>,
+    req: QueryRequest,
+}
+
+impl Task for QueryTask {
+    type Output = QueryOutput;
+    type JsValue = QueryResponse;
+    fn compute(&mut self) -> Result<QueryOutput> {
+        guarded(|| query_impl(&self.snap, &self.req))
+    }
+    fn resolve(&mut self, _env: Env, output: QueryOutput) -> Result<QueryResponse> {
+        Ok(to_response(output))
+    }
+}
+
+#[napi(object)]
+pub struct Resolved {
+    pub brand: u32,
+    pub name: String,
+    /// name, variant, alt_name or ticker.
+    pub by: String,
+}
+
+#[napi(object)]
+pub struct BrandInfo {
+    pub index: u32,
+    pub name: String,
+    pub wikidata: Option<String>,
+    pub ticker: Option<String>,
+    pub category: Option<String>,
+    /// Rows a data format can serve (confidence >= 0.6, not community-only).
+    pub location_count: u32,
+    /// Every reconciled row, community-only included (what images draw).
+    pub pool_count: u32,
+}
+
+#[napi]
+impl Store {
+    #[napi(getter)]
+    pub fn path(&self) -> String {
+        self.path.clone()
+    }
+
+    /// The snapshot's metadata and size, as JSON.
+    #[napi]
+    pub fn info(&self) -> serde_json::Value {
+        let s = &self.inner;
+        let mut v = serde_json::to_value(s.meta()).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("rows".into(), s.row_count().into());
+            o.insert("brands".into(), s.brands().len().into());
+            o.insert("tickers".into(), s.tickers().len().into());
+        }
+        v
+    }
+
+    #[napi]
+    pub fn resolve(&self, name: String) -> Option<Resolved> {
+        let r = self.inner.aliases().resolve(&name)?;
+        Some(Resolved { brand: r.brand, name: self.inner.brands()[r.brand as usize].name.clone(), by: r.by.as_str().into() })
+    }
+
+    #[napi]
+    pub fn is_ticker(&self, text: String) -> bool {
+        self.inner.aliases().is_ticker(&text)
+    }
+
+    /// Close matches for a name that resolves to nothing, best first.
+    #[napi]
+    pub fn suggest(&self, name: String, limit: Option<u32>) -> Vec<BrandInfo> {
+        self.inner.aliases().suggest(&name, limit.unwrap_or(5) as usize).into_iter().map(|s| self.brand_info(s.brand)).collect()
+    }
+
+    #[napi]
+    pub fn brand(&self, index: u32) -> Option<BrandInfo> {
+        ((index as usize) < self.inner.brands().len()).then(|| self.brand_info(index))
+    }
+
+    fn brand_info(&self, index: u32) -> BrandInfo {
+        let b = &self.inner.brands()[index as usize];
+        BrandInfo {
+            index,
+            name: b.name.clone(),
+            wikidata: b.wikidata.clone(),
+            ticker: self.inner.ticker_of(index).map(str::to_string),
+            category: b.category.clone(),
+            location_count: b.verified_count,
+            pool_count: b.pool_count(),
+        }
+    }
+
+    /// Runs a query on the libuv pool; the rows come back serialized in one Buffer.
+    #[napi(ts_return_type = "Promise<QueryResponse>")]
+    pub fn query(&self, req: QueryRequest) -> AsyncTask<QueryTask> {
+        AsyncTask::new(QueryTask { snap: self.inner.clone(), req })
+    }
+
+    #[napi]
+    pub fn query_sync(&self, req: QueryRequest) -> Result<QueryResponse> {
+        guarded(|| query_impl(&self.inner, &req)).map(to_response)
+    }
+}
+
+/// Test hook: panics inside the addon (sync, or on the pool when `on_pool`), to prove a panic
+/// becomes an `INTERNAL` error and the process lives on. Refuses unless
+/// `STOREMAP_TEST_HOOKS=1`, so a production server cannot be made to run it.
+#[napi]
+pub fn panic_for_test(on_pool: bool) -> Result<AsyncTask<PanicTask>> {
+    if std::env::var("STOREMAP_TEST_HOOKS").as_deref() != Ok("1") {
+        return Err(Error::new(Status::GenericFailure, "FORBIDDEN: test hooks are disabled".to_string()));
+    }
+    if !on_pool {
+        return guarded(|| panic!("panic_for_test (sync)"));
+    }
+    Ok(AsyncTask::new(PanicTask))
+}
+
+pub struct PanicTask;
+
+impl Task for PanicTask {
+    type Output = ();
+    type JsValue = ();
+    fn compute(&mut self) -> Result<()> {
+        guarded(|| panic!("panic_for_test (pool)"))
+    }
+    fn resolve(&mut self, _env: Env, _output: ()) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds storemap's Rust side in release mode: the pipeline binary (storemap-ingest) and the
+# napi addon. `npm install` runs it (the `prepare` script); so does `npm run build`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "storemap: the Rust toolchain (cargo) is required to build; see https://rustup.rs" >&2
+  exit 1
+fi
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+
+cargo build --release --locked -p storemap-ingest --bin storemap-ingest
+# napi writes native/index.js and index.d.ts (committed; CI checks they match a fresh build)
+# and the .node binary beside them (a build output, ignored by git).
+napi build --platform --release --cwd native --manifest-path Cargo.toml --output-dir . --target-dir "$CARGO_TARGET_DIR"
+mkdir -p native/bin
+cp "$CARGO_TARGET_DIR/release/storemap-ingest" native/bin/storemap-ingest.tmp
+mv native/bin/storemap-ingest.tmp native/bin/storemap-ingest
+echo "storemap: built native/storemap.linux-x64-gnu.node and native/bin/storemap-ingest"

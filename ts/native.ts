@@ -1,0 +1,59 @@
+// The one door to the Rust addon. The addon reports errors as "CODE: message"; this module
+// turns them into NativeError with a `code`, so callers never parse strings.
+import { createRequire } from 'node:module';
+import type * as Binding from '../native/index.js';
+
+const require = createRequire(import.meta.url);
+const binding = require('../native/index.js') as typeof Binding;
+
+export type Store = Binding.Store;
+export type QueryRequest = Binding.QueryRequest;
+export type QueryResponse = Binding.QueryResponse;
+export type BrandInfo = Binding.BrandInfo;
+export type Resolved = Binding.Resolved;
+
+export class NativeError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NativeError';
+  }
+}
+
+/** Splits the addon's "CODE: message" into a NativeError; anything else is INTERNAL. */
+export function toNativeError(e: unknown): NativeError {
+  const message = e instanceof Error ? e.message : String(e);
+  const m = /^([A-Z][A-Z_]+): ([\s\S]*)$/.exec(message);
+  return m ? new NativeError(m[1], m[2]) : new NativeError('INTERNAL', message);
+}
+
+async function wrap<T>(p: () => Promise<T> | T): Promise<T> {
+  try {
+    return await p();
+  } catch (e) {
+    throw toNativeError(e);
+  }
+}
+
+export function loadStore(path: string): Promise<Store> {
+  return wrap(() => binding.loadStore(path));
+}
+
+export function loadStoreSync(path: string): Store {
+  try {
+    return binding.loadStoreSync(path);
+  } catch (e) {
+    throw toNativeError(e);
+  }
+}
+
+export function query(store: Store, req: QueryRequest): Promise<QueryResponse> {
+  return wrap(() => store.query(req));
+}
+
+/** Test hook (needs STOREMAP_TEST_HOOKS=1): a panic inside the addon. */
+export function panicForTest(onPool: boolean): Promise<unknown> {
+  return wrap(() => binding.panicForTest(onPool));
+}

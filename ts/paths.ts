@@ -1,0 +1,11 @@
+// Where the project's own files are, wherever the process was started from.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The project's small tables kept in git (tickers, categories, misspellings). */
+export const TABLES_DIR = path.join(ROOT, 'data');
+/** The pipeline binary, copied here by `npm install` (scripts/build.sh). */
+export const INGEST_BIN = path.join(ROOT, 'native', 'bin', 'storemap-ingest');
+/** The serving snapshot's file name inside the data folder. */
+export const SNAPSHOT_FILE = 'snapshot.smap';
