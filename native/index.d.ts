@@ -36,6 +36,13 @@ export interface BrandInfo {
   poolCount: number
 }
 
+/**
+ * 100 m anchor clustering over raw points (the algorithm reconciliation uses), for the
+ * side-by-side benchmark. `source` holds source type codes (0 atp, 1 fsq, 2 osm, 3 overture).
+ * Returns each point's cluster id.
+ */
+export declare function clusterPoints(lat: Float64Array, lng: Float64Array, source: Uint8Array, toleranceM: number): Uint32Array
+
 /** Loads a snapshot file on the libuv pool. */
 export declare function loadStore(path: string): Promise<Store>
 

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.Store = nativeBinding.Store
+module.exports.clusterPoints = nativeBinding.clusterPoints
 module.exports.loadStore = nativeBinding.loadStore
 module.exports.loadStoreSync = nativeBinding.loadStoreSync
 module.exports.panicForTest = nativeBinding.panicForTest

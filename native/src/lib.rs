@@ -271,6 +271,26 @@ impl Store {
     }
 }
 
+/// 100 m anchor clustering over raw points (the algorithm reconciliation uses), for the
+/// side-by-side benchmark. `source` holds source type codes (0 atp, 1 fsq, 2 osm, 3 overture).
+/// Returns each point's cluster id.
+#[napi]
+pub fn cluster_points(lat: Float64Array, lng: Float64Array, source: Uint8Array, tolerance_m: f64) -> Result<Uint32Array> {
+    if lat.len() != lng.len() || lat.len() != source.len() {
+        return Err(invalid("lat, lng and source must have the same length"));
+    }
+    let points = guarded(|| {
+        (0..lat.len())
+            .map(|i| {
+                let s = storemap_core::SourceType::from_u8(source[i]).ok_or_else(|| invalid(format!("unknown source code {}", source[i])))?;
+                Ok(storemap_core::ClusterPoint { lat: lat[i], lng: lng[i], source: s, link: None })
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
+    let c = guarded(|| Ok(storemap_core::cluster(&points, tolerance_m)))?;
+    Ok(Uint32Array::new(c.of_point))
+}
+
 /// Test hook: panics inside the addon (sync, or on the pool when `on_pool`), to prove a panic
 /// becomes an `INTERNAL` error and the process lives on. Refuses unless
 /// `STOREMAP_TEST_HOOKS=1`, so a production server cannot be made to run it.

@@ -104,13 +104,18 @@ impl AliasIndex {
             return None;
         }
         let keys = name_keys(trimmed);
-        if let Some(first) = keys.first() {
-            if let Some(&(brand, by)) = self.keys.get(first) {
-                return Some(Resolution { brand, by });
+        let by_name = keys.first().and_then(|k| self.keys.get(k)).map(|&(brand, by)| Resolution { brand, by });
+        let by_ticker = self.tickers.get(&trimmed.to_uppercase()).map(|&brand| Resolution { brand, by: ResolvedBy::Ticker });
+        // "MCD" is McDonald's ticker and also a small supermarket's name; "Gap" is a brand
+        // and a ticker. A ticker wins unless the text is the exact name of a brand at least as
+        // big as the ticker's brand.
+        match (by_name, by_ticker) {
+            (Some(n), Some(t)) => {
+                let bigger = |a: u32, b: u32| self.weight.get(a as usize) >= self.weight.get(b as usize);
+                return Some(if n.by == ResolvedBy::Name && bigger(n.brand, t.brand) { n } else { t });
             }
-        }
-        if let Some(&brand) = self.tickers.get(&trimmed.to_uppercase()) {
-            return Some(Resolution { brand, by: ResolvedBy::Ticker });
+            (Some(r), None) | (None, Some(r)) => return Some(r),
+            (None, None) => {}
         }
         keys.iter().skip(1).find_map(|k| {
             self.keys.get(k).map(|&(brand, by)| Resolution {
@@ -218,6 +223,18 @@ mod tests {
         assert_eq!(resolved(&idx, "YUM"), Some((5, ResolvedBy::Ticker)));
         assert_eq!(resolved(&idx, "nosuchbrand"), None);
         assert_eq!(resolved(&idx, "   "), None);
+    }
+
+    #[test]
+    fn tickers_beat_small_namesakes_but_not_the_brand_itself() {
+        let mut brands = vec![brand("McDonald's", &[], 100, 90), brand("MCD", &[], 1, 0), brand("Gap", &[], 50, 40), brand("Old Navy", &[], 30, 20)];
+        brands.push(brand("Dolce & Gabbana", &["DG"], 5, 3));
+        let t = |ticker: &str, brand: u32| TickerRecord { ticker: ticker.into(), exchange: "NYSE".into(), brand, company: String::new(), portfolio: vec![] };
+        let idx = AliasIndex::build(&brands, &[t("MCD", 0), t("GAP", 3), t("DG", 0)]);
+        assert_eq!(resolved(&idx, "MCD"), Some((0, ResolvedBy::Ticker)));
+        assert_eq!(resolved(&idx, "mcd"), Some((0, ResolvedBy::Ticker)));
+        assert_eq!(resolved(&idx, "gap"), Some((2, ResolvedBy::Name)));
+        assert_eq!(resolved(&idx, "DG"), Some((0, ResolvedBy::Ticker)));
     }
 
     #[test]

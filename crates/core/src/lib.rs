@@ -5,6 +5,7 @@
 //! data pipeline (`crates/ingest`) are its two callers.
 
 mod aliases;
+mod cluster;
 mod error;
 mod format;
 mod geodesy;
@@ -16,6 +17,7 @@ mod strings;
 mod time;
 
 pub use aliases::{AliasIndex, Resolution, ResolvedBy, Suggestion};
+pub use cluster::{cluster, ClusterPoint, Clusters};
 pub use error::{CoreError, Result};
 pub use format::{write_rows, Format, WriteOptions};
 pub use geodesy::{haversine_m, offset_m, LocalMetric};

@@ -10,9 +10,7 @@
 
 use std::collections::HashMap;
 
-use rstar::primitives::GeomWithData;
-use rstar::RTree;
-use storemap_core::{haversine_m, LocalMetric, RowBuilder, SourceMask, SourceType, StorefrontType};
+use storemap_core::{cluster, ClusterPoint, RowBuilder, SourceMask, SourceType, StorefrontType};
 
 use crate::catalog::{fnv1a, Catalog};
 use crate::countries::CountryIndex;
@@ -117,61 +115,32 @@ impl Reconciler<'_> {
         if !self.multi_source {
             return (order.into_iter().map(|i| Cluster { brand, members: vec![i], order: SourceType::ALL }).collect(), 0);
         }
-        // Ids that Overture's `sources[].record_id` may point at.
-        let mut by_record: HashMap<(SourceType, &str), usize> = HashMap::new();
-        for &i in &order {
+        // Ids that Overture's `sources[].record_id` may point at, as positions in `order`.
+        let mut by_record: HashMap<(SourceType, &str), u32> = HashMap::new();
+        for (k, &i) in order.iter().enumerate() {
             let r = &rows[i];
             if matches!(r.source(), SourceType::Atp | SourceType::Fsq) {
-                by_record.insert((r.source(), r.source_id.as_str()), i);
+                by_record.insert((r.source(), r.source_id.as_str()), k as u32);
                 for o in &r.other_ids {
-                    by_record.entry((r.source(), o.as_str())).or_insert(i);
+                    by_record.entry((r.source(), o.as_str())).or_insert(k as u32);
                 }
             }
         }
-        let mut clusters: Vec<Cluster> = Vec::new();
-        let mut masks: Vec<SourceMask> = Vec::new();
-        let mut cluster_of: HashMap<usize, usize> = HashMap::new();
-        let mut anchors: RTree<GeomWithData<[f64; 3], usize>> = RTree::new();
-        let mut linked = 0;
-        for &i in &order {
-            let r = &rows[i];
-            let src = r.source();
-            let via_record = r
-                .derived_from
-                .iter()
-                .filter_map(|(s, id)| by_record.get(&(*s, id.as_str())))
-                .filter_map(|t| cluster_of.get(t))
-                .find(|&&c| !masks[c].contains(src))
-                .copied();
-            let target = via_record.or_else(|| {
-                let p = LocalMetric::project(r.lat, r.lng);
-                anchors
-                    .locate_within_distance(p, (TOLERANCE_M * 1.01).powi(2))
-                    .filter(|a| !masks[a.data].contains(src))
-                    .map(|a| {
-                        let anchor = &rows[clusters[a.data].members[0]];
-                        (haversine_m(r.lat, r.lng, anchor.lat, anchor.lng), a.data)
-                    })
-                    .filter(|(d, _)| *d <= TOLERANCE_M)
-                    .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)))
-                    .map(|(_, c)| c)
-            });
-            let c = match target {
-                Some(c) => {
-                    linked += via_record.is_some() as u64;
-                    clusters[c].members.push(i);
-                    c
-                }
-                None => {
-                    clusters.push(Cluster { brand, members: vec![i], order: SourceType::ALL });
-                    masks.push(SourceMask::default());
-                    anchors.insert(GeomWithData::new(LocalMetric::project(r.lat, r.lng), clusters.len() - 1));
-                    clusters.len() - 1
-                }
-            };
-            masks[c].insert(src);
-            cluster_of.insert(i, c);
-        }
+        let points: Vec<ClusterPoint> = order
+            .iter()
+            .map(|&i| {
+                let r = &rows[i];
+                let link = r.derived_from.iter().find_map(|(s, id)| by_record.get(&(*s, id.as_str())).copied());
+                ClusterPoint { lat: r.lat, lng: r.lng, source: r.source(), link }
+            })
+            .collect();
+        let result = cluster(&points, TOLERANCE_M);
+        let linked = result.linked;
+        let mut clusters: Vec<Cluster> = result
+            .members()
+            .into_iter()
+            .map(|m| Cluster { brand, members: m.into_iter().map(|k| order[k]).collect(), order: SourceType::ALL })
+            .collect();
         // Per region (the tagged country), how many rows each source has of this brand; the
         // source that sees most of the brand there leads the merge, so no source is primary
         // everywhere. Ties go to the more precise source.

@@ -1,0 +1,215 @@
+// `node bin/storemap.js` as a child process: the dataset report over the test dataset, the
+// import of the hand-made fixture scene (checked against test/fixtures/expected.json), and
+// the failures an operator must see.
+import test from 'ava';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadStore, query, type Store } from '../ts/native.ts';
+import { ROOT, SNAPSHOT_FILE } from '../ts/paths.ts';
+import { AS_OF, describe, FIXTURE_IMPORT_ARGS, FIXTURES, runCli, tempDataDir } from './helpers/cli.ts';
+import { parseCsvObjects } from './helpers/csv.ts';
+import { testDataDir, testStore } from './helpers/dataset.ts';
+
+interface ExpectedRow {
+  key: string;
+  scenario: string;
+  brand: string | null;
+  branded: boolean;
+  country: string;
+  status: 'open' | 'closed';
+  members: string[];
+}
+interface Expected {
+  rows: ExpectedRow[];
+  dropped: { member: string; reason: string }[];
+}
+interface Loc {
+  id: string;
+  brand?: string;
+  country: string;
+  source_types: string[];
+  alias_sources: { source_type: string; source_id: string }[];
+}
+
+const expected = JSON.parse(readFileSync(path.join(FIXTURES, 'expected.json'), 'utf8')) as Expected;
+const openBranded = expected.rows.filter((r) => r.branded && r.status === 'open');
+const aliasKey = (l: Loc) => l.alias_sources.map((a) => `${a.source_type}:${a.source_id}`);
+const setKey = (members: string[]) => [...members].sort().join(' ');
+
+// ---------------------------------------------------------------------------------------------
+// data report
+
+test('data report --json describes the test dataset', async (t) => {
+  const r = await runCli(['data', 'report', '--json'], { STOREMAP_DATA_DIR: testDataDir() });
+  t.is(r.code, 0, describe(r));
+  let report: Record<string, any>;
+  try {
+    report = JSON.parse(r.stdout);
+  } catch {
+    return t.fail(`stdout is not one JSON object: ${describe(r)}`);
+  }
+  const store = testStore();
+  const info = store.info() as { rows: number; brands: number; snapshot_version: string; rows_by_source: Record<string, number> };
+
+  t.is(typeof report.snapshot_version, 'string');
+  t.is(report.snapshot_version, info.snapshot_version);
+  t.is(report.pool_points, info.rows, 'pool_points = the loaded store\'s info().rows');
+  t.true(Number.isInteger(report.verified_rows) && report.verified_rows > 0);
+  t.true(report.verified_rows <= report.pool_points, 'verified_rows <= pool_points');
+
+  // Brand figures, recomputed from the store's brand records.
+  let verified = 0;
+  let withRows = 0;
+  let withVerified = 0;
+  const brandsWithRows: number[] = [];
+  for (let i = 0; i < info.brands; i++) {
+    const b = store.brand(i)!;
+    verified += b.locationCount;
+    if (b.poolCount > 0) withRows++, brandsWithRows.push(i);
+    if (b.locationCount > 0) withVerified++;
+  }
+  t.is(report.verified_rows, verified, 'verified_rows = sum of the brands\' locationCount');
+  t.is(report.brands, withRows, 'brands = brands with at least one row');
+  t.is(report.brands_with_verified_rows, withVerified);
+  t.true(report.brands_with_verified_rows <= report.brands);
+
+  // countries: distinct countries over every pool row.
+  const all = JSON.parse((await query(store, { brands: brandsWithRows, format: 'json', verifiedOnly: false })).body.toString()) as { locations: Loc[] };
+  t.is(all.locations.length, report.pool_points);
+  t.is(report.countries, new Set(all.locations.map((l) => l.country)).size);
+
+  const tickers = parseCsvObjects(readFileSync(path.join(ROOT, 'data', 'tickers.csv'), 'utf8'));
+  t.is(report.tickers, tickers.length, 'tickers = rows in data/tickers.csv');
+
+  t.deepEqual(Object.keys(report.rows_by_source).sort(), ['atp', 'fsq', 'osm', 'overture']);
+  for (const [k, v] of Object.entries(report.rows_by_source)) t.true(Number.isInteger(v) && (v as number) > 0, `rows_by_source.${k} = ${v}`);
+  t.deepEqual(report.rows_by_source, info.rows_by_source);
+
+  for (const k of ['precision', 'recall']) {
+    const v = report.dedup?.[k];
+    t.is(typeof v, 'number', `dedup.${k}`);
+    t.true(v >= 0.99 && v <= 1, `dedup.${k} = ${v}`);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// data import of the fixture scene: one import into a fresh folder, shared by the tests below
+
+let importDir: string | undefined;
+let imported: Promise<{ store: Store; stdout: string; stderr: string }> | undefined;
+function fixtureImport() {
+  imported ??= (async () => {
+    importDir = await mkdtemp(path.join(tmpdir(), 'storemap-cli-import-'));
+    const r = await runCli(FIXTURE_IMPORT_ARGS, { STOREMAP_DATA_DIR: importDir });
+    if (r.code !== 0) throw new Error(`storemap data import failed: ${describe(r)}`);
+    return { store: await loadStore(path.join(importDir, SNAPSHOT_FILE)), stdout: r.stdout, stderr: r.stderr };
+  })();
+  return imported;
+}
+test.after.always(async () => {
+  if (importDir) await rm(importDir, { recursive: true, force: true });
+});
+
+async function allRows(store: Store): Promise<Loc[]> {
+  const brands: number[] = [];
+  for (let i = 0; i < store.info().brands; i++) if (store.brand(i)!.poolCount > 0) brands.push(i);
+  if (brands.length === 0) return [];
+  const res = await query(store, { brands, format: 'json', verifiedOnly: false, includeProvenance: true, brandLabel: 'all' });
+  const locs = (JSON.parse(res.body.toString()) as { locations: Loc[] }).locations;
+  // One brand: the writer leaves out the per-row brand.
+  if (brands.length === 1) for (const l of locs) l.brand = store.brand(brands[0])!.name;
+  return locs;
+}
+
+test('data import: exits 0 and keeps exactly the open branded rows of expected.json', async (t) => {
+  const { store, stdout } = await fixtureImport();
+  t.regex(stdout, /snapshot\.smap: \d+ rows/);
+  const info = store.info() as { rows: number; as_of: string; synthetic: boolean };
+  t.is(info.rows, openBranded.length, `expected.json has ${openBranded.length} open branded rows (closed and unbranded excluded)`);
+  t.is(info.as_of, AS_OF);
+  t.false(info.synthetic);
+});
+
+test("data import: McDonald's rows carry exactly expected.json's members as alias_sources", async (t) => {
+  const { store } = await fixtureImport();
+  const mcd = store.resolve("McDonald's");
+  if (!mcd) return t.fail("McDonald's does not resolve in the imported snapshot");
+  t.is(mcd.name, "McDonald's");
+  const res = await query(store, { brands: [mcd.brand], format: 'json', verifiedOnly: false, includeProvenance: true });
+  const locs = (JSON.parse(res.body.toString()) as { locations: Loc[] }).locations;
+  const got = locs.map((l) => setKey(aliasKey(l))).sort();
+  const want = openBranded
+    .filter((r) => r.brand === "McDonald's")
+    .map((r) => setKey(r.members))
+    .sort();
+  t.true(want.length > 0);
+  t.deepEqual(got, want);
+});
+
+test('data import: the scenario 1 store (OSM + ATP + Overture) is one row with all three sources', async (t) => {
+  const { store } = await fixtureImport();
+  const s1 = expected.rows.find((r) => r.scenario === '1');
+  if (!s1) return t.fail('expected.json has no scenario 1 row');
+  const locs = await allRows(store);
+  const holding = locs.filter((l) => aliasKey(l).some((m) => s1.members.includes(m)));
+  t.is(holding.length, 1, `scenario 1 members spread over ${holding.length} rows`);
+  const row = holding[0];
+  if (!row) return;
+  for (const s of ['atp', 'osm', 'overture']) t.true(row.source_types.includes(s), `source_types ${JSON.stringify(row.source_types)} lacks ${s}`);
+  t.is(setKey(aliasKey(row)), setKey(s1.members));
+});
+
+test('data import: every open branded row once, with its brand, members and country; the rest nowhere', async (t) => {
+  const { store } = await fixtureImport();
+  const locs = await allRows(store);
+  const byMembers = new Map(locs.map((l) => [setKey(aliasKey(l)), l]));
+  for (const r of openBranded) {
+    const l = byMembers.get(setKey(r.members));
+    if (!l) {
+      t.fail(`${r.key}: no row has exactly the members ${r.members.join(', ')}`);
+      continue;
+    }
+    t.is(l.brand, r.brand!, `${r.key} brand`);
+    t.is(l.country, r.country, `${r.key} country`);
+  }
+  const served = new Set(locs.flatMap(aliasKey));
+  const absent = [
+    ...expected.rows.filter((r) => !(r.branded && r.status === 'open')).flatMap((r) => r.members),
+    ...expected.dropped.map((d) => d.member),
+  ];
+  t.deepEqual(
+    absent.filter((m) => served.has(m)),
+    [],
+    'closed, unbranded and dropped members must not be served',
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// Failures
+
+test('data import with no source exits non-zero and says what is missing', async (t) => {
+  const dir = await tempDataDir(t);
+  const r = await runCli(['data', 'import'], { STOREMAP_DATA_DIR: dir });
+  t.not(r.code, 0, describe(r));
+  t.regex(r.stderr, /--osm|--overture|--fsq|--atp/, describe(r));
+  t.false(existsSync(path.join(dir, SNAPSHOT_FILE)));
+});
+
+test('data build --scale 0 exits non-zero without building', async (t) => {
+  const dir = await tempDataDir(t);
+  const r = await runCli(['data', 'build', '--scale', '0'], { STOREMAP_DATA_DIR: dir });
+  t.not(r.code, 0, describe(r));
+  t.regex(r.stderr, /scale/, describe(r));
+  t.false(existsSync(path.join(dir, SNAPSHOT_FILE)), 'no snapshot may be written');
+});
+
+test('data import of a malformed source exits non-zero and names the file', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const file = 'test/fixtures/malformed/atp_not_json.geojson';
+  const r = await runCli(['data', 'import', '--atp', file, '--as-of', AS_OF], { STOREMAP_DATA_DIR: dir });
+  t.not(r.code, 0, describe(r));
+  t.true(r.stderr.includes('atp_not_json.geojson'), `stderr should name the file: ${describe(r)}`);
+  t.false(existsSync(path.join(dir, SNAPSHOT_FILE)), 'no snapshot may be written');
+});

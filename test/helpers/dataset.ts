@@ -1,0 +1,34 @@
+// The deterministic test dataset (scale 0.01, seed 7) that `npm test` builds once and every
+// test file reads. Built by scripts/test.sh; see BUILD_COMMAND to build it by hand.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { loadStoreSync, type Store } from '../../ts/native.ts';
+import { ROOT, SNAPSHOT_FILE } from '../../ts/paths.ts';
+
+export const DEFAULT_TEST_DATA_DIR = path.join(ROOT, 'data', 'generated', 'test-data');
+
+export function buildCommand(dir: string): string {
+  return `STOREMAP_DATA_DIR=${dir} node bin/storemap.js data build --scale 0.01 --seed 7 --as-of 2026-11-01T00:00:00Z`;
+}
+
+/** The test dataset's folder: $STOREMAP_TEST_DATA_DIR, else data/generated/test-data. */
+export function testDataDir(): string {
+  const dir = path.resolve(process.env.STOREMAP_TEST_DATA_DIR || DEFAULT_TEST_DATA_DIR);
+  const snap = path.join(dir, SNAPSHOT_FILE);
+  if (!existsSync(snap)) {
+    throw new Error(`The test dataset is missing: ${snap} does not exist. Build it (from ${ROOT}) with:\n  ${buildCommand(dir)}\n(npm test builds it and sets STOREMAP_TEST_DATA_DIR.)`);
+  }
+  return dir;
+}
+
+export function testSnapshotPath(): string {
+  return path.join(testDataDir(), SNAPSHOT_FILE);
+}
+
+let cached: Store | undefined;
+
+/** The test dataset's Store, loaded once per test process. */
+export function testStore(): Store {
+  cached ??= loadStoreSync(testSnapshotPath());
+  return cached;
+}
