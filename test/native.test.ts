@@ -11,7 +11,7 @@ import type * as Binding from '../native/index.js';
 import { NativeError, panicForTest, query, toNativeError, type QueryRequest, type QueryResponse } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { parseCsv, parseCsvObjects } from './helpers/csv.ts';
-import { testDataDir, testStore } from './helpers/dataset.ts';
+import { testDataDir, testStore, type Location as Loc } from './helpers/dataset.ts';
 
 const binding = createRequire(import.meta.url)('../native/index.js') as typeof Binding;
 
@@ -21,25 +21,6 @@ const binding = createRequire(import.meta.url)('../native/index.js') as typeof B
 interface Alias {
   source_type: string;
   source_id: string;
-}
-interface Loc {
-  id: string;
-  brand?: string;
-  name: string;
-  lat: number;
-  lng: number;
-  country: string;
-  state: string | null;
-  city: string | null;
-  address: string | null;
-  postcode: string | null;
-  phone: string | null;
-  last_updated: string | null;
-  source_types?: string[] | null;
-  confidence?: number | null;
-  storefront_type?: string | null;
-  alias_sources?: Alias[] | null;
-  last_verified?: string | null;
 }
 interface Envelope {
   brand: string;

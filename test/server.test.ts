@@ -1,7 +1,11 @@
 // The HTTP service on a real socket (127.0.0.1, a free port): /healthz over the test dataset,
 // a snapshot swap through StoreHolder.reload without a restart, and config validation.
 import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig } from '../ts/config.ts';
+import { openDatabase } from '../ts/db/database.ts';
 import { query } from '../ts/native.ts';
 import { createServer, listen } from '../ts/server.ts';
 import { StoreHolder } from '../ts/store-holder.ts';
@@ -25,7 +29,13 @@ test('/healthz reports the loaded snapshot, and follows StoreHolder.reload witho
   t.is(config.port, 0);
   const first = testStore();
   const holder = new StoreHolder(first);
-  const server = createServer({ config, store: holder });
+  const dbDir = mkdtempSync(path.join(os.tmpdir(), 'storemap-db-'));
+  const db = openDatabase(path.join(dbDir, 'storemap.db'));
+  t.teardown(() => {
+    db.close();
+    rmSync(dbDir, { recursive: true, force: true });
+  });
+  const server = createServer({ config, store: holder, db, log: () => {} });
   const base = await listen(server, '127.0.0.1', config.port);
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   t.regex(base, /^http:\/\/127\.0\.0\.1:\d+$/);

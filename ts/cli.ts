@@ -4,7 +4,9 @@ import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
 import { buildDataset, datasetReport, importSources, snapshotPath } from './data/ingest.ts';
+import { openDatabase } from './db/database.ts';
 import { loadStore } from './native.ts';
+import { KeyStore, PLANS, type Plan } from './services/keys.ts';
 import { StoreHolder } from './store-holder.ts';
 
 function number(min: number, max: number) {
@@ -32,20 +34,38 @@ async function ensureDataset(config: Config): Promise<string> {
   return snap;
 }
 
+/** First start: one enterprise and one trial demo key, printed once (they are stored hashed). */
+function ensureDemoKeys(keys: KeyStore): void {
+  if (keys.list().length > 0) return;
+  const enterprise = keys.create({ plan: 'enterprise', name: 'demo (enterprise)' });
+  const trial = keys.create({ plan: 'trial', name: 'demo (trial)' });
+  console.log('Demo API keys (shown once; keep them):');
+  console.log(`  enterprise (all formats, ${enterprise.record.credits} credits): ${enterprise.key}`);
+  console.log(`  trial (images only, ${trial.record.credits} credits, 5 days):     ${trial.key}`);
+}
+
 async function serve(): Promise<void> {
-  // Loaded here so the data commands do not pay for the HTTP stack.
+  // Loaded here so the data and key commands do not pay for the HTTP stack.
   const { createServer, listen } = await import('./server.ts');
   const config = loadConfig();
   const store = new StoreHolder(await loadStore(await ensureDataset(config)));
-  const server = createServer({ config, store });
+  const db = openDatabase(config.dbPath);
+  ensureDemoKeys(new KeyStore(db));
+  const server = createServer({ config, store, db });
   const url = await listen(server, config.host, config.port);
   const info = store.current.info() as { snapshot_version: string; rows: number };
   console.log(`storemap listening on ${url} (snapshot ${info.snapshot_version}, ${info.rows} rows)`);
   const stop = (signal: string) => {
     console.log(`${signal}: finishing in-flight requests`);
-    server.close(() => process.exit(0));
-    // Connections that stay idle must not hold the process forever.
-    setTimeout(() => process.exit(0), 10_000).unref();
+    // Stop accepting, let in-flight requests finish, then close the database cleanly.
+    server.close(() => {
+      db.close();
+      process.exit(0);
+    });
+    setTimeout(() => {
+      db.close();
+      process.exit(0);
+    }, 10_000).unref();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
@@ -99,6 +119,55 @@ data
     const report = (await datasetReport(loadConfig().dataDir)) as Record<string, unknown>;
     if (o.json) console.log(JSON.stringify(report));
     else for (const [k, v] of Object.entries(report)) console.log(`${k.padEnd(26)} ${typeof v === 'object' ? JSON.stringify(v) : v}`);
+  });
+
+const keys = program.command('keys').description('API keys: create, list, revoke, top up');
+const withKeys = <T>(f: (k: KeyStore) => T): T => {
+  const db = openDatabase(loadConfig().dbPath);
+  try {
+    return f(new KeyStore(db));
+  } finally {
+    db.close();
+  }
+};
+keys
+  .command('create')
+  .description('create a key and print it alone on stdout (it is stored hashed and never shown again)')
+  .requiredOption('--plan <plan>', `one of ${PLANS.join(', ')}`, (v: string) => {
+    if (!(PLANS as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${PLANS.join(', ')}`);
+    return v as Plan;
+  })
+  .option('--credits <n>', 'starting balance (default: the plan default)', number(0, Number.MAX_SAFE_INTEGER))
+  .option('--name <text>', 'a label for the key')
+  .action((o: { plan: Plan; credits?: number; name?: string }) => {
+    if (o.credits !== undefined && !Number.isInteger(o.credits)) throw new InvalidArgumentError('--credits must be a whole number');
+    console.log(withKeys((k) => k.create(o).key));
+  });
+keys
+  .command('list')
+  .description('every key: id, prefix, plan, credits, state')
+  .action(() => {
+    for (const k of withKeys((ks) => ks.list())) {
+      const state = k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= Date.now() ? 'expired' : 'active';
+      console.log([k.id, `${k.prefix}…`, k.plan, k.credits, state, k.name ?? ''].join('\t'));
+    }
+  });
+keys
+  .command('revoke <id>')
+  .description('revoke a key by id')
+  .action((id: string) => {
+    if (!withKeys((k) => k.revoke(id))) throw new Error(`no active key with id ${id}`);
+    console.log(`revoked ${id}`);
+  });
+keys
+  .command('topup <id> <credits>')
+  .description('add credits to a key')
+  .action((id: string, credits: string) => {
+    const n = Number(credits);
+    if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('credits must be a whole number > 0');
+    const k = withKeys((ks) => ks.topUp(id, n));
+    if (!k) throw new Error(`no key with id ${id}`);
+    console.log(`${id}: ${k.credits} credits`);
   });
 
 await program.parseAsync(process.argv).catch((e: unknown) => {

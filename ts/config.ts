@@ -21,6 +21,18 @@ export const ConfigSchema = z.object({
   STOREMAP_MULTI_SOURCE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Scale of the dataset `npm start` builds on first start. */
   STOREMAP_DEFAULT_SCALE: z.coerce.number().positive().max(4).default(0.1),
+  /** Per-key token bucket: sustained requests per second, and the burst allowed. */
+  STOREMAP_RATE_LIMIT: z.coerce.number().positive().max(1e6).default(20),
+  STOREMAP_RATE_BURST: z.coerce.number().int().min(1).max(1e6).default(40),
+  /** Request bodies larger than this (after decompression) get 413. */
+  STOREMAP_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(16 * 2 ** 20).default(64 * 1024),
+  /** A request still running after this gets 503 TIMEOUT and is not charged. */
+  STOREMAP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
+  /** Heavy native calls running at once (the libuv pool has 4 threads) and waiting. */
+  STOREMAP_NATIVE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  STOREMAP_NATIVE_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
+  /** Mounts test-only routes (a panic inside the addon, a slow task). Never in production. */
+  STOREMAP_TEST_HOOKS: z.enum(['0', '1']).default('0'),
 });
 
 export type Config = {
@@ -31,6 +43,13 @@ export type Config = {
   disabledSources: (typeof SOURCE_TYPES)[number][];
   multiSource: boolean;
   defaultScale: number;
+  rateLimit: number;
+  rateBurst: number;
+  maxBodyBytes: number;
+  requestTimeoutMs: number;
+  nativeConcurrency: number;
+  nativeQueue: number;
+  testHooks: boolean;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -49,5 +68,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     disabledSources: c.STOREMAP_DISABLED_SOURCES,
     multiSource: c.STOREMAP_MULTI_SOURCE,
     defaultScale: c.STOREMAP_DEFAULT_SCALE,
+    rateLimit: c.STOREMAP_RATE_LIMIT,
+    rateBurst: c.STOREMAP_RATE_BURST,
+    maxBodyBytes: c.STOREMAP_MAX_BODY_BYTES,
+    requestTimeoutMs: c.STOREMAP_REQUEST_TIMEOUT_MS,
+    nativeConcurrency: c.STOREMAP_NATIVE_CONCURRENCY,
+    nativeQueue: c.STOREMAP_NATIVE_QUEUE,
+    testHooks: c.STOREMAP_TEST_HOOKS === '1',
   };
 }

@@ -1,22 +1,67 @@
-// The HTTP service. createServer takes everything it needs as arguments; nothing global.
-// This foundation serves a health route; the API routes mount here in later steps.
+// The HTTP service. createServer takes everything it needs as arguments (config, database,
+// snapshot, clock); nothing is global, so tests build as many servers as they like.
 import restify from 'restify';
 import type { Config } from './config.ts';
+import type { DB } from './db/database.ts';
+import { ApiError, errorBody } from './http/errors.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import * as locationMap from './routes/location-map.ts';
+import * as testHooks from './routes/test-hooks.ts';
+import { Billing } from './services/billing.ts';
+import { KeyStore } from './services/keys.ts';
+import { NativePool } from './services/native-pool.ts';
 import type { StoreHolder } from './store-holder.ts';
 
 export interface Deps {
   config: Config;
   store: StoreHolder;
+  db: DB;
+  /** The clock every time-dependent rule reads (trial expiry, rate limits, usage times). */
+  now?: () => number;
   log?: (line: string) => void;
 }
 
+/** What the route modules get: the services built once per server. */
+export interface ApiDeps {
+  config: Config;
+  store: StoreHolder;
+  keys: KeyStore;
+  billing: Billing;
+  limiter: RateLimiter;
+  pool: NativePool;
+  log: (line: string) => void;
+}
+
 export function createServer(deps: Deps): restify.Server {
+  const now = deps.now ?? Date.now;
+  const api: ApiDeps = {
+    config: deps.config,
+    store: deps.store,
+    keys: new KeyStore(deps.db, now),
+    billing: new Billing(deps.db, now),
+    limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
+    pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue),
+    log: deps.log ?? ((line) => console.error(line)),
+  };
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });
   server.get('/healthz', (_req, res, next) => {
     const info = deps.store.current.info() as { snapshot_version: string; rows: number; synthetic: boolean };
     res.json({ status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic });
     next();
   });
+  locationMap.mount(server, api);
+  if (deps.config.testHooks) testHooks.mount(server, api);
+
+  // restify's own 404/405 bodies, in the contract's error shape. They go out through
+  // res.send so restify knows the response is answered (writing it any other way makes restify
+  // send its own body as well, which throws and brings the process down).
+  const answer = (code: 'NOT_FOUND' | 'METHOD_NOT_ALLOWED', message?: string) => (_req: restify.Request, res: restify.Response, _err: unknown, cb: () => void) => {
+    const e = new ApiError(code, message);
+    res.send(e.status, errorBody(e));
+    cb();
+  };
+  server.on('NotFound', answer('NOT_FOUND', 'No such endpoint.'));
+  server.on('MethodNotAllowed', answer('METHOD_NOT_ALLOWED'));
   return server;
 }
 

@@ -32,3 +32,36 @@ export function testStore(): Store {
   cached ??= loadStoreSync(testSnapshotPath());
   return cached;
 }
+
+/** A location as json (and geojson properties) serve it, provenance fields optional. */
+export interface Location {
+  id: string;
+  brand?: string;
+  name: string;
+  lat: number;
+  lng: number;
+  country: string;
+  state: string | null;
+  city: string | null;
+  address: string | null;
+  postcode: string | null;
+  phone: string | null;
+  last_updated: string | null;
+  source_types?: string[] | null;
+  confidence?: number | null;
+  storefront_type?: string | null;
+  alias_sources?: { source_type: string; source_id: string }[] | null;
+  last_verified?: string | null;
+}
+
+/** The test dataset's brand with the most verified rows. */
+export function largestBrand(): { index: number; name: string; locationCount: number } {
+  const store = testStore();
+  let best = store.brand(0)!;
+  for (let i = 1; ; i++) {
+    const b = store.brand(i);
+    if (!b) break;
+    if (b.locationCount > best.locationCount) best = b;
+  }
+  return { index: best.index, name: best.name, locationCount: best.locationCount };
+}

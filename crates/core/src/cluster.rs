@@ -48,10 +48,17 @@ impl Clusters {
 }
 
 pub fn cluster(points: &[ClusterPoint], tolerance_m: f64) -> Clusters {
-    let mut of_point: Vec<u32> = Vec::with_capacity(points.len());
-    let mut anchors: Vec<usize> = Vec::new();
+    // One static R-tree over every point, bulk-loaded once (far cheaper than growing a tree
+    // anchor by anchor); a point then looks among its neighbours for those already anchoring
+    // a cluster.
+    let projected: Vec<[f64; 3]> = points.iter().map(|p| LocalMetric::project(p.lat, p.lng)).collect();
+    let tree: RTree<GeomWithData<[f64; 3], u32>> =
+        RTree::bulk_load(projected.iter().enumerate().map(|(i, q)| GeomWithData::new(*q, i as u32)).collect());
+    const NONE: u32 = u32::MAX;
+    // For a point that anchors a cluster, that cluster's id.
+    let mut anchored: Vec<u32> = vec![NONE; points.len()];
     let mut masks: Vec<SourceMask> = Vec::new();
-    let mut tree: RTree<GeomWithData<[f64; 3], u32>> = RTree::new();
+    let mut of_point: Vec<u32> = Vec::with_capacity(points.len());
     let mut linked = 0;
     // The chord search radius is a hair wider than the arc tolerance; candidates are then
     // confirmed on the sphere.
@@ -63,12 +70,14 @@ pub fn cluster(points: &[ClusterPoint], tolerance_m: f64) -> Clusters {
             .map(|l| of_point[l as usize])
             .filter(|&c| !masks[c as usize].contains(p.source));
         let target = via_link.or_else(|| {
-            let q = LocalMetric::project(p.lat, p.lng);
-            tree.locate_within_distance(q, search)
-                .filter(|a| !masks[a.data as usize].contains(p.source))
-                .map(|a| {
-                    let anchor = &points[anchors[a.data as usize]];
-                    (haversine_m(p.lat, p.lng, anchor.lat, anchor.lng), a.data)
+            tree.locate_within_distance(projected[i], search)
+                .filter_map(|a| {
+                    let c = anchored[a.data as usize];
+                    (c != NONE && !masks[c as usize].contains(p.source)).then_some((a.data, c))
+                })
+                .map(|(a, c)| {
+                    let anchor = &points[a as usize];
+                    (haversine_m(p.lat, p.lng, anchor.lat, anchor.lng), c)
                 })
                 .filter(|(d, _)| *d <= tolerance_m)
                 .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)))
@@ -80,10 +89,9 @@ pub fn cluster(points: &[ClusterPoint], tolerance_m: f64) -> Clusters {
                 c
             }
             None => {
-                let c = anchors.len() as u32;
-                anchors.push(i);
+                let c = masks.len() as u32;
                 masks.push(SourceMask::default());
-                tree.insert(GeomWithData::new(LocalMetric::project(p.lat, p.lng), c));
+                anchored[i] = c;
                 c
             }
         };

@@ -1,0 +1,213 @@
+// POST /api/v1/location-map speed.
+//  1. Serialization of the largest brand (about 43K verified rows at scale 1) as json, csv and
+//     geojson: the addon (filter + serialize in Rust, one Buffer) beside a pure-JS baseline
+//     holding the same rows as JS objects, filtering them in JS and using JSON.stringify —
+//     both in one benchmark.js suite; p50 of the addon call measured on its own too.
+//  2. HTTP on loopback with autocannon (10 s each): a 100-row json request to the real server
+//     beside a bare node:http server returning the same precomputed body.
+//
+//   node --import tsx bench/location-map.ts [--data-dir data/generated/bench/scale-1]
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import Benchmark from 'benchmark';
+import { openDatabase } from '../ts/db/database.ts';
+import { loadStoreSync, type QueryRequest, type Store } from '../ts/native.ts';
+import { ROOT } from '../ts/paths.ts';
+import { KeyStore } from '../ts/services/keys.ts';
+import { median, writeSection } from './results.ts';
+
+const args = process.argv.slice(2);
+const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-1');
+const snapshot = path.join(dataDir, 'snapshot.smap');
+if (!existsSync(snapshot)) throw new Error(`${snapshot} is missing: run bench/pipeline.ts first (or pass --data-dir)`);
+
+const store = loadStoreSync(snapshot);
+const info = store.info() as { rows: number; scale: number | null };
+let largest = 0;
+for (let i = 0; i < (info as unknown as { brands: number }).brands; i++) {
+  if (store.brand(i)!.locationCount > store.brand(largest)!.locationCount) largest = i;
+}
+const brand = store.brand(largest)!;
+console.log(`largest brand: ${brand.name}, ${brand.locationCount} verified rows of ${brand.poolCount}`);
+
+// ---- the JS baseline's data: every row of the brand as a JS object, provenance included so
+// the floor can be applied in JS.
+interface Row {
+  id: string;
+  name: string;
+  lat: number;
+  lng: number;
+  country: string;
+  state: string | null;
+  city: string | null;
+  address: string | null;
+  postcode: string | null;
+  phone: string | null;
+  last_updated: string;
+  source_types: string[];
+  confidence: number;
+}
+const all = JSON.parse(store.querySync({ brands: [largest], format: 'json', verifiedOnly: false, includeProvenance: true }).body.toString()) as { locations: Row[] };
+const rows = all.locations;
+const verified = (r: Row) => r.confidence >= 0.6 && !(r.source_types.length === 1 && r.source_types[0] === 'osm');
+const csvField = (s: string | null) => (s === null ? '' : /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+const baseline = {
+  json: () => {
+    const locations = rows.filter(verified).map(({ source_types: _s, confidence: _c, ...r }) => r);
+    return JSON.stringify({ brand: brand.name, region: 'worldwide', count: locations.length, locations });
+  },
+  csv: () => {
+    let out = 'brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated\r\n';
+    for (const r of rows) {
+      if (!verified(r)) continue;
+      out += [csvField(brand.name), csvField(r.name), r.lat, r.lng, r.country, csvField(r.state), csvField(r.city), csvField(r.postcode), csvField(r.address), csvField(r.phone), r.last_updated].join(',') + '\r\n';
+    }
+    return out;
+  },
+  geojson: () =>
+    JSON.stringify({
+      type: 'FeatureCollection',
+      features: rows.filter(verified).map((r) => ({
+        type: 'Feature',
+        id: r.id,
+        geometry: { type: 'Point', coordinates: [r.lng, r.lat] },
+        properties: { brand: brand.name, name: r.name, address: r.address, city: r.city, state: r.state, country: r.country, postcode: r.postcode, phone: r.phone, last_updated: r.last_updated },
+      })),
+    }),
+};
+
+const req = (format: string): QueryRequest => ({ brands: [largest], format, verifiedOnly: true });
+
+async function p50(format: string): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const t = process.hrtime.bigint();
+    await store.query(req(format));
+    ms.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return median(ms.slice(10));
+}
+
+function suite(format: 'json' | 'csv' | 'geojson'): Promise<{ ours: number; js: number }> {
+  return new Promise((resolve) => {
+    const hz: Record<string, number> = {};
+    new Benchmark.Suite()
+      .add(`addon ${format}`, {
+        defer: true,
+        fn: (d: { resolve: () => void }) => void store.query(req(format)).then(() => d.resolve()),
+      })
+      .add(`pure JS ${format}`, () => baseline[format]())
+      .on('cycle', (e: Benchmark.Event) => {
+        const b = e.target as unknown as Benchmark;
+        console.log(String(b));
+        hz[b.name!.startsWith('addon') ? 'ours' : 'js'] = b.hz!;
+      })
+      .on('complete', () => resolve({ ours: 1000 / hz.ours, js: 1000 / hz.js }))
+      .run({ async: true });
+  });
+}
+
+const serializationRows: string[] = [];
+for (const format of ['json', 'csv', 'geojson'] as const) {
+  const p = await p50(format);
+  const s = await suite(format);
+  serializationRows.push(`| ${format} | ${p.toFixed(1)} ms | ${s.ours.toFixed(1)} ms | ${s.js.toFixed(1)} ms | **${(s.js / s.ours).toFixed(1)}×** |`);
+}
+
+// ---- HTTP: the real server and a bare node:http server, each in its own process.
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = http.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`${url} never answered`);
+}
+
+function pick100(s: Store): { brand: string; country: string } {
+  for (let i = 0; i < 500; i++) {
+    const b = s.brand(i)!;
+    for (const country of ['US', 'GB', 'DE', 'FR', 'JP', 'CA']) {
+      const n = s.querySync({ brands: [i], format: 'json', verifiedOnly: true, country }).count;
+      if (n >= 90 && n <= 110) return { brand: b.name, country };
+    }
+  }
+  throw new Error('no brand with about 100 rows in one country');
+}
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'storemap-bench-http-'));
+const dbPath = path.join(tmp, 'bench.db');
+const db = openDatabase(dbPath);
+const key = new KeyStore(db).create({ plan: 'internal', name: 'bench' }).key;
+db.close();
+const body100 = JSON.stringify(pick100(store));
+const precomputed = store.querySync({ brands: [store.resolve(JSON.parse(body100).brand)!.brand], format: 'json', verifiedOnly: true, country: JSON.parse(body100).country }).body;
+
+const [p1, p2] = [await freePort(), await freePort()];
+const children: ChildProcess[] = [];
+const env = { ...process.env, STOREMAP_DATA_DIR: dataDir, STOREMAP_DB: dbPath, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000' };
+children.push(fork(path.join(ROOT, 'bin', 'storemap.js'), ['serve'], { env: { ...env, PORT: String(p1) }, stdio: 'ignore' }));
+children.push(
+  fork(path.join(ROOT, 'bench', 'bare-server.mjs'), [String(p2)], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }),
+);
+children[1].send(precomputed.toString('base64'));
+await waitFor(`http://127.0.0.1:${p1}/healthz`);
+await waitFor(`http://127.0.0.1:${p2}/`);
+
+async function cannon(url: string, opts: Partial<autocannon.Options>): Promise<autocannon.Result> {
+  return autocannon({ url, connections: 20, duration: 10, ...opts });
+}
+const ours = await cannon(`http://127.0.0.1:${p1}/api/v1/location-map`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', 'x-api-key': key },
+  body: body100,
+});
+const bare = await cannon(`http://127.0.0.1:${p2}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body100 });
+for (const c of children) c.kill('SIGTERM');
+rmSync(tmp, { recursive: true, force: true });
+const non2xx = ours.non2xx + ours.errors;
+
+writeSection(
+  'location-map',
+  `## POST /api/v1/location-map
+
+\`node --import tsx bench/location-map.ts --data-dir ${path.relative(ROOT, dataDir)}\` — snapshot of ${info.rows} rows (scale ${info.scale}).
+
+### Largest brand, whole result (${brand.name}: ${brand.locationCount} verified rows of ${brand.poolCount})
+
+Addon: filter + serialize in Rust into one Buffer (async, libuv pool). Pure JS: the same rows held as JS objects, the floor applied in JS, serialized with JSON.stringify / string joins. Same process, one benchmark.js suite per format.
+
+| format | addon p50 (60 calls) | addon mean | pure JS mean | addon speed-up |
+|---|---|---|---|---|
+${serializationRows.join('\n')}
+
+Target: json p50 ≤ 25 ms and ≥ 5× the pure-JS baseline.
+
+### HTTP on loopback (autocannon, 20 connections, 10 s each)
+
+A ${precomputed.length}-byte, ${JSON.parse(precomputed.toString()).count}-row json request (\`${body100}\`), internal key. The bare server is \`node:http\` returning the same precomputed body.
+
+| server | requests/s | p50 | p99 | non-2xx |
+|---|---|---|---|---|
+| storemap (restify, key check, rate limit, validation, query, charge, usage row) | ${ours.requests.average.toFixed(0)} | ${ours.latency.p50} ms | ${ours.latency.p99} ms | ${non2xx} |
+| bare node:http, precomputed body | ${bare.requests.average.toFixed(0)} | ${bare.latency.p50} ms | ${bare.latency.p99} ms | ${bare.non2xx} |
+
+storemap serves **${((ours.requests.average / bare.requests.average) * 100).toFixed(0)}%** of the bare server's request rate.`,
+);
+process.exit(0);

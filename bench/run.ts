@@ -1,0 +1,11 @@
+// `npm run bench`: every benchmark in turn; each rewrites its own section of RESULTS.md.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const passThrough = process.argv.slice(2);
+for (const script of ['cluster.ts', 'pipeline.ts', 'location-map.ts']) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, script), ...passThrough], { stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}

@@ -1,0 +1,45 @@
+// A real storemap server on 127.0.0.1 (a free port) over the test dataset, with its own
+// SQLite file in a temp folder; closed and removed when the test ends.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { loadConfig, type Config } from '../../ts/config.ts';
+import { openDatabase, type DB } from '../../ts/db/database.ts';
+import { createServer, listen } from '../../ts/server.ts';
+import { KeyStore } from '../../ts/services/keys.ts';
+import { StoreHolder } from '../../ts/store-holder.ts';
+import { testDataDir, testStore } from './dataset.ts';
+
+export interface TestServer {
+  base: string;
+  config: Config;
+  db: DB;
+  dbPath: string;
+  keys: KeyStore;
+  store: StoreHolder;
+}
+
+export async function startServer(
+  t: ExecutionContext,
+  opts: { env?: Record<string, string>; now?: () => number; dbPath?: string } = {},
+): Promise<TestServer> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-server-'));
+  const dbPath = opts.dbPath ?? path.join(dir, 'storemap.db');
+  const config = loadConfig({ ...process.env, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
+  const db = openDatabase(dbPath);
+  const store = new StoreHolder(testStore());
+  const server = createServer({ config, store, db, now: opts.now, log: () => {} });
+  const base = await listen(server, '127.0.0.1', 0);
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          db.close();
+          rmSync(dir, { recursive: true, force: true });
+          resolve();
+        }),
+      ),
+  );
+  return { base, config, db, dbPath, keys: new KeyStore(db, opts.now), store };
+}

@@ -1,0 +1,51 @@
+// Reads a JSON request body with the size limit enforced while reading (and, for gzip or
+// deflate bodies, on the decompressed bytes, so a small compressed bomb cannot expand past it).
+import type { IncomingMessage } from 'node:http';
+import { Transform } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
+import { ApiError } from './errors.ts';
+
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json') throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes.`);
+
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  let stream: NodeJS.ReadableStream = req;
+  if (encoding === 'gzip') stream = req.pipe(createGunzip());
+  else if (encoding === 'deflate') stream = req.pipe(createInflate());
+  else if (encoding !== 'identity') throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not supported (gzip, deflate).`);
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const counter = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          if (size > limit) return done(new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes.`));
+          chunks.push(chunk);
+          done();
+        },
+      });
+      stream.on('error', (e) => reject(e instanceof ApiError ? e : new ApiError('INVALID_JSON', `The request body could not be read: ${e.message}`)));
+      counter.on('error', reject);
+      counter.on('finish', resolve);
+      stream.pipe(counter);
+    });
+  } catch (e) {
+    // Stop reading a body we are refusing; the response still goes out.
+    req.unpipe();
+    req.resume();
+    throw e;
+  }
+  // RFC 8259 lets a parser ignore a leading byte order mark.
+  const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
+  if (text.trim() === '') throw new ApiError('INVALID_JSON', 'The request body is empty.');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ApiError('INVALID_JSON', `The request body is not valid JSON: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,36 @@
+// Per-key token buckets: `rate` requests a second on average, bursts up to `burst`.
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetS: number;
+  /** Seconds until the next request would be allowed (0 when allowed). */
+  retryAfterS: number;
+}
+
+export class RateLimiter {
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(
+    readonly rate: number,
+    readonly burst: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  take(key: string): RateDecision {
+    const t = this.now();
+    const b = this.#buckets.get(key) ?? { tokens: this.burst, at: t };
+    b.tokens = Math.min(this.burst, b.tokens + ((t - b.at) / 1000) * this.rate);
+    b.at = t;
+    const allowed = b.tokens >= 1;
+    if (allowed) b.tokens -= 1;
+    this.#buckets.set(key, b);
+    return {
+      allowed,
+      limit: this.burst,
+      remaining: Math.floor(b.tokens),
+      resetS: Math.ceil((this.burst - b.tokens) / this.rate),
+      retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / this.rate)),
+    };
+  }
+}

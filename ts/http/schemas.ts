@@ -1,0 +1,73 @@
+// The request schemas: the single source of request types, of validation and (later) of the
+// OpenAPI document. Unknown fields are rejected: a misspelt filter ("contry") silently ignored
+// would return the wrong data and charge for it.
+import { z } from 'zod';
+import { DATA_FORMATS, IMAGE_FORMATS } from '../services/credits.ts';
+
+export const STYLES = ['light', 'dark', 'voyager', 'pitchbook', 'slate', 'warm'] as const;
+export const STOREFRONT_TYPES = ['full_retail', 'small_format', 'pickup', 'studio', 'other'] as const;
+export const MAX_IMAGE_SIDE = 4096;
+export const MAX_TICKERS = 5;
+
+const hexColor = z.string().regex(/^#?[0-9a-fA-F]{6}$/, 'a 6-digit hex colour such as #1D4ED8');
+const latitude = z.number().min(-90).max(90);
+const longitude = z.number().min(-180).max(180);
+const text = (max: number) => z.string().trim().min(1).max(max);
+
+export const LocationMapRequest = z
+  .strictObject({
+    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Required unless tickers is given.'),
+    tickers: z.array(text(20)).min(1).max(MAX_TICKERS).optional().describe('Up to five tickers, used instead of brand: one marker colour per company.'),
+    country: z.string().regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 code').optional().describe('ISO 3166-1 alpha-2 country filter.'),
+    state: text(100).optional().describe('USPS code in the US; the admin-1 code elsewhere where the data has one.'),
+    city: text(200).optional().describe('Case-insensitive exact match on the city; with radius_km, the centre.'),
+    postcode: text(20).optional().describe('Postcode filter (case and spaces ignored).'),
+    radius_km: z.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
+    format: z.enum([...DATA_FORMATS, ...IMAGE_FORMATS]).default('json').describe('Response format.'),
+    storefront_type: z.enum(STOREFRONT_TYPES).optional().describe('Only this kind of storefront.'),
+    include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
+    style: z.enum(STYLES).default('light').describe('Image theme.'),
+    width: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(1200).describe('Image width in pixels (before scale).'),
+    height: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(800).describe('Image height in pixels (before scale).'),
+    scale: z.number().int().min(1).max(4).default(1).describe('Pixel multiplier for print output; width x scale and height x scale must stay within 4096.'),
+    dpi: z.number().int().min(72).max(600).default(96).describe('Resolution written into the image metadata.'),
+    marker_color: hexColor.optional().describe('Marker colour; the theme default otherwise.'),
+    marker_colors: z.array(hexColor).min(1).max(MAX_TICKERS).optional().describe('One marker colour per ticker.'),
+    marker_radius: z.number().positive().max(64).optional().describe('Marker radius in pixels at scale 1 (default 5).'),
+    bounds: z.tuple([latitude, longitude, latitude, longitude]).optional().describe('Explicit viewport [south, west, north, east]; does not filter data.'),
+    center: z.tuple([latitude, longitude]).optional().describe('Viewport centre [lat, lng]; use with zoom.'),
+    zoom: z.number().int().min(0).max(18).optional().describe('Viewport zoom, 0-18; use with center.'),
+    focus_country: z.string().regex(/^([A-Za-z]{2}|auto)$/, 'an ISO 3166-1 alpha-2 code or "auto"').optional().describe('Draw this country as a filled shape with no basemap.'),
+    mainland_only: z.boolean().optional().describe('Focus map: leave out far-flung islands and territories.'),
+    conus: z.boolean().optional().describe('Focus map of the US: the 48 contiguous states.'),
+    regions: z.array(text(10)).max(100).optional().describe('Focus map: admin-1 codes to outline.'),
+    fill_color: hexColor.default('#E5E7EB').describe('Focus-map fill.'),
+    outline_color: hexColor.default('#9CA3AF').describe('Focus-map outline.'),
+    outline_width: z.number().min(0).max(20).default(1.5).describe('Focus-map outline width.'),
+    background: z.union([hexColor, z.literal('transparent')]).optional().describe('Focus-map background; transparent in PNG only (JPEG falls back to white).'),
+    heatmap: z.boolean().optional().describe('Heatmap rendering.'),
+    include_legend: z.boolean().optional().describe('Legend for multi-company maps.'),
+  })
+  .superRefine((r, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (!r.brand && !r.tickers) issue('brand', 'brand is required unless tickers is given');
+    if (r.brand && r.tickers) issue('tickers', 'give brand or tickers, not both');
+    if (r.radius_km !== undefined && !r.city) issue('radius_km', 'radius_km requires city');
+    if (r.width * r.scale > MAX_IMAGE_SIDE) issue('width', `width x scale must be at most ${MAX_IMAGE_SIDE}`);
+    if (r.height * r.scale > MAX_IMAGE_SIDE) issue('height', `height x scale must be at most ${MAX_IMAGE_SIDE}`);
+    if ((r.center === undefined) !== (r.zoom === undefined)) issue(r.center ? 'zoom' : 'center', 'center and zoom go together');
+    if (r.bounds && r.bounds[0] >= r.bounds[2]) issue('bounds', 'south must be below north');
+    if (r.marker_colors && (!r.tickers || r.marker_colors.length > r.tickers.length)) issue('marker_colors', 'one colour per ticker, and only with tickers');
+    if ((r.mainland_only || r.conus || r.regions) && !r.focus_country) issue('focus_country', 'mainland_only, conus and regions need focus_country');
+    if (r.conus && r.focus_country && !['us', 'auto'].includes(r.focus_country.toLowerCase())) issue('conus', 'conus applies to the US only');
+    if (r.background === 'transparent' && r.format === 'jpeg') {
+      // Allowed by the contract: JPEG falls back to white.
+    }
+  });
+
+export type LocationMapRequest = z.infer<typeof LocationMapRequest>;
+
+/** zod issues as the `details` of a 400: one entry per failing field. */
+export function issueDetails(error: z.ZodError): { field: string; message: string }[] {
+  return error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
+}

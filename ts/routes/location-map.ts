@@ -1,0 +1,151 @@
+// POST /api/v1/location-map: a brand's (or up to five tickers') storefronts as JSON, CSV or
+// GeoJSON. Steps, in order: key, rate limit, body, validation, plan, brand resolution, query,
+// charge, response. Every request with a valid key writes exactly one usage row.
+import type { Request, Response, Server } from 'restify';
+import { ApiError, sendError, toApiError, type Suggestion } from '../http/errors.ts';
+import { ATTRIBUTION, headerText } from '../http/headers.ts';
+import { readJsonBody } from '../http/body.ts';
+import { issueDetails, LocationMapRequest } from '../http/schemas.ts';
+import { NativeError, query, type Store } from '../native.ts';
+import { creditsFor, IMAGE_FORMATS, LOW_CREDIT_THRESHOLD } from '../services/credits.ts';
+import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
+import type { ApiDeps } from '../server.ts';
+
+export const ENDPOINT = '/api/v1/location-map';
+
+const CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8', geojson: 'application/geo+json' } as const;
+
+export function mount(server: Server, deps: ApiDeps): void {
+  server.post({ name: 'locationMap', path: ENDPOINT }, async (req: Request, res: Response) => {
+    await handle(req, res, deps);
+  });
+}
+
+function suggestions(store: Store, name: string): Suggestion[] {
+  return store.suggest(name, 5).map((b) => ({ brand: b.name, location_count: b.locationCount }));
+}
+
+/** Errors from the addon, as API errors. */
+function fromNative(e: unknown): unknown {
+  if (!(e instanceof NativeError)) return e;
+  if (e.code === 'INVALID_REQUEST' || e.code === 'UNKNOWN_CITY') return new ApiError('INVALID_REQUEST', e.message);
+  return e;
+}
+
+async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void> {
+  const ctx: { key?: ApiKey; format: string | null; recorded: boolean; done: boolean } = { format: null, recorded: false, done: false };
+  const timer = setTimeout(() => {
+    if (ctx.done) return;
+    ctx.done = true;
+    fail(new ApiError('TIMEOUT'));
+  }, deps.config.requestTimeoutMs);
+
+  function fail(err: ApiError): void {
+    if (ctx.key && !ctx.recorded) {
+      ctx.recorded = true;
+      deps.billing.record(ctx.key, { endpoint: ENDPOINT, status: err.status, format: ctx.format });
+    }
+    if (!res.headersSent) sendError(res, err);
+  }
+
+  try {
+    const key = deps.keys.authenticate(req.header('x-api-key'));
+    if (!key) throw new ApiError('UNAUTHORIZED');
+    ctx.key = key;
+
+    const rate = deps.limiter.take(key.id);
+    res.header('X-RateLimit-Limit', String(rate.limit));
+    res.header('X-RateLimit-Remaining', String(rate.remaining));
+    res.header('X-RateLimit-Reset', String(rate.resetS));
+    if (!rate.allowed) throw new ApiError('RATE_LIMITED', undefined, { headers: { 'Retry-After': String(rate.retryAfterS) } });
+
+    const raw = await readJsonBody(req, deps.config.maxBodyBytes);
+    // The format is recorded in usage even when the rest of the body is invalid.
+    const rawFormat = (raw as { format?: unknown } | null)?.format;
+    ctx.format = typeof rawFormat === 'string' ? rawFormat.slice(0, 16) : 'json';
+    const parsed = LocationMapRequest.safeParse(raw);
+    if (!parsed.success) {
+      const details = issueDetails(parsed.error);
+      throw new ApiError('INVALID_REQUEST', `Invalid request: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, { details });
+    }
+    const r = parsed.data;
+    ctx.format = r.format;
+
+    if (deps.keys.isExpired(key)) throw new ApiError('TRIAL_EXPIRED');
+    const rules = PLAN_RULES[key.plan];
+    const image = (IMAGE_FORMATS as readonly string[]).includes(r.format);
+    if (!image && !rules.dataFormats) throw new ApiError('DATA_ACCESS_FORBIDDEN');
+    if (image) throw new ApiError('NOT_IMPLEMENTED', 'Map images (png, jpeg) are not available in this release yet.');
+    const format = r.format as keyof typeof CONTENT_TYPES;
+
+    const store = deps.store.current;
+    const brands: number[] = [];
+    const names: string[] = [];
+    for (const name of r.tickers ?? [r.brand!]) {
+      const found = store.resolve(name);
+      if (!found) {
+        throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestions(store, name) });
+      }
+      if (!brands.includes(found.brand)) {
+        brands.push(found.brand);
+        names.push(found.name);
+      }
+    }
+    const label = names.join(', ');
+
+    const started = performance.now();
+    const out = await deps.pool
+      .run(() =>
+        query(store, {
+          brands,
+          country: r.country,
+          state: r.state,
+          city: r.city,
+          postcode: r.postcode,
+          radiusKm: r.radius_km,
+          storefrontType: r.storefront_type,
+          format,
+          includeProvenance: r.include_provenance,
+          verifiedOnly: true,
+          limit: rules.maxLocations,
+          brandLabel: label,
+        }),
+      )
+      .catch((e: unknown) => {
+        throw fromNative(e);
+      });
+    const renderMs = performance.now() - started;
+    if (out.count === 0) throw new ApiError('NOT_FOUND', `No locations of ${label} match these filters.`, { suggestions: [] });
+
+    if (ctx.done) return; // timed out meanwhile: nothing is charged
+    const cost = creditsFor(out.count, format);
+    const charge = deps.billing.charge(key, cost, { endpoint: ENDPOINT, status: 200, format });
+    ctx.recorded = true;
+    if (!charge.ok) throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${charge.balance}.`);
+    ctx.done = true;
+
+    res.header('X-Attribution', ATTRIBUTION);
+    res.header('X-Data-Sources', out.sources.join(','));
+    res.header('X-Location-Count', String(out.count));
+    res.header('X-Brand', headerText(label));
+    res.header('X-Region', headerText(out.region));
+    res.header('X-Credits-Charged', String(charge.charged));
+    res.header('X-Credits-Remaining', String(charge.remaining));
+    if (!rules.unlimited && charge.remaining < LOW_CREDIT_THRESHOLD) res.header('X-Credits-Low', 'true');
+    res.header('X-Render-Time', `${Math.round(renderMs)}ms`);
+    res.header('X-Cached', 'false');
+    if (out.total > out.count) {
+      res.header('X-Trial-Cap-Applied', 'true');
+      res.header('X-Total-Available', String(out.total));
+    }
+    res.status(200);
+    res.header('content-type', CONTENT_TYPES[format]);
+    res.end(out.body);
+  } catch (e) {
+    if (ctx.done) return; // the timeout already answered
+    ctx.done = true;
+    fail(toApiError(e, deps.log));
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,58 @@
+// Charging and usage. A charge checks the balance, takes the credits and writes the request's
+// usage row in one IMMEDIATE transaction, so concurrent requests (in one process or several
+// sharing the database file) can never spend the same credits twice or drive a balance below
+// zero. Every request made with a valid key writes exactly one usage row.
+import type { DB } from '../db/database.ts';
+import { PLAN_RULES, type ApiKey } from './keys.ts';
+
+export interface UsageEntry {
+  endpoint: string;
+  status: number | null;
+  format: string | null;
+}
+
+export type ChargeResult = { ok: true; charged: number; remaining: number } | { ok: false; balance: number };
+
+export class Billing {
+  readonly #insertUsage;
+  readonly #balance;
+  readonly #debit;
+  constructor(
+    private readonly db: DB,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#insertUsage = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, ?, ?, ?)');
+    this.#balance = db.prepare<[string], { credits: number }>('SELECT credits FROM api_keys WHERE id = ?');
+    this.#debit = db.prepare('UPDATE api_keys SET credits = credits - ? WHERE id = ? AND credits >= ?');
+  }
+
+  /** Takes `cost` credits and records the usage row with `entry.status`; on a short balance
+   * nothing is taken and the row is recorded as 402. Internal keys are never debited: they are
+   * charged 0. */
+  charge(key: ApiKey, cost: number, entry: UsageEntry): ChargeResult {
+    return this.db
+      .transaction((): ChargeResult => {
+        const balance = this.#balance.get(key.id)?.credits ?? 0;
+        if (PLAN_RULES[key.plan].unlimited) {
+          this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, 0);
+          return { ok: true, charged: 0, remaining: balance };
+        }
+        if (balance < cost || this.#debit.run(cost, key.id, cost).changes !== 1) {
+          this.#insertUsage.run(key.id, this.now(), entry.endpoint, 402, entry.format, 0);
+          return { ok: false, balance };
+        }
+        this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, cost);
+        return { ok: true, charged: cost, remaining: balance - cost };
+      })
+      .immediate();
+  }
+
+  /** A request that charged nothing (an error, a free endpoint). */
+  record(key: ApiKey, entry: UsageEntry): void {
+    this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, 0);
+  }
+
+  balance(key: ApiKey): number {
+    return this.#balance.get(key.id)?.credits ?? 0;
+  }
+}

@@ -1,0 +1,26 @@
+// The one credit calculator. Base cost by result count (DESIGN.md section 3; it fits both
+// examples of the contract: 5K-10K costs 5, about 43K in JSON costs 8); images cost twice.
+export const TIERS: { upTo: number; credits: number }[] = [
+  { upTo: 500, credits: 1 },
+  { upTo: 2_000, credits: 2 },
+  { upTo: 5_000, credits: 3 },
+  { upTo: 10_000, credits: 5 },
+  { upTo: Number.POSITIVE_INFINITY, credits: 8 },
+];
+
+export const IMAGE_FORMATS = ['png', 'jpeg'] as const;
+export const DATA_FORMATS = ['json', 'csv', 'geojson'] as const;
+export type Format = (typeof DATA_FORMATS)[number] | (typeof IMAGE_FORMATS)[number];
+
+export function baseCredits(resultCount: number): number {
+  if (!Number.isInteger(resultCount) || resultCount < 0) throw new RangeError(`result count ${resultCount}`);
+  return TIERS.find((t) => resultCount <= t.upTo)!.credits;
+}
+
+export function creditsFor(resultCount: number, format: Format): number {
+  const multiplier = (IMAGE_FORMATS as readonly string[]).includes(format) ? 2 : 1;
+  return baseCredits(resultCount) * multiplier;
+}
+
+/** Below this balance responses carry X-Credits-Low: true. */
+export const LOW_CREDIT_THRESHOLD = 50;
