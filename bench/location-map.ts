@@ -27,12 +27,14 @@ if (!existsSync(snapshot)) throw new Error(`${snapshot} is missing: run bench/pi
 
 const store = loadStoreSync(snapshot);
 const info = store.info() as { rows: number; scale: number | null };
+// The contract's own large case: "a result of about 43K locations in JSON". The brand whose
+// verified count is closest to that is measured.
 let largest = 0;
 for (let i = 0; i < (info as unknown as { brands: number }).brands; i++) {
-  if (store.brand(i)!.locationCount > store.brand(largest)!.locationCount) largest = i;
+  if (Math.abs(store.brand(i)!.locationCount - 43_000) < Math.abs(store.brand(largest)!.locationCount - 43_000)) largest = i;
 }
 const brand = store.brand(largest)!;
-console.log(`largest brand: ${brand.name}, ${brand.locationCount} verified rows of ${brand.poolCount}`);
+console.log(`measured brand: ${brand.name}, ${brand.locationCount} verified rows of ${brand.poolCount}`);
 
 // ---- the JS baseline's data: every row of the brand as a JS object, provenance included so
 // the floor can be applied in JS.
@@ -189,7 +191,7 @@ writeSection(
 
 \`node --import tsx bench/location-map.ts --data-dir ${path.relative(ROOT, dataDir)}\` — snapshot of ${info.rows} rows (scale ${info.scale}).
 
-### Largest brand, whole result (${brand.name}: ${brand.locationCount} verified rows of ${brand.poolCount})
+### A brand's whole result (${brand.name}: ${brand.locationCount} verified rows of ${brand.poolCount}, the brand closest to the contract's 43K example)
 
 Addon: filter + serialize in Rust into one Buffer (async, libuv pool). Pure JS: the same rows held as JS objects, the floor applied in JS, serialized with JSON.stringify / string joins. Same process, one benchmark.js suite per format.
 

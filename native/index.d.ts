@@ -9,6 +9,16 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** The map renderer's loaded state: basemap shapes and theme palettes. Loaded once per server. */
+export declare class Renderer {
+  /**
+   * Renders a map of a query's locations on the libuv pool; the encoded image comes back
+   * as one Buffer.
+   */
+  render(store: Store, req: RenderRequest): Promise<RenderResponse>
+  renderSync(store: Store, req: RenderRequest): RenderResponse
+}
+
 /** A loaded snapshot. Cheap to share: queries borrow it through an `Arc`. */
 export declare class Store {
   get path(): string
@@ -42,6 +52,9 @@ export interface BrandInfo {
  * Returns each point's cluster id.
  */
 export declare function clusterPoints(lat: Float64Array, lng: Float64Array, source: Uint8Array, toleranceM: number): Uint32Array
+
+/** Loads the renderer from a countries GeoJSON file and the themes JSON file. */
+export declare function loadRendererSync(countriesGeojson: string, themesJson: string): Renderer
 
 /** Loads a snapshot file on the libuv pool. */
 export declare function loadStore(path: string): Promise<Store>
@@ -88,6 +101,41 @@ export interface QueryResponse {
   /** Sources that contributed the returned rows, alphabetical. */
   sources: Array<string>
   /** The filter as text. */
+  region: string
+}
+
+/**
+ * A map image request: the query (its `format` and `verifiedOnly` are ignored: images draw
+ * every reconciled row) and the picture.
+ */
+export interface RenderRequest {
+  query: QueryRequest
+  /** png or jpeg. */
+  format: string
+  width: number
+  height: number
+  scale: number
+  dpi: number
+  style: string
+  /** [south, west, north, east] */
+  bounds?: Array<number>
+  /** [lat, lng], with zoom. */
+  center?: Array<number>
+  zoom?: number
+  markerRadius?: number
+  /** One colour per brand of `query.brands`; `marker_color` for all; the theme's otherwise. */
+  markerColors?: Array<string>
+  markerColor?: string
+  jpegQuality?: number
+}
+
+export interface RenderResponse {
+  body: Buffer
+  /** Markers drawn. */
+  count: number
+  /** Locations that matched before any `limit`. */
+  total: number
+  sources: Array<string>
   region: string
 }
 

@@ -835,8 +835,10 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Renderer = nativeBinding.Renderer
 module.exports.Store = nativeBinding.Store
 module.exports.clusterPoints = nativeBinding.clusterPoints
+module.exports.loadRendererSync = nativeBinding.loadRendererSync
 module.exports.loadStore = nativeBinding.loadStore
 module.exports.loadStoreSync = nativeBinding.loadStoreSync
 module.exports.panicForTest = nativeBinding.panicForTest

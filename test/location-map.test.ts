@@ -531,7 +531,7 @@ test('Content-Type parameters and case are accepted: application/json; charset=u
 
 // ------------------------------------------------------------------ plans
 
-test('trial and standard keys: data formats (and format omitted) get 403 DATA_ACCESS_FORBIDDEN, images 501; nothing is charged', async (t) => {
+test('trial and standard keys: data formats (and format omitted) get 403 DATA_ACCESS_FORBIDDEN and are not charged; images are served and charged', async (t) => {
   const s = await server(t);
   for (const plan of ['trial', 'standard'] as Plan[]) {
     const k = s.keys.create({ plan });
@@ -541,12 +541,15 @@ test('trial and standard keys: data formats (and format omitted) get 403 DATA_AC
       const body = format ? { brand: MCD, format } : { brand: MCD };
       assertError(t, await postMap(s.base, k.key, body), 403, 'DATA_ACCESS_FORBIDDEN');
     }
-    for (const format of ['png', 'jpeg']) {
-      const res = await postMap(s.base, k.key, { brand: MCD, format });
-      assertError(t, res, 501, 'NOT_IMPLEMENTED');
-      t.notRegex(res.header('content-type'), /^image\//, 'errors on image requests are JSON');
+    const charged: number[] = [];
+    for (const format of ['png', 'jpeg'] as const) {
+      const res = await postMap(s.base, k.key, { brand: MCD, format, width: 200, height: 150 });
+      t.is(res.status, 200, `${plan} ${format}: ${res.text.slice(0, 200)}`);
+      t.is(res.header('content-type'), `image/${format}`);
+      t.is(Number(res.header('x-credits-charged')), creditsFor(Number(res.header('x-location-count')), format));
+      charged.push(Number(res.header('x-credits-charged')));
     }
-    t.is(balance(s, k.record.id), before, `${plan}: balance unchanged`);
+    t.is(balance(s, k.record.id), before - charged[0] - charged[1], `${plan}: only the images were charged`);
     t.deepEqual(
       usageRows(s, k.record.id).map((r) => [r.status, r.format, r.credits]),
       [
@@ -554,15 +557,11 @@ test('trial and standard keys: data formats (and format omitted) get 403 DATA_AC
         [403, 'csv', 0],
         [403, 'geojson', 0],
         [403, 'json', 0],
-        [501, 'png', 0],
-        [501, 'jpeg', 0],
+        [200, 'png', charged[0]],
+        [200, 'jpeg', charged[1]],
       ],
     );
   }
-  // Enterprise keys get data, but images are not there yet either.
-  const before = balance(s, s.keyId);
-  assertError(t, await postMap(s.base, s.key, { brand: MCD, format: 'png' }), 501, 'NOT_IMPLEMENTED');
-  t.is(balance(s, s.keyId), before);
 });
 
 test('a trial key expires after 5 days: 402 TRIAL_EXPIRED, by the server clock', async (t) => {
@@ -572,14 +571,11 @@ test('a trial key expires after 5 days: 402 TRIAL_EXPIRED, by the server clock',
   t.is(trial.record.expiresAt, clock + 5 * DAY_MS);
 
   const check = async (expired: boolean) => {
-    for (const [format, status, code] of [
-      ['png', 501, 'NOT_IMPLEMENTED'],
-      ['jpeg', 501, 'NOT_IMPLEMENTED'],
-      ['json', 403, 'DATA_ACCESS_FORBIDDEN'],
-    ] as const) {
-      const res = await postMap(s.base, trial.key, { brand: MCD, format });
+    for (const format of ['png', 'jpeg', 'json'] as const) {
+      const res = await postMap(s.base, trial.key, { brand: MCD, format, width: 100, height: 100 });
       if (expired) assertError(t, res, 402, 'TRIAL_EXPIRED');
-      else assertError(t, res, status, code);
+      else if (format === 'json') assertError(t, res, 403, 'DATA_ACCESS_FORBIDDEN');
+      else t.is(res.status, 200, `${format} before expiry`);
     }
   };
   await check(false);
@@ -591,14 +587,16 @@ test('a trial key expires after 5 days: 402 TRIAL_EXPIRED, by the server clock',
   await check(true);
   clock += DAY_MS;
   await check(true);
-  t.is(balance(s, trial.record.id), 50, 'no credits taken');
   const rows = usageRows(s, trial.record.id);
   t.is(rows.length, 15);
   t.deepEqual(
     rows.slice(9).map((r) => r.status),
     [402, 402, 402, 402, 402, 402],
   );
-  t.true(rows.every((r) => r.credits === 0));
+  const spent = rows.reduce((n, r) => n + r.credits, 0);
+  t.true(rows.slice(9).every((r) => r.credits === 0), 'nothing charged once expired');
+  t.is(rows.filter((r) => r.credits > 0).length, 6, 'the six images before expiry were charged');
+  t.is(balance(s, trial.record.id), 50 - spent);
 });
 
 // ------------------------------------------------------------------ credits

@@ -1,11 +1,13 @@
 // The `storemap` command: serve, data build/import/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
-import { buildDataset, datasetReport, importSources, snapshotPath } from './data/ingest.ts';
+import { buildDataset, datasetReport, ensureReference, importSources, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
-import { loadStore } from './native.ts';
+import { loadRendererSync, loadStore } from './native.ts';
+import { TABLES_DIR } from './paths.ts';
 import { KeyStore, PLANS, type Plan } from './services/keys.ts';
 import { StoreHolder } from './store-holder.ts';
 
@@ -51,7 +53,8 @@ async function serve(): Promise<void> {
   const store = new StoreHolder(await loadStore(await ensureDataset(config)));
   const db = openDatabase(config.dbPath);
   ensureDemoKeys(new KeyStore(db));
-  const server = createServer({ config, store, db });
+  const renderer = loadRendererSync(path.join(await ensureReference(config.dataDir), 'countries.geojson'), path.join(TABLES_DIR, 'themes.json'));
+  const server = createServer({ config, store, db, renderer });
   const url = await listen(server, config.host, config.port);
   const info = store.current.info() as { snapshot_version: string; rows: number };
   console.log(`storemap listening on ${url} (snapshot ${info.snapshot_version}, ${info.rows} rows)`);

@@ -11,6 +11,9 @@ export type QueryRequest = Binding.QueryRequest;
 export type QueryResponse = Binding.QueryResponse;
 export type BrandInfo = Binding.BrandInfo;
 export type Resolved = Binding.Resolved;
+export type Renderer = Binding.Renderer;
+export type RenderRequest = Binding.RenderRequest;
+export type RenderResponse = Binding.RenderResponse;
 
 export class NativeError extends Error {
   constructor(
@@ -51,6 +54,18 @@ export function loadStoreSync(path: string): Store {
 
 export function query(store: Store, req: QueryRequest): Promise<QueryResponse> {
   return wrap(() => store.query(req));
+}
+
+export function loadRendererSync(countriesGeojson: string, themesJson: string): Renderer {
+  try {
+    return binding.loadRendererSync(countriesGeojson, themesJson);
+  } catch (e) {
+    throw toNativeError(e);
+  }
+}
+
+export function render(renderer: Renderer, store: Store, req: RenderRequest): Promise<RenderResponse> {
+  return wrap(() => renderer.render(store, req));
 }
 
 /** Test hook (needs STOREMAP_TEST_HOOKS=1): a panic inside the addon. */

@@ -10,12 +10,15 @@ import * as testHooks from './routes/test-hooks.ts';
 import { Billing } from './services/billing.ts';
 import { KeyStore } from './services/keys.ts';
 import { NativePool } from './services/native-pool.ts';
+import type { Renderer } from './native.ts';
 import type { StoreHolder } from './store-holder.ts';
 
 export interface Deps {
   config: Config;
   store: StoreHolder;
   db: DB;
+  /** Draws png/jpeg maps; without it image formats answer 501. */
+  renderer?: Renderer;
   /** The clock every time-dependent rule reads (trial expiry, rate limits, usage times). */
   now?: () => number;
   log?: (line: string) => void;
@@ -25,6 +28,7 @@ export interface Deps {
 export interface ApiDeps {
   config: Config;
   store: StoreHolder;
+  renderer?: Renderer;
   keys: KeyStore;
   billing: Billing;
   limiter: RateLimiter;
@@ -37,6 +41,7 @@ export function createServer(deps: Deps): restify.Server {
   const api: ApiDeps = {
     config: deps.config,
     store: deps.store,
+    renderer: deps.renderer,
     keys: new KeyStore(deps.db, now),
     billing: new Billing(deps.db, now),
     limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),

@@ -271,6 +271,164 @@ impl Store {
     }
 }
 
+/// The map renderer's loaded state: basemap shapes and theme palettes. Loaded once per server.
+#[napi]
+pub struct Renderer {
+    basemap: Arc<storemap_render::Basemap>,
+    themes: Arc<storemap_render::Themes>,
+}
+
+fn render_err(e: storemap_render::RenderError) -> Error {
+    Error::new(Status::GenericFailure, format!("{}: {e}", e.code()))
+}
+
+/// Loads the renderer from a countries GeoJSON file and the themes JSON file.
+#[napi]
+pub fn load_renderer_sync(countries_geojson: String, themes_json: String) -> Result<Renderer> {
+    guarded(|| {
+        let read = |p: &str| std::fs::read_to_string(p).map_err(|e| Error::new(Status::GenericFailure, format!("IO_ERROR: {p}: {e}")));
+        let basemap = storemap_render::Basemap::from_geojson(&read(&countries_geojson)?).map_err(render_err)?;
+        let themes = storemap_render::Themes::from_json(&read(&themes_json)?).map_err(render_err)?;
+        Ok(Renderer { basemap: Arc::new(basemap), themes: Arc::new(themes) })
+    })
+}
+
+/// A map image request: the query (its `format` and `verifiedOnly` are ignored: images draw
+/// every reconciled row) and the picture.
+#[napi(object)]
+#[derive(Clone)]
+pub struct RenderRequest {
+    pub query: QueryRequest,
+    /// png or jpeg.
+    pub format: String,
+    pub width: u32,
+    pub height: u32,
+    pub scale: u32,
+    pub dpi: u32,
+    pub style: String,
+    /// [south, west, north, east]
+    pub bounds: Option<Vec<f64>>,
+    /// [lat, lng], with zoom.
+    pub center: Option<Vec<f64>>,
+    pub zoom: Option<f64>,
+    pub marker_radius: Option<f64>,
+    /// One colour per brand of `query.brands`; `marker_color` for all; the theme's otherwise.
+    pub marker_colors: Option<Vec<String>>,
+    pub marker_color: Option<String>,
+    pub jpeg_quality: Option<u32>,
+}
+
+#[napi(object)]
+pub struct RenderResponse {
+    pub body: Buffer,
+    /// Markers drawn.
+    pub count: u32,
+    /// Locations that matched before any `limit`.
+    pub total: u32,
+    pub sources: Vec<String>,
+    pub region: String,
+}
+
+fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &storemap_render::Themes, req: &RenderRequest) -> Result<QueryOutput> {
+    use storemap_render::{ImageFormat, MapRequest, MarkerGroup, Viewport};
+    let format = match req.format.as_str() {
+        "png" => ImageFormat::Png,
+        "jpeg" => ImageFormat::Jpeg(req.jpeg_quality.unwrap_or(85).clamp(1, 100) as u8),
+        f => return Err(invalid(format!("image format must be png or jpeg, not {f}"))),
+    };
+    let q = &req.query;
+    if q.brands.is_empty() || q.brands.iter().any(|&b| b as usize >= snap.brands().len()) {
+        return Err(invalid("brands must name brands of this snapshot"));
+    }
+    let storefront = match &q.storefront_type {
+        Some(t) => Some(StorefrontType::parse(t).ok_or_else(|| invalid(format!("unknown storefront_type {t}")))?),
+        None => None,
+    };
+    let filters = Filters {
+        country: q.country.clone(),
+        state: q.state.clone(),
+        city: q.city.clone(),
+        postcode: q.postcode.clone(),
+        radius_km: q.radius_km,
+        storefront_type: storefront,
+        verified_only: false,
+    };
+    let colour = |s: &String| storemap_render::parse_hex(s).map_err(render_err);
+    let mut groups = Vec::new();
+    let mut sources = storemap_core::SourceMask::default();
+    let mut total = 0u32;
+    let mut budget = q.limit.unwrap_or(u32::MAX);
+    for (i, &b) in q.brands.iter().enumerate() {
+        let r = snap.query(b, &filters).map_err(core_err)?;
+        total += r.rows.len() as u32;
+        let take = (r.rows.len() as u32).min(budget);
+        budget -= take;
+        let rows = &r.rows[..take as usize];
+        for &row in rows {
+            sources.0 |= snap.row_sources(row as usize).0;
+        }
+        let color = match (&req.marker_colors, &req.marker_color) {
+            (Some(cs), _) if i < cs.len() => Some(colour(&cs[i])?),
+            (_, Some(c)) => Some(colour(c)?),
+            _ => None,
+        };
+        groups.push(MarkerGroup { color, points: rows.iter().map(|&row| snap.row_lat_lng(row as usize)).collect() });
+    }
+    let count = groups.iter().map(|g| g.points.len() as u32).sum();
+    let viewport = match (&req.bounds, &req.center, req.zoom) {
+        (Some(b), _, _) if b.len() == 4 => Viewport::Bounds([b[0], b[1], b[2], b[3]]),
+        (_, Some(c), Some(z)) if c.len() == 2 => Viewport::CenterZoom([c[0], c[1]], z),
+        _ => Viewport::Auto,
+    };
+    let map = MapRequest {
+        width: req.width,
+        height: req.height,
+        scale: req.scale,
+        dpi: req.dpi,
+        style: req.style.clone(),
+        format,
+        viewport,
+        marker_radius: req.marker_radius.unwrap_or(5.0) as f32,
+        groups,
+    };
+    let body = storemap_render::render(basemap, themes, &map).map_err(render_err)?;
+    Ok(QueryOutput { body, count, total, sources: sources.iter().map(|s| s.as_str().to_string()).collect(), region: filters.region_text() })
+}
+
+pub struct RenderTask {
+    snap: Arc<Snapshot>,
+    basemap: Arc<storemap_render::Basemap>,
+    themes: Arc<storemap_render::Themes>,
+    req: RenderRequest,
+}
+
+impl Task for RenderTask {
+    type Output = QueryOutput;
+    type JsValue = RenderResponse;
+    fn compute(&mut self) -> Result<QueryOutput> {
+        guarded(|| render_impl(&self.snap, &self.basemap, &self.themes, &self.req))
+    }
+    fn resolve(&mut self, _env: Env, o: QueryOutput) -> Result<RenderResponse> {
+        Ok(RenderResponse { body: o.body.into(), count: o.count, total: o.total, sources: o.sources, region: o.region })
+    }
+}
+
+#[napi]
+impl Renderer {
+    /// Renders a map of a query's locations on the libuv pool; the encoded image comes back
+    /// as one Buffer.
+    #[napi(ts_return_type = "Promise<RenderResponse>")]
+    pub fn render(&self, store: &Store, req: RenderRequest) -> AsyncTask<RenderTask> {
+        AsyncTask::new(RenderTask { snap: store.inner.clone(), basemap: self.basemap.clone(), themes: self.themes.clone(), req })
+    }
+
+    #[napi]
+    pub fn render_sync(&self, store: &Store, req: RenderRequest) -> Result<RenderResponse> {
+        let o = guarded(|| render_impl(&store.inner, &self.basemap, &self.themes, &req))?;
+        Ok(RenderResponse { body: o.body.into(), count: o.count, total: o.total, sources: o.sources, region: o.region })
+    }
+}
+
 /// 100 m anchor clustering over raw points (the algorithm reconciliation uses), for the
 /// side-by-side benchmark. `source` holds source type codes (0 atp, 1 fsq, 2 osm, 3 overture).
 /// Returns each point's cluster id.

@@ -6,14 +6,20 @@ import { ApiError, sendError, toApiError, type Suggestion } from '../http/errors
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { readJsonBody } from '../http/body.ts';
 import { issueDetails, LocationMapRequest } from '../http/schemas.ts';
-import { NativeError, query, type Store } from '../native.ts';
+import { NativeError, query, render, type Store } from '../native.ts';
 import { creditsFor, IMAGE_FORMATS, LOW_CREDIT_THRESHOLD } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from '../server.ts';
 
 export const ENDPOINT = '/api/v1/location-map';
 
-const CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8', geojson: 'application/geo+json' } as const;
+const CONTENT_TYPES = {
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  geojson: 'application/geo+json',
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+} as const;
 
 export function mount(server: Server, deps: ApiDeps): void {
   server.post({ name: 'locationMap', path: ENDPOINT }, async (req: Request, res: Response) => {
@@ -75,7 +81,12 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     const rules = PLAN_RULES[key.plan];
     const image = (IMAGE_FORMATS as readonly string[]).includes(r.format);
     if (!image && !rules.dataFormats) throw new ApiError('DATA_ACCESS_FORBIDDEN');
-    if (image) throw new ApiError('NOT_IMPLEMENTED', 'Map images (png, jpeg) are not available in this release yet.');
+    if (image && !deps.renderer) throw new ApiError('NOT_IMPLEMENTED', 'Map images (png, jpeg) are not available on this server.');
+    // Options the renderer does not draw yet are refused, never silently ignored.
+    const pending = (['heatmap', 'include_legend', 'focus_country', 'mainland_only', 'conus', 'regions', 'background'] as const).filter(
+      (k) => r[k] !== undefined && r[k] !== false,
+    );
+    if (image && pending.length) throw new ApiError('NOT_IMPLEMENTED', `Not available yet: ${pending.join(', ')}.`);
     const format = r.format as keyof typeof CONTENT_TYPES;
 
     const store = deps.store.current;
@@ -93,23 +104,37 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     }
     const label = names.join(', ');
 
+    const filters = {
+      brands,
+      country: r.country,
+      state: r.state,
+      city: r.city,
+      postcode: r.postcode,
+      radiusKm: r.radius_km,
+      storefrontType: r.storefront_type,
+      limit: rules.maxLocations,
+    };
     const started = performance.now();
     const out = await deps.pool
       .run(() =>
-        query(store, {
-          brands,
-          country: r.country,
-          state: r.state,
-          city: r.city,
-          postcode: r.postcode,
-          radiusKm: r.radius_km,
-          storefrontType: r.storefront_type,
-          format,
-          includeProvenance: r.include_provenance,
-          verifiedOnly: true,
-          limit: rules.maxLocations,
-          brandLabel: label,
-        }),
+        image
+          ? render(deps.renderer!, store, {
+              // Images draw every reconciled row, community-map rows included.
+              query: { ...filters, format: 'json', verifiedOnly: false },
+              format: r.format,
+              width: r.width,
+              height: r.height,
+              scale: r.scale,
+              dpi: r.dpi,
+              style: r.style,
+              bounds: r.bounds,
+              center: r.center,
+              zoom: r.zoom,
+              markerRadius: r.marker_radius,
+              markerColor: r.marker_color,
+              markerColors: r.marker_colors,
+            })
+          : query(store, { ...filters, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: label }),
       )
       .catch((e: unknown) => {
         throw fromNative(e);

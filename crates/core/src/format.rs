@@ -55,7 +55,13 @@ fn write_json(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut Vec<
     out.extend_from_slice(b",\"count\":");
     out.extend_from_slice(itoa::Buffer::new().format(rows.len()).as_bytes());
     out.extend_from_slice(b",\"locations\":[");
-    let many_brands = rows.first().is_some_and(|&f| rows.iter().any(|&r| snap.brand_of_row(r) != snap.brand_of_row(f)));
+    // Rows come grouped by brand, in snapshot order: first and last differ iff several brands.
+    let many_brands = match (rows.first(), rows.last()) {
+        (Some(&f), Some(&l)) => snap.brand_of_row(f) != snap.brand_of_row(l),
+        _ => false,
+    };
+    let mut brand = BrandCursor::default();
+    let mut times = TimeCache::default();
     for (i, &r) in rows.iter().enumerate() {
         let r = r as usize;
         if i > 0 {
@@ -65,7 +71,7 @@ fn write_json(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut Vec<
         json_id(out, snap.id[r]);
         if many_brands {
             out.extend_from_slice(b",\"brand\":");
-            json_str(out, &snap.brands[snap.brand_of_row(r as u32) as usize].name);
+            json_str(out, brand.name(snap, r as u32));
         }
         out.extend_from_slice(b",\"name\":");
         json_str(out, snap.strings.get(snap.name[r]));
@@ -73,17 +79,54 @@ fn write_json(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut Vec<
         json_f64(out, snap.lat[r]);
         out.extend_from_slice(b",\"lng\":");
         json_f64(out, snap.lng[r]);
-        common_fields(snap, r, out);
+        common_fields(snap, r, out, &mut times);
         if opts.provenance {
-            provenance_fields(snap, r, out);
+            provenance_fields(snap, r, out, &mut times);
         }
         out.push(b'}');
     }
     out.extend_from_slice(b"]}");
 }
 
+/// The brand of consecutive rows, found by walking the brand ranges once instead of a search
+/// per row.
+#[derive(Default)]
+struct BrandCursor {
+    brand: u32,
+    end: u32,
+    started: bool,
+}
+
+impl BrandCursor {
+    fn name<'a>(&mut self, snap: &'a Snapshot, row: u32) -> &'a str {
+        if !self.started || row >= self.end || row < snap.brands[self.brand as usize].row_start {
+            self.brand = snap.brand_of_row(row);
+            self.end = snap.brands[self.brand as usize].row_end;
+            self.started = true;
+        }
+        &snap.brands[self.brand as usize].name
+    }
+}
+
+/// The last timestamp formatted: nearly every row carries the same refresh time.
+#[derive(Default)]
+struct TimeCache {
+    t: Option<i64>,
+    text: String,
+}
+
+impl TimeCache {
+    fn get(&mut self, t: i64) -> &[u8] {
+        if self.t != Some(t) {
+            self.t = Some(t);
+            self.text = format_iso(t);
+        }
+        self.text.as_bytes()
+    }
+}
+
 /// The fields JSON and GeoJSON share, each preceded by a comma.
-fn common_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>) {
+fn common_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>, times: &mut TimeCache) {
     out.extend_from_slice(b",\"country\":");
     json_str(out, &snap.countries[snap.country[r] as usize]);
     for (key, col) in [
@@ -97,10 +140,10 @@ fn common_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>) {
         json_opt_str(out, snap.strings.get(col[r]));
     }
     out.extend_from_slice(b",\"last_updated\":");
-    json_time(out, snap.last_updated[r]);
+    json_time(out, snap.last_updated[r], times);
 }
 
-fn provenance_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>) {
+fn provenance_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>, times: &mut TimeCache) {
     if !snap.row_has_provenance(r) {
         out.extend_from_slice(
             b",\"source_types\":null,\"confidence\":null,\"storefront_type\":null,\"alias_sources\":null,\"last_verified\":null",
@@ -134,10 +177,12 @@ fn provenance_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>) {
         out.push(b'}');
     }
     out.extend_from_slice(b"],\"last_verified\":");
-    json_time(out, snap.last_verified[r]);
+    json_time(out, snap.last_verified[r], times);
 }
 
 fn write_geojson(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut Vec<u8>) {
+    let mut brand = BrandCursor::default();
+    let mut times = TimeCache::default();
     out.extend_from_slice(b"{\"type\":\"FeatureCollection\",\"features\":[");
     for (i, &r) in rows.iter().enumerate() {
         let r = r as usize;
@@ -152,12 +197,12 @@ fn write_geojson(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut V
         out.push(b',');
         json_f64(out, snap.lat[r]);
         out.extend_from_slice(b"]},\"properties\":{\"brand\":");
-        json_str(out, &snap.brands[snap.brand_of_row(r as u32) as usize].name);
+        json_str(out, brand.name(snap, r as u32));
         out.extend_from_slice(b",\"name\":");
         json_str(out, snap.strings.get(snap.name[r]));
-        common_fields(snap, r, out);
+        common_fields(snap, r, out, &mut times);
         if opts.provenance {
-            provenance_fields(snap, r, out);
+            provenance_fields(snap, r, out, &mut times);
         }
         out.extend_from_slice(b"}}");
     }
@@ -167,9 +212,11 @@ fn write_geojson(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut V
 fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
     out.extend_from_slice(CSV_HEADER.as_bytes());
     let mut num = ryu::Buffer::new();
+    let mut brand = BrandCursor::default();
+    let mut times = TimeCache::default();
     for &r in rows {
         let r = r as usize;
-        csv_field(out, &snap.brands[snap.brand_of_row(r as u32) as usize].name);
+        csv_field(out, brand.name(snap, r as u32));
         out.push(b',');
         csv_field(out, snap.strings.get(snap.name[r]));
         out.push(b',');
@@ -184,7 +231,7 @@ fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
         }
         out.push(b',');
         if snap.last_updated[r] != NULL_TIME {
-            out.extend_from_slice(format_iso(snap.last_updated[r]).as_bytes());
+            out.extend_from_slice(times.get(snap.last_updated[r]));
         }
         out.extend_from_slice(b"\r\n");
     }
@@ -209,6 +256,12 @@ fn csv_field(out: &mut Vec<u8>, s: &str) {
 fn json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
+    // Almost every value needs no escaping: copy it whole.
+    if bytes.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let esc: &[u8] = match b {
@@ -248,19 +301,24 @@ fn json_f64(out: &mut Vec<u8>, v: f64) {
     }
 }
 
-fn json_time(out: &mut Vec<u8>, t: i64) {
+fn json_time(out: &mut Vec<u8>, t: i64, times: &mut TimeCache) {
     if t == NULL_TIME {
         out.extend_from_slice(b"null");
     } else {
         out.push(b'"');
-        out.extend_from_slice(format_iso(t).as_bytes());
+        out.extend_from_slice(times.get(t));
         out.push(b'"');
     }
 }
 
 /// A location's stable id: `loc_` and 16 hex digits of the hash of its primary source id.
 fn json_id(out: &mut Vec<u8>, id: u64) {
-    out.extend_from_slice(format!("\"loc_{id:016x}\"").as_bytes());
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = *b"\"loc_0000000000000000\"";
+    for k in 0..16 {
+        buf[5 + k] = HEX[((id >> (60 - 4 * k)) & 0xf) as usize];
+    }
+    out.extend_from_slice(&buf);
 }
 
 #[cfg(test)]
@@ -272,6 +330,13 @@ mod tests {
         let mut out = Vec::new();
         json_str(&mut out, "a\"b\\c\nd\u{1}é");
         assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\nd\\u0001é\"");
+    }
+
+    #[test]
+    fn writes_ids_as_16_hex_digits() {
+        let mut out = Vec::new();
+        json_id(&mut out, 0x0123_4567_89ab_cdef);
+        assert_eq!(String::from_utf8(out).unwrap(), "\"loc_0123456789abcdef\"");
     }
 
     #[test]

@@ -261,6 +261,11 @@ impl SnapshotBuilder {
         self.rows.len()
     }
 
+    /// The content version is known only once every row has been pushed.
+    pub fn set_version(&mut self, version: &str) {
+        self.meta.snapshot_version = version.to_string();
+    }
+
     /// Sorts, fills the brand ranges and writes the file atomically (temp file + rename), so a
     /// server watching the folder never sees half a snapshot.
     pub fn write(mut self, path: &Path) -> Result<SnapshotMeta> {

@@ -12,9 +12,9 @@ use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
 use crate::error::{IngestError, Result};
 use crate::import;
-use crate::reconcile::{ReconcileStats, Reconciler};
+use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
-use crate::{ImportReport, SourceRow};
+use crate::ImportReport;
 
 /// The snapshot's file name in the data folder.
 pub const SNAPSHOT_FILE: &str = "snapshot.smap";
@@ -106,6 +106,17 @@ fn load_countries(dir: &Path) -> Result<CountryIndex> {
     CountryIndex::from_geojson(&read_json(&dir.join("countries.geojson"))?)
 }
 
+/// Resident and peak memory from /proc (Linux), for the phase log: a full-size build must fit
+/// in the machine's memory, and this says which phase sets the peak.
+fn memory_note() -> String {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return String::new() };
+    let field = |k: &str| status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok());
+    match (field("VmRSS:"), field("VmHWM:")) {
+        (Some(rss), Some(hwm)) => format!(", RSS {:.2} GiB, peak {:.2} GiB", rss / 1048576.0, hwm / 1048576.0),
+        _ => String::new(),
+    }
+}
+
 /// Progress on stderr: one line per phase with its time (a spinner on a terminal).
 pub struct Phases {
     start: Instant,
@@ -131,7 +142,7 @@ impl Phases {
         let out = f()?;
         let secs = t.elapsed().as_secs_f64();
         self.seconds.insert(name.to_string(), (secs * 1000.0).round() / 1000.0);
-        let line = format!("{name}: {secs:.1}s (total {:.1}s)", self.start.elapsed().as_secs_f64());
+        let line = format!("{name}: {secs:.1}s (total {:.1}s){}", self.start.elapsed().as_secs_f64(), memory_note());
         match &self.bar {
             Some(b) => b.println(line),
             None => eprintln!("{line}"),
@@ -168,23 +179,34 @@ pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Pha
 }
 
 fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
-    let mut rows: Vec<SourceRow> = Vec::new();
+    let mut buckets = BrandBuckets::new(reference.catalog.brands.len());
     let mut imports = Vec::new();
     for source in [SourceType::Atp, SourceType::Overture, SourceType::Fsq, SourceType::Osm] {
         let Some(path) = paths.get(source) else { continue };
         if opts.disabled.contains(&source) {
             continue;
         }
-        let (r, report) = phases.run(&format!("import {}", source.as_str()), || match source {
-            SourceType::Osm => import::import_osm(path),
-            SourceType::Overture => import::import_overture(path),
-            SourceType::Fsq => import::import_fsq(path),
-            SourceType::Atp => import::import_atp(path),
+        // Rows are matched to brands as they arrive (in batches for the big GeoJSON sources),
+        // so the fields only matching needs are released before the next batch is read.
+        let catalog = &reference.catalog;
+        let report = phases.run(&format!("import {}", source.as_str()), || {
+            let mut sink = |batch: Vec<crate::SourceRow>| buckets.add(catalog, batch);
+            match source {
+                SourceType::Osm => import::import_osm_into(path, &mut sink),
+                SourceType::Atp => import::import_atp_into(path, &mut sink),
+                SourceType::Overture => import::import_overture(path).map(|(r, report)| {
+                    sink(r);
+                    report
+                }),
+                SourceType::Fsq => import::import_fsq(path).map(|(r, report)| {
+                    sink(r);
+                    report
+                }),
+            }
         })?;
-        rows.extend(r);
         imports.push(report);
     }
-    if rows.is_empty() {
+    if buckets.stats.rows_in == 0 {
         return Err(IngestError::Invalid("no rows imported: give at least one source".into()));
     }
     let population = PopulationGrid::new(&reference.cities);
@@ -195,20 +217,11 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         as_of: opts.as_of,
         multi_source: opts.multi_source,
     };
-    let (built, stats) = phases.run("reconcile", || Ok(reconciler.run(&rows)))?;
-    drop(rows);
 
     let path = opts.data_dir.join(SNAPSHOT_FILE);
-    let version = {
-        // Identifies the content: the build time and a hash over every row's id and position.
-        let mut h = 0u64;
-        for r in &built {
-            h = fnv1a(&[h.to_le_bytes(), r.id.to_le_bytes(), r.lat.to_bits().to_le_bytes(), r.lng.to_bits().to_le_bytes()].concat());
-        }
-        format!("{}-{:08x}", format_iso(opts.as_of).replace([':', '-'], ""), h & 0xffff_ffff)
-    };
     let meta = SnapshotMeta {
-        snapshot_version: version.clone(),
+        // Set below, once every row has been seen.
+        snapshot_version: String::new(),
         as_of: format_iso(opts.as_of),
         synthetic: opts.synthetic.is_some(),
         scale: opts.synthetic.map(|s| s.0),
@@ -223,14 +236,22 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         .iter()
         .map(|c| CityRecord { name: c.name.clone(), country: c.country.clone(), admin1: c.admin1.clone(), lat: c.lat, lng: c.lng, population: c.population })
         .collect();
-    let n = built.len() as u64;
+    let mut builder = SnapshotBuilder::new(meta, reference.catalog.brand_records(), cities, reference.catalog.tickers.clone());
+    // Rows go straight into the builder (which interns their text) as each block of brands is
+    // reconciled; the version hashes every row's id and position in that same order.
+    let mut hash = 0u64;
+    let stats = phases.run("reconcile", || {
+        Ok(reconciler.run_buckets(buckets, &mut |r| {
+            hash = fnv1a(&[hash.to_le_bytes(), r.id.to_le_bytes(), r.lat.to_bits().to_le_bytes(), r.lng.to_bits().to_le_bytes()].concat());
+            builder.push(&r);
+        }))
+    })?;
+    let n = builder.row_count() as u64;
+    let version = format!("{}-{:08x}", format_iso(opts.as_of).replace([':', '-'], ""), hash & 0xffff_ffff);
+    builder.set_version(&version);
     phases.run("write snapshot", || {
-        let mut b = SnapshotBuilder::new(meta, reference.catalog.brand_records(), cities, reference.catalog.tickers.clone());
-        for r in &built {
-            b.push(r);
-        }
         std::fs::create_dir_all(&opts.data_dir).map_err(|e| IngestError::io(opts.data_dir.display(), e))?;
-        b.write(&path)?;
+        builder.write(&path)?;
         Ok(())
     })?;
     Ok(BuildSummary {

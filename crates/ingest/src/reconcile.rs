@@ -44,7 +44,7 @@ fn anchor_rank(s: SourceType) -> u8 {
     }
 }
 
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, PartialEq)]
 pub struct ReconcileStats {
     pub rows_in: u64,
     /// Rows no brand of the catalog claimed (unbranded places, unknown chains).
@@ -65,43 +65,87 @@ pub struct Reconciler<'a> {
     pub multi_source: bool,
 }
 
-impl Reconciler<'_> {
-    pub fn run(&self, rows: &[SourceRow]) -> (Vec<RowBuilder>, ReconcileStats) {
-        let mut stats = ReconcileStats { rows_in: rows.len() as u64, ..Default::default() };
-        let brand_of: Vec<Option<u32>> = parallel_map(rows, |r| self.catalog.match_row(r));
-        let mut by_brand: Vec<Vec<usize>> = vec![Vec::new(); self.catalog.brands.len()];
-        for (i, b) in brand_of.iter().enumerate() {
+/// Source rows sorted into brands, as the importers' output is matched: rows no brand claims
+/// are counted and dropped, and the fields only matching needed are released, so a full-size
+/// build holds one compact copy of its rows.
+pub struct BrandBuckets {
+    pub rows: Vec<Vec<SourceRow>>,
+    pub stats: ReconcileStats,
+}
+
+impl BrandBuckets {
+    pub fn new(brands: usize) -> BrandBuckets {
+        BrandBuckets { rows: (0..brands).map(|_| Vec::new()).collect(), stats: ReconcileStats::default() }
+    }
+
+    /// Matches rows to brands (in parallel) and moves them into their buckets.
+    pub fn add(&mut self, catalog: &Catalog, rows: Vec<SourceRow>) {
+        self.stats.rows_in += rows.len() as u64;
+        let brand_of: Vec<Option<u32>> = parallel_map(&rows, |r| catalog.match_row(r));
+        for (mut r, b) in rows.into_iter().zip(brand_of) {
             match b {
-                Some(b) => by_brand[*b as usize].push(i),
+                Some(b) => {
+                    r.brand = None;
+                    r.brand_wikidata = None;
+                    r.category = None;
+                    self.rows[b as usize].push(r);
+                }
                 None => {
-                    if stats.unbranded_samples.len() < 20 {
-                        let r = &rows[i];
-                        stats.unbranded_samples.push(format!("{}:{} {:?} ({})", r.source().as_str(), r.source_id, r.name, r.category.as_deref().unwrap_or("no category")));
+                    if self.stats.unbranded_samples.len() < 20 {
+                        self.stats.unbranded_samples.push(format!("{}:{} {:?} ({})", r.source().as_str(), r.source_id, r.name, r.category.as_deref().unwrap_or("no category")));
                     }
-                    stats.rows_unbranded += 1
+                    self.stats.rows_unbranded += 1;
                 }
             }
         }
-        let brands: Vec<(u32, Vec<usize>)> = by_brand.into_iter().enumerate().filter(|(_, v)| !v.is_empty()).map(|(b, v)| (b as u32, v)).collect();
-        let per_brand: Vec<(Vec<Cluster>, u64)> = parallel_map(&brands, |(b, idx)| self.cluster_brand(*b, idx, rows));
+    }
+}
 
-        let mut clusters: Vec<Cluster> = Vec::new();
-        for (c, linked) in per_brand {
-            stats.linked_by_record_id += linked;
-            clusters.extend(c);
-        }
-        stats.clusters = clusters.len() as u64;
+/// Brands reconciled at once: enough to keep both cores busy, few enough that the rows they
+/// produce are a small slice of the whole.
+const BRAND_BLOCK: usize = 256;
 
-        let built: Vec<(RowBuilder, bool)> = parallel_map(&clusters, |c| {
-            let r = &rows[c.members[0]];
-            self.merge(c, rows, self.population.is_sparse(r.lat, r.lng))
-        });
-        let mut out = Vec::with_capacity(built.len());
-        for (row, backfilled) in built {
-            stats.countries_backfilled += backfilled as u64;
-            out.push(row);
-        }
+impl Reconciler<'_> {
+    /// All rows at once: for tests and small imports.
+    pub fn run(&self, rows: &[SourceRow]) -> (Vec<RowBuilder>, ReconcileStats) {
+        let mut buckets = BrandBuckets::new(self.catalog.brands.len());
+        buckets.add(self.catalog, rows.to_vec());
+        let mut out = Vec::new();
+        let stats = self.run_buckets(buckets, &mut |r| out.push(r));
         (out, stats)
+    }
+
+    /// Reconciles brand by brand, handing each finished row to `sink` and freeing each block
+    /// of brands' source rows as soon as it is done.
+    pub fn run_buckets(&self, mut buckets: BrandBuckets, sink: &mut dyn FnMut(RowBuilder)) -> ReconcileStats {
+        let mut stats = std::mem::take(&mut buckets.stats);
+        let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| !buckets.rows[b as usize].is_empty()).collect();
+        for block in brands.chunks(BRAND_BLOCK) {
+            let owned: Vec<(u32, Vec<SourceRow>)> = block.iter().map(|&b| (b, std::mem::take(&mut buckets.rows[b as usize]))).collect();
+            let done: Vec<(Vec<(RowBuilder, bool)>, u64, u64)> = parallel_map(&owned, |(b, rows)| {
+                let idx: Vec<usize> = (0..rows.len()).collect();
+                let (clusters, linked) = self.cluster_brand(*b, &idx, rows);
+                let n = clusters.len() as u64;
+                let built = clusters
+                    .iter()
+                    .map(|c| {
+                        let r = &rows[c.members[0]];
+                        self.merge(c, rows, self.population.is_sparse(r.lat, r.lng))
+                    })
+                    .collect();
+                (built, linked, n)
+            });
+            drop(owned);
+            for (built, linked, n) in done {
+                stats.linked_by_record_id += linked;
+                stats.clusters += n;
+                for (row, backfilled) in built {
+                    stats.countries_backfilled += backfilled as u64;
+                    sink(row);
+                }
+            }
+        }
+        stats
     }
 
     fn cluster_brand(&self, brand: u32, idx: &[usize], rows: &[SourceRow]) -> (Vec<Cluster>, u64) {
@@ -243,15 +287,23 @@ pub fn storefront_type(name: &str, default: StorefrontType) -> StorefrontType {
     }
 }
 
-/// Maps `f` over `items` on two threads (the machine has two cores), keeping order.
+/// Maps `f` over `items` on the machine's cores, keeping order. Items are dealt out strided
+/// (thread t takes t, t+T, t+2T, ...) rather than in contiguous halves: callers pass brands in
+/// rank order, biggest first, and halves would give one thread all the big ones.
 pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
-    if items.len() < 1024 || threads == 1 {
+    if items.len() < 64 || threads == 1 {
         return items.iter().map(&f).collect();
     }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items.chunks(chunk).map(|part| s.spawn(|| part.iter().map(&f).collect::<Vec<U>>())).collect();
-        handles.into_iter().flat_map(|h| h.join().expect("reconcile worker panicked")).collect()
-    })
+    let parts: Vec<Vec<U>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let f = &f;
+                s.spawn(move || items.iter().skip(t).step_by(threads).map(f).collect::<Vec<U>>())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("worker panicked")).collect()
+    });
+    let mut iters: Vec<_> = parts.into_iter().map(|p| p.into_iter()).collect();
+    (0..items.len()).map(|i| iters[i % threads].next().expect("every item mapped")).collect()
 }

@@ -41,9 +41,16 @@ struct Props {
 }
 
 pub fn import_atp(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
-    let mut report = ImportReport::new(SourceType::Atp);
     let mut rows = Vec::new();
+    let report = import_atp_into(path, &mut |batch| rows.extend(batch))?;
+    Ok((rows, report))
+}
+
+/// Streams the rows to `sink`, one spider file at a time.
+pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<ImportReport> {
+    let mut report = ImportReport::new(SourceType::Atp);
     for file in super::input_files(path, &[".geojson", ".json"])? {
+        let mut rows = Vec::new();
         let name = file.display().to_string();
         let bytes = std::fs::read(&file).map_err(|e| IngestError::io(&name, e))?;
         let coll: Collection = serde_json::from_slice(&bytes)
@@ -60,9 +67,10 @@ pub fn import_atp(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
                 Err(why) => report.skip(&name, i as u64 + 1, why),
             }
         }
+        report.rows_kept += rows.len() as u64;
+        sink(rows);
     }
-    report.rows_kept = rows.len() as u64;
-    Ok((rows, report))
+    Ok(report)
 }
 
 /// `Ok(None)` for a store the spider reports as closed (`end_date` of `yes` or a past date).

@@ -10,9 +10,9 @@ mod overture;
 mod parquet;
 mod wkb;
 
-pub use atp::import_atp;
+pub use atp::{import_atp, import_atp_into};
 pub use fsq::import_fsq;
-pub use osm::import_osm;
+pub use osm::{import_osm, import_osm_into};
 pub use overture::import_overture;
 
 use std::path::{Path, PathBuf};

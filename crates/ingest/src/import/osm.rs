@@ -29,9 +29,19 @@ struct Props {
     tags: Tags,
 }
 
+/// Rows handed to the sink at a time: a full planet extract never sits in memory whole.
+const BATCH: usize = 100_000;
+
 pub fn import_osm(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
-    let mut report = ImportReport::new(SourceType::Osm);
     let mut rows = Vec::new();
+    let report = import_osm_into(path, &mut |batch| rows.extend(batch))?;
+    Ok((rows, report))
+}
+
+/// Streams the rows to `sink` in batches.
+pub fn import_osm_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<ImportReport> {
+    let mut report = ImportReport::new(SourceType::Osm);
+    let mut rows = Vec::with_capacity(BATCH);
     for file in super::input_files(path, &[".geojsonseq", ".geojsonl", ".jsonl", ".geojsons"])? {
         let name = file.display().to_string();
         let f = std::fs::File::open(&file).map_err(|e| IngestError::io(&name, e))?;
@@ -46,13 +56,19 @@ pub fn import_osm(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
             }
             report.rows_read += 1;
             match parse_feature(text) {
-                Ok(row) => rows.push(row),
+                Ok(row) => {
+                    rows.push(row);
+                    report.rows_kept += 1;
+                    if rows.len() == BATCH {
+                        sink(std::mem::replace(&mut rows, Vec::with_capacity(BATCH)));
+                    }
+                }
                 Err(why) => report.skip(&name, line_no, why),
             }
         }
     }
-    report.rows_kept = rows.len() as u64;
-    Ok((rows, report))
+    sink(rows);
+    Ok(report)
 }
 
 /// Drops the record separator and surrounding white space.

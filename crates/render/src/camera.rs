@@ -1,0 +1,127 @@
+//! Web Mercator with slippy-map zoom: at zoom z the world is 256 * 2^z pixels wide. A camera
+//! maps lat/lng to image pixels for one viewport.
+
+/// The requested viewport, in the contract's priority order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Viewport {
+    /// [south, west, north, east]: the box fits the image (aspect kept, centred).
+    Bounds([f64; 4]),
+    /// [lat, lng] at an integer zoom.
+    CenterZoom([f64; 2], f64),
+    /// Fit the given points with padding.
+    Auto,
+}
+
+/// Web Mercator's latitude limit.
+pub const MAX_LAT: f64 = 85.051_128_779_806_59;
+
+/// World pixel coordinates at zoom 0 (0..256).
+pub fn world(lat: f64, lng: f64) -> (f64, f64) {
+    let lat = lat.clamp(-MAX_LAT, MAX_LAT).to_radians();
+    let x = (lng + 180.0) / 360.0 * 256.0;
+    let y = (1.0 - (lat.tan() + 1.0 / lat.cos()).ln() / std::f64::consts::PI) / 2.0 * 256.0;
+    (x, y)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Camera {
+    pub zoom: f64,
+    /// World pixel (at `zoom`) of the image's top-left corner.
+    pub left: f64,
+    pub top: f64,
+    /// Image size in pixels (already multiplied by scale).
+    pub width: u32,
+    pub height: u32,
+    /// Pixel multiplier (scale): zoom semantics stay those of a 256-px tile at scale 1.
+    pub scale: f64,
+}
+
+impl Camera {
+    fn centred(cx0: f64, cy0: f64, zoom: f64, width: u32, height: u32, scale: f64) -> Camera {
+        let k = 2f64.powf(zoom) * scale;
+        Camera { zoom, left: cx0 * k - width as f64 / 2.0, top: cy0 * k - height as f64 / 2.0, width, height, scale }
+    }
+
+    /// The camera for a viewport; `points` are (lat, lng) for auto-fit.
+    pub fn new(viewport: Viewport, points: &[(f64, f64)], width: u32, height: u32, scale: f64) -> Camera {
+        match viewport {
+            Viewport::CenterZoom([lat, lng], zoom) => {
+                let (x, y) = world(lat, lng);
+                Camera::centred(x, y, zoom, width, height, scale)
+            }
+            Viewport::Bounds([s, w, n, e]) => Camera::fit((world(n, w), world(s, e)), width, height, scale, 0.0, 18.0),
+            Viewport::Auto => {
+                if points.is_empty() {
+                    return Camera::new(Viewport::CenterZoom([20.0, 0.0], 0.0), points, width, height, scale);
+                }
+                let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+                for &(lat, lng) in points {
+                    let (x, y) = world(lat, lng);
+                    x0 = x0.min(x);
+                    x1 = x1.max(x);
+                    y0 = y0.min(y);
+                    y1 = y1.max(y);
+                }
+                // Padding so edge markers are not cut; a single point gets a city-scale view.
+                let pad = 0.08 * (width.min(height) as f64);
+                Camera::fit(((x0, y0), (x1, y1)), width, height, scale, pad, 14.0)
+            }
+        }
+    }
+
+    /// The largest zoom (capped) at which the world-pixel box fits inside the image minus
+    /// `pad` on each side.
+    fn fit(((x0, y0), (x1, y1)): ((f64, f64), (f64, f64)), width: u32, height: u32, scale: f64, pad: f64, max_zoom: f64) -> Camera {
+        let (bw, bh) = ((x1 - x0).max(1e-9), (y1 - y0).max(1e-9));
+        let avail_w = (width as f64 - 2.0 * pad).max(1.0) / scale;
+        let avail_h = (height as f64 - 2.0 * pad).max(1.0) / scale;
+        let zoom = (avail_w / bw).min(avail_h / bh).log2().clamp(0.0, max_zoom);
+        Camera::centred((x0 + x1) / 2.0, (y0 + y1) / 2.0, zoom, width, height, scale)
+    }
+
+    /// Image pixel of a lat/lng.
+    pub fn pixel(&self, lat: f64, lng: f64) -> (f64, f64) {
+        let (x, y) = world(lat, lng);
+        let k = 2f64.powf(self.zoom) * self.scale;
+        (x * k - self.left, y * k - self.top)
+    }
+
+    /// World-pixel scale factor from zoom-0 pixels to image pixels.
+    pub fn k(&self) -> f64 {
+        2f64.powf(self.zoom) * self.scale
+    }
+
+    /// The visible area in zoom-0 world pixels: (x0, y0, x1, y1).
+    pub fn world_box(&self) -> (f64, f64, f64, f64) {
+        let k = self.k();
+        (self.left / k, self.top / k, (self.left + self.width as f64) / k, (self.top + self.height as f64) / k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_projection_matches_slippy_tiles() {
+        assert_eq!(world(0.0, 0.0), (128.0, 128.0));
+        let (x, y) = world(MAX_LAT, -180.0);
+        assert!(x.abs() < 1e-9 && y.abs() < 1e-6);
+    }
+
+    #[test]
+    fn center_zoom_puts_the_centre_in_the_middle() {
+        let c = Camera::new(Viewport::CenterZoom([41.88, -87.63], 10.0), &[], 1200, 800, 1.0);
+        let (x, y) = c.pixel(41.88, -87.63);
+        assert!((x - 600.0).abs() < 1e-6 && (y - 400.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bounds_fit_inside_the_image() {
+        let c = Camera::new(Viewport::Bounds([40.0, -90.0, 45.0, -80.0]), &[], 1200, 800, 1.0);
+        let (x0, y0) = c.pixel(45.0, -90.0);
+        let (x1, y1) = c.pixel(40.0, -80.0);
+        assert!(x0 >= -1e-6 && y0 >= -1e-6 && x1 <= 1200.0 + 1e-6 && y1 <= 800.0 + 1e-6);
+        assert!((x1 - x0 - 1200.0).abs() < 1e-6 || (y1 - y0 - 800.0).abs() < 1e-6, "one side fills the image");
+    }
+}

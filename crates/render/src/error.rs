@@ -1,0 +1,29 @@
+use thiserror::Error;
+
+/// Every renderer failure, with the stable code the service maps to an HTTP status.
+#[derive(Debug, Error)]
+pub enum RenderError {
+    #[error("image size {width}x{height} is out of range (1..={max} per side)")]
+    InvalidSize { width: u32, height: u32, max: u32 },
+    #[error("invalid colour {0:?}: expected 6-digit hex")]
+    InvalidColor(String),
+    #[error("unknown style {0:?}")]
+    UnknownStyle(String),
+    #[error("invalid viewport: {0}")]
+    InvalidViewport(String),
+    #[error("basemap shapes: {0}")]
+    Shapes(String),
+    #[error("encoding failed: {0}")]
+    Encode(String),
+}
+
+impl RenderError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            RenderError::InvalidSize { .. } | RenderError::InvalidColor(_) | RenderError::UnknownStyle(_) | RenderError::InvalidViewport(_) => "INVALID_REQUEST",
+            RenderError::Shapes(_) | RenderError::Encode(_) => "INTERNAL",
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, RenderError>;

@@ -1,0 +1,142 @@
+//! Renderer integration tests: real encodes decoded again, pixels checked against arithmetic
+//! done here independently of the renderer's own projection code.
+
+use storemap_render::{render, Basemap, ImageFormat, MapRequest, MarkerGroup, Themes, Viewport};
+
+const THEMES: &str = include_str!("../../../../data/themes.json");
+
+/// A 20-degree square "country" centred on (10, 10), far from the markers used below.
+fn basemap() -> Basemap {
+    Basemap::from_geojson(
+        r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"iso_a2":"AA"},
+        "geometry":{"type":"Polygon","coordinates":[[[0,0],[20,0],[20,20],[0,20],[0,0]]]}}]}"#,
+    )
+    .unwrap()
+}
+
+fn request(style: &str, viewport: Viewport, points: Vec<(f64, f64)>) -> MapRequest {
+    MapRequest {
+        width: 400,
+        height: 300,
+        scale: 1,
+        dpi: 96,
+        style: style.into(),
+        format: ImageFormat::Png,
+        viewport,
+        marker_radius: 5.0,
+        groups: vec![MarkerGroup { color: Some([255, 0, 0]), points }],
+    }
+}
+
+/// Decodes a PNG: (width, height, RGB(A) bytes, channels, pixels per metre).
+fn decode(bytes: &[u8]) -> (u32, u32, Vec<u8>, usize, Option<u32>) {
+    let mut d = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
+    let mut buf = vec![0; d.output_buffer_size()];
+    let info = d.next_frame(&mut buf).unwrap();
+    let ppm = d.info().pixel_dims.map(|p| p.xppu);
+    (info.width, info.height, buf[..info.buffer_size()].to_vec(), info.color_type.samples(), ppm)
+}
+
+fn pixel(img: &(u32, u32, Vec<u8>, usize, Option<u32>), x: u32, y: u32) -> [u8; 3] {
+    let i = (y * img.0 + x) as usize * img.3;
+    [img.2[i], img.2[i + 1], img.2[i + 2]]
+}
+
+/// Independent Web Mercator: image pixel of (lat, lng) at `zoom`, centred on (clat, clng).
+fn expected_pixel(lat: f64, lng: f64, clat: f64, clng: f64, zoom: f64, w: f64, h: f64) -> (f64, f64) {
+    let size = 256.0 * 2f64.powf(zoom);
+    let mx = |lng: f64| (lng + 180.0) / 360.0 * size;
+    let my = |lat: f64| {
+        let s = lat.to_radians().sin();
+        (0.5 - ((1.0 + s) / (1.0 - s)).ln() / (4.0 * std::f64::consts::PI)) * size
+    };
+    (mx(lng) - mx(clng) + w / 2.0, my(lat) - my(clat) + h / 2.0)
+}
+
+#[test]
+fn a_marker_lands_where_mercator_arithmetic_puts_it() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let (clat, clng, zoom) = (-30.0, -60.0, 5.0);
+    let (plat, plng) = (-29.2, -58.9);
+    let png = render(&basemap(), &themes, &request("light", Viewport::CenterZoom([clat, clng], zoom), vec![(plat, plng)])).unwrap();
+    let img = decode(&png);
+    let (ex, ey) = expected_pixel(plat, plng, clat, clng, zoom, 400.0, 300.0);
+    // The red centre of the marker is within 1 px of the prediction.
+    let red = (0..300u32)
+        .flat_map(|y| (0..400u32).map(move |x| (x, y)))
+        .filter(|&(x, y)| pixel(&img, x, y) == [255, 0, 0])
+        .fold((0.0, 0.0, 0.0), |(sx, sy, n), (x, y)| (sx + x as f64 + 0.5, sy + y as f64 + 0.5, n + 1.0));
+    assert!(red.2 > 10.0, "marker drawn");
+    let (cx, cy) = (red.0 / red.2, red.1 / red.2);
+    assert!((cx - ex).abs() <= 1.0 && (cy - ey).abs() <= 1.0, "marker at ({cx:.2},{cy:.2}), expected ({ex:.2},{ey:.2})");
+}
+
+#[test]
+fn each_theme_paints_its_water_and_land() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    for style in ["light", "dark", "voyager", "pitchbook", "slate", "warm"] {
+        let t = *themes.get(style).unwrap();
+        // Centre on the square country: the middle is land, a corner far outside is water.
+        let png = render(&basemap(), &themes, &request(style, Viewport::CenterZoom([10.0, 10.0], 3.0), vec![])).unwrap();
+        let img = decode(&png);
+        assert_eq!(pixel(&img, 200, 150), t.land, "{style} land");
+        assert_eq!(pixel(&img, 2, 2), t.water, "{style} water");
+    }
+    assert!(render(&basemap(), &themes, &request("neon", Viewport::Auto, vec![])).is_err());
+}
+
+#[test]
+fn viewport_priority_bounds_then_center_zoom_then_auto_fit() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let points = vec![(-20.0, -50.0), (-25.0, -45.0)];
+    let red_box = |png: &[u8]| {
+        let img = decode(png);
+        let reds: Vec<(u32, u32)> = (0..img.1).flat_map(|y| (0..img.0).map(move |x| (x, y))).filter(|&(x, y)| pixel(&img, x, y) == [255, 0, 0]).collect();
+        let xs: Vec<u32> = reds.iter().map(|p| p.0).collect();
+        (xs.iter().min().copied(), xs.iter().max().copied())
+    };
+    // Auto-fit: both markers inside, spread over most of the width.
+    let (min, max) = red_box(&render(&basemap(), &themes, &request("light", Viewport::Auto, points.clone())).unwrap());
+    assert!(min.unwrap() > 5 && max.unwrap() < 395 && max.unwrap() - min.unwrap() > 150);
+    // Bounds far away: no marker is drawn, but the image still renders.
+    let (min, _) = red_box(&render(&basemap(), &themes, &request("light", Viewport::Bounds([40.0, 100.0, 50.0, 120.0]), points.clone())).unwrap());
+    assert_eq!(min, None);
+    // Center + zoom on one marker: it sits in the middle.
+    let (min, max) = red_box(&render(&basemap(), &themes, &request("light", Viewport::CenterZoom([-20.0, -50.0], 6.0), points)).unwrap());
+    let mid = (min.unwrap() + max.unwrap()) / 2;
+    assert!((mid as i32 - 200).abs() <= 1, "{mid}");
+}
+
+#[test]
+fn png_and_jpeg_carry_size_and_dpi() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let mut req = request("light", Viewport::Auto, vec![(1.0, 1.0)]);
+    req.scale = 2;
+    req.dpi = 300;
+    let img = decode(&render(&basemap(), &themes, &req).unwrap());
+    assert_eq!((img.0, img.1), (800, 600));
+    assert_eq!(img.4, Some((300.0f64 / 0.0254).round() as u32));
+    req.format = ImageFormat::Jpeg(85);
+    let jpg = render(&basemap(), &themes, &req).unwrap();
+    assert_eq!(&jpg[..2], &[0xFF, 0xD8]);
+    // JFIF APP0: units 1 (dpi), then x and y density, big-endian.
+    let app0 = jpg.windows(5).position(|w| w == b"JFIF\0").unwrap();
+    assert_eq!(jpg[app0 + 7], 1);
+    assert_eq!(u16::from_be_bytes([jpg[app0 + 8], jpg[app0 + 9]]), 300);
+    assert_eq!(u16::from_be_bytes([jpg[app0 + 10], jpg[app0 + 11]]), 300);
+}
+
+#[test]
+fn oversized_requests_fail_before_any_pixel_buffer() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let mut req = request("light", Viewport::Auto, vec![]);
+    req.width = 4097;
+    assert!(matches!(render(&basemap(), &themes, &req), Err(storemap_render::RenderError::InvalidSize { .. })));
+    req.width = 2000;
+    req.scale = 3;
+    assert!(matches!(render(&basemap(), &themes, &req), Err(storemap_render::RenderError::InvalidSize { .. })));
+    req.width = 4096;
+    req.height = 1;
+    req.scale = 1;
+    assert!(render(&basemap(), &themes, &req).is_ok());
+}
