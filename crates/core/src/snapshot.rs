@@ -223,7 +223,7 @@ impl SnapshotBuilder {
         let start = self.alias_source.len() as u32;
         for (s, id) in &r.aliases {
             self.alias_source.push(*s as u8);
-            self.alias_id.push(self.strings.intern(id));
+            self.alias_id.push(self.strings.append_unique(id));
         }
         let mut flags = 0;
         if r.community_only {
@@ -241,11 +241,11 @@ impl SnapshotBuilder {
             id: r.id,
             text: [
                 s.intern(&r.name),
-                s.intern(&r.address),
+                s.append_unique(&r.address),
                 s.intern(&r.city),
                 s.intern(&r.state),
                 s.intern(&r.postcode),
-                s.intern(&r.phone),
+                s.append_unique(&r.phone),
             ],
             last_updated: r.last_updated,
             last_verified: r.last_verified.unwrap_or(NULL_TIME),
@@ -259,6 +259,14 @@ impl SnapshotBuilder {
 
     pub fn row_count(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Reserves room for `rows` rows, so the column buffers grow once instead of doubling
+    /// (and briefly holding two copies) all the way up.
+    pub fn reserve(&mut self, rows: usize) {
+        self.rows.reserve(rows);
+        self.alias_source.reserve(rows * 2);
+        self.alias_id.reserve(rows * 2);
     }
 
     /// The content version is known only once every row has been pushed.

@@ -45,30 +45,70 @@ impl StringPool {
 }
 
 /// Builds a pool; ids are handed out in first-seen order, so the same input order gives the
-/// same bytes.
+/// same bytes. Lookups go by a 64-bit hash to the id, confirmed against the blob, so the
+/// builder holds each distinct string once (a full-size build interns some 20 million); the
+/// rare hash collision between different strings falls back to a map keyed by the text.
 #[derive(Debug)]
 pub struct StringPoolBuilder {
     blob: String,
     offsets: Vec<u32>,
-    ids: HashMap<Box<str>, u32>,
+    ids: HashMap<u64, u32>,
+    collisions: HashMap<Box<str>, u32>,
 }
 
 impl Default for StringPoolBuilder {
     fn default() -> Self {
-        StringPoolBuilder { blob: String::new(), offsets: vec![0, 0], ids: HashMap::from([("".into(), EMPTY)]) }
+        let mut b = StringPoolBuilder { blob: String::new(), offsets: vec![0, 0], ids: HashMap::new(), collisions: HashMap::new() };
+        b.ids.insert(hash(""), EMPTY);
+        b
     }
 }
 
+/// FNV-1a, 64-bit: fixed across runs and platforms, so builds stay byte-identical.
+fn hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
 impl StringPoolBuilder {
-    pub fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
-        }
+    fn text(&self, id: u32) -> &str {
+        &self.blob[self.offsets[id as usize] as usize..self.offsets[id as usize + 1] as usize]
+    }
+
+    fn append(&mut self, s: &str) -> u32 {
         let id = (self.offsets.len() - 1) as u32;
         self.blob.push_str(s);
         self.offsets.push(self.blob.len() as u32);
-        self.ids.insert(s.into(), id);
         id
+    }
+
+    pub fn intern(&mut self, s: &str) -> u32 {
+        let h = hash(s);
+        match self.ids.get(&h) {
+            Some(&id) if self.text(id) == s => id,
+            Some(_) => {
+                if let Some(&id) = self.collisions.get(s) {
+                    return id;
+                }
+                let id = self.append(s);
+                self.collisions.insert(s.into(), id);
+                id
+            }
+            None => {
+                let id = self.append(s);
+                self.ids.insert(h, id);
+                id
+            }
+        }
+    }
+
+    /// Appends without looking for an equal string: for text that is unique by nature
+    /// (addresses, phone numbers, source ids), where a lookup table would cost more than the
+    /// rare duplicate it saves.
+    pub fn append_unique(&mut self, s: &str) -> u32 {
+        if s.is_empty() {
+            return EMPTY;
+        }
+        self.append(s)
     }
 
     pub fn finish(self) -> StringPool {
@@ -93,6 +133,21 @@ mod tests {
         assert_eq!(pool.get(EMPTY), "");
         assert_eq!(pool.get(999), "");
         assert_eq!(pool.len(), 3);
+    }
+
+    #[test]
+    fn hash_collisions_still_intern_correctly() {
+        let mut b = StringPoolBuilder::default();
+        let a = b.intern("first");
+        // Force the collision path: a different string under the same hash slot.
+        let h = hash("second");
+        b.ids.insert(h, a);
+        let c = b.intern("second");
+        assert_ne!(a, c);
+        assert_eq!(b.intern("second"), c);
+        assert_eq!(b.intern("first"), a);
+        let pool = b.finish();
+        assert_eq!((pool.get(a), pool.get(c)), ("first", "second"));
     }
 
     #[test]
