@@ -11,6 +11,8 @@ import { ATTRIBUTION } from '../ts/http/headers.ts';
 import { SOURCE_TYPES } from '../ts/config.ts';
 import { baseCredits, creditsFor, type Format } from '../ts/services/credits.ts';
 import type { Plan } from '../ts/services/keys.ts';
+import { check as checkGeoJson } from '@placemarkio/check-geojson';
+import { parse as csvParse } from 'csv-parse/sync';
 import { parseCsv } from './helpers/csv.ts';
 import { testDataDir, testStore, largestBrand, type Location } from './helpers/dataset.ts';
 import { geojsonProblems, type FeatureCollection } from './helpers/geojson.ts';
@@ -185,6 +187,9 @@ test('csv: exact header, text/csv; charset=utf-8, one row per location, values e
   t.is(res.text.split(/\r?\n/)[0], CSV_HEADER);
   const [header, ...rows] = parseCsv(res.text.replace(/\r?\n$/, ''));
   t.deepEqual(header, CSV_HEADER.split(','));
+  // An independent RFC 4180 parser (csv-parse, strict about quotes and column counts) reads
+  // the same records.
+  t.deepEqual(csvParse(res.text, { relax_quotes: false, relax_column_count: false }), [header, ...rows]);
   t.is(rows.length, Number(res.header('x-location-count')));
   t.is(rows.length, env.count);
   assertDataHeaders(t, res, s, { count: env.count, brand: MCD, region: 'worldwide' });
@@ -210,6 +215,8 @@ test('geojson: application/geo+json, a valid FeatureCollection, [lng, lat] equal
   t.is(res.header('content-type'), 'application/geo+json');
   const doc = res.json<FeatureCollection>();
   t.deepEqual(geojsonProblems(doc, GEO_PROPERTIES), []);
+  // An independent RFC 7946 validator throws on any invalid member.
+  t.notThrows(() => checkGeoJson(res.text));
   t.is(doc.features.length, Number(res.header('x-location-count')));
   t.is(doc.features.length, env.count);
   assertDataHeaders(t, res, s, { count: env.count, brand: MCD, region: 'worldwide' });
