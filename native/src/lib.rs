@@ -121,8 +121,9 @@ pub struct QueryOutput {
     region: String,
 }
 
-fn query_impl(snap: &Snapshot, req: &QueryRequest) -> Result<QueryOutput> {
-    let format = Format::parse(&req.format).ok_or_else(|| invalid(format!("format must be json, csv or geojson, not {}", req.format)))?;
+/// The request's brands checked against the snapshot and its filters as core filters: the one
+/// conversion data queries and map renders share.
+fn filters_of(snap: &Snapshot, req: &QueryRequest, verified_only: bool) -> Result<Filters> {
     let storefront = match &req.storefront_type {
         Some(t) => Some(StorefrontType::parse(t).ok_or_else(|| invalid(format!("unknown storefront_type {t}")))?),
         None => None,
@@ -130,15 +131,20 @@ fn query_impl(snap: &Snapshot, req: &QueryRequest) -> Result<QueryOutput> {
     if req.brands.is_empty() || req.brands.iter().any(|&b| b as usize >= snap.brands().len()) {
         return Err(invalid("brands must name brands of this snapshot"));
     }
-    let filters = Filters {
+    Ok(Filters {
         country: req.country.clone(),
         state: req.state.clone(),
         city: req.city.clone(),
         postcode: req.postcode.clone(),
         radius_km: req.radius_km,
         storefront_type: storefront,
-        verified_only: req.verified_only,
-    };
+        verified_only,
+    })
+}
+
+fn query_impl(snap: &Snapshot, req: &QueryRequest) -> Result<QueryOutput> {
+    let format = Format::parse(&req.format).ok_or_else(|| invalid(format!("format must be json, csv or geojson, not {}", req.format)))?;
+    let filters = filters_of(snap, req, req.verified_only)?;
     let mut rows = Vec::new();
     let mut sources = storemap_core::SourceMask::default();
     for &b in &req.brands {
@@ -337,22 +343,8 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
         f => return Err(invalid(format!("image format must be png or jpeg, not {f}"))),
     };
     let q = &req.query;
-    if q.brands.is_empty() || q.brands.iter().any(|&b| b as usize >= snap.brands().len()) {
-        return Err(invalid("brands must name brands of this snapshot"));
-    }
-    let storefront = match &q.storefront_type {
-        Some(t) => Some(StorefrontType::parse(t).ok_or_else(|| invalid(format!("unknown storefront_type {t}")))?),
-        None => None,
-    };
-    let filters = Filters {
-        country: q.country.clone(),
-        state: q.state.clone(),
-        city: q.city.clone(),
-        postcode: q.postcode.clone(),
-        radius_km: q.radius_km,
-        storefront_type: storefront,
-        verified_only: false,
-    };
+    // Images draw every reconciled row, community-map rows included.
+    let filters = filters_of(snap, q, false)?;
     let colour = |s: &String| storemap_render::parse_hex(s).map_err(render_err);
     let mut groups = Vec::new();
     let mut sources = storemap_core::SourceMask::default();
