@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::aliases::AliasIndex;
 use crate::error::{CoreError, Result};
 use crate::model::{SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
-use crate::strings::{StringPool, StringPoolBuilder};
+use crate::strings::{PoolRelayout, StringPool, StringPoolBuilder};
 
 const MAGIC: &[u8; 8] = b"STOREMAP";
 /// Bumped whenever the layout changes; a server refuses snapshots of another version.
@@ -303,20 +303,27 @@ impl SnapshotBuilder {
             rec.row_end = i as u32;
         }
 
-        let rows = &self.rows;
-        let col = |f: &dyn Fn(&PackedRow) -> u32| rows.iter().map(f).collect::<Vec<u32>>();
-        let mut alias_start = Vec::with_capacity(rows.len() + 1);
+        // The pool is re-laid in row order (see PoolRelayout), each row's text then its source ids.
+        let interned = std::mem::take(&mut self.strings).finish();
+        let mut relayout = PoolRelayout::new(&interned);
+        let mut alias_start = Vec::with_capacity(self.rows.len() + 1);
         let mut alias_source = Vec::with_capacity(self.alias_source.len());
         let mut alias_id = Vec::with_capacity(self.alias_id.len());
-        for r in rows {
+        for r in &mut self.rows {
+            for t in &mut r.text {
+                *t = relayout.id(*t);
+            }
             alias_start.push(alias_source.len() as u32);
             let (a, b) = (r.alias_range.0 as usize, r.alias_range.1 as usize);
             alias_source.extend_from_slice(&self.alias_source[a..b]);
-            alias_id.extend_from_slice(&self.alias_id[a..b]);
+            alias_id.extend(self.alias_id[a..b].iter().map(|&id| relayout.id(id)));
         }
         alias_start.push(alias_source.len() as u32);
-        let strings = std::mem::take(&mut self.strings).finish();
+        let strings = relayout.finish();
+        drop(interned);
         let (blob, offsets) = strings.parts();
+        let rows = &self.rows;
+        let col = |f: &dyn Fn(&PackedRow) -> u32| rows.iter().map(f).collect::<Vec<u32>>();
 
         let mut w = SectionWriter::default();
         w.json("meta", &self.meta)?;
