@@ -53,8 +53,27 @@ export interface BrandInfo {
  */
 export declare function clusterPoints(lat: Float64Array, lng: Float64Array, source: Uint8Array, toleranceM: number): Uint32Array
 
-/** Loads the renderer from a countries GeoJSON file and the themes JSON file. */
-export declare function loadRendererSync(countriesGeojson: string, themesJson: string): Renderer
+/**
+ * PNG-encodes an untouched white image of this size with the maps' encoder and settings: the
+ * floor under any render time (benchmarks only).
+ */
+export declare function encodeBlankPng(width: number, height: number): Buffer
+
+export interface FocusRequest {
+  /** ISO 3166-1 alpha-2, or "auto": the country most of the result's locations are in. */
+  country: string
+  mainlandOnly?: boolean
+  conus?: boolean
+  /** US state codes to outline. */
+  regions?: Array<string>
+  fillColor?: string
+  outlineColor?: string
+  outlineWidth?: number
+  /** A colour, or "transparent" (the default). */
+  background?: string
+}
+
+export declare function loadRendererSync(assets: RendererAssets): Renderer
 
 /** Loads a snapshot file on the libuv pool. */
 export declare function loadStore(path: string): Promise<Store>
@@ -105,6 +124,19 @@ export interface QueryResponse {
 }
 
 /**
+ * Loads the renderer from a countries GeoJSON file and the themes JSON file.
+ * Where the renderer's data lives: shapes and the gazetteer from the reference step, the
+ * theme table and the label font.
+ */
+export interface RendererAssets {
+  countriesGeojson: string
+  usStatesGeojson?: string
+  citiesCsv?: string
+  font?: string
+  themesJson: string
+}
+
+/**
  * A map image request: the query (its `format` and `verifiedOnly` are ignored: images draw
  * every reconciled row) and the picture.
  */
@@ -127,6 +159,12 @@ export interface RenderRequest {
   markerColors?: Array<string>
   markerColor?: string
   jpegQuality?: number
+  /** Kernel density instead of markers. */
+  heatmap?: boolean
+  /** A legend box with each company's colour, name and count. */
+  legend?: boolean
+  /** Draw one country alone instead of the basemap. */
+  focus?: FocusRequest
 }
 
 export interface RenderResponse {
@@ -137,6 +175,8 @@ export interface RenderResponse {
   total: number
   sources: Array<string>
   region: string
+  /** The focus map's country, "auto" resolved. */
+  focusCountry?: string
 }
 
 export interface Resolved {

@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.Renderer = nativeBinding.Renderer
 module.exports.Store = nativeBinding.Store
 module.exports.clusterPoints = nativeBinding.clusterPoints
+module.exports.encodeBlankPng = nativeBinding.encodeBlankPng
 module.exports.loadRendererSync = nativeBinding.loadRendererSync
 module.exports.loadStore = nativeBinding.loadStore
 module.exports.loadStoreSync = nativeBinding.loadStoreSync

@@ -112,16 +112,3 @@ test('bad image requests get JSON errors, never an image', async (t) => {
     t.is(JSON.parse(bytes.toString()).code, 'INVALID_REQUEST');
   }
 });
-
-test('image options not drawn yet are refused with 501, not ignored, and cost nothing', async (t) => {
-  const s = await startServer(t, { env: NO_RATE_LIMIT });
-  const key = s.keys.create({ plan: 'enterprise', credits: 1000 });
-  for (const extra of [{ heatmap: true }, { include_legend: true }, { focus_country: 'US' }, { focus_country: 'US', conus: true }]) {
-    const { res, bytes } = await post(s, key.key, { brand: 'starbucks', format: 'png', ...extra });
-    t.is(res.status, 501, JSON.stringify(extra));
-    t.is(JSON.parse(bytes.toString()).code, 'NOT_IMPLEMENTED');
-  }
-  t.is(s.keys.get(key.record.id)!.credits, 1000);
-  // heatmap: false is no request for a heatmap.
-  t.is((await post(s, key.key, { brand: 'starbucks', format: 'png', width: 100, height: 100, heatmap: false })).res.status, 200);
-});

@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
-import { loadRendererSync, loadStore } from './native.ts';
+import { loadRenderer, loadStore } from './native.ts';
 import { TABLES_DIR } from './paths.ts';
 import { KeyStore, PLANS, type Plan } from './services/keys.ts';
 import { StoreHolder } from './store-holder.ts';
@@ -53,7 +53,7 @@ async function serve(): Promise<void> {
   const store = new StoreHolder(await loadStore(await ensureDataset(config)));
   const db = openDatabase(config.dbPath);
   ensureDemoKeys(new KeyStore(db));
-  const renderer = loadRendererSync(path.join(await ensureReference(config.dataDir), 'countries.geojson'), path.join(TABLES_DIR, 'themes.json'));
+  const renderer = loadRenderer(await ensureReference(config.dataDir));
   const server = createServer({ config, store, db, renderer });
   const url = await listen(server, config.host, config.port);
   const info = store.current.info() as { snapshot_version: string; rows: number };

@@ -31,6 +31,8 @@ export const ConfigSchema = z.object({
   /** Heavy native calls running at once (the libuv pool has 4 threads) and waiting. */
   STOREMAP_NATIVE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   STOREMAP_NATIVE_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
+  /** Bytes of encoded map images kept for repeated requests; 0 turns the cache off. */
+  STOREMAP_IMAGE_CACHE_BYTES: z.coerce.number().int().min(0).max(2 ** 32).default(64 * 2 ** 20),
   /** Mounts test-only routes (a panic inside the addon, a slow task). Never in production. */
   STOREMAP_TEST_HOOKS: z.enum(['0', '1']).default('0'),
 });
@@ -49,6 +51,7 @@ export type Config = {
   requestTimeoutMs: number;
   nativeConcurrency: number;
   nativeQueue: number;
+  imageCacheBytes: number;
   testHooks: boolean;
 };
 
@@ -74,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: c.STOREMAP_REQUEST_TIMEOUT_MS,
     nativeConcurrency: c.STOREMAP_NATIVE_CONCURRENCY,
     nativeQueue: c.STOREMAP_NATIVE_QUEUE,
+    imageCacheBytes: c.STOREMAP_IMAGE_CACHE_BYTES,
     testHooks: c.STOREMAP_TEST_HOOKS === '1',
   };
 }

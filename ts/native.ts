@@ -1,7 +1,9 @@
 // The one door to the Rust addon. The addon reports errors as "CODE: message"; this module
 // turns them into NativeError with a `code`, so callers never parse strings.
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import type * as Binding from '../native/index.js';
+import { TABLES_DIR } from './paths.ts';
 
 const require = createRequire(import.meta.url);
 const binding = require('../native/index.js') as typeof Binding;
@@ -56,9 +58,22 @@ export function query(store: Store, req: QueryRequest): Promise<QueryResponse> {
   return wrap(() => store.query(req));
 }
 
-export function loadRendererSync(countriesGeojson: string, themesJson: string): Renderer {
+/**
+ * The map renderer, from the reference folder the data step writes (country and US state
+ * shapes, the gazetteer for city labels), the theme table and the label font.
+ */
+/** DejaVu Sans, from its npm package: broad Unicode coverage for city names worldwide. */
+export const LABEL_FONT = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
+
+export function loadRenderer(referenceDir: string): Renderer {
   try {
-    return binding.loadRendererSync(countriesGeojson, themesJson);
+    return binding.loadRendererSync({
+      countriesGeojson: path.join(referenceDir, 'countries.geojson'),
+      usStatesGeojson: path.join(referenceDir, 'us_states.geojson'),
+      citiesCsv: path.join(referenceDir, 'cities.csv'),
+      font: LABEL_FONT,
+      themesJson: path.join(TABLES_DIR, 'themes.json'),
+    });
   } catch (e) {
     throw toNativeError(e);
   }

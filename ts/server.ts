@@ -9,6 +9,7 @@ import * as locationMap from './routes/location-map.ts';
 import * as testHooks from './routes/test-hooks.ts';
 import { Billing } from './services/billing.ts';
 import { KeyStore } from './services/keys.ts';
+import { ImageCache } from './services/image-cache.ts';
 import { NativePool } from './services/native-pool.ts';
 import type { Renderer } from './native.ts';
 import type { StoreHolder } from './store-holder.ts';
@@ -33,6 +34,7 @@ export interface ApiDeps {
   billing: Billing;
   limiter: RateLimiter;
   pool: NativePool;
+  images: ImageCache;
   log: (line: string) => void;
 }
 
@@ -46,6 +48,7 @@ export function createServer(deps: Deps): restify.Server {
     billing: new Billing(deps.db, now),
     limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
     pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue),
+    images: new ImageCache(deps.config.imageCacheBytes),
     log: deps.log ?? ((line) => console.error(line)),
   };
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });

@@ -289,14 +289,43 @@ fn render_err(e: storemap_render::RenderError) -> Error {
 }
 
 /// Loads the renderer from a countries GeoJSON file and the themes JSON file.
+/// Where the renderer's data lives: shapes and the gazetteer from the reference step, the
+/// theme table and the label font.
+#[napi(object)]
+pub struct RendererAssets {
+    pub countries_geojson: String,
+    pub us_states_geojson: Option<String>,
+    pub cities_csv: Option<String>,
+    pub font: Option<String>,
+    pub themes_json: String,
+}
+
 #[napi]
-pub fn load_renderer_sync(countries_geojson: String, themes_json: String) -> Result<Renderer> {
+pub fn load_renderer_sync(assets: RendererAssets) -> Result<Renderer> {
     guarded(|| {
-        let read = |p: &str| std::fs::read_to_string(p).map_err(|e| Error::new(Status::GenericFailure, format!("IO_ERROR: {p}: {e}")));
-        let basemap = storemap_render::Basemap::from_geojson(&read(&countries_geojson)?).map_err(render_err)?;
-        let themes = storemap_render::Themes::from_json(&read(&themes_json)?).map_err(render_err)?;
+        let io = |p: &str, e: std::io::Error| Error::new(Status::GenericFailure, format!("IO_ERROR: {p}: {e}"));
+        let read = |p: &str| std::fs::read_to_string(p).map_err(|e| io(p, e));
+        let mut basemap = storemap_render::Basemap::from_geojson(&read(&assets.countries_geojson)?).map_err(render_err)?;
+        if let Some(p) = &assets.us_states_geojson {
+            basemap = basemap.with_us_states(&read(p)?).map_err(render_err)?;
+        }
+        if let Some(p) = &assets.cities_csv {
+            basemap = basemap.with_cities_csv(&read(p)?).map_err(render_err)?;
+        }
+        if let Some(p) = &assets.font {
+            basemap = basemap.with_font(&std::fs::read(p).map_err(|e| io(p, e))?).map_err(render_err)?;
+        }
+        let themes = storemap_render::Themes::from_json(&read(&assets.themes_json)?).map_err(render_err)?;
         Ok(Renderer { basemap: Arc::new(basemap), themes: Arc::new(themes) })
     })
+}
+
+/// PNG-encodes an untouched white image of this size with the maps' encoder and settings: the
+/// floor under any render time (benchmarks only).
+#[napi]
+pub fn encode_blank_png(width: u32, height: u32) -> Result<Buffer> {
+    let body = guarded(|| storemap_render::encode_blank(width, height, storemap_render::ImageFormat::Png).map_err(render_err))?;
+    Ok(body.into())
 }
 
 /// A map image request: the query (its `format` and `verifiedOnly` are ignored: images draw
@@ -322,6 +351,28 @@ pub struct RenderRequest {
     pub marker_colors: Option<Vec<String>>,
     pub marker_color: Option<String>,
     pub jpeg_quality: Option<u32>,
+    /// Kernel density instead of markers.
+    pub heatmap: Option<bool>,
+    /// A legend box with each company's colour, name and count.
+    pub legend: Option<bool>,
+    /// Draw one country alone instead of the basemap.
+    pub focus: Option<FocusRequest>,
+}
+
+#[napi(object)]
+#[derive(Clone)]
+pub struct FocusRequest {
+    /// ISO 3166-1 alpha-2, or "auto": the country most of the result's locations are in.
+    pub country: String,
+    pub mainland_only: Option<bool>,
+    pub conus: Option<bool>,
+    /// US state codes to outline.
+    pub regions: Option<Vec<String>>,
+    pub fill_color: Option<String>,
+    pub outline_color: Option<String>,
+    pub outline_width: Option<f64>,
+    /// A colour, or "transparent" (the default).
+    pub background: Option<String>,
 }
 
 #[napi(object)]
@@ -333,9 +384,40 @@ pub struct RenderResponse {
     pub total: u32,
     pub sources: Vec<String>,
     pub region: String,
+    /// The focus map's country, "auto" resolved.
+    pub focus_country: Option<String>,
 }
 
-fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &storemap_render::Themes, req: &RenderRequest) -> Result<QueryOutput> {
+/// The focus request as the renderer's spec; "auto" is the country most served rows are in.
+fn focus_spec(snap: &Snapshot, f: &FocusRequest, rows: &[u32]) -> Result<storemap_render::FocusSpec> {
+    let colour = |s: &Option<String>, default: &str| storemap_render::parse_hex(s.as_deref().unwrap_or(default)).map_err(render_err);
+    let country = if f.country.eq_ignore_ascii_case("auto") {
+        let mut counts: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
+        for &r in rows {
+            *counts.entry(snap.row_country(r as usize)).or_default() += 1;
+        }
+        // Most rows; ties go to the alphabetically first code, so the choice is stable.
+        counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(c, _)| c.to_string()).unwrap_or_default()
+    } else {
+        f.country.to_ascii_uppercase()
+    };
+    let background = match f.background.as_deref() {
+        None | Some("transparent") => None,
+        Some(c) => Some(storemap_render::parse_hex(c).map_err(render_err)?),
+    };
+    Ok(storemap_render::FocusSpec {
+        country,
+        mainland_only: f.mainland_only.unwrap_or(false),
+        conus: f.conus.unwrap_or(false),
+        regions: f.regions.clone().unwrap_or_default(),
+        fill: colour(&f.fill_color, "#E5E7EB")?,
+        outline: colour(&f.outline_color, "#9CA3AF")?,
+        outline_width: f.outline_width.unwrap_or(1.5) as f32,
+        background,
+    })
+}
+
+fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &storemap_render::Themes, req: &RenderRequest) -> Result<RenderOutput> {
     use storemap_render::{ImageFormat, MapRequest, MarkerGroup, Viewport};
     let format = match req.format.as_str() {
         "png" => ImageFormat::Png,
@@ -350,6 +432,7 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
     let mut sources = storemap_core::SourceMask::default();
     let mut total = 0u32;
     let mut budget = q.limit.unwrap_or(u32::MAX);
+    let mut served: Vec<u32> = Vec::new();
     for (i, &b) in q.brands.iter().enumerate() {
         let r = snap.query(b, &filters).map_err(core_err)?;
         total += r.rows.len() as u32;
@@ -364,7 +447,8 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
             (_, Some(c)) => Some(colour(c)?),
             _ => None,
         };
-        groups.push(MarkerGroup { color, points: rows.iter().map(|&row| snap.row_lat_lng(row as usize)).collect() });
+        groups.push(MarkerGroup { color, name: snap.brands()[b as usize].name.clone(), points: rows.iter().map(|&row| snap.row_lat_lng(row as usize)).collect() });
+        served.extend_from_slice(rows);
     }
     let count = groups.iter().map(|g| g.points.len() as u32).sum();
     let viewport = match (&req.bounds, &req.center, req.zoom) {
@@ -372,6 +456,14 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
         (_, Some(c), Some(z)) if c.len() == 2 => Viewport::CenterZoom([c[0], c[1]], z),
         _ => Viewport::Auto,
     };
+    let region = filters.region_text();
+    let sources: Vec<String> = sources.iter().map(|s| s.as_str().to_string()).collect();
+    if count == 0 {
+        // Nothing to draw: the service answers 404 without an image.
+        return Ok(RenderOutput { out: QueryOutput { body: Vec::new(), count, total, sources, region }, focus_country: None });
+    }
+    let focus = req.focus.as_ref().map(|f| focus_spec(snap, f, &served)).transpose()?;
+    let focus_country = focus.as_ref().map(|f| f.country.clone());
     let map = MapRequest {
         width: req.width,
         height: req.height,
@@ -382,9 +474,22 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
         viewport,
         marker_radius: req.marker_radius.unwrap_or(5.0) as f32,
         groups,
+        heatmap: req.heatmap.unwrap_or(false),
+        legend: req.legend.unwrap_or(false),
+        focus,
     };
     let body = storemap_render::render(basemap, themes, &map).map_err(render_err)?;
-    Ok(QueryOutput { body, count, total, sources: sources.iter().map(|s| s.as_str().to_string()).collect(), region: filters.region_text() })
+    Ok(RenderOutput { out: QueryOutput { body, count, total, sources, region }, focus_country })
+}
+
+pub struct RenderOutput {
+    out: QueryOutput,
+    focus_country: Option<String>,
+}
+
+fn to_render_response(o: RenderOutput) -> RenderResponse {
+    let RenderOutput { out, focus_country } = o;
+    RenderResponse { body: out.body.into(), count: out.count, total: out.total, sources: out.sources, region: out.region, focus_country }
 }
 
 pub struct RenderTask {
@@ -395,13 +500,13 @@ pub struct RenderTask {
 }
 
 impl Task for RenderTask {
-    type Output = QueryOutput;
+    type Output = RenderOutput;
     type JsValue = RenderResponse;
-    fn compute(&mut self) -> Result<QueryOutput> {
+    fn compute(&mut self) -> Result<RenderOutput> {
         guarded(|| render_impl(&self.snap, &self.basemap, &self.themes, &self.req))
     }
-    fn resolve(&mut self, _env: Env, o: QueryOutput) -> Result<RenderResponse> {
-        Ok(RenderResponse { body: o.body.into(), count: o.count, total: o.total, sources: o.sources, region: o.region })
+    fn resolve(&mut self, _env: Env, o: RenderOutput) -> Result<RenderResponse> {
+        Ok(to_render_response(o))
     }
 }
 
@@ -416,8 +521,7 @@ impl Renderer {
 
     #[napi]
     pub fn render_sync(&self, store: &Store, req: RenderRequest) -> Result<RenderResponse> {
-        let o = guarded(|| render_impl(&store.inner, &self.basemap, &self.themes, &req))?;
-        Ok(RenderResponse { body: o.body.into(), count: o.count, total: o.total, sources: o.sources, region: o.region })
+        Ok(to_render_response(guarded(|| render_impl(&store.inner, &self.basemap, &self.themes, &req))?))
     }
 }
 

@@ -6,8 +6,7 @@ import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { loadConfig, type Config } from '../../ts/config.ts';
 import { openDatabase, type DB } from '../../ts/db/database.ts';
-import { loadRendererSync } from '../../ts/native.ts';
-import { TABLES_DIR } from '../../ts/paths.ts';
+import { loadRenderer } from '../../ts/native.ts';
 import { createServer, listen } from '../../ts/server.ts';
 import { KeyStore } from '../../ts/services/keys.ts';
 import { StoreHolder } from '../../ts/store-holder.ts';
@@ -31,7 +30,7 @@ export async function startServer(
   const config = loadConfig({ ...process.env, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
   const db = openDatabase(dbPath);
   const store = new StoreHolder(testStore());
-  const renderer = loadRendererSync(path.join(testDataDir(), 'reference', 'countries.geojson'), path.join(TABLES_DIR, 'themes.json'));
+  const renderer = loadRenderer(path.join(testDataDir(), 'reference'));
   const server = createServer({ config, store, db, renderer, now: opts.now, log: () => {} });
   const base = await listen(server, '127.0.0.1', 0);
   t.teardown(

@@ -60,6 +60,7 @@ export const LocationMapRequest = z
     if (r.marker_colors && (!r.tickers || r.marker_colors.length > r.tickers.length)) issue('marker_colors', 'one colour per ticker, and only with tickers');
     if ((r.mainland_only || r.conus || r.regions) && !r.focus_country) issue('focus_country', 'mainland_only, conus and regions need focus_country');
     if (r.conus && r.focus_country && !['us', 'auto'].includes(r.focus_country.toLowerCase())) issue('conus', 'conus applies to the US only');
+    if (r.background && !r.focus_country) issue('background', 'background applies to focus maps (focus_country)');
     // background 'transparent' with jpeg is allowed: the contract says JPEG falls back to white.
   });
 

@@ -5,8 +5,9 @@ import type { Request, Response, Server } from 'restify';
 import { ApiError, sendError, toApiError, type Suggestion } from '../http/errors.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { readJsonBody } from '../http/body.ts';
-import { issueDetails, LocationMapRequest } from '../http/schemas.ts';
-import { NativeError, query, render, type Store } from '../native.ts';
+import { issueDetails, LocationMapRequest, type LocationMapRequest as Req } from '../http/schemas.ts';
+import { NativeError, query, render, type QueryResponse, type RenderRequest, type Store } from '../native.ts';
+import { ImageCache, type CachedImage } from '../services/image-cache.ts';
 import { creditsFor, IMAGE_FORMATS, LOW_CREDIT_THRESHOLD } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from '../server.ts';
@@ -36,6 +37,40 @@ function fromNative(e: unknown): unknown {
   if (!(e instanceof NativeError)) return e;
   if (e.code === 'INVALID_REQUEST' || e.code === 'UNKNOWN_CITY') return new ApiError('INVALID_REQUEST', e.message);
   return e;
+}
+
+/** The addon's render request: every image option, defaults applied. */
+function renderRequest(r: Req, filters: Omit<RenderRequest['query'], 'format' | 'verifiedOnly'>): RenderRequest {
+  return {
+    // Images draw every reconciled row, community-map rows included.
+    query: { ...filters, format: 'json', verifiedOnly: false },
+    format: r.format,
+    width: r.width,
+    height: r.height,
+    scale: r.scale,
+    dpi: r.dpi,
+    style: r.style,
+    bounds: r.bounds,
+    center: r.center,
+    zoom: r.zoom,
+    markerRadius: r.marker_radius,
+    markerColor: r.marker_color,
+    markerColors: r.marker_colors,
+    heatmap: r.heatmap,
+    legend: r.include_legend,
+    focus: r.focus_country
+      ? {
+          country: r.focus_country,
+          mainlandOnly: r.mainland_only,
+          conus: r.conus,
+          regions: r.regions,
+          fillColor: r.fill_color,
+          outlineColor: r.outline_color,
+          outlineWidth: r.outline_width,
+          background: r.background,
+        }
+      : undefined,
+  };
 }
 
 async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void> {
@@ -82,11 +117,6 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     const image = (IMAGE_FORMATS as readonly string[]).includes(r.format);
     if (!image && !rules.dataFormats) throw new ApiError('DATA_ACCESS_FORBIDDEN');
     if (image && !deps.renderer) throw new ApiError('NOT_IMPLEMENTED', 'Map images (png, jpeg) are not available on this server.');
-    // Options the renderer does not draw yet are refused, never silently ignored.
-    const pending = (['heatmap', 'include_legend', 'focus_country', 'mainland_only', 'conus', 'regions', 'background'] as const).filter(
-      (k) => r[k] !== undefined && r[k] !== false,
-    );
-    if (image && pending.length) throw new ApiError('NOT_IMPLEMENTED', `Not available yet: ${pending.join(', ')}.`);
     const format = r.format as keyof typeof CONTENT_TYPES;
 
     const store = deps.store.current;
@@ -115,30 +145,26 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
       limit: rules.maxLocations,
     };
     const started = performance.now();
-    const out = await deps.pool
-      .run(() =>
-        image
-          ? render(deps.renderer!, store, {
-              // Images draw every reconciled row, community-map rows included.
-              query: { ...filters, format: 'json', verifiedOnly: false },
-              format: r.format,
-              width: r.width,
-              height: r.height,
-              scale: r.scale,
-              dpi: r.dpi,
-              style: r.style,
-              bounds: r.bounds,
-              center: r.center,
-              zoom: r.zoom,
-              markerRadius: r.marker_radius,
-              markerColor: r.marker_color,
-              markerColors: r.marker_colors,
-            })
-          : query(store, { ...filters, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: label }),
-      )
-      .catch((e: unknown) => {
-        throw fromNative(e);
-      });
+    let cached = false;
+    let out: QueryResponse | CachedImage;
+    if (image) {
+      const request = renderRequest(r, filters);
+      const cacheKey = ImageCache.key([deps.store.version, request]);
+      const hit = deps.images.get(cacheKey);
+      cached = hit !== undefined;
+      out =
+        hit ??
+        (await deps.pool.run(() => render(deps.renderer!, store, request)).catch((e: unknown) => {
+          throw fromNative(e);
+        }));
+      if (!cached && out.count > 0) deps.images.set(cacheKey, out);
+    } else {
+      out = await deps.pool
+        .run(() => query(store, { ...filters, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: label }))
+        .catch((e: unknown) => {
+          throw fromNative(e);
+        });
+    }
     const renderMs = performance.now() - started;
     if (out.count === 0) throw new ApiError('NOT_FOUND', `No locations of ${label} match these filters.`, { suggestions: [] });
 
@@ -158,7 +184,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     res.header('X-Credits-Remaining', String(charge.remaining));
     if (!rules.unlimited && charge.remaining < LOW_CREDIT_THRESHOLD) res.header('X-Credits-Low', 'true');
     res.header('X-Render-Time', `${Math.round(renderMs)}ms`);
-    res.header('X-Cached', 'false');
+    res.header('X-Cached', String(cached));
     if (out.total > out.count) {
       res.header('X-Trial-Cap-Applied', 'true');
       res.header('X-Total-Available', String(out.total));

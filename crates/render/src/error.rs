@@ -11,6 +11,10 @@ pub enum RenderError {
     UnknownStyle(String),
     #[error("invalid viewport: {0}")]
     InvalidViewport(String),
+    #[error("no shape for country {0:?}")]
+    UnknownCountry(String),
+    #[error("invalid focus map: {0}")]
+    InvalidFocus(String),
     #[error("basemap shapes: {0}")]
     Shapes(String),
     #[error("encoding failed: {0}")]
@@ -20,7 +24,9 @@ pub enum RenderError {
 impl RenderError {
     pub fn code(&self) -> &'static str {
         match self {
-            RenderError::InvalidSize { .. } | RenderError::InvalidColor(_) | RenderError::UnknownStyle(_) | RenderError::InvalidViewport(_) => "INVALID_REQUEST",
+            RenderError::InvalidSize { .. } | RenderError::InvalidColor(_) | RenderError::UnknownStyle(_) | RenderError::InvalidViewport(_)
+            | RenderError::UnknownCountry(_)
+            | RenderError::InvalidFocus(_) => "INVALID_REQUEST",
             RenderError::Shapes(_) | RenderError::Encode(_) => "INTERNAL",
         }
     }

@@ -1,6 +1,7 @@
 //! storemap-render: draws maps. Web Mercator with slippy-map zoom (zoom 0 = the world in
-//! 256 px), an offline basemap from Natural Earth country shapes, theme palettes, markers
-//! stamped from a pre-rendered sprite, and PNG/JPEG encoding with the requested DPI.
+//! 256 px), an offline basemap from Natural Earth shapes (land, borders, US states, city labels
+//! in a TTF font), markers stamped from a pre-rendered sprite, heatmaps, legends, focus maps of
+//! one country in an equal-area conic projection, and PNG/JPEG encoding with the requested DPI.
 //! Nothing here knows about Node, HTTP or the dataset.
 
 mod basemap;
@@ -8,13 +9,19 @@ mod camera;
 mod color;
 mod encode;
 mod error;
+mod focus;
+mod heatmap;
+mod labels;
+mod legend;
 mod render;
+mod text;
 mod theme;
 
-pub use basemap::Basemap;
+pub use basemap::{Basemap, LABEL_MIN_POPULATION};
 pub use camera::{Camera, Viewport};
 pub use color::parse_hex;
 pub use encode::ImageFormat;
 pub use error::{RenderError, Result};
-pub use render::{render, MapRequest, MarkerGroup, MAX_SIDE};
+pub use focus::FocusSpec;
+pub use render::{encode_blank, render, MapRequest, MarkerGroup, COMPANY_PALETTE, MAX_SIDE};
 pub use theme::{Theme, Themes};

@@ -16,15 +16,9 @@ fn basemap() -> Basemap {
 
 fn request(style: &str, viewport: Viewport, points: Vec<(f64, f64)>) -> MapRequest {
     MapRequest {
-        width: 400,
-        height: 300,
-        scale: 1,
-        dpi: 96,
         style: style.into(),
-        format: ImageFormat::Png,
         viewport,
-        marker_radius: 5.0,
-        groups: vec![MarkerGroup { color: Some([255, 0, 0]), points }],
+        ..MapRequest::new(400, 300, vec![MarkerGroup { color: Some([255, 0, 0]), name: "Test".into(), points }])
     }
 }
 

@@ -1,0 +1,68 @@
+//! City labels: the largest cities in view first, each placed only where it overlaps nothing
+//! already placed (other labels, the legend), up to a count that keeps the map readable.
+
+use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Transform};
+
+use crate::basemap::Basemap;
+use crate::camera::Camera;
+use crate::theme::Theme;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rect {
+    pub x0: f32,
+    pub y0: f32,
+    pub x1: f32,
+    pub y1: f32,
+}
+
+impl Rect {
+    pub fn overlaps(&self, o: &Rect) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+}
+
+/// Label text size at scale 1, in pixels.
+const LABEL_PX: f32 = 12.0;
+/// One label per this many square pixels (at scale 1), at most.
+const AREA_PER_LABEL: f32 = 30_000.0;
+
+pub fn draw(pixmap: &mut Pixmap, basemap: &Basemap, cam: &Camera, theme: &Theme, occupied: &mut Vec<Rect>) {
+    let Some(font) = &basemap.font else { return };
+    let s = cam.scale as f32;
+    let (w, h) = (cam.width as f32, cam.height as f32);
+    let budget = ((w * h) / (s * s * AREA_PER_LABEL)).clamp(3.0, 40.0) as usize;
+    let (vx0, vy0, vx1, vy1) = cam.world_box();
+    let mut placed = 0;
+    let mut dots = PathBuilder::new();
+    let mut texts = Vec::new();
+    for c in &basemap.cities {
+        if placed >= budget {
+            break;
+        }
+        let (wx, wy) = crate::camera::world(c.lat, c.lng);
+        if wx < vx0 || wx > vx1 || wy < vy0 || wy > vy1 {
+            continue;
+        }
+        let (x, y) = cam.pixel(c.lat, c.lng);
+        let (x, y) = (x as f32, y as f32);
+        let line = font.layout(&c.name, LABEL_PX * s);
+        let (tx, baseline) = (x + 5.0 * s, y + 4.0 * s);
+        let rect = Rect { x0: x - 3.0 * s, y0: baseline - line.ascent - s, x1: tx + line.width + 2.0 * s, y1: baseline + 3.0 * s };
+        if rect.x0 < 0.0 || rect.y0 < 0.0 || rect.x1 > w || rect.y1 > h || occupied.iter().any(|o| o.overlaps(&rect)) {
+            continue;
+        }
+        occupied.push(rect);
+        dots.push_circle(x, y, 2.0 * s);
+        texts.push((line, tx, baseline));
+        placed += 1;
+    }
+    if let Some(path) = dots.finish() {
+        let mut paint = Paint::default();
+        paint.anti_alias = true;
+        paint.set_color_rgba8(theme.text[0], theme.text[1], theme.text[2], 255);
+        pixmap.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), None);
+    }
+    for (line, x, y) in texts {
+        line.draw(pixmap, x, y, theme.text, Some(theme.land));
+    }
+}

@@ -1,0 +1,161 @@
+//! Text from a real TTF font: glyphs rasterized by fontdue once per (character, size) and kept,
+//! then blended into the pixmap as coverage masks. Used for city labels and the legend.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use tiny_skia::{Pixmap, PremultipliedColorU8};
+
+use crate::error::{RenderError, Result};
+
+struct Glyph {
+    xmin: i32,
+    ymin: i32,
+    width: usize,
+    height: usize,
+    advance: f32,
+    coverage: Vec<u8>,
+}
+
+pub struct Font {
+    font: fontdue::Font,
+    /// Rasterized glyphs by (character, size in quarter pixels). Maps draw the same few
+    /// hundred glyphs over and over; a lock held only for a lookup costs less than a raster.
+    glyphs: Mutex<HashMap<(char, u32), std::sync::Arc<Glyph>>>,
+}
+
+/// A laid-out run of text: its width and the glyphs with their pen positions.
+pub struct Line {
+    pub width: f32,
+    pub ascent: f32,
+    glyphs: Vec<(f32, std::sync::Arc<Glyph>)>,
+}
+
+impl Font {
+    pub fn from_bytes(bytes: &[u8]) -> Result<Font> {
+        let font = fontdue::Font::from_bytes(bytes, fontdue::FontSettings::default()).map_err(|e| RenderError::Shapes(format!("font: {e}")))?;
+        Ok(Font { font, glyphs: Mutex::new(HashMap::new()) })
+    }
+
+    fn glyph(&self, c: char, px: f32) -> std::sync::Arc<Glyph> {
+        let key = (c, (px * 4.0).round() as u32);
+        if let Some(g) = self.glyphs.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return g.clone();
+        }
+        let (m, coverage) = self.font.rasterize(c, px);
+        let g = std::sync::Arc::new(Glyph { xmin: m.xmin, ymin: m.ymin, width: m.width, height: m.height, advance: m.advance_width, coverage });
+        self.glyphs.lock().unwrap_or_else(|e| e.into_inner()).insert(key, g.clone());
+        g
+    }
+
+    /// Lays out one line at `px` pixels, with kerning.
+    pub fn layout(&self, text: &str, px: f32) -> Line {
+        let mut pen = 0.0;
+        let mut glyphs = Vec::with_capacity(text.len());
+        let mut prev: Option<char> = None;
+        for c in text.chars() {
+            if let Some(p) = prev {
+                pen += self.font.horizontal_kern(p, c, px).unwrap_or(0.0);
+            }
+            let g = self.glyph(c, px);
+            let adv = g.advance;
+            glyphs.push((pen, g));
+            pen += adv;
+            prev = Some(c);
+        }
+        let ascent = self.font.horizontal_line_metrics(px).map_or(px * 0.8, |m| m.ascent);
+        Line { width: pen, ascent, glyphs }
+    }
+}
+
+impl Line {
+    /// Draws the line with its left end at `x` and its baseline at `y`. A halo (when given) is
+    /// the text stamped around itself first in the background colour, so a label stays legible
+    /// over borders and markers.
+    pub fn draw(&self, pixmap: &mut Pixmap, x: f32, y: f32, color: [u8; 3], halo: Option<[u8; 3]>) {
+        if let Some(h) = halo {
+            for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, 1), (-1, 1), (1, -1)] {
+                self.stamp(pixmap, x + dx as f32, y + dy as f32, h);
+            }
+        }
+        self.stamp(pixmap, x, y, color);
+    }
+
+    fn stamp(&self, pixmap: &mut Pixmap, x: f32, y: f32, color: [u8; 3]) {
+        for (pen, g) in &self.glyphs {
+            let gx = (x + pen).round() as i32 + g.xmin;
+            let gy = y.round() as i32 - g.ymin - g.height as i32;
+            blend_mask(pixmap, gx, gy, g.width, g.height, &g.coverage, color);
+        }
+    }
+}
+
+/// Blends an opaque colour into the pixmap through an 8-bit coverage mask (source-over, in
+/// premultiplied space).
+pub fn blend_mask(pixmap: &mut Pixmap, x0: i32, y0: i32, w: usize, h: usize, mask: &[u8], color: [u8; 3]) {
+    let (pw, ph) = (pixmap.width() as i32, pixmap.height() as i32);
+    let pixels = pixmap.pixels_mut();
+    for row in 0..h as i32 {
+        let y = y0 + row;
+        if y < 0 || y >= ph {
+            continue;
+        }
+        for col in 0..w as i32 {
+            let x = x0 + col;
+            if x < 0 || x >= pw {
+                continue;
+            }
+            let a = mask[(row * w as i32 + col) as usize] as u32;
+            if a == 0 {
+                continue;
+            }
+            let d = &mut pixels[(y * pw + x) as usize];
+            let inv = 255 - a;
+            let mix = |s: u8, d: u8| ((s as u32 * a + d as u32 * inv + 127) / 255) as u8;
+            let out_a = ((a * 255 + d.alpha() as u32 * inv + 127) / 255) as u8;
+            // Premultiplied: the opaque source's channels are its colour times coverage.
+            let r = mix(color[0], d.red()).min(out_a);
+            let g = mix(color[1], d.green()).min(out_a);
+            let b = mix(color[2], d.blue()).min(out_a);
+            if let Some(p) = PremultipliedColorU8::from_rgba(r, g, b, out_a) {
+                *d = p;
+            }
+        }
+    }
+}
+
+/// 12345 -> "12,345".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(43_123_456), "43,123,456");
+    }
+
+    #[test]
+    fn blending_full_coverage_writes_the_colour() {
+        let mut p = Pixmap::new(2, 1).unwrap();
+        p.fill(tiny_skia::Color::WHITE);
+        blend_mask(&mut p, 0, 0, 2, 1, &[255, 0], [10, 20, 30]);
+        let px = p.pixels();
+        assert_eq!((px[0].red(), px[0].green(), px[0].blue(), px[0].alpha()), (10, 20, 30, 255));
+        assert_eq!((px[1].red(), px[1].alpha()), (255, 255));
+    }
+}
