@@ -3,6 +3,8 @@
 
 use storemap_render::{render, Basemap, ImageFormat, MapRequest, MarkerGroup, Themes, Viewport};
 
+mod references;
+
 const THEMES: &str = include_str!("../../../../data/themes.json");
 
 /// A 20-degree square "country" centred on (10, 10), far from the markers used below.
