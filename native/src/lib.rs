@@ -15,6 +15,21 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use storemap_core::{CoreError, Filters, Format, Snapshot, StorefrontType, WriteOptions};
 
+/// Every response body is a fresh multi-megabyte Vec handed to JS and freed at the next GC.
+/// glibc maps each one anew and unmaps it on free, so every request paid a page fault per
+/// 4 KiB written; jemalloc keeps freed extents for the next request. Only the addon's own
+/// allocations use it (the symbols are prefixed), not Node's.
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's options, read once at its start. By default allocations over 8 MiB go to an
+/// arena that returns pages to the OS at once, which for bodies of that size (a large brand
+/// as GeoJSON is 10 MB) brings the page faults back; with the threshold off they are reused
+/// like the rest. The one place the addon needs an exported symbol.
+#[allow(unsafe_code)]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static MALLOC_CONF: &u8 = &b"oversize_threshold:0\0"[0];
+
 /// Errors cross as `CODE: message`; the TS wrapper splits them into `err.code`.
 fn core_err(e: CoreError) -> Error {
     Error::new(Status::GenericFailure, format!("{}: {e}", e.code()))
