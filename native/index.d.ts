@@ -16,6 +16,11 @@ export declare class Renderer {
    * as one Buffer.
    */
   render(store: Store, req: RenderRequest): Promise<RenderResponse>
+  /**
+   * Draws and encodes a small map with a label and a marker on the libuv pool: the status
+   * endpoint's proof that the renderer works end to end.
+   */
+  healthCheck(): Promise<RendererHealth>
   renderSync(store: Store, req: RenderRequest): RenderResponse
 }
 
@@ -28,6 +33,8 @@ export declare class Store {
   isTicker(text: string): boolean
   /** Close matches for a name that resolves to nothing, best first. */
   suggest(name: string, limit?: number | undefined | null): Array<BrandInfo>
+  /** Storefronts the data formats serve, by country, most first (ties by code). */
+  countryCounts(index: number): Array<CountryCount>
   brand(index: number): BrandInfo | null
   /** Runs a query on the libuv pool; the rows come back serialized in one Buffer. */
   query(req: QueryRequest): Promise<QueryResponse>
@@ -52,6 +59,11 @@ export interface BrandInfo {
  * Returns each point's cluster id.
  */
 export declare function clusterPoints(lat: Float64Array, lng: Float64Array, source: Uint8Array, toleranceM: number): Uint32Array
+
+export interface CountryCount {
+  country: string
+  locationCount: number
+}
 
 /**
  * PNG-encodes an untouched white image of this size with the maps' encoder and settings: the
@@ -134,6 +146,17 @@ export interface RendererAssets {
   citiesCsv?: string
   font?: string
   themesJson: string
+}
+
+export interface RendererHealth {
+  /** The addon's version. */
+  version: string
+  width: number
+  height: number
+  /** Bytes of the encoded PNG. */
+  pngBytes: number
+  /** Whether the label font is loaded. */
+  font: boolean
 }
 
 /**

@@ -1,15 +1,16 @@
 // The `storemap` command: serve, data build/import/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
-import { loadRenderer, loadStore } from './native.ts';
+import { loadRenderer, loadStore, loadStoreSync } from './native.ts';
 import { TABLES_DIR } from './paths.ts';
 import { KeyStore, PLANS, type Plan } from './services/keys.ts';
-import { StoreHolder } from './store-holder.ts';
+import { StoreHolder, watchSnapshot } from './store-holder.ts';
+import { writeBrandSummary } from './services/brand-summary.ts';
 
 function number(min: number, max: number) {
   return (v: string) => {
@@ -50,7 +51,8 @@ async function serve(): Promise<void> {
   // Loaded here so the data and key commands do not pay for the HTTP stack.
   const { createServer, listen } = await import('./server.ts');
   const config = loadConfig();
-  const store = new StoreHolder(await loadStore(await ensureDataset(config)));
+  const snapshotFile = await ensureDataset(config);
+  const store = new StoreHolder(await loadStore(snapshotFile));
   const db = openDatabase(config.dbPath);
   ensureDemoKeys(new KeyStore(db));
   const renderer = loadRenderer(await ensureReference(config.dataDir));
@@ -58,8 +60,11 @@ async function serve(): Promise<void> {
   const url = await listen(server, config.host, config.port);
   const info = store.current.info() as { snapshot_version: string; rows: number };
   console.log(`storemap listening on ${url} (snapshot ${info.snapshot_version}, ${info.rows} rows)`);
+  // `storemap data refresh` replaces the file; requests in flight finish on the old snapshot.
+  const unwatch = watchSnapshot(store, snapshotFile, (line) => console.log(line));
   const stop = (signal: string) => {
     console.log(`${signal}: finishing in-flight requests`);
+    unwatch();
     // Stop accepting, let in-flight requests finish, then close the database cleanly.
     server.close(() => {
       db.close();
@@ -72,6 +77,24 @@ async function serve(): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/** The source extracts a data folder holds (as `data build` writes them), by source. */
+function sourcePaths(dataDir: string): { osm?: string; overture?: string; fsq?: string; atp?: string } {
+  const dir = path.join(dataDir, 'sources');
+  const out: { osm?: string; overture?: string; fsq?: string; atp?: string } = {};
+  for (const s of ['osm', 'overture', 'fsq', 'atp'] as const) {
+    const p = path.join(dir, s);
+    if (!existsSync(p)) continue;
+    // The OSM importer reads one GeoJSON-sequence file; the others read a file or a folder.
+    if (s === 'osm') {
+      const file = readdirSync(p).find((f) => f.endsWith('.geojsonseq'));
+      if (file) out.osm = path.join(p, file);
+    } else {
+      out[s] = p;
+    }
+  }
+  return out;
 }
 
 const program = new Command('storemap').description('Store-location data service');
@@ -113,6 +136,25 @@ data
       rows: number;
     };
     console.log(`${summary.snapshot}: ${summary.rows} rows`);
+  });
+data
+  .command('refresh')
+  .description('re-import the sources in the data folder into a new snapshot and stamp brand_summary; a running server swaps to it')
+  .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now')
+  .action(async (o: { asOf?: string }) => {
+    const config = loadConfig();
+    const sources = sourcePaths(config.dataDir);
+    if (Object.keys(sources).length === 0) {
+      throw new InvalidArgumentError(`no sources in ${path.join(config.dataDir, 'sources')}: run \`storemap data build\` or \`storemap data import\` first`);
+    }
+    const summary = (await importSources({ ...sources, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, progress: true })) as {
+      snapshot: string;
+      rows: number;
+    };
+    const db = openDatabase(config.dbPath);
+    const brands = writeBrandSummary(db, loadStoreSync(summary.snapshot), Date.now());
+    db.close();
+    console.log(`${summary.snapshot}: ${summary.rows} rows; brand_summary stamped for ${brands} brands`);
   });
 data
   .command('report')

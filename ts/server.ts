@@ -11,6 +11,10 @@ import { Billing } from './services/billing.ts';
 import { KeyStore } from './services/keys.ts';
 import { ImageCache } from './services/image-cache.ts';
 import { NativePool } from './services/native-pool.ts';
+import { UsageReports } from './services/usage.ts';
+import * as brands from './routes/brands.ts';
+import * as status from './routes/status.ts';
+import * as usage from './routes/usage.ts';
 import type { Renderer } from './native.ts';
 import type { StoreHolder } from './store-holder.ts';
 
@@ -35,6 +39,9 @@ export interface ApiDeps {
   limiter: RateLimiter;
   pool: NativePool;
   images: ImageCache;
+  usage: UsageReports;
+  db: DB;
+  now: () => number;
   log: (line: string) => void;
 }
 
@@ -49,6 +56,9 @@ export function createServer(deps: Deps): restify.Server {
     limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
     pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue),
     images: new ImageCache(deps.config.imageCacheBytes),
+    usage: new UsageReports(deps.db),
+    db: deps.db,
+    now,
     log: deps.log ?? ((line) => console.error(line)),
   };
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });
@@ -58,6 +68,9 @@ export function createServer(deps: Deps): restify.Server {
     next();
   });
   locationMap.mount(server, api);
+  brands.mount(server, api);
+  usage.mount(server, api);
+  status.mount(server, api);
   if (deps.config.testHooks) testHooks.mount(server, api);
 
   // restify's own 404/405 bodies, in the contract's error shape. They go out through

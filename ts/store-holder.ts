@@ -1,5 +1,6 @@
 // The snapshot the server answers from, swappable without downtime: requests in flight keep
 // the Store they started with; new requests get the new one.
+import { statSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { loadStore, type Store } from './native.ts';
 
 export class StoreHolder {
@@ -22,6 +23,38 @@ export class StoreHolder {
     this.#store = next;
     this.#version = versionOf(next);
     return next;
+  }
+}
+
+/**
+ * Swaps in the snapshot at `file` whenever it is replaced (a data refresh writes a new file and
+ * renames it over the old one), polling its stat every `intervalMs`. A file that fails to load
+ * is logged and the current snapshot keeps serving. Returns the function that stops watching.
+ */
+export function watchSnapshot(holder: StoreHolder, file: string, log: (line: string) => void, intervalMs = 2000): () => void {
+  let loading = false;
+  let seen = safeStat(file);
+  const onChange = (curr: Stats) => {
+    if (loading || curr.mtimeMs === 0 || (seen && curr.mtimeMs === seen.mtimeMs && curr.ino === seen.ino)) return;
+    loading = true;
+    seen = curr;
+    holder
+      .reload(file)
+      .then(() => log(`snapshot reloaded: version ${holder.version}`))
+      .catch((e: unknown) => log(`snapshot reload failed, still serving ${holder.version}: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        loading = false;
+      });
+  };
+  watchFile(file, { interval: intervalMs, persistent: false }, onChange);
+  return () => unwatchFile(file, onChange);
+}
+
+function safeStat(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
   }
 }
 

@@ -205,6 +205,12 @@ impl Task for QueryTask {
 }
 
 #[napi(object)]
+pub struct CountryCount {
+    pub country: String,
+    pub location_count: u32,
+}
+
+#[napi(object)]
 pub struct Resolved {
     pub brand: u32,
     pub name: String,
@@ -260,6 +266,22 @@ impl Store {
     #[napi]
     pub fn suggest(&self, name: String, limit: Option<u32>) -> Vec<BrandInfo> {
         self.inner.aliases().suggest(&name, limit.unwrap_or(5) as usize).into_iter().map(|s| self.brand_info(s.brand)).collect()
+    }
+
+    /// Storefronts the data formats serve, by country, most first (ties by code).
+    #[napi]
+    pub fn country_counts(&self, index: u32) -> Result<Vec<CountryCount>> {
+        let snap = &self.inner;
+        let b = snap.brands().get(index as usize).ok_or_else(|| invalid(format!("no brand {index}")))?;
+        let mut counts: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
+        for r in b.row_start as usize..b.row_end as usize {
+            if snap.row_is_verified(r) {
+                *counts.entry(snap.row_country(r)).or_default() += 1;
+            }
+        }
+        let mut out: Vec<CountryCount> = counts.into_iter().map(|(c, n)| CountryCount { country: c.to_string(), location_count: n }).collect();
+        out.sort_by(|a, b| b.location_count.cmp(&a.location_count).then_with(|| a.country.cmp(&b.country)));
+        Ok(out)
     }
 
     #[napi]
@@ -534,9 +556,50 @@ impl Renderer {
         AsyncTask::new(RenderTask { snap: store.inner.clone(), basemap: self.basemap.clone(), themes: self.themes.clone(), req })
     }
 
+    /// Draws and encodes a small map with a label and a marker on the libuv pool: the status
+    /// endpoint's proof that the renderer works end to end.
+    #[napi(ts_return_type = "Promise<RendererHealth>")]
+    pub fn health_check(&self) -> AsyncTask<HealthTask> {
+        AsyncTask::new(HealthTask { basemap: self.basemap.clone(), themes: self.themes.clone() })
+    }
+
     #[napi]
     pub fn render_sync(&self, store: &Store, req: RenderRequest) -> Result<RenderResponse> {
         Ok(to_render_response(guarded(|| render_impl(&store.inner, &self.basemap, &self.themes, &req))?))
+    }
+}
+
+#[napi(object)]
+pub struct RendererHealth {
+    /// The addon's version.
+    pub version: String,
+    pub width: u32,
+    pub height: u32,
+    /// Bytes of the encoded PNG.
+    pub png_bytes: u32,
+    /// Whether the label font is loaded.
+    pub font: bool,
+}
+
+pub struct HealthTask {
+    basemap: Arc<storemap_render::Basemap>,
+    themes: Arc<storemap_render::Themes>,
+}
+
+impl Task for HealthTask {
+    type Output = RendererHealth;
+    type JsValue = RendererHealth;
+    fn compute(&mut self) -> Result<RendererHealth> {
+        guarded(|| {
+            use storemap_render::{MapRequest, MarkerGroup, Viewport};
+            let group = MarkerGroup { color: None, name: "health".into(), points: vec![(48.8566, 2.3522)] };
+            let req = MapRequest { viewport: Viewport::CenterZoom([48.8566, 2.3522], 4.0), legend: true, ..MapRequest::new(96, 64, vec![group]) };
+            let png = storemap_render::render(&self.basemap, &self.themes, &req).map_err(render_err)?;
+            Ok(RendererHealth { version: env!("CARGO_PKG_VERSION").to_string(), width: 96, height: 64, png_bytes: png.len() as u32, font: self.basemap.has_font() })
+        })
+    }
+    fn resolve(&mut self, _env: Env, o: RendererHealth) -> Result<RendererHealth> {
+        Ok(o)
     }
 }
 

@@ -35,6 +35,21 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       CREATE INDEX usage_by_key_time ON usage(key_id, at);
     `,
   },
+  {
+    // Written by `storemap data refresh`: one row per brand with its count at that refresh.
+    // The status endpoint reports the newest stamp (null until the first refresh after this
+    // migration).
+    version: 2,
+    sql: `
+      CREATE TABLE brand_summary (
+        brand            TEXT PRIMARY KEY,
+        ticker           TEXT,
+        location_count   INTEGER NOT NULL,
+        snapshot_version TEXT NOT NULL,
+        refreshed_at     INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 export function openDatabase(file: string): DB {

@@ -70,3 +70,34 @@ export type LocationMapRequest = z.infer<typeof LocationMapRequest>;
 export function issueDetails(error: z.ZodError): { field: string; message: string }[] {
   return error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
 }
+
+// ---- query strings of the GET endpoints (values arrive as text; numbers are coerced).
+
+const queryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const BrandsQuery = z.strictObject({
+  q: text(200).optional().describe('Case-insensitive substring of the brand name.'),
+  limit: queryInt(1, 500).default(50).describe('Results per page, 1-500.'),
+  offset: queryInt(0, 10_000_000).default(0).describe('Entries to skip.'),
+  sort: z.enum(['count', 'name']).default('count').describe('count: most storefronts first (ties by name); name: A-Z.'),
+});
+
+export const SummaryQuery = z.strictObject({
+  brand: text(200).describe('Brand name, alias or stock ticker.'),
+});
+
+export const SearchQuery = z.strictObject({
+  q: text(100).describe('What has been typed so far: part of a brand name, or a ticker.'),
+  limit: queryInt(1, 50).default(10).describe('Results, 1-50.'),
+});
+
+const isoTime = z.iso.datetime({ offset: true }).describe('ISO 8601 timestamp, e.g. 2026-11-01T00:00:00Z.');
+
+export const UsageQuery = z.strictObject({
+  from: isoTime.optional().describe('Window start (default: 30 days before `to`).'),
+  to: isoTime.optional().describe('Window end (default: now).'),
+});
+
+export type BrandsQuery = z.infer<typeof BrandsQuery>;
+export type SearchQuery = z.infer<typeof SearchQuery>;
+export type UsageQuery = z.infer<typeof UsageQuery>;

@@ -280,6 +280,10 @@ impl Basemap {
         Ok(self)
     }
 
+    pub fn has_font(&self) -> bool {
+        self.font.is_some()
+    }
+
     pub fn country(&self, code: &str) -> Option<&Shape> {
         self.countries.iter().find(|s| s.code.eq_ignore_ascii_case(code))
     }

@@ -1,0 +1,179 @@
+// Every operation of the API in one list: method, path, auth, the zod schemas of its input
+// and output, its response headers and the error codes it can return. The routes validate
+// with these schemas, and the OpenAPI document and agent-docs are generated from this list,
+// so there is no second hand-written description to drift.
+import type { z } from 'zod';
+import { ATTRIBUTION } from './headers.ts';
+import type { ErrorCode } from './errors.ts';
+import { BrandSummary, BrandsPage, Health, LocationMapJson, SearchResults, Status, Usage } from './responses.ts';
+import { BrandsQuery, LocationMapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
+
+/** A response header: its name, what it means, and whether every success carries it. */
+export interface HeaderDoc {
+  name: string;
+  description: string;
+  schema: 'string' | 'integer' | 'boolean';
+  required: boolean;
+}
+
+/** One success response: a JSON schema, or opaque content of a media type (text, images). */
+export type Content = { type: string; schema: z.ZodType } | { type: string; format: 'binary' | 'text'; description: string };
+
+export interface Operation {
+  id: string;
+  method: 'get' | 'post';
+  path: string;
+  tag: 'Locations' | 'Brands' | 'Account' | 'Service' | 'Documentation';
+  summary: string;
+  description: string;
+  /** Needs the x-api-key header. */
+  auth: boolean;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  success: { status: number; description: string; content: Content[]; headers: HeaderDoc[] };
+  errors: ErrorCode[];
+}
+
+const RATE_HEADERS: HeaderDoc[] = [
+  { name: 'X-RateLimit-Limit', description: 'Requests per second this key may sustain.', schema: 'integer', required: true },
+  { name: 'X-RateLimit-Remaining', description: 'Requests left in the current burst.', schema: 'integer', required: true },
+  { name: 'X-RateLimit-Reset', description: 'Seconds until the burst is full again.', schema: 'integer', required: true },
+];
+
+const LOCATION_MAP_HEADERS: HeaderDoc[] = [
+  { name: 'X-Attribution', description: `Always all four sources, alphabetical: "${ATTRIBUTION}".`, schema: 'string', required: true },
+  { name: 'X-Data-Sources', description: 'Comma-separated sources that contributed the returned rows, alphabetical.', schema: 'string', required: true },
+  { name: 'X-Location-Count', description: 'Locations in the response (markers drawn, for images).', schema: 'integer', required: true },
+  { name: 'X-Brand', description: 'Canonical brand name (a ticker is echoed as its brand). Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },
+  { name: 'X-Region', description: 'The filter as text. Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },
+  { name: 'X-Credits-Charged', description: 'Credits this request cost.', schema: 'integer', required: true },
+  { name: 'X-Credits-Remaining', description: 'Credits left on the key.', schema: 'integer', required: true },
+  { name: 'X-Credits-Low', description: 'true when the balance is below 50 credits (absent otherwise).', schema: 'boolean', required: false },
+  { name: 'X-Render-Time', description: 'Server time spent on the query or render, e.g. "12ms".', schema: 'string', required: true },
+  { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
+  { name: 'X-Trial-Cap-Applied', description: 'true when a trial key got only the first 50 locations.', schema: 'boolean', required: false },
+  { name: 'X-Total-Available', description: 'Locations before the trial cap.', schema: 'integer', required: false },
+  ...RATE_HEADERS,
+];
+
+export const OPERATIONS: Operation[] = [
+  {
+    id: 'locationMap',
+    method: 'post',
+    path: '/api/v1/location-map',
+    tag: 'Locations',
+    summary: "A brand's storefronts as JSON, CSV, GeoJSON or a map image",
+    description:
+      'Every storefront of one brand (name, alias or ticker) or up to five tickers, filtered by country, state, city, postcode, radius and storefront type (filters combine with AND), in one response without pagination. Data formats serve rows with confidence at least 0.6 and need an enterprise or internal key; images (png, jpeg) draw every reconciled row and are open to every plan at twice the credits. Credits by result count: up to 500 rows 1, 2,000 2, 5,000 3, 10,000 5, more 8; charged only on success.',
+    auth: true,
+    body: LocationMapRequest,
+    success: {
+      status: 200,
+      description: 'The locations, in the requested format.',
+      content: [
+        { type: 'application/json', schema: LocationMapJson },
+        { type: 'text/csv', format: 'text', description: 'RFC 4180 CSV: brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated.' },
+        { type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties.' },
+        { type: 'image/png', format: 'binary', description: 'A map image (DPI in pHYs).' },
+        { type: 'image/jpeg', format: 'binary', description: 'A map image (DPI in the JFIF header).' },
+      ],
+      headers: LOCATION_MAP_HEADERS,
+    },
+    errors: [
+      'INVALID_JSON',
+      'INVALID_REQUEST',
+      'UNAUTHORIZED',
+      'INSUFFICIENT_CREDITS',
+      'TRIAL_EXPIRED',
+      'DATA_ACCESS_FORBIDDEN',
+      'NOT_FOUND',
+      'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'RATE_LIMITED',
+      'INTERNAL',
+      'NOT_IMPLEMENTED',
+      'TIMEOUT',
+      'SERVICE_BUSY',
+    ],
+  },
+  {
+    id: 'listBrands',
+    method: 'get',
+    path: '/api/v1/brands',
+    tag: 'Brands',
+    summary: 'The brand directory, searchable and paged',
+    description: 'Brands with at least one storefront the data formats serve. Public and free.',
+    auth: false,
+    query: BrandsQuery,
+    success: { status: 200, description: 'One page of the directory.', content: [{ type: 'application/json', schema: BrandsPage }], headers: [] },
+    errors: ['INVALID_REQUEST', 'INTERNAL'],
+  },
+  {
+    id: 'brandSummary',
+    method: 'get',
+    path: '/api/v1/brands/summary',
+    tag: 'Brands',
+    summary: "A brand's live location count and a five-row sample",
+    description: 'Resolves names, aliases and tickers like location-map. Public and free.',
+    auth: false,
+    query: SummaryQuery,
+    success: { status: 200, description: 'The summary.', content: [{ type: 'application/json', schema: BrandSummary }], headers: [] },
+    errors: ['INVALID_REQUEST', 'NOT_FOUND', 'INTERNAL'],
+  },
+  {
+    id: 'searchBrands',
+    method: 'get',
+    path: '/api/v1/brands/search',
+    tag: 'Brands',
+    summary: 'Autocomplete over brand names and tickers',
+    description:
+      'Ranked matches: the exact ticker, the exact name, names starting with the query, then names containing it; ties by location count. A ticker-shaped query (1-5 capital letters) that matches nothing answers 404 NOT_FOUND with similar canonical names. Public and free.',
+    auth: false,
+    query: SearchQuery,
+    success: { status: 200, description: 'The matches.', content: [{ type: 'application/json', schema: SearchResults }], headers: [] },
+    errors: ['INVALID_REQUEST', 'NOT_FOUND', 'INTERNAL'],
+  },
+  {
+    id: 'usage',
+    method: 'get',
+    path: '/api/v1/usage',
+    tag: 'Account',
+    summary: "This key's usage: requests, errors and credits by status, format and day",
+    description: 'Only the calling key is ever reported. The window is at most 366 days. Costs no credits.',
+    auth: true,
+    query: UsageQuery,
+    success: { status: 200, description: 'The usage report.', content: [{ type: 'application/json', schema: Usage }], headers: RATE_HEADERS },
+    errors: ['INVALID_REQUEST', 'UNAUTHORIZED', 'RATE_LIMITED', 'INTERNAL'],
+  },
+  {
+    id: 'status',
+    method: 'get',
+    path: '/api/v1/status',
+    tag: 'Service',
+    summary: 'Service health for monitoring',
+    description:
+      'Always 200 while the service can answer; a failing subsystem shows as status "degraded" in the body. Computed at most every 30 seconds (Cache-Control: public, max-age=30). CORS open.',
+    auth: false,
+    success: {
+      status: 200,
+      description: 'The status.',
+      content: [{ type: 'application/json', schema: Status }],
+      headers: [
+        { name: 'Cache-Control', description: 'public, max-age=30', schema: 'string', required: true },
+        { name: 'Access-Control-Allow-Origin', description: '*', schema: 'string', required: true },
+      ],
+    },
+    errors: [],
+  },
+  {
+    id: 'health',
+    method: 'get',
+    path: '/healthz',
+    tag: 'Service',
+    summary: 'Liveness probe',
+    description: 'Answers as soon as the snapshot is loaded.',
+    auth: false,
+    success: { status: 200, description: 'Alive.', content: [{ type: 'application/json', schema: Health }], headers: [] },
+    errors: [],
+  },
+];

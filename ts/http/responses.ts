@@ -1,0 +1,120 @@
+// Response bodies as zod schemas: the routes' return types are inferred from them and the
+// OpenAPI document and agent-docs are generated from them, so the three never disagree.
+import { z } from 'zod';
+import { ERRORS } from './errors.ts';
+
+export const SOURCE_TYPE = z.enum(['atp', 'fsq', 'osm', 'overture']);
+
+export const Suggestion = z.object({ brand: z.string(), location_count: z.number().int() }).describe('A close match for an unrecognized name.');
+
+export const ErrorBody = z
+  .object({
+    error: z.string().describe('What went wrong, for people.'),
+    code: z.enum(Object.keys(ERRORS) as [keyof typeof ERRORS, ...(keyof typeof ERRORS)[]]).describe('Stable machine-readable code.'),
+    suggestions: z.array(Suggestion).optional().describe('Typo-tolerant close matches (not-found cases).'),
+    details: z.array(z.object({ field: z.string(), message: z.string() })).optional().describe('The failing fields (INVALID_REQUEST).'),
+  })
+  .describe('Every error, on every endpoint, has this shape.');
+
+const nullableText = z.string().nullable();
+
+export const Location = z
+  .object({
+    id: z.string().describe('Stable id: loc_ and 16 hex digits.'),
+    brand: z.string().optional().describe('Present when the response covers several brands.'),
+    name: z.string(),
+    lat: z.number(),
+    lng: z.number(),
+    country: z.string().describe('ISO 3166-1 alpha-2.'),
+    state: nullableText,
+    city: nullableText,
+    address: nullableText,
+    postcode: nullableText,
+    phone: nullableText,
+    last_updated: z.string().nullable().describe('ISO 8601 time of the last source refresh that saw the store.'),
+    source_types: z.array(SOURCE_TYPE).nullable().optional().describe('With include_provenance.'),
+    confidence: z.number().nullable().optional().describe('With include_provenance: 0-1.'),
+    storefront_type: z.string().nullable().optional().describe('With include_provenance.'),
+    alias_sources: z
+      .array(z.object({ source_type: SOURCE_TYPE, source_id: z.string() }))
+      .nullable()
+      .optional()
+      .describe('With include_provenance: every source record merged into this store.'),
+    last_verified: z.string().nullable().optional().describe('With include_provenance.'),
+  })
+  .describe('One storefront.');
+
+export const LocationMapJson = z.object({
+  brand: z.string().describe('Canonical name (names joined for several tickers).'),
+  region: z.string().describe('The filter as text, e.g. "US, IL, Chicago" or "worldwide".'),
+  count: z.number().int(),
+  locations: z.array(Location),
+});
+
+export const DirectoryEntry = z.object({
+  brand: z.string(),
+  ticker: z.string().nullable(),
+  location_count: z.number().int().describe('Storefronts the data formats serve (confidence at least 0.6).'),
+});
+
+export const BrandsPage = z.object({
+  total: z.number().int().describe('All matches.'),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  count: z.number().int().describe('Entries in this page.'),
+  brands: z.array(DirectoryEntry),
+});
+
+export const BrandSummary = z.object({
+  brand: z.string().describe('Canonical name.'),
+  ticker: z.string().nullable(),
+  matched_by: z.enum(['name', 'variant', 'alt_name', 'ticker']).describe('How the query was recognized.'),
+  location_count: z.number().int().describe('Live count of storefronts the data formats serve.'),
+  country_count: z.number().int(),
+  top_countries: z.array(z.object({ country: z.string(), location_count: z.number().int() })).describe('Up to five, most storefronts first.'),
+  sample: z.array(Location).describe('Up to five storefronts, one per country of the top countries first.'),
+  snapshot_version: z.string(),
+});
+
+export const SearchResults = z.object({
+  query: z.string(),
+  count: z.number().int(),
+  results: z.array(
+    DirectoryEntry.extend({
+      match: z.enum(['ticker', 'exact', 'prefix', 'substring']).describe('Ranked in this order, then by location_count.'),
+    }),
+  ),
+});
+
+export const Usage = z.object({
+  api_key_id: z.string(),
+  billing_model: z.literal('credits'),
+  range: z.object({ from: z.string(), to: z.string(), days: z.number().int() }),
+  summary: z.object({
+    total_requests: z.number().int(),
+    error_count: z.number().int(),
+    error_rate_percent: z.number(),
+    total_credits_charged: z.number().int(),
+  }),
+  by_status: z.record(z.string(), z.number().int()).describe('HTTP status (as text) to count; "unknown" where none was recorded.'),
+  by_format: z.record(z.string(), z.number().int()).describe('Requested format to count; "unknown" where none was recorded.'),
+  by_day: z
+    .array(z.object({ date: z.string().describe('YYYY-MM-DD (UTC).'), requests: z.number().int(), errors: z.number().int(), credits: z.number().int() }))
+    .describe('Every day of the window, oldest first.'),
+});
+
+export const Status = z.object({
+  status: z.enum(['ok', 'degraded']),
+  elapsed_ms: z.number().int(),
+  timestamp: z.string(),
+  api: z.object({ ok: z.boolean(), version: z.string() }),
+  renderer: z.object({ ok: z.boolean(), elapsed_ms: z.number().int(), detail: z.record(z.string(), z.unknown()) }),
+  data: z.object({
+    brand_summary: z.object({ last_refreshed_at: z.string().nullable(), stale: z.boolean().nullable() }),
+    snapshot_version: z.string(),
+    rows: z.number().int(),
+  }),
+  flags: z.object({ use_multi_source_import: z.boolean(), disabled_sources: z.array(SOURCE_TYPE) }),
+});
+
+export const Health = z.object({ status: z.literal('ok'), snapshot_version: z.string(), rows: z.number().int(), synthetic: z.boolean() });

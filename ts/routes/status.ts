@@ -1,0 +1,97 @@
+// GET /api/v1/status: health for monitoring. Always 200 while the process can answer; a
+// failing subsystem shows as "degraded" in the body. The checks (a real render through the
+// addon, a database read, the refresh stamp) run at most every 30 seconds; between, the last
+// result is served, as the contract's edge cache would.
+import { createRequire } from 'node:module';
+import type { Request, Response, Server } from 'restify';
+import type { z } from 'zod';
+import type { Status } from '../http/responses.ts';
+import { freshness } from '../services/brand-summary.ts';
+import type { ApiDeps } from '../server.ts';
+
+export const STATUS_CACHE_MS = 30_000;
+/** A renderer check slower than this counts as down. */
+const RENDER_CHECK_TIMEOUT_MS = 5_000;
+
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+type StatusBody = z.infer<typeof Status>;
+
+async function rendererCheck(deps: ApiDeps): Promise<StatusBody['renderer']> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  if (!deps.renderer) return { ok: false, elapsed_ms: 0, detail: { error: 'no renderer is loaded on this server' } };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const health = await Promise.race([
+      deps.renderer.healthCheck(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${RENDER_CHECK_TIMEOUT_MS} ms`)), RENDER_CHECK_TIMEOUT_MS);
+      }),
+    ]);
+    const pool = deps.pool.depth;
+    return {
+      ok: health.pngBytes > 0,
+      elapsed_ms: elapsed(),
+      detail: { ...health, pool_threads: Number(process.env.UV_THREADPOOL_SIZE ?? 4), running: pool.running, queue_depth: pool.waiting },
+    };
+  } catch (e) {
+    return { ok: false, elapsed_ms: elapsed(), detail: { error: e instanceof Error ? e.message : String(e) } };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function check(deps: ApiDeps): Promise<Omit<StatusBody, 'elapsed_ms'>> {
+  const now = deps.now();
+  let apiOk = true;
+  let brandSummary: StatusBody['data']['brand_summary'] = { last_refreshed_at: null, stale: null };
+  try {
+    brandSummary = freshness(deps.db, now);
+  } catch (e) {
+    apiOk = false;
+    deps.log(`status: database check failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const renderer = await rendererCheck(deps);
+  const info = deps.store.current.info() as { rows: number };
+  return {
+    status: apiOk && renderer.ok ? 'ok' : 'degraded',
+    timestamp: new Date(now).toISOString(),
+    api: { ok: apiOk, version: VERSION },
+    renderer,
+    data: { brand_summary: brandSummary, snapshot_version: deps.store.version, rows: info.rows },
+    flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },
+  };
+}
+
+export function mount(server: Server, deps: ApiDeps): void {
+  let cached: { at: number; body: Promise<Omit<StatusBody, 'elapsed_ms'>> } | undefined;
+  server.get('/api/v1/status', async (_req: Request, res: Response) => {
+    const started = performance.now();
+    const now = deps.now();
+    // Concurrent requests share one check: the cached value is the promise.
+    if (!cached || now - cached.at >= STATUS_CACHE_MS) cached = { at: now, body: check(deps) };
+    let body: StatusBody;
+    try {
+      body = { ...(await cached.body), elapsed_ms: 0 };
+    } catch (e) {
+      // Never a 5xx from the status endpoint.
+      cached = undefined;
+      body = {
+        status: 'degraded',
+        elapsed_ms: 0,
+        timestamp: new Date(now).toISOString(),
+        api: { ok: false, version: VERSION },
+        renderer: { ok: false, elapsed_ms: 0, detail: { error: e instanceof Error ? e.message : String(e) } },
+        data: { brand_summary: { last_refreshed_at: null, stale: null }, snapshot_version: deps.store.version, rows: 0 },
+        flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },
+      };
+    }
+    body.elapsed_ms = Math.round(performance.now() - started);
+    res.status(200);
+    res.header('content-type', 'application/json; charset=utf-8');
+    res.header('cache-control', `public, max-age=${STATUS_CACHE_MS / 1000}`);
+    res.header('access-control-allow-origin', '*');
+    res.end(JSON.stringify(body));
+  });
+}

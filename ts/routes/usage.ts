@@ -1,0 +1,32 @@
+// GET /api/v1/usage: the calling key's own usage, never another's. Free; rate-limited per key
+// like every keyed endpoint.
+import type { Server } from 'restify';
+import type { z } from 'zod';
+import { ApiError } from '../http/errors.ts';
+import { parseQuery } from '../http/query.ts';
+import type { Usage } from '../http/responses.ts';
+import { UsageQuery } from '../http/schemas.ts';
+import { DAY_MS, DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../services/usage.ts';
+import type { ApiDeps } from '../server.ts';
+import { jsonRoute } from './brands.ts';
+
+export function mount(server: Server, deps: ApiDeps): void {
+  server.get('/api/v1/usage', jsonRoute(deps, (req, res): z.infer<typeof Usage> => {
+    const key = deps.keys.authenticate(req.header('x-api-key'));
+    if (!key) throw new ApiError('UNAUTHORIZED');
+    const rate = deps.limiter.take(key.id);
+    res.header('X-RateLimit-Limit', String(rate.limit));
+    res.header('X-RateLimit-Remaining', String(rate.remaining));
+    res.header('X-RateLimit-Reset', String(rate.resetS));
+    if (!rate.allowed) throw new ApiError('RATE_LIMITED', undefined, { headers: { 'Retry-After': String(rate.retryAfterS) } });
+
+    const q = parseQuery(UsageQuery, req);
+    const to = q.to ? Date.parse(q.to) : deps.now();
+    const from = q.from ? Date.parse(q.from) : to - DEFAULT_WINDOW_DAYS * DAY_MS;
+    const bad = (field: string, message: string) =>
+      new ApiError('INVALID_REQUEST', `Invalid query: ${field}: ${message}.`, { details: [{ field, message }] });
+    if (from > to) throw bad('from', 'from must not be after to');
+    if (to - from > MAX_WINDOW_DAYS * DAY_MS) throw bad('from', `the window is at most ${MAX_WINDOW_DAYS} days`);
+    return deps.usage.report(key.id, from, to);
+  }));
+}

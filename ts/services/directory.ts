@@ -1,0 +1,83 @@
+// The brand directory: every brand with at least one storefront the data formats serve,
+// built once per snapshot (a few thousand entries) and kept in both orders the API sorts by,
+// so a page is a filter and a slice.
+import type { Store } from '../native.ts';
+
+export interface DirectoryEntry {
+  brand: string;
+  ticker: string | null;
+  location_count: number;
+}
+
+interface Entry extends DirectoryEntry {
+  index: number;
+  lower: string;
+}
+
+export type SearchMatch = 'ticker' | 'exact' | 'prefix' | 'substring';
+
+export class Directory {
+  readonly byCount: Entry[];
+  readonly byName: Entry[];
+
+  constructor(store: Store) {
+    const entries: Entry[] = [];
+    const n = (store.info() as { brands: number }).brands;
+    for (let i = 0; i < n; i++) {
+      const b = store.brand(i)!;
+      if (b.locationCount === 0) continue;
+      entries.push({ index: i, brand: b.name, ticker: b.ticker ?? null, location_count: b.locationCount, lower: b.name.toLowerCase() });
+    }
+    const byName = (a: Entry, b: Entry) => (a.lower < b.lower ? -1 : a.lower > b.lower ? 1 : a.brand < b.brand ? -1 : a.brand > b.brand ? 1 : 0);
+    this.byName = [...entries].sort(byName);
+    this.byCount = [...entries].sort((a, b) => b.location_count - a.location_count || byName(a, b));
+  }
+
+  /** One page of the brands whose name contains `q` (case-insensitive). */
+  page(q: string | undefined, sort: 'count' | 'name', limit: number, offset: number): { total: number; brands: DirectoryEntry[] } {
+    const all = sort === 'name' ? this.byName : this.byCount;
+    const needle = q?.toLowerCase();
+    const matches = needle ? all.filter((e) => e.lower.includes(needle)) : all;
+    return { total: matches.length, brands: matches.slice(offset, offset + limit).map(publicEntry) };
+  }
+
+  /**
+   * Autocomplete: the brand whose ticker is `q`, the brand named exactly `q`, names starting
+   * with it, then names containing it; within each rank, most storefronts first.
+   */
+  search(q: string, limit: number): (DirectoryEntry & { match: SearchMatch })[] {
+    const needle = q.toLowerCase();
+    const upper = q.toUpperCase();
+    const ranked: (DirectoryEntry & { match: SearchMatch })[] = [];
+    const rank: Record<SearchMatch, Entry[]> = { ticker: [], exact: [], prefix: [], substring: [] };
+    for (const e of this.byCount) {
+      if (e.ticker === upper) rank.ticker.push(e);
+      else if (e.lower === needle) rank.exact.push(e);
+      else if (e.lower.startsWith(needle)) rank.prefix.push(e);
+      else if (e.lower.includes(needle)) rank.substring.push(e);
+    }
+    for (const match of ['ticker', 'exact', 'prefix', 'substring'] as const) {
+      for (const e of rank[match]) {
+        if (ranked.length >= limit) return ranked;
+        ranked.push({ ...publicEntry(e), match });
+      }
+    }
+    return ranked;
+  }
+}
+
+function publicEntry(e: Entry): DirectoryEntry {
+  return { brand: e.brand, ticker: e.ticker, location_count: e.location_count };
+}
+
+// One directory per loaded snapshot; a swapped-in snapshot gets its own on first use.
+const built = new WeakMap<Store, Directory>();
+
+export function directoryOf(store: Store): Directory {
+  let d = built.get(store);
+  if (!d) {
+    d = new Directory(store);
+    built.set(store, d);
+  }
+  return d;
+}

@@ -1,0 +1,82 @@
+// A key's usage report: one grouped query over its rows in the window (the (key_id, at) index
+// bounds the scan), folded into the totals, by-status, by-format and by-day views.
+import type { DB } from '../db/database.ts';
+
+export const DAY_MS = 86_400_000;
+export const MAX_WINDOW_DAYS = 366;
+export const DEFAULT_WINDOW_DAYS = 30;
+
+export interface UsageReport {
+  api_key_id: string;
+  billing_model: 'credits';
+  range: { from: string; to: string; days: number };
+  summary: { total_requests: number; error_count: number; error_rate_percent: number; total_credits_charged: number };
+  by_status: Record<string, number>;
+  by_format: Record<string, number>;
+  by_day: { date: string; requests: number; errors: number; credits: number }[];
+}
+
+interface Group {
+  day: number;
+  status: number | null;
+  format: string | null;
+  n: number;
+  credits: number;
+}
+
+export class UsageReports {
+  readonly #groups;
+  constructor(db: DB) {
+    this.#groups = db.prepare<[string, number, number], Group>(
+      `SELECT at / ${DAY_MS} AS day, status, format, COUNT(*) AS n, SUM(credits) AS credits
+         FROM usage WHERE key_id = ? AND at >= ? AND at <= ?
+        GROUP BY day, status, format`,
+    );
+  }
+
+  /** The report for [from, to] (milliseconds); the caller has checked the window. */
+  report(keyId: string, from: number, to: number): UsageReport {
+    const firstDay = Math.floor(from / DAY_MS);
+    const lastDay = Math.floor(to / DAY_MS);
+    const byDay = Array.from({ length: lastDay - firstDay + 1 }, (_, i) => ({
+      date: new Date((firstDay + i) * DAY_MS).toISOString().slice(0, 10),
+      requests: 0,
+      errors: 0,
+      credits: 0,
+    }));
+    const byStatus: Record<string, number> = {};
+    const byFormat: Record<string, number> = {};
+    let total = 0;
+    let errors = 0;
+    let credits = 0;
+    for (const g of this.#groups.all(keyId, from, to)) {
+      // A request is an error when it did not succeed; rows without a status count as neither.
+      const failed = g.status !== null && g.status >= 400 ? g.n : 0;
+      total += g.n;
+      errors += failed;
+      credits += g.credits;
+      const status = g.status === null ? 'unknown' : String(g.status);
+      const format = g.format ?? 'unknown';
+      byStatus[status] = (byStatus[status] ?? 0) + g.n;
+      byFormat[format] = (byFormat[format] ?? 0) + g.n;
+      const d = byDay[g.day - firstDay];
+      d.requests += g.n;
+      d.errors += failed;
+      d.credits += g.credits;
+    }
+    return {
+      api_key_id: keyId,
+      billing_model: 'credits',
+      range: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), days: Math.ceil((to - from) / DAY_MS) },
+      summary: {
+        total_requests: total,
+        error_count: errors,
+        error_rate_percent: total === 0 ? 0 : Math.round((errors / total) * 10_000) / 100,
+        total_credits_charged: credits,
+      },
+      by_status: byStatus,
+      by_format: byFormat,
+      by_day: byDay,
+    };
+  }
+}
