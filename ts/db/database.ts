@@ -50,6 +50,33 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       );
     `,
   },
+  {
+    // Usage rolled up by key, UTC day, status and format, kept by a trigger so every writer
+    // (the service, a second process, an operator's script) keeps it right. A year's report
+    // reads a few thousand rollup rows instead of grouping every request. A missing status is
+    // stored as -1 and a missing format as '' (NULLs never collide in a primary key).
+    version: 3,
+    sql: `
+      CREATE TABLE usage_daily (
+        key_id   TEXT NOT NULL,
+        day      INTEGER NOT NULL,
+        status   INTEGER NOT NULL,
+        format   TEXT NOT NULL,
+        requests INTEGER NOT NULL,
+        credits  INTEGER NOT NULL,
+        PRIMARY KEY (key_id, day, status, format)
+      ) WITHOUT ROWID;
+      INSERT INTO usage_daily
+        SELECT key_id, at / 86400000, COALESCE(status, -1), COALESCE(format, ''), COUNT(*), SUM(credits)
+          FROM usage GROUP BY 1, 2, 3, 4;
+      CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
+        INSERT INTO usage_daily (key_id, day, status, format, requests, credits)
+          VALUES (NEW.key_id, NEW.at / 86400000, COALESCE(NEW.status, -1), COALESCE(NEW.format, ''), 1, NEW.credits)
+          ON CONFLICT (key_id, day, status, format)
+          DO UPDATE SET requests = requests + 1, credits = credits + excluded.credits;
+      END;
+    `,
+  },
 ];
 
 export function openDatabase(file: string): DB {

@@ -39,7 +39,13 @@ function fromNative(e: unknown): unknown {
   return e;
 }
 
-/** The addon's render request: every image option, defaults applied. */
+/** "ff00ff" and "#FF00FF" are one colour, and one image-cache entry. */
+function hex(c: string | undefined): string | undefined {
+  return c === undefined ? undefined : `#${c.replace(/^#/, '').toUpperCase()}`;
+}
+
+/** The addon's render request: every image option, defaults applied, spellings normalized so
+ * that equal requests share an image-cache key. */
 function renderRequest(r: Req, filters: Omit<RenderRequest['query'], 'format' | 'verifiedOnly'>): RenderRequest {
   return {
     // Images draw every reconciled row, community-map rows included.
@@ -54,20 +60,20 @@ function renderRequest(r: Req, filters: Omit<RenderRequest['query'], 'format' | 
     center: r.center,
     zoom: r.zoom,
     markerRadius: r.marker_radius,
-    markerColor: r.marker_color,
-    markerColors: r.marker_colors,
+    markerColor: hex(r.marker_color),
+    markerColors: r.marker_colors?.map((c) => hex(c)!),
     heatmap: r.heatmap,
     legend: r.include_legend,
     focus: r.focus_country
       ? {
-          country: r.focus_country,
+          country: r.focus_country === 'auto' ? 'auto' : r.focus_country.toUpperCase(),
           mainlandOnly: r.mainland_only,
           conus: r.conus,
           regions: r.regions,
-          fillColor: r.fill_color,
-          outlineColor: r.outline_color,
+          fillColor: hex(r.fill_color),
+          outlineColor: hex(r.outline_color),
           outlineWidth: r.outline_width,
-          background: r.background,
+          background: r.background === 'transparent' ? undefined : hex(r.background),
         }
       : undefined,
   };
@@ -122,7 +128,10 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     const store = deps.store.current;
     const brands: number[] = [];
     const names: string[] = [];
-    for (const name of r.tickers ?? [r.brand!]) {
+    // One company per brand: two spellings of one company ("MCD", "McDonald's") merge, and
+    // its colour is the one given with its first spelling.
+    const colors: (string | undefined)[] = [];
+    (r.tickers ?? [r.brand!]).forEach((name, i) => {
       const found = store.resolve(name);
       if (!found) {
         throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestions(store, name) });
@@ -130,8 +139,12 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
       if (!brands.includes(found.brand)) {
         brands.push(found.brand);
         names.push(found.name);
+        colors.push(r.marker_colors?.[i]);
       }
-    }
+    });
+    // Colours run out only at the end (marker_colors shorter than tickers); the renderer's
+    // palette fills in past them.
+    if (r.marker_colors) r.marker_colors = colors.filter((c) => c !== undefined);
     const label = names.join(', ');
 
     const filters = {

@@ -1,5 +1,6 @@
-// A key's usage report: one grouped query over its rows in the window (the (key_id, at) index
-// bounds the scan), folded into the totals, by-status, by-format and by-day views.
+// A key's usage report: whole days in the window from the daily rollup (migration 3), the two
+// partial days at its ends from the raw rows, folded into the totals, by-status, by-format and
+// by-day views.
 import type { DB } from '../db/database.ts';
 
 export const DAY_MS = 86_400_000;
@@ -25,13 +26,32 @@ interface Group {
 }
 
 export class UsageReports {
-  readonly #groups;
+  readonly #raw;
+  readonly #daily;
   constructor(db: DB) {
-    this.#groups = db.prepare<[string, number, number], Group>(
+    // [from, to) of raw rows; the window's end is made inclusive by the caller.
+    this.#raw = db.prepare<[string, number, number], Group>(
       `SELECT at / ${DAY_MS} AS day, status, format, COUNT(*) AS n, SUM(credits) AS credits
-         FROM usage WHERE key_id = ? AND at >= ? AND at <= ?
+         FROM usage WHERE key_id = ? AND at >= ? AND at < ?
         GROUP BY day, status, format`,
     );
+    this.#daily = db.prepare<[string, number, number], Group>(
+      `SELECT day, NULLIF(status, -1) AS status, NULLIF(format, '') AS format, requests AS n, credits
+         FROM usage_daily WHERE key_id = ? AND day >= ? AND day <= ?`,
+    );
+  }
+
+  /** The grouped rows of [from, to]: rollup rows for the whole days, raw rows for the rest. */
+  #groups(keyId: string, from: number, to: number): Group[] {
+    const end = to + 1;
+    const firstWhole = Math.ceil(from / DAY_MS);
+    const lastWhole = Math.floor(end / DAY_MS) - 1;
+    if (lastWhole < firstWhole) return this.#raw.all(keyId, from, end);
+    return [
+      ...this.#raw.all(keyId, from, firstWhole * DAY_MS),
+      ...this.#daily.all(keyId, firstWhole, lastWhole),
+      ...this.#raw.all(keyId, (lastWhole + 1) * DAY_MS, end),
+    ];
   }
 
   /** The report for [from, to] (milliseconds); the caller has checked the window. */
@@ -49,7 +69,7 @@ export class UsageReports {
     let total = 0;
     let errors = 0;
     let credits = 0;
-    for (const g of this.#groups.all(keyId, from, to)) {
+    for (const g of this.#groups(keyId, from, to)) {
       // A request is an error when it did not succeed; rows without a status count as neither.
       const failed = g.status !== null && g.status >= 400 ? g.n : 0;
       total += g.n;

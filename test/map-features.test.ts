@@ -1,0 +1,588 @@
+// Map image features over HTTP on a real server (127.0.0.1, real SQLite, the real addon over
+// the test dataset), checked on decoded pixels: focus maps (transparency, background, fill,
+// JPEG over white, "auto", markers placed with our own Albers projection), their 400s,
+// heatmaps, the legend, city labels, and the image cache with its credits.
+//
+// Expected pixels are derived independently: positions from the JSON locations the same
+// server returns for the same query, projected with our own Web Mercator (test/helpers/png.ts);
+// colours from data/themes.json and the contract's defaults. Images draw community-only rows
+// that JSON leaves out, so every test that relies on the JSON locations being all the markers
+// first checks that the image's X-Location-Count equals the JSON count.
+import test, { type ExecutionContext } from 'ava';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../ts/paths.ts';
+import { creditsFor } from '../ts/services/credits.ts';
+import { testDataDir, type Location } from './helpers/dataset.ts';
+import {
+  boundsProjector,
+  centerZoomProjector,
+  countIn,
+  decodeJpeg,
+  decodePng,
+  fmt,
+  hex,
+  near,
+  pixel,
+  type Box,
+  type Image,
+  type Projector,
+  type RGB,
+} from './helpers/png.ts';
+import { startServer, type TestServer } from './helpers/server.ts';
+
+const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
+const W = 300;
+const H = 200;
+
+interface Theme {
+  water: string;
+  land: string;
+  border: string;
+  marker: string;
+  marker_stroke: string;
+  text: string;
+  panel: string;
+}
+const THEMES = JSON.parse(readFileSync(path.join(ROOT, 'data', 'themes.json'), 'utf8')) as Record<string, Theme>;
+const LIGHT = THEMES.light;
+const DARK = THEMES.dark;
+
+// Contract defaults for focus maps and the multi-company palette.
+const FOCUS_FILL = '#E5E7EB';
+const PALETTE = ['#2563EB', '#DC2626', '#16A34A', '#D97706', '#7C3AED'];
+
+type S = TestServer & { key: string; keyId: string };
+
+async function server(t: ExecutionContext, env: Record<string, string> = {}, credits = 100_000): Promise<S> {
+  const s = await startServer(t, { env: { ...NO_RATE_LIMIT, ...env } });
+  const k = s.keys.create({ plan: 'enterprise', credits });
+  return { ...s, key: k.key, keyId: k.record.id };
+}
+
+async function post(s: S, body: unknown) {
+  const res = await fetch(`${s.base}/api/v1/location-map`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': s.key },
+    body: JSON.stringify(body),
+  });
+  return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+async function okPost(t: ExecutionContext, s: S, body: Record<string, unknown>) {
+  const r = await post(s, body);
+  t.is(r.res.status, 200, `${JSON.stringify(body)} -> ${r.res.status}: ${r.bytes.toString().slice(0, 300)}`);
+  return r;
+}
+
+async function png(t: ExecutionContext, s: S, body: Record<string, unknown>): Promise<{ img: Image; bytes: Buffer; count: number }> {
+  const { res, bytes } = await okPost(t, s, { format: 'png', width: W, height: H, ...body });
+  t.is(res.headers.get('content-type'), 'image/png');
+  return { img: decodePng(bytes), bytes, count: Number(res.headers.get('x-location-count')) };
+}
+
+/** The JSON locations of a query, and a check that the image of the same query draws exactly these. */
+async function locations(t: ExecutionContext, s: S, filters: Record<string, unknown>, imageCount: number): Promise<Location[]> {
+  const { bytes } = await okPost(t, s, filters);
+  const env = JSON.parse(bytes.toString()) as { count: number; locations: Location[] };
+  t.is(env.locations.length, env.count);
+  t.is(imageCount, env.count, `the image of ${JSON.stringify(filters)} draws rows that JSON leaves out; pick another query for this test`);
+  return env.locations;
+}
+
+function balance(s: S): number {
+  return s.keys.get(s.keyId)!.credits;
+}
+
+/** Straight-alpha colour distance test that also requires an opaque pixel. */
+const opaqueNear = (p: ArrayLike<number>, c: RGB, tol: number) => p[3] === 255 && near(p, c, tol);
+
+// ------------------------------------------------------------------ focus maps
+
+const FL_MCD = { brand: 'MCD', country: 'US', state: 'FL' };
+
+test('focus png: transparent corners, the default fill in the middle of the contiguous US, a custom fill, a background colour', async (t) => {
+  const s = await server(t);
+  const base = { ...FL_MCD, focus_country: 'US', conus: true };
+  const { img } = await png(t, s, base);
+  const corners: [number, number][] = [
+    [0, 0],
+    [W - 1, 0],
+    [0, H - 1],
+    [W - 1, H - 1],
+  ];
+  for (const [x, y] of corners) t.is(pixel(img, x, y)[3], 0, `corner (${x}, ${y}) is transparent: ${fmt(pixel(img, x, y))}`);
+  // The middle of the 48 states is Kansas/Nebraska: the markers are all in Florida.
+  const mid = pixel(img, W / 2, H / 2);
+  t.true(opaqueNear(mid, hex(FOCUS_FILL), 1), `centre ${fmt(mid)} is the default fill ${FOCUS_FILL}`);
+
+  const custom = (await png(t, s, { ...base, fill_color: '#336699' })).img;
+  t.true(opaqueNear(pixel(custom, W / 2, H / 2), hex('#336699'), 1), `centre with fill_color #336699: ${fmt(pixel(custom, W / 2, H / 2))}`);
+  t.is(pixel(custom, 0, 0)[3], 0);
+
+  const bg = (await png(t, s, { ...base, background: '#112233' })).img;
+  for (const [x, y] of corners) t.deepEqual(pixel(bg, x, y), [0x11, 0x22, 0x33, 255], `corner (${x}, ${y}) with background #112233`);
+  t.true(opaqueNear(pixel(bg, W / 2, H / 2), hex(FOCUS_FILL), 1));
+});
+
+test('focus jpeg: transparent areas fall back to white, the fill stays', async (t) => {
+  const s = await server(t);
+  const { res, bytes } = await okPost(t, s, { ...FL_MCD, format: 'jpeg', width: W, height: H, focus_country: 'US', conus: true });
+  t.is(res.headers.get('content-type'), 'image/jpeg');
+  const img = decodeJpeg(bytes);
+  t.is(img.width, W);
+  for (const [x, y] of [
+    [0, 0],
+    [W - 1, 0],
+    [0, H - 1],
+    [W - 1, H - 1],
+    [2, H / 2],
+  ] as [number, number][]) {
+    const p = pixel(img, x, y);
+    t.true(p[0] >= 245 && p[1] >= 245 && p[2] >= 245, `(${x}, ${y}) is white: ${fmt(p)}`);
+  }
+  t.true(near(pixel(img, W / 2, H / 2), hex(FOCUS_FILL), 6), `centre ${fmt(pixel(img, W / 2, H / 2))} is the fill`);
+});
+
+test("focus_country 'auto' on a US-only result draws the same image as 'US'", async (t) => {
+  const s = await server(t);
+  for (const extra of [{}, { conus: true }]) {
+    const auto = await png(t, s, { ...FL_MCD, focus_country: 'auto', ...extra });
+    const us = await png(t, s, { ...FL_MCD, focus_country: 'US', ...extra });
+    t.true(auto.bytes.equals(us.bytes), `auto and US differ with ${JSON.stringify(extra)}`);
+    // and not the same as some other country's focus map, so the comparison means something
+    const ca = await png(t, s, { ...FL_MCD, focus_country: 'CA', ...extra, conus: undefined });
+    t.false(ca.bytes.equals(us.bytes));
+  }
+});
+
+test('bad focus requests: 400 INVALID_REQUEST as JSON, nothing charged', async (t) => {
+  const s = await server(t);
+  const img = { brand: 'MCD', format: 'png', width: W, height: H };
+  const cases: Record<string, unknown>[] = [
+    { ...img, focus_country: 'ZZ' },
+    { ...img, focus_country: 'CA', regions: ['ON'] },
+    { ...img, focus_country: 'US', regions: ['CA', 'XX'] },
+    { ...img, background: '#112233' },
+    { ...img, focus_country: 'CA', conus: true },
+    { ...img, country: 'GB', focus_country: 'auto', conus: true },
+    { ...img, country: 'GB', focus_country: 'auto', regions: ['NY'] },
+    { ...img, format: 'jpeg', focus_country: 'ZZ' },
+  ];
+  const before = balance(s);
+  for (const body of cases) {
+    const { res, bytes } = await post(s, body);
+    t.is(res.status, 400, `${JSON.stringify(body)} -> ${res.status}: ${bytes.toString().slice(0, 200)}`);
+    t.regex(res.headers.get('content-type') ?? '', /^application\/json/);
+    const parsed = JSON.parse(bytes.toString());
+    t.is(parsed.code, 'INVALID_REQUEST', JSON.stringify(body));
+    t.is(res.headers.get('x-credits-charged'), null);
+  }
+  t.is(balance(s), before, 'no credits charged for any of them');
+  // The same key can still draw valid focus maps (the errors above are about the options).
+  await png(t, s, { brand: 'MCD', focus_country: 'US', regions: ['CA', 'NY'] });
+  t.true(balance(s) < before);
+});
+
+// Albers equal-area conic on the unit sphere (Snyder, "Map Projections", eq. 14-1 to 14-4),
+// y northwards.
+function albers(phi1: number, phi2: number, lng0: number): (lat: number, lng: number) => [number, number] {
+  const r = Math.PI / 180;
+  const n = (Math.sin(phi1 * r) + Math.sin(phi2 * r)) / 2;
+  const c = Math.cos(phi1 * r) ** 2 + 2 * n * Math.sin(phi1 * r);
+  return (lat, lng) => {
+    const rho = Math.sqrt(c - 2 * n * Math.sin(lat * r)) / n;
+    const theta = n * (lng - lng0) * r;
+    return [rho * Math.sin(theta), -rho * Math.cos(theta)];
+  };
+}
+
+test('focus map markers land where an Albers projection of the contiguous US puts them', async (t) => {
+  const s = await server(t);
+  // No outline: the drawn shape's extent is the fill's, to within a pixel.
+  const { img, count } = await png(t, s, { ...FL_MCD, focus_country: 'US', conus: true, outline_width: 0, marker_color: '#FF00FF' });
+  const locs = await locations(t, s, FL_MCD, count);
+  t.true(locs.length > 0);
+
+  // The contiguous US from the reference shapes: the US polygons inside the lower 48's box.
+  const geo = JSON.parse(readFileSync(path.join(testDataDir(), 'reference', 'countries.geojson'), 'utf8')) as {
+    features: { properties: { iso_a2: string }; geometry: { type: string; coordinates: number[][][][] } }[];
+  };
+  const us = geo.features.find((f) => f.properties.iso_a2 === 'US')!;
+  t.is(us.geometry.type, 'MultiPolygon');
+  // USGS Albers for the US: standard parallels 29.5 and 45.5 N, central meridian 96 W.
+  const proj = albers(29.5, 45.5, -96);
+  let [px0, py0, px1, py1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const poly of us.geometry.coordinates) {
+    const outer = poly[0];
+    const inside = outer.every(([lng, lat]) => lng >= -126 && lng <= -66 && lat >= 24 && lat <= 50);
+    if (!inside) continue;
+    for (const ring of poly) {
+      for (const [lng, lat] of ring) {
+        const [x, y] = proj(lat, lng);
+        px0 = Math.min(px0, x);
+        px1 = Math.max(px1, x);
+        py0 = Math.min(py0, y);
+        py1 = Math.max(py1, y);
+      }
+    }
+  }
+  // The drawn extent: every pixel in the fill colour, whatever its coverage (straight alpha),
+  // so markers near the coast do not widen it.
+  let [ix0, iy0, ix1, iy1] = [Infinity, Infinity, -Infinity, -Infinity];
+  const fill = hex(FOCUS_FILL);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const p = pixel(img, x, y);
+      if (p[3] === 0 || !near(p, fill, 3)) continue;
+      ix0 = Math.min(ix0, x);
+      ix1 = Math.max(ix1, x + 1);
+      iy0 = Math.min(iy0, y);
+      iy1 = Math.max(iy1, y + 1);
+    }
+  }
+  const kx = (ix1 - ix0) / (px1 - px0);
+  const ky = (iy1 - iy0) / (py1 - py0);
+  t.true(Math.abs(kx / ky - 1) < 0.03, `one scale for both axes (an equal-area conic, aspect kept): ${kx} vs ${ky}`);
+  t.true(ix0 >= 0 && iy0 >= 0 && ix1 <= W && iy1 <= H && (ix1 - ix0 > W * 0.8 || iy1 - iy0 > H * 0.8), `the shape fills the image: ${[ix0, iy0, ix1, iy1]}`);
+  // The shape's extremes include islets far under a pixel (Key West's neighbours, Point
+  // Roberts' rocks) that leave no visible pixel: the visible extent falls short of the
+  // projected one by up to a pixel or so at such ends. The axis that fills the image is the
+  // one whose scale is not underestimated, and the shape is centred.
+  const k = Math.max(kx, ky);
+  const at = (lat: number, lng: number): [number, number] => {
+    const [x, y] = proj(lat, lng);
+    return [W / 2 + (x - (px0 + px1) / 2) * k, H / 2 - (y - (py0 + py1) / 2) * k];
+  };
+  const magenta = hex('#FF00FF');
+  let probed = 0;
+  for (const l of locs) {
+    const [x, y] = at(l.lat, l.lng);
+    const hits = countIn(img, { x0: x - 2, y0: y - 2, x1: x + 3, y1: y + 3 }, (p) => opaqueNear(p, magenta, 2));
+    t.true(hits > 0, `a marker for ${l.city} (${l.lat}, ${l.lng}) near pixel (${x.toFixed(1)}, ${y.toFixed(1)})`);
+    // The marker (radius 5) covers its centre and 2.5 px around it, except where a later
+    // marker's white stroke (radius 5.6) cuts through: probes that far from every other
+    // location must be magenta. A prediction more than a pixel or two off fails them.
+    const probes: [number, number][] = [[0, 0], [-2.5, 0], [2.5, 0], [0, -2.5], [0, 2.5]];
+    for (const [dx, dy] of probes) {
+      const [px, py] = [x + dx, y + dy];
+      if (locs.some((o) => o !== l && Math.hypot(at(o.lat, o.lng)[0] - px, at(o.lat, o.lng)[1] - py) < 7)) continue;
+      probed++;
+      t.true(opaqueNear(pixel(img, px, py), magenta, 2), `the marker for ${l.city} is centred at pixel (${x.toFixed(1)}, ${y.toFixed(1)}): ${fmt(pixel(img, px, py))} at (${px.toFixed(1)}, ${py.toFixed(1)})`);
+    }
+  }
+  t.true(probed >= 10, `${probed} probes of marker centres`);
+  // and nowhere far from them
+  const far = countIn(img, { x0: 0, y0: 0, x1: W, y1: H }, (p, x, y) => {
+    if (!opaqueNear(p, magenta, 2)) return false;
+    return locs.every((l) => {
+      const [mx, my] = at(l.lat, l.lng);
+      return Math.hypot(mx - x, my - y) > 12;
+    });
+  });
+  t.is(far, 0, 'magenta pixels only around the projected locations');
+});
+
+// ------------------------------------------------------------------ heatmap
+
+test('heatmap: density colours at the densest cluster, the basemap untouched far from every location', async (t) => {
+  const s = await server(t);
+  const q = { brand: '7-Eleven', country: 'US', state: 'NY' };
+  const bounds: [number, number, number, number] = [39, -80, 44.5, -71];
+  const heat = await png(t, s, { ...q, bounds, heatmap: true });
+  const plain = await png(t, s, { ...q, bounds });
+  t.is(heat.count, plain.count);
+  const locs = await locations(t, s, q, heat.count);
+  const at: Projector = boundsProjector(bounds, W, H);
+  const pts = locs.map((l) => at(l.lat, l.lng));
+
+  // The densest cluster: the location with the most others within 24 px.
+  let best = pts[0];
+  let bestN = -1;
+  for (const p of pts) {
+    const n = pts.filter((q) => Math.hypot(q[0] - p[0], q[1] - p[1]) <= 24).length;
+    if (n > bestN) [best, bestN] = [p, n];
+  }
+  t.true(bestN >= 3, `a cluster of ${bestN} locations`);
+  t.true(best[0] >= 0 && best[0] < W && best[1] >= 0 && best[1] < H, `the cluster ${fmt(best)} is in view`);
+  const hp = pixel(heat.img, best[0], best[1]);
+  // The light basemap is greys only (water, land, border, text); the ramp is saturated.
+  for (const c of [LIGHT.water, LIGHT.land, LIGHT.border, LIGHT.text]) t.false(near(hp, hex(c), 12), `heat pixel ${fmt(hp)} vs basemap ${c}`);
+  t.true(Math.max(hp[0], hp[1], hp[2]) - Math.min(hp[0], hp[1], hp[2]) > 40, `heat pixel ${fmt(hp)} is a ramp colour`);
+  t.notDeepEqual(hp, pixel(plain.img, best[0], best[1]));
+
+  // No markers on a heatmap; markers on the plain map.
+  const marker = hex(LIGHT.marker);
+  const all: Box = { x0: 0, y0: 0, x1: W, y1: H };
+  t.is(countIn(heat.img, all, (p) => near(p, marker, 3)), 0, 'no marker pixels on the heatmap');
+  t.true(countIn(plain.img, all, (p) => near(p, marker, 3)) > 20, 'marker pixels on the plain map');
+
+  // Far from every location (80 px or more) the two images are identical.
+  let far = 0;
+  const diffs: string[] = [];
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      if (pts.some(([px, py]) => Math.hypot(px - (x + 0.5), py - (y + 0.5)) < 80)) continue;
+      far++;
+      const a = pixel(heat.img, x, y);
+      const b = pixel(plain.img, x, y);
+      if (a.some((v, i) => v !== b[i]) && diffs.length < 5) diffs.push(`(${x}, ${y}): heat ${fmt(a)} plain ${fmt(b)}`);
+    }
+  }
+  t.true(far > 2000, `${far} far pixels to compare`);
+  t.deepEqual(diffs, [], 'far pixels are untouched by the heatmap');
+});
+
+// ------------------------------------------------------------------ legend
+
+// Florida only (both brands' JSON and images agree there); the viewport puts Florida at the
+// top right and open Pacific (south of Clipperton, west of the Galapagos) at the lower left.
+const LEGEND_Q = { tickers: ['MCD', 'SBUX'], country: 'US', state: 'FL' };
+const LEGEND_BOUNDS: [number, number, number, number] = [-10, -140, 32, -78];
+/** Where the legend goes: the lower-left corner (12 px margin), generously. */
+const LOWER_LEFT: Box = { x0: 0, y0: H - 80, x1: 170, y1: H };
+
+test('legend: swatches in the marker_colors and the panel colour in the lower left; none of them there without the legend', async (t) => {
+  const s = await server(t);
+  const colours = ['#FF00FF', '#00FFFF'];
+  const withLegend = await png(t, s, { ...LEGEND_Q, bounds: LEGEND_BOUNDS, marker_colors: colours, include_legend: true });
+  const without = await png(t, s, { ...LEGEND_Q, bounds: LEGEND_BOUNDS, marker_colors: colours });
+  const locs = await locations(t, s, LEGEND_Q, without.count);
+  const at = boundsProjector(LEGEND_BOUNDS, W, H);
+  const reach = 5 + 1.2 + 2; // default marker radius, its stroke, anti-aliasing
+  const inRegion = locs.filter((l) => {
+    const [x, y] = at(l.lat, l.lng);
+    return x > LOWER_LEFT.x0 - reach && x < LOWER_LEFT.x1 + reach && y > LOWER_LEFT.y0 - reach && y < LOWER_LEFT.y1 + reach;
+  });
+  t.deepEqual(inRegion, [], 'no location projects into the lower-left region');
+  t.true(locs.some((l) => {
+    const [x, y] = at(l.lat, l.lng);
+    return x >= 0 && x < W && y >= 0 && y < H;
+  }), 'some markers are in view');
+
+  const panel = hex(LIGHT.panel);
+  for (const c of colours) {
+    t.true(countIn(withLegend.img, LOWER_LEFT, (p) => near(p, hex(c), 2)) >= 20, `legend swatch ${c}`);
+    t.is(countIn(without.img, LOWER_LEFT, (p) => near(p, hex(c), 2)), 0, `no ${c} in the lower left without a legend`);
+    t.true(countIn(without.img, { x0: 0, y0: 0, x1: W, y1: H }, (p) => near(p, hex(c), 2)) >= 20, `${c} markers elsewhere on the map`);
+  }
+  // The panel: the theme's panel colour at alpha 240 over open water stays within 2 of it;
+  // the water itself is 11 darker.
+  t.true(countIn(withLegend.img, LOWER_LEFT, (p) => near(p, panel, 2)) >= 2000, 'panel-coloured pixels in the lower left');
+  t.is(countIn(without.img, LOWER_LEFT, (p) => near(p, panel, 2)), 0, 'no panel colour there without the legend');
+  // (open water but for a few pixels of the Marquesas at the very corner)
+  const area = (LOWER_LEFT.x1 - LOWER_LEFT.x0) * (LOWER_LEFT.y1 - LOWER_LEFT.y0);
+  t.true(countIn(without.img, LOWER_LEFT, (p) => near(p, hex(LIGHT.water), 1)) > 0.99 * area, 'the lower left without a legend is water');
+  t.true(countIn(withLegend.img, LOWER_LEFT, (p) => near(p, hex(LIGHT.water), 1)) < 0.6 * area, 'the legend covers much of it');
+  // The legend sits 12 px in from the left and bottom edges: nothing of it in the margin.
+  const margin = (p: ArrayLike<number>) => near(p, panel, 2) || colours.some((c) => near(p, hex(c), 2));
+  t.is(countIn(withLegend.img, { x0: 0, y0: H - 80, x1: 11, y1: H }, margin), 0, 'left margin');
+  t.is(countIn(withLegend.img, { x0: 0, y0: H - 11, x1: 170, y1: H }, margin), 0, 'bottom margin');
+});
+
+test('legend: without marker_colors the companies get the palette in ticker order', async (t) => {
+  const s = await server(t);
+  const a = await png(t, s, { ...LEGEND_Q, bounds: LEGEND_BOUNDS, include_legend: true });
+  const [first, second] = [hex(PALETTE[0]), hex(PALETTE[1])];
+  t.true(countIn(a.img, LOWER_LEFT, (p) => near(p, first, 2)) >= 20, `swatch ${PALETTE[0]}`);
+  t.true(countIn(a.img, LOWER_LEFT, (p) => near(p, second, 2)) >= 20, `swatch ${PALETTE[1]}`);
+  // One row per company, in ticker order: the first ticker's swatch is above the second's.
+  const meanY = (img: Image, c: RGB) => {
+    let sum = 0;
+    let n = 0;
+    countIn(img, LOWER_LEFT, (p, _x, y) => {
+      if (near(p, c, 2)) {
+        sum += y;
+        n++;
+      }
+      return false;
+    });
+    return sum / n;
+  };
+  t.true(meanY(a.img, first) < meanY(a.img, second), 'rows in ticker order, first colour on top');
+});
+
+test('marker_colors follow the tickers when two tickers name the same company', async (t) => {
+  const s = await server(t);
+  const view = { country: 'US', state: 'FL', bounds: LEGEND_BOUNDS, include_legend: true };
+  // MCD and McDonald's are one company: Starbucks, the third ticker, keeps the third colour.
+  const dup = await png(t, s, { ...view, tickers: ['MCD', "McDonald's", 'SBUX'], marker_colors: ['#FF00FF', '#FF00FF', '#00FFFF'] });
+  const plain = await png(t, s, { ...view, tickers: ['MCD', 'SBUX'], marker_colors: ['#FF00FF', '#00FFFF'] });
+  t.is(dup.count, plain.count, 'the company is counted once');
+  const all: Box = { x0: 0, y0: 0, x1: W, y1: H };
+  const cyan = countIn(dup.img, all, (p) => near(p, hex('#00FFFF'), 2));
+  t.true(cyan >= 20, `Starbucks (the third ticker) drawn in its colour #00FFFF: ${cyan} pixels`);
+  t.true(dup.bytes.equals(plain.bytes), 'the same companies in the same colours: the same image');
+});
+
+// ------------------------------------------------------------------ city labels
+
+function city(name: string, country: string): { lat: number; lng: number; population: number } {
+  const lines = readFileSync(path.join(testDataDir(), 'reference', 'cities.csv'), 'utf8').split('\n');
+  const header = lines[0].split(',');
+  const [ni, ci, pi, lai, lni] = ['name', 'country', 'population', 'lat', 'lng'].map((h) => header.indexOf(h));
+  let best: { lat: number; lng: number; population: number } | undefined;
+  for (const line of lines) {
+    if (!line.includes(`,${name},${country},`)) continue;
+    const f = line.split(',');
+    if (f[ni] !== name || f[ci] !== country) continue;
+    const c = { lat: Number(f[lai]), lng: Number(f[lni]), population: Number(f[pi]) };
+    if (!best || c.population > best.population) best = c;
+  }
+  if (!best) throw new Error(`${name}, ${country} is not in cities.csv`);
+  return best;
+}
+
+test('city labels: text in the theme text colour just right of a large city', async (t) => {
+  const s = await server(t);
+  const chicago = city('Chicago', 'US');
+  t.true(chicago.population >= 100_000);
+  const zoom = 9;
+  // Markers in Florida only: nothing of the data near Chicago.
+  const light = await png(t, s, { ...FL_MCD, center: [chicago.lat, chicago.lng], zoom });
+  const dark = await png(t, s, { ...FL_MCD, center: [chicago.lat, chicago.lng], zoom, style: 'dark' });
+  const locs = await locations(t, s, FL_MCD, light.count);
+  const at = centerZoomProjector([chicago.lat, chicago.lng], zoom, W, H);
+  t.true(locs.every((l) => at(l.lat, l.lng)[1] > H + 20), 'the markers are off the map');
+  const [cx, cy] = at(chicago.lat, chicago.lng);
+  t.true(Math.abs(cx - W / 2) < 1e-6 && Math.abs(cy - H / 2) < 1e-6);
+
+  // The label's text: starts a few pixels right of the city, 12 px type on a baseline a few
+  // pixels below it.
+  const textBox: Box = { x0: cx + 4, y0: cy - 7, x1: cx + 45, y1: cy + 5 };
+  const darkText = (p: ArrayLike<number>) => p[0] < 100 && p[1] < 100 && p[2] < 100;
+  const lightText = (p: ArrayLike<number>) => p[0] > 180 && p[1] > 180 && p[2] > 180;
+  const nLightMap = countIn(light.img, textBox, darkText);
+  t.true(nLightMap >= 15, `${nLightMap} dark text pixels right of Chicago on the light map`);
+  const exact = countIn(light.img, textBox, (p) => near(p, hex(LIGHT.text), 8));
+  t.true(exact >= 5, `${exact} pixels of the light text colour ${LIGHT.text}`);
+  const nDarkMap = countIn(dark.img, textBox, lightText);
+  t.true(nDarkMap >= 15, `${nDarkMap} light text pixels right of Chicago on the dark map`);
+  t.true(countIn(dark.img, textBox, (p) => near(p, hex(DARK.text), 8)) >= 5, `pixels of the dark theme's text colour ${DARK.text}`);
+  // The dark pixels are the label's, not the ground's: the mirror box left of the city (where
+  // Chicago's label does not go) has fewer. (A 'no dark pixels on the dark map' check would
+  // mean nothing: the dark theme's land, #1E293B, is itself darker than 100 in every channel.)
+  t.true(countIn(light.img, { x0: cx - 45, y0: cy - 7, x1: cx - 4, y1: cy + 5 }, darkText) < nLightMap);
+});
+
+test('US state lines from zoom 3: the Colorado-Kansas line (102.05 W) at zoom 6 and 3, none at zoom 2', async (t) => {
+  const s = await server(t);
+  // Markers in Florida only; no city of 100,000 near the line.
+  const centre: [number, number] = [39, -102.0517];
+  const shot = async (zoom: number) => (await png(t, s, { ...FL_MCD, center: centre, zoom })).img;
+  const [z2, z3, z6] = await Promise.all([shot(2), shot(3), shot(6)]);
+  const land = hex(LIGHT.land);
+  const at6 = centerZoomProjector(centre, 6, W, H);
+  const [lx] = at6(39, -102.0517);
+  // 37 N to 40 N the line is the Colorado-Kansas border, a meridian: one vertical line.
+  const [, yTop] = at6(39.9, -102.0517);
+  const [, yBottom] = at6(37.1, -102.0517);
+  let rows = 0;
+  for (let y = Math.max(0, Math.ceil(yTop)); y < Math.min(H, Math.floor(yBottom)); y++) {
+    rows++;
+    const line = [-2, -1, 0, 1].map((dx) => pixel(z6, lx + dx, y));
+    t.true(line.some((p) => !near(p, land, 4)), `row ${y}: a state line near x=${lx.toFixed(1)}: ${line.map(fmt).join(' ')}`);
+    t.true(near(pixel(z6, lx - 12, y), land, 0) && near(pixel(z6, lx + 12, y), land, 0), `row ${y}: land on either side`);
+  }
+  t.true(rows > 100, `${rows} rows of the line checked`);
+  // The state corners around the centre at zoom 3 and 2 (a 24-px box of plain land at zoom 2).
+  const box: Box = { x0: W / 2 - 12, y0: H / 2 - 12, x1: W / 2 + 12, y1: H / 2 + 12 };
+  t.true(countIn(z3, box, (p) => !near(p, land, 4)) > 10, 'state lines at zoom 3');
+  t.is(countIn(z2, box, (p) => !near(p, land, 0)), 0, 'no state lines at zoom 2');
+});
+
+// ------------------------------------------------------------------ image cache
+
+test('image cache: repeats are hits with identical bytes and full charges; aliases share; options miss; data formats never cached', async (t) => {
+  const s = await server(t, {}, 10_000);
+  const body = { brand: 'MCD', format: 'png', width: W, height: H };
+  const call = async (b: Record<string, unknown>) => {
+    const before = balance(s);
+    const { res, bytes } = await okPost(t, s, b);
+    const charged = Number(res.headers.get('x-credits-charged'));
+    const count = Number(res.headers.get('x-location-count'));
+    t.is(charged, creditsFor(count, b.format as 'png'), 'charged the price of the result');
+    t.is(balance(s), before - charged, 'the balance goes down by the charge');
+    t.is(Number(res.headers.get('x-credits-remaining')), before - charged);
+    return { cached: res.headers.get('x-cached'), bytes, charged, count };
+  };
+  const first = await call(body);
+  t.is(first.cached, 'false');
+  t.true(first.charged > 0);
+  const second = await call(body);
+  t.is(second.cached, 'true');
+  t.true(second.bytes.equals(first.bytes));
+  t.is(second.charged, first.charged);
+  t.is(second.count, first.count);
+  const third = await call(body);
+  t.is(third.cached, 'true');
+  t.true(third.bytes.equals(first.bytes));
+
+  // Another spelling of the same brand, and the defaults written out: the same entry.
+  for (const b of [
+    { ...body, brand: "McDonald's" },
+    { ...body, brand: 'mcdonalds' },
+    { ...body, style: 'light', scale: 1, dpi: 96 },
+  ]) {
+    const r = await call(b);
+    t.is(r.cached, 'true', JSON.stringify(b));
+    t.true(r.bytes.equals(first.bytes), JSON.stringify(b));
+  }
+
+  // Different options: a miss, a different picture; then a hit of its own.
+  const dark = await call({ ...body, style: 'dark' });
+  t.is(dark.cached, 'false');
+  t.false(dark.bytes.equals(first.bytes));
+  t.is((await call({ ...body, style: 'dark' })).cached, 'true');
+  const jpegFirst = await call({ ...body, format: 'jpeg' });
+  t.is(jpegFirst.cached, 'false', 'jpeg is not the png entry');
+  t.is((await call({ ...body, brand: 'McDonald\'s', format: 'jpeg' })).cached, 'true');
+  const otherBrand = await call({ ...body, brand: 'starbucks' });
+  t.is(otherBrand.cached, 'false');
+
+  // Data formats are never cached.
+  for (const format of ['json', 'json', 'csv', 'csv']) {
+    const r = await call({ brand: 'MCD', format });
+    t.is(r.cached, 'false', format);
+  }
+});
+
+test('image cache off (STOREMAP_IMAGE_CACHE_BYTES=0): every image is rendered and charged', async (t) => {
+  const s = await server(t, { STOREMAP_IMAGE_CACHE_BYTES: '0' }, 10_000);
+  const body = { brand: 'MCD', format: 'png', width: W, height: H };
+  const seen: Buffer[] = [];
+  for (let i = 0; i < 3; i++) {
+    const before = balance(s);
+    const { res, bytes } = await okPost(t, s, body);
+    t.is(res.headers.get('x-cached'), 'false', `request ${i + 1}`);
+    const charged = Number(res.headers.get('x-credits-charged'));
+    t.is(charged, creditsFor(Number(res.headers.get('x-location-count')), 'png'));
+    t.is(balance(s), before - charged);
+    seen.push(bytes);
+  }
+  t.true(seen[1].equals(seen[0]) && seen[2].equals(seen[0]), 'rendering is deterministic');
+});
+
+test('image cache: a cached image still costs its credits (402 when the key cannot pay); trial caps survive a hit', async (t) => {
+  const s = await server(t, {}, 3);
+  const body = { brand: 'MCD', format: 'png', width: W, height: H };
+  const first = await okPost(t, s, body);
+  const cost = creditsFor(Number(first.res.headers.get('x-location-count')), 'png');
+  t.true(cost <= 3 && 2 * cost > 3, 'the key can pay once, not twice');
+  t.is(balance(s), 3 - cost);
+  const again = await post(s, body);
+  t.is(again.res.status, 402);
+  t.is(JSON.parse(again.bytes.toString()).code, 'INSUFFICIENT_CREDITS');
+  t.is(again.res.headers.get('x-credits-charged'), null);
+  t.is(balance(s), 3 - cost, 'nothing charged, nothing served');
+
+  const trial = { ...s, key: s.keys.create({ plan: 'trial' }).key };
+  const a = await okPost(t, trial, body);
+  const b = await okPost(t, trial, body);
+  t.is(a.res.headers.get('x-cached'), 'false', 'the trial cap is part of the request: not the enterprise entry');
+  t.is(b.res.headers.get('x-cached'), 'true');
+  t.true(b.bytes.equals(a.bytes));
+  for (const h of ['x-location-count', 'x-trial-cap-applied', 'x-total-available', 'x-credits-charged']) t.is(b.res.headers.get(h), a.res.headers.get(h), h);
+  t.is(a.res.headers.get('x-trial-cap-applied'), 'true');
+  t.true(Number(a.res.headers.get('x-location-count')) <= 50);
+});
