@@ -67,8 +67,13 @@ export const LocationMapRequest = z
 export type LocationMapRequest = z.infer<typeof LocationMapRequest>;
 
 /** zod issues as the `details` of a 400: one entry per failing field. */
-export function issueDetails(error: z.ZodError): { field: string; message: string }[] {
-  return error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
+export function issueDetails(error: z.ZodError, whole = '(body)'): { field: string; message: string }[] {
+  return error.issues.flatMap((i) =>
+    // An unknown field is reported under its own name, not under the object holding it.
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((k) => ({ field: [...i.path, k].join('.'), message: 'unknown field' }))
+      : [{ field: i.path.join('.') || whole, message: i.message }],
+  );
 }
 
 // ---- query strings of the GET endpoints (values arrive as text; numbers are coerced).

@@ -1,12 +1,11 @@
 // The public brand endpoints: the directory, a brand's summary and autocomplete. Free, no key.
 import type { Request, Response, Server } from 'restify';
 import type { z } from 'zod';
-import { ApiError, sendError, toApiError, type Suggestion } from '../http/errors.ts';
+import { ApiError, sendError, toApiError } from '../http/errors.ts';
 import { parseQuery } from '../http/query.ts';
 import type { BrandSummary, BrandsPage, SearchResults } from '../http/responses.ts';
 import { BrandsQuery, SearchQuery, SummaryQuery } from '../http/schemas.ts';
-import type { Store } from '../native.ts';
-import { directoryOf } from '../services/directory.ts';
+import { directoryOf, suggestionsFor } from '../services/directory.ts';
 import type { ApiDeps } from '../server.ts';
 
 /** Sends a JSON body, or the error any step threw. */
@@ -24,10 +23,6 @@ export function jsonRoute(deps: ApiDeps, handler: (req: Request, res: Response) 
   };
 }
 
-function suggestions(store: Store, name: string): Suggestion[] {
-  return store.suggest(name, 5).map((b) => ({ brand: b.name, location_count: b.locationCount }));
-}
-
 /** 1-5 capital letters, as typed: what a stock ticker looks like. */
 const TICKER_SHAPED = /^[A-Z]{1,5}$/;
 
@@ -42,7 +37,7 @@ export function mount(server: Server, deps: ApiDeps): void {
     const q = parseQuery(SummaryQuery, req);
     const store = deps.store.current;
     const found = store.resolve(q.brand);
-    if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.brand}".`, { suggestions: suggestions(store, q.brand) });
+    if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.brand}".`, { suggestions: suggestionsFor(store, q.brand) });
     const info = store.brand(found.brand)!;
     const countries = store.countryCounts(found.brand);
     const top = countries.slice(0, 5);
@@ -77,7 +72,7 @@ export function mount(server: Server, deps: ApiDeps): void {
       }
     }
     if (results.length === 0 && TICKER_SHAPED.test(q.q)) {
-      throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.q}".`, { suggestions: suggestions(store, q.q) });
+      throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.q}".`, { suggestions: suggestionsFor(store, q.q) });
     }
     return { query: q.q, count: results.length, results };
   }));

@@ -2,11 +2,12 @@
 // GeoJSON. Steps, in order: key, rate limit, body, validation, plan, brand resolution, query,
 // charge, response. Every request with a valid key writes exactly one usage row.
 import type { Request, Response, Server } from 'restify';
-import { ApiError, sendError, toApiError, type Suggestion } from '../http/errors.ts';
+import { ApiError, sendError, toApiError } from '../http/errors.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { readJsonBody } from '../http/body.ts';
 import { issueDetails, LocationMapRequest, type LocationMapRequest as Req } from '../http/schemas.ts';
-import { NativeError, query, render, type QueryResponse, type RenderRequest, type Store } from '../native.ts';
+import { NativeError, query, render, type QueryResponse, type RenderRequest } from '../native.ts';
+import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache, type CachedImage } from '../services/image-cache.ts';
 import { creditsFor, IMAGE_FORMATS, LOW_CREDIT_THRESHOLD } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
@@ -26,10 +27,6 @@ export function mount(server: Server, deps: ApiDeps): void {
   server.post({ name: 'locationMap', path: ENDPOINT }, async (req: Request, res: Response) => {
     await handle(req, res, deps);
   });
-}
-
-function suggestions(store: Store, name: string): Suggestion[] {
-  return store.suggest(name, 5).map((b) => ({ brand: b.name, location_count: b.locationCount }));
 }
 
 /** Errors from the addon, as API errors. */
@@ -134,7 +131,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     (r.tickers ?? [r.brand!]).forEach((name, i) => {
       const found = store.resolve(name);
       if (!found) {
-        throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestions(store, name) });
+        throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestionsFor(store, name) });
       }
       if (!brands.includes(found.brand)) {
         brands.push(found.brand);

@@ -81,3 +81,13 @@ export function directoryOf(store: Store): Directory {
   }
   return d;
 }
+
+/** Typo-tolerant close matches for a name nothing resolves to: brands with storefronts only,
+ * since a suggestion must be something the caller can then ask for. */
+export function suggestionsFor(store: Store, name: string): { brand: string; location_count: number }[] {
+  return store
+    .suggest(name, 15)
+    .filter((b) => b.locationCount > 0)
+    .slice(0, 5)
+    .map((b) => ({ brand: b.name, location_count: b.locationCount }));
+}

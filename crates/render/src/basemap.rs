@@ -14,9 +14,9 @@ use crate::theme::Theme;
 /// Simplification tolerances, in zoom-0 world pixels, for each level of detail; the last level
 /// keeps every point. A view uses the coarsest level whose tolerance stays under
 /// `MAX_ERROR_PX` image pixels.
-const LOD_TOLERANCE: [f64; 6] = [0.25, 0.08, 0.025, 0.008, 0.002, 0.0];
+const LOD_TOLERANCE: [f64; 9] = [0.3, 0.15, 0.07, 0.035, 0.017, 0.008, 0.004, 0.002, 0.0];
 const LEVELS: usize = LOD_TOLERANCE.len();
-const MAX_ERROR_PX: f64 = 0.7;
+const MAX_ERROR_PX: f64 = 1.0;
 
 /// State lines appear from this zoom: below it they would be a grey smudge over the US.
 const STATE_LINES_MIN_ZOOM: f64 = 3.0;

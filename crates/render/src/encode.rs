@@ -33,7 +33,20 @@ pub fn encode(pixmap: Pixmap, format: ImageFormat, dpi: u32) -> Result<Vec<u8>> 
                     }
                 }
             }
-            let data = if opaque { rgba.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect() } else { rgba };
+            let data = if opaque {
+                // RGBA to RGB in place: each pixel moves to an offset no later than its own.
+                let n = rgba.len() / 4;
+                for i in 0..n {
+                    let (r, g, b) = (rgba[i * 4], rgba[i * 4 + 1], rgba[i * 4 + 2]);
+                    rgba[i * 3] = r;
+                    rgba[i * 3 + 1] = g;
+                    rgba[i * 3 + 2] = b;
+                }
+                rgba.truncate(n * 3);
+                rgba
+            } else {
+                rgba
+            };
             let mut out = Vec::with_capacity(data.len() / 4);
             {
                 let mut e = png::Encoder::new(&mut out, w, h);
@@ -50,14 +63,16 @@ pub fn encode(pixmap: Pixmap, format: ImageFormat, dpi: u32) -> Result<Vec<u8>> 
         }
         ImageFormat::Jpeg(quality) => {
             // JPEG has no alpha: transparent pixels fall back to white, as the contract says.
-            let rgb: Vec<u8> = rgba
-                .chunks_exact(4)
-                .flat_map(|p| {
-                    let a = p[3] as u32;
-                    let over_white = |c: u8| (c as u32 + (255 - a)).min(255) as u8;
-                    [over_white(p[0]), over_white(p[1]), over_white(p[2])]
-                })
-                .collect();
+            // Premultiplied over white is c + (255 - a); done in place, as for PNG.
+            let n = rgba.len() / 4;
+            for i in 0..n {
+                let inv = 255 - rgba[i * 4 + 3] as u32;
+                for c in 0..3 {
+                    rgba[i * 3 + c] = (rgba[i * 4 + c] as u32 + inv).min(255) as u8;
+                }
+            }
+            rgba.truncate(n * 3);
+            let rgb = rgba;
             let mut out = Vec::with_capacity(rgb.len() / 8);
             let mut e = jpeg_encoder::Encoder::new(&mut out, quality.clamp(1, 100));
             e.set_density(jpeg_encoder::Density::Inch { x: dpi.min(u16::MAX as u32) as u16, y: dpi.min(u16::MAX as u32) as u16 });

@@ -2,7 +2,7 @@
 //! alone), city labels, then the data (markers or a heatmap), then the legend, then the
 //! encoder.
 
-use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, PremultipliedColorU8, Stroke, Transform};
+use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
 
 use crate::basemap::Basemap;
 use crate::camera::{Camera, Viewport};
@@ -106,37 +106,79 @@ fn sprite(radius: f32, stroke: f32, fill: [u8; 3], edge: [u8; 3]) -> Option<(Pix
     Some((p, c))
 }
 
-/// Source-over of a premultiplied sprite at an integer offset, clipped to the image. A general
-/// pattern fill per marker costs several times this for the same pixels.
-fn blit(dst: &mut Pixmap, src: &Pixmap, ox: i32, oy: i32) {
-    let (dw, dh) = (dst.width() as i32, dst.height() as i32);
-    let (sw, sh) = (src.width() as i32, src.height() as i32);
-    let (x0, y0, x1, y1) = (ox.max(0), oy.max(0), (ox + sw).min(dw), (oy + sh).min(dh));
-    if x0 >= x1 || y0 >= y1 {
-        return;
+/// x / 255 rounded, for x up to 255 * 255, without a division.
+#[inline]
+fn div255(x: u32) -> u32 {
+    ((x + 128) * 257) >> 16
+}
+
+/// A sprite prepared for stamping: per row, its covered span split into the opaque middle
+/// (copied whole) and the anti-aliased rim (blended), premultiplied RGBA bytes.
+struct Stamp {
+    size: i32,
+    /// Per row: (first x, opaque first x, opaque end x, end x); empty rows have first == end.
+    rows: Vec<(i32, i32, i32, i32)>,
+    rgba: Vec<u8>,
+}
+
+impl Stamp {
+    fn new(p: &Pixmap) -> Stamp {
+        let size = p.width() as i32;
+        let rgba = p.data().to_vec();
+        let alpha = |x: i32, y: i32| rgba[((y * size + x) * 4 + 3) as usize];
+        let rows = (0..size)
+            .map(|y| {
+                let covered: Vec<i32> = (0..size).filter(|&x| alpha(x, y) > 0).collect();
+                let (Some(&first), Some(&last)) = (covered.first(), covered.last()) else { return (0, 0, 0, 0) };
+                let opaque: Vec<i32> = (first..=last).filter(|&x| alpha(x, y) == 255).collect();
+                // The opaque run is used only when it is one contiguous run.
+                match (opaque.first(), opaque.last()) {
+                    (Some(&a), Some(&b)) if (b - a + 1) as usize == opaque.len() => (first, a, b + 1, last + 1),
+                    _ => (first, first, first, last + 1),
+                }
+            })
+            .collect();
+        Stamp { size, rows, rgba }
     }
-    let s = src.pixels();
-    let d = dst.pixels_mut();
-    for y in y0..y1 {
-        let srow = ((y - oy) * sw) as usize;
-        let drow = (y * dw) as usize;
-        for x in x0..x1 {
-            let sp = s[srow + (x - ox) as usize];
-            let a = sp.alpha() as u32;
-            if a == 0 {
+
+    /// Source-over at an integer offset, clipped to the image. Writing bytes directly, with
+    /// the opaque middle of each row copied whole, costs a fraction of a pattern fill.
+    fn draw(&self, dst: &mut Pixmap, ox: i32, oy: i32) {
+        let (dw, dh) = (dst.width() as i32, dst.height() as i32);
+        if ox >= dw || oy >= dh || ox + self.size <= 0 || oy + self.size <= 0 {
+            return;
+        }
+        let data = dst.data_mut();
+        for (sy, &(first, o0, o1, end)) in self.rows.iter().enumerate() {
+            let y = oy + sy as i32;
+            if y < 0 || y >= dh || first == end {
                 continue;
             }
-            let dp = &mut d[drow + x as usize];
-            if a == 255 {
-                *dp = sp;
-                continue;
+            let row = (y * dw) as usize * 4;
+            let srow = sy * self.size as usize * 4;
+            let clip = |x: i32| x.clamp(-ox, dw - ox);
+            let blend = |data: &mut [u8], a: i32, b: i32| {
+                let (a, b) = (clip(a), clip(b));
+                if a >= b {
+                    return;
+                }
+                let src = &self.rgba[srow + a as usize * 4..srow + b as usize * 4];
+                let dst = &mut data[row + (ox + a) as usize * 4..row + (ox + b) as usize * 4];
+                for (s, d) in src.chunks_exact(4).zip(dst.chunks_exact_mut(4)) {
+                    let inv = 255 - s[3] as u32;
+                    for c in 0..4 {
+                        d[c] = (s[c] as u32 + div255(d[c] as u32 * inv)).min(255) as u8;
+                    }
+                }
+            };
+            blend(data, first, o0);
+            let (a, b) = (clip(o0), clip(o1));
+            if a < b {
+                let di = row + (ox + a) as usize * 4;
+                let si = srow + a as usize * 4;
+                data[di..di + (b - a) as usize * 4].copy_from_slice(&self.rgba[si..si + (b - a) as usize * 4]);
             }
-            let inv = 255 - a;
-            let f = |s: u8, d: u8| (s as u32 + (d as u32 * inv + 127) / 255).min(255) as u8;
-            let out_a = f(sp.alpha(), dp.alpha());
-            if let Some(p) = PremultipliedColorU8::from_rgba(f(sp.red(), dp.red()).min(out_a), f(sp.green(), dp.green()).min(out_a), f(sp.blue(), dp.blue()).min(out_a), out_a) {
-                *dp = p;
-            }
+            blend(data, o1, end);
         }
     }
 }
@@ -170,14 +212,15 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
         })
         .collect::<Result<_>>()?;
 
-    let mut pixmap = Pixmap::new(w, h).ok_or(RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE })?;
+    let new_pixmap = || Pixmap::new(w, h).ok_or(RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE });
+    let mut pixmap = new_pixmap()?;
+    let mut background: Option<Camera> = None;
     let projection = match &req.focus {
         Some(spec) => Projection::Focus(focus::draw(&mut pixmap, basemap, spec, scale)?),
         None => {
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
             let cam = Camera::new(req.viewport, &all, w, h, req.scale as f64);
-            pixmap.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
-            basemap.draw(&mut pixmap, &cam, theme);
+            background = Some(cam);
             Projection::Mercator(cam)
         }
     };
@@ -190,12 +233,34 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
         }
         _ => None,
     };
-    if let Projection::Mercator(cam) = &projection {
-        let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).collect();
-        labels::draw(&mut pixmap, basemap, cam, theme, &mut occupied);
-    }
+    // The Web Mercator background: water, land, borders, then (when `labels`) city labels.
+    let draw_background = |pixmap: &mut Pixmap, labels: bool| {
+        if let Some(cam) = &background {
+            pixmap.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
+            basemap.draw(pixmap, cam, theme);
+            if labels {
+                draw_labels(pixmap, basemap, cam, theme, legend.as_ref());
+            }
+        }
+    };
+    let draw_markers = |target: &mut Pixmap| {
+        for (g, &fill) in req.groups.iter().zip(&colors) {
+            let Some((sprite, c)) = sprite(req.marker_radius * scale, 1.2 * scale, fill, theme.marker_stroke) else { continue };
+            let stamp = Stamp::new(&sprite);
+            let reach = stamp.size as f64;
+            for &(lat, lng) in &g.points {
+                let Some((x, y)) = projection.pixel(lat, lng) else { continue };
+                if x < -reach || y < -reach || x > w as f64 + reach || y > h as f64 + reach {
+                    continue;
+                }
+                stamp.draw(target, (x - c as f64).round() as i32, (y - c as f64).round() as i32);
+            }
+        }
+    };
+    let markers: usize = req.groups.iter().map(|g| g.points.len()).sum();
 
     if req.heatmap {
+        draw_background(&mut pixmap, false);
         let pts: Vec<(f32, f32)> = req
             .groups
             .iter()
@@ -204,23 +269,57 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
             .map(|(x, y)| (x as f32, y as f32))
             .collect();
         heatmap::draw(&mut pixmap, &pts, HEAT_RADIUS * scale);
-    } else {
-        for (g, &fill) in req.groups.iter().zip(&colors) {
-            let Some((stamp, c)) = sprite(req.marker_radius * scale, 1.2 * scale, fill, theme.marker_stroke) else { continue };
-            let reach = stamp.width() as f64;
-            for &(lat, lng) in &g.points {
-                let Some((x, y)) = projection.pixel(lat, lng) else { continue };
-                if x < -reach || y < -reach || x > w as f64 + reach || y > h as f64 + reach {
-                    continue;
-                }
-                blit(&mut pixmap, &stamp, (x - c as f64).round() as i32, (y - c as f64).round() as i32);
-            }
+        // Labels over the heatmap's colour wash, which would otherwise hide the very cities
+        // it is about.
+        if let Some(cam) = &background {
+            draw_labels(&mut pixmap, basemap, cam, theme, legend.as_ref());
         }
+    } else if background.is_some() && markers >= PARALLEL_MARKERS {
+        // Many markers: they are stamped onto a layer of their own on a second thread while
+        // this one draws the background, then laid over it. Source-over is associative, so the
+        // picture is the one drawing them in sequence gives (within rounding).
+        let mut layer = new_pixmap()?;
+        std::thread::scope(|s| {
+            let worker = s.spawn(|| draw_markers(&mut layer));
+            draw_background(&mut pixmap, true);
+            worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        });
+        composite(&mut pixmap, &layer);
+    } else {
+        draw_background(&mut pixmap, true);
+        draw_markers(&mut pixmap);
     }
     if let Some(l) = &legend {
         l.draw(&mut pixmap, theme);
     }
     encode(pixmap, req.format, req.dpi)
+}
+
+/// From this many markers, stamping them in parallel with the background pays for the extra
+/// layer and its compositing.
+const PARALLEL_MARKERS: usize = 1500;
+
+/// City labels under the markers (the data stays on top), clear of the legend.
+fn draw_labels(pixmap: &mut Pixmap, basemap: &Basemap, cam: &Camera, theme: &crate::theme::Theme, legend: Option<&Legend>) {
+    let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).collect();
+    labels::draw(pixmap, basemap, cam, theme, &mut occupied);
+}
+
+/// Source-over of a premultiplied layer onto the image; the layer's empty pixels (most of
+/// them) cost one comparison each.
+fn composite(dst: &mut Pixmap, layer: &Pixmap) {
+    for (d, s) in dst.data_mut().chunks_exact_mut(4).zip(layer.data().chunks_exact(4)) {
+        match s[3] {
+            0 => {}
+            255 => d.copy_from_slice(s),
+            a => {
+                let inv = 255 - a as u32;
+                for c in 0..4 {
+                    d[c] = (s[c] as u32 + div255(d[c] as u32 * inv)).min(255) as u8;
+                }
+            }
+        }
+    }
 }
 
 /// PNG- or JPEG-encodes an untouched opaque buffer of the given size with the same encoder and
@@ -232,4 +331,57 @@ pub fn encode_blank(width: u32, height: u32, format: ImageFormat) -> Result<Vec<
     let mut p = Pixmap::new(width, height).ok_or(RenderError::InvalidSize { width, height, max: MAX_SIDE })?;
     p.fill(Color::WHITE);
     encode(p, format, 96)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn div255_rounds_like_division() {
+        for x in 0..=255 * 255 {
+            assert_eq!(div255(x), (x + 127) / 255, "{x}");
+        }
+    }
+
+    /// Markers stamped on a layer of their own and laid over the background give the picture
+    /// stamping them onto it directly gives (the parallel path against the sequential one).
+    #[test]
+    fn a_composited_marker_layer_equals_direct_stamping() {
+        let (sprite, _) = sprite(5.0, 1.2, [220, 38, 38], [255, 255, 255]).unwrap();
+        let stamp = Stamp::new(&sprite);
+        let mut direct = Pixmap::new(64, 48).unwrap();
+        direct.fill(Color::from_rgba8(240, 244, 248, 255));
+        let mut layered = direct.clone();
+        let mut layer = Pixmap::new(64, 48).unwrap();
+        let spots: Vec<(i32, i32)> = (0..300).map(|i| ((i * 37) % 70 - 6, (i * 53) % 54 - 6)).collect();
+        for &(x, y) in &spots {
+            stamp.draw(&mut direct, x, y);
+            stamp.draw(&mut layer, x, y);
+        }
+        composite(&mut layered, &layer);
+        for (p, q) in direct.data().iter().zip(layered.data()) {
+            assert!(p.abs_diff(*q) <= 2, "{p} vs {q}");
+        }
+    }
+
+    /// The stamp must give exactly what tiny-skia's own source-over gives.
+    #[test]
+    fn stamp_matches_a_pixmap_draw() {
+        let (sprite, _) = sprite(5.0, 1.2, [37, 99, 235], [255, 255, 255]).unwrap();
+        let stamp = Stamp::new(&sprite);
+        for (ox, oy) in [(3, 4), (-4, -2), (30, 17), (0, 0)] {
+            let mut a = Pixmap::new(36, 24).unwrap();
+            a.fill(Color::from_rgba8(200, 180, 160, 255));
+            let mut b = a.clone();
+            stamp.draw(&mut a, ox, oy);
+            stamp.draw(&mut a, ox + 2, oy + 1);
+            for (dx, dy) in [(0, 0), (2, 1)] {
+                b.draw_pixmap(ox + dx, oy + dy, sprite.as_ref(), &tiny_skia::PixmapPaint::default(), Transform::identity(), None);
+            }
+            for (p, q) in a.data().iter().zip(b.data()) {
+                assert!(p.abs_diff(*q) <= 1, "offset ({ox}, {oy}): {p} vs {q}");
+            }
+        }
+    }
 }
