@@ -4,7 +4,7 @@
 //! map walks a few thousand points and a city map the full shapes of only the places in view.
 //! The same shapes, by ISO code and in degrees, feed focus maps.
 
-use tiny_skia::{Color, FillRule, Paint, Path, PathBuilder, Pixmap, Stroke, Transform};
+use tiny_skia::{Color, FillRule, Paint, Path, PathBuilder, PixmapMut, Stroke, Transform};
 
 use crate::camera::{world, Camera};
 use crate::error::{RenderError, Result};
@@ -290,7 +290,7 @@ impl Basemap {
 
     /// Draws land, state lines and country borders over the water colour the pixmap was
     /// filled with.
-    pub fn draw(&self, pixmap: &mut Pixmap, cam: &Camera, theme: &Theme) {
+    pub fn draw(&self, pixmap: &mut PixmapMut, cam: &Camera, theme: &Theme) {
         let Some(land) = self.land.path(cam) else { return };
         let mut paint = Paint::default();
         paint.anti_alias = true;

@@ -86,6 +86,11 @@ impl Camera {
         (x * k - self.left, y * k - self.top)
     }
 
+    /// The camera of rows `y0..y0 + height` of this image, drawn as an image of their own.
+    pub fn band(&self, y0: u32, height: u32) -> Camera {
+        Camera { top: self.top + y0 as f64, height, ..*self }
+    }
+
     /// World-pixel scale factor from zoom-0 pixels to image pixels.
     pub fn k(&self) -> f64 {
         2f64.powf(self.zoom) * self.scale

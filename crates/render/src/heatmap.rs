@@ -3,7 +3,7 @@
 //! normalized to the densest cell and coloured through a ramp, then blended over the basemap.
 //! Cells with no density nearby are left untouched.
 
-use tiny_skia::{Pixmap, PremultipliedColorU8};
+use tiny_skia::{PixmapMut, PremultipliedColorU8};
 
 /// Image pixels per grid cell side: the kernel is tens of pixels wide, so a coarser grid loses
 /// nothing visible and keeps a 4096-pixel map cheap.
@@ -51,7 +51,7 @@ fn box_pass(src: &[f32], dst: &mut [f32], len: usize, lines: usize, step: usize,
 }
 
 /// Draws the density of `points` (image pixels) with a kernel of about `radius` pixels.
-pub fn draw(pixmap: &mut Pixmap, points: &[(f32, f32)], radius: f32) {
+pub fn draw(pixmap: &mut PixmapMut, points: &[(f32, f32)], radius: f32) {
     let (w, h) = (pixmap.width() as usize, pixmap.height() as usize);
     let (gw, gh) = (w.div_ceil(CELL), h.div_ceil(CELL));
     let mut grid = vec![0f32; gw * gh];
@@ -114,10 +114,10 @@ mod tests {
 
     #[test]
     fn colours_dense_places_and_leaves_empty_ones() {
-        let mut p = Pixmap::new(200, 100).unwrap();
+        let mut p = tiny_skia::Pixmap::new(200, 100).unwrap();
         p.fill(tiny_skia::Color::WHITE);
         let pts: Vec<(f32, f32)> = (0..50).map(|i| (40.0 + (i % 5) as f32, 50.0 + (i / 5) as f32 * 0.5)).collect();
-        draw(&mut p, &pts, 24.0);
+        draw(&mut p.as_mut(), &pts, 24.0);
         let at = |x: usize, y: usize| p.pixels()[y * 200 + x];
         assert_ne!((at(42, 52).red(), at(42, 52).green(), at(42, 52).blue()), (255, 255, 255));
         assert_eq!((at(180, 50).red(), at(180, 50).green(), at(180, 50).blue()), (255, 255, 255));

@@ -1,10 +1,12 @@
 //! City labels: the largest cities in view first, each placed only where it overlaps nothing
 //! already placed (other labels, the legend), up to a count that keeps the map readable.
+//! Placing is done once for the whole image; drawing can then happen band by band.
 
-use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Transform};
+use tiny_skia::{FillRule, Paint, PathBuilder, PixmapMut, Transform};
 
 use crate::basemap::Basemap;
 use crate::camera::Camera;
+use crate::text::Line;
 use crate::theme::Theme;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,17 +28,22 @@ const LABEL_PX: f32 = 12.0;
 /// One label per this many square pixels (at scale 1), at most.
 const AREA_PER_LABEL: f32 = 30_000.0;
 
-pub fn draw(pixmap: &mut Pixmap, basemap: &Basemap, cam: &Camera, theme: &Theme, occupied: &mut Vec<Rect>) {
-    let Some(font) = &basemap.font else { return };
+/// Labels placed on the whole image: a dot at each city and its name beside it.
+pub struct Placed {
+    dots: Vec<(f32, f32)>,
+    texts: Vec<(Line, f32, f32)>,
+    dot_radius: f32,
+}
+
+pub fn place(basemap: &Basemap, cam: &Camera, occupied: &mut Vec<Rect>) -> Placed {
     let s = cam.scale as f32;
+    let mut placed = Placed { dots: Vec::new(), texts: Vec::new(), dot_radius: 2.0 * s };
+    let Some(font) = &basemap.font else { return placed };
     let (w, h) = (cam.width as f32, cam.height as f32);
     let budget = ((w * h) / (s * s * AREA_PER_LABEL)).clamp(3.0, 40.0) as usize;
     let (vx0, vy0, vx1, vy1) = cam.world_box();
-    let mut placed = 0;
-    let mut dots = PathBuilder::new();
-    let mut texts = Vec::new();
     for c in &basemap.cities {
-        if placed >= budget {
+        if placed.texts.len() >= budget {
             break;
         }
         let (wx, wy) = crate::camera::world(c.lat, c.lng);
@@ -52,17 +59,27 @@ pub fn draw(pixmap: &mut Pixmap, basemap: &Basemap, cam: &Camera, theme: &Theme,
             continue;
         }
         occupied.push(rect);
-        dots.push_circle(x, y, 2.0 * s);
-        texts.push((line, tx, baseline));
-        placed += 1;
+        placed.dots.push((x, y));
+        placed.texts.push((line, tx, baseline));
     }
-    if let Some(path) = dots.finish() {
-        let mut paint = Paint::default();
-        paint.anti_alias = true;
-        paint.set_color_rgba8(theme.text[0], theme.text[1], theme.text[2], 255);
-        pixmap.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), None);
-    }
-    for (line, x, y) in texts {
-        line.draw(pixmap, x, y, theme.text, Some(theme.land));
+    placed
+}
+
+impl Placed {
+    /// Draws the labels onto an image whose top row is row `y0` of the whole image.
+    pub fn draw(&self, pixmap: &mut PixmapMut, theme: &Theme, y0: f32) {
+        let mut dots = PathBuilder::new();
+        for &(x, y) in &self.dots {
+            dots.push_circle(x, y - y0, self.dot_radius);
+        }
+        if let Some(path) = dots.finish() {
+            let mut paint = Paint::default();
+            paint.anti_alias = true;
+            paint.set_color_rgba8(theme.text[0], theme.text[1], theme.text[2], 255);
+            pixmap.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), None);
+        }
+        for (line, x, y) in &self.texts {
+            line.draw(pixmap, *x, y - y0, theme.text, Some(theme.land));
+        }
     }
 }

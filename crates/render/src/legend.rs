@@ -2,7 +2,7 @@
 //! company, its marker colour, canonical name and location count. Laid out before anything
 //! is drawn, so city labels can keep clear of it, and drawn last, over the markers.
 
-use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Rect as SkRect, Stroke, Transform};
+use tiny_skia::{FillRule, Paint, PathBuilder, PixmapMut, Rect as SkRect, Stroke, Transform};
 
 use crate::labels::Rect;
 use crate::text::{thousands, Font, Line};
@@ -50,7 +50,7 @@ impl Legend {
         Some(Legend { rect: Rect { x0, y0, x1: x0 + w, y1: y0 + h }, rows, scale: s, count_x })
     }
 
-    pub fn draw(&self, pixmap: &mut Pixmap, theme: &Theme) {
+    pub fn draw(&self, pixmap: &mut PixmapMut, theme: &Theme) {
         let s = self.scale;
         let r = self.rect;
         let mut paint = Paint::default();

@@ -2,7 +2,7 @@
 //! alone), city labels, then the data (markers or a heatmap), then the legend, then the
 //! encoder.
 
-use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
+use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
 use crate::basemap::Basemap;
 use crate::camera::{Camera, Viewport};
@@ -143,7 +143,7 @@ impl Stamp {
 
     /// Source-over at an integer offset, clipped to the image. Writing bytes directly, with
     /// the opaque middle of each row copied whole, costs a fraction of a pattern fill.
-    fn draw(&self, dst: &mut Pixmap, ox: i32, oy: i32) {
+    fn draw(&self, dst: &mut PixmapMut, ox: i32, oy: i32) {
         let (dw, dh) = (dst.width() as i32, dst.height() as i32);
         if ox >= dw || oy >= dh || ox + self.size <= 0 || oy + self.size <= 0 {
             return;
@@ -211,20 +211,26 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
             None => parse_hex(COMPANY_PALETTE[i % COMPANY_PALETTE.len()]),
         })
         .collect::<Result<_>>()?;
-
-    let new_pixmap = || Pixmap::new(w, h).ok_or(RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE });
-    let mut pixmap = new_pixmap()?;
-    let mut background: Option<Camera> = None;
-    let projection = match &req.focus {
-        Some(spec) => Projection::Focus(focus::draw(&mut pixmap, basemap, spec, scale)?),
-        None => {
-            let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
-            let cam = Camera::new(req.viewport, &all, w, h, req.scale as f64);
-            background = Some(cam);
-            Projection::Mercator(cam)
+    // One prepared sprite per company, shared by every band.
+    let stamps: Vec<(Stamp, f32)> = colors
+        .iter()
+        .filter_map(|&fill| sprite(req.marker_radius * scale, 1.2 * scale, fill, theme.marker_stroke).map(|(p, c)| (Stamp::new(&p), c)))
+        .collect();
+    let draw_markers = |target: &mut PixmapMut, projection: &Projection| {
+        for (g, (stamp, c)) in req.groups.iter().zip(&stamps) {
+            let reach = stamp.size as f64;
+            let (tw, th) = (target.width() as f64, target.height() as f64);
+            for &(lat, lng) in &g.points {
+                let Some((x, y)) = projection.pixel(lat, lng) else { continue };
+                if x < -reach || y < -reach || x > tw + reach || y > th + reach {
+                    continue;
+                }
+                stamp.draw(target, (x - *c as f64).round() as i32, (y - *c as f64).round() as i32);
+            }
         }
     };
 
+    let mut pixmap = Pixmap::new(w, h).ok_or(RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE })?;
     let legend = match (&basemap.font, req.legend) {
         (Some(font), true) => {
             let entries: Vec<LegendEntry> =
@@ -233,93 +239,86 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
         }
         _ => None,
     };
-    // The Web Mercator background: water, land, borders, then (when `labels`) city labels.
-    let draw_background = |pixmap: &mut Pixmap, labels: bool| {
-        if let Some(cam) = &background {
-            pixmap.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
-            basemap.draw(pixmap, cam, theme);
-            if labels {
-                draw_labels(pixmap, basemap, cam, theme, legend.as_ref());
-            }
-        }
-    };
-    let draw_markers = |target: &mut Pixmap| {
-        for (g, &fill) in req.groups.iter().zip(&colors) {
-            let Some((sprite, c)) = sprite(req.marker_radius * scale, 1.2 * scale, fill, theme.marker_stroke) else { continue };
-            let stamp = Stamp::new(&sprite);
-            let reach = stamp.size as f64;
-            for &(lat, lng) in &g.points {
-                let Some((x, y)) = projection.pixel(lat, lng) else { continue };
-                if x < -reach || y < -reach || x > w as f64 + reach || y > h as f64 + reach {
-                    continue;
-                }
-                stamp.draw(target, (x - c as f64).round() as i32, (y - c as f64).round() as i32);
-            }
-        }
-    };
-    let markers: usize = req.groups.iter().map(|g| g.points.len()).sum();
 
-    if req.heatmap {
-        draw_background(&mut pixmap, false);
-        let pts: Vec<(f32, f32)> = req
-            .groups
-            .iter()
-            .flat_map(|g| g.points.iter())
-            .filter_map(|&(lat, lng)| projection.pixel(lat, lng))
-            .map(|(x, y)| (x as f32, y as f32))
-            .collect();
-        heatmap::draw(&mut pixmap, &pts, HEAT_RADIUS * scale);
-        // Labels over the heatmap's colour wash, which would otherwise hide the very cities
-        // it is about.
-        if let Some(cam) = &background {
-            draw_labels(&mut pixmap, basemap, cam, theme, legend.as_ref());
+    match &req.focus {
+        Some(spec) => {
+            let projection = Projection::Focus(focus::draw(&mut pixmap, basemap, spec, scale)?);
+            if req.heatmap {
+                draw_heatmap(&mut pixmap.as_mut(), req, &projection, scale);
+            } else {
+                draw_markers(&mut pixmap.as_mut(), &projection);
+            }
         }
-    } else if background.is_some() && markers >= PARALLEL_MARKERS {
-        // Many markers: they are stamped onto a layer of their own on a second thread while
-        // this one draws the background, then laid over it. Source-over is associative, so the
-        // picture is the one drawing them in sequence gives (within rounding).
-        let mut layer = new_pixmap()?;
-        std::thread::scope(|s| {
-            let worker = s.spawn(|| draw_markers(&mut layer));
-            draw_background(&mut pixmap, true);
-            worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        });
-        composite(&mut pixmap, &layer);
-    } else {
-        draw_background(&mut pixmap, true);
-        draw_markers(&mut pixmap);
+        None => {
+            let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
+            let cam = Camera::new(req.viewport, &all, w, h, req.scale as f64);
+            let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).collect();
+            let labels = labels::place(basemap, &cam, &mut occupied);
+            let background = |band: &mut PixmapMut, cam: &Camera| {
+                band.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
+                basemap.draw(band, cam, theme);
+            };
+            if req.heatmap {
+                background(&mut pixmap.as_mut(), &cam);
+                draw_heatmap(&mut pixmap.as_mut(), req, &Projection::Mercator(cam), scale);
+                // Labels over the heatmap's colour wash, which would otherwise hide the very
+                // cities it is about.
+                labels.draw(&mut pixmap.as_mut(), theme, 0.0);
+            } else {
+                // The image is cut into horizontal bands drawn at once on as many threads, each
+                // band a picture of its own with its own camera: background, labels (under the
+                // data), markers. Rasterizing is per row, so the bands join without a seam.
+                let row_bytes = w as usize * 4;
+                let band_rows = h.div_ceil(bands_for(h)) as usize;
+                let (labels, background, draw_markers) = (&labels, &background, &draw_markers);
+                std::thread::scope(|s| {
+                    let mut jobs: Vec<_> = pixmap
+                        .data_mut()
+                        .chunks_mut(band_rows * row_bytes)
+                        .enumerate()
+                        .map(|(i, chunk)| {
+                            let (y0, rows) = ((i * band_rows) as u32, (chunk.len() / row_bytes) as u32);
+                            move || {
+                                let Some(mut band) = PixmapMut::from_bytes(chunk, w, rows) else { return };
+                                let cam = cam.band(y0, rows);
+                                background(&mut band, &cam);
+                                labels.draw(&mut band, theme, y0 as f32);
+                                draw_markers(&mut band, &Projection::Mercator(cam));
+                            }
+                        })
+                        .collect();
+                    // The first band is drawn on this thread while the others run on theirs.
+                    let mut first = jobs.remove(0);
+                    for job in jobs {
+                        s.spawn(job);
+                    }
+                    first();
+                });
+            }
+        }
     }
     if let Some(l) = &legend {
-        l.draw(&mut pixmap, theme);
+        l.draw(&mut pixmap.as_mut(), theme);
     }
     encode(pixmap, req.format, req.dpi)
 }
 
-/// From this many markers, stamping them in parallel with the background pays for the extra
-/// layer and its compositing.
-const PARALLEL_MARKERS: usize = 1500;
-
-/// City labels under the markers (the data stays on top), clear of the legend.
-fn draw_labels(pixmap: &mut Pixmap, basemap: &Basemap, cam: &Camera, theme: &crate::theme::Theme, legend: Option<&Legend>) {
-    let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).collect();
-    labels::draw(pixmap, basemap, cam, theme, &mut occupied);
+/// Bands to draw a map of `height` rows in: two (the cores of the machine this serves from),
+/// none thinner than 128 rows. A fixed count rather than one per core keeps the picture the
+/// same on every machine: a band edge moves anti-aliased lines by a fraction of a level.
+fn bands_for(height: u32) -> u32 {
+    (height / 128).clamp(1, 2)
 }
 
-/// Source-over of a premultiplied layer onto the image; the layer's empty pixels (most of
-/// them) cost one comparison each.
-fn composite(dst: &mut Pixmap, layer: &Pixmap) {
-    for (d, s) in dst.data_mut().chunks_exact_mut(4).zip(layer.data().chunks_exact(4)) {
-        match s[3] {
-            0 => {}
-            255 => d.copy_from_slice(s),
-            a => {
-                let inv = 255 - a as u32;
-                for c in 0..4 {
-                    d[c] = (s[c] as u32 + div255(d[c] as u32 * inv)).min(255) as u8;
-                }
-            }
-        }
-    }
+fn draw_heatmap(pixmap: &mut PixmapMut, req: &MapRequest, projection: &Projection, scale: f32) {
+    let pts: Vec<(f32, f32)> = req
+        .groups
+        .iter()
+        .flat_map(|g| g.points.iter())
+        .filter_map(|&(lat, lng)| projection.pixel(lat, lng))
+        .map(|(x, y)| (x as f32, y as f32))
+        .collect();
+    heatmap::draw(pixmap, &pts, HEAT_RADIUS * scale);
 }
 
 /// PNG- or JPEG-encodes an untouched opaque buffer of the given size with the same encoder and
@@ -344,27 +343,6 @@ mod tests {
         }
     }
 
-    /// Markers stamped on a layer of their own and laid over the background give the picture
-    /// stamping them onto it directly gives (the parallel path against the sequential one).
-    #[test]
-    fn a_composited_marker_layer_equals_direct_stamping() {
-        let (sprite, _) = sprite(5.0, 1.2, [220, 38, 38], [255, 255, 255]).unwrap();
-        let stamp = Stamp::new(&sprite);
-        let mut direct = Pixmap::new(64, 48).unwrap();
-        direct.fill(Color::from_rgba8(240, 244, 248, 255));
-        let mut layered = direct.clone();
-        let mut layer = Pixmap::new(64, 48).unwrap();
-        let spots: Vec<(i32, i32)> = (0..300).map(|i| ((i * 37) % 70 - 6, (i * 53) % 54 - 6)).collect();
-        for &(x, y) in &spots {
-            stamp.draw(&mut direct, x, y);
-            stamp.draw(&mut layer, x, y);
-        }
-        composite(&mut layered, &layer);
-        for (p, q) in direct.data().iter().zip(layered.data()) {
-            assert!(p.abs_diff(*q) <= 2, "{p} vs {q}");
-        }
-    }
-
     /// The stamp must give exactly what tiny-skia's own source-over gives.
     #[test]
     fn stamp_matches_a_pixmap_draw() {
@@ -374,8 +352,8 @@ mod tests {
             let mut a = Pixmap::new(36, 24).unwrap();
             a.fill(Color::from_rgba8(200, 180, 160, 255));
             let mut b = a.clone();
-            stamp.draw(&mut a, ox, oy);
-            stamp.draw(&mut a, ox + 2, oy + 1);
+            stamp.draw(&mut a.as_mut(), ox, oy);
+            stamp.draw(&mut a.as_mut(), ox + 2, oy + 1);
             for (dx, dy) in [(0, 0), (2, 1)] {
                 b.draw_pixmap(ox + dx, oy + dy, sprite.as_ref(), &tiny_skia::PixmapPaint::default(), Transform::identity(), None);
             }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use tiny_skia::{Pixmap, PremultipliedColorU8};
+use tiny_skia::{PixmapMut, PremultipliedColorU8};
 
 use crate::error::{RenderError, Result};
 
@@ -48,6 +48,7 @@ pub struct Font {
 }
 
 /// A laid-out run of text: its width and the glyphs with their pen positions.
+#[derive(Clone)]
 pub struct Line {
     pub width: f32,
     pub ascent: f32,
@@ -96,14 +97,14 @@ impl Line {
     /// Draws the line with its left end at `x` and its baseline at `y`. A halo (when given) is
     /// the text stamped around itself first in the background colour, so a label stays legible
     /// over borders and markers.
-    pub fn draw(&self, pixmap: &mut Pixmap, x: f32, y: f32, color: [u8; 3], halo: Option<[u8; 3]>) {
+    pub fn draw(&self, pixmap: &mut PixmapMut, x: f32, y: f32, color: [u8; 3], halo: Option<[u8; 3]>) {
         if let Some(h) = halo {
             self.stamp(pixmap, x, y, h, true);
         }
         self.stamp(pixmap, x, y, color, false);
     }
 
-    fn stamp(&self, pixmap: &mut Pixmap, x: f32, y: f32, color: [u8; 3], halo: bool) {
+    fn stamp(&self, pixmap: &mut PixmapMut, x: f32, y: f32, color: [u8; 3], halo: bool) {
         for (pen, g) in &self.glyphs {
             let gx = (x + pen).round() as i32 + g.xmin;
             let gy = y.round() as i32 - g.ymin - g.height as i32;
@@ -118,7 +119,7 @@ impl Line {
 
 /// Blends an opaque colour into the pixmap through an 8-bit coverage mask (source-over, in
 /// premultiplied space).
-pub fn blend_mask(pixmap: &mut Pixmap, x0: i32, y0: i32, w: usize, h: usize, mask: &[u8], color: [u8; 3]) {
+pub fn blend_mask(pixmap: &mut PixmapMut, x0: i32, y0: i32, w: usize, h: usize, mask: &[u8], color: [u8; 3]) {
     let (pw, ph) = (pixmap.width() as i32, pixmap.height() as i32);
     let pixels = pixmap.pixels_mut();
     for row in 0..h as i32 {
@@ -185,9 +186,9 @@ mod tests {
 
     #[test]
     fn blending_full_coverage_writes_the_colour() {
-        let mut p = Pixmap::new(2, 1).unwrap();
+        let mut p = tiny_skia::Pixmap::new(2, 1).unwrap();
         p.fill(tiny_skia::Color::WHITE);
-        blend_mask(&mut p, 0, 0, 2, 1, &[255, 0], [10, 20, 30]);
+        blend_mask(&mut p.as_mut(), 0, 0, 2, 1, &[255, 0], [10, 20, 30]);
         let px = p.pixels();
         assert_eq!((px[0].red(), px[0].green(), px[0].blue(), px[0].alpha()), (10, 20, 30, 255));
         assert_eq!((px[1].red(), px[1].alpha()), (255, 255));
