@@ -12,6 +12,7 @@ import { KeyStore } from './services/keys.ts';
 import { ImageCache } from './services/image-cache.ts';
 import { NativePool } from './services/native-pool.ts';
 import { UsageReports } from './services/usage.ts';
+import * as docs from './routes/docs.ts';
 import * as brands from './routes/brands.ts';
 import * as status from './routes/status.ts';
 import * as usage from './routes/usage.ts';
@@ -64,13 +65,16 @@ export function createServer(deps: Deps): restify.Server {
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });
   server.get('/healthz', (_req, res, next) => {
     const info = deps.store.current.info() as { snapshot_version: string; rows: number; synthetic: boolean };
-    res.json({ status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic });
+    res.status(200);
+    res.header('content-type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify({ status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic }));
     next();
   });
   locationMap.mount(server, api);
   brands.mount(server, api);
   usage.mount(server, api);
   status.mount(server, api);
+  docs.mount(server, api);
   if (deps.config.testHooks) testHooks.mount(server, api);
 
   // restify's own 404/405 bodies, in the contract's error shape. They go out through

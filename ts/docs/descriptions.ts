@@ -1,0 +1,83 @@
+// The prose the generated documents share: what the service is, when each error code happens,
+// the tags, and example requests. Everything else in the documents comes from OPERATIONS and the
+// zod schemas; the `satisfies` clauses make the compiler ask for an entry for every new code or
+// tag.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ErrorCode } from '../http/errors.ts';
+import type { Operation } from '../http/operations.ts';
+import { ROOT } from '../paths.ts';
+import { LOW_CREDIT_THRESHOLD, TIERS } from '../services/credits.ts';
+import { PLAN_RULES } from '../services/keys.ts';
+
+export const TITLE = 'storemap';
+
+export const API_VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+export const SUMMARY =
+  "A store-location data API: give it a brand name, alias or stock ticker (or up to five tickers) and get that brand's storefronts as JSON, CSV or GeoJSON, or drawn on a map image (PNG, JPEG); plus a public brand directory, per-key usage and a status endpoint.";
+
+/** When each error code is returned (the registry in errors.ts has the message it carries). */
+export const ERROR_CASES = {
+  INVALID_JSON: 'The request body is not valid JSON.',
+  INVALID_REQUEST: 'A field or query parameter is missing, of the wrong type, out of range, unknown, or breaks a rule between fields; `details` lists every failing field.',
+  UNAUTHORIZED: 'No x-api-key header, or an unknown, malformed or revoked key.',
+  INSUFFICIENT_CREDITS: "The key's balance is below the cost of the request; nothing is charged.",
+  TRIAL_EXPIRED: 'A trial key more than 5 days old.',
+  DATA_ACCESS_FORBIDDEN: 'A trial or standard key asked for json, csv or geojson (json is the default format); such keys must request png or jpeg.',
+  NOT_FOUND: 'No brand or ticker matches (with `suggestions` of close names), no location matches the filters, or the path does not exist.',
+  METHOD_NOT_ALLOWED: 'The path exists but not with this method (the Allow header lists the methods it has).',
+  PAYLOAD_TOO_LARGE: 'The request body is over the size limit (64 KiB by default), counted after gzip or deflate decoding.',
+  UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as application/json, or has a Content-Encoding other than gzip or deflate.',
+  RATE_LIMITED: "Over the key's request rate; retry after the seconds in Retry-After.",
+  INTERNAL: 'A bug on the server; the service keeps serving.',
+  NOT_IMPLEMENTED: 'A feature this server cannot provide, such as map images on a server without the renderer.',
+  TIMEOUT: 'The request ran past the time limit (30 seconds by default) and was stopped; it is not charged.',
+  SERVICE_BUSY: 'The query pool and its queue are full; retry shortly.',
+} as const satisfies Record<ErrorCode, string>;
+
+export const TAGS = {
+  Locations: "A brand's storefronts, as data or as a map.",
+  Brands: 'The brand directory, brand summaries and autocomplete. Public and free.',
+  Account: "The calling key's own usage.",
+  Service: 'Health and status for monitoring.',
+  Documentation: 'This reference, in the forms people and agents read.',
+} as const satisfies Record<Operation['tag'], string>;
+
+export const AUTH =
+  'Keyed endpoints take the API key in the `x-api-key` header: `sm_live_` followed by 24 hexadecimal characters. Keys stay server-side. Trial and standard keys get map images only; data formats (json, csv, geojson) need an enterprise or internal key. Trial keys last 5 days, start with 50 credits and get at most 50 locations per request.';
+
+export function creditsText(): string {
+  const tiers = TIERS.map((t, i) => {
+    const from = i === 0 ? 1 : TIERS[i - 1].upTo + 1;
+    const range = Number.isFinite(t.upTo) ? `${from.toLocaleString('en-US')}-${t.upTo.toLocaleString('en-US')}` : `more than ${TIERS[i - 1].upTo.toLocaleString('en-US')}`;
+    return `${range} locations cost ${t.credits}`;
+  });
+  return `Only successful location-map requests are charged, by the number of locations in the response: ${tiers.join(', ')}; map images cost twice that. Internal keys are never debited. Responses carry X-Credits-Low: true when the balance falls below ${LOW_CREDIT_THRESHOLD}. Brand directory, summaries, search, usage and status cost nothing.`;
+}
+
+export const PLANS_TEXT = Object.entries(PLAN_RULES)
+  .map(
+    ([plan, r]) =>
+      `${plan}: ${r.dataFormats ? 'every format' : 'png and jpeg only'}${r.unlimited ? ', never debited' : `, ${r.defaultCredits.toLocaleString('en-US')} credits to start`}${r.trialDays ? `, ${r.trialDays} days` : ''}${r.maxLocations ? `, at most ${r.maxLocations} locations per request` : ''}`,
+  )
+  .join('; ');
+
+export const ATTRIBUTION_TEXT =
+  'Every location-map response carries X-Attribution naming the four data sources and their licences; the full notices are at /ATTRIBUTION.txt. The shipped dataset is synthetic: real brands, tickers, cities and borders, invented store positions, addresses and phone numbers.';
+
+/** Example requests, by operation id: a JSON body, or query parameters. They use brands every
+ * dataset the service builds contains, so they also serve as working requests for contract tests. */
+export const EXAMPLES: Record<string, { summary: string; value: Record<string, unknown> }[]> = {
+  locationMap: [
+    { summary: 'Every US Starbucks as JSON, with provenance', value: { brand: 'Starbucks', country: 'US', include_provenance: true } },
+    { summary: 'Starbucks in California as CSV', value: { brand: 'starbucks', country: 'US', state: 'CA', format: 'csv' } },
+    { summary: "McDonald's in the US as GeoJSON", value: { brand: "McDonald's", country: 'US', format: 'geojson' } },
+    { summary: 'Two tickers on one PNG map, one colour each', value: { tickers: ['SBUX', 'MCD'], format: 'png', width: 800, height: 500, marker_colors: ['#00704A', '#DA291C'] } },
+    { summary: 'A JPEG focus map of the contiguous US', value: { brand: 'Starbucks', format: 'jpeg', style: 'dark', focus_country: 'US', conus: true, width: 600, height: 400 } },
+  ],
+  listBrands: [{ summary: 'Brands containing "coffee", A-Z', value: { q: 'coffee', sort: 'name', limit: 20 } }],
+  brandSummary: [{ summary: 'A ticker resolves to its brand', value: { brand: 'SBUX' } }],
+  searchBrands: [{ summary: 'Autocomplete "star"', value: { q: 'star', limit: 5 } }],
+  usage: [{ summary: 'November 2026', value: { from: '2026-11-01T00:00:00Z', to: '2026-12-01T00:00:00Z' } }],
+};

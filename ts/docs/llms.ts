@@ -1,0 +1,52 @@
+// /llms.txt, per the llms.txt convention (https://llmstxt.org): an H1 with the name, a
+// blockquote summary, prose without headings, then H2 sections of link lists; the section named
+// "Optional" holds what a reader short of context may skip.
+import { OPERATIONS, type Operation } from '../http/operations.ts';
+import { AUTH, creditsText, SUMMARY, TITLE } from './descriptions.ts';
+
+interface Link {
+  title: string;
+  path: string;
+  notes: string;
+}
+
+function section(title: string, links: Link[]): string {
+  return [`## ${title}`, '', ...links.map((l) => `- [${l.title}](${l.path}): ${l.notes}`)].join('\n');
+}
+
+/** Paths are relative to the server (it may sit behind any host name); pass the public base
+ * address to get absolute links. */
+export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string {
+  const at = (path: string) => base.replace(/\/$/, '') + path;
+  const has = (id: string) => operations.find((o) => o.id === id);
+  const summary = has('locationMap');
+  const docs: Link[] = [
+    { title: 'API reference', path: at('/api/agent-docs'), notes: 'every endpoint, parameter, response field, header and error code in one markdown document' },
+    { title: 'OpenAPI 3.1 description', path: at('/api/openapi.yaml'), notes: 'the same reference, machine-readable (YAML)' },
+  ];
+  const optional: Link[] = [
+    { title: 'Data licences and attribution', path: at('/ATTRIBUTION.txt'), notes: 'full licence notices of OpenStreetMap, Overture Maps, Foursquare Open Source Places, AllThePlaces and the reference data' },
+    { title: 'Service status', path: at('/api/v1/status'), notes: 'health and data freshness as JSON; public, cached 30 seconds' },
+    { title: 'Brand directory', path: at('/api/v1/brands'), notes: 'brands with storefronts, searchable (`q`), sorted and paged (`limit`, `offset`); public, free' },
+  ];
+  return [
+    `# ${TITLE}`,
+    '',
+    `> ${SUMMARY}`,
+    '',
+    summary
+      ? `The main call is \`${summary.method.toUpperCase()} ${summary.path}\` with a JSON body such as \`{"brand": "starbucks", "country": "US", "format": "csv"}\`: \`brand\` takes a name in any case, a common variant or a stock ticker; filters (\`country\`, \`state\`, \`city\`, \`postcode\`, \`radius_km\`, \`storefront_type\`) combine with AND; formats are json, csv, geojson, png and jpeg.`
+      : '',
+    '',
+    AUTH,
+    '',
+    creditsText(),
+    '',
+    'Every error is JSON `{error, code}` with a stable code; unknown brands come back as 404 `NOT_FOUND` with `suggestions`.',
+    '',
+    section('Docs', docs),
+    '',
+    section('Optional', optional),
+    '',
+  ].join('\n');
+}
