@@ -50,61 +50,86 @@ fn box_pass(src: &[f32], dst: &mut [f32], len: usize, lines: usize, step: usize,
     }
 }
 
-/// Draws the density of `points` (image pixels) with a kernel of about `radius` pixels.
-pub fn draw(pixmap: &mut PixmapMut, points: &[(f32, f32)], radius: f32) {
-    let (w, h) = (pixmap.width() as usize, pixmap.height() as usize);
-    let (gw, gh) = (w.div_ceil(CELL), h.div_ceil(CELL));
-    let mut grid = vec![0f32; gw * gh];
-    let mut any = false;
-    for &(x, y) in points {
-        if x < 0.0 || y < 0.0 || x >= w as f32 || y >= h as f32 {
-            continue;
-        }
-        grid[(y as usize / CELL) * gw + x as usize / CELL] += 1.0;
-        any = true;
-    }
-    if !any {
-        return;
-    }
-    let r = ((radius / CELL as f32) / 2.0).round().max(1.0) as usize;
-    let mut tmp = vec![0f32; grid.len()];
-    for _ in 0..3 {
-        box_pass(&grid, &mut tmp, gw, gh, 1, gw, r);
-        box_pass(&tmp, &mut grid, gh, gw, gw, 1, r);
-    }
-    let max = grid.iter().copied().fold(0.0, f32::max);
+/// The smoothed density of points over an image, ready to be blended band by band.
+pub struct Density {
+    grid: Vec<f32>,
+    gw: usize,
+    gh: usize,
+    max: f32,
+    /// Premultiplied-ready colours by level: index `t * 255`.
+    lut: Vec<[f32; 4]>,
+}
 
-    if max <= 0.0 {
-        return;
-    }
-    // A square root keeps a lone store visible beside a downtown of hundreds.
-    // Running sums leave float dust (even slightly negative) where there is nothing.
-    let level = |v: f32| (v.max(0.0) / max).sqrt();
-    let pixels = pixmap.pixels_mut();
-    for y in 0..h {
-        // Bilinear between cell centres.
-        let gy = ((y as f32 + 0.5) / CELL as f32 - 0.5).max(0.0);
-        let (y0, fy) = (gy as usize, gy.fract());
-        let y1 = (y0 + 1).min(gh - 1);
-        for x in 0..w {
-            let gx = ((x as f32 + 0.5) / CELL as f32 - 0.5).max(0.0);
-            let (x0, fx) = (gx as usize, gx.fract());
-            let x1 = (x0 + 1).min(gw - 1);
-            let v = (grid[y0 * gw + x0] * (1.0 - fx) + grid[y0 * gw + x1] * fx) * (1.0 - fy) + (grid[y1 * gw + x0] * (1.0 - fx) + grid[y1 * gw + x1] * fx) * fy;
-            let t = level(v);
-            if t < 0.04 {
+impl Density {
+    /// The density of `points` (image pixels) over a `w` x `h` image with a kernel of about
+    /// `radius` pixels; None when no point is in the image.
+    pub fn new(points: &[(f32, f32)], w: u32, h: u32, radius: f32) -> Option<Density> {
+        let (w, h) = (w as usize, h as usize);
+        let (gw, gh) = (w.div_ceil(CELL), h.div_ceil(CELL));
+        let mut grid = vec![0f32; gw * gh];
+        let mut any = false;
+        for &(x, y) in points {
+            if x < 0.0 || y < 0.0 || x >= w as f32 || y >= h as f32 {
                 continue;
             }
-            let [cr, cg, cb, ca] = ramp(t);
-            let d = &mut pixels[y * w + x];
-            let a = ca;
-            let mix = |s: f32, d: u8| (s * a + d as f32 * (1.0 - a)).round() as u8;
-            let out_a = (a * 255.0 + d.alpha() as f32 * (1.0 - a)).round() as u8;
-            let px = PremultipliedColorU8::from_rgba(mix(cr, d.red()).min(out_a), mix(cg, d.green()).min(out_a), mix(cb, d.blue()).min(out_a), out_a);
-            if let Some(p) = px {
-                *d = p;
+            grid[(y as usize / CELL) * gw + x as usize / CELL] += 1.0;
+            any = true;
+        }
+        if !any {
+            return None;
+        }
+        let r = ((radius / CELL as f32) / 2.0).round().max(1.0) as usize;
+        let mut tmp = vec![0f32; grid.len()];
+        for _ in 0..3 {
+            box_pass(&grid, &mut tmp, gw, gh, 1, gw, r);
+            box_pass(&tmp, &mut grid, gh, gw, gw, 1, r);
+        }
+        let max = grid.iter().copied().fold(0.0, f32::max);
+        let lut = (0..=255).map(|i| ramp(i as f32 / 255.0)).collect();
+        (max > 0.0).then_some(Density { grid, gw, gh, max, lut })
+    }
+
+    /// Blends the density over a band of the image whose top row is row `y0` of the whole.
+    pub fn blend(&self, band: &mut PixmapMut, y0: u32) {
+        let (w, h) = (band.width() as usize, band.height() as usize);
+        let (grid, gw, gh) = (&self.grid, self.gw, self.gh);
+        // Levels under this are left undrawn: where there is no density nearby, the basemap
+        // stays exactly as it was. The level is a square root (a lone store stays visible
+        // beside a downtown of hundreds); running sums leave float dust, even below zero.
+        let floor = 0.04f32 * 0.04 * self.max;
+        let pixels = band.pixels_mut();
+        for y in 0..h {
+            // Bilinear between cell centres.
+            let gy = (((y + y0 as usize) as f32 + 0.5) / CELL as f32 - 0.5).max(0.0);
+            let (r0, fy) = (gy as usize, gy.fract());
+            let r1 = (r0 + 1).min(gh - 1);
+            let (row0, row1) = (&grid[r0 * gw..(r0 + 1) * gw], &grid[r1 * gw..(r1 + 1) * gw]);
+            for x in 0..w {
+                let gx = ((x as f32 + 0.5) / CELL as f32 - 0.5).max(0.0);
+                let (c0, fx) = (gx as usize, gx.fract());
+                let c1 = (c0 + 1).min(gw - 1);
+                let v = (row0[c0] * (1.0 - fx) + row0[c1] * fx) * (1.0 - fy) + (row1[c0] * (1.0 - fx) + row1[c1] * fx) * fy;
+                if v < floor {
+                    continue;
+                }
+                let t = (v / self.max).sqrt();
+                let [cr, cg, cb, a] = self.lut[(t * 255.0).round().min(255.0) as usize];
+                let d = &mut pixels[y * w + x];
+                let mix = |s: f32, d: u8| (s * a + d as f32 * (1.0 - a)).round() as u8;
+                let out_a = (a * 255.0 + d.alpha() as f32 * (1.0 - a)).round() as u8;
+                let px = PremultipliedColorU8::from_rgba(mix(cr, d.red()).min(out_a), mix(cg, d.green()).min(out_a), mix(cb, d.blue()).min(out_a), out_a);
+                if let Some(p) = px {
+                    *d = p;
+                }
             }
         }
+    }
+}
+
+/// Draws the density of `points` (image pixels) with a kernel of about `radius` pixels.
+pub fn draw(pixmap: &mut PixmapMut, points: &[(f32, f32)], radius: f32) {
+    if let Some(d) = Density::new(points, pixmap.width(), pixmap.height(), radius) {
+        d.blend(pixmap, 0);
     }
 }
 

@@ -258,19 +258,18 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
                 band.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
                 basemap.draw(band, cam, theme);
             };
-            if req.heatmap {
-                background(&mut pixmap.as_mut(), &cam);
-                draw_heatmap(&mut pixmap.as_mut(), req, &Projection::Mercator(cam), scale);
-                // Labels over the heatmap's colour wash, which would otherwise hide the very
-                // cities it is about.
-                labels.draw(&mut pixmap.as_mut(), theme, 0.0);
-            } else {
+            // A heatmap's density is computed once for the whole image, then blended band by
+            // band like everything else.
+            let density = if req.heatmap { heat_density(req, &Projection::Mercator(cam), w, h, scale) } else { None };
+            {
                 // The image is cut into horizontal bands drawn at once on as many threads, each
-                // band a picture of its own with its own camera: background, labels (under the
-                // data), markers. Rasterizing is per row, so the bands join without a seam.
+                // band a picture of its own with its own camera: background, then the data
+                // (markers over the labels, so the data stays visible; labels over a heatmap's
+                // colour wash, which would otherwise hide the very cities it is about).
+                // Rasterizing is per row, so the bands join without a visible seam.
                 let row_bytes = w as usize * 4;
                 let band_rows = h.div_ceil(bands_for(h)) as usize;
-                let (labels, background, draw_markers) = (&labels, &background, &draw_markers);
+                let (labels, background, draw_markers, density) = (&labels, &background, &draw_markers, &density);
                 std::thread::scope(|s| {
                     let mut jobs: Vec<_> = pixmap
                         .data_mut()
@@ -282,8 +281,15 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
                                 let Some(mut band) = PixmapMut::from_bytes(chunk, w, rows) else { return };
                                 let cam = cam.band(y0, rows);
                                 background(&mut band, &cam);
-                                labels.draw(&mut band, theme, y0 as f32);
-                                draw_markers(&mut band, &Projection::Mercator(cam));
+                                if req.heatmap {
+                                    if let Some(d) = density {
+                                        d.blend(&mut band, y0);
+                                    }
+                                    labels.draw(&mut band, theme, y0 as f32);
+                                } else {
+                                    labels.draw(&mut band, theme, y0 as f32);
+                                    draw_markers(&mut band, &Projection::Mercator(cam));
+                                }
                             }
                         })
                         .collect();
@@ -310,15 +316,21 @@ fn bands_for(height: u32) -> u32 {
     (height / 128).clamp(1, 2)
 }
 
-fn draw_heatmap(pixmap: &mut PixmapMut, req: &MapRequest, projection: &Projection, scale: f32) {
-    let pts: Vec<(f32, f32)> = req
-        .groups
+fn heat_points(req: &MapRequest, projection: &Projection) -> Vec<(f32, f32)> {
+    req.groups
         .iter()
         .flat_map(|g| g.points.iter())
         .filter_map(|&(lat, lng)| projection.pixel(lat, lng))
         .map(|(x, y)| (x as f32, y as f32))
-        .collect();
-    heatmap::draw(pixmap, &pts, HEAT_RADIUS * scale);
+        .collect()
+}
+
+fn heat_density(req: &MapRequest, projection: &Projection, w: u32, h: u32, scale: f32) -> Option<heatmap::Density> {
+    heatmap::Density::new(&heat_points(req, projection), w, h, HEAT_RADIUS * scale)
+}
+
+fn draw_heatmap(pixmap: &mut PixmapMut, req: &MapRequest, projection: &Projection, scale: f32) {
+    heatmap::draw(pixmap, &heat_points(req, projection), HEAT_RADIUS * scale);
 }
 
 /// PNG- or JPEG-encodes an untouched opaque buffer of the given size with the same encoder and
