@@ -71,12 +71,14 @@ pub struct Basemap {
     /// Largest first.
     pub(crate) cities: Vec<City>,
     pub(crate) font: Option<Font>,
+    /// Focus-map shapes projected on first use.
+    pub(crate) focus_cache: crate::focus::FocusCache,
 }
 
 /// Douglas-Peucker: the fewest points that keep the ring within `tol` of the original. Far
 /// fewer points than evenly spaced thinning for the same error, which is what the rasterizer
 /// pays for (every edge is sorted and scanned).
-fn simplify(points: &[(f64, f64)], tol: f64) -> Vec<(f32, f32)> {
+pub(crate) fn simplify(points: &[(f64, f64)], tol: f64) -> Vec<(f32, f32)> {
     let n = points.len();
     if tol == 0.0 || n < 4 {
         return points.iter().map(|&(x, y)| (x as f32, y as f32)).collect();
@@ -242,7 +244,15 @@ impl Basemap {
         if countries.is_empty() {
             return Err(RenderError::Shapes("no polygon rings".into()));
         }
-        Ok(Basemap { land: Layer::from_shapes(&countries), states: Layer::default(), countries, us_states: Vec::new(), cities: Vec::new(), font: None })
+        Ok(Basemap {
+            land: Layer::from_shapes(&countries),
+            states: Layer::default(),
+            countries,
+            us_states: Vec::new(),
+            cities: Vec::new(),
+            font: None,
+            focus_cache: Default::default(),
+        })
     }
 
     /// US state shapes (coded by USPS code): state lines on the basemap, `regions` and `conus`

@@ -4,7 +4,7 @@
 //! `mainland_only` keeps the largest landmass and what lies within 250 km of it; `conus` is
 //! that for the US (the 48 contiguous states); `regions` outlines US states.
 
-use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
+use tiny_skia::{FillRule, Paint, Path, PathBuilder, PixmapMut, Stroke, Transform};
 
 use crate::basemap::{Basemap, Polygon};
 use crate::error::{RenderError, Result};
@@ -116,11 +116,74 @@ fn select<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<&'a Polygon>
     Ok(all.into_iter().filter(|p| std::ptr::eq(*p, main) || box_gap_km(main.bbox, p.bbox) <= MAINLAND_KM).collect())
 }
 
-/// Draws the focus map; returns the camera that places markers on it.
-pub fn draw(pixmap: &mut Pixmap, basemap: &Basemap, spec: &FocusSpec, scale: f32) -> Result<FocusCamera> {
-    let polygons = select(basemap, spec)?;
-    let regions = regions(basemap, spec)?;
+/// A focus map worked out for one image: the camera and the shapes as paths in image pixels,
+/// drawn afterwards band by band.
+pub struct FocusPlan {
+    pub cam: FocusCamera,
+    land: Option<Path>,
+    regions: Option<Path>,
+    fill: [u8; 3],
+    outline: [u8; 3],
+    outline_width: f32,
+    region_width: f32,
+    background: Option<[u8; 3]>,
+}
 
+impl FocusCamera {
+    /// The camera of an image band whose top row is row `y0` of the whole.
+    pub fn band(&self, y0: u32) -> FocusCamera {
+        FocusCamera { ty: self.ty - y0 as f64, ..*self }
+    }
+}
+
+impl FocusPlan {
+    /// Draws the background and the shapes into a band whose top row is row `y0`.
+    pub fn draw(&self, band: &mut PixmapMut, y0: u32) {
+        if let Some(bg) = self.background {
+            band.fill(tiny_skia::Color::from_rgba8(bg[0], bg[1], bg[2], 255));
+        }
+        let shift = Transform::from_translate(0.0, -(y0 as f32));
+        let mut paint = Paint::default();
+        paint.anti_alias = true;
+        if let Some(path) = &self.land {
+            paint.set_color_rgba8(self.fill[0], self.fill[1], self.fill[2], 255);
+            band.fill_path(path, &paint, FillRule::EvenOdd, shift, None);
+            if self.outline_width > 0.0 {
+                paint.set_color_rgba8(self.outline[0], self.outline[1], self.outline[2], 255);
+                band.stroke_path(path, &paint, &Stroke { width: self.outline_width, ..Stroke::default() }, shift, None);
+            }
+        }
+        if let Some(path) = &self.regions {
+            paint.set_color_rgba8(self.outline[0], self.outline[1], self.outline[2], 255);
+            band.stroke_path(path, &paint, &Stroke { width: self.region_width, ..Stroke::default() }, shift, None);
+        }
+    }
+}
+
+/// A country's shape projected and simplified, kept per (country, mainland cut): the costly
+/// part of a focus map, the same for every image size.
+struct Projected {
+    conic: Conic,
+    rings: Vec<Vec<(f32, f32)>>,
+    /// Projected extent: x0, y0, x1, y1.
+    extent: [f64; 4],
+    /// The shape's lng/lat box, unwrapped around the centre meridian.
+    lnglat: [f64; 4],
+}
+
+#[derive(Default)]
+pub(crate) struct FocusCache(std::sync::Mutex<std::collections::HashMap<(String, bool), std::sync::Arc<Projected>>>);
+
+/// Simplification tolerance as a share of the projected shape's diagonal: under half a pixel
+/// even at 4096 pixels.
+const SIMPLIFY_SHARE: f64 = 1.0 / 10_000.0;
+
+fn projected(basemap: &Basemap, spec: &FocusSpec) -> Result<std::sync::Arc<Projected>> {
+    let key = (spec.country.to_ascii_uppercase(), spec.mainland_only || spec.conus);
+    if let Some(p) = basemap.focus_cache.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(p.clone());
+    }
+    let polygons = select(basemap, spec)?;
     // Centre meridian: the middle of the shape's longitudes, unwrapped around the largest part.
     let base = polygons.iter().max_by(|a, b| a.area.total_cmp(&b.area)).map_or(0.0, |p| (p.bbox[0] + p.bbox[2]) / 2.0);
     let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
@@ -139,52 +202,52 @@ pub fn draw(pixmap: &mut Pixmap, basemap: &Basemap, spec: &FocusSpec, scale: f32
         let span = y1 - y0;
         Conic::new(y0 + span / 6.0, y1 - span / 6.0, (y0 + y1) / 2.0, (x0 + x1) / 2.0)
     };
-
-    let projected: Vec<Vec<Vec<(f64, f64)>>> =
-        polygons.iter().map(|p| p.rings.iter().map(|r| r.iter().map(|&(lng, lat)| conic.project(lat, lng)).collect()).collect()).collect();
-    let (mut px0, mut py0, mut px1, mut py1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-    for &(x, y) in projected.iter().flatten().flatten() {
-        px0 = px0.min(x);
-        px1 = px1.max(x);
-        py0 = py0.min(y);
-        py1 = py1.max(y);
+    let full: Vec<Vec<(f64, f64)>> =
+        polygons.iter().flat_map(|p| p.rings.iter()).map(|r| r.iter().map(|&(lng, lat)| conic.project(lat, lng)).collect()).collect();
+    let mut extent = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
+    for &(x, y) in full.iter().flatten() {
+        extent = [extent[0].min(x), extent[1].min(y), extent[2].max(x), extent[3].max(y)];
     }
-    let (w, h) = (pixmap.width() as f64, pixmap.height() as f64);
+    let tol = (extent[2] - extent[0]).hypot(extent[3] - extent[1]) * SIMPLIFY_SHARE;
+    let rings = full.iter().map(|r| crate::basemap::simplify(r, tol)).collect();
+    let p = std::sync::Arc::new(Projected { conic, rings, extent, lnglat: [x0, y0, x1, y1] });
+    basemap.focus_cache.0.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
+    Ok(p)
+}
+
+/// Fits the focus map to a `width` x `height` image.
+pub fn plan(basemap: &Basemap, spec: &FocusSpec, width: u32, height: u32, scale: f32) -> Result<FocusPlan> {
+    let shape = projected(basemap, spec)?;
+    let regions = regions(basemap, spec)?;
+    let conic = shape.conic;
+    let [px0, py0, px1, py1] = shape.extent;
+    let [x0, y0, x1, y1] = shape.lnglat;
+    let (w, h) = (width as f64, height as f64);
     let pad = 0.05 * w.min(h) + (spec.outline_width * scale) as f64;
     let k = ((w - 2.0 * pad).max(1.0) / (px1 - px0).max(1e-9)).min((h - 2.0 * pad).max(1.0) / (py1 - py0).max(1e-9));
     let (tx, ty) = (w / 2.0 - (px0 + px1) / 2.0 * k, h / 2.0 + (py0 + py1) / 2.0 * k);
     let cut = spec.mainland_only || spec.conus;
     let cam = FocusCamera { conic, k, tx, ty, keep: cut.then_some([x0 - 0.5, y0 - 0.5, x1 + 0.5, y1 + 0.5]) };
 
-    if let Some(bg) = spec.background {
-        pixmap.fill(tiny_skia::Color::from_rgba8(bg[0], bg[1], bg[2], 255));
-    }
     let to_px = |(x, y): (f64, f64)| ((tx + x * k) as f32, (ty - y * k) as f32);
     let mut pb = PathBuilder::new();
-    for ring in projected.iter().flatten() {
-        push_ring(&mut pb, ring.iter().map(|&p| to_px(p)));
-    }
-    let mut paint = Paint::default();
-    paint.anti_alias = true;
-    let stroke = Stroke { width: spec.outline_width * scale, ..Stroke::default() };
-    if let Some(path) = pb.finish() {
-        paint.set_color_rgba8(spec.fill[0], spec.fill[1], spec.fill[2], 255);
-        pixmap.fill_path(&path, &paint, FillRule::EvenOdd, Transform::identity(), None);
-        if spec.outline_width > 0.0 {
-            paint.set_color_rgba8(spec.outline[0], spec.outline[1], spec.outline[2], 255);
-            pixmap.stroke_path(&path, &paint, &stroke, Transform::identity(), None);
-        }
+    for ring in &shape.rings {
+        push_ring(&mut pb, ring.iter().map(|&(x, y)| to_px((x as f64, y as f64))));
     }
     let mut rb = PathBuilder::new();
     for ring in regions.iter().flat_map(|p| &p.rings) {
         push_ring(&mut rb, ring.iter().map(|&(lng, lat)| to_px(conic.project(lat, lng))));
     }
-    if let Some(path) = rb.finish() {
-        paint.set_color_rgba8(spec.outline[0], spec.outline[1], spec.outline[2], 255);
-        let width = (spec.outline_width * scale).max(0.75 * scale);
-        pixmap.stroke_path(&path, &paint, &Stroke { width, ..Stroke::default() }, Transform::identity(), None);
-    }
-    Ok(cam)
+    Ok(FocusPlan {
+        cam,
+        land: pb.finish(),
+        regions: rb.finish(),
+        fill: spec.fill,
+        outline: spec.outline,
+        outline_width: spec.outline_width * scale,
+        region_width: (spec.outline_width * scale).max(0.75 * scale),
+        background: spec.background,
+    })
 }
 
 /// Adds a closed ring, dropping points within a third of a pixel of the last one kept.

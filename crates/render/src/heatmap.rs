@@ -126,13 +126,6 @@ impl Density {
     }
 }
 
-/// Draws the density of `points` (image pixels) with a kernel of about `radius` pixels.
-pub fn draw(pixmap: &mut PixmapMut, points: &[(f32, f32)], radius: f32) {
-    if let Some(d) = Density::new(points, pixmap.width(), pixmap.height(), radius) {
-        d.blend(pixmap, 0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,7 +135,7 @@ mod tests {
         let mut p = tiny_skia::Pixmap::new(200, 100).unwrap();
         p.fill(tiny_skia::Color::WHITE);
         let pts: Vec<(f32, f32)> = (0..50).map(|i| (40.0 + (i % 5) as f32, 50.0 + (i / 5) as f32 * 0.5)).collect();
-        draw(&mut p.as_mut(), &pts, 24.0);
+        Density::new(&pts, 200, 100, 24.0).unwrap().blend(&mut p.as_mut(), 0);
         let at = |x: usize, y: usize| p.pixels()[y * 200 + x];
         assert_ne!((at(42, 52).red(), at(42, 52).green(), at(42, 52).blue()), (255, 255, 255));
         assert_eq!((at(180, 50).red(), at(180, 50).green(), at(180, 50).blue()), (255, 255, 255));

@@ -230,7 +230,6 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
         }
     };
 
-    let mut pixmap = Pixmap::new(w, h).ok_or(RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE })?;
     let legend = match (&basemap.font, req.legend) {
         (Some(font), true) => {
             let entries: Vec<LegendEntry> =
@@ -239,70 +238,61 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
         }
         _ => None,
     };
-
-    match &req.focus {
-        Some(spec) => {
-            let projection = Projection::Focus(focus::draw(&mut pixmap, basemap, spec, scale)?);
-            if req.heatmap {
-                draw_heatmap(&mut pixmap.as_mut(), req, &projection, scale);
-            } else {
-                draw_markers(&mut pixmap.as_mut(), &projection);
-            }
-        }
+    // Everything worked out for the whole image before any drawing: the background (a Web
+    // Mercator basemap with its city labels placed, or one country fitted by a conic
+    // projection) and, for a heatmap, the density.
+    let scene = match &req.focus {
+        Some(spec) => Scene::Focus(focus::plan(basemap, spec, w, h, scale)?),
         None => {
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
             let cam = Camera::new(req.viewport, &all, w, h, req.scale as f64);
             let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).collect();
             let labels = labels::place(basemap, &cam, &mut occupied);
-            let background = |band: &mut PixmapMut, cam: &Camera| {
-                band.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
-                basemap.draw(band, cam, theme);
-            };
-            // A heatmap's density is computed once for the whole image, then blended band by
-            // band like everything else.
-            let density = if req.heatmap { heat_density(req, &Projection::Mercator(cam), w, h, scale) } else { None };
-            {
-                // The image is cut into horizontal bands drawn at once on as many threads, each
-                // band a picture of its own with its own camera: background, then the data
-                // (markers over the labels, so the data stays visible; labels over a heatmap's
-                // colour wash, which would otherwise hide the very cities it is about).
-                // Rasterizing is per row, so the bands join without a visible seam.
-                let row_bytes = w as usize * 4;
-                let band_rows = h.div_ceil(bands_for(h)) as usize;
-                let (labels, background, draw_markers, density) = (&labels, &background, &draw_markers, &density);
-                std::thread::scope(|s| {
-                    let mut jobs: Vec<_> = pixmap
-                        .data_mut()
-                        .chunks_mut(band_rows * row_bytes)
-                        .enumerate()
-                        .map(|(i, chunk)| {
-                            let (y0, rows) = ((i * band_rows) as u32, (chunk.len() / row_bytes) as u32);
-                            move || {
-                                let Some(mut band) = PixmapMut::from_bytes(chunk, w, rows) else { return };
-                                let cam = cam.band(y0, rows);
-                                background(&mut band, &cam);
-                                if req.heatmap {
-                                    if let Some(d) = density {
-                                        d.blend(&mut band, y0);
-                                    }
-                                    labels.draw(&mut band, theme, y0 as f32);
-                                } else {
-                                    labels.draw(&mut band, theme, y0 as f32);
-                                    draw_markers(&mut band, &Projection::Mercator(cam));
-                                }
-                            }
-                        })
-                        .collect();
-                    // The first band is drawn on this thread while the others run on theirs.
-                    let mut first = jobs.remove(0);
-                    for job in jobs {
-                        s.spawn(job);
-                    }
-                    first();
-                });
-            }
+            Scene::Mercator(cam, labels)
         }
-    }
+    };
+    let density = if req.heatmap { heatmap::Density::new(&heat_points(req, &scene.projection(0)), w, h, HEAT_RADIUS * scale) } else { None };
+
+    // The image is cut into horizontal bands drawn at once on as many threads, each band a
+    // picture of its own with its own camera: the background, then the data (markers over the
+    // labels, so the data stays visible; labels over a heatmap's colour wash, which would
+    // otherwise hide the very cities it is about). Rasterizing is per row, so the bands join
+    // without a visible seam.
+    let mut pixmap = Pixmap::new(w, h).ok_or(RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE })?;
+    let row_bytes = w as usize * 4;
+    let band_rows = h.div_ceil(bands_for(h)) as usize;
+    let (scene, density, draw_markers) = (&scene, &density, &draw_markers);
+    std::thread::scope(|s| {
+        let mut jobs: Vec<_> = pixmap
+            .data_mut()
+            .chunks_mut(band_rows * row_bytes)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let (y0, rows) = ((i * band_rows) as u32, (chunk.len() / row_bytes) as u32);
+                move || {
+                    let Some(mut band) = PixmapMut::from_bytes(chunk, w, rows) else { return };
+                    scene.background(&mut band, y0, rows, basemap, theme);
+                    match density {
+                        Some(d) => {
+                            d.blend(&mut band, y0);
+                            scene.labels(&mut band, y0, theme);
+                        }
+                        None if req.heatmap => scene.labels(&mut band, y0, theme),
+                        None => {
+                            scene.labels(&mut band, y0, theme);
+                            draw_markers(&mut band, &scene.projection(y0));
+                        }
+                    }
+                }
+            })
+            .collect();
+        // The first band is drawn on this thread while the others run on theirs.
+        let mut first = jobs.remove(0);
+        for job in jobs {
+            s.spawn(job);
+        }
+        first();
+    });
     if let Some(l) = &legend {
         l.draw(&mut pixmap.as_mut(), theme);
     }
@@ -325,12 +315,37 @@ fn heat_points(req: &MapRequest, projection: &Projection) -> Vec<(f32, f32)> {
         .collect()
 }
 
-fn heat_density(req: &MapRequest, projection: &Projection, w: u32, h: u32, scale: f32) -> Option<heatmap::Density> {
-    heatmap::Density::new(&heat_points(req, projection), w, h, HEAT_RADIUS * scale)
+/// What a map is drawn over.
+enum Scene {
+    Mercator(Camera, labels::Placed),
+    Focus(focus::FocusPlan),
 }
 
-fn draw_heatmap(pixmap: &mut PixmapMut, req: &MapRequest, projection: &Projection, scale: f32) {
-    heatmap::draw(pixmap, &heat_points(req, projection), HEAT_RADIUS * scale);
+impl Scene {
+    /// Where a lat/lng lands in a band whose top row is row `y0` of the image.
+    fn projection(&self, y0: u32) -> Projection {
+        match self {
+            Scene::Mercator(cam, _) => Projection::Mercator(cam.band(y0, cam.height.saturating_sub(y0))),
+            Scene::Focus(plan) => Projection::Focus(plan.cam.band(y0)),
+        }
+    }
+
+    fn background(&self, band: &mut PixmapMut, y0: u32, rows: u32, basemap: &Basemap, theme: &crate::theme::Theme) {
+        match self {
+            Scene::Mercator(cam, _) => {
+                band.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
+                basemap.draw(band, &cam.band(y0, rows), theme);
+            }
+            Scene::Focus(plan) => plan.draw(band, y0),
+        }
+    }
+
+    /// City labels (Web Mercator maps only: a focus map shows the country alone).
+    fn labels(&self, band: &mut PixmapMut, y0: u32, theme: &crate::theme::Theme) {
+        if let Scene::Mercator(_, placed) = self {
+            placed.draw(band, theme, y0 as f32);
+        }
+    }
 }
 
 /// PNG- or JPEG-encodes an untouched opaque buffer of the given size with the same encoder and
