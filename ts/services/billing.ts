@@ -1,7 +1,8 @@
 // Charging and usage. A charge checks the balance, takes the credits and writes the request's
 // usage row in one IMMEDIATE transaction, so concurrent requests (in one process or several
 // sharing the database file) can never spend the same credits twice or drive a balance below
-// zero. Every request made with a valid key writes exactly one usage row.
+// zero. Every location-map request made with a valid key writes exactly one usage row (reading
+// the free usage report writes none: the report is about the billable API).
 import type { DB } from '../db/database.ts';
 import { PLAN_RULES, type ApiKey } from './keys.ts';
 
