@@ -1,6 +1,5 @@
 //! One map, in drawing order: the background (a Web Mercator basemap, or a focus country
-//! alone), city labels, then the data (markers or a heatmap), then the legend, then the
-//! encoder.
+//! alone), the data (markers or a heatmap), city labels, the legend, then the encoder.
 
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
@@ -254,10 +253,10 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
     let density = if req.heatmap { heatmap::Density::new(&heat_points(req, &scene.projection(0)), w, h, HEAT_RADIUS * scale) } else { None };
 
     // The image is cut into horizontal bands drawn at once on as many threads, each band a
-    // picture of its own with its own camera: the background, then the data (markers over the
-    // labels, so the data stays visible; labels over a heatmap's colour wash, which would
-    // otherwise hide the very cities it is about). Rasterizing is per row, so the bands join
-    // without a visible seam.
+    // picture of its own with its own camera: the background, the data (markers or a heatmap),
+    // then the city labels on top, as map label layers go: under a dense cluster of markers a
+    // label would be cut to pieces. Rasterizing is per row, so the bands join without a
+    // visible seam.
     let mut pixmap = Pixmap::new(w, h).ok_or(RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE })?;
     let row_bytes = w as usize * 4;
     let band_rows = h.div_ceil(bands_for(h)) as usize;
@@ -273,16 +272,11 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
                     let Some(mut band) = PixmapMut::from_bytes(chunk, w, rows) else { return };
                     scene.background(&mut band, y0, rows, basemap, theme);
                     match density {
-                        Some(d) => {
-                            d.blend(&mut band, y0);
-                            scene.labels(&mut band, y0, theme);
-                        }
-                        None if req.heatmap => scene.labels(&mut band, y0, theme),
-                        None => {
-                            scene.labels(&mut band, y0, theme);
-                            draw_markers(&mut band, &scene.projection(y0));
-                        }
+                        Some(d) => d.blend(&mut band, y0),
+                        None if req.heatmap => {}
+                        None => draw_markers(&mut band, &scene.projection(y0)),
                     }
+                    scene.labels(&mut band, y0, theme);
                 }
             })
             .collect();
