@@ -213,9 +213,17 @@ fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
     out.extend_from_slice(CSV_HEADER.as_bytes());
     let mut brand = BrandCursor::default();
     let mut times = TimeCache::default();
+    // The brand cell is the same for a brand's every row: quoted once, copied after.
+    let mut brand_cell: (*const u8, Vec<u8>) = (std::ptr::null(), Vec::new());
     for &r in rows {
         let r = r as usize;
-        csv_field(out, brand.name(snap, r as u32));
+        let name = brand.name(snap, r as u32);
+        if name.as_ptr() != brand_cell.0 {
+            brand_cell.1.clear();
+            csv_field(&mut brand_cell.1, name);
+            brand_cell.0 = name.as_ptr();
+        }
+        out.extend_from_slice(&brand_cell.1);
         out.push(b',');
         csv_field(out, snap.strings.get(snap.name[r]));
         out.push(b',');
@@ -238,7 +246,7 @@ fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
 
 /// RFC 4180: quote a field holding a comma, quote, CR or LF, doubling inner quotes.
 fn csv_field(out: &mut Vec<u8>, s: &str) {
-    if s.bytes().any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n')) {
+    if needs_csv_quotes(s.as_bytes()) {
         out.push(b'"');
         for b in s.bytes() {
             if b == b'"' {
@@ -307,6 +315,18 @@ fn needs_json_escape(bytes: &[u8]) -> bool {
         }
     }
     words.remainder().iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+/// A comma, quote, CR or LF anywhere in `bytes`, eight bytes at a time.
+fn needs_csv_quotes(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        if any_equal(x, b',') || any_equal(x, b'"') || any_equal(x, b'\r') || any_equal(x, b'\n') {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
 }
 
 fn json_opt_str(out: &mut Vec<u8>, s: &str) {
@@ -402,8 +422,17 @@ mod tests {
                 cases.push(v);
             }
         }
+        let csv_bytewise = |s: &[u8]| s.iter().any(|&b| matches!(b, b',' | b'"' | b'\r' | b'\n'));
+        for special in [b',', b'\r'] {
+            for pos in 0..20 {
+                let mut v = b"abcdefghijklmnopqrst".to_vec();
+                v[pos] = special;
+                cases.push(v);
+            }
+        }
         for c in cases {
             assert_eq!(needs_json_escape(&c), bytewise(&c), "{c:?}");
+            assert_eq!(needs_csv_quotes(&c), csv_bytewise(&c), "{c:?}");
         }
     }
 
