@@ -1,6 +1,8 @@
 // The documentation endpoints: /api/openapi.yaml, /api/agent-docs, /llms.txt and
 // /ATTRIBUTION.txt. Public and free. Each body is built once, when the server starts (from
-// OPERATIONS and the zod schemas, or read from data/ATTRIBUTION.txt), and served from memory.
+// OPERATIONS and the zod schemas, or read from data/ATTRIBUTION.txt), and served from memory;
+// ATTRIBUTION.txt ends with the spider licences of the snapshot being served, rebuilt when a
+// refresh swaps the snapshot.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Request, Response, Server } from 'restify';
@@ -23,15 +25,49 @@ export function documents(deps: Pick<ApiDeps, 'config'>): Record<string, string>
   };
 }
 
+/** The licences AllThePlaces spiders declared in the snapshot's source files, grouped. */
+export function spiderLicences(info: { atp_spider_licences?: Record<string, string[]> }): string {
+  const groups = Object.entries(info.atp_spider_licences ?? {});
+  const lines = ['', '', 'Spider licences in the current dataset', '======================================', ''];
+  if (groups.length === 0) {
+    lines.push('No AllThePlaces spider in the current dataset declares a licence.');
+  } else {
+    for (const [licence, spiders] of groups) {
+      lines.push(`${licence}: ${spiders.length} spider${spiders.length === 1 ? '' : 's'}`);
+      // Comma-separated, wrapped at 96 characters like the rest of the file.
+      let line = ' ';
+      spiders.forEach((spider, i) => {
+        const word = i < spiders.length - 1 ? `${spider},` : spider;
+        if (line.length + word.length + 1 > 96) {
+          lines.push(line);
+          line = ' ';
+        }
+        line += ` ${word}`;
+      });
+      lines.push(line, '');
+    }
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
 export function mount(server: Server, deps: ApiDeps): void {
   const docs = documents(deps);
+  let attribution: { version: string; body: Buffer } | undefined;
+  const attributionBody = (): Buffer => {
+    if (attribution?.version !== deps.store.version) {
+      const text = docs.attribution.trimEnd() + spiderLicences(deps.store.current.info() as { atp_spider_licences?: Record<string, string[]> });
+      attribution = { version: deps.store.version, body: Buffer.from(text, 'utf8') };
+    }
+    return attribution.body;
+  };
   for (const [id, text] of Object.entries(docs)) {
     const op = OPERATIONS.find((o) => o.id === id);
     if (!op) throw new Error(`documentation operation ${id} is missing from OPERATIONS`);
     // Sent with the media type the operation documents, so the two cannot disagree.
     const type = wireType(op.success.content[0].type);
-    const body = Buffer.from(text, 'utf8');
+    const fixed = Buffer.from(text, 'utf8');
     server.get({ name: op.id, path: op.path }, (_req: Request, res: Response, next: () => void) => {
+      const body = id === 'attribution' ? attributionBody() : fixed;
       res.status(200);
       res.header('content-type', type);
       res.header('content-length', String(body.length));

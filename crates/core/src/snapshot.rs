@@ -41,6 +41,9 @@ pub struct SnapshotMeta {
     /// Sources that were configured off for this build.
     pub disabled_sources: Vec<String>,
     pub multi_source: bool,
+    /// Licences AllThePlaces spiders declared, to the spiders declaring each (sorted).
+    #[serde(default)]
+    pub atp_spider_licences: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -230,6 +230,16 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         skipped_by_source: imports.iter().map(|r| (r.source.clone(), r.rows_skipped)).collect(),
         disabled_sources: opts.disabled.iter().map(|s| s.as_str().to_string()).collect(),
         multi_source: opts.multi_source,
+        atp_spider_licences: imports
+            .iter()
+            .flat_map(|r| r.declared_licences.iter())
+            .map(|(licence, spiders)| {
+                let mut spiders = spiders.clone();
+                spiders.sort();
+                spiders.dedup();
+                (licence.clone(), spiders)
+            })
+            .collect(),
     };
     let cities = reference
         .cities

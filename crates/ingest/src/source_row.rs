@@ -50,6 +50,9 @@ pub struct ImportReport {
     pub rows_closed: u64,
     /// The first messages (capped, so a broken file cannot flood the log).
     pub errors: Vec<String>,
+    /// Licences declared by the files read (AllThePlaces spiders' `dataset_attributes`):
+    /// licence to the spiders declaring it.
+    pub declared_licences: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 const MAX_MESSAGES: usize = 50;
@@ -76,6 +79,9 @@ impl ImportReport {
             if self.errors.len() < MAX_MESSAGES {
                 self.errors.push(e);
             }
+        }
+        for (licence, spiders) in other.declared_licences {
+            self.declared_licences.entry(licence).or_default().extend(spiders);
         }
     }
 }

@@ -59,6 +59,11 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
         let attr = |k: &str| coll.dataset_attributes.get(k).and_then(|v| v.as_str()).map(str::to_string);
         let spider = attr("@spider");
         let collected = attr("spider:collection_time").and_then(|t| parse_iso(&t));
+        // A spider may declare the terms of the site it scrapes; they are reported in the
+        // snapshot so /ATTRIBUTION.txt can name them.
+        if let (Some(licence), Some(s)) = (attr("license").or_else(|| attr("license:wikidata")), &spider) {
+            report.declared_licences.entry(licence).or_default().push(s.clone());
+        }
         for (i, value) in coll.features.into_iter().enumerate() {
             report.rows_read += 1;
             match parse_feature(value, spider.as_deref(), collected) {
@@ -106,4 +111,35 @@ fn parse_feature(value: serde_json::Value, file_spider: Option<&str>, collected:
         return Err("no name, brand or branch".into());
     }
     Ok(Some(row))
+}
+
+#[cfg(test)]
+mod licence_tests {
+    use super::*;
+
+    #[test]
+    fn spider_declared_licences_are_reported_by_licence() {
+        let dir = std::env::temp_dir().join(format!("storemap-atp-licences-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let feature = r#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[2.35,48.85]},"properties":{"ref":"1","name":"Shop"}}"#;
+        for (spider, attrs) in [
+            ("a_spider", r#","license":"CC-BY-4.0""#),
+            ("b_spider", r#","license":"CC-BY-4.0""#),
+            ("c_spider", r#","license:wikidata":"Q6938433""#),
+            ("d_spider", ""),
+        ] {
+            let text = format!(r#"{{"type":"FeatureCollection","dataset_attributes":{{"@spider":"{spider}"{attrs}}},"features":[{feature}]}}"#);
+            std::fs::write(dir.join(format!("{spider}.geojson")), text).unwrap();
+        }
+        let (_, report) = import_atp(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let got: Vec<(String, Vec<String>)> = report.declared_licences.into_iter().collect();
+        assert_eq!(
+            got,
+            vec![
+                ("CC-BY-4.0".to_string(), vec!["a_spider".to_string(), "b_spider".to_string()]),
+                ("Q6938433".to_string(), vec!["c_spider".to_string()]),
+            ]
+        );
+    }
 }
