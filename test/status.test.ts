@@ -4,15 +4,10 @@
 // stale after 40 days), the 30-second cache, the configuration flags, and degradation (no
 // renderer, a broken database) reported in a 200 body.
 import test, { type ExecutionContext } from 'ava';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../ts/config.ts';
-import { openDatabase } from '../ts/db/database.ts';
 import { ROOT } from '../ts/paths.ts';
-import { createServer, listen } from '../ts/server.ts';
-import { StoreHolder } from '../ts/store-holder.ts';
-import { testDataDir, testStore } from './helpers/dataset.ts';
+import { testStore } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
@@ -48,26 +43,11 @@ async function server(t: ExecutionContext, env: Record<string, string> = {}): Pr
   return { ...s, clock };
 }
 
-/** A real server built like test/helpers/server.ts, but with no renderer loaded. */
+/** A real server with no renderer loaded. */
 async function serverWithoutRenderer(t: ExecutionContext): Promise<Clocked> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-status-'));
-  const dbPath = path.join(dir, 'storemap.db');
-  const config = loadConfig({ ...process.env, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0' });
-  const db = openDatabase(dbPath);
   const clock = { now: START };
-  const srv = createServer({ config, store: new StoreHolder(testStore()), db, now: () => clock.now, log: () => {} });
-  const base = await listen(srv, '127.0.0.1', 0);
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) =>
-        srv.close(() => {
-          db.close();
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        }),
-      ),
-  );
-  return { base, db, clock };
+  const s = await startServer(t, { now: () => clock.now, renderer: false });
+  return { base: s.base, db: s.db, clock };
 }
 
 function getStatus(base: string, headers: Record<string, string> = {}): Promise<HttpResult> {

@@ -1,4 +1,5 @@
 // Where the project's own files are, wherever the process was started from.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -9,3 +10,5 @@ export const TABLES_DIR = path.join(ROOT, 'data');
 export const INGEST_BIN = path.join(ROOT, 'native', 'bin', 'storemap-ingest');
 /** The serving snapshot's file name inside the data folder. */
 export const SNAPSHOT_FILE = 'snapshot.smap';
+/** The API version: the package's. */
+export const API_VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;

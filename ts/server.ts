@@ -4,6 +4,7 @@ import restify from 'restify';
 import type { Config } from './config.ts';
 import type { DB } from './db/database.ts';
 import { ApiError, errorBody } from './http/errors.ts';
+import { jsonRoute } from './http/json-route.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import * as locationMap from './routes/location-map.ts';
 import * as testHooks from './routes/test-hooks.ts';
@@ -63,13 +64,13 @@ export function createServer(deps: Deps): restify.Server {
     log: deps.log ?? ((line) => console.error(line)),
   };
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });
-  server.get('/healthz', (_req, res, next) => {
-    const info = deps.store.current.info() as { snapshot_version: string; rows: number; synthetic: boolean };
-    res.status(200);
-    res.header('content-type', 'application/json; charset=utf-8');
-    res.end(JSON.stringify({ status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic }));
-    next();
-  });
+  server.get(
+    '/healthz',
+    jsonRoute(api, () => {
+      const info = deps.store.current.info() as { snapshot_version: string; rows: number; synthetic: boolean };
+      return { status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic };
+    }),
+  );
   locationMap.mount(server, api);
   brands.mount(server, api);
   usage.mount(server, api);

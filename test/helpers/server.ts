@@ -23,14 +23,15 @@ export interface TestServer {
 
 export async function startServer(
   t: ExecutionContext,
-  opts: { env?: Record<string, string>; now?: () => number; dbPath?: string } = {},
+  opts: { env?: Record<string, string>; now?: () => number; dbPath?: string; renderer?: boolean } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-server-'));
   const dbPath = opts.dbPath ?? path.join(dir, 'storemap.db');
   const config = loadConfig({ ...process.env, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
   const db = openDatabase(dbPath);
   const store = new StoreHolder(testStore());
-  const renderer = loadRenderer(path.join(testDataDir(), 'reference'));
+  // Off only to test a server that cannot draw (the status endpoint's degraded case).
+  const renderer = opts.renderer === false ? undefined : loadRenderer(path.join(testDataDir(), 'reference'));
   const server = createServer({ config, store, db, renderer, now: opts.now, log: () => {} });
   const base = await listen(server, '127.0.0.1', 0);
   t.teardown(

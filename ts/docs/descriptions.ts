@@ -2,17 +2,14 @@
 // the tags, and example requests. Everything else in the documents comes from OPERATIONS and the
 // zod schemas; the `satisfies` clauses make the compiler ask for an entry for every new code or
 // tag.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { ErrorCode } from '../http/errors.ts';
 import type { Operation } from '../http/operations.ts';
-import { ROOT } from '../paths.ts';
 import { LOW_CREDIT_THRESHOLD, TIERS } from '../services/credits.ts';
 import { PLAN_RULES } from '../services/keys.ts';
 
 export const TITLE = 'storemap';
 
-export const API_VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+export { API_VERSION } from '../paths.ts';
 
 export const SUMMARY =
   "A store-location data API: give it a brand name, alias or stock ticker (or up to five tickers) and get that brand's storefronts as JSON, CSV or GeoJSON, or drawn on a map image (PNG, JPEG); plus a public brand directory, per-key usage and a status endpoint.";

@@ -1,27 +1,13 @@
 // The public brand endpoints: the directory, a brand's summary and autocomplete. Free, no key.
-import type { Request, Response, Server } from 'restify';
+import type { Server } from 'restify';
 import type { z } from 'zod';
-import { ApiError, sendError, toApiError } from '../http/errors.ts';
+import { ApiError } from '../http/errors.ts';
+import { jsonRoute } from '../http/json-route.ts';
 import { parseQuery } from '../http/query.ts';
 import type { BrandSummary, BrandsPage, SearchResults } from '../http/responses.ts';
 import { BrandsQuery, SearchQuery, SummaryQuery } from '../http/schemas.ts';
 import { directoryOf, suggestionsFor } from '../services/directory.ts';
 import type { ApiDeps } from '../server.ts';
-
-/** Sends a JSON body, or the error any step threw. */
-export function jsonRoute(deps: ApiDeps, handler: (req: Request, res: Response) => unknown) {
-  return (req: Request, res: Response, next: () => void) => {
-    try {
-      const body = handler(req, res);
-      res.status(200);
-      res.header('content-type', 'application/json; charset=utf-8');
-      res.end(JSON.stringify(body));
-    } catch (e) {
-      sendError(res, toApiError(e, deps.log));
-    }
-    next();
-  };
-}
 
 /** 1-5 capital letters, as typed: what a stock ticker looks like. */
 const TICKER_SHAPED = /^[A-Z]{1,5}$/;

@@ -3,6 +3,7 @@
 // charge, response. Every request with a valid key writes exactly one usage row.
 import type { Request, Response, Server } from 'restify';
 import { ApiError, sendError, toApiError } from '../http/errors.ts';
+import { requireKey, takeRate } from '../http/auth.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { readJsonBody } from '../http/body.ts';
 import { issueDetails, LocationMapRequest, type LocationMapRequest as Req } from '../http/schemas.ts';
@@ -93,15 +94,10 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
   }
 
   try {
-    const key = deps.keys.authenticate(req.header('x-api-key'));
-    if (!key) throw new ApiError('UNAUTHORIZED');
+    const key = requireKey(deps, req);
+    // From here on every answer, errors included, is recorded against the key.
     ctx.key = key;
-
-    const rate = deps.limiter.take(key.id);
-    res.header('X-RateLimit-Limit', String(rate.limit));
-    res.header('X-RateLimit-Remaining', String(rate.remaining));
-    res.header('X-RateLimit-Reset', String(rate.resetS));
-    if (!rate.allowed) throw new ApiError('RATE_LIMITED', undefined, { headers: { 'Retry-After': String(rate.retryAfterS) } });
+    takeRate(deps, key, res);
 
     const raw = await readJsonBody(req, deps.config.maxBodyBytes);
     // The format is recorded in usage even when the rest of the body is invalid.

@@ -2,18 +2,16 @@
 // failing subsystem shows as "degraded" in the body. The checks (a real render through the
 // addon, a database read, the refresh stamp) run at most every 30 seconds; between, the last
 // result is served, as the contract's edge cache would.
-import { createRequire } from 'node:module';
 import type { Request, Response, Server } from 'restify';
 import type { z } from 'zod';
 import type { Status } from '../http/responses.ts';
+import { API_VERSION } from '../paths.ts';
 import { freshness } from '../services/brand-summary.ts';
 import type { ApiDeps } from '../server.ts';
 
 export const STATUS_CACHE_MS = 30_000;
 /** A renderer check slower than this counts as down. */
 const RENDER_CHECK_TIMEOUT_MS = 5_000;
-
-const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 type StatusBody = z.infer<typeof Status>;
 
@@ -57,7 +55,7 @@ async function check(deps: ApiDeps): Promise<Omit<StatusBody, 'elapsed_ms'>> {
   return {
     status: apiOk && renderer.ok ? 'ok' : 'degraded',
     timestamp: new Date(now).toISOString(),
-    api: { ok: apiOk, version: VERSION },
+    api: { ok: apiOk, version: API_VERSION },
     renderer,
     data: { brand_summary: brandSummary, snapshot_version: deps.store.version, rows: info.rows },
     flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },
@@ -81,7 +79,7 @@ export function mount(server: Server, deps: ApiDeps): void {
         status: 'degraded',
         elapsed_ms: 0,
         timestamp: new Date(now).toISOString(),
-        api: { ok: false, version: VERSION },
+        api: { ok: false, version: API_VERSION },
         renderer: { ok: false, elapsed_ms: 0, detail: { error: e instanceof Error ? e.message : String(e) } },
         data: { brand_summary: { last_refreshed_at: null, stale: null }, snapshot_version: deps.store.version, rows: 0 },
         flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },

@@ -8,17 +8,13 @@ import type { Usage } from '../http/responses.ts';
 import { UsageQuery } from '../http/schemas.ts';
 import { DAY_MS, DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../services/usage.ts';
 import type { ApiDeps } from '../server.ts';
-import { jsonRoute } from './brands.ts';
+import { jsonRoute } from '../http/json-route.ts';
+import { requireKey, takeRate } from '../http/auth.ts';
 
 export function mount(server: Server, deps: ApiDeps): void {
   server.get('/api/v1/usage', jsonRoute(deps, (req, res): z.infer<typeof Usage> => {
-    const key = deps.keys.authenticate(req.header('x-api-key'));
-    if (!key) throw new ApiError('UNAUTHORIZED');
-    const rate = deps.limiter.take(key.id);
-    res.header('X-RateLimit-Limit', String(rate.limit));
-    res.header('X-RateLimit-Remaining', String(rate.remaining));
-    res.header('X-RateLimit-Reset', String(rate.resetS));
-    if (!rate.allowed) throw new ApiError('RATE_LIMITED', undefined, { headers: { 'Retry-After': String(rate.retryAfterS) } });
+    const key = requireKey(deps, req);
+    takeRate(deps, key, res);
 
     const q = parseQuery(UsageQuery, req);
     const to = q.to ? Date.parse(q.to) : deps.now();

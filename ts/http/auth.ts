@@ -1,0 +1,20 @@
+// The two steps every keyed endpoint starts with: the x-api-key header to a key (401 without
+// one), then the key's rate limit (the X-RateLimit-* headers on every answer, 429 over it).
+import type { Request, Response } from 'restify';
+import type { ApiDeps } from '../server.ts';
+import type { ApiKey } from '../services/keys.ts';
+import { ApiError } from './errors.ts';
+
+export function requireKey(deps: ApiDeps, req: Request): ApiKey {
+  const key = deps.keys.authenticate(req.header('x-api-key'));
+  if (!key) throw new ApiError('UNAUTHORIZED');
+  return key;
+}
+
+export function takeRate(deps: ApiDeps, key: ApiKey, res: Response): void {
+  const rate = deps.limiter.take(key.id);
+  res.header('X-RateLimit-Limit', String(rate.limit));
+  res.header('X-RateLimit-Remaining', String(rate.remaining));
+  res.header('X-RateLimit-Reset', String(rate.resetS));
+  if (!rate.allowed) throw new ApiError('RATE_LIMITED', undefined, { headers: { 'Retry-After': String(rate.retryAfterS) } });
+}

@@ -1,0 +1,20 @@
+// A GET handler whose result is a JSON body: one place that writes it, and that turns anything
+// thrown into the contract's error body.
+import type { Request, Response } from 'restify';
+import type { ApiDeps } from '../server.ts';
+import { sendError, toApiError } from './errors.ts';
+
+/** Sends a JSON body, or the error any step threw. */
+export function jsonRoute(deps: ApiDeps, handler: (req: Request, res: Response) => unknown) {
+  return (req: Request, res: Response, next: () => void) => {
+    try {
+      const body = handler(req, res);
+      res.status(200);
+      res.header('content-type', 'application/json; charset=utf-8');
+      res.end(JSON.stringify(body));
+    } catch (e) {
+      sendError(res, toApiError(e, deps.log));
+    }
+    next();
+  };
+}
