@@ -58,7 +58,7 @@ async function serve(): Promise<void> {
   const renderer = loadRenderer(await ensureReference(config.dataDir));
   const server = createServer({ config, store, db, renderer });
   const url = await listen(server, config.host, config.port);
-  const info = store.current.info() as { snapshot_version: string; rows: number };
+  const info = store.info;
   console.log(`storemap listening on ${url} (snapshot ${info.snapshot_version}, ${info.rows} rows)`);
   // `storemap data refresh` replaces the file; requests in flight finish on the old snapshot.
   const unwatch = watchSnapshot(store, snapshotFile, (line) => console.log(line));

@@ -67,7 +67,7 @@ export function createServer(deps: Deps): restify.Server {
   server.get(
     '/healthz',
     jsonRoute(api, () => {
-      const info = deps.store.current.info() as { snapshot_version: string; rows: number; synthetic: boolean };
+      const info = deps.store.info;
       return { status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic };
     }),
   );

@@ -3,25 +3,39 @@
 import { statSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { loadStore, type Store } from './native.ts';
 
+/** The facts of a loaded snapshot the service reports (the addon's `info()`). */
+export interface SnapshotInfo {
+  snapshot_version: string;
+  rows: number;
+  brands: number;
+  synthetic: boolean;
+  /** Licences AllThePlaces spiders declared, to the spiders declaring each. */
+  atp_spider_licences?: Record<string, string[]>;
+}
+
 export class StoreHolder {
   #store: Store;
-  #version: string;
+  #info: SnapshotInfo;
   constructor(store: Store) {
     this.#store = store;
-    this.#version = versionOf(store);
+    this.#info = store.info() as SnapshotInfo;
   }
   get current(): Store {
     return this.#store;
   }
+  /** The current snapshot's facts, read once when it is loaded (not per request). */
+  get info(): SnapshotInfo {
+    return this.#info;
+  }
   /** The current snapshot's content version (caches key on it). */
   get version(): string {
-    return this.#version;
+    return this.#info.snapshot_version;
   }
   /** Loads a snapshot file off the event loop and swaps it in; the old one stays valid. */
   async reload(path: string): Promise<Store> {
     const next = await loadStore(path);
     this.#store = next;
-    this.#version = versionOf(next);
+    this.#info = next.info() as SnapshotInfo;
     return next;
   }
 }
@@ -56,8 +70,4 @@ function safeStat(file: string): Stats | undefined {
   } catch {
     return undefined;
   }
-}
-
-function versionOf(store: Store): string {
-  return String((store.info() as { snapshot_version?: string }).snapshot_version ?? '');
 }

@@ -55,7 +55,7 @@ export function mount(server: Server, deps: ApiDeps): void {
   let attribution: { version: string; body: Buffer } | undefined;
   const attributionBody = (): Buffer => {
     if (attribution?.version !== deps.store.version) {
-      const text = docs.attribution.trimEnd() + spiderLicences(deps.store.current.info() as { atp_spider_licences?: Record<string, string[]> });
+      const text = docs.attribution.trimEnd() + spiderLicences(deps.store.info);
       attribution = { version: deps.store.version, body: Buffer.from(text, 'utf8') };
     }
     return attribution.body;

@@ -51,13 +51,12 @@ async function check(deps: ApiDeps): Promise<Omit<StatusBody, 'elapsed_ms'>> {
     deps.log(`status: database check failed: ${e instanceof Error ? e.message : String(e)}`);
   }
   const renderer = await rendererCheck(deps);
-  const info = deps.store.current.info() as { rows: number };
   return {
     status: apiOk && renderer.ok ? 'ok' : 'degraded',
     timestamp: new Date(now).toISOString(),
     api: { ok: apiOk, version: API_VERSION },
     renderer,
-    data: { brand_summary: brandSummary, snapshot_version: deps.store.version, rows: info.rows },
+    data: { brand_summary: brandSummary, snapshot_version: deps.store.version, rows: deps.store.info.rows },
     flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },
   };
 }
