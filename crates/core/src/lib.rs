@@ -27,7 +27,7 @@ pub use model::{
 pub use names::{name_keys, normalize_name};
 pub use query::{Filters, QueryResult};
 pub use snapshot::{
-    BrandRecord, CityRecord, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, TickerRecord,
+    BrandRecord, CityRecord, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, SourceImport, TickerRecord,
     FORMAT_VERSION,
 };
 pub use strings::{StringPool, StringPoolBuilder};

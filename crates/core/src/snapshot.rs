@@ -44,6 +44,26 @@ pub struct SnapshotMeta {
     /// Licences AllThePlaces spiders declared, to the spiders declaring each (sorted).
     #[serde(default)]
     pub atp_spider_licences: std::collections::BTreeMap<String, Vec<String>>,
+    /// What each source's import read, kept and skipped (by reason), keyed by source_type.
+    #[serde(default)]
+    pub imports: std::collections::BTreeMap<String, SourceImport>,
+    /// The region an import was limited to (`--country`, `--bbox`), as given.
+    #[serde(default)]
+    pub region: Option<String>,
+}
+
+/// One source's import, as `data report` shows it. Every row read is kept or skipped for
+/// exactly one reason: `rows_read == rows_kept + Σ skipped`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+pub struct SourceImport {
+    pub files: u64,
+    pub files_empty: u64,
+    pub files_failed: u64,
+    pub rows_read: u64,
+    pub rows_kept: u64,
+    pub skipped: std::collections::BTreeMap<String, u64>,
+    /// Kept rows that ended in a reconciled row with another source.
+    pub rows_corroborated: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -275,6 +295,11 @@ impl SnapshotBuilder {
     /// The content version is known only once every row has been pushed.
     pub fn set_version(&mut self, version: &str) {
         self.meta.snapshot_version = version.to_string();
+    }
+
+    /// What each source's import did, known only once every row has been reconciled.
+    pub fn set_imports(&mut self, imports: std::collections::BTreeMap<String, SourceImport>) {
+        self.meta.imports = imports;
     }
 
     /// Sorts, fills the brand ranges and writes the file atomically (temp file + rename), so a

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use storemap_core::{name_keys, BrandRecord, SourceType, StorefrontType, TickerRecord};
 
 use crate::reference::{CategoryScope, Misspelling, NsiBrand, Ticker};
-use crate::SourceRow;
+use crate::import::PLACE_KEYS;
+use crate::{Skip, SourceRow};
 
 #[derive(Debug, Clone)]
 pub struct CatalogBrand {
@@ -277,6 +278,24 @@ impl Catalog {
         // brand first, and only where the category fits (a name prefix alone is weak).
         let words: Vec<&str> = head.split_whitespace().collect();
         (1..words.len()).rev().take(8).find_map(|k| pick(&words[..k].join(" "), true))
+    }
+
+    /// Why a row no brand claims is left out: a tag category outside the scope table is out of
+    /// scope (`amenity/parking`, `office/insurance`); a category that names no kind of store is
+    /// not a storefront (Overture's `park`, Foursquare's "Residential Building"); the rest are
+    /// stores of a brand the catalog does not know.
+    pub fn unmatched(&self, row: &SourceRow) -> Skip {
+        let Some(category) = row.category.as_deref() else { return Skip::NoBrandMatch };
+        if let Some((key, _)) = category.split_once('/') {
+            if matches!(row.source, Some(SourceType::Osm) | Some(SourceType::Atp)) && PLACE_KEYS.contains(&key) {
+                return if self.scope.contains_key(category) { Skip::NoBrandMatch } else { Skip::OutOfScope };
+            }
+        }
+        if self.class_of(category).is_some() {
+            Skip::NoBrandMatch
+        } else {
+            Skip::NotStorefront
+        }
     }
 
     pub fn default_storefront(&self, brand: u32) -> StorefrontType {

@@ -17,4 +17,4 @@ pub mod source_row;
 pub mod world;
 
 pub use error::{IngestError, Result};
-pub use source_row::{ImportReport, SourceRow};
+pub use source_row::{ImportReport, Skip, Skipped, SourceRow};

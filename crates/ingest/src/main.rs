@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use storemap_core::{parse_iso, Snapshot, SourceType};
-use storemap_ingest::pipeline::{self, BuildOptions, Phases, SourcePaths, SNAPSHOT_FILE};
+use storemap_ingest::pipeline::{self, BuildOptions, Phases, Region, SourcePaths, SNAPSHOT_FILE};
 use storemap_ingest::reference::ReferencePaths;
 
 #[derive(Parser)]
@@ -65,6 +65,12 @@ enum Command {
         fsq: Option<PathBuf>,
         #[arg(long)]
         atp: Option<PathBuf>,
+        /// Keep only stores in this country (ISO 3166-1 alpha-2); repeatable.
+        #[arg(long = "country")]
+        countries: Vec<String>,
+        /// Keep only stores inside south,west,north,east (degrees).
+        #[arg(long, allow_hyphen_values = true)]
+        bbox: Option<String>,
     },
     /// Print the dataset's figures as JSON.
     Report {
@@ -86,7 +92,35 @@ fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, St
         disabled,
         multi_source: !c.single_source,
         synthetic,
+        region: Region::default(),
     })
+}
+
+/// `--country` codes and `--bbox S,W,N,E`, checked; the codes must be ones the borders know.
+fn region(countries: &[String], bbox: Option<&str>, known: impl Fn(&str) -> bool) -> Result<Region, String> {
+    let mut codes = Vec::new();
+    for c in countries.iter().flat_map(|c| c.split(',')) {
+        let code = c.trim().to_ascii_uppercase();
+        if code.len() != 2 || !code.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(format!("--country: {c:?} is not an ISO 3166-1 alpha-2 code"));
+        }
+        if !known(&code) {
+            return Err(format!("--country: {code} is not a country the borders know"));
+        }
+        codes.push(code);
+    }
+    let bbox = match bbox {
+        None => None,
+        Some(b) => {
+            let v: Vec<f64> = b.split(',').map(|x| x.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| format!("--bbox: {b:?} is not four numbers south,west,north,east"))?;
+            let [s, w, n, e]: [f64; 4] = v.try_into().map_err(|_| format!("--bbox: {b:?} is not four numbers south,west,north,east"))?;
+            if !((-90.0..=90.0).contains(&s) && (-90.0..=90.0).contains(&n) && s < n && (-180.0..=180.0).contains(&w) && (-180.0..=180.0).contains(&e)) {
+                return Err(format!("--bbox: {b:?}: south must be below north, latitudes within ±90 and longitudes within ±180"));
+            }
+            Some([s, w, n, e])
+        }
+    };
+    Ok(Region { countries: codes, bbox })
 }
 
 fn run(cli: Cli) -> Result<String, String> {
@@ -102,8 +136,10 @@ fn run(cli: Cli) -> Result<String, String> {
             phases.finish();
             Ok(json(&s))
         }
-        Command::Import { common, osm, overture, fsq, atp } => {
-            let opts = options(&common, None)?;
+        Command::Import { common, osm, overture, fsq, atp, countries, bbox } => {
+            let mut opts = options(&common, None)?;
+            let known = storemap_ingest::pipeline::known_countries(&opts.reference).map_err(|e| e.to_string())?;
+            opts.region = region(&countries, bbox.as_deref(), |c| known.iter().any(|k| k == c))?;
             let mut phases = Phases::new(common.progress);
             let s = pipeline::import_sources(&SourcePaths { osm, overture, fsq, atp }, &opts, &mut phases).map_err(|e| e.to_string())?;
             phases.finish();

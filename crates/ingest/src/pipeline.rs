@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use storemap_core::{format_iso, CityRecord, SnapshotBuilder, SnapshotMeta, SourceType};
+use storemap_core::{format_iso, CityRecord, SnapshotBuilder, SnapshotMeta, SourceImport, SourceType};
 
 use crate::catalog::{fnv1a, Catalog};
 use crate::countries::CountryIndex;
@@ -14,10 +14,58 @@ use crate::error::{IngestError, Result};
 use crate::import;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
-use crate::ImportReport;
+use crate::{ImportReport, Skip};
 
 /// The snapshot's file name in the data folder.
 pub const SNAPSHOT_FILE: &str = "snapshot.smap";
+/// The snapshot a build replaced, kept so an operator can roll back (`storemap data rollback`).
+pub const PREVIOUS_SNAPSHOT_FILE: &str = "snapshot.prev.smap";
+
+/// The part of the world an import keeps (`--country`, `--bbox`): rows elsewhere are
+/// skipped as `out_of_region` as they arrive, so a planet-sized input builds one country
+/// within the machine's memory.
+#[derive(Debug, Clone, Default)]
+pub struct Region {
+    /// ISO 3166-1 alpha-2 codes, upper case.
+    pub countries: Vec<String>,
+    /// South, west, north, east in degrees; west > east crosses the antimeridian.
+    pub bbox: Option<[f64; 4]>,
+}
+
+impl Region {
+    pub fn is_whole_world(&self) -> bool {
+        self.countries.is_empty() && self.bbox.is_none()
+    }
+
+    /// As the operator gave it, for the snapshot's meta.
+    pub fn describe(&self) -> Option<String> {
+        let mut parts: Vec<String> = self.countries.clone();
+        if let Some([s, w, n, e]) = self.bbox {
+            parts.push(format!("bbox {s},{w},{n},{e}"));
+        }
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
+
+    fn in_bbox(&self, lat: f64, lng: f64) -> bool {
+        match self.bbox {
+            None => true,
+            Some([s, w, n, e]) => (s..=n).contains(&lat) && if w <= e { (w..=e).contains(&lng) } else { lng >= w || lng <= e },
+        }
+    }
+
+    /// Inside the bbox and, when countries are given, in one of them by the borders (the
+    /// row's own country tag decides only where the borders say nothing, out at sea).
+    pub fn contains(&self, countries: &CountryIndex, row: &crate::SourceRow) -> bool {
+        if !self.in_bbox(row.lat, row.lng) {
+            return false;
+        }
+        if self.countries.is_empty() {
+            return true;
+        }
+        let code = countries.locate(row.lat, row.lng).or(row.country.as_deref());
+        code.is_some_and(|c| self.countries.iter().any(|x| x == c))
+    }
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct SourcePaths {
@@ -57,6 +105,7 @@ pub struct BuildOptions {
     pub multi_source: bool,
     /// Set for the generated dataset.
     pub synthetic: Option<(f64, u64)>,
+    pub region: Region,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -94,6 +143,11 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
         &read_csv(&paths.tables.join("misspellings.csv"))?,
     );
     Ok((catalog, read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?))
+}
+
+/// The country codes the borders know (for checking `--country` before a long import).
+pub fn known_countries(paths: &ReferencePaths) -> Result<Vec<String>> {
+    Ok(load_countries(&paths.extracted)?.codes().to_vec())
 }
 
 /// Precise borders when the reference step wrote them, else the drawing atlas' shapes.
@@ -150,9 +204,30 @@ impl Phases {
         Ok(out)
     }
 
+    /// A row counter shown beside the phase's name on a terminal (silent elsewhere).
+    pub fn ticker(&self, label: &str) -> Ticker {
+        Ticker { bar: self.bar.clone(), label: label.to_string(), rows: 0 }
+    }
+
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
+        }
+    }
+}
+
+/// Counts rows as an import streams them, for the spinner's message.
+pub struct Ticker {
+    bar: Option<indicatif::ProgressBar>,
+    label: String,
+    rows: u64,
+}
+
+impl Ticker {
+    pub fn add(&mut self, rows: usize) {
+        self.rows += rows as u64;
+        if let Some(b) = &self.bar {
+            b.set_message(format!("{}… {} rows", self.label, self.rows));
         }
     }
 }
@@ -181,29 +256,42 @@ pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Pha
 fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
     let mut buckets = BrandBuckets::new(reference.catalog.brands.len());
     let mut imports = Vec::new();
+    // Rows each importer produced, before the region and brand checks (the meta's
+    // `rows_by_source`, as it has always counted).
+    let mut imported = Vec::new();
     for source in [SourceType::Atp, SourceType::Overture, SourceType::Fsq, SourceType::Osm] {
         let Some(path) = paths.get(source) else { continue };
         if opts.disabled.contains(&source) {
             continue;
         }
-        // Rows are matched to brands as they arrive (in batches for the big GeoJSON sources),
-        // so the fields only matching needs are released before the next batch is read.
-        let catalog = &reference.catalog;
-        let report = phases.run(&format!("import {}", source.as_str()), || {
-            let mut sink = |batch: Vec<crate::SourceRow>| buckets.add(catalog, batch);
+        // Rows are matched to brands as they arrive (in batches), so the fields only matching
+        // needs are released before the next batch is read.
+        let (catalog, countries, region) = (&reference.catalog, &reference.countries, &opts.region);
+        let mut outside = 0u64;
+        let label = format!("import {}", source.as_str());
+        let mut ticker = phases.ticker(&label);
+        let mut report = phases.run(&label, || {
+            let mut sink = |mut batch: Vec<crate::SourceRow>| {
+                if !region.is_whole_world() {
+                    let before = batch.len();
+                    batch.retain(|r| region.contains(countries, r));
+                    outside += (before - batch.len()) as u64;
+                }
+                ticker.add(batch.len());
+                buckets.add(catalog, batch);
+            };
             match source {
                 SourceType::Osm => import::import_osm_into(path, &mut sink),
                 SourceType::Atp => import::import_atp_into(path, &mut sink),
-                SourceType::Overture => import::import_overture(path).map(|(r, report)| {
-                    sink(r);
-                    report
-                }),
-                SourceType::Fsq => import::import_fsq(path).map(|(r, report)| {
-                    sink(r);
-                    report
-                }),
+                SourceType::Overture => import::import_overture_into(path, &mut sink),
+                SourceType::Fsq => import::import_fsq_into(path, &mut sink),
             }
         })?;
+        imported.push(report.rows_kept);
+        report.unkeep(Skip::OutOfRegion, outside);
+        for reason in [Skip::NotStorefront, Skip::OutOfScope, Skip::NoBrandMatch] {
+            report.unkeep(reason, buckets.unmatched.get(&(source, reason)).copied().unwrap_or(0));
+        }
         imports.push(report);
     }
     if buckets.stats.rows_in == 0 {
@@ -226,10 +314,12 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         synthetic: opts.synthetic.is_some(),
         scale: opts.synthetic.map(|s| s.0),
         seed: opts.synthetic.map(|s| s.1),
-        rows_by_source: imports.iter().map(|r| (r.source.clone(), r.rows_kept)).collect(),
+        rows_by_source: imports.iter().zip(&imported).map(|(r, &n)| (r.source.clone(), n)).collect(),
         skipped_by_source: imports.iter().map(|r| (r.source.clone(), r.rows_skipped)).collect(),
         disabled_sources: opts.disabled.iter().map(|s| s.as_str().to_string()).collect(),
         multi_source: opts.multi_source,
+        imports: Default::default(),
+        region: opts.region.describe(),
         atp_spider_licences: imports
             .iter()
             .flat_map(|r| r.declared_licences.iter())
@@ -252,17 +342,36 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     // Rows go straight into the builder (which interns their text) as each block of brands is
     // reconciled; the version hashes every row's id and position in that same order.
     let mut hash = 0u64;
+    let mut corroborated: std::collections::BTreeMap<SourceType, u64> = Default::default();
     let stats = phases.run("reconcile", || {
         Ok(reconciler.run_buckets(buckets, &mut |r| {
             hash = fnv1a(&[hash.to_le_bytes(), r.id.to_le_bytes(), r.lat.to_bits().to_le_bytes(), r.lng.to_bits().to_le_bytes()].concat());
+            if r.sources.iter().count() >= 2 {
+                for (s, _) in &r.aliases {
+                    *corroborated.entry(*s).or_default() += 1;
+                }
+            }
             builder.push(&r);
         }))
     })?;
+    for report in &mut imports {
+        report.rows_corroborated = SourceType::parse(&report.source).and_then(|s| corroborated.get(&s).copied()).unwrap_or(0);
+    }
     let n = builder.row_count() as u64;
+    // An import that kept nothing must not replace the snapshot a server is serving.
+    if n == 0 {
+        return Err(IngestError::Invalid(format!(
+            "the import kept no rows, so no snapshot was written and {} is unchanged: {}",
+            path.display(),
+            imports.iter().map(|r| format!("{} read {} rows, skipped {:?}", r.source, r.rows_read, r.skipped)).collect::<Vec<_>>().join("; ")
+        )));
+    }
+    builder.set_imports(imports.iter().map(|r| (r.source.clone(), source_import(r))).collect());
     let version = format!("{}-{:08x}", format_iso(opts.as_of).replace([':', '-'], ""), hash & 0xffff_ffff);
     builder.set_version(&version);
     phases.run("write snapshot", || {
         std::fs::create_dir_all(&opts.data_dir).map_err(|e| IngestError::io(opts.data_dir.display(), e))?;
+        keep_previous(&path, &opts.data_dir.join(PREVIOUS_SNAPSHOT_FILE))?;
         builder.write(&path)?;
         Ok(())
     })?;
@@ -275,4 +384,33 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         world: None,
         seconds: phases.seconds.clone(),
     })
+}
+
+fn source_import(r: &ImportReport) -> SourceImport {
+    SourceImport {
+        files: r.files as u64,
+        files_empty: r.files_empty as u64,
+        files_failed: r.files_failed as u64,
+        rows_read: r.rows_read,
+        rows_kept: r.rows_kept,
+        skipped: r.skipped.clone(),
+        rows_corroborated: r.rows_corroborated,
+    }
+}
+
+/// The serving snapshot becomes the previous one (a hard link: the running server keeps
+/// reading its file, and the new one is renamed over `path` afterwards).
+fn keep_previous(path: &Path, previous: &Path) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let io = |e| IngestError::io(previous.display(), e);
+    match std::fs::remove_file(previous) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
+    if std::fs::hard_link(path, previous).is_err() {
+        std::fs::copy(path, previous).map_err(io)?;
+    }
+    Ok(())
 }

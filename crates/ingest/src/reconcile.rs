@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use storemap_core::{cluster, ClusterPoint, RowBuilder, SourceMask, SourceType, StorefrontType};
 
+use crate::Skip;
 use crate::catalog::{fnv1a, Catalog};
 use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
@@ -115,14 +116,17 @@ impl From<SourceRow> for BucketRow {
 pub struct BrandBuckets {
     pub rows: Vec<Vec<BucketRow>>,
     pub stats: ReconcileStats,
+    /// Rows no brand claimed, by source and reason, for each source's import report.
+    pub unmatched: std::collections::BTreeMap<(SourceType, Skip), u64>,
 }
 
 impl BrandBuckets {
     pub fn new(brands: usize) -> BrandBuckets {
-        BrandBuckets { rows: (0..brands).map(|_| Vec::new()).collect(), stats: ReconcileStats::default() }
+        BrandBuckets { rows: (0..brands).map(|_| Vec::new()).collect(), stats: ReconcileStats::default(), unmatched: Default::default() }
     }
 
-    /// Matches rows to brands (in parallel) and moves them into their buckets.
+    /// Matches rows to brands (in parallel) and moves them into their buckets. Rows no brand
+    /// claims are dropped and counted in `unmatched`, by source and by why (`Catalog::unmatched`).
     pub fn add(&mut self, catalog: &Catalog, rows: Vec<SourceRow>) {
         self.stats.rows_in += rows.len() as u64;
         let brand_of: Vec<Option<u32>> = parallel_map(&rows, |r| catalog.match_row(r));
@@ -134,6 +138,7 @@ impl BrandBuckets {
                         self.stats.unbranded_samples.push(format!("{}:{} {:?} ({})", r.source().as_str(), r.source_id, r.name, r.category.as_deref().unwrap_or("no category")));
                     }
                     self.stats.rows_unbranded += 1;
+                    *self.unmatched.entry((r.source(), catalog.unmatched(&r))).or_default() += 1;
                 }
             }
         }

@@ -39,15 +39,89 @@ impl SourceRow {
     }
 }
 
-/// What one import did: rows kept, rows skipped and why. Messages name the file and the row.
+/// Why a record did not become a row. Every record an importer reads ends as a kept row or
+/// as exactly one of these, so `rows_read == rows_kept + Σ skipped` holds for every report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Skip {
+    /// Not a place that sells to the public (a road, a park, an apartment block, an office).
+    NotStorefront,
+    /// A storefront, but of a category outside the contract's scope (`data/categories.csv`).
+    OutOfScope,
+    /// Outside the import's `--country` / `--bbox` region.
+    OutOfRegion,
+    /// A storefront no brand of the catalog claims (unbranded, or a chain NSI does not know).
+    NoBrandMatch,
+    /// No usable position: null, out of range, not numbers, unreadable WKB, an area whose
+    /// nodes are missing from the extract.
+    BadGeometry,
+    /// The source says the place is closed.
+    Closed,
+    /// The same object again (osmium writes each closed way twice; a re-sent id).
+    DuplicateId,
+    /// The record itself is broken: not JSON, no id, no name.
+    Invalid,
+}
+
+impl Skip {
+    pub const ALL: [Skip; 8] = [
+        Skip::NotStorefront,
+        Skip::OutOfScope,
+        Skip::OutOfRegion,
+        Skip::NoBrandMatch,
+        Skip::BadGeometry,
+        Skip::Closed,
+        Skip::DuplicateId,
+        Skip::Invalid,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Skip::NotStorefront => "not_storefront",
+            Skip::OutOfScope => "out_of_scope",
+            Skip::OutOfRegion => "out_of_region",
+            Skip::NoBrandMatch => "no_brand_match",
+            Skip::BadGeometry => "bad_geometry",
+            Skip::Closed => "closed",
+            Skip::DuplicateId => "duplicate_id",
+            Skip::Invalid => "invalid",
+        }
+    }
+}
+
+/// A record that did not become a row, and why (for the report's message).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    pub reason: Skip,
+    pub why: String,
+}
+
+impl Skipped {
+    pub fn new(reason: Skip, why: impl Into<String>) -> Skipped {
+        Skipped { reason, why: why.into() }
+    }
+}
+
+/// What one import did: files and rows read, rows kept, rows skipped by reason. Messages name
+/// the file and the row.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct ImportReport {
     pub source: String,
+    /// Files read, empty ones included.
     pub files: usize,
+    /// 0-byte files (AllThePlaces writes one for every spider that found nothing).
+    pub files_empty: usize,
+    /// Files of a many-file input (a folder, a zip) that could not be read; named in `errors`.
+    pub files_failed: usize,
     pub rows_read: u64,
+    /// Rows that reached reconciliation (after the pipeline's region and brand checks).
     pub rows_kept: u64,
+    /// Every skip but `closed` (kept apart for the older report field).
     pub rows_skipped: u64,
     pub rows_closed: u64,
+    /// Skipped rows by reason (`Skip::as_str`), `closed` included.
+    pub skipped: std::collections::BTreeMap<String, u64>,
+    /// Kept rows that ended in a reconciled row with at least one other source.
+    pub rows_corroborated: u64,
     /// The first messages (capped, so a broken file cannot flood the log).
     pub errors: Vec<String>,
     /// Licences declared by the files read (AllThePlaces spiders' `dataset_attributes`):
@@ -62,19 +136,64 @@ impl ImportReport {
         ImportReport { source: source.as_str().into(), ..ImportReport::default() }
     }
 
-    pub fn skip(&mut self, file: &str, row: u64, why: impl std::fmt::Display) {
-        self.rows_skipped += 1;
-        if self.errors.len() < MAX_MESSAGES {
-            self.errors.push(format!("{file}: row {row}: {why}"));
+    /// Counts a skipped record by reason. A broken record (invalid, or with no usable
+    /// position) gets a message naming the file and the row; the ordinary skips (closed,
+    /// duplicates, not a store, no brand) are only counted.
+    pub fn skip(&mut self, file: &str, row: u64, skipped: Skipped) {
+        self.skip_at(file, &format!("row {row}"), skipped);
+    }
+
+    /// As `skip`, for records that have no row number (a PBF's `way 123`).
+    pub fn skip_at(&mut self, file: &str, place: &str, skipped: Skipped) {
+        if matches!(skipped.reason, Skip::Invalid | Skip::BadGeometry) && self.errors.len() < MAX_MESSAGES {
+            self.errors.push(format!("{file}: {place}: {}", skipped.why));
         }
+        self.count(skipped.reason, 1);
+    }
+
+    /// A message about the import as a whole (capped like the rest).
+    pub fn note(&mut self, message: String) {
+        if self.errors.len() < MAX_MESSAGES {
+            self.errors.push(message);
+        }
+    }
+
+    /// Counts `n` records skipped for `reason`, with no message.
+    pub fn count(&mut self, reason: Skip, n: u64) {
+        if n == 0 {
+            return;
+        }
+        if reason == Skip::Closed {
+            self.rows_closed += n;
+        } else {
+            self.rows_skipped += n;
+        }
+        *self.skipped.entry(reason.as_str().to_string()).or_default() += n;
+    }
+
+    /// Moves `n` kept rows to a skip reason (the pipeline's checks after import).
+    pub fn unkeep(&mut self, reason: Skip, n: u64) {
+        let n = n.min(self.rows_kept);
+        self.rows_kept -= n;
+        self.count(reason, n);
+    }
+
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.values().sum()
     }
 
     pub fn merge(&mut self, other: ImportReport) {
         self.files += other.files;
+        self.files_empty += other.files_empty;
+        self.files_failed += other.files_failed;
         self.rows_read += other.rows_read;
         self.rows_kept += other.rows_kept;
         self.rows_skipped += other.rows_skipped;
         self.rows_closed += other.rows_closed;
+        self.rows_corroborated += other.rows_corroborated;
+        for (k, v) in other.skipped {
+            *self.skipped.entry(k).or_default() += v;
+        }
         for e in other.errors {
             if self.errors.len() < MAX_MESSAGES {
                 self.errors.push(e);

@@ -8,14 +8,18 @@ use storemap_core::{parse_iso, SourceType};
 
 use super::fields::{opt_string, Geometry, Tags};
 use crate::error::{IngestError, Result};
-use crate::source_row::clean;
+use crate::source_row::{clean, Skip, Skipped};
 use crate::{ImportReport, SourceRow};
 
 #[derive(Deserialize)]
 struct Collection {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     dataset_attributes: serde_json::Map<String, serde_json::Value>,
     features: Vec<serde_json::Value>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<serde_json::Map<String, serde_json::Value>, D::Error> {
+    Ok(Option::deserialize(d)?.unwrap_or_default())
 }
 
 #[derive(Deserialize)]
@@ -46,50 +50,141 @@ pub fn import_atp(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
     Ok((rows, report))
 }
 
-/// Streams the rows to `sink`, one spider file at a time.
+/// The spider output kinds: a FeatureCollection per spider (`.geojson`), or one Feature per
+/// line (`.ndgeojson`, as the run's newline-delimited build writes them).
+const SPIDER_EXTS: [&str; 4] = [".geojson", ".json", ".ndgeojson", ".geojsonl"];
+
+/// Streams the rows to `sink`, one spider at a time, from a spider file, a folder of them, or
+/// the run's published `output.zip` (read in place, no unzip step).
+///
+/// A 0-byte spider file (ATP writes one for every spider that found nothing) is counted in
+/// `files_empty`. A spider file that is not JSON fails a single-file import; inside a folder
+/// or a zip of thousands it is counted in `files_failed`, named in `errors`, and the rest go on.
 pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<ImportReport> {
     let mut report = ImportReport::new(SourceType::Atp);
-    for file in super::input_files(path, &[".geojson", ".json"])? {
-        let mut rows = Vec::new();
+    let exts: Vec<&str> = SPIDER_EXTS.iter().copied().chain([".zip"]).collect();
+    let files = super::input_files(path, &exts)?;
+    let many = files.len() > 1 || path.is_dir();
+    for file in files {
         let name = file.display().to_string();
+        if name.ends_with(".zip") {
+            read_zip(&file, &name, &mut report, sink)?;
+            continue;
+        }
         let bytes = std::fs::read(&file).map_err(|e| IngestError::io(&name, e))?;
-        let coll: Collection = serde_json::from_slice(&bytes)
-            .map_err(|e| IngestError::file(&name, format!("not a GeoJSON FeatureCollection: {e}")))?;
-        report.files += 1;
-        let attr = |k: &str| coll.dataset_attributes.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        let spider = attr("@spider");
-        let collected = attr("spider:collection_time").and_then(|t| parse_iso(&t));
-        // A spider may declare the terms of the site it scrapes; they are reported in the
-        // snapshot so /ATTRIBUTION.txt can name them.
-        if let (Some(licence), Some(s)) = (attr("license").or_else(|| attr("license:wikidata")), &spider) {
-            report.declared_licences.entry(licence).or_default().push(s.clone());
-        }
-        for (i, value) in coll.features.into_iter().enumerate() {
-            report.rows_read += 1;
-            match parse_feature(value, spider.as_deref(), collected) {
-                Ok(Some(row)) => rows.push(row),
-                Ok(None) => report.rows_closed += 1,
-                Err(why) => report.skip(&name, i as u64 + 1, why),
-            }
-        }
-        report.rows_kept += rows.len() as u64;
-        sink(rows);
+        spider_file(&name, &bytes, many, &mut report, sink)?;
     }
     Ok(report)
 }
 
-/// `Ok(None)` for a store the spider reports as closed (`end_date` of `yes` or a past date).
-fn parse_feature(value: serde_json::Value, file_spider: Option<&str>, collected: Option<i64>) -> std::result::Result<Option<SourceRow>, String> {
-    let f: Feature = serde_json::from_value(value).map_err(|e| format!("invalid feature: {e}"))?;
+fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
+    let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
+    let mut zip = zip::ZipArchive::new(std::io::BufReader::new(f)).map_err(|e| IngestError::file(name, format!("not a readable zip: {e}")))?;
+    let mut entries: Vec<(String, usize)> = (0..zip.len())
+        .filter_map(|i| {
+            let entry = zip.by_index_raw(i).ok()?;
+            let n = entry.name().ok()?.to_string();
+            (entry.is_file() && SPIDER_EXTS.iter().any(|x| n.ends_with(x))).then_some((n, i))
+        })
+        .collect();
+    entries.sort();
+    for (entry_name, i) in entries {
+        let full = format!("{name}!{entry_name}");
+        let mut entry = zip.by_index(i).map_err(|e| IngestError::file(&full, e))?;
+        let mut bytes = Vec::with_capacity(entry.size().min(1 << 30) as usize);
+        std::io::Read::read_to_end(&mut entry, &mut bytes).map_err(|e| IngestError::io(&full, e))?;
+        spider_file(&full, &bytes, true, report, sink)?;
+    }
+    Ok(())
+}
+
+/// One spider's output, whichever of the two shapes it has.
+fn spider_file(name: &str, bytes: &[u8], many: bool, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
+    report.files += 1;
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        report.files_empty += 1;
+        return Ok(());
+    }
+    let parsed = if name.ends_with(".ndgeojson") || name.ends_with(".geojsonl") { Ok(line_features(bytes)) } else { collection(bytes) };
+    let (attributes, features) = match parsed {
+        Ok(p) => p,
+        Err(e) if many => {
+            report.files_failed += 1;
+            report.note(format!("{name}: not a GeoJSON FeatureCollection, skipped: {e}"));
+            return Ok(());
+        }
+        Err(e) => return Err(IngestError::file(name, format!("not a GeoJSON FeatureCollection: {e}"))),
+    };
+    let attr = |k: &str| attributes.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    // The spider's name: the run's attributes, else (pre-2023 layout, .ndgeojson) the file's.
+    let file_spider = attr("@spider").or_else(|| {
+        let base = name.rsplit(['/', '!']).next().unwrap_or(name);
+        SPIDER_EXTS.iter().find_map(|x| base.strip_suffix(x)).map(str::to_string)
+    });
+    let collected = attr("spider:collection_time").and_then(|t| parse_iso(&t));
+    // Only brands' store locators are in scope; ATP also runs infrastructure spiders (parks,
+    // benches, public toilets), which say so in their lineage.
+    let lineage = attr("spider:lineage");
+    if let Some(l) = lineage.as_deref().filter(|l| *l != "S_ATP_BRANDS") {
+        report.rows_read += features.len() as u64;
+        report.count(Skip::NotStorefront, features.len() as u64);
+        report.note(format!("{name}: spider lineage {l} is not a brand's store locator: {} features skipped", features.len()));
+        return Ok(());
+    }
+    // A spider may declare the terms of the site it scrapes; they are reported in the
+    // snapshot so /ATTRIBUTION.txt can name them.
+    if let (Some(licence), Some(s)) = (attr("license").or_else(|| attr("license:wikidata")), &file_spider) {
+        report.declared_licences.entry(licence).or_default().push(s.clone());
+    }
+    let mut rows = Vec::new();
+    for (i, value) in features.into_iter().enumerate() {
+        report.rows_read += 1;
+        match value.and_then(|v| parse_feature(v, file_spider.as_deref(), collected)) {
+            Ok(row) => rows.push(row),
+            Err(skipped) => report.skip(name, i as u64 + 1, skipped),
+        }
+    }
+    report.rows_kept += rows.len() as u64;
+    sink(rows);
+    Ok(())
+}
+
+type Features = Vec<std::result::Result<serde_json::Value, Skipped>>;
+
+fn collection(bytes: &[u8]) -> std::result::Result<(serde_json::Map<String, serde_json::Value>, Features), serde_json::Error> {
+    let coll: Collection = serde_json::from_slice(bytes)?;
+    Ok((coll.dataset_attributes, coll.features.into_iter().map(Ok).collect()))
+}
+
+/// One Feature per line, each carrying the run's `dataset_attributes` (the first line's are
+/// the file's); a broken line costs that line only.
+fn line_features(bytes: &[u8]) -> (serde_json::Map<String, serde_json::Value>, Features) {
+    let features: Features = bytes
+        .split(|&b| b == b'\n')
+        .map(|l| l.trim_ascii())
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).map_err(|e| Skipped::new(Skip::Invalid, format!("invalid JSON: {e}"))))
+        .collect();
+    let attributes = features
+        .iter()
+        .find_map(|f| f.as_ref().ok()?.get("dataset_attributes")?.as_object().cloned())
+        .unwrap_or_default();
+    (attributes, features)
+}
+
+/// A row, or why not (a store the spider reports as closed: `end_date` of `yes` or a past date).
+fn parse_feature(value: serde_json::Value, file_spider: Option<&str>, collected: Option<i64>) -> std::result::Result<SourceRow, Skipped> {
+    let invalid = |why: String| Skipped::new(Skip::Invalid, why);
+    let f: Feature = serde_json::from_value(value).map_err(|e| invalid(format!("invalid feature: {e}")))?;
     // ATP allows a null geometry (DATA_FORMAT.md); such a store cannot be placed.
-    let (lng, lat) = f.geometry.as_ref().ok_or("null geometry")?.point()?;
+    let (lng, lat) = f.geometry.as_ref().ok_or_else(|| Skipped::new(Skip::BadGeometry, "null geometry"))?.position()?;
     let p = f.properties;
-    let spider = p.spider.clone().or(file_spider.map(str::to_string)).ok_or("no @spider")?;
-    let reference = clean(p.reference.as_deref()).ok_or("no ref")?;
+    let spider = p.spider.clone().or(file_spider.map(str::to_string)).ok_or_else(|| invalid("no @spider".into()))?;
+    let reference = clean(p.reference.as_deref()).ok_or_else(|| invalid("no ref".into()))?;
     if let Some(end) = p.end_date.as_deref() {
         let ended = end == "yes" || matches!((parse_iso(end), collected), (Some(e), Some(c)) if e <= c);
         if ended {
-            return Ok(None);
+            return Err(Skipped::new(Skip::Closed, "end_date"));
         }
     }
     let spider_ref = format!("{spider}/{reference}");
@@ -108,9 +203,9 @@ fn parse_feature(value: serde_json::Value, file_spider: Option<&str>, collected:
         row.name = branch.unwrap_or_default();
     }
     if row.name.is_empty() {
-        return Err("no name, brand or branch".into());
+        return Err(Skipped::new(Skip::NoBrandMatch, "no name, brand or branch"));
     }
-    Ok(Some(row))
+    Ok(row)
 }
 
 #[cfg(test)]

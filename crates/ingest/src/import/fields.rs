@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Deserializer};
 
+use super::geometry::{self, Lonlat};
+use crate::source_row::{Skip, Skipped};
+
 pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(match serde_json::Value::deserialize(d)? {
         serde_json::Value::String(s) => Some(s),
@@ -21,19 +24,54 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    /// The [lon, lat] of a Point; an error string for anything else.
-    pub fn point(&self) -> Result<(f64, f64), String> {
-        if self.kind != "Point" {
-            return Err(format!("geometry is a {}, not a Point", self.kind));
-        }
-        let c = self.coordinates.as_array().ok_or("Point without a coordinate array")?;
-        match (c.first().and_then(|v| v.as_f64()), c.get(1).and_then(|v| v.as_f64())) {
-            (Some(lon), Some(lat)) if crate::source_row::valid_point(lat, lon) => Ok((lon, lat)),
-            (Some(lon), Some(lat)) => Err(format!("coordinates out of range: [{lon}, {lat}]")),
-            _ => Err("coordinates are not two numbers".into()),
+    /// The store's position: a Point as it is, an area's point on the surface, a line's middle
+    /// vertex (see `geometry`). A reason when there is none.
+    pub fn position(&self) -> Result<Lonlat, Skipped> {
+        let c = &self.coordinates;
+        match self.kind.as_str() {
+            "Point" => point_of(c),
+            "MultiPoint" => point_of(c.as_array().and_then(|a| a.first()).unwrap_or(&serde_json::Value::Null)),
+            "LineString" => geometry::line_point(&positions(c)?),
+            "MultiLineString" => {
+                let lines = c.as_array().ok_or_else(|| bad("MultiLineString without an array"))?;
+                let all: Vec<Lonlat> = lines.iter().map(positions).collect::<Result<Vec<_>, _>>()?.concat();
+                geometry::line_point(&all)
+            }
+            "Polygon" => geometry::polygons_point(&[rings(c)?]),
+            "MultiPolygon" => {
+                let polys = c.as_array().ok_or_else(|| bad("MultiPolygon without an array"))?;
+                geometry::polygons_point(&polys.iter().map(rings).collect::<Result<Vec<_>, _>>()?)
+            }
+            other => Err(bad(format!("geometry is a {other}, which has no position"))),
         }
     }
 }
+
+fn bad(why: impl Into<String>) -> Skipped {
+    Skipped::new(Skip::BadGeometry, why)
+}
+
+fn point_of(c: &serde_json::Value) -> Result<Lonlat, Skipped> {
+    let c = c.as_array().ok_or_else(|| bad("Point without a coordinate array"))?;
+    match (c.first().and_then(|v| v.as_f64()), c.get(1).and_then(|v| v.as_f64())) {
+        (Some(lon), Some(lat)) if crate::source_row::valid_point(lat, lon) => Ok((lon, lat)),
+        (Some(lon), Some(lat)) => Err(bad(format!("coordinates out of range: [{lon}, {lat}]"))),
+        _ => Err(bad("coordinates are not two numbers")),
+    }
+}
+
+fn positions(c: &serde_json::Value) -> Result<Vec<Lonlat>, Skipped> {
+    c.as_array().ok_or_else(|| bad("coordinates are not an array"))?.iter().map(point_of).collect()
+}
+
+fn rings(c: &serde_json::Value) -> Result<Vec<Vec<Lonlat>>, Skipped> {
+    c.as_array().ok_or_else(|| bad("Polygon without an array of rings"))?.iter().map(positions).collect()
+}
+
+/// The keys that make an OSM object a place that may be a storefront, in the order a row's
+/// category is taken from them. Which of their values are in the contract's scope is the
+/// catalog's call (`data/categories.csv`).
+pub const PLACE_KEYS: [&str; 7] = ["amenity", "shop", "tourism", "leisure", "healthcare", "craft", "office"];
 
 /// The OSM-style tags both OSM and ATP carry, under their real keys.
 #[derive(Debug, Default, Deserialize)]
@@ -52,6 +90,12 @@ pub struct Tags {
     pub tourism: Option<String>,
     #[serde(default, deserialize_with = "opt_string")]
     pub leisure: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub healthcare: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub craft: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub office: Option<String>,
     #[serde(default, rename = "addr:full", deserialize_with = "opt_string")]
     pub addr_full: Option<String>,
     #[serde(default, rename = "addr:housenumber", deserialize_with = "opt_string")]
@@ -77,9 +121,8 @@ pub struct Tags {
 impl Tags {
     /// `amenity/fast_food` from whichever category key is set.
     pub fn category(&self) -> Option<String> {
-        [("amenity", &self.amenity), ("shop", &self.shop), ("tourism", &self.tourism), ("leisure", &self.leisure)]
-            .into_iter()
-            .find_map(|(k, v)| v.as_ref().map(|v| format!("{k}/{v}")))
+        let values = [&self.amenity, &self.shop, &self.tourism, &self.leisure, &self.healthcare, &self.craft, &self.office];
+        PLACE_KEYS.iter().zip(values).find_map(|(k, v)| v.as_ref().map(|v| format!("{k}/{v}")))
     }
 
     /// One address line: `addr:street_address`, else house number + street, else `addr:full`.

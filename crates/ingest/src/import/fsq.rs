@@ -6,21 +6,38 @@ use std::path::Path;
 use polars::prelude::*;
 use storemap_core::{parse_iso, SourceType};
 
-use super::parquet::{f64_col, list_first_str, str_col};
+use super::parquet::{f64_col, list_first_str, missing_columns, str_col, str_col_any};
 use crate::error::Result;
-use crate::source_row::{clean, valid_point};
+use crate::source_row::{clean, valid_point, Skip, Skipped};
 use crate::{ImportReport, SourceRow};
 
 pub fn import_fsq(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
-    super::parquet::import_files(path, SourceType::Fsq, read_rows)
+    let mut rows = Vec::new();
+    let report = import_fsq_into(path, &mut |batch| rows.extend(batch))?;
+    Ok((rows, report))
 }
 
+/// A Places file or a release's folder of parts, one file at a time to `sink`.
+pub fn import_fsq_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<ImportReport> {
+    super::parquet::import_files(path, SourceType::Fsq, read_rows, sink)
+}
+
+/// Without these a row cannot be placed or named. `fsq_place_id` was `fsq_id` before the
+/// 2024-11 release; either will do.
+const REQUIRED: [&str; 3] = ["name", "latitude", "longitude"];
+
 fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut ImportReport) -> PolarsResult<()> {
-    let id = str_col(df, "fsq_place_id")?;
+    let mut missing = missing_columns(df, &REQUIRED);
+    if missing_columns(df, &["fsq_place_id"]).len() + missing_columns(df, &["fsq_id"]).len() == 2 {
+        missing.insert(0, "fsq_place_id".into());
+    }
+    if !missing.is_empty() {
+        let have: Vec<String> = df.get_column_names().iter().map(|c| c.to_string()).collect();
+        polars_bail!(ColumnNotFound: "not a Foursquare OS Places file: missing required column(s) {} (it has {})", missing.join(", "), have.join(", "));
+    }
+    let id = str_col_any(df, &["fsq_place_id", "fsq_id"])?;
     let name = str_col(df, "name")?;
-    let (Some(lat), Some(lng)) = (f64_col(df, "latitude")?, f64_col(df, "longitude")?) else {
-        polars_bail!(ColumnNotFound: "latitude/longitude columns are missing");
-    };
+    let (lat, lng) = (f64_col(df, "latitude")?.expect("checked above"), f64_col(df, "longitude")?.expect("checked above"));
     let address = str_col(df, "address")?;
     let locality = str_col(df, "locality")?;
     let region = str_col(df, "region")?;
@@ -35,26 +52,26 @@ fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut
         report.rows_read += 1;
         let line = i as u64 + 1;
         let Some(pid) = clean(id.get(i)) else {
-            report.skip(file, line, "no fsq_place_id");
+            report.skip(file, line, Skipped::new(Skip::Invalid, "no fsq_place_id"));
             continue;
         };
         let (y, x) = match (lat.get(i), lng.get(i)) {
             (Some(y), Some(x)) if valid_point(y, x) => (y, x),
             (Some(y), Some(x)) => {
-                report.skip(file, line, format!("coordinates out of range: [{x}, {y}]"));
+                report.skip(file, line, Skipped::new(Skip::BadGeometry, format!("coordinates out of range: [{x}, {y}]")));
                 continue;
             }
             _ => {
-                report.skip(file, line, "null latitude or longitude");
+                report.skip(file, line, Skipped::new(Skip::BadGeometry, "null latitude or longitude"));
                 continue;
             }
         };
-        if clean(closed.get(i)).is_some() {
-            report.rows_closed += 1;
+        if let Some(d) = clean(closed.get(i)) {
+            report.skip(file, line, Skipped::new(Skip::Closed, format!("date_closed {d}")));
             continue;
         }
         let Some(n) = clean(name.get(i)) else {
-            report.skip(file, line, "no name");
+            report.skip(file, line, Skipped::new(Skip::NoBrandMatch, "no name"));
             continue;
         };
         rows.push(SourceRow {

@@ -5,31 +5,46 @@
 mod atp;
 mod fields;
 mod fsq;
+mod geometry;
 mod osm;
 mod overture;
 mod parquet;
 mod wkb;
 
+pub use fields::PLACE_KEYS;
 pub use atp::{import_atp, import_atp_into};
-pub use fsq::import_fsq;
+pub use fsq::{import_fsq, import_fsq_into};
 pub use osm::{import_osm, import_osm_into};
-pub use overture::import_overture;
+pub use overture::{import_overture, import_overture_into};
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{IngestError, Result};
 
-/// A file, or every file with one of `exts` in a folder (sorted, so imports are repeatable).
+/// A file, or every file with one of `exts` below a folder, subfolders included (Overture's
+/// release is a hive-partitioned tree, `theme=places/type=place/*.parquet`), sorted so imports
+/// are repeatable. Hidden files and partial downloads (`.part`) are not inputs.
 pub(crate) fn input_files(path: &Path, exts: &[&str]) -> Result<Vec<PathBuf>> {
     let meta = std::fs::metadata(path).map_err(|e| IngestError::io(path.display(), e))?;
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| IngestError::io(path.display(), e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| exts.iter().any(|x| n.ends_with(x))))
-        .collect();
+    let mut files = Vec::new();
+    let mut dirs = vec![path.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| IngestError::io(dir.display(), e))? {
+            let p = entry.map_err(|e| IngestError::io(dir.display(), e))?.path();
+            let Some(name) = p.file_name().and_then(|n| n.to_str()) else { continue };
+            if name.starts_with('.') {
+                continue;
+            }
+            if p.is_dir() {
+                dirs.push(p);
+            } else if exts.iter().any(|x| name.ends_with(x)) {
+                files.push(p);
+            }
+        }
+    }
     files.sort();
     if files.is_empty() {
         return Err(IngestError::file(path.display(), format!("no {} files in this folder", exts.join("/"))));

@@ -8,30 +8,51 @@ use std::path::Path;
 use polars::prelude::*;
 use storemap_core::{parse_iso, SourceType};
 
-use super::parquet::{list_first_str, list_strs, str_col, struct_str, Col};
+use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2};
 use super::wkb;
 use crate::error::Result;
-use crate::source_row::clean;
+use crate::source_row::{clean, Skip, Skipped};
 use crate::{ImportReport, SourceRow};
 
 pub fn import_overture(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
-    super::parquet::import_files(path, SourceType::Overture, read_rows)
+    let mut rows = Vec::new();
+    let report = import_overture_into(path, &mut |batch| rows.extend(batch))?;
+    Ok((rows, report))
+}
+
+/// A file as `overturemaps download` writes it, or a release's folder tree
+/// (`theme=places/type=place/*.parquet`), one file at a time to `sink`.
+pub fn import_overture_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<ImportReport> {
+    super::parquet::import_files(path, SourceType::Overture, read_rows, sink)
 }
 
 fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut ImportReport) -> PolarsResult<()> {
+    let missing = missing_columns(df, &["id", "geometry"]);
+    if !missing.is_empty() {
+        polars_bail!(ColumnNotFound: "not an Overture places file: missing column(s) {}", missing.join(", "));
+    }
+    // 2023's alpha releases had `names` as a map of lists and temporary ids that were never
+    // stable: not worth importing, and not to be read as empty names.
+    if let Ok(c) = df.column("names") {
+        if !matches!(c.dtype(), DataType::Struct(_) | DataType::Null) {
+            polars_bail!(SchemaMismatch: "names is a {}, not a struct: a pre-2024 Overture release, which is not supported", c.dtype());
+        }
+    }
     let n = df.height();
     let id = str_col(df, "id")?;
-    let geometry = df.column("geometry")?.as_materialized_series().binary()?.rechunk();
+    let geometry = binary_col(df, "geometry")?.expect("checked above");
     let name = struct_str(df, "names", "primary")?;
-    let brand_name = match df.column("brand") {
-        Ok(c) => {
-            let names = c.as_materialized_series().struct_()?.field_by_name("names")?;
-            Col::from_series(&names.struct_()?.field_by_name("primary")?)?
-        }
-        Err(_) => Col::Missing,
-    };
+    let brand_name = struct_str2(df, "brand", "names", "primary")?;
     let wikidata = struct_str(df, "brand", "wikidata")?;
-    let category = struct_str(df, "categories", "primary")?;
+    // The category moved between releases: `categories.main` (2023), `categories.primary`
+    // (2024-), `taxonomy.primary` and `basic_category` (Dec 2025-). The most specific one the
+    // file has wins.
+    let categories = [
+        struct_str(df, "taxonomy", "primary")?,
+        struct_str(df, "categories", "primary")?,
+        struct_str(df, "categories", "main")?,
+        str_col(df, "basic_category")?,
+    ];
     let status = str_col(df, "operating_status")?;
     let freeform = list_first_str(df, "addresses", Some("freeform"))?;
     let locality = list_first_str(df, "addresses", Some("locality"))?;
@@ -47,30 +68,32 @@ fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut
         report.rows_read += 1;
         let line = i as u64 + 1;
         let Some(gid) = clean(id.get(i)) else {
-            report.skip(file, line, "no id");
+            report.skip(file, line, Skipped::new(Skip::Invalid, "no id"));
             continue;
         };
         let (lng, lat) = match geometry.get(i).map(wkb::point) {
             Some(Ok((x, y))) if crate::source_row::valid_point(y, x) => (x, y),
             Some(Ok((x, y))) => {
-                report.skip(file, line, format!("coordinates out of range: [{x}, {y}]"));
+                report.skip(file, line, Skipped::new(Skip::BadGeometry, format!("coordinates out of range: [{x}, {y}]")));
                 continue;
             }
             Some(Err(e)) => {
-                report.skip(file, line, e);
+                report.skip(file, line, Skipped::new(Skip::BadGeometry, e));
                 continue;
             }
             None => {
-                report.skip(file, line, "null geometry");
+                report.skip(file, line, Skipped::new(Skip::BadGeometry, "null geometry"));
                 continue;
             }
         };
-        if matches!(status.get(i), Some("permanently_closed")) {
-            report.rows_closed += 1;
+        // `permanently_closed` and `temporarily_closed` (2025-) are not stores to visit; a
+        // file without the column (2024) is all open.
+        if let Some(s) = status.get(i).filter(|s| *s != "open") {
+            report.skip(file, line, Skipped::new(Skip::Closed, format!("operating_status {s}")));
             continue;
         }
         let Some(primary) = clean(name.get(i)).or_else(|| clean(brand_name.get(i))) else {
-            report.skip(file, line, "no names.primary");
+            report.skip(file, line, Skipped::new(Skip::NoBrandMatch, "no names.primary"));
             continue;
         };
         let mut derived_from = Vec::new();
@@ -97,7 +120,7 @@ fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut
             name: primary,
             brand: clean(brand_name.get(i)),
             brand_wikidata: clean(wikidata.get(i)).filter(|q| super::fields::is_qid(q)),
-            category: clean(category.get(i)),
+            category: categories.iter().find_map(|c| clean(c.get(i))),
             address: clean(freeform.get(i)),
             city: clean(locality.get(i)),
             // ISO 3166-2 ("US-IL"): the part after the country prefix is the state code.

@@ -10,23 +10,42 @@ use polars::prelude::*;
 use crate::error::{IngestError, Result};
 use crate::{ImportReport, SourceRow};
 
-/// The file loop both Parquet importers share: every `.parquet` file of a file or folder,
-/// read whole, handed to `read_rows`; a file that fails names itself.
+/// The file loop both Parquet importers share: every `.parquet` file of a file or a folder
+/// tree, read one at a time and handed to `read_rows`, whose rows go to `sink` before the next
+/// file is read (a release is hundreds of parts); a file that fails names itself.
 pub fn import_files(
     path: &Path,
     source: storemap_core::SourceType,
     read_rows: fn(&DataFrame, &str, &mut Vec<SourceRow>, &mut ImportReport) -> PolarsResult<()>,
-) -> Result<(Vec<SourceRow>, ImportReport)> {
+    sink: &mut dyn FnMut(Vec<SourceRow>),
+) -> Result<ImportReport> {
     let mut report = ImportReport::new(source);
-    let mut rows = Vec::new();
     for file in super::input_files(path, &[".parquet"])? {
         let name = file.display().to_string();
-        let df = read_frame(&file)?;
         report.files += 1;
+        if std::fs::metadata(&file).map_err(|e| IngestError::io(&name, e))?.len() == 0 {
+            report.files_empty += 1;
+            continue;
+        }
+        let df = read_frame(&file)?;
+        let mut rows = Vec::new();
         read_rows(&df, &name, &mut rows, &mut report).map_err(|e| IngestError::file(&name, e))?;
+        report.rows_kept += rows.len() as u64;
+        sink(rows);
     }
-    report.rows_kept = rows.len() as u64;
-    Ok((rows, report))
+    Ok(report)
+}
+
+/// A column only when the file has it with a value type (Arrow writers emit `null`-typed
+/// columns for fields no row of a file has), as its storage type: an Arrow extension type
+/// (`geoarrow.wkb`) reads as the binary it is stored in.
+fn column<'a>(df: &'a DataFrame, name: &str) -> Option<&'a Series> {
+    df.column(name).ok().map(|c| c.as_materialized_series().to_storage()).filter(|s| s.dtype() != &DataType::Null)
+}
+
+/// The names of `required` columns the file lacks (all null-typed counts as lacking).
+pub fn missing_columns(df: &DataFrame, required: &[&str]) -> Vec<String> {
+    required.iter().filter(|c| column(df, c).is_none()).map(|c| c.to_string()).collect()
 }
 
 pub fn read_frame(path: &Path) -> Result<DataFrame> {
@@ -57,27 +76,59 @@ impl Col {
 }
 
 pub fn str_col(df: &DataFrame, name: &str) -> PolarsResult<Col> {
-    match df.column(name) {
-        Ok(c) => Col::from_series(c.as_materialized_series()),
-        Err(_) => Ok(Col::Missing),
+    match column(df, name) {
+        Some(s) => Col::from_series(s),
+        None => Ok(Col::Missing),
+    }
+}
+
+/// The first of several columns the file has (publishers rename columns between releases).
+pub fn str_col_any(df: &DataFrame, names: &[&str]) -> PolarsResult<Col> {
+    match names.iter().find_map(|n| column(df, n)) {
+        Some(s) => Col::from_series(s),
+        None => Ok(Col::Missing),
     }
 }
 
 pub fn f64_col(df: &DataFrame, name: &str) -> PolarsResult<Option<Float64Chunked>> {
-    match df.column(name) {
-        Ok(c) => Ok(Some(c.as_materialized_series().cast(&DataType::Float64)?.f64()?.rechunk().into_owned())),
-        Err(_) => Ok(None),
+    match column(df, name) {
+        Some(s) => Ok(Some(s.cast(&DataType::Float64)?.f64()?.rechunk().into_owned())),
+        None => Ok(None),
+    }
+}
+
+/// A binary column (WKB geometry), whether the file tags it as `geoarrow.wkb` or not.
+pub fn binary_col(df: &DataFrame, name: &str) -> PolarsResult<Option<BinaryChunked>> {
+    match column(df, name) {
+        Some(s) => {
+            let s = if matches!(s.dtype(), DataType::Binary) { s.clone() } else { s.cast(&DataType::Binary)? };
+            Ok(Some(s.binary()?.rechunk().into_owned()))
+        }
+        None => Ok(None),
     }
 }
 
 /// `column.field` of a struct column.
-pub fn struct_str(df: &DataFrame, column: &str, field: &str) -> PolarsResult<Col> {
-    match df.column(column) {
-        Ok(c) => match c.as_materialized_series().struct_()?.field_by_name(field) {
-            Ok(f) => Col::from_series(&f),
-            Err(_) => Ok(Col::Missing),
+pub fn struct_str(df: &DataFrame, name: &str, field: &str) -> PolarsResult<Col> {
+    match column(df, name).filter(|s| matches!(s.dtype(), DataType::Struct(_))) {
+        Some(s) => match s.struct_()?.field_by_name(field) {
+            Ok(f) if f.dtype() != &DataType::Null => Col::from_series(&f),
+            _ => Ok(Col::Missing),
         },
-        Err(_) => Ok(Col::Missing),
+        None => Ok(Col::Missing),
+    }
+}
+
+/// `column.field.subfield` of a struct column (Overture's `brand.names.primary`).
+pub fn struct_str2(df: &DataFrame, name: &str, field: &str, sub: &str) -> PolarsResult<Col> {
+    let Some(s) = column(df, name).filter(|s| matches!(s.dtype(), DataType::Struct(_))) else { return Ok(Col::Missing) };
+    let Ok(f) = s.struct_()?.field_by_name(field) else { return Ok(Col::Missing) };
+    if !matches!(f.dtype(), DataType::Struct(_)) {
+        return Ok(Col::Missing);
+    }
+    match f.struct_()?.field_by_name(sub) {
+        Ok(g) if g.dtype() != &DataType::Null => Col::from_series(&g),
+        _ => Ok(Col::Missing),
     }
 }
 
@@ -106,18 +157,20 @@ pub fn list_strs(df: &DataFrame, column: &str, field: &str) -> PolarsResult<Vec<
 }
 
 /// The list's offsets and its flattened values (as strings).
-fn list_parts(df: &DataFrame, column: &str, field: Option<&str>) -> PolarsResult<Option<(Vec<i64>, StringChunked)>> {
-    let Ok(c) = df.column(column) else {
+fn list_parts(df: &DataFrame, name: &str, field: Option<&str>) -> PolarsResult<Option<(Vec<i64>, StringChunked)>> {
+    let Some(c) = column(df, name).filter(|s| matches!(s.dtype(), DataType::List(_))) else {
         return Ok(None);
     };
-    let list = c.as_materialized_series().list()?.rechunk().into_owned();
+    let list = c.list()?.rechunk().into_owned();
     let offsets: Vec<i64> = list.offsets()?.as_slice().to_vec();
     let inner = list.get_inner();
     let values = match field {
-        Some(f) => match inner.struct_()?.field_by_name(f) {
-            Ok(s) => s,
-            Err(_) => return Ok(None),
+        Some(f) if matches!(inner.dtype(), DataType::Struct(_)) => match inner.struct_()?.field_by_name(f) {
+            Ok(s) if s.dtype() != &DataType::Null => s,
+            _ => return Ok(None),
         },
+        Some(_) => return Ok(None),
+        None if inner.dtype() == &DataType::Null => return Ok(None),
         None => inner,
     };
     let values = if values.dtype() == &DataType::String { values } else { values.cast(&DataType::String)? };

@@ -174,6 +174,7 @@ pub fn build_synthetic(dir: &Path, scale: f64, seed: u64) -> BuildSummary {
         disabled: Vec::new(),
         multi_source: true,
         synthetic: Some((scale, seed)),
+        region: Default::default(),
     };
     pipeline::build_synthetic(&opts, scale, seed, &mut Phases::new(false)).unwrap_or_else(|e| panic!("build_synthetic(scale {scale}, seed {seed}): {e}"))
 }

@@ -6,6 +6,8 @@
 //! - `reconcile`: the whole fixture scene through the reconciler, against `expected.json`.
 //! - `clustering`: hand-placed source rows probing the 100 m clustering rules.
 //! - `determinism`: two synthetic builds with one seed give byte-identical snapshots.
+//! - `real`: the importers on files the publishers' tools wrote (`test/fixtures/real`) and on
+//!   other releases' shapes (`test/fixtures/variants`).
 //! - `report`: the dataset report on a synthetic build, and the dedup metric on a hand-made
 //!   snapshot whose scores are known exactly.
 //!
@@ -18,5 +20,6 @@ mod common;
 mod clustering;
 mod determinism;
 mod fixtures;
+mod real;
 mod reconcile;
 mod report;

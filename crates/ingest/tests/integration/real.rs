@@ -1,0 +1,298 @@
+//! The importers on files the publishers' own tools wrote (`test/fixtures/real/`, see its
+//! README) and on the shapes of other releases (`test/fixtures/variants/`, written by
+//! `make_variants.py` after the publishers' schemas and code). Expected counts are taken from
+//! the files themselves (parsed here with serde_json and the zip reader, or given by the
+//! fixtures' READMEs), never from the importers.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use storemap_core::{haversine_m, SourceType};
+use storemap_ingest::import::{import_atp, import_fsq, import_osm, import_overture};
+use storemap_ingest::{ImportReport, SourceRow};
+
+use crate::common::{fixtures_dir, row_key};
+
+fn real(rel: &str) -> PathBuf {
+    fixtures_dir().join("real").join(rel)
+}
+
+fn variant(rel: &str) -> PathBuf {
+    fixtures_dir().join("variants").join(rel)
+}
+
+/// Every record is kept or skipped for one reason, and the report's fields agree.
+fn assert_accounted(report: &ImportReport) {
+    let skipped: u64 = report.skipped.values().sum();
+    assert_eq!(report.rows_read, report.rows_kept + skipped, "rows_read = kept + skipped by reason: {report:?}");
+    assert_eq!(report.rows_closed, report.skipped.get("closed").copied().unwrap_or(0));
+    assert_eq!(report.rows_skipped + report.rows_closed, skipped);
+}
+
+fn skipped(report: &ImportReport, reason: &str) -> u64 {
+    report.skipped.get(reason).copied().unwrap_or(0)
+}
+
+fn keys(rows: &[SourceRow]) -> BTreeSet<String> {
+    rows.iter().map(row_key).collect()
+}
+
+/// The osmium export's lines as (type letter, id, properties), read here independently.
+fn geojsonseq_objects(path: &Path) -> Vec<(char, i64, serde_json::Map<String, Value>, Value)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim_start_matches('\u{1e}').trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let p = v["properties"].as_object().unwrap().clone();
+            let t = p["@type"].as_str().unwrap().chars().next().unwrap();
+            (t, p["@id"].as_i64().unwrap(), p, v["geometry"].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn osm_pbf_and_its_osmium_export_give_the_same_stores_each_object_once() {
+    let (pbf, pbf_report) = import_osm(&real("osm/zugerland.osm.pbf")).expect("the PBF imports");
+    let (seq, seq_report) = import_osm(&real("osm/zugerland_poi.geojsonseq")).expect("the export imports");
+    assert_accounted(&pbf_report);
+    assert_accounted(&seq_report);
+
+    // Each OSM object once, in each.
+    for rows in [&pbf, &seq] {
+        let ids: HashSet<&str> = rows.iter().map(|r| r.source_id.as_str()).collect();
+        assert_eq!(ids.len(), rows.len(), "an OSM object became two rows");
+    }
+    // The same stores at the same places (the export's areas and the PBF's node positions
+    // give the same point on the surface, to well under a metre).
+    assert_eq!(keys(&pbf), keys(&seq));
+    let by_id: BTreeMap<&str, &SourceRow> = seq.iter().map(|r| (r.source_id.as_str(), r)).collect();
+    for r in &pbf {
+        let s = by_id[r.source_id.as_str()];
+        let d = haversine_m(r.lat, r.lng, s.lat, s.lng);
+        assert!(d < 1.0, "{}: PBF and export positions {d:.2} m apart", r.source_id);
+        assert_eq!((&r.name, &r.brand, &r.category), (&s.name, &s.brand, &s.category));
+    }
+
+    // The export writes every closed way twice: the second is the one duplicate per way.
+    let objects = geojsonseq_objects(&real("osm/zugerland_poi.geojsonseq"));
+    let distinct: HashSet<(char, i64)> = objects.iter().map(|o| (o.0, o.1)).collect();
+    assert_eq!(seq_report.rows_read, objects.len() as u64);
+    assert_eq!(skipped(&seq_report, "duplicate_id"), (objects.len() - distinct.len()) as u64);
+
+    // The branded shops (a `brand` tag), counted from the export: at least 30 of them, areas
+    // included, come out as rows.
+    let branded: BTreeSet<String> = objects
+        .iter()
+        .filter(|o| o.2.contains_key("brand"))
+        .map(|o| format!("osm:{}{}", o.0, o.1))
+        .collect();
+    assert_eq!(branded.len(), 36, "the README's 36 branded shops");
+    let ways = branded.iter().filter(|k| k.starts_with("osm:w")).count();
+    assert!(ways >= 27, "27 of them are building areas, got {ways}");
+    let kept = keys(&pbf);
+    let found = branded.iter().filter(|k| kept.contains(*k)).count();
+    assert!(found >= 30, "only {found} of the 36 branded shops became rows: missing {:?}", branded.difference(&kept).collect::<Vec<_>>());
+}
+
+#[test]
+fn osm_area_points_lie_inside_the_area() {
+    let objects = geojsonseq_objects(&real("osm/zugerland_poi.geojsonseq"));
+    let (rows, _) = import_osm(&real("osm/zugerland.osm.pbf")).unwrap();
+    let by_id: BTreeMap<&str, &SourceRow> = rows.iter().map(|r| (r.source_id.as_str(), r)).collect();
+    let mut checked = 0;
+    for (t, id, _, geometry) in &objects {
+        if geometry["type"] != "MultiPolygon" {
+            continue;
+        }
+        let Some(r) = by_id.get(format!("{t}{id}").as_str()) else { continue };
+        let polys = geometry["coordinates"].as_array().unwrap();
+        let inside = polys.iter().any(|p| {
+            let rings = p.as_array().unwrap();
+            let ring = |k: usize| rings[k].as_array().unwrap().iter().map(|c| (c[0].as_f64().unwrap(), c[1].as_f64().unwrap())).collect::<Vec<_>>();
+            point_in_ring(r.lng, r.lat, &ring(0)) && (1..rings.len()).all(|k| !point_in_ring(r.lng, r.lat, &ring(k)))
+        });
+        assert!(inside, "{t}{id}: ({}, {}) is not inside its area", r.lat, r.lng);
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} areas checked");
+}
+
+/// Even-odd ray casting, written here apart from the importer's geometry.
+fn point_in_ring(x: f64, y: f64, ring: &[(f64, f64)]) -> bool {
+    let mut inside = false;
+    for w in ring.windows(2) {
+        let ((x1, y1), (x2, y2)) = (w[0], w[1]);
+        if (y1 > y) != (y2 > y) && x < x1 + (y - y1) * (x2 - x1) / (y2 - y1) {
+            inside = !inside;
+        }
+    }
+    inside
+}
+
+#[test]
+fn atp_output_zip_is_read_in_place_with_its_empty_spider() {
+    let zip_path = real("atp/output.zip");
+    // The archive's spider files and features, read here with the zip reader and serde_json.
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(&zip_path).unwrap()).unwrap();
+    let (mut files, mut empty, mut features, mut infrastructure) = (0, 0, 0u64, 0u64);
+    for i in 0..archive.len() {
+        let mut f = archive.by_index(i).unwrap();
+        if !f.name().unwrap().ends_with(".geojson") {
+            continue;
+        }
+        files += 1;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).unwrap();
+        if text.is_empty() {
+            empty += 1;
+            continue;
+        }
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let n = v["features"].as_array().unwrap().len() as u64;
+        features += n;
+        if v["dataset_attributes"]["spider:lineage"] != "S_ATP_BRANDS" {
+            infrastructure += n;
+        }
+    }
+    assert_eq!((files, empty), (6, 1), "the README's five spiders plus one 0-byte file");
+
+    let (rows, report) = import_atp(&zip_path).expect("output.zip imports, its 0-byte spider included");
+    assert_accounted(&report);
+    assert_eq!((report.files, report.files_empty, report.files_failed), (files, empty, 0));
+    assert_eq!(report.rows_read, features);
+    assert_eq!(skipped(&report, "not_storefront"), infrastructure, "the infrastructure spider's features");
+    let names: BTreeSet<&str> = rows.iter().filter_map(|r| r.brand.as_deref()).collect();
+    for b in ["Denner", "MediaMarkt", "Tchibo", "Misenso"] {
+        assert!(names.contains(b), "{b} missing from {names:?}");
+    }
+    // Spiders' declared licences still reach the report (for ATTRIBUTION.txt).
+    assert!(report.declared_licences.values().flatten().any(|s| s == "winterthur_ch") || infrastructure > 0);
+}
+
+#[test]
+fn atp_folders_skip_what_cannot_be_read_and_go_on() {
+    let dir = std::env::temp_dir().join(format!("storemap-atp-folder-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("empty.geojson"), b"").unwrap();
+    std::fs::write(dir.join("broken.geojson"), b"<html>502 Bad Gateway</html>").unwrap();
+    std::fs::copy(variant("atp_legacy/starbucks_us.geojson"), dir.join("starbucks_us.geojson")).unwrap();
+    let result = import_atp(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (rows, report) = result.expect("a broken spider file does not abort a folder");
+    assert_eq!((report.files, report.files_empty, report.files_failed), (3, 1, 1));
+    assert!(report.errors.iter().any(|e| e.contains("broken.geojson")), "{:?}", report.errors);
+    assert_eq!(rows.len(), 2);
+}
+
+#[test]
+fn atp_legacy_layout_and_line_delimited_spiders() {
+    let (rows, report) = import_atp(&variant("atp_legacy")).expect("the legacy folder imports");
+    assert_accounted(&report);
+    assert_eq!(report.rows_read, 3 + 4);
+    assert_eq!(
+        keys(&rows),
+        [
+            "atp:Qd5JU86l-0PbscfQtyw8_1XH7JI=",
+            "atp:s392p7GOKnC8uV53gxXeFfj0ZZ4=",
+            "atp:GbBNbhTE1L07NZdYYxvaU-p8G0c=",
+            "atp:9XMnnABHansrl7GhADyk9EKjTOw=",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect()
+    );
+    assert_eq!(skipped(&report, "bad_geometry"), 2, "a feature with no geometry member, one with null");
+    assert_eq!(skipped(&report, "closed"), 1, "an end_date before the collection time");
+    assert!(rows.iter().all(|r| r.other_ids[0].starts_with("starbucks_us/") || r.other_ids[0].starts_with("mcdonalds_us/")));
+}
+
+#[test]
+fn overture_cli_file_with_its_foursquare_and_atp_rows_linked() {
+    let (rows, report) = import_overture(&real("overture/boulder_places_2026-04-15.0.parquet")).expect("the overturemaps download file imports");
+    assert_accounted(&report);
+    // The realdata README: 3,545 places, every one open; 555 from Foursquare, 43 from ATP.
+    assert_eq!(report.rows_read, 3545);
+    assert_eq!(skipped(&report, "closed"), 0);
+    let from = |s: SourceType| rows.iter().filter(|r| r.derived_from.iter().any(|(d, _)| *d == s)).count();
+    assert_eq!(from(SourceType::Fsq), 555);
+    assert_eq!(from(SourceType::Atp), 43);
+    // Foursquare record ids are fsq_place_ids (24 hex); ATP's are feature ids (base64 SHA-1).
+    for r in &rows {
+        for (s, id) in &r.derived_from {
+            match s {
+                SourceType::Fsq => assert!(id.len() == 24 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}"),
+                SourceType::Atp => assert!(id.len() == 28 && id.ends_with('='), "{id}"),
+                _ => panic!("unexpected derived source {s:?}"),
+            }
+        }
+    }
+    // UUID ids, and the 2025-12 taxonomy gives categories.
+    assert!(rows.iter().all(|r| r.source_id.len() == 36 && r.source_id.matches('-').count() == 4));
+    assert!(rows.iter().filter(|r| r.category.is_some()).count() > 3000);
+}
+
+#[test]
+fn overture_release_folder_2024_schema_and_null_typed_columns() {
+    // The release's hive tree, given at its root.
+    let (rows, report) = import_overture(&variant("overture_release")).expect("the partitioned release imports");
+    assert_accounted(&report);
+    assert_eq!((report.files, report.rows_read), (2, 6));
+    // Rows not open are dropped: permanently and temporarily closed alike.
+    assert_eq!(skipped(&report, "closed"), 2);
+    assert_eq!(rows.len(), 4);
+    let mcd = rows.iter().find(|r| r.source_id == "26d7a4dc-3924-4d1b-8c91-fc5d982e182f").unwrap();
+    assert_eq!(mcd.derived_from, vec![(SourceType::Fsq, "83a3db1143e2ed802d8d4ba0".to_string())]);
+    let sbux = rows.iter().find(|r| r.source_id == "215fa0f1-1dcd-4c79-b57a-da8bfc852f07").unwrap();
+    assert_eq!(sbux.category.as_deref(), Some("coffee_shop"), "from taxonomy.primary");
+    assert_eq!(sbux.brand_wikidata.as_deref(), Some("Q37158"));
+
+    let (rows, report) = import_overture(&variant("overture_2024/places.parquet")).expect("a 2024 file imports");
+    assert_accounted(&report);
+    assert_eq!((rows.len(), skipped(&report, "bad_geometry")), (4, 1));
+    assert_eq!(rows.iter().find(|r| r.name == "McDonald's").unwrap().category.as_deref(), Some("fast_food_restaurant"), "from categories.main");
+
+    let (rows, report) = import_overture(&variant("overture_null_typed/places.parquet")).expect("null-typed columns are columns with nothing in them");
+    assert_accounted(&report);
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r.brand.is_none() && r.phone.is_none()));
+
+    let err = import_overture(&variant("overture_2023/places.parquet")).unwrap_err().to_string();
+    assert!(err.contains("places.parquet") && err.contains("pre-2024"), "{err}");
+}
+
+#[test]
+fn foursquare_parts_and_a_file_without_coordinates() {
+    let (rows, report) = import_fsq(&variant("fsq_current")).expect("a folder of parts imports");
+    assert_accounted(&report);
+    assert_eq!((report.files, report.rows_read), (2, 6));
+    assert_eq!(skipped(&report, "closed"), 1, "date_closed (a date32)");
+    assert_eq!(skipped(&report, "bad_geometry"), 1, "null latitude and longitude");
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().any(|r| r.name == "Starbucks Coffee"), "an unresolved 'closed' flag is not a closure");
+
+    // The real partial file has fsq_place_id, name, address, placemaker_url, geometry, bbox.
+    let err = import_fsq(&real("fsq/partial-columns.parquet")).unwrap_err().to_string();
+    assert!(err.contains("partial-columns.parquet"), "{err}");
+    assert!(err.contains("latitude") && err.contains("longitude"), "the error names the missing columns: {err}");
+}
+
+#[test]
+fn osm_variants_areas_relations_and_export_options() {
+    let (rows, report) = import_osm(&variant("osm_areas.geojsonseq")).unwrap();
+    assert_accounted(&report);
+    assert_eq!(report.rows_read, 6);
+    assert_eq!(keys(&rows), ["osm:n11000000101", "osm:w1100000021", "osm:r16600001"].into_iter().map(String::from).collect());
+    assert_eq!((skipped(&report, "duplicate_id"), skipped(&report, "not_storefront"), skipped(&report, "no_brand_match")), (1, 1, 1));
+    // The relation's centroid is in its courtyard; its pin must be on the building.
+    let r = rows.iter().find(|r| r.source_id == "r16600001").unwrap();
+    assert!((47.6124101..=47.6125899).contains(&r.lat) && (-122.3362001..=-122.3357999).contains(&r.lng), "({}, {})", r.lat, r.lng);
+    assert!(!((47.6124820..=47.6125180).contains(&r.lat) && (-122.3360400..=-122.3359600).contains(&r.lng)), "the pin is in the courtyard");
+
+    let (rows, report) = import_osm(&variant("osm_options.geojsonseq")).unwrap();
+    assert_accounted(&report);
+    assert_eq!(keys(&rows), ["osm:n11000000101".to_string()].into_iter().collect());
+}
