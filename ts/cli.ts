@@ -1,10 +1,11 @@
-// The `storemap` command: serve, data build/import/report/refresh. Names and flags are the
+// The `storemap` command: serve, data build/import/fetch/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
-import { buildDataset, datasetReport, ensureReference, importSources, snapshotPath } from './data/ingest.ts';
+import { FETCH_SOURCES, fetchSources, loadFetchConfig } from './data/fetch.ts';
+import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { loadRenderer, loadStore, loadStoreSync } from './native.ts';
 import { TABLES_DIR } from './paths.ts';
@@ -79,23 +80,50 @@ async function serve(): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
-/** The source extracts a data folder holds (as `data build` writes them), by source. */
+/** The source extracts a data folder holds (as `data build` and `data fetch` write them): each
+ * source's folder, which its importer reads whole (OSM: .osm.pbf and GeoJSON sequences). */
 function sourcePaths(dataDir: string): { osm?: string; overture?: string; fsq?: string; atp?: string } {
   const dir = path.join(dataDir, 'sources');
   const out: { osm?: string; overture?: string; fsq?: string; atp?: string } = {};
   for (const s of ['osm', 'overture', 'fsq', 'atp'] as const) {
     const p = path.join(dir, s);
-    if (!existsSync(p)) continue;
-    // The OSM importer reads one GeoJSON-sequence file; the others read a file or a folder.
-    if (s === 'osm') {
-      const file = readdirSync(p).find((f) => f.endsWith('.geojsonseq'));
-      if (file) out.osm = path.join(p, file);
-    } else {
-      out[s] = p;
-    }
+    if (existsSync(p) && readdirSync(p).length > 0) out[s] = p;
   }
   return out;
 }
+
+interface SourceImport {
+  files: number;
+  files_empty: number;
+  files_failed: number;
+  rows_read: number;
+  rows_kept: number;
+  skipped: Record<string, number>;
+  rows_corroborated: number;
+}
+interface ImportSummary {
+  snapshot: string;
+  rows: number;
+  imports: (SourceImport & { source: string; errors: string[] })[];
+}
+
+/** What each source's import did, as a table an operator reads at the end of an import. */
+export function importTable(imports: ImportSummary['imports']): string {
+  const reasons = [...new Set(imports.flatMap((r) => Object.keys(r.skipped)))].sort();
+  const head = ['source', 'files', 'empty', 'failed', 'read', 'kept', 'corroborated', ...reasons];
+  const rows = imports.map((r) => [r.source, r.files, r.files_empty, r.files_failed, r.rows_read, r.rows_kept, r.rows_corroborated, ...reasons.map((k) => r.skipped[k] ?? 0)].map(String));
+  const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join('  ');
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+function printImport(summary: ImportSummary): void {
+  console.error(importTable(summary.imports));
+  for (const r of summary.imports) for (const e of r.errors.slice(0, 5)) console.error(`  ${r.source}: ${e}`);
+  console.log(`${summary.snapshot}: ${summary.rows} rows`);
+}
+
+const collect = (v: string, acc: string[]) => [...acc, v];
 
 const program = new Command('storemap').description('Store-location data service');
 program.command('serve').description('run the HTTP service (builds the default dataset on first start)').action(serve);
@@ -123,19 +151,33 @@ data
 data
   .command('import')
   .description('build a snapshot from real extracts (any subset of the four sources)')
-  .option('--osm <path>', 'OpenStreetMap GeoJSON sequence (osmium export -f geojsonseq -a type,id)')
-  .option('--overture <path>', 'Overture places GeoParquet file or folder')
-  .option('--fsq <path>', 'Foursquare OS Places Parquet file or folder')
-  .option('--atp <path>', 'AllThePlaces spider GeoJSON file or output folder')
+  .option('--osm <path>', 'OpenStreetMap .osm.pbf, or an osmium GeoJSON sequence (osmium export -f geojsonseq -a type,id), or a folder of them')
+  .option('--overture <path>', 'Overture places GeoParquet file, or a release folder (theme=places/type=place/)')
+  .option('--fsq <path>', 'Foursquare OS Places Parquet file or folder of parts')
+  .option('--atp <path>', "AllThePlaces output.zip, a spider's .geojson/.ndgeojson, or a folder of them")
+  .option('--country <cc>', 'keep only stores in this country (ISO 3166-1 alpha-2); repeatable', collect, [] as string[])
+  .option('--bbox <s,w,n,e>', 'keep only stores inside this box (degrees)')
   .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now')
-  .action(async (o: { osm?: string; overture?: string; fsq?: string; atp?: string; asOf?: string }) => {
+  .action(async (o: { osm?: string; overture?: string; fsq?: string; atp?: string; country: string[]; bbox?: string; asOf?: string }) => {
     if (!o.osm && !o.overture && !o.fsq && !o.atp) throw new InvalidArgumentError('give at least one of --osm, --overture, --fsq, --atp');
     const config = loadConfig();
-    const summary = (await importSources({ ...o, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, progress: true })) as {
-      snapshot: string;
-      rows: number;
-    };
-    console.log(`${summary.snapshot}: ${summary.rows} rows`);
+    const summary = (await importSources({
+      ...o,
+      countries: o.country,
+      dataDir: config.dataDir,
+      disabledSources: config.disabledSources,
+      multiSource: config.multiSource,
+      progress: true,
+    })) as ImportSummary;
+    printImport(summary);
+  });
+data
+  .command('rollback')
+  .description('serve the snapshot the last build or import replaced (and keep the current one as the previous); a running server swaps to it')
+  .action(() => {
+    const config = loadConfig();
+    const { current, previous } = rollbackSnapshot(config.dataDir);
+    console.log(`${current} is now the snapshot ${previous} was; run \`storemap data rollback\` again to undo`);
   });
 data
   .command('refresh')
@@ -147,14 +189,27 @@ data
     if (Object.keys(sources).length === 0) {
       throw new InvalidArgumentError(`no sources in ${path.join(config.dataDir, 'sources')}: run \`storemap data build\` or \`storemap data import\` first`);
     }
-    const summary = (await importSources({ ...sources, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, progress: true })) as {
-      snapshot: string;
-      rows: number;
-    };
+    const summary = (await importSources({ ...sources, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, progress: true })) as ImportSummary;
+    console.error(importTable(summary.imports));
     const db = openDatabase(config.dbPath);
     const brands = writeBrandSummary(db, loadStoreSync(summary.snapshot), Date.now());
     db.close();
     console.log(`${summary.snapshot}: ${summary.rows} rows; brand_summary stamped for ${brands} brands`);
+  });
+data
+  .command('fetch')
+  .description("download the publishers' current files into the data folder's sources/ (resumable, verified)")
+  .requiredOption('--country <cc>', 'ISO 3166-1 alpha-2 code; picks the OpenStreetMap extract (the others publish worldwide files)')
+  .option('--sources <list>', `comma-separated, any of ${FETCH_SOURCES.join(', ')}`, FETCH_SOURCES.join(','))
+  .option('--out <dir>', 'the folder to fill instead of $STOREMAP_DATA_DIR/sources (one folder per source inside)')
+  .option('--overture-release <release>', 'Overture release such as 2026-04-15.0 (default: the latest)')
+  .option('--fsq-release <date>', 'Foursquare OS Places release date such as 2026-03-12 (default: the latest)')
+  .action(async (o: { country: string; sources: string; out?: string; overtureRelease?: string; fsqRelease?: string }) => {
+    const config = loadFetchConfig();
+    const outDir = o.out ? path.resolve(o.out) : path.join(loadConfig().dataDir, 'sources');
+    const progress = { isTTY: process.stderr.isTTY === true, write: (s: string) => process.stderr.write(s) };
+    const summary = await fetchSources({ ...o, outDir, config, progress, log: (line) => console.error(line) });
+    for (const f of summary.files) console.log(f.path);
   });
 data
   .command('report')

@@ -10,5 +10,8 @@ export const TABLES_DIR = path.join(ROOT, 'data');
 export const INGEST_BIN = path.join(ROOT, 'native', 'bin', 'storemap-ingest');
 /** The serving snapshot's file name inside the data folder. */
 export const SNAPSHOT_FILE = 'snapshot.smap';
+/** The snapshot a build replaced, kept for `storemap data rollback` (written by the pipeline,
+ * `PREVIOUS_SNAPSHOT_FILE` in crates/ingest/src/pipeline.rs). */
+export const PREVIOUS_SNAPSHOT_FILE = 'snapshot.prev.smap';
 /** The API version: the package's. */
 export const API_VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;

@@ -1,9 +1,9 @@
 // Runs the Rust pipeline binary (storemap-ingest) for builds, imports and reports. The
 // pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, linkSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { INGEST_BIN, SNAPSHOT_FILE, TABLES_DIR } from '../paths.ts';
+import { INGEST_BIN, PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE, TABLES_DIR } from '../paths.ts';
 import { prepareReference } from './reference.ts';
 
 export interface BuildParams {
@@ -22,6 +22,10 @@ export interface ImportParams extends Omit<BuildParams, 'scale' | 'seed'> {
   overture?: string;
   fsq?: string;
   atp?: string;
+  /** ISO 3166-1 alpha-2 codes: keep only stores in these countries. */
+  countries?: string[];
+  /** `south,west,north,east`: keep only stores inside. */
+  bbox?: string;
 }
 
 function run(args: string[], quiet = false): Promise<unknown> {
@@ -81,7 +85,28 @@ export async function importSources(p: ImportParams): Promise<unknown> {
   for (const s of ['osm', 'overture', 'fsq', 'atp'] as const) {
     if (p[s]) args.push(`--${s}`, path.resolve(p[s]!));
   }
+  for (const c of p.countries ?? []) args.push('--country', c);
+  if (p.bbox) args.push(`--bbox=${p.bbox}`);
   return run(args);
+}
+
+/**
+ * Swaps the serving snapshot and the one the last build replaced (`snapshot.prev.smap`), by
+ * renames in one folder: a server watching the file picks the swap up like a refresh.
+ */
+export function rollbackSnapshot(dataDir: string): { current: string; previous: string } {
+  const current = snapshotPath(dataDir);
+  const previous = path.join(dataDir, PREVIOUS_SNAPSHOT_FILE);
+  if (!existsSync(previous)) throw new Error(`no previous snapshot to roll back to: ${previous} does not exist (a build or import keeps one)`);
+  // The current file is linked aside first, so the rename over it is atomic: a server never
+  // finds the serving path missing.
+  const aside = `${current}.rollback`;
+  rmSync(aside, { force: true });
+  const hadCurrent = existsSync(current);
+  if (hadCurrent) linkSync(current, aside);
+  renameSync(previous, current);
+  if (hadCurrent) renameSync(aside, previous);
+  return { current, previous };
 }
 
 export function datasetReport(dataDir: string): Promise<unknown> {
