@@ -96,16 +96,14 @@ fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, St
     })
 }
 
-/// `--country` codes and `--bbox S,W,N,E`, checked; the codes must be ones the borders know.
-fn region(countries: &[String], bbox: Option<&str>, known: impl Fn(&str) -> bool) -> Result<Region, String> {
+/// `--country` codes and `--bbox S,W,N,E`, checked for form (the pipeline checks the codes
+/// against the borders once it has loaded them, before it reads any source).
+fn region(countries: &[String], bbox: Option<&str>) -> Result<Region, String> {
     let mut codes = Vec::new();
     for c in countries.iter().flat_map(|c| c.split(',')) {
         let code = c.trim().to_ascii_uppercase();
         if code.len() != 2 || !code.bytes().all(|b| b.is_ascii_uppercase()) {
             return Err(format!("--country: {c:?} is not an ISO 3166-1 alpha-2 code"));
-        }
-        if !known(&code) {
-            return Err(format!("--country: {code} is not a country the borders know"));
         }
         codes.push(code);
     }
@@ -138,8 +136,7 @@ fn run(cli: Cli) -> Result<String, String> {
         }
         Command::Import { common, osm, overture, fsq, atp, countries, bbox } => {
             let mut opts = options(&common, None)?;
-            let known = storemap_ingest::pipeline::known_countries(&opts.reference).map_err(|e| e.to_string())?;
-            opts.region = region(&countries, bbox.as_deref(), |c| known.iter().any(|k| k == c))?;
+            opts.region = region(&countries, bbox.as_deref())?;
             let mut phases = Phases::new(common.progress);
             let s = pipeline::import_sources(&SourcePaths { osm, overture, fsq, atp }, &opts, &mut phases).map_err(|e| e.to_string())?;
             phases.finish();

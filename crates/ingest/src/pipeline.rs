@@ -145,11 +145,6 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
     Ok((catalog, read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?))
 }
 
-/// The country codes the borders know (for checking `--country` before a long import).
-pub fn known_countries(paths: &ReferencePaths) -> Result<Vec<String>> {
-    Ok(load_countries(&paths.extracted)?.codes().to_vec())
-}
-
 /// Precise borders when the reference step wrote them, else the drawing atlas' shapes.
 fn load_countries(dir: &Path) -> Result<CountryIndex> {
     let bin = dir.join("borders.bin");
@@ -250,6 +245,9 @@ pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut 
 
 pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
     let reference = phases.run("load reference", || load_reference(&opts.reference))?;
+    if let Some(c) = opts.region.countries.iter().find(|c| !reference.countries.knows(c)) {
+        return Err(IngestError::Invalid(format!("--country: {c} is not a country the borders know")));
+    }
     import_with(&reference, paths, opts, phases)
 }
 
@@ -294,8 +292,9 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         }
         imports.push(report);
     }
+    let path = opts.data_dir.join(SNAPSHOT_FILE);
     if buckets.stats.rows_in == 0 {
-        return Err(IngestError::Invalid("no rows imported: give at least one source".into()));
+        return Err(nothing_kept(&path, &imports));
     }
     let population = PopulationGrid::new(&reference.cities);
     let reconciler = Reconciler {
@@ -306,7 +305,6 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         multi_source: opts.multi_source,
     };
 
-    let path = opts.data_dir.join(SNAPSHOT_FILE);
     let meta = SnapshotMeta {
         // Set below, once every row has been seen.
         snapshot_version: String::new(),
@@ -360,11 +358,7 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     let n = builder.row_count() as u64;
     // An import that kept nothing must not replace the snapshot a server is serving.
     if n == 0 {
-        return Err(IngestError::Invalid(format!(
-            "the import kept no rows, so no snapshot was written and {} is unchanged: {}",
-            path.display(),
-            imports.iter().map(|r| format!("{} read {} rows, skipped {:?}", r.source, r.rows_read, r.skipped)).collect::<Vec<_>>().join("; ")
-        )));
+        return Err(nothing_kept(&path, &imports));
     }
     builder.set_imports(imports.iter().map(|r| (r.source.clone(), source_import(r))).collect());
     let version = format!("{}-{:08x}", format_iso(opts.as_of).replace([':', '-'], ""), hash & 0xffff_ffff);
@@ -384,6 +378,15 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         world: None,
         seconds: phases.seconds.clone(),
     })
+}
+
+/// An import that kept nothing must not replace the snapshot a server is serving.
+fn nothing_kept(path: &Path, imports: &[ImportReport]) -> IngestError {
+    IngestError::Invalid(format!(
+        "the import kept no rows, so no snapshot was written and {} is unchanged: {}",
+        path.display(),
+        imports.iter().map(|r| format!("{} read {} rows, skipped {:?}", r.source, r.rows_read, r.skipped)).collect::<Vec<_>>().join("; ")
+    ))
 }
 
 fn source_import(r: &ImportReport) -> SourceImport {

@@ -30,6 +30,11 @@ pub struct Report {
     pub countries: u64,
     pub tickers: u64,
     pub rows_by_source: std::collections::BTreeMap<String, u64>,
+    /// Per source: files and rows read, rows kept, rows skipped by reason, rows corroborated
+    /// by another source (empty for snapshots built before the importers counted them).
+    pub sources: std::collections::BTreeMap<String, storemap_core::SourceImport>,
+    /// The `--country`/`--bbox` region the import was limited to.
+    pub region: Option<String>,
     pub dedup: Option<Dedup>,
 }
 
@@ -51,6 +56,8 @@ pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
         countries: countries.len() as u64,
         tickers: snapshot.tickers().len() as u64,
         rows_by_source: meta.rows_by_source.clone(),
+        sources: meta.imports.clone(),
+        region: meta.region.clone(),
         dedup: match truth {
             Some(p) if p.exists() => Some(dedup_scores(snapshot, p)?),
             _ => None,
