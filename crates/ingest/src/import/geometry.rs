@@ -14,7 +14,7 @@ fn bad(why: impl Into<String>) -> Skipped {
     Skipped::new(Skip::BadGeometry, why)
 }
 
-fn checked((lng, lat): Lonlat) -> Result<Lonlat, Skipped> {
+pub fn checked((lng, lat): Lonlat) -> Result<Lonlat, Skipped> {
     if valid_point(lat, lng) {
         Ok((lng, lat))
     } else {

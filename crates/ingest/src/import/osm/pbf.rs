@@ -2,23 +2,28 @@
 //!
 //! A PBF holds nodes, then ways (lists of node ids), then relations (lists of members), so a
 //! building's position needs its nodes, which come before the way that names them. Three
-//! passes, each decoding the file in parallel and keeping only what later passes need:
+//! passes, each decoding a group of blocks at a time in parallel and handing what it found to
+//! the next step in file order:
 //! 1. relations: place-tagged multipolygons and the ids of their outer ways;
-//! 2. ways: place-tagged ways and those outer ways, with their node ids;
-//! 3. nodes: place-tagged nodes become rows; the nodes the ways name give their positions.
+//! 2. ways: place-tagged ways (already as rows, waiting for a position) and those outer ways,
+//!    with their node ids;
+//! 3. nodes: place-tagged nodes become rows and go to the sink at once; the nodes the ways
+//!    name give the ways and relations their positions, which go out last.
 //!
-//! Memory grows with the places and the nodes they name, not with the extract.
+//! Memory grows with the tagged areas and the nodes they name, not with the extract nor with
+//! its point places.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use osmpbf::{Element, ElementReader, RelMemberType};
+use osmpbf::{BlobDecode, BlobReader, Element, RelMemberType};
+use rayon::prelude::*;
 
 use super::{classify, place_row, Batcher, Kind, Seen};
 use crate::error::{IngestError, Result};
 use crate::import::geometry::{self, Lonlat};
 use crate::source_row::{Skip, Skipped};
-use crate::ImportReport;
+use crate::{ImportReport, SourceRow};
 
 type TagMap = serde_json::Map<String, serde_json::Value>;
 
@@ -35,89 +40,97 @@ enum Found {
     Skipped(Skip),
 }
 
-fn open(file: &Path, name: &str) -> Result<ElementReader<std::io::BufReader<std::fs::File>>> {
-    ElementReader::from_path(file).map_err(|e| IngestError::file(name, format!("not a readable .osm.pbf: {e}")))
+/// Blocks decoded at once: enough for both cores, few enough that what they hold is small.
+const GROUP: usize = 64;
+
+fn unreadable(name: &str, e: impl std::fmt::Display) -> IngestError {
+    IngestError::file(name, format!("not a readable .osm.pbf: {e}"))
 }
 
-/// One parallel pass: `pick` maps each element to what it keeps.
-fn pass(file: &Path, name: &str, pick: impl for<'a> Fn(Element<'a>) -> Option<Found> + Sync + Send) -> Result<Vec<Found>> {
-    open(file, name)?
-        .par_map_reduce(
-            |e| pick(e).map_or_else(Vec::new, |f| vec![f]),
-            Vec::new,
-            |mut a, mut b| {
-                if a.len() < b.len() {
-                    std::mem::swap(&mut a, &mut b);
-                }
-                a.append(&mut b);
-                a
-            },
-        )
-        .map_err(|e| IngestError::file(name, format!("not a readable .osm.pbf: {e}")))
+/// One pass: `pick` maps each element to what it keeps (in parallel, a group of blocks at a
+/// time); `take` receives the finds in file order.
+fn pass(file: &Path, name: &str, pick: impl for<'a> Fn(Element<'a>) -> Option<Found> + Sync + Send, mut take: impl FnMut(Found)) -> Result<()> {
+    let mut blobs = BlobReader::from_path(file).map_err(|e| unreadable(name, e))?;
+    loop {
+        let group = blobs.by_ref().take(GROUP).collect::<std::result::Result<Vec<_>, _>>().map_err(|e| unreadable(name, e))?;
+        if group.is_empty() {
+            return Ok(());
+        }
+        let found: Vec<Vec<Found>> = group
+            .par_iter()
+            .map(|blob| match blob.decode() {
+                Ok(BlobDecode::OsmData(block)) => Ok(block.elements().filter_map(&pick).collect()),
+                Ok(_) => Ok(Vec::new()),
+                Err(e) => Err(unreadable(name, e)),
+            })
+            .collect::<Result<_>>()?;
+        found.into_iter().flatten().for_each(&mut take);
+    }
 }
 
 pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
     // Pass 1: relations.
     let mut relations = Vec::new();
-    for f in pass(file, name, |e| match e {
-        Element::Relation(r) => match classify(r.tags()) {
-            Kind::Ignore => None,
-            Kind::NotStorefront => Some(Found::Skipped(Skip::NotStorefront)),
-            Kind::Place if r.tags().any(|(k, v)| k == "type" && v == "multipolygon") => Some(Found::Relation {
-                id: r.id(),
-                tags: tag_map(r.tags().filter(|(k, _)| *k != "type")),
-                outer: r
-                    .members()
-                    .filter(|m| m.member_type == RelMemberType::Way && matches!(m.role(), Ok("outer") | Ok("")))
-                    .map(|m| m.member_id)
-                    .collect(),
-            }),
-            // A place-tagged relation that is not an area (a route, a site): no position.
-            Kind::Place => Some(Found::Skipped(Skip::BadGeometry)),
+    pass(
+        file,
+        name,
+        |e| match e {
+            Element::Relation(r) => match classify(r.tags()) {
+                Kind::Ignore => None,
+                Kind::NotStorefront => Some(Found::Skipped(Skip::NotStorefront)),
+                Kind::Place if r.tags().any(|(k, v)| k == "type" && v == "multipolygon") => Some(Found::Relation {
+                    id: r.id(),
+                    tags: tag_map(r.tags().filter(|(k, _)| *k != "type")),
+                    outer: r
+                        .members()
+                        .filter(|m| m.member_type == RelMemberType::Way && matches!(m.role(), Ok("outer") | Ok("")))
+                        .map(|m| m.member_id)
+                        .collect(),
+                }),
+                // A place-tagged relation that is not an area (a route, a site): no position.
+                Kind::Place => Some(Found::Skipped(Skip::BadGeometry)),
+            },
+            _ => None,
         },
-        _ => None,
-    })? {
-        match f {
+        |f| match f {
             Found::Relation { id, tags, outer } => relations.push((id, tags, outer)),
             Found::Skipped(s) => count(report, s),
             _ => unreachable!("pass 1 keeps relations"),
-        }
-    }
+        },
+    )?;
     let outer_ways: HashSet<i64> = relations.iter().flat_map(|(_, _, o)| o.iter().copied()).collect();
 
-    // Pass 2: ways.
-    let mut place_ways = Vec::new();
+    // Pass 2: ways. A place way's row is made now (its tags dropped), its position later.
+    let mut place_ways: Vec<(i64, std::result::Result<SourceRow, Skipped>, Vec<i64>)> = Vec::new();
     let mut member_ways: HashMap<i64, Vec<i64>> = HashMap::new();
-    for f in pass(file, name, |e| match e {
-        Element::Way(w) => {
-            let kind = classify(w.tags());
-            let member = outer_ways.contains(&w.id());
-            match kind {
+    pass(
+        file,
+        name,
+        |e| match e {
+            Element::Way(w) => match classify(w.tags()) {
                 Kind::Place => Some(Found::Way { id: w.id(), tags: Some(tag_map(w.tags())), refs: w.refs().collect() }),
-                _ if member => Some(Found::Way { id: w.id(), tags: None, refs: w.refs().collect() }),
+                _ if outer_ways.contains(&w.id()) => Some(Found::Way { id: w.id(), tags: None, refs: w.refs().collect() }),
                 Kind::NotStorefront => Some(Found::Skipped(Skip::NotStorefront)),
                 Kind::Ignore => None,
-            }
-        }
-        _ => None,
-    })? {
-        match f {
+            },
+            _ => None,
+        },
+        |f| match f {
             Found::Way { id, tags, refs } => {
                 if outer_ways.contains(&id) {
                     member_ways.insert(id, refs.clone());
                 }
                 if let Some(tags) = tags {
-                    place_ways.push((id, tags, refs));
+                    place_ways.push((id, place_row('w', id, tags, (0.0, 0.0)), refs));
                 }
             }
             Found::Skipped(s) => count(report, s),
             _ => unreachable!("pass 2 keeps ways"),
-        }
-    }
+        },
+    )?;
     let needed: HashSet<i64> = place_ways.iter().flat_map(|(_, _, r)| r.iter().copied()).chain(member_ways.values().flatten().copied()).collect();
 
-    // Pass 3: nodes.
-    let mut place_nodes = Vec::new();
+    // Pass 3: nodes. Place nodes go out as they come.
     let mut located: HashMap<i64, Lonlat> = HashMap::with_capacity(needed.len());
     let node = |id: i64, lng: f64, lat: f64, kind: Kind, tags: &dyn Fn() -> TagMap| -> Option<Found> {
         match kind {
@@ -127,71 +140,72 @@ pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mu
             Kind::Ignore => None,
         }
     };
-    for f in pass(file, name, |e| match e {
-        Element::DenseNode(n) => node(n.id(), n.lon(), n.lat(), classify(n.tags()), &|| tag_map(n.tags())),
-        Element::Node(n) => node(n.id(), n.lon(), n.lat(), classify(n.tags()), &|| tag_map(n.tags())),
-        _ => None,
-    })? {
-        match f {
+    pass(
+        file,
+        name,
+        |e| match e {
+            Element::DenseNode(n) => node(n.id(), n.lon(), n.lat(), classify(n.tags()), &|| tag_map(n.tags())),
+            Element::Node(n) => node(n.id(), n.lon(), n.lat(), classify(n.tags()), &|| tag_map(n.tags())),
+            _ => None,
+        },
+        |f| match f {
             Found::Node { id, tags, pos } => {
                 if needed.contains(&id) {
                     located.insert(id, pos);
                 }
-                place_nodes.push((id, tags, pos));
+                let row = geometry::checked(pos).and_then(|pos| place_row('n', id, tags, pos));
+                emit(name, 'n', id, row, report, seen, out);
             }
             Found::Location { id, pos } => {
                 located.insert(id, pos);
             }
             Found::Skipped(s) => count(report, s),
             _ => unreachable!("pass 3 keeps nodes"),
-        }
-    }
+        },
+    )?;
 
-    // Rows in a fixed order (the passes finish blocks in any order): nodes, ways, relations.
-    place_nodes.sort_by_key(|n| n.0);
-    place_ways.sort_by_key(|w| w.0);
-    relations.sort_by_key(|r| r.0);
-    let locate = |refs: &[i64]| -> std::result::Result<Vec<Lonlat>, Skipped> {
-        refs.iter()
+    // Areas, once their nodes are known: ways, then relations.
+    for (id, row, refs) in place_ways {
+        let pos = refs
+            .iter()
             .map(|r| located.get(r).copied().ok_or_else(|| Skipped::new(Skip::BadGeometry, format!("node {r} is not in the extract"))))
-            .collect()
-    };
-    let mut emit = |kind: char, id: i64, tags: TagMap, pos: std::result::Result<Lonlat, Skipped>, report: &mut ImportReport| {
-        report.rows_read += 1;
-        let row = pos.and_then(|pos| {
-            if seen.first(kind, id) {
-                place_row(kind, id, tags, pos)
-            } else {
-                Err(Skipped::new(Skip::DuplicateId, "the same object again"))
-            }
-        });
-        match row {
-            Ok(row) => {
-                report.rows_kept += 1;
-                out.push(row);
-            }
-            Err(s) => {
-                let what = match kind {
-                    'n' => "node",
-                    'w' => "way",
-                    _ => "relation",
-                };
-                report.skip_at(name, &format!("{what} {id}"), s)
-            }
-        }
-    };
-    for (id, tags, pos) in place_nodes {
-        emit('n', id, tags, Ok(pos), report);
-    }
-    for (id, tags, refs) in place_ways {
-        let pos = locate(&refs).and_then(|coords| geometry::line_point(&coords));
-        emit('w', id, tags, pos, report);
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .and_then(|coords| geometry::line_point(&coords));
+        emit(name, 'w', id, placed(row, pos), report, seen, out);
     }
     for (id, tags, outer) in relations {
-        let pos = relation_point(&outer, &member_ways, &located);
-        emit('r', id, tags, pos, report);
+        let row = relation_point(&outer, &member_ways, &located).and_then(|pos| place_row('r', id, tags, pos));
+        emit(name, 'r', id, row, report, seen, out);
     }
     Ok(())
+}
+
+/// A row made before its position was known, placed.
+fn placed(row: std::result::Result<SourceRow, Skipped>, pos: std::result::Result<Lonlat, Skipped>) -> std::result::Result<SourceRow, Skipped> {
+    let (mut row, (lng, lat)) = (row?, pos?);
+    row.lng = lng;
+    row.lat = lat;
+    Ok(row)
+}
+
+/// One place object's end: a row (the first time the object is seen) or a counted skip.
+fn emit(name: &str, kind: char, id: i64, row: std::result::Result<SourceRow, Skipped>, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) {
+    report.rows_read += 1;
+    let row = row.and_then(|r| if seen.first(kind, id) { Ok(r) } else { Err(Skipped::new(Skip::DuplicateId, "the same object again")) });
+    match row {
+        Ok(row) => {
+            report.rows_kept += 1;
+            out.push(row);
+        }
+        Err(s) => {
+            let what = match kind {
+                'n' => "node",
+                'w' => "way",
+                _ => "relation",
+            };
+            report.skip_at(name, &format!("{what} {id}"), s)
+        }
+    }
 }
 
 fn count(report: &mut ImportReport, s: Skip) {
