@@ -1,9 +1,10 @@
-// SQLite through better-sqlite3: WAL so readers never block the writer, a busy timeout so two
-// server processes sharing one file wait for each other instead of failing, and numbered
-// migrations applied at start.
+// SQLite through better-sqlite3: WAL so readers never block the writer, a short busy timeout
+// plus retries off the event loop so two server processes sharing one file wait for each other
+// without freezing either, and numbered migrations applied at start.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { isBusy } from './faults.ts';
 
 export type DB = Database.Database;
 
@@ -79,12 +80,49 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
   },
 ];
 
+/**
+ * better-sqlite3's compiled binding for a Node other than the one `npm install` built it for:
+ * CI proves the service on Node 22 and 24 with one `node_modules` (scripts/node-matrix.sh
+ * builds a binding per version and names it here). Unset, the package's own build is used.
+ */
+const NATIVE_BINDING = process.env.STOREMAP_SQLITE_BINDING || undefined;
+
+/**
+ * How long one statement may wait for another process's write lock, synchronously: better-
+ * sqlite3 blocks the event loop for that long, so it is kept short and the wait goes on in
+ * `retryBusy`, between which other requests run.
+ */
+export const BUSY_WAIT_MS = 20;
+/** How long a request waits for the write lock in all before it is answered 503. */
+export const BUSY_DEADLINE_MS = 1000;
+
+/** Thrown by `retryBusy` when the caller no longer wants the write (its request timed out). */
+export class WriteCancelled extends Error {}
+
+/**
+ * Runs `write` (one transaction) until it gets the lock, yielding to the event loop between
+ * tries; past `BUSY_DEADLINE_MS` the busy error is thrown for the caller to answer 503. Before
+ * each try `cancelled` is asked: a request answered meanwhile (a timeout) writes nothing.
+ */
+export async function retryBusy<T>(write: () => T, now: () => number = Date.now, cancelled: () => boolean = () => false, deadlineMs = BUSY_DEADLINE_MS): Promise<T> {
+  const end = now() + deadlineMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 50)) {
+    if (cancelled()) throw new WriteCancelled('the request was answered while it waited for the ledger');
+    try {
+      return write();
+    } catch (e) {
+      if (!isBusy(e) || now() >= end) throw e;
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
 export function openDatabase(file: string): DB {
   mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file);
+  const db = new Database(file, { nativeBinding: NATIVE_BINDING });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 15000');
+  db.pragma(`busy_timeout = ${BUSY_WAIT_MS}`);
   db.pragma('foreign_keys = ON');
   migrate(db);
   return db;

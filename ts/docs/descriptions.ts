@@ -30,7 +30,7 @@ export const ERROR_CASES = {
   INTERNAL: 'A bug on the server; the service keeps serving.',
   NOT_IMPLEMENTED: 'A feature this server cannot provide, such as map images on a server without the renderer.',
   TIMEOUT: 'The request ran past the time limit (30 seconds by default) and was stopped; it is not charged.',
-  SERVICE_BUSY: 'The query pool and its queue are full; retry shortly.',
+  SERVICE_BUSY: 'The query pool and its queue are full, or the ledger is busy or cannot be written; nothing was charged. Retry after the Retry-After seconds when given, else shortly.',
 } as const satisfies Record<ErrorCode, string>;
 
 export const TAGS = {

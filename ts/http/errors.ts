@@ -1,6 +1,7 @@
 // Every error the API can return: one registry of stable codes, one class, one place that
 // writes them. The published docs list every code here (a test checks that).
 import type { Response } from 'restify';
+import { isBusy, isUnwritable } from '../db/faults.ts';
 
 export const ERRORS = {
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
@@ -50,6 +51,12 @@ export function errorBody(e: ApiError): Record<string, unknown> {
 /** Any thrown value as an ApiError; unknown ones become INTERNAL and are logged. */
 export function toApiError(e: unknown, log: (line: string) => void = console.error): ApiError {
   if (e instanceof ApiError) return e;
+  // The ledger's faults are the service's state, not bugs: the client may retry.
+  if (isBusy(e)) return new ApiError('SERVICE_BUSY', 'The ledger is busy; retry in a second.', { headers: { 'Retry-After': '1' } });
+  if (isUnwritable(e)) {
+    log(`ledger error: ${e instanceof Error ? e.message : String(e)}`);
+    return new ApiError('SERVICE_BUSY', 'The ledger cannot record requests right now; retry later.', { headers: { 'Retry-After': '30' } });
+  }
   log(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   return new ApiError('INTERNAL');
 }

@@ -2,7 +2,7 @@
 // OpenAPI document. Unknown fields are rejected: a misspelt filter ("contry") silently ignored
 // would return the wrong data and charge for it.
 import { z } from 'zod';
-import { DATA_FORMATS, IMAGE_FORMATS } from '../services/credits.ts';
+import { FORMATS } from '../services/credits.ts';
 
 export const STYLES = ['light', 'dark', 'voyager', 'pitchbook', 'slate', 'warm'] as const;
 export const STOREFRONT_TYPES = ['full_retail', 'small_format', 'pickup', 'studio', 'other'] as const;
@@ -23,7 +23,7 @@ export const LocationMapRequest = z
     city: text(200).optional().describe('Case-insensitive exact match on the city; with radius_km, the centre.'),
     postcode: text(20).optional().describe('Postcode filter (case and spaces ignored).'),
     radius_km: z.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
-    format: z.enum([...DATA_FORMATS, ...IMAGE_FORMATS]).default('json').describe('Response format.'),
+    format: z.enum(FORMATS).default('json').describe('Response format.'),
     storefront_type: z.enum(STOREFRONT_TYPES).optional().describe('Only this kind of storefront.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
     style: z.enum(STYLES).default('light').describe('Image theme.'),

@@ -10,7 +10,7 @@ import { issueDetails, LocationMapRequest, type LocationMapRequest as Req } from
 import { NativeError, query, render, type QueryResponse, type RenderRequest } from '../native.ts';
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache, type CachedImage } from '../services/image-cache.ts';
-import { creditsFor, IMAGE_FORMATS, LOW_CREDIT_THRESHOLD } from '../services/credits.ts';
+import { creditsFor, FORMATS, IMAGE_FORMATS, LOW_CREDIT_THRESHOLD, type Format } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from '../server.ts';
 
@@ -28,6 +28,12 @@ export function mount(server: Server, deps: ApiDeps): void {
   server.post({ name: 'locationMap', path: ENDPOINT }, async (req: Request, res: Response) => {
     await handle(req, res, deps);
   });
+}
+
+/** The format a usage row records: a known one (json when none is given), else `invalid`. */
+export function usageFormat(format: unknown): Format | 'invalid' {
+  if (format === undefined) return 'json';
+  return typeof format === 'string' && (FORMATS as readonly string[]).includes(format) ? (format as Format) : 'invalid';
 }
 
 /** Errors from the addon, as API errors. */
@@ -82,27 +88,34 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
   const timer = setTimeout(() => {
     if (ctx.done) return;
     ctx.done = true;
-    fail(new ApiError('TIMEOUT'));
+    // Nothing may escape from a timer: fail() answers whatever the ledger does.
+    void fail(new ApiError('TIMEOUT'));
   }, deps.config.requestTimeoutMs);
 
-  function fail(err: ApiError): void {
+  /** Records the failed request (when a key is known) and answers it. A ledger that cannot
+   * record it turns the answer into that fault's 503; it never throws. */
+  async function fail(err: ApiError): Promise<void> {
     if (ctx.key && !ctx.recorded) {
       ctx.recorded = true;
-      deps.billing.record(ctx.key, { endpoint: ENDPOINT, status: err.status, format: ctx.format });
+      try {
+        await deps.billing.record(ctx.key, { endpoint: ENDPOINT, status: err.status, format: ctx.format });
+      } catch (e) {
+        err = toApiError(e, deps.log);
+      }
     }
     if (!res.headersSent) sendError(res, err);
   }
 
   try {
-    const key = requireKey(deps, req);
+    const key = requireKey(deps, req, res);
     // From here on every answer, errors included, is recorded against the key.
     ctx.key = key;
     takeRate(deps, key, res);
 
     const raw = await readJsonBody(req, deps.config.maxBodyBytes);
-    // The format is recorded in usage even when the rest of the body is invalid.
-    const rawFormat = (raw as { format?: unknown } | null)?.format;
-    ctx.format = typeof rawFormat === 'string' ? rawFormat.slice(0, 16) : 'json';
+    // The format is recorded in usage even when the rest of the body is invalid: one of the
+    // known formats, or `invalid` (a client's string never reaches the ledger).
+    ctx.format = usageFormat((raw as { format?: unknown } | null)?.format);
     const parsed = LocationMapRequest.safeParse(raw);
     if (!parsed.success) {
       const details = issueDetails(parsed.error);
@@ -176,8 +189,15 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
 
     if (ctx.done) return; // timed out meanwhile: nothing is charged
     const cost = creditsFor(out.count, format);
-    const charge = deps.billing.charge(key, cost, { endpoint: ENDPOINT, status: 200, format });
-    ctx.recorded = true;
+    let charge;
+    try {
+      charge = await deps.billing.charge(key, cost, { endpoint: ENDPOINT, status: 200, format }, () => ctx.done);
+    } finally {
+      // Charged and recorded, or (the ledger failed) nothing written at all: either way no
+      // second row for this request.
+      ctx.recorded = true;
+    }
+    if (ctx.done) return; // timed out while waiting for the ledger: answered already
     if (!charge.ok) throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${charge.balance}.`);
     ctx.done = true;
 
@@ -199,9 +219,9 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     res.header('content-type', CONTENT_TYPES[format]);
     res.end(out.body);
   } catch (e) {
-    if (ctx.done) return; // the timeout already answered
+    if (ctx.done) return; // the timeout already answered (a cancelled charge ends here too)
     ctx.done = true;
-    fail(toApiError(e, deps.log));
+    await fail(toApiError(e, deps.log));
   } finally {
     clearTimeout(timer);
   }

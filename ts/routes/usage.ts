@@ -13,7 +13,7 @@ import { requireKey, takeRate } from '../http/auth.ts';
 
 export function mount(server: Server, deps: ApiDeps): void {
   server.get('/api/v1/usage', jsonRoute(deps, (req, res): z.infer<typeof Usage> => {
-    const key = requireKey(deps, req);
+    const key = requireKey(deps, req, res);
     takeRate(deps, key, res);
 
     const q = parseQuery(UsageQuery, req);

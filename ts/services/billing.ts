@@ -3,7 +3,7 @@
 // sharing the database file) can never spend the same credits twice or drive a balance below
 // zero. Every location-map request made with a valid key writes exactly one usage row (reading
 // the free usage report writes none: the report is about the billable API).
-import type { DB } from '../db/database.ts';
+import { retryBusy, type DB } from '../db/database.ts';
 import { PLAN_RULES, type ApiKey } from './keys.ts';
 
 export interface UsageEntry {
@@ -29,8 +29,13 @@ export class Billing {
 
   /** Takes `cost` credits and records the usage row with `entry.status`; on a short balance
    * nothing is taken and the row is recorded as 402. Internal keys are never debited: they are
-   * charged 0. */
-  charge(key: ApiKey, cost: number, entry: UsageEntry): ChargeResult {
+   * charged 0. While another process holds the write lock it waits without blocking the event
+   * loop, up to a second, then throws the busy error (an answer of 503, nothing charged). */
+  charge(key: ApiKey, cost: number, entry: UsageEntry, cancelled?: () => boolean): Promise<ChargeResult> {
+    return retryBusy(() => this.#chargeNow(key, cost, entry), this.now, cancelled);
+  }
+
+  #chargeNow(key: ApiKey, cost: number, entry: UsageEntry): ChargeResult {
     return this.db
       .transaction((): ChargeResult => {
         const balance = this.#balance.get(key.id)?.credits ?? 0;
@@ -48,9 +53,12 @@ export class Billing {
       .immediate();
   }
 
-  /** A request that charged nothing (an error, a free endpoint). */
-  record(key: ApiKey, entry: UsageEntry): void {
-    this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, 0);
+  /** A request that charged nothing (an error, a free endpoint); waits for a busy lock as
+   * `charge` does. */
+  record(key: ApiKey, entry: UsageEntry): Promise<void> {
+    return retryBusy(() => {
+      this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, 0);
+    }, this.now);
   }
 
   balance(key: ApiKey): number {

@@ -10,7 +10,8 @@ export const TIERS: { upTo: number; credits: number }[] = [
 
 export const IMAGE_FORMATS = ['png', 'jpeg'] as const;
 export const DATA_FORMATS = ['json', 'csv', 'geojson'] as const;
-export type Format = (typeof DATA_FORMATS)[number] | (typeof IMAGE_FORMATS)[number];
+export const FORMATS = [...DATA_FORMATS, ...IMAGE_FORMATS] as const;
+export type Format = (typeof FORMATS)[number];
 
 export function baseCredits(resultCount: number): number {
   if (!Number.isInteger(resultCount) || resultCount < 0) throw new RangeError(`result count ${resultCount}`);

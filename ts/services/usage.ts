@@ -64,8 +64,10 @@ export class UsageReports {
       errors: 0,
       credits: 0,
     }));
-    const byStatus: Record<string, number> = {};
-    const byFormat: Record<string, number> = {};
+    // No prototype: a format or status that spells `constructor` or `__proto__` (rows written
+    // before formats were checked) is a key like any other.
+    const byStatus: Record<string, number> = Object.create(null) as Record<string, number>;
+    const byFormat: Record<string, number> = Object.create(null) as Record<string, number>;
     let total = 0;
     let errors = 0;
     let credits = 0;
