@@ -1,6 +1,6 @@
 // The `storemap` command: serve, data build/import/fetch/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
@@ -38,14 +38,32 @@ async function ensureDataset(config: Config): Promise<string> {
   return snap;
 }
 
-/** First start: one enterprise and one trial demo key, printed once (they are stored hashed). */
-function ensureDemoKeys(keys: KeyStore): void {
+/** The file the demo keys are written to, readable by the owner alone. */
+export const DEMO_KEYS_FILE = 'demo-keys.txt';
+
+/**
+ * First start on the synthetic default dataset: one enterprise and one trial demo key, written
+ * to `demo-keys.txt` in the data folder (mode 0600) and printed once (they are stored hashed).
+ * A server of imported, real data gets no keys it did not ask for.
+ */
+function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: string): void {
   if (keys.list().length > 0) return;
+  if (!synthetic) {
+    console.log('No API keys yet: create one with `storemap keys create --plan enterprise --credits N`.');
+    return;
+  }
   const enterprise = keys.create({ plan: 'enterprise', name: 'demo (enterprise)' });
   const trial = keys.create({ plan: 'trial', name: 'demo (trial)' });
-  console.log('Demo API keys (shown once; keep them):');
-  console.log(`  enterprise (all formats, ${enterprise.record.credits} credits): ${enterprise.key}`);
-  console.log(`  trial (images only, ${trial.record.credits} credits, 5 days):     ${trial.key}`);
+  const file = path.join(dataDir, DEMO_KEYS_FILE);
+  const text = [
+    'Demo API keys for the synthetic dataset (shown once; keep them):',
+    `  enterprise (all formats, ${enterprise.record.credits} credits): ${enterprise.key}`,
+    `  trial (images only, ${trial.record.credits} credits, 5 days):     ${trial.key}`,
+  ].join('\n');
+  writeFileSync(file, `${text}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600); // in case the file was there already with wider rights
+  console.log(text);
+  console.log(`  (also in ${file}, readable by you alone)`);
 }
 
 async function serve(): Promise<void> {
@@ -55,7 +73,7 @@ async function serve(): Promise<void> {
   const snapshotFile = await ensureDataset(config);
   const store = new StoreHolder(await loadStore(snapshotFile));
   const db = openDatabase(config.dbPath);
-  ensureDemoKeys(new KeyStore(db));
+  ensureDemoKeys(new KeyStore(db), store.info.synthetic, config.dataDir);
   const renderer = loadRenderer(await ensureReference(config.dataDir));
   const server = createServer({ config, store, db, renderer });
   const url = await listen(server, config.host, config.port);
