@@ -8,7 +8,7 @@ import { FETCH_SOURCES, fetchSources, loadFetchConfig } from './data/fetch.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { loadRenderer, loadStore, loadStoreSync } from './native.ts';
-import { TABLES_DIR } from './paths.ts';
+import { DEMO_KEYS_FILE, TABLES_DIR } from './paths.ts';
 import { KeyStore, PLANS, type Plan } from './services/keys.ts';
 import { StoreHolder, watchSnapshot } from './store-holder.ts';
 import { writeBrandSummary } from './services/brand-summary.ts';
@@ -37,9 +37,6 @@ async function ensureDataset(config: Config): Promise<string> {
   }
   return snap;
 }
-
-/** The file the demo keys are written to, readable by the owner alone. */
-export const DEMO_KEYS_FILE = 'demo-keys.txt';
 
 /**
  * First start on the synthetic default dataset: one enterprise and one trial demo key, written

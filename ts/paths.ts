@@ -13,5 +13,7 @@ export const SNAPSHOT_FILE = 'snapshot.smap';
 /** The snapshot a build replaced, kept for `storemap data rollback` (written by the pipeline,
  * `PREVIOUS_SNAPSHOT_FILE` in crates/ingest/src/pipeline.rs). */
 export const PREVIOUS_SNAPSHOT_FILE = 'snapshot.prev.smap';
+/** Where `serve` writes the demo keys it makes for the synthetic dataset (mode 0600). */
+export const DEMO_KEYS_FILE = 'demo-keys.txt';
 /** The API version: the package's. */
 export const API_VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
