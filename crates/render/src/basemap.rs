@@ -210,30 +210,49 @@ impl Layer {
         let (vx0, vy0, vx1, vy1) = cam.world_box();
         // Rings smaller than this on screen would cover no more than a pixel: skipped.
         let min_side = 0.8 / k;
+        // A view past the world's edge (across the antimeridian) shows the rings of the world's
+        // own range again one world over; rings drawn across the seam already have their copy.
+        // A view a world wide or more draws the world once, as it always has.
+        let shifts: &[f64] = match (vx0 < 0.0, vx1 > 256.0) {
+            _ if vx1 - vx0 >= 256.0 => &[0.0],
+            (false, false) => &[0.0],
+            (true, false) => &[0.0, -256.0],
+            (false, true) => &[0.0, 256.0],
+            (true, true) => &[0.0, -256.0, 256.0],
+        };
         let mut pb = PathBuilder::new();
-        for r in &self.rings {
-            if r.bbox.2 < vx0 || r.bbox.0 > vx1 || r.bbox.3 < vy0 || r.bbox.1 > vy1 {
-                continue;
-            }
-            if r.bbox.2 - r.bbox.0 < min_side && r.bbox.3 - r.bbox.1 < min_side {
-                continue;
-            }
-            let pts = &r.lod[level];
-            if pts.len() < 3 {
-                continue;
-            }
-            for (i, &(x, y)) in pts.iter().enumerate() {
-                let (px, py) = ((x as f64 * k - cam.left) as f32, (y as f64 * k - cam.top) as f32);
-                if i == 0 {
-                    pb.move_to(px, py);
-                } else {
-                    pb.line_to(px, py);
+        for &dx in shifts {
+            for r in &self.rings {
+                if dx != 0.0 && (r.bbox.0 < 0.0 || r.bbox.2 > 256.0) {
+                    continue;
                 }
+                if r.bbox.2 + dx < vx0 || r.bbox.0 + dx > vx1 || r.bbox.3 < vy0 || r.bbox.1 > vy1 {
+                    continue;
+                }
+                if r.bbox.2 - r.bbox.0 < min_side && r.bbox.3 - r.bbox.1 < min_side {
+                    continue;
+                }
+                push_ring(&mut pb, &r.lod[level], dx, k, cam);
             }
-            pb.close();
         }
         pb.finish()
     }
+}
+
+/// One ring into the path, `dx` zoom-0 pixels over.
+fn push_ring(pb: &mut PathBuilder, pts: &[(f32, f32)], dx: f64, k: f64, cam: &Camera) {
+    if pts.len() < 3 {
+        return;
+    }
+    for (i, &(x, y)) in pts.iter().enumerate() {
+        let (px, py) = (((x as f64 + dx) * k - cam.left) as f32, (y as f64 * k - cam.top) as f32);
+        if i == 0 {
+            pb.move_to(px, py);
+        } else {
+            pb.line_to(px, py);
+        }
+    }
+    pb.close();
 }
 
 impl Basemap {

@@ -49,7 +49,15 @@ impl Camera {
                 let (x, y) = world(lat, lng);
                 Camera::centred(x, y, zoom, width, height, scale)
             }
-            Viewport::Bounds([s, w, n, e]) => Camera::fit((world(n, w), world(s, e)), width, height, scale, 0.0, 18.0),
+            Viewport::Bounds([s, w, n, e]) => {
+                // West east of east: the box crosses the antimeridian, so its east edge is
+                // one world further right.
+                let (nw, mut se) = (world(n, w), world(s, e));
+                if w > e {
+                    se.0 += 256.0;
+                }
+                Camera::fit((nw, se), width, height, scale, 0.0, 18.0)
+            }
             Viewport::Auto => {
                 if points.is_empty() {
                     return Camera::new(Viewport::CenterZoom([20.0, 0.0], 0.0), points, width, height, scale);
@@ -79,10 +87,13 @@ impl Camera {
         Camera::centred((x0 + x1) / 2.0, (y0 + y1) / 2.0, zoom, width, height, scale)
     }
 
-    /// Image pixel of a lat/lng.
+    /// Image pixel of a lat/lng, on the copy of the world nearest the view's centre: a view
+    /// across the antimeridian shows Alaska east of Chukotka, not a world away.
     pub fn pixel(&self, lat: f64, lng: f64) -> (f64, f64) {
         let (x, y) = world(lat, lng);
         let k = 2f64.powf(self.zoom) * self.scale;
+        let centre = (self.left + self.width as f64 / 2.0) / k;
+        let x = x + 256.0 * ((centre - x) / 256.0).round();
         (x * k - self.left, y * k - self.top)
     }
 
@@ -106,6 +117,20 @@ impl Camera {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounds_across_the_antimeridian_frame_the_bering_sea() {
+        // [south, west, north, east] with west > east: from 170°E to 130°W.
+        let c = Camera::new(Viewport::Bounds([50.0, 170.0, 72.0, -130.0]), &[], 1200, 800, 1.0);
+        let inside = |(x, y): (f64, f64)| (0.0..1200.0).contains(&x) && (0.0..800.0).contains(&y);
+        for (lat, lng) in [(64.5, -165.4), (61.2, -149.9), (64.7, 177.5), (60.0, 175.0)] {
+            assert!(inside(c.pixel(lat, lng)), "({lat}, {lng}) at {:?}", c.pixel(lat, lng));
+        }
+        // Nome (Alaska) is east of Anadyr (Chukotka), and both are far from the seam's edges.
+        assert!(c.pixel(64.5, -165.4).0 > c.pixel(64.7, 177.5).0);
+        // Greenwich is nowhere near.
+        assert!(!inside(c.pixel(51.5, 0.0)));
+    }
 
     #[test]
     fn world_projection_matches_slippy_tiles() {
