@@ -16,8 +16,9 @@ const LOCATION_MAP = '/api/v1/location-map';
  * (the test's gate: no timing decides when the lock is held). */
 async function holdWriteLock(dbPath: string): Promise<{ child: ChildProcess; release: () => Promise<void> }> {
   const script = `
-    const Database = require(${JSON.stringify(path.join(ROOT, 'node_modules', 'better-sqlite3'))});
-    const db = new Database(${JSON.stringify(dbPath)}, process.env.STOREMAP_SQLITE_BINDING ? { nativeBinding: process.env.STOREMAP_SQLITE_BINDING } : {});
+    const pkg = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
+    const Database = require(require('node:path').join(${JSON.stringify(path.join(ROOT, 'node_modules'))}, pkg));
+    const db = new Database(${JSON.stringify(dbPath)});
     db.exec('BEGIN IMMEDIATE');
     process.stdout.write('locked\\n');
     process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); process.exit(0); });`;

@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import Database from 'better-sqlite3';
+import { openRaw } from '../ts/db/database.ts';
 import { testDataDir } from './helpers/dataset.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -55,7 +55,7 @@ test('SIGTERM lets the request in flight finish, then exits 0 with the database 
   t.is(await exited, 0);
   await t.throwsAsync(fetch(`${base}/healthz`), undefined, 'nothing listens after the exit');
   t.false(existsSync(`${db}-wal`), 'the WAL was folded in by a clean close');
-  const check = new Database(db, { readonly: true });
+  const check = openRaw(db, { readonly: true });
   t.is(check.pragma('integrity_check', { simple: true }), 'ok');
   check.close();
 });

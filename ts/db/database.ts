@@ -3,10 +3,11 @@
 // without freezing either, and numbered migrations applied at start.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
 import { isBusy } from './faults.ts';
 
-export type DB = Database.Database;
+export type DB = BetterSqlite3.Database;
 
 /** Append-only: a released migration is never edited, only followed by a new one. */
 export const MIGRATIONS: { version: number; sql: string }[] = [
@@ -81,11 +82,16 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
 ];
 
 /**
- * better-sqlite3's compiled binding for a Node other than the one `npm install` built it for:
- * CI proves the service on Node 22 and 24 with one `node_modules` (scripts/node-matrix.sh
- * builds a binding per version and names it here). Unset, the package's own build is used.
+ * better-sqlite3 in the build that fits the running Node. On Node 22 and later, release 13: a
+ * Node-API prebuild that needs no compiler, and the one that survives Node 24, where release
+ * 12's Statement destructor trips a CHECK in node::RemoveEnvironmentCleanupHook and aborts
+ * the process during garbage collection (Node 24 changed node::ObjectWrap; 13 moved off it).
+ * On Node 20, which release 13's prebuild does not support (it segfaults), release 12, built
+ * for that Node by `npm install`. The two have one API.
  */
-const NATIVE_BINDING = process.env.STOREMAP_SQLITE_BINDING || undefined;
+const Database: typeof BetterSqlite3 = createRequire(import.meta.url)(
+  Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3',
+);
 
 /**
  * How long one statement may wait for another process's write lock, synchronously: better-
@@ -117,9 +123,14 @@ export async function retryBusy<T>(write: () => T, now: () => number = Date.now,
   }
 }
 
+/** Opens a database file with the same build, without the service's settings (for tests). */
+export function openRaw(file: string, options?: BetterSqlite3.Options): DB {
+  return new Database(file, options);
+}
+
 export function openDatabase(file: string): DB {
   mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file, { nativeBinding: NATIVE_BINDING });
+  const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${BUSY_WAIT_MS}`);
