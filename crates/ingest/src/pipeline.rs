@@ -271,8 +271,11 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         let mut report = phases.run(&label, || {
             let mut sink = |mut batch: Vec<crate::SourceRow>| {
                 if !region.is_whole_world() {
+                    // The border test is the costly part of a region import: on every core.
+                    let inside = crate::reconcile::parallel_map(&batch, |r| region.contains(countries, r));
                     let before = batch.len();
-                    batch.retain(|r| region.contains(countries, r));
+                    let mut keep = inside.into_iter();
+                    batch.retain(|_| keep.next().unwrap_or(false));
                     outside += (before - batch.len()) as u64;
                 }
                 ticker.add(batch.len());
