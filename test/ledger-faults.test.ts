@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { KEYED_CACHE_HEADERS } from '../ts/http/auth.ts';
+import { Billing } from '../ts/services/billing.ts';
 import { ROOT } from '../ts/paths.ts';
 import { startServer } from './helpers/server.ts';
 
@@ -133,4 +134,19 @@ test('formats a client invents never reach the ledger: one "invalid" bucket, and
   t.is(own('constructor'), 1);
   t.is(own('__proto__'), 1);
   t.is(own('invalid'), junk.length);
+});
+
+test('a key revoked while its request ran pays nothing: the charge reads the key again', async (t) => {
+  const s = await startServer(t);
+  const { record } = s.keys.create({ plan: 'enterprise', credits: 50 });
+  // The request authenticated with the key as it was (`record`); then it is revoked.
+  t.true(s.keys.revoke(record.id));
+  const billing = new Billing(s.db);
+  const r = await billing.charge(record, 3, { endpoint: LOCATION_MAP, status: 200, format: 'json' });
+  t.deepEqual(r, { ok: false, balance: 50, revoked: true });
+  t.is(s.keys.get(record.id)!.credits, 50);
+  t.deepEqual(s.db.prepare('SELECT status, credits FROM usage WHERE key_id = ?').all(record.id), [{ status: 401, credits: 0 }]);
+  // A key in good standing is charged as before.
+  const { record: live } = s.keys.create({ plan: 'enterprise', credits: 50 });
+  t.like(await billing.charge(live, 3, { endpoint: LOCATION_MAP, status: 200, format: 'json' }), { ok: true, charged: 3, remaining: 47 });
 });

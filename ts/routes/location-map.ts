@@ -198,6 +198,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
       ctx.recorded = true;
     }
     if (ctx.done) return; // timed out while waiting for the ledger: answered already
+    if (!charge.ok && charge.revoked) throw new ApiError('UNAUTHORIZED', 'The key was revoked while the request ran; nothing was charged.');
     if (!charge.ok) throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${charge.balance}.`);
     ctx.done = true;
 

@@ -12,11 +12,12 @@ export interface UsageEntry {
   format: string | null;
 }
 
-export type ChargeResult = { ok: true; charged: number; remaining: number } | { ok: false; balance: number };
+export type ChargeResult = { ok: true; charged: number; remaining: number } | { ok: false; balance: number; revoked?: true };
 
 export class Billing {
   readonly #insertUsage;
   readonly #balance;
+  readonly #state;
   readonly #debit;
   constructor(
     private readonly db: DB,
@@ -24,6 +25,7 @@ export class Billing {
   ) {
     this.#insertUsage = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, ?, ?, ?)');
     this.#balance = db.prepare<[string], { credits: number }>('SELECT credits FROM api_keys WHERE id = ?');
+    this.#state = db.prepare<[string], { credits: number; revoked_at: number | null }>('SELECT credits, revoked_at FROM api_keys WHERE id = ?');
     this.#debit = db.prepare('UPDATE api_keys SET credits = credits - ? WHERE id = ? AND credits >= ?');
   }
 
@@ -38,7 +40,14 @@ export class Billing {
   #chargeNow(key: ApiKey, cost: number, entry: UsageEntry): ChargeResult {
     return this.db
       .transaction((): ChargeResult => {
-        const balance = this.#balance.get(key.id)?.credits ?? 0;
+        // The key is read again inside the transaction: one revoked while its request ran
+        // pays nothing (the request is recorded as the 401 it gets).
+        const state = this.#state.get(key.id);
+        if (!state || state.revoked_at !== null) {
+          this.#insertUsage.run(key.id, this.now(), entry.endpoint, 401, entry.format, 0);
+          return { ok: false, balance: state?.credits ?? 0, revoked: true };
+        }
+        const balance = state.credits;
         if (PLAN_RULES[key.plan].unlimited) {
           this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, 0);
           return { ok: true, charged: 0, remaining: balance };
