@@ -861,29 +861,42 @@ test('location-map behind a full pool: 503 SERVICE_BUSY, and a queued request pa
     credits: 100,
     env: { STOREMAP_TEST_HOOKS: '1', STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_NATIVE_QUEUE: '1', STOREMAP_REQUEST_TIMEOUT_MS: '300' },
   });
-  // Busy: one slow task runs, one waits; the map request finds no room.
-  const a = request(s.base, { path: '/api/v1/__test/slow?ms=1500' });
-  await new Promise((r) => setTimeout(r, 200));
-  const b = request(s.base, { path: '/api/v1/__test/slow?ms=100' });
-  await new Promise((r) => setTimeout(r, 200));
+  // Tasks that hold the pool until the test opens their gate, and the pool's state read from
+  // the server: no step depends on how fast a loaded machine is.
+  const open = (gate: string) => request(s.base, { path: `/api/v1/__test/open?gate=${gate}` });
+  const poolIs = async (running: number, waiting: number) => {
+    for (let i = 0; i < 400; i++) {
+      const d = (await request(s.base, { method: 'GET', path: '/api/v1/__test/pool' })).json<{ running: number; waiting: number }>();
+      if (d.running === running && d.waiting === waiting) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    t.fail(`the pool never had ${running} running and ${waiting} waiting`);
+  };
+  // Busy: one task runs, one waits; the map request finds no room.
+  const a = request(s.base, { path: '/api/v1/__test/slow?gate=a' });
+  await poolIs(1, 0);
+  const b = request(s.base, { path: '/api/v1/__test/slow?gate=b' });
+  await poolIs(1, 1);
   assertError(t, await postMap(s.base, s.key, { brand: MCD }), 503, 'SERVICE_BUSY');
+  await open('a');
+  await poolIs(1, 0); // b took a's slot
+  await open('b');
   await Promise.all([a, b]);
-  await new Promise((r) => setTimeout(r, 1500)); // the pool is empty again
+  await poolIs(0, 0);
 
-  // Timeout: one slow task holds the pool for 6 s; the map request waits in the queue past
-  // its 300 ms deadline, is answered then, and its query runs (uncharged) once the pool frees.
-  // The hold is long so that "at the deadline" and "when the pool frees" stay far apart even
-  // when CI runs a dozen servers on two cores.
-  const holdMs = 6000;
-  const cStarted = performance.now();
-  const c = request(s.base, { path: `/api/v1/__test/slow?ms=${holdMs}` });
-  await new Promise((r) => setTimeout(r, 50));
-  const started = performance.now();
+  // Timeout: one task holds the pool; the map request waits in the queue past its 300 ms
+  // deadline and is answered then, with the pool still held; its query runs (uncharged) once
+  // the pool frees.
+  const c = request(s.base, { path: '/api/v1/__test/slow?gate=c' });
+  await poolIs(1, 0);
   const timedOut = await postMap(s.base, s.key, { brand: MCD, format: 'csv' });
   assertError(t, timedOut, 503, 'TIMEOUT');
-  t.true(performance.now() - started < holdMs - 2000, `answered at the deadline, not when the pool freed (${Math.round(performance.now() - started)} ms)`);
+  // Answered at the deadline, not when the pool freed: the pool is still held.
+  const held = (await request(s.base, { method: 'GET', path: '/api/v1/__test/pool' })).json<{ running: number }>();
+  t.is(held.running, 1, 'the timed-out request was answered while the pool was still held');
+  await open('c');
   await c;
-  await new Promise((r) => setTimeout(r, Math.max(0, cStarted + holdMs + 300 - performance.now())));
+  await poolIs(0, 0);
   // A barrier: the pool is FIFO with one slot, so once a new map request gets its 200, the
   // queued (timed-out) query has run and finished. Under load the slow task may still hold
   // the pool a little longer: retry while the pool says it is busy.

@@ -6,7 +6,23 @@ import { ApiError, sendError, toApiError } from '../http/errors.ts';
 import { panicForTest } from '../native.ts';
 import type { ApiDeps } from '../server.ts';
 
+/** Slow tasks that wait for the test to open their gate instead of a timer (a timer races a
+ * loaded machine); bounded so a forgotten gate cannot hang a run. */
+const gates = new Map<string, () => void>();
+const GATE_LIMIT_MS = 30_000;
+
 export function mount(server: Server, deps: ApiDeps): void {
+  // How many heavy tasks run and wait: a test waits for a state instead of sleeping.
+  server.get('/api/v1/__test/pool', async (_req: Request, res: Response) => {
+    res.json(deps.pool.depth);
+  });
+  server.post('/api/v1/__test/open', async (req: Request, res: Response) => {
+    const gate = new URL(req.url ?? '/', 'http://x').searchParams.get('gate') ?? '';
+    const open = gates.get(gate);
+    gates.delete(gate);
+    open?.();
+    res.json({ opened: open !== undefined });
+  });
   server.post('/api/v1/__test/panic', async (_req: Request, res: Response) => {
     try {
       await deps.pool.run(() => panicForTest(true));
@@ -17,7 +33,9 @@ export function mount(server: Server, deps: ApiDeps): void {
     }
   });
   server.post('/api/v1/__test/slow', async (req: Request, res: Response) => {
-    const ms = Math.min(Number(new URL(req.url ?? '/', 'http://x').searchParams.get('ms') ?? 100) || 100, 10_000);
+    const params = new URL(req.url ?? '/', 'http://x').searchParams;
+    const ms = Math.min(Number(params.get('ms') ?? 100) || 100, 10_000);
+    const gate = params.get('gate');
     let answered = false;
     const answer = (f: () => void) => {
       if (answered) return;
@@ -26,7 +44,17 @@ export function mount(server: Server, deps: ApiDeps): void {
     };
     const timer = setTimeout(() => answer(() => sendError(res, new ApiError('TIMEOUT'))), deps.config.requestTimeoutMs);
     try {
-      await deps.pool.run(() => new Promise((r) => setTimeout(r, ms)));
+      await deps.pool.run(
+        () =>
+          new Promise<void>((r) => {
+            if (gate === null) return void setTimeout(r, ms);
+            const limit = setTimeout(r, GATE_LIMIT_MS);
+            gates.set(gate, () => {
+              clearTimeout(limit);
+              r();
+            });
+          }),
+      );
       answer(() => res.json({ slept_ms: ms }));
     } catch (e) {
       answer(() => sendError(res, toApiError(e, deps.log)));
