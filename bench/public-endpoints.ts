@@ -26,7 +26,7 @@ if (!existsSync(snapshot)) throw new Error(`${snapshot} is missing: run bench/pi
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'storemap-bench-public-'));
 const db = openDatabase(path.join(tmp, 'bench.db'));
 const store = new StoreHolder(loadStoreSync(snapshot));
-const config = loadConfig({ ...process.env, STOREMAP_DATA_DIR: dataDir, STOREMAP_DB: path.join(tmp, 'bench.db'), STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000' });
+const config = loadConfig({ ...process.env, STOREMAP_DATA_DIR: dataDir, STOREMAP_DB: path.join(tmp, 'bench.db'), STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', STOREMAP_FREE_RATE_LIMIT: '1000000', STOREMAP_FREE_RATE_BURST: '1000000' });
 const server = createServer({ config, store, db, log: () => {} });
 const base = await listen(server, '127.0.0.1', 0);
 

@@ -120,6 +120,18 @@ export interface QueryRequest {
   limit?: number
   /** The envelope's `brand`; defaults to the brand names joined. */
   brandLabel?: string
+  /**
+   * Price before work: when more rows than this would be served, nothing is serialized or
+   * drawn and the response says `refused: "credits"` with the count (the caller's balance
+   * cannot pay for them). The caller turns its balance into rows; no rule about credits
+   * lives here.
+   */
+  maxRows?: number
+  /**
+   * Milliseconds from the call the work may take: past them it is abandoned at the next
+   * step (`refused: "deadline"`), and work that starts late never starts.
+   */
+  timeBudgetMs?: number
 }
 
 export interface QueryResponse {
@@ -133,6 +145,16 @@ export interface QueryResponse {
   sources: Array<string>
   /** The filter as text. */
   region: string
+  /** Set when no work was done; `body` is then empty and `count` what would have been served. */
+  refused?: Refusal
+}
+
+/** Why a call did no work: answered as data, with the count that was reached. */
+export declare const enum Refusal {
+  /** More rows than `max_rows`. */
+  Credits = 'credits',
+  /** `time_budget_ms` ran out. */
+  Deadline = 'deadline',
 }
 
 /**
@@ -200,6 +222,8 @@ export interface RenderResponse {
   region: string
   /** The focus map's country, "auto" resolved. */
   focusCountry?: string
+  /** Set when nothing was drawn; `body` is then empty. */
+  refused?: Refusal
 }
 
 export interface Resolved {

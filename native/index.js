@@ -843,3 +843,4 @@ module.exports.loadRendererSync = nativeBinding.loadRendererSync
 module.exports.loadStore = nativeBinding.loadStore
 module.exports.loadStoreSync = nativeBinding.loadStoreSync
 module.exports.panicForTest = nativeBinding.panicForTest
+module.exports.Refusal = nativeBinding.Refusal

@@ -767,7 +767,8 @@ test('usage: one row per request with a valid key (status, format, credits), non
 
 test('rate limit: the 4th quick request gets 429 RATE_LIMITED with Retry-After; other keys are unaffected', async (t) => {
   let clock = Date.UTC(2026, 10, 2);
-  const s = await server(t, { env: { STOREMAP_RATE_LIMIT: '1', STOREMAP_RATE_BURST: '3' }, now: () => clock });
+  // Refusals are written only at shutdown here, so the test sees both states.
+  const s = await server(t, { env: { STOREMAP_RATE_LIMIT: '1', STOREMAP_RATE_BURST: '3', STOREMAP_USAGE_FLUSH_MS: '86400000' }, now: () => clock });
   const other = s.keys.create({ plan: 'enterprise' });
   for (const remaining of [2, 1, 0]) {
     const res = await ok(t, s, { brand: 'Tesla' });
@@ -789,15 +790,22 @@ test('rate limit: the 4th quick request gets 429 RATE_LIMITED with Retry-After; 
   clock += 1000; // one token back
   await ok(t, s, { brand: 'Tesla' });
   assertError(t, await postMap(s.base, s.key, { brand: 'Tesla' }), 429, 'RATE_LIMITED');
-  const statuses = usageRows(s, s.keyId).map((r) => [r.status, r.credits > 0]);
-  t.deepEqual(statuses, [
-    [200, true],
-    [200, true],
-    [200, true],
-    [429, false],
-    [200, true],
-    [429, false],
-  ]);
+  // Refusals are counted without a row each: none is written yet, the report counts them.
+  const rows = () => s.db.prepare('SELECT status, credits, requests FROM usage WHERE key_id = ? ORDER BY id').all(s.keyId) as { status: number; credits: number; requests: number }[];
+  t.deepEqual(
+    rows().map((r) => [r.status, r.credits > 0, r.requests]),
+    [200, 200, 200, 200].map((st) => [st, true, 1]),
+  );
+  clock += 1000; // the usage report is rate-limited with the key too
+  const report = await request(s.base, { method: 'GET', path: '/api/v1/usage', headers: { 'x-api-key': s.key } });
+  t.is(report.status, 200);
+  t.deepEqual(report.json<{ by_status: Record<string, number> }>().by_status, { '200': 4, '429': 2 });
+  // At shutdown they are written as one row that stands for both.
+  await s.stop();
+  t.deepEqual(
+    rows().map((r) => [r.status, r.credits > 0, r.requests]),
+    [...[200, 200, 200, 200].map((st) => [st, true, 1]), [429, false, 2]],
+  );
 });
 
 // ------------------------------------------------------------------ body limits

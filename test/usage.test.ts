@@ -5,6 +5,11 @@
 // writes. Every expected figure is computed here from the rows this file inserted or the
 // requests it made.
 import test, { type ExecutionContext } from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../ts/db/database.ts';
+import { KeyStore } from '../ts/services/keys.ts';
 import { ERRORS } from '../ts/http/errors.ts';
 import { postMap, request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
@@ -407,4 +412,39 @@ test('usage is rate-limited per key: over the burst, 429 RATE_LIMITED with Retry
   t.is((await getUsage(s, other.key)).status, 200);
   s.clock.now += 5_000;
   t.is((await getUsage(s, k.key)).status, 200, 'after the bucket refills');
+});
+
+// ------------------------------------------------------------------ retention
+
+test('raw usage rows older than 366 days and a day are pruned when the server starts; the daily rollups keep their counts', async (t) => {
+  const now = Date.UTC(2026, 10, 20, 12, 0, 0);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-prune-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dbPath = path.join(dir, 'storemap.db');
+  // Rows written by an earlier server: 400 and 368 days old (past the keeping time), 300 days
+  // and an hour old (kept).
+  const db = openDatabase(dbPath);
+  const k = new KeyStore(db, () => now - 500 * DAY).create({ plan: 'enterprise', credits: 100 });
+  const old = [now - 400 * DAY, now - 400 * DAY + HOUR, now - 368 * DAY];
+  const kept = [now - 300 * DAY, now - HOUR];
+  const stmt = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, 200, ?, 1)');
+  for (const at of [...old, ...kept]) stmt.run(k.record.id, at, '/api/v1/location-map', 'png');
+  db.close();
+
+  const s = await startServer(t, { env: NO_RATE_LIMIT, now: () => now, dbPath });
+  const raw = s.db.prepare('SELECT at FROM usage WHERE key_id = ? ORDER BY at').all(k.record.id) as { at: number }[];
+  t.deepEqual(
+    raw.map((r) => r.at),
+    kept,
+  );
+  const rollup = s.db.prepare('SELECT day, requests, credits FROM usage_daily WHERE key_id = ? ORDER BY day').all(k.record.id) as { day: number; requests: number; credits: number }[];
+  t.deepEqual(rollup, [
+    { day: Math.floor((now - 400 * DAY) / DAY), requests: 2, credits: 2 },
+    { day: Math.floor((now - 368 * DAY) / DAY), requests: 1, credits: 1 },
+    { day: Math.floor((now - 300 * DAY) / DAY), requests: 1, credits: 1 },
+    { day: Math.floor((now - HOUR) / DAY), requests: 1, credits: 1 },
+  ]);
+  // A year's report still counts the kept rows.
+  const r = await report(t, s, k.key, `?from=${new Date(now - 366 * DAY).toISOString()}&to=${new Date(now).toISOString()}`);
+  t.is(r.summary.total_requests, 2);
 });

@@ -31,6 +31,25 @@ export const ConfigSchema = z.object({
   /** Heavy native calls running at once (the libuv pool has 4 threads) and waiting. */
   STOREMAP_NATIVE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   STOREMAP_NATIVE_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
+  /** The part of the native slots and of the queue one key may hold (fair share). */
+  STOREMAP_NATIVE_KEY_SHARE: z.coerce.number().min(0.01).max(1).default(0.5),
+  /** Refused (429) requests are counted in memory and written as one row per key this often. */
+  STOREMAP_USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(86_400_000).default(1000),
+  /** Free endpoints (directory, search, summary, status, docs): per client address. */
+  STOREMAP_FREE_RATE_LIMIT: z.coerce.number().positive().max(1e6).default(20),
+  STOREMAP_FREE_RATE_BURST: z.coerce.number().int().min(1).max(1e6).default(60),
+  /** Bytes of response bodies written but not yet taken by slow clients; past it, heavy
+   * requests get 503 SERVICE_BUSY until the clients catch up. Bounds memory. */
+  STOREMAP_MAX_PENDING_RESPONSE_BYTES: z.coerce.number().int().min(1).max(2 ** 40).default(256 * 2 ** 20),
+  /** Node's server limits: time to receive a request's headers, and the whole request. */
+  STOREMAP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  STOREMAP_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** An idle keep-alive connection is closed after this. */
+  STOREMAP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  /** A connection with no bytes moving either way for this long is closed (0: never). */
+  STOREMAP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
+  /** Open connections at most; more are refused by the server. */
+  STOREMAP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1e6).default(4096),
   /** Bytes of encoded map images kept for repeated requests; 0 turns the cache off. */
   STOREMAP_IMAGE_CACHE_BYTES: z.coerce.number().int().min(0).max(2 ** 32).default(64 * 2 ** 20),
   /** Mounts test-only routes (a panic inside the addon, a slow task). Never in production. */
@@ -51,6 +70,16 @@ export type Config = {
   requestTimeoutMs: number;
   nativeConcurrency: number;
   nativeQueue: number;
+  nativeKeyShare: number;
+  usageFlushMs: number;
+  freeRateLimit: number;
+  freeRateBurst: number;
+  maxPendingResponseBytes: number;
+  headersTimeoutMs: number;
+  receiveTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxConnections: number;
   imageCacheBytes: number;
   testHooks: boolean;
 };
@@ -77,6 +106,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: c.STOREMAP_REQUEST_TIMEOUT_MS,
     nativeConcurrency: c.STOREMAP_NATIVE_CONCURRENCY,
     nativeQueue: c.STOREMAP_NATIVE_QUEUE,
+    nativeKeyShare: c.STOREMAP_NATIVE_KEY_SHARE,
+    usageFlushMs: c.STOREMAP_USAGE_FLUSH_MS,
+    freeRateLimit: c.STOREMAP_FREE_RATE_LIMIT,
+    freeRateBurst: c.STOREMAP_FREE_RATE_BURST,
+    maxPendingResponseBytes: c.STOREMAP_MAX_PENDING_RESPONSE_BYTES,
+    headersTimeoutMs: c.STOREMAP_HEADERS_TIMEOUT_MS,
+    receiveTimeoutMs: c.STOREMAP_RECEIVE_TIMEOUT_MS,
+    keepAliveTimeoutMs: c.STOREMAP_KEEP_ALIVE_TIMEOUT_MS,
+    idleTimeoutMs: c.STOREMAP_IDLE_TIMEOUT_MS,
+    maxConnections: c.STOREMAP_MAX_CONNECTIONS,
     imageCacheBytes: c.STOREMAP_IMAGE_CACHE_BYTES,
     testHooks: c.STOREMAP_TEST_HOOKS === '1',
   };

@@ -16,6 +16,8 @@ export type Resolved = Binding.Resolved;
 export type Renderer = Binding.Renderer;
 export type RenderRequest = Binding.RenderRequest;
 export type RenderResponse = Binding.RenderResponse;
+/** Why the addon did no work (`refused` of a response): the enum's values. */
+export type RefusalReason = `${Binding.Refusal}`;
 
 export class NativeError extends Error {
   constructor(

@@ -12,6 +12,8 @@ import { Billing } from './services/billing.ts';
 import { KeyStore } from './services/keys.ts';
 import { ImageCache } from './services/image-cache.ts';
 import { NativePool } from './services/native-pool.ts';
+import { PendingResponses } from './services/pending-responses.ts';
+import { limitFreeEndpoints } from './http/free-limit.ts';
 import { UsageReports } from './services/usage.ts';
 import * as docs from './routes/docs.ts';
 import * as brands from './routes/brands.ts';
@@ -40,6 +42,9 @@ export interface ApiDeps {
   billing: Billing;
   limiter: RateLimiter;
   pool: NativePool;
+  /** Per client address, for the free endpoints. */
+  freeLimiter: RateLimiter;
+  pending: PendingResponses;
   images: ImageCache;
   usage: UsageReports;
   db: DB;
@@ -54,9 +59,11 @@ export function createServer(deps: Deps): restify.Server {
     store: deps.store,
     renderer: deps.renderer,
     keys: new KeyStore(deps.db, now),
-    billing: new Billing(deps.db, now),
+    billing: new Billing(deps.db, now, deps.config.usageFlushMs),
     limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
-    pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue),
+    pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue, deps.config.nativeKeyShare),
+    freeLimiter: new RateLimiter(deps.config.freeRateLimit, deps.config.freeRateBurst, now),
+    pending: new PendingResponses(deps.config.maxPendingResponseBytes),
     images: new ImageCache(deps.config.imageCacheBytes),
     usage: new UsageReports(deps.db),
     db: deps.db,
@@ -64,6 +71,8 @@ export function createServer(deps: Deps): restify.Server {
     log: deps.log ?? ((line) => console.error(line)),
   };
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });
+  applyServerLimits(server, deps.config);
+  server.use(limitFreeEndpoints(api));
   server.get(
     '/healthz',
     jsonRoute(api, () => {
@@ -88,7 +97,40 @@ export function createServer(deps: Deps): restify.Server {
   };
   server.on('NotFound', answer('NOT_FOUND', 'No such endpoint.'));
   server.on('MethodNotAllowed', answer('METHOD_NOT_ALLOWED'));
+  keepLedger(server, api);
   return server;
+}
+
+/** Node's own limits on the listening server: slow senders, idle sockets, connection count. */
+function applyServerLimits(server: restify.Server, config: Config): void {
+  const http = server.server;
+  http.headersTimeout = config.headersTimeoutMs;
+  http.requestTimeout = config.receiveTimeoutMs;
+  http.keepAliveTimeout = config.keepAliveTimeoutMs;
+  http.maxConnections = config.maxConnections;
+  http.setTimeout(config.idleTimeoutMs);
+}
+
+/** How often raw usage rows past their keeping time are deleted. */
+export const PRUNE_EVERY_MS = 3_600_000;
+
+/** The ledger's upkeep while the server listens: old raw usage rows pruned at start and every
+ * hour; refused requests still counted in memory written when it closes. */
+function keepLedger(server: restify.Server, api: ApiDeps): void {
+  const prune = () =>
+    void api.billing.pruneUsage().then(
+      (n) => n > 0 && api.log(`usage: pruned ${n} raw rows past the keeping time (rollups kept)`),
+      (e: unknown) => api.log(`usage: pruning failed, retried in an hour: ${e instanceof Error ? e.message : String(e)}`),
+    );
+  let timer: NodeJS.Timeout | undefined;
+  server.server.once('listening', () => {
+    prune();
+    timer = setInterval(prune, PRUNE_EVERY_MS).unref();
+  });
+  server.server.once('close', () => {
+    clearInterval(timer);
+    void api.billing.flushRejected().catch((e: unknown) => api.log(`usage: refused requests not written: ${e instanceof Error ? e.message : String(e)}`));
+  });
 }
 
 /** Listens, and resolves with the bound address (port 0 picks a free port). */

@@ -10,6 +10,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -112,6 +113,35 @@ pub struct QueryRequest {
     pub limit: Option<u32>,
     /// The envelope's `brand`; defaults to the brand names joined.
     pub brand_label: Option<String>,
+    /// Price before work: when more rows than this would be served, nothing is serialized or
+    /// drawn and the response says `refused: "credits"` with the count (the caller's balance
+    /// cannot pay for them). The caller turns its balance into rows; no rule about credits
+    /// lives here.
+    pub max_rows: Option<u32>,
+    /// Milliseconds from the call the work may take: past them it is abandoned at the next
+    /// step (`refused: "deadline"`), and work that starts late never starts.
+    pub time_budget_ms: Option<u32>,
+}
+
+/// Why a call did no work: answered as data, with the count that was reached.
+#[napi(string_enum)]
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// More rows than `max_rows`.
+    #[napi(value = "credits")]
+    Credits,
+    /// `time_budget_ms` ran out.
+    #[napi(value = "deadline")]
+    Deadline,
+}
+
+/// When a request's time runs out, measured from the moment its task was made.
+fn deadline_of(req: &QueryRequest) -> Option<Instant> {
+    req.time_budget_ms.map(|ms| Instant::now() + Duration::from_millis(ms as u64))
+}
+
+fn passed(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 #[napi(object)]
@@ -126,6 +156,8 @@ pub struct QueryResponse {
     pub sources: Vec<String>,
     /// The filter as text.
     pub region: String,
+    /// Set when no work was done; `body` is then empty and `count` what would have been served.
+    pub refused: Option<Refusal>,
 }
 
 pub struct QueryOutput {
@@ -134,6 +166,18 @@ pub struct QueryOutput {
     total: u32,
     sources: Vec<String>,
     region: String,
+    refused: Option<Refusal>,
+}
+
+impl QueryOutput {
+    fn refused(why: Refusal, count: u32, total: u32, region: String) -> QueryOutput {
+        QueryOutput { body: Vec::new(), count, total, sources: Vec::new(), region, refused: Some(why) }
+    }
+}
+
+/// `max_rows` exceeded: the caller cannot pay for `count` rows.
+fn over_budget(req: &QueryRequest, count: u32) -> bool {
+    count > 0 && req.max_rows.is_some_and(|m| count > m)
 }
 
 /// The request's brands checked against the snapshot and its filters as core filters: the one
@@ -157,9 +201,12 @@ fn filters_of(snap: &Snapshot, req: &QueryRequest, verified_only: bool) -> Resul
     })
 }
 
-fn query_impl(snap: &Snapshot, req: &QueryRequest) -> Result<QueryOutput> {
+fn query_impl(snap: &Snapshot, req: &QueryRequest, deadline: Option<Instant>) -> Result<QueryOutput> {
     let format = Format::parse(&req.format).ok_or_else(|| invalid(format!("format must be json, csv or geojson, not {}", req.format)))?;
     let filters = filters_of(snap, req, req.verified_only)?;
+    if passed(deadline) {
+        return Ok(QueryOutput::refused(Refusal::Deadline, 0, 0, filters.region_text()));
+    }
     let mut rows = Vec::new();
     let mut sources = storemap_core::SourceMask::default();
     for &b in &req.brands {
@@ -176,28 +223,33 @@ fn query_impl(snap: &Snapshot, req: &QueryRequest) -> Result<QueryOutput> {
             m
         });
     }
+    let count = rows.len() as u32;
+    for why in [over_budget(req, count).then_some(Refusal::Credits), passed(deadline).then_some(Refusal::Deadline)].into_iter().flatten() {
+        return Ok(QueryOutput::refused(why, count, total, filters.region_text()));
+    }
     let label = req.brand_label.clone().unwrap_or_else(|| req.brands.iter().map(|&b| snap.brands()[b as usize].name.as_str()).collect::<Vec<_>>().join(", "));
     let region = filters.region_text();
     let opts = WriteOptions { provenance: req.include_provenance.unwrap_or(false), brand_label: label, region: region.clone() };
     let body = storemap_core::write_rows(snap, &rows, format, &opts);
-    Ok(QueryOutput { body, count: rows.len() as u32, total, sources: sources.iter().map(|s| s.as_str().to_string()).collect(), region })
+    Ok(QueryOutput { body, count, total, sources: sources.iter().map(|s| s.as_str().to_string()).collect(), region, refused: None })
 }
 
 fn to_response(o: QueryOutput) -> QueryResponse {
     // Buffer::from(Vec<u8>) hands the allocation to JS without a copy.
-    QueryResponse { body: o.body.into(), count: o.count, total: o.total, sources: o.sources, region: o.region }
+    QueryResponse { body: o.body.into(), count: o.count, total: o.total, sources: o.sources, region: o.region, refused: o.refused }
 }
 
 pub struct QueryTask {
     snap: Arc<Snapshot>,
     req: QueryRequest,
+    deadline: Option<Instant>,
 }
 
 impl Task for QueryTask {
     type Output = QueryOutput;
     type JsValue = QueryResponse;
     fn compute(&mut self) -> Result<QueryOutput> {
-        guarded(|| query_impl(&self.snap, &self.req))
+        guarded(|| query_impl(&self.snap, &self.req, self.deadline))
     }
     fn resolve(&mut self, _env: Env, output: QueryOutput) -> Result<QueryResponse> {
         Ok(to_response(output))
@@ -240,37 +292,44 @@ impl Store {
 
     /// The snapshot's metadata and size, as JSON.
     #[napi]
-    pub fn info(&self) -> serde_json::Value {
-        let s = &self.inner;
-        let mut v = serde_json::to_value(s.meta()).unwrap_or_default();
-        if let Some(o) = v.as_object_mut() {
-            o.insert("rows".into(), s.row_count().into());
-            o.insert("brands".into(), s.brands().len().into());
-            o.insert("tickers".into(), s.tickers().len().into());
-        }
-        v
+    pub fn info(&self) -> Result<serde_json::Value> {
+        guarded(|| {
+            let s = &self.inner;
+            let mut v = serde_json::to_value(s.meta()).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert("rows".into(), s.row_count().into());
+                o.insert("brands".into(), s.brands().len().into());
+                o.insert("tickers".into(), s.tickers().len().into());
+            }
+            Ok(v)
+        })
     }
 
     #[napi]
-    pub fn resolve(&self, name: String) -> Option<Resolved> {
-        let r = self.inner.aliases().resolve(&name)?;
-        Some(Resolved { brand: r.brand, name: self.inner.brands()[r.brand as usize].name.clone(), by: r.by.as_str().into() })
+    pub fn resolve(&self, name: String) -> Result<Option<Resolved>> {
+        guarded(|| {
+            Ok(self.inner.aliases().resolve(&name).map(|r| Resolved { brand: r.brand, name: self.inner.brands()[r.brand as usize].name.clone(), by: r.by.as_str().into() }))
+        })
     }
 
     #[napi]
-    pub fn is_ticker(&self, text: String) -> bool {
-        self.inner.aliases().is_ticker(&text)
+    pub fn is_ticker(&self, text: String) -> Result<bool> {
+        guarded(|| Ok(self.inner.aliases().is_ticker(&text)))
     }
 
     /// Close matches for a name that resolves to nothing, best first.
     #[napi]
-    pub fn suggest(&self, name: String, limit: Option<u32>) -> Vec<BrandInfo> {
-        self.inner.aliases().suggest(&name, limit.unwrap_or(5) as usize).into_iter().map(|s| self.brand_info(s.brand)).collect()
+    pub fn suggest(&self, name: String, limit: Option<u32>) -> Result<Vec<BrandInfo>> {
+        guarded(|| Ok(self.inner.aliases().suggest(&name, limit.unwrap_or(5) as usize).into_iter().map(|s| self.brand_info(s.brand)).collect()))
     }
 
     /// Storefronts the data formats serve, by country, most first (ties by code).
     #[napi]
     pub fn country_counts(&self, index: u32) -> Result<Vec<CountryCount>> {
+        guarded(|| self.country_counts_impl(index))
+    }
+
+    fn country_counts_impl(&self, index: u32) -> Result<Vec<CountryCount>> {
         let snap = &self.inner;
         let b = snap.brands().get(index as usize).ok_or_else(|| invalid(format!("no brand {index}")))?;
         let mut counts: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
@@ -285,8 +344,8 @@ impl Store {
     }
 
     #[napi]
-    pub fn brand(&self, index: u32) -> Option<BrandInfo> {
-        ((index as usize) < self.inner.brands().len()).then(|| self.brand_info(index))
+    pub fn brand(&self, index: u32) -> Result<Option<BrandInfo>> {
+        guarded(|| Ok(((index as usize) < self.inner.brands().len()).then(|| self.brand_info(index))))
     }
 
     fn brand_info(&self, index: u32) -> BrandInfo {
@@ -305,12 +364,12 @@ impl Store {
     /// Runs a query on the libuv pool; the rows come back serialized in one Buffer.
     #[napi(ts_return_type = "Promise<QueryResponse>")]
     pub fn query(&self, req: QueryRequest) -> AsyncTask<QueryTask> {
-        AsyncTask::new(QueryTask { snap: self.inner.clone(), req })
+        AsyncTask::new(QueryTask { snap: self.inner.clone(), deadline: deadline_of(&req), req })
     }
 
     #[napi]
     pub fn query_sync(&self, req: QueryRequest) -> Result<QueryResponse> {
-        guarded(|| query_impl(&self.inner, &req)).map(to_response)
+        guarded(|| query_impl(&self.inner, &req, deadline_of(&req))).map(to_response)
     }
 }
 
@@ -423,6 +482,8 @@ pub struct RenderResponse {
     pub region: String,
     /// The focus map's country, "auto" resolved.
     pub focus_country: Option<String>,
+    /// Set when nothing was drawn; `body` is then empty.
+    pub refused: Option<Refusal>,
 }
 
 /// The focus request as the renderer's spec; "auto" is the country most served rows are in.
@@ -454,7 +515,7 @@ fn focus_spec(snap: &Snapshot, f: &FocusRequest, rows: &[u32]) -> Result<storema
     })
 }
 
-fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &storemap_render::Themes, req: &RenderRequest) -> Result<RenderOutput> {
+fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &storemap_render::Themes, req: &RenderRequest, deadline: Option<Instant>) -> Result<RenderOutput> {
     use storemap_render::{ImageFormat, MapRequest, MarkerGroup, Viewport};
     let format = match req.format.as_str() {
         "png" => ImageFormat::Png,
@@ -464,6 +525,9 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
     let q = &req.query;
     // Images draw every reconciled row, community-map rows included.
     let filters = filters_of(snap, q, false)?;
+    if passed(deadline) {
+        return Ok(RenderOutput { out: QueryOutput::refused(Refusal::Deadline, 0, 0, filters.region_text()), focus_country: None });
+    }
     let colour = |s: &String| storemap_render::parse_hex(s).map_err(render_err);
     let mut groups = Vec::new();
     let mut sources = storemap_core::SourceMask::default();
@@ -497,7 +561,7 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
     let sources: Vec<String> = sources.iter().map(|s| s.as_str().to_string()).collect();
     if count == 0 {
         // Nothing to draw: the service answers 404 without an image.
-        return Ok(RenderOutput { out: QueryOutput { body: Vec::new(), count, total, sources, region }, focus_country: None });
+        return Ok(RenderOutput { out: QueryOutput { body: Vec::new(), count, total, sources, region, refused: None }, focus_country: None });
     }
     let focus = req.focus.as_ref().map(|f| focus_spec(snap, f, &served)).transpose()?;
     let focus_country = focus.as_ref().map(|f| f.country.clone());
@@ -514,9 +578,19 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
         heatmap: req.heatmap.unwrap_or(false),
         legend: req.legend.unwrap_or(false),
         focus,
+        deadline,
     };
-    let body = storemap_render::render(basemap, themes, &map).map_err(render_err)?;
-    Ok(RenderOutput { out: QueryOutput { body, count, total, sources, region }, focus_country })
+    // In the contract's order: a request beyond the work bound is invalid (400) whatever the
+    // balance; then the price; then the drawing.
+    storemap_render::admit(&map).map_err(render_err)?;
+    if over_budget(q, count) {
+        return Ok(RenderOutput { out: QueryOutput::refused(Refusal::Credits, count, total, region), focus_country });
+    }
+    let body = match storemap_render::render(basemap, themes, &map) {
+        Err(storemap_render::RenderError::DeadlinePassed) => return Ok(RenderOutput { out: QueryOutput::refused(Refusal::Deadline, count, total, region), focus_country }),
+        r => r.map_err(render_err)?,
+    };
+    Ok(RenderOutput { out: QueryOutput { body, count, total, sources, region, refused: None }, focus_country })
 }
 
 pub struct RenderOutput {
@@ -526,7 +600,7 @@ pub struct RenderOutput {
 
 fn to_render_response(o: RenderOutput) -> RenderResponse {
     let RenderOutput { out, focus_country } = o;
-    RenderResponse { body: out.body.into(), count: out.count, total: out.total, sources: out.sources, region: out.region, focus_country }
+    RenderResponse { body: out.body.into(), count: out.count, total: out.total, sources: out.sources, region: out.region, focus_country, refused: out.refused }
 }
 
 pub struct RenderTask {
@@ -534,13 +608,14 @@ pub struct RenderTask {
     basemap: Arc<storemap_render::Basemap>,
     themes: Arc<storemap_render::Themes>,
     req: RenderRequest,
+    deadline: Option<Instant>,
 }
 
 impl Task for RenderTask {
     type Output = RenderOutput;
     type JsValue = RenderResponse;
     fn compute(&mut self) -> Result<RenderOutput> {
-        guarded(|| render_impl(&self.snap, &self.basemap, &self.themes, &self.req))
+        guarded(|| render_impl(&self.snap, &self.basemap, &self.themes, &self.req, self.deadline))
     }
     fn resolve(&mut self, _env: Env, o: RenderOutput) -> Result<RenderResponse> {
         Ok(to_render_response(o))
@@ -553,7 +628,7 @@ impl Renderer {
     /// as one Buffer.
     #[napi(ts_return_type = "Promise<RenderResponse>")]
     pub fn render(&self, store: &Store, req: RenderRequest) -> AsyncTask<RenderTask> {
-        AsyncTask::new(RenderTask { snap: store.inner.clone(), basemap: self.basemap.clone(), themes: self.themes.clone(), req })
+        AsyncTask::new(RenderTask { snap: store.inner.clone(), basemap: self.basemap.clone(), themes: self.themes.clone(), deadline: deadline_of(&req.query), req })
     }
 
     /// Draws and encodes a small map with a label and a marker on the libuv pool: the status
@@ -565,7 +640,7 @@ impl Renderer {
 
     #[napi]
     pub fn render_sync(&self, store: &Store, req: RenderRequest) -> Result<RenderResponse> {
-        Ok(to_render_response(guarded(|| render_impl(&store.inner, &self.basemap, &self.themes, &req))?))
+        Ok(to_render_response(guarded(|| render_impl(&store.inner, &self.basemap, &self.themes, &req, deadline_of(&req.query)))?))
     }
 }
 

@@ -32,6 +32,9 @@ export async function snapshotDir(t: ExecutionContext): Promise<string> {
   return dir;
 }
 
+/** Tests send many requests from one address; the per-address limit is tested on its own. */
+export const UNTHROTTLED = { STOREMAP_FREE_RATE_LIMIT: '1000000', STOREMAP_FREE_RATE_BURST: '1000000' };
+
 export interface ChildServer {
   base: string;
   child: ChildProcess;
@@ -50,7 +53,7 @@ export async function startServe(
   const port = await freePort();
   const child = spawn(process.execPath, [CLI, 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), STOREMAP_DATA_DIR: opts.dataDir, STOREMAP_DB: opts.dbPath, ...opts.env },
+    env: { ...process.env, ...UNTHROTTLED, HOST: '127.0.0.1', PORT: String(port), STOREMAP_DATA_DIR: opts.dataDir, STOREMAP_DB: opts.dbPath, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -11,6 +11,7 @@ import { createServer, listen } from '../../ts/server.ts';
 import { KeyStore } from '../../ts/services/keys.ts';
 import { StoreHolder } from '../../ts/store-holder.ts';
 import { testDataDir, testStore } from './dataset.ts';
+import { UNTHROTTLED } from './child.ts';
 
 export interface TestServer {
   base: string;
@@ -19,6 +20,9 @@ export interface TestServer {
   dbPath: string;
   keys: KeyStore;
   store: StoreHolder;
+  /** Closes the server as a shutdown does (refusals counted in memory are written); the
+   * database stays open for the test to read. */
+  stop(): Promise<void>;
 }
 
 export async function startServer(
@@ -27,22 +31,19 @@ export async function startServer(
 ): Promise<TestServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-server-'));
   const dbPath = opts.dbPath ?? path.join(dir, 'storemap.db');
-  const config = loadConfig({ ...process.env, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
+  const config = loadConfig({ ...process.env, ...UNTHROTTLED, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
   const db = openDatabase(dbPath);
   const store = new StoreHolder(testStore());
   // Off only to test a server that cannot draw (the status endpoint's degraded case).
   const renderer = opts.renderer === false ? undefined : loadRenderer(path.join(testDataDir(), 'reference'));
   const server = createServer({ config, store, db, renderer, now: opts.now, log: () => {} });
   const base = await listen(server, '127.0.0.1', 0);
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) =>
-        server.close(() => {
-          db.close();
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        }),
-      ),
-  );
-  return { base, config, db, dbPath, keys: new KeyStore(db, opts.now), store };
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= new Promise<void>((resolve) => server.close(() => resolve())));
+  t.teardown(async () => {
+    await stop();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { base, config, db, dbPath, keys: new KeyStore(db, opts.now), store, stop };
 }

@@ -79,6 +79,22 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       END;
     `,
   },
+  {
+    // One usage row may stand for several requests: refused ones (429) are counted in memory
+    // and written as one row per key each second, so a flood of them costs the ledger almost
+    // nothing. The rollup adds the row's count.
+    version: 4,
+    sql: `
+      ALTER TABLE usage ADD COLUMN requests INTEGER NOT NULL DEFAULT 1 CHECK (requests >= 1);
+      DROP TRIGGER usage_rollup;
+      CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
+        INSERT INTO usage_daily (key_id, day, status, format, requests, credits)
+          VALUES (NEW.key_id, NEW.at / 86400000, COALESCE(NEW.status, -1), COALESCE(NEW.format, ''), NEW.requests, NEW.credits)
+          ON CONFLICT (key_id, day, status, format)
+          DO UPDATE SET requests = requests + excluded.requests, credits = credits + excluded.credits;
+      END;
+    `,
+  },
 ];
 
 /**

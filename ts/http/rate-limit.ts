@@ -9,6 +9,9 @@ export interface RateDecision {
   retryAfterS: number;
 }
 
+/** Buckets kept before full ones are dropped (a full bucket is the same as none). */
+const MAX_BUCKETS = 10_000;
+
 export class RateLimiter {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
   constructor(
@@ -19,6 +22,7 @@ export class RateLimiter {
 
   take(key: string): RateDecision {
     const t = this.now();
+    if (this.#buckets.size >= MAX_BUCKETS) this.#sweep(t);
     const b = this.#buckets.get(key) ?? { tokens: this.burst, at: t };
     b.tokens = Math.min(this.burst, b.tokens + ((t - b.at) / 1000) * this.rate);
     b.at = t;
@@ -32,5 +36,13 @@ export class RateLimiter {
       resetS: Math.ceil((this.burst - b.tokens) / this.rate),
       retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / this.rate)),
     };
+  }
+
+  /** Drops buckets that have refilled: a flood of distinct addresses cannot grow the map
+   * past what its refill time allows. */
+  #sweep(t: number): void {
+    for (const [k, b] of this.#buckets) {
+      if (b.tokens + ((t - b.at) / 1000) * this.rate >= this.burst) this.#buckets.delete(k);
+    }
   }
 }

@@ -36,6 +36,8 @@ export function mount(server: Server, deps: ApiDeps): void {
     const params = new URL(req.url ?? '/', 'http://x').searchParams;
     const ms = Math.min(Number(params.get('ms') ?? 100) || 100, 10_000);
     const gate = params.get('gate');
+    // A pool owner, as a key would be one: fair-share tests hold one owner's share.
+    const owner = params.get('owner') ?? undefined;
     let answered = false;
     const answer = (f: () => void) => {
       if (answered) return;
@@ -54,6 +56,7 @@ export function mount(server: Server, deps: ApiDeps): void {
               r();
             });
           }),
+        { owner },
       );
       answer(() => res.json({ slept_ms: ms }));
     } catch (e) {

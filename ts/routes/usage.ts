@@ -23,6 +23,6 @@ export function mount(server: Server, deps: ApiDeps): void {
       new ApiError('INVALID_REQUEST', `Invalid query: ${field}: ${message}.`, { details: [{ field, message }] });
     if (from > to) throw bad('from', 'from must not be after to');
     if (to - from > MAX_WINDOW_DAYS * DAY_MS) throw bad('from', `the window is at most ${MAX_WINDOW_DAYS} days`);
-    return deps.usage.report(key.id, from, to);
+    return deps.usage.report(key.id, from, to, deps.billing.pendingRejected(key.id));
   }));
 }

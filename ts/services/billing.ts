@@ -5,6 +5,13 @@
 // the free usage report writes none: the report is about the billable API).
 import { retryBusy, type DB } from '../db/database.ts';
 import { PLAN_RULES, type ApiKey } from './keys.ts';
+import { DAY_MS, MAX_WINDOW_DAYS } from './usage.ts';
+
+/** Raw usage rows are kept this long (the longest report window plus its partial first day);
+ * the daily rollups, which reports read for whole days, are kept for good. */
+export const RAW_USAGE_KEEP_MS = (MAX_WINDOW_DAYS + 1) * DAY_MS;
+/** Rows one pruning transaction deletes: short enough never to hold the write lock long. */
+const PRUNE_BATCH = 5000;
 
 export interface UsageEntry {
   endpoint: string;
@@ -19,14 +26,84 @@ export class Billing {
   readonly #balance;
   readonly #state;
   readonly #debit;
+  readonly #insertMany;
+  readonly #prune;
+  /** Refused requests not yet written: key id → entry and count. */
+  readonly #rejected = new Map<string, { entry: UsageEntry; at: number; n: number }>();
+  #flushTimer: NodeJS.Timeout | undefined;
   constructor(
     private readonly db: DB,
     private readonly now: () => number = Date.now,
+    /** Refused requests are written at most this often (one row per key with their count). */
+    private readonly flushMs = 1000,
   ) {
     this.#insertUsage = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, ?, ?, ?)');
     this.#balance = db.prepare<[string], { credits: number }>('SELECT credits FROM api_keys WHERE id = ?');
     this.#state = db.prepare<[string], { credits: number; revoked_at: number | null }>('SELECT credits, revoked_at FROM api_keys WHERE id = ?');
     this.#debit = db.prepare('UPDATE api_keys SET credits = credits - ? WHERE id = ? AND credits >= ?');
+    this.#insertMany = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES (?, ?, ?, ?, ?, 0, ?)');
+    // Oldest first by rowid, which follows time: the scan stops after one batch of old rows.
+    this.#prune = db.prepare('DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE at < ? ORDER BY id LIMIT ?)');
+  }
+
+  /**
+   * A refused request (429): counted in memory, written with the others of its key as one
+   * row within `flushMs`; reports count them meanwhile from memory (`pendingRejected`). A flood of refusals costs no write each; a crash loses at
+   * most a second of their count (they were never charged).
+   */
+  countRejected(key: ApiKey, entry: UsageEntry): void {
+    const pending = this.#rejected.get(key.id);
+    if (pending) pending.n++;
+    else this.#rejected.set(key.id, { entry, at: this.now(), n: 1 });
+    this.#flushTimer ??= setTimeout(() => void this.flushRejected().catch(() => {}), this.flushMs).unref();
+  }
+
+  /** The refusals of a key counted but not yet written, as usage groups. */
+  pendingRejected(keyId: string): { at: number; status: number | null; format: string | null; n: number }[] {
+    const r = this.#rejected.get(keyId);
+    return r ? [{ at: r.at, status: r.entry.status, format: r.entry.format, n: r.n }] : [];
+  }
+
+  /** Writes the counted refusals (also at shutdown). A busy ledger keeps them for the next try. */
+  async flushRejected(): Promise<void> {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#rejected.size === 0) return;
+    const batch = [...this.#rejected];
+    this.#rejected.clear();
+    try {
+      await retryBusy(
+        () =>
+          this.db.transaction(() => {
+            for (const [keyId, r] of batch) this.#insertMany.run(keyId, r.at, r.entry.endpoint, r.entry.status, r.entry.format, r.n);
+          })(),
+        this.now,
+      );
+    } catch (e) {
+      // Kept, not lost: merged back, written with the next flush.
+      for (const [keyId, r] of batch) {
+        const now = this.#rejected.get(keyId);
+        if (now) now.n += r.n;
+        else this.#rejected.set(keyId, r);
+      }
+      this.#flushTimer ??= setTimeout(() => void this.flushRejected().catch(() => {}), this.flushMs).unref();
+      throw e;
+    }
+  }
+
+  /**
+   * Deletes raw usage rows older than `RAW_USAGE_KEEP_MS`, in small transactions with the
+   * event loop free between them; the rollups keep their counts. Returns the rows deleted.
+   */
+  async pruneUsage(): Promise<number> {
+    const before = Math.floor((this.now() - RAW_USAGE_KEEP_MS) / DAY_MS) * DAY_MS;
+    let deleted = 0;
+    for (;;) {
+      const n = await retryBusy(() => this.#prune.run(before, PRUNE_BATCH).changes, this.now);
+      deleted += n;
+      if (n < PRUNE_BATCH) return deleted;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** Takes `cost` credits and records the usage row with `entry.status`; on a short balance

@@ -25,3 +25,18 @@ export function creditsFor(resultCount: number, format: Format): number {
 
 /** Below this balance responses carry X-Credits-Low: true. */
 export const LOW_CREDIT_THRESHOLD = 50;
+
+/**
+ * The most rows a balance pays for in `format`: what the addon may serve before it stops
+ * without serializing or drawing anything (price before work). Undefined when the balance
+ * pays for any count.
+ */
+export function affordableRows(balance: number, format: Format): number | undefined {
+  const multiplier = (IMAGE_FORMATS as readonly string[]).includes(format) ? 2 : 1;
+  let rows = 0;
+  for (const t of TIERS) {
+    if (t.credits * multiplier > balance) return rows;
+    rows = t.upTo;
+  }
+  return undefined;
+}

@@ -1,34 +1,132 @@
 // Bounds concurrent heavy native calls: at most `size` run at once (the libuv pool has four
 // threads, and a fifth call would only queue there, out of sight), at most `queue` wait; past
 // that a request is refused at once instead of piling up.
+//
+// Fair share: each owner (an API key) may hold at most `ownerShare` of the running slots and of
+// the queue, and a freed slot goes to the next owner in turn, not to the longest queue. One key
+// flooding the service fills its own share and gets 503s while every other key's requests keep
+// starting. A waiting task whose request is abandoned (its client hung up, its time ran out) is
+// taken out of the queue at once and never starts.
 import { ApiError } from '../http/errors.ts';
+
+export interface PoolTicket {
+  /** Who the work is for; tasks without an owner share one anonymous owner. */
+  owner?: string;
+  /** Aborted when the request no longer wants the work: a waiting task is dropped. */
+  signal?: AbortSignal;
+}
+
+interface Waiter {
+  start: () => void;
+}
+
+interface Owner {
+  running: number;
+  waiting: Waiter[];
+}
+
+/** The error a task that was dropped from the queue rejects with: the signal's reason. */
+function abandoned(signal: AbortSignal): unknown {
+  return signal.reason ?? new ApiError('TIMEOUT');
+}
 
 export class NativePool {
   #running = 0;
-  readonly #waiting: (() => void)[] = [];
+  #waiting = 0;
+  readonly #owners = new Map<string, Owner>();
+  /** Owners with waiting tasks, in turn order. */
+  readonly #turns: string[] = [];
+
   constructor(
     readonly size: number,
     readonly queue: number,
+    /** The part of the slots and of the queue one owner may hold (0-1). */
+    readonly ownerShare = 0.5,
   ) {}
 
-  get depth(): { running: number; waiting: number } {
-    return { running: this.#running, waiting: this.#waiting.length };
+  /** Slots one owner may run at once. */
+  get ownerSlots(): number {
+    return Math.max(1, Math.floor(this.size * this.ownerShare));
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#running >= this.size) {
-      if (this.#waiting.length >= this.queue) throw new ApiError('SERVICE_BUSY');
-      // The finishing task hands its slot straight over, so no newcomer can slip in between.
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    } else {
+  /** Tasks one owner may have waiting. */
+  get ownerQueue(): number {
+    return Math.max(1, Math.floor(this.queue * this.ownerShare));
+  }
+
+  get depth(): { running: number; waiting: number } {
+    return { running: this.#running, waiting: this.#waiting };
+  }
+
+  async run<T>(task: () => Promise<T>, ticket: PoolTicket = {}): Promise<T> {
+    const { signal } = ticket;
+    if (signal?.aborted) throw abandoned(signal);
+    const name = ticket.owner ?? '';
+    const owner = this.#owners.get(name) ?? { running: 0, waiting: [] };
+    this.#owners.set(name, owner);
+    if (this.#running < this.size && owner.running < this.ownerSlots && owner.waiting.length === 0) {
       this.#running++;
+      owner.running++;
+    } else {
+      if (this.#waiting >= this.queue || owner.waiting.length >= this.ownerQueue) {
+        this.#forget(name, owner);
+        throw new ApiError('SERVICE_BUSY', undefined, { headers: { 'Retry-After': '1' } });
+      }
+      await new Promise<void>((resolve, reject) => {
+        const waiter: Waiter = {
+          start: () => {
+            signal?.removeEventListener('abort', drop);
+            resolve();
+          },
+        };
+        const drop = () => {
+          const i = owner.waiting.indexOf(waiter);
+          if (i < 0) return;
+          owner.waiting.splice(i, 1);
+          this.#waiting--;
+          if (owner.waiting.length === 0) this.#turns.splice(this.#turns.indexOf(name), 1);
+          this.#forget(name, owner);
+          reject(abandoned(signal!));
+        };
+        signal?.addEventListener('abort', drop, { once: true });
+        if (owner.waiting.length === 0) this.#turns.push(name);
+        owner.waiting.push(waiter);
+        this.#waiting++;
+      });
     }
     try {
       return await task();
     } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#running--;
+      this.#running--;
+      owner.running--;
+      this.#forget(name, owner);
+      this.#dispatch();
     }
+  }
+
+  /** Hands free slots to waiting tasks, one owner after another. */
+  #dispatch(): void {
+    let passes = this.#turns.length;
+    while (this.#running < this.size && passes > 0) {
+      const name = this.#turns.shift()!;
+      const owner = this.#owners.get(name)!;
+      if (owner.running >= this.ownerSlots) {
+        // At its share: it waits for one of its own to finish; the next owner goes.
+        this.#turns.push(name);
+        passes--;
+        continue;
+      }
+      const next = owner.waiting.shift()!;
+      this.#waiting--;
+      this.#running++;
+      owner.running++;
+      if (owner.waiting.length > 0) this.#turns.push(name);
+      passes = this.#turns.length;
+      next.start();
+    }
+  }
+
+  #forget(name: string, owner: Owner): void {
+    if (owner.running === 0 && owner.waiting.length === 0) this.#owners.delete(name);
   }
 }

@@ -31,7 +31,7 @@ export class UsageReports {
   constructor(db: DB) {
     // [from, to) of raw rows; the window's end is made inclusive by the caller.
     this.#raw = db.prepare<[string, number, number], Group>(
-      `SELECT at / ${DAY_MS} AS day, status, format, COUNT(*) AS n, SUM(credits) AS credits
+      `SELECT at / ${DAY_MS} AS day, status, format, SUM(requests) AS n, SUM(credits) AS credits
          FROM usage WHERE key_id = ? AND at >= ? AND at < ?
         GROUP BY day, status, format`,
     );
@@ -54,8 +54,9 @@ export class UsageReports {
     ];
   }
 
-  /** The report for [from, to] (milliseconds); the caller has checked the window. */
-  report(keyId: string, from: number, to: number): UsageReport {
+  /** The report for [from, to] (milliseconds); the caller has checked the window. `pending`
+   * are requests counted but not yet written (refusals the ledger writes in batches). */
+  report(keyId: string, from: number, to: number, pending: { at: number; status: number | null; format: string | null; n: number }[] = []): UsageReport {
     const firstDay = Math.floor(from / DAY_MS);
     const lastDay = Math.floor(to / DAY_MS);
     const byDay = Array.from({ length: lastDay - firstDay + 1 }, (_, i) => ({
@@ -71,7 +72,8 @@ export class UsageReports {
     let total = 0;
     let errors = 0;
     let credits = 0;
-    for (const g of this.#groups(keyId, from, to)) {
+    const unwritten = pending.filter((p) => p.at >= from && p.at <= to).map((p) => ({ day: Math.floor(p.at / DAY_MS), status: p.status, format: p.format, n: p.n, credits: 0 }));
+    for (const g of [...this.#groups(keyId, from, to), ...unwritten]) {
       // A request is an error when it did not succeed; rows without a status count as neither.
       const failed = g.status !== null && g.status >= 400 ? g.n : 0;
       total += g.n;

@@ -19,6 +19,10 @@ pub enum RenderError {
     Shapes(String),
     #[error("encoding failed: {0}")]
     Encode(String),
+    #[error("{points} points of {each} px each would draw {} marker pixels; the limit is {max} (ask for fewer locations, a smaller marker_radius or scale)", points.saturating_mul(*each))]
+    TooMuchWork { points: u64, each: u64, max: u64 },
+    #[error("the request's time ran out before the map was finished")]
+    DeadlinePassed,
 }
 
 impl RenderError {
@@ -26,7 +30,9 @@ impl RenderError {
         match self {
             RenderError::InvalidSize { .. } | RenderError::InvalidColor(_) | RenderError::UnknownStyle(_) | RenderError::InvalidViewport(_)
             | RenderError::UnknownCountry(_)
-            | RenderError::InvalidFocus(_) => "INVALID_REQUEST",
+            | RenderError::InvalidFocus(_)
+            | RenderError::TooMuchWork { .. } => "INVALID_REQUEST",
+            RenderError::DeadlinePassed => "TIMEOUT",
             RenderError::Shapes(_) | RenderError::Encode(_) => "INTERNAL",
         }
     }

@@ -23,5 +23,5 @@ pub use color::parse_hex;
 pub use encode::ImageFormat;
 pub use error::{RenderError, Result};
 pub use focus::FocusSpec;
-pub use render::{encode_blank, render, MapRequest, MarkerGroup, COMPANY_PALETTE, MAX_SIDE};
+pub use render::{admit, encode_blank, render, MapRequest, MarkerGroup, COMPANY_PALETTE, MAX_MARKER_PIXELS, MAX_SIDE};
 pub use theme::{Theme, Themes};

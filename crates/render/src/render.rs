@@ -1,6 +1,8 @@
 //! One map, in drawing order: the background (a Web Mercator basemap, or a focus country
 //! alone), the data (markers or a heatmap), city labels, the legend, then the encoder.
 
+use std::time::Instant;
+
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
 use crate::basemap::Basemap;
@@ -22,6 +24,12 @@ pub const COMPANY_PALETTE: [&str; 5] = ["#2563EB", "#DC2626", "#16A34A", "#D9770
 
 /// Heatmap kernel radius at scale 1, in pixels.
 const HEAT_RADIUS: f32 = 24.0;
+
+/// The most pixels one map's markers (or heatmap kernels) may cover, summed over every point:
+/// about half a second of stamping on one core. It bounds what a single request can cost, so
+/// 43,000 markers at radius 64 and scale 4 (four minutes of drawing) are refused up front.
+/// The default marker (radius 5, scale 1) covers 225 px, so over a million points fit.
+pub const MAX_MARKER_PIXELS: u64 = 1 << 28;
 
 /// One company's markers (a single group for a brand; one per ticker).
 #[derive(Debug, Clone, Default)]
@@ -50,6 +58,9 @@ pub struct MapRequest {
     pub legend: bool,
     /// Draw one country alone instead of the basemap (the viewport is then the country's).
     pub focus: Option<FocusSpec>,
+    /// Give up (`DeadlinePassed`) when this passes: checked before each costly step (planning,
+    /// drawing, encoding), so a request its client stopped waiting for stops using a core.
+    pub deadline: Option<Instant>,
 }
 
 impl MapRequest {
@@ -68,6 +79,7 @@ impl MapRequest {
             heatmap: false,
             legend: false,
             focus: None,
+            deadline: None,
         }
     }
 }
@@ -182,6 +194,32 @@ impl Stamp {
     }
 }
 
+/// Pixels one point's marker (or heatmap kernel) covers: the side of its square, squared.
+fn point_pixels(req: &MapRequest) -> u64 {
+    let scale = req.scale as f32;
+    let side = if req.heatmap { (2.0 * HEAT_RADIUS * scale).ceil() } else { (2.0 * (req.marker_radius * scale + 1.2 * scale)).ceil() + 2.0 };
+    (side as u64).pow(2)
+}
+
+/// Whether the request may be drawn at all: its size, viewport and the work its points cost
+/// (see [`MAX_MARKER_PIXELS`]). Cheap: nothing is allocated. `render` checks it again.
+pub fn admit(req: &MapRequest) -> Result<(u32, u32)> {
+    let size = check(req)?;
+    let points: u64 = req.groups.iter().map(|g| g.points.len() as u64).sum();
+    let each = point_pixels(req);
+    if points.saturating_mul(each) > MAX_MARKER_PIXELS {
+        return Err(RenderError::TooMuchWork { points, each, max: MAX_MARKER_PIXELS });
+    }
+    Ok(size)
+}
+
+fn on_time(req: &MapRequest) -> Result<()> {
+    match req.deadline {
+        Some(d) if Instant::now() >= d => Err(RenderError::DeadlinePassed),
+        _ => Ok(()),
+    }
+}
+
 fn check(req: &MapRequest) -> Result<(u32, u32)> {
     let (w, h) = (req.width.saturating_mul(req.scale), req.height.saturating_mul(req.scale));
     if req.width == 0 || req.height == 0 || req.scale == 0 || w > MAX_SIDE || h > MAX_SIDE {
@@ -196,8 +234,9 @@ fn check(req: &MapRequest) -> Result<(u32, u32)> {
 }
 
 pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Vec<u8>> {
-    // Sizes are checked before any pixel buffer exists.
-    let (w, h) = check(req)?;
+    // Sizes and work are checked before any pixel buffer exists.
+    let (w, h) = admit(req)?;
+    on_time(req)?;
     let theme = themes.get(&req.style)?;
     let scale = req.scale as f32;
     let colors: Vec<[u8; 3]> = req
@@ -250,7 +289,9 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
             Scene::Mercator(cam, labels)
         }
     };
+    on_time(req)?;
     let density = if req.heatmap { heatmap::Density::new(&heat_points(req, &scene.projection(0)), w, h, HEAT_RADIUS * scale) } else { None };
+    on_time(req)?;
 
     // The image is cut into horizontal bands drawn at once on as many threads, each band a
     // picture of its own with its own camera: the background, the data (markers or a heatmap),
@@ -290,6 +331,7 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
     if let Some(l) = &legend {
         l.draw(&mut pixmap.as_mut(), theme);
     }
+    on_time(req)?;
     encode(pixmap, req.format, req.dpi)
 }
 

@@ -1,7 +1,7 @@
 //! Renderer integration tests: real encodes decoded again, pixels checked against arithmetic
 //! done here independently of the renderer's own projection code.
 
-use storemap_render::{render, Basemap, ImageFormat, MapRequest, MarkerGroup, Themes, Viewport};
+use storemap_render::{render, Basemap, ImageFormat, MapRequest, MarkerGroup, RenderError, Themes, Viewport};
 
 mod references;
 
@@ -135,4 +135,28 @@ fn oversized_requests_fail_before_any_pixel_buffer() {
     req.height = 1;
     req.scale = 1;
     assert!(render(&basemap(), &themes, &req).is_ok());
+}
+
+/// A marker of radius 64 at scale 4 covers a 524 px square (2 x (256 + 4.8) rounded up, plus
+/// 2 px of rim): 274,576 px. 2^28 px of marker work then admits 977 points and refuses 978.
+#[test]
+fn marker_work_is_bounded_before_drawing() {
+    let big = |n: usize| MapRequest { marker_radius: 64.0, scale: 4, ..request("light", Viewport::Auto, vec![(40.0, -100.0); n]) };
+    assert!(storemap_render::admit(&big(977)).is_ok());
+    let err = storemap_render::admit(&big(978)).unwrap_err();
+    assert_eq!(err.code(), "INVALID_REQUEST");
+    assert!(matches!(err, RenderError::TooMuchWork { points: 978, each: 274_576, max: 268_435_456 }), "{err:?}");
+    // render() refuses the same request before it allocates the image.
+    assert!(matches!(render(&basemap(), &Themes::from_json(THEMES).unwrap(), &big(978)), Err(RenderError::TooMuchWork { .. })));
+    // The default marker fits a million points.
+    assert!(storemap_render::admit(&request("light", Viewport::Auto, vec![(40.0, -100.0); 1_000_000])).is_ok());
+}
+
+#[test]
+fn a_passed_deadline_stops_the_render() {
+    let req = MapRequest { deadline: Some(std::time::Instant::now()), ..request("light", Viewport::Auto, vec![(40.0, -100.0)]) };
+    let err = render(&basemap(), &Themes::from_json(THEMES).unwrap(), &req).unwrap_err();
+    assert_eq!(err.code(), "TIMEOUT");
+    let later = MapRequest { deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(3600)), ..req };
+    assert!(render(&basemap(), &Themes::from_json(THEMES).unwrap(), &later).is_ok());
 }
