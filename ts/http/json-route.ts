@@ -4,17 +4,16 @@ import type { Request, Response } from 'restify';
 import type { ApiDeps } from '../server.ts';
 import { sendError, toApiError } from './errors.ts';
 
-/** Sends a JSON body, or the error any step threw. */
+/** Sends a JSON body, or the error any step threw (the handler may be async). */
 export function jsonRoute(deps: ApiDeps, handler: (req: Request, res: Response) => unknown) {
-  return (req: Request, res: Response, next: () => void) => {
+  return async (req: Request, res: Response) => {
     try {
-      const body = handler(req, res);
+      const body = await handler(req, res);
       res.status(200);
       res.header('content-type', 'application/json; charset=utf-8');
       res.end(JSON.stringify(body));
     } catch (e) {
       sendError(res, toApiError(e, deps.log));
     }
-    next();
   };
 }

@@ -8,40 +8,72 @@ import type { BrandSummary, BrandsPage, SearchResults } from '../http/responses.
 import { BrandsQuery, SearchQuery, SummaryQuery } from '../http/schemas.ts';
 import { directoryOf, suggestionsFor } from '../services/directory.ts';
 import type { ApiDeps } from '../server.ts';
+import { query, type Store } from '../native.ts';
 
 /** 1-5 capital letters, as typed: what a stock ticker looks like. */
 const TICKER_SHAPED = /^[A-Z]{1,5}$/;
 
+type Summary = Omit<z.infer<typeof BrandSummary>, 'matched_by'>;
+
+/**
+ * Brand summaries, made off the event loop (the country counts and the five sample rows are
+ * one native task on the pool, in the caller's address's share) and kept per snapshot: a
+ * brand's summary is made once per snapshot, however often it is asked for, and a new
+ * snapshot starts a new set.
+ */
+class Summaries {
+  #store: Store | undefined;
+  #made = new Map<number, Promise<Summary>>();
+
+  get(deps: ApiDeps, store: Store, brand: number, address: string | undefined): Promise<Summary> {
+    if (store !== this.#store) {
+      this.#store = store;
+      this.#made = new Map();
+    }
+    let made = this.#made.get(brand);
+    if (!made) {
+      made = deps.pool.run(() => make(deps, store, brand), { owner: `address:${address ?? 'unknown'}` });
+      this.#made.set(brand, made);
+      // A failure (a busy pool) is not kept: the next caller tries again.
+      made.catch(() => this.#made.get(brand) === made && this.#made.delete(brand));
+    }
+    return made;
+  }
+}
+
+async function make(deps: ApiDeps, store: Store, brand: number): Promise<Summary> {
+  const info = store.brand(brand)!;
+  const countries = store.countryCounts(brand);
+  const top = countries.slice(0, 5);
+  // One storefront from each of the top countries, so the sample shows the brand's reach.
+  const rows = await Promise.all(top.map((c) => query(store, { brands: [brand], format: 'json', verifiedOnly: true, country: c.country, limit: 1 })));
+  const sample = rows.flatMap((r) => (JSON.parse(r.body.toString()) as { locations: unknown[] }).locations);
+  return {
+    brand: info.name,
+    ticker: info.ticker ?? null,
+    location_count: info.locationCount,
+    country_count: countries.length,
+    top_countries: top.map((c) => ({ country: c.country, location_count: c.locationCount })),
+    sample: sample as Summary['sample'],
+    snapshot_version: (store.info() as { snapshot_version: string }).snapshot_version,
+  };
+}
+
 export function mount(server: Server, deps: ApiDeps): void {
+  const summaries = new Summaries();
   server.get('/api/v1/brands', jsonRoute(deps, (req): z.infer<typeof BrandsPage> => {
     const q = parseQuery(BrandsQuery, req);
     const page = directoryOf(deps.store.current).page(q.q, q.sort, q.limit, q.offset);
     return { total: page.total, limit: q.limit, offset: q.offset, count: page.brands.length, brands: page.brands };
   }));
 
-  server.get('/api/v1/brands/summary', jsonRoute(deps, (req): z.infer<typeof BrandSummary> => {
+  server.get('/api/v1/brands/summary', jsonRoute(deps, async (req): Promise<z.infer<typeof BrandSummary>> => {
     const q = parseQuery(SummaryQuery, req);
     const store = deps.store.current;
     const found = store.resolve(q.brand);
     if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.brand}".`, { suggestions: suggestionsFor(store, q.brand) });
-    const info = store.brand(found.brand)!;
-    const countries = store.countryCounts(found.brand);
-    const top = countries.slice(0, 5);
-    // One storefront from each of the top countries, so the sample shows the brand's reach.
-    const sample = top.flatMap((c) => {
-      const r = store.querySync({ brands: [found.brand], format: 'json', verifiedOnly: true, country: c.country, limit: 1 });
-      return (JSON.parse(r.body.toString()) as { locations: unknown[] }).locations;
-    });
-    return {
-      brand: info.name,
-      ticker: info.ticker ?? null,
-      matched_by: found.by as z.infer<typeof BrandSummary>['matched_by'],
-      location_count: info.locationCount,
-      country_count: countries.length,
-      top_countries: top.map((c) => ({ country: c.country, location_count: c.locationCount })),
-      sample: sample as z.infer<typeof BrandSummary>['sample'],
-      snapshot_version: deps.store.version,
-    };
+    const summary = await summaries.get(deps, store, found.brand, req.socket.remoteAddress);
+    return { ...summary, matched_by: found.by as z.infer<typeof BrandSummary>['matched_by'] };
   }));
 
   server.get('/api/v1/brands/search', jsonRoute(deps, (req): z.infer<typeof SearchResults> => {

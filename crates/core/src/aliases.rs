@@ -46,8 +46,12 @@ pub struct Suggestion {
 pub struct AliasIndex {
     keys: HashMap<String, (u32, ResolvedBy)>,
     tickers: HashMap<String, u32>,
-    /// One space-free key per brand with rows, for suggestions.
+    /// One space-free key per brand with rows, for suggestions, sorted: prefix matches are
+    /// one binary search and a run.
     suggest_keys: Vec<(String, u32)>,
+    /// `suggest_keys` positions by key length in chars: a query of length n compares only the
+    /// keys within the edit bound of n, never every brand.
+    by_len: Vec<Vec<u32>>,
     /// Rank of each brand when several share a key: more verified rows, then more rows.
     weight: Vec<(u32, u32)>,
 }
@@ -74,6 +78,14 @@ impl AliasIndex {
         }
         for t in tickers {
             idx.tickers.insert(t.ticker.to_uppercase(), t.brand);
+        }
+        idx.suggest_keys.sort();
+        for (pos, (key, _)) in idx.suggest_keys.iter().enumerate() {
+            let n = key.chars().count();
+            if idx.by_len.len() <= n {
+                idx.by_len.resize(n + 1, Vec::new());
+            }
+            idx.by_len[n].push(pos as u32);
         }
         idx
     }
@@ -143,20 +155,28 @@ impl AliasIndex {
             _ => 3,
         };
         let mut out: Vec<Suggestion> = Vec::new();
-        for (key, brand) in &self.suggest_keys {
-            let klen = key.chars().count();
-            let distance = if qlen >= 3 && key.starts_with(&q) && klen > qlen {
-                0
-            } else if klen.abs_diff(qlen) > max {
-                continue;
-            } else {
-                let d = strsim::damerau_levenshtein(&q, key) as u32;
-                if d as usize > max {
-                    continue;
+        // Longer names starting with the query: the sorted run from its first place.
+        if qlen >= 3 {
+            let first = self.suggest_keys.partition_point(|(k, _)| k.as_str() < q.as_str());
+            for (key, brand) in self.suggest_keys[first..].iter().take_while(|(k, _)| k.starts_with(&q)) {
+                if key.len() > q.len() {
+                    out.push(Suggestion { brand: *brand, distance: 0 });
                 }
-                d
-            };
-            out.push(Suggestion { brand: *brand, distance });
+            }
+        }
+        // Names within the edit bound: only the lengths it allows.
+        let lengths = qlen.saturating_sub(max)..=(qlen + max).min(self.by_len.len().saturating_sub(1));
+        for positions in self.by_len.get(lengths).into_iter().flatten() {
+            for &pos in positions {
+                let (key, brand) = &self.suggest_keys[pos as usize];
+                if qlen >= 3 && key.len() > q.len() && key.starts_with(&q) {
+                    continue; // a prefix match, found above
+                }
+                let d = strsim::damerau_levenshtein(&q, key);
+                if d <= max {
+                    out.push(Suggestion { brand: *brand, distance: d as u32 });
+                }
+            }
         }
         out.sort_by_key(|s| {
             let w = self.weight[s.brand as usize];
@@ -251,5 +271,53 @@ mod tests {
         let s = idx.suggest("taco", 5);
         assert_eq!(s.first().map(|s| (s.brand, s.distance)), Some((2, 0)));
         assert!(idx.suggest("zzzzzzzzzz", 5).is_empty());
+    }
+
+    /// The index answers exactly what comparing the query with every brand would: the
+    /// brute-force rule written out here, over many names and every query shape (prefixes,
+    /// typos, lengths from 1 to past the longest name, non-Latin text).
+    #[test]
+    fn the_index_finds_what_a_full_scan_finds() {
+        let names = [
+            "McDonald's", "Starbucks", "Star Market", "Stars", "Shell", "Shelly's", "KFC", "Kroger", "Taco Bell", "Tesco",
+            "Tesco Express", "Lidl", "Aldi", "7-Eleven", "Seven Oaks", "Carrefour", "Carrefour City", "ローソン", "Lawson", "Sbarro",
+        ];
+        let brands: Vec<BrandRecord> = names.iter().enumerate().map(|(i, n)| brand(n, &[], 10 + i as u32, 5 + i as u32)).collect();
+        let idx = AliasIndex::build(&brands, &[]);
+        let scan = |input: &str| -> Vec<u32> {
+            let q = normalize_name(input).replace(' ', "");
+            let qlen = q.chars().count();
+            if qlen == 0 {
+                return vec![];
+            }
+            let max = if qlen <= 3 { 1 } else if qlen <= 7 { 2 } else { 3 };
+            let mut hits: Vec<(u32, std::cmp::Reverse<(u32, u32)>, u32)> = Vec::new();
+            for (i, b) in brands.iter().enumerate() {
+                let key = normalize_name(&b.name).replace(' ', "");
+                let klen = key.chars().count();
+                let d = if qlen >= 3 && key.starts_with(&q) && klen > qlen { 0 } else { strsim::damerau_levenshtein(&q, &key) };
+                if d <= max {
+                    hits.push((d as u32, std::cmp::Reverse((b.verified_count, b.pool_count())), i as u32));
+                }
+            }
+            hits.sort();
+            let mut out: Vec<u32> = Vec::new();
+            for h in hits {
+                if !out.contains(&h.2) {
+                    out.push(h.2);
+                }
+            }
+            out.truncate(5);
+            out
+        };
+        let queries = [
+            "s", "st", "sta", "star", "starb", "starbux", "Starbuks", "shel", "shell", "sheel", "kfc", "kf", "krogr", "tesco", "tesc", "tescoexpres",
+            "lidl", "aldi", "aldl", "7 eleven", "seven", "carefour", "carrefourcity", "ローソ", "lawsn", "xyzzy", "a", "", "McDonalds", "mcdonalds",
+            "thisnameislongerthananybrandnameatall",
+        ];
+        for q in queries {
+            let got: Vec<u32> = idx.suggest(q, 5).iter().map(|s| s.brand).collect();
+            assert_eq!(got, scan(q), "query {q:?}");
+        }
     }
 }

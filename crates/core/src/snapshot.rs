@@ -19,7 +19,14 @@ use crate::strings::{PoolRelayout, StringPool, StringPoolBuilder};
 
 const MAGIC: &[u8; 8] = b"STOREMAP";
 /// Bumped whenever the layout changes; a server refuses snapshots of another version.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// Version 1 files (no checksum) still load, unverified, so an upgrade does not strand a
+/// snapshot; everything written now is version 2.
+const OLDEST_READABLE: u32 = 1;
+/// The last section of a version 2 file: the CRC-32 of every byte before it (the header,
+/// the section table with this entry, every other section), then four zero bytes. A file
+/// cut short or changed on disk fails to load instead of serving wrong rows.
+const CHECKSUM_SECTION: &str = "checksum";
 /// Stored in the time columns for "no value".
 pub(crate) const NULL_TIME: i64 = i64::MIN;
 
@@ -403,8 +410,10 @@ impl SectionWriter {
         self.raw(name, &bytes);
         Ok(())
     }
-    fn finish(self, path: &Path) -> Result<()> {
+    fn finish(mut self, path: &Path) -> Result<()> {
         let io = |e| CoreError::Io { path: path.display().to_string(), source: e };
+        // A placeholder, filled in once everything before it has been hashed.
+        self.raw(CHECKSUM_SECTION, &[0u8; 8]);
         let header_len = 16 + self.sections.len() * 32;
         let mut offset = align8(header_len);
         let mut table = Vec::with_capacity(header_len);
@@ -417,20 +426,51 @@ impl SectionWriter {
             table.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
             offset = align8(offset + bytes.len());
         }
-        let tmp = path.with_extension("tmp");
-        let file = std::fs::File::create(&tmp).map_err(io)?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        out.write_all(&table).map_err(io)?;
-        let mut written = table.len();
-        for (_, bytes) in &self.sections {
-            let pad = align8(written) - written;
-            out.write_all(&[0u8; 8][..pad]).map_err(io)?;
-            out.write_all(bytes).map_err(io)?;
-            written += pad + bytes.len();
+        // A temp file of this build alone: two builds into one folder never write one file.
+        let tmp = temp_path(path);
+        let written = (|| {
+            let file = std::fs::File::create(&tmp)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+            let mut crc = crc32fast::Hasher::new();
+            crc.update(&table);
+            out.write_all(&table)?;
+            let mut written = table.len();
+            let last = self.sections.len() - 1;
+            for (i, (_, bytes)) in self.sections.iter().enumerate() {
+                let pad = &[0u8; 8][..align8(written) - written];
+                crc.update(pad);
+                out.write_all(pad)?;
+                if i == last {
+                    let mut sum = [0u8; 8];
+                    sum[..4].copy_from_slice(&crc.clone().finalize().to_le_bytes());
+                    out.write_all(&sum)?;
+                } else {
+                    crc.update(bytes);
+                    out.write_all(bytes)?;
+                }
+                written += pad.len() + bytes.len();
+            }
+            out.into_inner().map_err(|e| e.into_error())?.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io(e));
         }
-        out.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })
     }
+}
+
+/// `<file>.<pid>.<nanos>-<n>.tmp` beside the snapshot: unique per process and per call.
+fn temp_path(path: &Path) -> std::path::PathBuf {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".{}.{nanos}-{n}.tmp", std::process::id()));
+    path.with_file_name(name)
 }
 
 fn align8(n: usize) -> usize {
@@ -450,8 +490,8 @@ impl<'a> SectionReader<'a> {
             return Err(bad("not a storemap snapshot (bad magic)"));
         }
         let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-        if version != FORMAT_VERSION {
-            return Err(bad(&format!("format version {version}, this build reads {FORMAT_VERSION}")));
+        if !(OLDEST_READABLE..=FORMAT_VERSION).contains(&version) {
+            return Err(bad(&format!("format version {version}, this build reads {OLDEST_READABLE} to {FORMAT_VERSION}")));
         }
         let n = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
         if n > 1024 || bytes.len() < 16 + n * 32 {
@@ -467,6 +507,18 @@ impl<'a> SectionReader<'a> {
                 return Err(bad(&format!("section {name} runs past the end of the file")));
             }
             table.insert(name, (off, len));
+        }
+        if version >= 2 {
+            let (off, len) = *table.get(CHECKSUM_SECTION).ok_or_else(|| bad("missing checksum"))?;
+            if len != 8 || off + len != bytes.len() {
+                return Err(bad("the checksum is not the file's last section"));
+            }
+            let stored = u32::from_le_bytes(bytes[off..off + 4].try_into().unwrap());
+            let actual = crc32fast::hash(&bytes[..off]);
+            // Every byte counts: the four after the sum must be the zeros written.
+            if stored != actual || bytes[off + 4..] != [0u8; 4] {
+                return Err(bad(&format!("checksum mismatch (file says {stored:08x}, content is {actual:08x}): the file is damaged or was changed; rebuild it or roll back")));
+            }
         }
         Ok(SectionReader { path, bytes, table })
     }
@@ -668,5 +720,22 @@ impl Snapshot {
     pub fn row_aliases(&self, r: usize) -> impl Iterator<Item = (SourceType, &str)> {
         let (a, b) = (self.alias_start[r] as usize, self.alias_start[r + 1] as usize);
         (a..b).map(move |i| (SourceType::from_u8(self.alias_source[i]).unwrap(), self.strings.get(self.alias_id[i])))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_write_has_its_own_temp_file_beside_the_snapshot() {
+        let target = Path::new("/data/snapshot.smap");
+        let (a, b) = (temp_path(target), temp_path(target));
+        assert_ne!(a, b, "two writes, even in one process, use two files");
+        for t in [&a, &b] {
+            assert_eq!(t.parent(), target.parent());
+            let name = t.file_name().unwrap().to_string_lossy();
+            assert!(name.starts_with(&format!("snapshot.smap.{}.", std::process::id())) && name.ends_with(".tmp"), "{name}");
+        }
     }
 }

@@ -32,3 +32,21 @@ fn another_seed_gives_another_snapshot() {
     assert!(a.snapshot_bytes != c, "seeds {SEED} and {} built byte-identical snapshots", SEED + 1);
     assert_ne!(a.summary.snapshot_version, version_c, "the snapshot version identifies the content");
 }
+
+/// The file's last 8 bytes are the CRC-32 (little-endian, then four zeros) of every byte
+/// before them, computed here with the crc32fast crate directly.
+#[test]
+fn the_snapshot_carries_a_checksum_and_a_damaged_copy_is_refused() {
+    let bytes = &shared_build().snapshot_bytes;
+    let (body, tail) = bytes.split_at(bytes.len() - 8);
+    assert_eq!(tail[..4], crc32fast::hash(body).to_le_bytes());
+    assert_eq!(tail[4..], [0, 0, 0, 0]);
+    assert!(storemap_core::Snapshot::from_bytes("good", bytes).is_ok());
+    // One bit flipped in the middle of the rows, or the file cut short: refused, by name.
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 1;
+    let err = storemap_core::Snapshot::from_bytes("flipped", &flipped).err().expect("a flipped bit must not load");
+    assert!(err.to_string().contains("checksum mismatch"), "{err}");
+    let cut = &bytes[..bytes.len() - 100];
+    assert!(storemap_core::Snapshot::from_bytes("cut", cut).is_err());
+}
