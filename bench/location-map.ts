@@ -8,19 +8,18 @@
 //     beside a bare node:http server returning the same precomputed body.
 //
 //   node --import tsx bench/location-map.ts [--data-dir data/generated/bench/scale-1]
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import Benchmark from 'benchmark';
 import { openDatabase } from '../ts/db/database.ts';
 import { loadStoreSync, type QueryRequest, type Store } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { median, writeSection } from './results.ts';
+import { cannon, freePort, startBare, startStoremap } from './http-peers.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-1');
@@ -139,27 +138,6 @@ const serializationRows = FORMATS.map(
 );
 
 // ---- HTTP: the real server and a bare node:http server, each in its own process.
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`${url} never answered`);
-}
-
 function pick100(s: Store): { brand: string; country: string } {
   for (let i = 0; i < 500; i++) {
     const b = s.brand(i)!;
@@ -180,19 +158,11 @@ const body100 = JSON.stringify(pick100(store));
 const precomputed = store.querySync({ brands: [store.resolve(JSON.parse(body100).brand)!.brand], format: 'json', verifiedOnly: true, country: JSON.parse(body100).country }).body;
 
 const [p1, p2] = [await freePort(), await freePort()];
-const children: ChildProcess[] = [];
-const env = { ...process.env, STOREMAP_DATA_DIR: dataDir, STOREMAP_DB: dbPath, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000' };
-children.push(fork(path.join(ROOT, 'bin', 'storemap.js'), ['serve'], { env: { ...env, PORT: String(p1) }, stdio: 'ignore' }));
-children.push(
-  fork(path.join(ROOT, 'bench', 'bare-server.mjs'), [String(p2)], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }),
-);
-children[1].send(precomputed.toString('base64'));
-await waitFor(`http://127.0.0.1:${p1}/healthz`);
-await waitFor(`http://127.0.0.1:${p2}/`);
+const children: ChildProcess[] = [
+  await startStoremap(p1, { STOREMAP_DATA_DIR: dataDir, STOREMAP_DB: dbPath }),
+  await startBare(p2, precomputed),
+];
 
-async function cannon(url: string, opts: Partial<autocannon.Options>): Promise<autocannon.Result> {
-  return autocannon({ url, connections: 20, duration: 10, ...opts });
-}
 const ours = await cannon(`http://127.0.0.1:${p1}/api/v1/location-map`, {
   method: 'POST',
   headers: { 'content-type': 'application/json', 'x-api-key': key },

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const passThrough = process.argv.slice(2);
-for (const script of ['cluster.ts', 'pipeline.ts', 'location-map.ts', 'render.ts']) {
+for (const script of ['cluster.ts', 'pipeline.ts', 'location-map.ts', 'render.ts', 'request-path.ts']) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, script), ...passThrough], { stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
