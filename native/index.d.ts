@@ -94,6 +94,12 @@ export declare function loadStore(path: string): Promise<Store>
 export declare function loadStoreSync(path: string): Store
 
 /**
+ * The most pixels one map's markers may cover in all (the renderer's bound on a request's
+ * work), for the service's documents.
+ */
+export declare const MAX_MARKER_PIXELS: number
+
+/**
  * Test hook: panics inside the addon (sync, or on the pool when `on_pool`), to prove a panic
  * becomes an `INTERNAL` error and the process lives on. Refuses unless
  * `STOREMAP_TEST_HOOKS=1`, so a production server cannot be made to run it.

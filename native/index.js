@@ -842,5 +842,6 @@ module.exports.encodeBlankPng = nativeBinding.encodeBlankPng
 module.exports.loadRendererSync = nativeBinding.loadRendererSync
 module.exports.loadStore = nativeBinding.loadStore
 module.exports.loadStoreSync = nativeBinding.loadStoreSync
+module.exports.MAX_MARKER_PIXELS = nativeBinding.MAX_MARKER_PIXELS
 module.exports.panicForTest = nativeBinding.panicForTest
 module.exports.Refusal = nativeBinding.Refusal

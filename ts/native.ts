@@ -16,6 +16,9 @@ export type Resolved = Binding.Resolved;
 export type Renderer = Binding.Renderer;
 export type RenderRequest = Binding.RenderRequest;
 export type RenderResponse = Binding.RenderResponse;
+/** The renderer's bound on one map's marker work, in pixels (its one home is the render crate). */
+export const MAX_MARKER_PIXELS: number = binding.MAX_MARKER_PIXELS;
+
 /** Why the addon did no work (`refused` of a response): the enum's values. */
 export type RefusalReason = `${Binding.Refusal}`;
 

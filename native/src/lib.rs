@@ -724,3 +724,8 @@ impl Task for PanicTask {
         Ok(())
     }
 }
+
+/// The most pixels one map's markers may cover in all (the renderer's bound on a request's
+/// work), for the service's documents.
+#[napi]
+pub const MAX_MARKER_PIXELS: u32 = storemap_render::MAX_MARKER_PIXELS as u32;

@@ -4,6 +4,7 @@
 import { ERRORS, type ErrorCode } from '../http/errors.ts';
 import { OPERATIONS, type Operation } from '../http/operations.ts';
 import { MAX_IMAGE_SIDE, MAX_TICKERS } from '../http/schemas.ts';
+import { MAX_MARKER_PIXELS } from '../native.ts';
 import { API_VERSION, ATTRIBUTION_TEXT, AUTH, creditsText, ERROR_CASES, EXAMPLES, PLANS_TEXT, SUMMARY, TITLE } from './descriptions.ts';
 import { COMPONENT_PREFIX, type JsonSchema } from './json-schema.ts';
 import { errorsByStatus, openApiDocument, wireType } from './openapi.ts';
@@ -12,11 +13,13 @@ import { errorsByStatus, openApiDocument, wireType } from './openapi.ts';
 export interface Limits {
   rateLimit: number;
   rateBurst: number;
+  freeRateLimit: number;
+  freeRateBurst: number;
   maxBodyBytes: number;
   requestTimeoutMs: number;
 }
 
-const DEFAULT_LIMITS: Limits = { rateLimit: 20, rateBurst: 40, maxBodyBytes: 64 * 1024, requestTimeoutMs: 30_000 };
+const DEFAULT_LIMITS: Limits = { rateLimit: 20, rateBurst: 40, freeRateLimit: 20, freeRateBurst: 60, maxBodyBytes: 64 * 1024, requestTimeoutMs: 30_000 };
 
 /** Table cells: no pipes or line breaks. */
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
@@ -231,6 +234,8 @@ export function agentDocs(operations: Operation[] = OPERATIONS, limits: Limits =
       ['limit', 'value'],
       [
         ['Requests per key (keyed endpoints)', `${limits.rateLimit} per second sustained, bursts of ${limits.rateBurst}; over it: 429 \`RATE_LIMITED\` with Retry-After`],
+        ['Requests per client address (free endpoints: brands, status, docs)', `${limits.freeRateLimit} per second sustained, bursts of ${limits.freeRateBurst}; over it: 429 \`RATE_LIMITED\` with Retry-After`],
+        ['Marker work per map', `${MAX_MARKER_PIXELS.toLocaleString('en-US')} px: markers x the square each covers (radius 5 at scale 1: 225 px; radius 64 at scale 4: 274,576 px); over it: 400 \`INVALID_REQUEST\` before anything is drawn or charged`],
         ['Request body', `${limits.maxBodyBytes.toLocaleString('en-US')} bytes, after gzip or deflate decoding; over it: 413 \`PAYLOAD_TOO_LARGE\``],
         ['Time per request', `${limits.requestTimeoutMs / 1000} seconds; then 503 \`TIMEOUT\`, not charged`],
         ['Tickers per request', String(MAX_TICKERS)],

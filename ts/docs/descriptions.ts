@@ -17,20 +17,20 @@ export const SUMMARY =
 /** When each error code is returned (the registry in errors.ts has the message it carries). */
 export const ERROR_CASES = {
   INVALID_JSON: 'The request body is not valid JSON.',
-  INVALID_REQUEST: 'A field or query parameter is missing, of the wrong type, out of range, unknown, or breaks a rule between fields; `details` lists every failing field.',
+  INVALID_REQUEST: 'A field or query parameter is missing, of the wrong type, out of range, unknown, or breaks a rule between fields (`details` lists every failing field); or a map whose markers would cover more pixels than the work limit.',
   UNAUTHORIZED: 'No x-api-key header, or an unknown, malformed or revoked key.',
-  INSUFFICIENT_CREDITS: "The key's balance is below the cost of the request; nothing is charged.",
+  INSUFFICIENT_CREDITS: "The key's balance is below the cost of the request; it is known before any work, so nothing is drawn, serialized or charged.",
   TRIAL_EXPIRED: 'A trial key more than 5 days old.',
   DATA_ACCESS_FORBIDDEN: 'A trial or standard key asked for json, csv or geojson (json is the default format); such keys must request png or jpeg.',
   NOT_FOUND: 'No brand or ticker matches (with `suggestions` of close names), no location matches the filters, or the path does not exist.',
   METHOD_NOT_ALLOWED: 'The path exists but not with this method (the Allow header lists the methods it has).',
   PAYLOAD_TOO_LARGE: 'The request body is over the size limit (64 KiB by default), counted after gzip or deflate decoding.',
   UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as application/json, or has a Content-Encoding other than gzip or deflate.',
-  RATE_LIMITED: "Over the key's request rate; retry after the seconds in Retry-After.",
+  RATE_LIMITED: "Over the key's request rate (on the free endpoints: the client address's); retry after the seconds in Retry-After.",
   INTERNAL: 'A bug on the server; the service keeps serving.',
   NOT_IMPLEMENTED: 'A feature this server cannot provide, such as map images on a server without the renderer.',
   TIMEOUT: 'The request ran past the time limit (30 seconds by default) and was stopped; it is not charged.',
-  SERVICE_BUSY: 'The query pool and its queue are full, or the ledger is busy or cannot be written; nothing was charged. Retry after the Retry-After seconds when given, else shortly.',
+  SERVICE_BUSY: 'The query pool and its queue are full, or this key already holds its fair share of them, or too many answers wait for slow clients, or the ledger is busy or cannot be written; nothing was charged. Retry after the Retry-After seconds.',
 } as const satisfies Record<ErrorCode, string>;
 
 export const TAGS = {
