@@ -8,6 +8,8 @@ import http from 'node:http';
 import { postMap, request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { testStore } from './helpers/dataset.ts';
+import { openDatabase } from '../ts/db/database.ts';
+import { KeyStore } from '../ts/services/keys.ts';
 
 const HOOKS = { STOREMAP_TEST_HOOKS: '1' };
 
@@ -166,4 +168,23 @@ test('free endpoints: a token bucket per client address; /healthz and keyed endp
   t.is((await request(s.base, { method: 'GET', path: '/api/openapi.yaml' })).status, 429, 'the docs share the bucket');
   t.is((await request(s.base, { method: 'GET', path: '/healthz' })).status, 200);
   t.is((await postMap(s.base, k.key, { brand: 'Starbucks', format: 'json' })).status, 200);
+});
+
+test('authenticated keys are cached, but a key revoked or topped up through another connection is seen at the next request', async (t) => {
+  const s = await startServer(t);
+  const k = s.keys.create({ plan: 'standard', credits: 0 });
+  const body = { brand: 'Tesla', format: 'png', width: 256, height: 256 };
+  // Cached as valid with no credits: 402.
+  t.is((await postMap(s.base, k.key, body)).status, 402);
+  // Another connection (another process, the CLI) tops the key up, then revokes it.
+  const other = openDatabase(s.dbPath);
+  t.teardown(() => other.close());
+  new KeyStore(other).topUp(k.record.id, 100);
+  t.is((await postMap(s.base, k.key, body)).status, 200);
+  new KeyStore(other).revoke(k.record.id);
+  const revoked = await postMap(s.base, k.key, body);
+  t.is(revoked.status, 401);
+  t.is(revoked.json().code, 'UNAUTHORIZED');
+  const usage = await request(s.base, { method: 'GET', path: '/api/v1/usage', headers: { 'x-api-key': k.key } });
+  t.is(usage.status, 401);
 });

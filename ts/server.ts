@@ -13,7 +13,6 @@ import { KeyStore } from './services/keys.ts';
 import { ImageCache } from './services/image-cache.ts';
 import { NativePool } from './services/native-pool.ts';
 import { PendingResponses } from './services/pending-responses.ts';
-import { limitFreeEndpoints } from './http/free-limit.ts';
 import { UsageReports } from './services/usage.ts';
 import * as docs from './routes/docs.ts';
 import * as brands from './routes/brands.ts';
@@ -72,7 +71,6 @@ export function createServer(deps: Deps): restify.Server {
   };
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });
   applyServerLimits(server, deps.config);
-  server.use(limitFreeEndpoints(api));
   server.get(
     '/healthz',
     jsonRoute(api, () => {

@@ -3,6 +3,7 @@ import type { Server } from 'restify';
 import type { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { jsonRoute } from '../http/json-route.ts';
+import { limitFreeEndpoint } from '../http/free-limit.ts';
 import { parseQuery } from '../http/query.ts';
 import type { BrandSummary, BrandsPage, SearchResults } from '../http/responses.ts';
 import { BrandsQuery, SearchQuery, SummaryQuery } from '../http/schemas.ts';
@@ -61,13 +62,14 @@ async function make(deps: ApiDeps, store: Store, brand: number): Promise<Summary
 
 export function mount(server: Server, deps: ApiDeps): void {
   const summaries = new Summaries();
-  server.get('/api/v1/brands', jsonRoute(deps, (req): z.infer<typeof BrandsPage> => {
+  const free = limitFreeEndpoint(deps);
+  server.get('/api/v1/brands', free, jsonRoute(deps, (req): z.infer<typeof BrandsPage> => {
     const q = parseQuery(BrandsQuery, req);
     const page = directoryOf(deps.store.current).page(q.q, q.sort, q.limit, q.offset);
     return { total: page.total, limit: q.limit, offset: q.offset, count: page.brands.length, brands: page.brands };
   }));
 
-  server.get('/api/v1/brands/summary', jsonRoute(deps, async (req): Promise<z.infer<typeof BrandSummary>> => {
+  server.get('/api/v1/brands/summary', free, jsonRoute(deps, async (req): Promise<z.infer<typeof BrandSummary>> => {
     const q = parseQuery(SummaryQuery, req);
     const store = deps.store.current;
     const found = store.resolve(q.brand);
@@ -76,7 +78,7 @@ export function mount(server: Server, deps: ApiDeps): void {
     return { ...summary, matched_by: found.by as z.infer<typeof BrandSummary>['matched_by'] };
   }));
 
-  server.get('/api/v1/brands/search', jsonRoute(deps, (req): z.infer<typeof SearchResults> => {
+  server.get('/api/v1/brands/search', free, jsonRoute(deps, (req): z.infer<typeof SearchResults> => {
     const q = parseQuery(SearchQuery, req);
     const store = deps.store.current;
     const results = directoryOf(store).search(q.q, q.limit);

@@ -12,6 +12,7 @@ import { openApiYaml, wireType } from '../docs/openapi.ts';
 import { OPERATIONS } from '../http/operations.ts';
 import { TABLES_DIR } from '../paths.ts';
 import type { ApiDeps } from '../server.ts';
+import { limitFreeEndpoint } from '../http/free-limit.ts';
 
 export const ATTRIBUTION_FILE = path.join(TABLES_DIR, 'ATTRIBUTION.txt');
 
@@ -60,13 +61,14 @@ export function mount(server: Server, deps: ApiDeps): void {
     }
     return attribution.body;
   };
+  const free = limitFreeEndpoint(deps);
   for (const [id, text] of Object.entries(docs)) {
     const op = OPERATIONS.find((o) => o.id === id);
     if (!op) throw new Error(`documentation operation ${id} is missing from OPERATIONS`);
     // Sent with the media type the operation documents, so the two cannot disagree.
     const type = wireType(op.success.content[0].type);
     const fixed = Buffer.from(text, 'utf8');
-    server.get({ name: op.id, path: op.path }, (_req: Request, res: Response, next: () => void) => {
+    server.get({ name: op.id, path: op.path }, free, (_req: Request, res: Response, next: () => void) => {
       const body = id === 'attribution' ? attributionBody() : fixed;
       res.status(200);
       res.header('content-type', type);

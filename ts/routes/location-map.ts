@@ -10,6 +10,7 @@ import { issueDetails, LocationMapRequest, type LocationMapRequest as Req } from
 import { NativeError, query, render, type RefusalReason, type RenderRequest } from '../native.ts';
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
+import { Cancel } from '../services/native-pool.ts';
 import { affordableRows, creditsFor, FORMATS, IMAGE_FORMATS, LOW_CREDIT_THRESHOLD, type Format } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from '../server.ts';
@@ -106,8 +107,8 @@ interface Ctx {
  */
 async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void> {
   const ctx: Ctx = { format: null, recorded: false, done: false };
-  // Aborted when nobody wants the work any more: a waiting task leaves the queue at once.
-  const abort = new AbortController();
+  // Cancelled when nobody wants the work any more: a waiting task leaves the queue at once.
+  const cancel = new Cancel();
   const deadline = performance.now() + deps.config.requestTimeoutMs;
 
   /** Writes the request's one usage row (unless written) and the answer, if there is still
@@ -132,7 +133,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     if (ctx.done) return;
     ctx.done = true;
     const err = new ApiError('TIMEOUT');
-    abort.abort(err);
+    cancel.cancel(err);
     // Nothing may escape from a timer: finish() answers whatever the ledger does.
     void finish(err, err.status);
   }, deps.config.requestTimeoutMs);
@@ -140,7 +141,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
   const gone = () => {
     if (ctx.done) return;
     ctx.done = true;
-    abort.abort(new ApiError('TIMEOUT', 'The client went away.'));
+    cancel.cancel(new ApiError('TIMEOUT', 'The client went away.'));
     void finish(null, CLIENT_GONE_STATUS);
   };
   res.once('close', gone);
@@ -165,7 +166,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     ctx.format = format;
 
     const plan = planOf(deps, key, r);
-    const out = await work(deps, key, r, plan, { signal: abort.signal, deadline });
+    const out = await work(deps, key, r, plan, { cancel, deadline });
     if (out.refused === 'deadline') throw new ApiError('TIMEOUT');
     if (out.count === 0) throw new ApiError('NOT_FOUND', `No locations of ${plan.label} match these filters.`, { suggestions: [] });
     const cost = creditsFor(out.count, format);
@@ -269,7 +270,7 @@ interface WorkOut {
 /** The heavy step, priced: the addon stops before serializing or drawing when the key's
  * balance cannot pay (`refused: "credits"`), and at the deadline. Runs in the key's share of
  * the native pool; refused when slow clients already hold too many unsent bytes. */
-async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { signal: AbortSignal; deadline: number }): Promise<WorkOut> {
+async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { cancel: Cancel; deadline: number }): Promise<WorkOut> {
   const format = r.format as Format;
   const store = deps.store.current;
   const filters = {
@@ -284,7 +285,7 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { sign
   };
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = plan.rules.unlimited ? undefined : affordableRows(deps.billing.balance(key), format);
-  const ticket = { owner: key.id, signal: when.signal };
+  const ticket = { owner: key.id, cancel: when.cancel };
   /** The time left when the task starts: work that starts late never starts. */
   const budget = () => {
     const left = Math.floor(when.deadline - performance.now());

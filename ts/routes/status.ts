@@ -8,6 +8,7 @@ import type { Status } from '../http/responses.ts';
 import { API_VERSION } from '../paths.ts';
 import { freshness } from '../services/brand-summary.ts';
 import type { ApiDeps } from '../server.ts';
+import { limitFreeEndpoint } from '../http/free-limit.ts';
 
 export const STATUS_CACHE_MS = 30_000;
 /** A renderer check slower than this counts as down. */
@@ -63,7 +64,7 @@ async function check(deps: ApiDeps): Promise<Omit<StatusBody, 'elapsed_ms'>> {
 
 export function mount(server: Server, deps: ApiDeps): void {
   let cached: { at: number; body: Promise<Omit<StatusBody, 'elapsed_ms'>> } | undefined;
-  server.get('/api/v1/status', async (_req: Request, res: Response) => {
+  server.get('/api/v1/status', limitFreeEndpoint(deps), async (_req: Request, res: Response) => {
     const started = performance.now();
     const now = deps.now();
     // Concurrent requests share one check: the cached value is the promise.

@@ -21,6 +21,8 @@ export interface ApiKey {
   prefix: string;
   name: string | null;
   plan: Plan;
+  /** The balance when the key was read (authentication may answer from its cache); the
+   * ledger's balance now is `Billing.balance`. */
   credits: number;
   createdAt: number;
   expiresAt: number | null;
@@ -52,6 +54,28 @@ const toKey = (r: Row): ApiKey => ({
 
 const hash = (key: string) => createHash('sha256').update(key, 'utf8').digest();
 
+/**
+ * Authenticated keys, kept while the key table cannot have changed: every keyed request
+ * checked its key with a SHA-256 and a query (a twentieth of the request's time). An entry is
+ * good while the database's `data_version` (which moves when any other connection commits)
+ * and this connection's own key-write count are both what they were when it was read; a
+ * revocation, top-up or new key anywhere drops every entry. Only good keys are kept, at most
+ * `MAX_CACHED_KEYS`. The charge reads the key again in its transaction whatever this says.
+ */
+const MAX_CACHED_KEYS = 10_000;
+interface KeyCache {
+  /** Key writes through this connection (data_version does not count a connection's own). */
+  writes: number;
+  stamp: string;
+  keys: Map<string, ApiKey>;
+}
+const caches = new WeakMap<DB, KeyCache>();
+function cacheOf(db: DB): KeyCache {
+  let c = caches.get(db);
+  if (!c) caches.set(db, (c = { writes: 0, stamp: '', keys: new Map() }));
+  return c;
+}
+
 export class KeyStore {
   readonly #byHash;
   readonly #byId;
@@ -61,6 +85,14 @@ export class KeyStore {
   ) {
     this.#byHash = db.prepare<[Buffer], Row>('SELECT * FROM api_keys WHERE key_hash = ?');
     this.#byId = db.prepare<[string], Row>('SELECT * FROM api_keys WHERE id = ?');
+    this.#dataVersion = db.prepare<[], { data_version: number }>('PRAGMA data_version').pluck();
+  }
+
+  readonly #dataVersion;
+
+  /** Drops every cached key: called after any write to the key table through this connection. */
+  #wrote(): void {
+    cacheOf(this.db).writes++;
   }
 
   create(opts: { plan: Plan; credits?: number; name?: string }): { key: string; record: ApiKey } {
@@ -80,6 +112,23 @@ export class KeyStore {
   /** The key's record, or null for a missing, malformed, unknown or revoked key. */
   authenticate(presented: string | undefined): ApiKey | null {
     if (typeof presented !== 'string' || !KEY_PATTERN.test(presented)) return null;
+    const cache = cacheOf(this.db);
+    const stamp = `${this.#dataVersion.get() as unknown as number}:${cache.writes}`;
+    if (stamp !== cache.stamp) {
+      cache.stamp = stamp;
+      cache.keys.clear();
+    }
+    const known = cache.keys.get(presented);
+    if (known) return known;
+    const found = this.#lookup(presented);
+    if (found) {
+      if (cache.keys.size >= MAX_CACHED_KEYS) cache.keys.clear();
+      cache.keys.set(presented, found);
+    }
+    return found;
+  }
+
+  #lookup(presented: string): ApiKey | null {
     const h = hash(presented);
     const row = this.#byHash.get(h);
     // The lookup is by hash; the constant-time comparison keeps the final check free of
@@ -98,11 +147,13 @@ export class KeyStore {
   }
 
   revoke(id: string): boolean {
+    this.#wrote();
     return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(this.now(), id).changes === 1;
   }
 
   topUp(id: string, credits: number): ApiKey | null {
     if (!Number.isSafeInteger(credits) || credits <= 0) throw new RangeError('credits must be a whole number > 0');
+    this.#wrote();
     const changed = this.db.prepare('UPDATE api_keys SET credits = credits + ? WHERE id = ?').run(credits, id).changes;
     return changed ? this.get(id) : null;
   }

@@ -9,11 +9,38 @@
 // taken out of the queue at once and never starts.
 import { ApiError } from '../http/errors.ts';
 
+/**
+ * A request's "no one wants this any more" (its time ran out, its client hung up). A plain
+ * flag with one listener rather than an AbortController: every keyed request makes one, and an
+ * EventTarget costs several times more than the pool hop it guards.
+ */
+export class Cancel {
+  #reason: unknown;
+  #listener: (() => void) | undefined;
+  get cancelled(): boolean {
+    return this.#reason !== undefined;
+  }
+  get reason(): unknown {
+    return this.#reason;
+  }
+  cancel(reason: unknown): void {
+    if (this.#reason !== undefined) return;
+    this.#reason = reason;
+    const l = this.#listener;
+    this.#listener = undefined;
+    l?.();
+  }
+  /** One listener at a time (the pool's); set undefined to remove it. */
+  set onCancel(fn: (() => void) | undefined) {
+    this.#listener = fn;
+  }
+}
+
 export interface PoolTicket {
   /** Who the work is for; tasks without an owner share one anonymous owner. */
   owner?: string;
-  /** Aborted when the request no longer wants the work: a waiting task is dropped. */
-  signal?: AbortSignal;
+  /** Cancelled when the request no longer wants the work: a waiting task is dropped. */
+  cancel?: Cancel;
 }
 
 interface Waiter {
@@ -25,9 +52,9 @@ interface Owner {
   waiting: Waiter[];
 }
 
-/** The error a task that was dropped from the queue rejects with: the signal's reason. */
-function abandoned(signal: AbortSignal): unknown {
-  return signal.reason ?? new ApiError('TIMEOUT');
+/** The error a task that was dropped from the queue rejects with: the cancel's reason. */
+function abandoned(cancel: Cancel): unknown {
+  return cancel.reason ?? new ApiError('TIMEOUT');
 }
 
 export class NativePool {
@@ -59,8 +86,8 @@ export class NativePool {
   }
 
   async run<T>(task: () => Promise<T>, ticket: PoolTicket = {}): Promise<T> {
-    const { signal } = ticket;
-    if (signal?.aborted) throw abandoned(signal);
+    const { cancel } = ticket;
+    if (cancel?.cancelled) throw abandoned(cancel);
     const name = ticket.owner ?? '';
     const owner = this.#owners.get(name) ?? { running: 0, waiting: [] };
     this.#owners.set(name, owner);
@@ -75,7 +102,7 @@ export class NativePool {
       await new Promise<void>((resolve, reject) => {
         const waiter: Waiter = {
           start: () => {
-            signal?.removeEventListener('abort', drop);
+            if (cancel) cancel.onCancel = undefined;
             resolve();
           },
         };
@@ -86,9 +113,9 @@ export class NativePool {
           this.#waiting--;
           if (owner.waiting.length === 0) this.#turns.splice(this.#turns.indexOf(name), 1);
           this.#forget(name, owner);
-          reject(abandoned(signal!));
+          reject(abandoned(cancel!));
         };
-        signal?.addEventListener('abort', drop, { once: true });
+        if (cancel) cancel.onCancel = drop;
         if (owner.waiting.length === 0) this.#turns.push(name);
         owner.waiting.push(waiter);
         this.#waiting++;
