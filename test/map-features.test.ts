@@ -151,9 +151,32 @@ test("focus_country 'auto' on a US-only result draws the same image as 'US'", as
     const us = await png(t, s, { ...FL_MCD, focus_country: 'US', ...extra });
     t.true(auto.bytes.equals(us.bytes), `auto and US differ with ${JSON.stringify(extra)}`);
     // and not the same as some other country's focus map, so the comparison means something
-    const ca = await png(t, s, { ...FL_MCD, focus_country: 'CA', ...extra, conus: undefined });
+    const ca = await png(t, s, { brand: FL_MCD.brand, focus_country: 'CA', ...extra, conus: undefined });
     t.false(ca.bytes.equals(us.bytes));
   }
+});
+
+test('a focus map without a country filter is a map of the focus country: its count, region and price are that country\'s', async (t) => {
+  const s = await server(t);
+  const world = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H });
+  const us = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H, country: 'US' });
+  const focus = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H, focus_country: 'US' });
+  const worldCount = Number(world.res.headers.get('x-location-count'));
+  const usCount = Number(us.res.headers.get('x-location-count'));
+  t.true(worldCount > usCount, `Starbucks has stores outside the US in the test data (${worldCount} against ${usCount})`);
+  t.is(Number(focus.res.headers.get('x-location-count')), usCount);
+  t.is(focus.res.headers.get('x-region'), 'US');
+  t.is(Number(focus.res.headers.get('x-credits-charged')), creditsFor(usCount, 'png'));
+  // "auto" is the country most of the brand's stores are in, counted here from the JSON.
+  const rows = JSON.parse((await okPost(t, s, { brand: 'Starbucks', format: 'json' })).bytes.toString()) as { locations: Location[] };
+  const byCountry = new Map<string, number>();
+  for (const l of rows.locations) byCountry.set(l.country, (byCountry.get(l.country) ?? 0) + 1);
+  const top = [...byCountry].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
+  const auto = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H, focus_country: 'auto' });
+  t.is(auto.res.headers.get('x-region'), top);
+  // A focus country where the brand has no stores: nothing to draw.
+  const none = await post(s, { brand: FL_MCD.brand, state: 'FL', format: 'png', width: W, height: H, focus_country: 'CA' });
+  t.is(none.res.status, 404);
 });
 
 test('bad focus requests: 400 INVALID_REQUEST as JSON, nothing charged', async (t) => {

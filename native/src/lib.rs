@@ -486,19 +486,20 @@ pub struct RenderResponse {
     pub refused: Option<Refusal>,
 }
 
+/// The country most of `rows` are in; ties go to the alphabetically first code, so the choice
+/// is stable. Empty when there are no rows.
+fn majority_country(snap: &Snapshot, rows: &[u32]) -> String {
+    let mut counts: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
+    for &r in rows {
+        *counts.entry(snap.row_country(r as usize)).or_default() += 1;
+    }
+    counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(c, _)| c.to_string()).unwrap_or_default()
+}
+
 /// The focus request as the renderer's spec; "auto" is the country most served rows are in.
 fn focus_spec(snap: &Snapshot, f: &FocusRequest, rows: &[u32]) -> Result<storemap_render::FocusSpec> {
     let colour = |s: &Option<String>, default: &str| storemap_render::parse_hex(s.as_deref().unwrap_or(default)).map_err(render_err);
-    let country = if f.country.eq_ignore_ascii_case("auto") {
-        let mut counts: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
-        for &r in rows {
-            *counts.entry(snap.row_country(r as usize)).or_default() += 1;
-        }
-        // Most rows; ties go to the alphabetically first code, so the choice is stable.
-        counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(c, _)| c.to_string()).unwrap_or_default()
-    } else {
-        f.country.to_ascii_uppercase()
-    };
+    let country = if f.country.eq_ignore_ascii_case("auto") { majority_country(snap, rows) } else { f.country.to_ascii_uppercase() };
     let background = match f.background.as_deref() {
         None | Some("transparent") => None,
         Some(c) => Some(storemap_render::parse_hex(c).map_err(render_err)?),
@@ -524,9 +525,31 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
     };
     let q = &req.query;
     // Images draw every reconciled row, community-map rows included.
-    let filters = filters_of(snap, q, false)?;
+    let mut filters = filters_of(snap, q, false)?;
     if passed(deadline) {
         return Ok(RenderOutput { out: QueryOutput::refused(Refusal::Deadline, 0, 0, filters.region_text()), focus_country: None });
+    }
+    // A focus map is a map of the focus country's stores: without a country filter the focus
+    // country becomes the filter ("auto": the country most matching stores are in), so the
+    // count, the headers and the price are that country's, and nothing is drawn outside it.
+    if let (Some(f), None) = (&req.focus, &filters.country) {
+        let country = if f.country.eq_ignore_ascii_case("auto") {
+            let mut rows = Vec::new();
+            for &b in &q.brands {
+                rows.extend(snap.query(b, &filters).map_err(core_err)?.rows);
+            }
+            majority_country(snap, &rows)
+        } else {
+            let code = f.country.to_ascii_uppercase();
+            // An unknown focus country is the request's mistake (400), not an empty result.
+            if basemap.country(&code).is_none() {
+                return Err(render_err(storemap_render::RenderError::UnknownCountry(code)));
+            }
+            code
+        };
+        if !country.is_empty() {
+            filters.country = Some(country);
+        }
     }
     let colour = |s: &String| storemap_render::parse_hex(s).map_err(render_err);
     let mut groups = Vec::new();

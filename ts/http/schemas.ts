@@ -84,7 +84,7 @@ export const BrandsQuery = z.strictObject({
   q: text(200).optional().describe('Case-insensitive substring of the brand name.'),
   limit: queryInt(1, 500).default(50).describe('Results per page, 1-500.'),
   offset: queryInt(0, 10_000_000).default(0).describe('Entries to skip.'),
-  sort: z.enum(['count', 'name']).default('count').describe('count: most storefronts first (ties by name); name: A-Z.'),
+  sort: z.enum(['count', 'name']).default('count').describe('count: most storefronts first (ties by name); name: A-Z in the Unicode root collation (CLDR), case and accents folded (Škoda among the S names).'),
 });
 
 export const SummaryQuery = z.strictObject({

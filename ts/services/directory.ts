@@ -14,6 +14,9 @@ interface Entry extends DirectoryEntry {
   lower: string;
 }
 
+/** The directory's name order (`sort=name`): the root collation, base strength. */
+export const NAME_COLLATOR = new Intl.Collator('und', { sensitivity: 'base' });
+
 export type SearchMatch = 'ticker' | 'exact' | 'prefix' | 'substring';
 
 export class Directory {
@@ -28,7 +31,10 @@ export class Directory {
       if (b.locationCount === 0) continue;
       entries.push({ index: i, brand: b.name, ticker: b.ticker ?? null, location_count: b.locationCount, lower: b.name.toLowerCase() });
     }
-    const byName = (a: Entry, b: Entry) => (a.lower < b.lower ? -1 : a.lower > b.lower ? 1 : a.brand < b.brand ? -1 : a.brand > b.brand ? 1 : 0);
+    // Names in the Unicode root collation (CLDR) at base strength: case and accents folded, so
+    // "Škoda" sorts among the S names and "Crédit Mutuel" before "Crocs"; Latin before other
+    // scripts. Equal under it, the code units decide, so the order is total.
+    const byName = (a: Entry, b: Entry) => NAME_COLLATOR.compare(a.brand, b.brand) || (a.brand < b.brand ? -1 : a.brand > b.brand ? 1 : 0);
     this.byName = [...entries].sort(byName);
     this.byCount = [...entries].sort((a, b) => b.location_count - a.location_count || byName(a, b));
   }
