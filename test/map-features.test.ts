@@ -174,6 +174,14 @@ test('a focus map without a country filter is a map of the focus country: its co
   const top = [...byCountry].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
   const auto = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H, focus_country: 'auto' });
   t.is(auto.res.headers.get('x-region'), top);
+  // Nothing on the image border, at the extreme sizes and aspects, markers and insets included.
+  for (const [w, h] of [[256, 256], [4096, 1024], [1024, 4096], [400, 1200]]) {
+    const { img } = await png(t, s, { brand: 'Starbucks', focus_country: 'US', width: w, height: h, marker_radius: 8 });
+    let touched = 0;
+    for (let x = 0; x < w; x++) for (const y of [0, h - 1]) if (pixel(img, x, y)[3] !== 0) touched++;
+    for (let y = 0; y < h; y++) for (const x of [0, w - 1]) if (pixel(img, x, y)[3] !== 0) touched++;
+    t.is(touched, 0, `${w}x${h}: ${touched} border pixels drawn`);
+  }
   // A focus country where the brand has no stores: nothing to draw.
   const none = await post(s, { brand: FL_MCD.brand, state: 'FL', format: 'png', width: W, height: H, focus_country: 'CA' });
   t.is(none.res.status, 404);

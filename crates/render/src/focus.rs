@@ -1,6 +1,10 @@
 //! Focus maps: one country drawn alone as a filled, outlined shape (no basemap), in an
 //! equal-area conic projection fitted to it — Albers with the USGS parameters for the US,
 //! otherwise standard parallels at one sixth and five sixths of the country's latitude span.
+//! A country's far-flung parts (Alaska and Hawaii, France's overseas regions, Svalbard, the
+//! Canaries, the Azores and Madeira) are drawn as insets in a row along the bottom left of the
+//! mainland, each in a projection of its own, framed, and scaled down when large (Alaska to
+//! 0.35, as US atlases do); markers go through the same composite projection.
 //! `mainland_only` keeps the largest landmass and what lies within 250 km of it; `conus` is
 //! that for the US (the 48 contiguous states); `regions` outlines US states.
 
@@ -9,8 +13,15 @@ use tiny_skia::{FillRule, Paint, Path, PathBuilder, PixmapMut, Stroke, Transform
 use crate::basemap::{Basemap, Polygon};
 use crate::error::{RenderError, Result};
 
-/// Polygons farther than this from the largest one are "far-flung" for `mainland_only`.
+/// Polygons farther than this from the largest one are "far-flung" for `mainland_only`, and
+/// far-flung polygons within this of each other form one inset.
 const MAINLAND_KM: f64 = 250.0;
+/// Insets at most: the largest far-flung parts by area (a speck beyond them is left out).
+const MAX_INSETS: usize = 5;
+/// Far-flung parts smaller than this share of the mainland's area get no inset.
+const MIN_INSET_AREA_SHARE: f64 = 1e-4;
+/// An inset larger than this share of the mainland's larger side is scaled down to it.
+const INSET_SHARE: f64 = 0.3;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FocusSpec {
@@ -64,27 +75,48 @@ impl Conic {
     }
 }
 
-/// The projection fitted to a shape and an image.
+/// One part of a (possibly composite) focus map: its own projection, placed in the map's
+/// plane by a scale and an offset.
 #[derive(Debug, Clone, Copy)]
-pub struct FocusCamera {
+struct Part {
     conic: Conic,
-    k: f64,
-    tx: f64,
-    ty: f64,
-    /// Markers outside this box (lng0, lat0, lng1, lat1 around `conic.lng0`, unwrapped) are
-    /// off the shape: left out when the shape was cut to its mainland.
+    scale: f64,
+    offset: (f64, f64),
+    /// The part's lng/lat box (around `conic.lng0`, unwrapped, half a degree of margin): a
+    /// marker is drawn in the part whose box holds it. None: every marker (a lone part).
     keep: Option<[f64; 4]>,
 }
 
-impl FocusCamera {
-    pub fn pixel(&self, lat: f64, lng: f64) -> Option<(f64, f64)> {
-        if let Some([x0, y0, x1, y1]) = self.keep {
-            let l = self.conic.lng0 + wrap(lng - self.conic.lng0);
-            if l < x0 || l > x1 || lat < y0 || lat > y1 {
-                return None;
-            }
-        }
+impl Part {
+    fn holds(&self, lat: f64, lng: f64) -> bool {
+        let Some([x0, y0, x1, y1]) = self.keep else { return true };
+        let l = self.conic.lng0 + wrap(lng - self.conic.lng0);
+        (x0..=x1).contains(&l) && (y0..=y1).contains(&lat)
+    }
+
+    /// A lat/lng in the map's plane.
+    fn place(&self, lat: f64, lng: f64) -> (f64, f64) {
         let (x, y) = self.conic.project(lat, lng);
+        (x * self.scale + self.offset.0, y * self.scale + self.offset.1)
+    }
+}
+
+/// The projection fitted to a shape and an image.
+#[derive(Debug, Clone)]
+pub struct FocusCamera {
+    /// The mainland first, then the insets.
+    parts: std::sync::Arc<[Part]>,
+    k: f64,
+    tx: f64,
+    ty: f64,
+}
+
+impl FocusCamera {
+    /// Where a marker lands: through the inset that holds it, else the mainland; None when it
+    /// is in no part (off a shape cut to its mainland, or in a speck left out).
+    pub fn pixel(&self, lat: f64, lng: f64) -> Option<(f64, f64)> {
+        let part = self.parts[1..].iter().find(|p| p.holds(lat, lng)).or_else(|| self.parts.first().filter(|p| p.holds(lat, lng)))?;
+        let (x, y) = part.place(lat, lng);
         Some((self.tx + x * self.k, self.ty - y * self.k))
     }
 }
@@ -100,20 +132,43 @@ fn box_gap_km(a: [f64; 4], b: [f64; 4]) -> f64 {
     (lat_gap * 111.2).hypot(lng_gap * 111.2 * lat_mid.to_radians().cos())
 }
 
-/// The polygons a focus map draws.
-fn select<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<&'a Polygon>> {
+/// The polygons a focus map draws, in parts: the mainland (the largest polygon and those
+/// within `MAINLAND_KM` of it) first, then the far-flung ones grouped by nearness, largest
+/// first, at most `MAX_INSETS` (none when the map is cut to its mainland).
+fn select<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygon>>> {
     let shape = basemap.country(&spec.country).ok_or_else(|| RenderError::UnknownCountry(spec.country.clone()))?;
     let is_us = spec.country.eq_ignore_ascii_case("US");
     if spec.conus && !is_us {
         return Err(RenderError::InvalidFocus("conus applies to the US only".into()));
     }
     let all: Vec<&Polygon> = shape.polygons.iter().collect();
-    if !(spec.mainland_only || spec.conus) {
-        return Ok(all);
-    }
     let largest = all.iter().copied().fold(None::<&Polygon>, |m, p| if m.is_none_or(|m| p.area > m.area) { Some(p) } else { m });
-    let Some(main) = largest else { return Ok(all) };
-    Ok(all.into_iter().filter(|p| std::ptr::eq(*p, main) || box_gap_km(main.bbox, p.bbox) <= MAINLAND_KM).collect())
+    let Some(main) = largest else { return Ok(vec![all]) };
+    let (mainland, mut far): (Vec<&Polygon>, Vec<&Polygon>) = all.into_iter().partition(|p| std::ptr::eq(*p, main) || box_gap_km(main.bbox, p.bbox) <= MAINLAND_KM);
+    if spec.mainland_only || spec.conus {
+        return Ok(vec![mainland]);
+    }
+    // Single-linkage groups: an island chain (the Aleutians) stays one inset.
+    let mut groups: Vec<Vec<&Polygon>> = Vec::new();
+    while let Some(seed) = far.pop() {
+        let mut group = vec![seed];
+        let mut i = 0;
+        while i < group.len() {
+            let near: Vec<usize> = (0..far.len()).filter(|&j| box_gap_km(group[i].bbox, far[j].bbox) <= MAINLAND_KM).collect();
+            for j in near.into_iter().rev() {
+                group.push(far.swap_remove(j));
+            }
+            i += 1;
+        }
+        groups.push(group);
+    }
+    let area = |g: &Vec<&Polygon>| g.iter().map(|p| p.area).sum::<f64>();
+    groups.sort_by(|a, b| area(b).total_cmp(&area(a)));
+    // Specks (an atoll, a rock) are left out: an inset for them would be an empty box.
+    let floor = MIN_INSET_AREA_SHARE * area(&mainland);
+    groups.retain(|g| area(g) >= floor);
+    groups.truncate(MAX_INSETS);
+    Ok(std::iter::once(mainland).chain(groups).collect())
 }
 
 /// A focus map worked out for one image: the camera and the shapes as paths in image pixels,
@@ -122,6 +177,10 @@ pub struct FocusPlan {
     pub cam: FocusCamera,
     land: Option<Path>,
     regions: Option<Path>,
+    /// Thin boxes around the insets.
+    frames: Option<Path>,
+    /// The same boxes in image pixels (left, top, right, bottom), largest inset first.
+    pub inset_frames: Vec<[f32; 4]>,
     fill: [u8; 3],
     outline: [u8; 3],
     outline_width: f32,
@@ -132,7 +191,7 @@ pub struct FocusPlan {
 impl FocusCamera {
     /// The camera of an image band whose top row is row `y0` of the whole.
     pub fn band(&self, y0: u32) -> FocusCamera {
-        FocusCamera { ty: self.ty - y0 as f64, ..*self }
+        FocusCamera { ty: self.ty - y0 as f64, ..self.clone() }
     }
 }
 
@@ -157,18 +216,24 @@ impl FocusPlan {
             paint.set_color_rgba8(self.outline[0], self.outline[1], self.outline[2], 255);
             band.stroke_path(path, &paint, &Stroke { width: self.region_width, ..Stroke::default() }, shift, None);
         }
+        if let Some(path) = &self.frames {
+            paint.set_color_rgba8(self.outline[0], self.outline[1], self.outline[2], 255);
+            band.stroke_path(path, &paint, &Stroke { width: self.region_width, ..Stroke::default() }, shift, None);
+        }
     }
 }
 
 /// A country's shape projected and simplified, kept per (country, mainland cut): the costly
 /// part of a focus map, the same for every image size.
 struct Projected {
-    conic: Conic,
+    /// The mainland, then the insets.
+    parts: std::sync::Arc<[Part]>,
+    /// Every part's rings, placed in the map's plane.
     rings: Vec<Vec<(f32, f32)>>,
-    /// Projected extent: x0, y0, x1, y1.
+    /// The insets' frames in the map's plane: x0, y0, x1, y1.
+    frames: Vec<[f64; 4]>,
+    /// Extent of the rings and frames: x0, y0, x1, y1.
     extent: [f64; 4],
-    /// The shape's lng/lat box, unwrapped around the centre meridian.
-    lnglat: [f64; 4],
 }
 
 #[derive(Default)]
@@ -178,16 +243,11 @@ pub(crate) struct FocusCache(std::sync::Mutex<std::collections::HashMap<(String,
 /// even at 4096 pixels.
 const SIMPLIFY_SHARE: f64 = 1.0 / 10_000.0;
 
-fn projected(basemap: &Basemap, spec: &FocusSpec) -> Result<std::sync::Arc<Projected>> {
-    let key = (spec.country.to_ascii_uppercase(), spec.mainland_only || spec.conus);
-    if let Some(p) = basemap.focus_cache.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(p.clone());
-    }
-    let polygons = select(basemap, spec)?;
-    // Centre meridian: the middle of the shape's longitudes, unwrapped around the largest part.
+/// A part's lng/lat box, unwrapped around the middle of its largest polygon.
+fn lnglat_box(polygons: &[&Polygon]) -> [f64; 4] {
     let base = polygons.iter().max_by(|a, b| a.area.total_cmp(&b.area)).map_or(0.0, |p| (p.bbox[0] + p.bbox[2]) / 2.0);
     let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-    for p in &polygons {
+    for p in polygons {
         let (a, b) = (base + wrap(p.bbox[0] - base), base + wrap(p.bbox[2] - base));
         let (a, b) = if b < a { (a, a + (p.bbox[2] - p.bbox[0])) } else { (a, b) };
         x0 = x0.min(a);
@@ -195,39 +255,154 @@ fn projected(basemap: &Basemap, spec: &FocusSpec) -> Result<std::sync::Arc<Proje
         y0 = y0.min(p.bbox[1]);
         y1 = y1.max(p.bbox[3]);
     }
-    let conic = if spec.country.eq_ignore_ascii_case("US") {
-        // USGS Albers for the US: standard parallels 29.5 and 45.5 N, central meridian 96 W.
-        Conic::new(29.5, 45.5, 37.5, -96.0)
-    } else {
-        let span = y1 - y0;
-        Conic::new(y0 + span / 6.0, y1 - span / 6.0, (y0 + y1) / 2.0, (x0 + x1) / 2.0)
+    [x0, y0, x1, y1]
+}
+
+/// The projection of one part: the published ones for the US's three parts, else parallels at
+/// a sixth and five sixths of the part's latitude span.
+fn conic_for(country: &str, index: usize, [x0, y0, x1, y1]: [f64; 4]) -> Conic {
+    let us = country.eq_ignore_ascii_case("US");
+    let centre = (x0 + x1) / 2.0;
+    match (us, index) {
+        // USGS Albers for the lower 48: standard parallels 29.5 and 45.5 N, 96 W.
+        (true, 0) => Conic::new(29.5, 45.5, 37.5, -96.0),
+        // USGS Albers for Alaska (55 and 65 N, 154 W) and for Hawaii (8 and 18 N, 157 W).
+        (true, _) if y1 > 50.0 => Conic::new(55.0, 65.0, 50.0, -154.0),
+        (true, _) if y0 < 25.0 && centre < -150.0 => Conic::new(8.0, 18.0, 13.0, -157.0),
+        _ => {
+            let span = y1 - y0;
+            Conic::new(y0 + span / 6.0, y1 - span / 6.0, (y0 + y1) / 2.0, centre)
+        }
+    }
+}
+
+/// Whether a box would cover any of the land drawn by `rings` (even-odd polygons): a ring
+/// point inside it, or its centre or a corner inside the land.
+fn covers_land(f: &[f64; 4], rings: &[Vec<(f64, f64)>]) -> bool {
+    let inside_box = |&(x, y): &(f64, f64)| x > f[0] && x < f[2] && y > f[1] && y < f[3];
+    if rings.iter().flatten().any(inside_box) {
+        return true;
+    }
+    let on_land = |px: f64, py: f64| {
+        let mut inside = false;
+        for r in rings {
+            for (a, b) in r.iter().zip(r.iter().cycle().skip(1)) {
+                if (a.1 > py) != (b.1 > py) && px < a.0 + (py - a.1) / (b.1 - a.1) * (b.0 - a.0) {
+                    inside = !inside;
+                }
+            }
+        }
+        inside
     };
-    let full: Vec<Vec<(f64, f64)>> =
-        polygons.iter().flat_map(|p| p.rings.iter()).map(|r| r.iter().map(|&(lng, lat)| conic.project(lat, lng)).collect()).collect();
-    let mut extent = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
-    for &(x, y) in full.iter().flatten() {
-        extent = [extent[0].min(x), extent[1].min(y), extent[2].max(x), extent[3].max(y)];
+    [((f[0] + f[2]) / 2.0, (f[1] + f[3]) / 2.0), (f[0], f[1]), (f[2], f[1]), (f[0], f[3]), (f[2], f[3])].iter().any(|&(x, y)| on_land(x, y))
+}
+
+fn extent_of(rings: &[Vec<(f64, f64)>]) -> [f64; 4] {
+    let mut e = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
+    for &(x, y) in rings.iter().flatten() {
+        e = [e[0].min(x), e[1].min(y), e[2].max(x), e[3].max(y)];
+    }
+    e
+}
+
+fn projected(basemap: &Basemap, spec: &FocusSpec) -> Result<std::sync::Arc<Projected>> {
+    let key = (spec.country.to_ascii_uppercase(), spec.mainland_only || spec.conus);
+    if let Some(p) = basemap.focus_cache.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(p.clone());
+    }
+    let groups = select(basemap, spec)?;
+    let composite = groups.len() > 1;
+    let cut = spec.mainland_only || spec.conus;
+    // Each part in its own projection, unplaced.
+    let mut own: Vec<(Conic, [f64; 4], Vec<Vec<(f64, f64)>>, [f64; 4])> = Vec::new();
+    for (i, group) in groups.iter().enumerate() {
+        let bbox = lnglat_box(group);
+        let conic = conic_for(&spec.country, i, bbox);
+        let rings: Vec<Vec<(f64, f64)>> = group.iter().flat_map(|p| p.rings.iter()).map(|r| r.iter().map(|&(lng, lat)| conic.project(lat, lng)).collect()).collect();
+        let e = extent_of(&rings);
+        own.push((conic, bbox, rings, e));
+    }
+    let main = own[0].3;
+    let main_side = (main[2] - main[0]).max(main[3] - main[1]);
+    let gap = 0.02 * main_side;
+    // Insets scaled: Alaska to 0.35 as US atlases draw it, others down to a share of the
+    // mainland when larger, never up.
+    let scales: Vec<f64> = own
+        .iter()
+        .enumerate()
+        .map(|(i, (_, bbox, _, e))| {
+            if i == 0 {
+                1.0
+            } else if spec.country.eq_ignore_ascii_case("US") && bbox[3] > 50.0 {
+                0.35
+            } else {
+                (INSET_SHARE * main_side / (e[2] - e[0]).max(e[3] - e[1]).max(1e-9)).min(1.0)
+            }
+        })
+        .collect();
+    // The row of insets from the mainland's left edge, as low inside its box as it can go
+    // without covering any of the mainland's land; below the box when it must.
+    let row_h = own[1..].iter().zip(&scales[1..]).map(|((.., e), s)| (e[3] - e[1]) * s).fold(0.0, f64::max) + 2.0 * gap;
+    let frames_at = |bottom: f64| -> Vec<[f64; 4]> {
+        let mut x = main[0];
+        own[1..]
+            .iter()
+            .zip(&scales[1..])
+            .map(|((.., e), s)| {
+                let f = [x, bottom, x + (e[2] - e[0]) * s + 2.0 * gap, bottom + (e[3] - e[1]) * s + 2.0 * gap];
+                x = f[2] + gap;
+                f
+            })
+            .collect()
+    };
+    let mut frames = frames_at(main[1] - row_h);
+    for step in 0..=10 {
+        let candidate = frames_at(main[1] - row_h * step as f64 / 10.0);
+        if !candidate.iter().any(|f| covers_land(f, &own[0].2)) {
+            frames = candidate;
+            break;
+        }
+    }
+    let mut parts: Vec<Part> = Vec::new();
+    let mut rings: Vec<Vec<(f64, f64)>> = Vec::new();
+    for (i, (conic, bbox, own_rings, e)) in own.into_iter().enumerate() {
+        let scale = scales[i];
+        // An inset's lower-left corner sits a gap inside its frame's.
+        let offset = if i == 0 { (0.0, 0.0) } else { (frames[i - 1][0] + gap - e[0] * scale, frames[i - 1][1] + gap - e[1] * scale) };
+        let keep = (composite || cut).then_some([bbox[0] - 0.5, bbox[1] - 0.5, bbox[2] + 0.5, bbox[3] + 0.5]);
+        rings.extend(own_rings.into_iter().map(|r| r.into_iter().map(|(x, y)| (x * scale + offset.0, y * scale + offset.1)).collect::<Vec<_>>()));
+        parts.push(Part { conic, scale, offset, keep });
+    }
+    let mut extent = extent_of(&rings);
+    for f in &frames {
+        extent = [extent[0].min(f[0]), extent[1].min(f[1]), extent[2].max(f[2]), extent[3].max(f[3])];
     }
     let tol = (extent[2] - extent[0]).hypot(extent[3] - extent[1]) * SIMPLIFY_SHARE;
-    let rings = full.iter().map(|r| crate::basemap::simplify(r, tol)).collect();
-    let p = std::sync::Arc::new(Projected { conic, rings, extent, lnglat: [x0, y0, x1, y1] });
+    let rings = rings.iter().map(|r| crate::basemap::simplify(r, tol)).collect();
+    let p = std::sync::Arc::new(Projected { parts: parts.into(), rings, frames, extent });
     basemap.focus_cache.0.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
     Ok(p)
 }
 
-/// Fits the focus map to a `width` x `height` image.
-pub fn plan(basemap: &Basemap, spec: &FocusSpec, width: u32, height: u32, scale: f32) -> Result<FocusPlan> {
+/// The inset frames a focus map of this size draws, in image pixels (left, top, right,
+/// bottom), largest inset first: none for a country without far-flung parts or a map cut to
+/// its mainland. For tests and for clients that label the insets.
+pub fn inset_frames(basemap: &Basemap, spec: &FocusSpec, width: u32, height: u32, scale: f32, marker_radius: f32) -> Result<Vec<[f32; 4]>> {
+    Ok(plan(basemap, spec, width * scale as u32, height * scale as u32, scale, (marker_radius + 1.2) * scale)?.inset_frames)
+}
+
+/// Fits the focus map to a `width` x `height` image, leaving `marker_reach` pixels beyond the
+/// padding so a marker on the outermost coast is not cut by the image edge.
+pub fn plan(basemap: &Basemap, spec: &FocusSpec, width: u32, height: u32, scale: f32, marker_reach: f32) -> Result<FocusPlan> {
     let shape = projected(basemap, spec)?;
     let regions = regions(basemap, spec)?;
-    let conic = shape.conic;
     let [px0, py0, px1, py1] = shape.extent;
-    let [x0, y0, x1, y1] = shape.lnglat;
     let (w, h) = (width as f64, height as f64);
-    let pad = 0.05 * w.min(h) + (spec.outline_width * scale) as f64;
+    let pad = 0.05 * w.min(h) + (spec.outline_width * scale) as f64 + marker_reach as f64;
     let k = ((w - 2.0 * pad).max(1.0) / (px1 - px0).max(1e-9)).min((h - 2.0 * pad).max(1.0) / (py1 - py0).max(1e-9));
     let (tx, ty) = (w / 2.0 - (px0 + px1) / 2.0 * k, h / 2.0 + (py0 + py1) / 2.0 * k);
-    let cut = spec.mainland_only || spec.conus;
-    let cam = FocusCamera { conic, k, tx, ty, keep: cut.then_some([x0 - 0.5, y0 - 0.5, x1 + 0.5, y1 + 0.5]) };
+    let cam = FocusCamera { parts: shape.parts.clone(), k, tx, ty };
+    let main = shape.parts[0];
 
     let to_px = |(x, y): (f64, f64)| ((tx + x * k) as f32, (ty - y * k) as f32);
     let mut pb = PathBuilder::new();
@@ -236,12 +411,25 @@ pub fn plan(basemap: &Basemap, spec: &FocusSpec, width: u32, height: u32, scale:
     }
     let mut rb = PathBuilder::new();
     for ring in regions.iter().flat_map(|p| &p.rings) {
-        push_ring(&mut rb, ring.iter().map(|&(lng, lat)| to_px(conic.project(lat, lng))));
+        // State outlines are drawn in the part they lie in (Alaska's in its inset).
+        let part = ring.first().and_then(|&(lng, lat)| shape.parts[1..].iter().find(|p| p.holds(lat, lng))).unwrap_or(&main);
+        push_ring(&mut rb, ring.iter().map(|&(lng, lat)| to_px(part.place(lat, lng))));
+    }
+    let mut fb = PathBuilder::new();
+    let mut frames = Vec::new();
+    for f in &shape.frames {
+        let (a, b) = (to_px((f[0], f[1])), to_px((f[2], f[3])));
+        frames.push([a.0.min(b.0), a.1.min(b.1), a.0.max(b.0), a.1.max(b.1)]);
+        if let Some(r) = tiny_skia::Rect::from_ltrb(a.0.min(b.0), a.1.min(b.1), a.0.max(b.0), a.1.max(b.1)) {
+            fb.push_rect(r);
+        }
     }
     Ok(FocusPlan {
         cam,
         land: pb.finish(),
         regions: rb.finish(),
+        frames: fb.finish(),
+        inset_frames: frames,
         fill: spec.fill,
         outline: spec.outline,
         outline_width: spec.outline_width * scale,

@@ -280,7 +280,8 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
     // Mercator basemap with its city labels placed, or one country fitted by a conic
     // projection) and, for a heatmap, the density.
     let scene = match &req.focus {
-        Some(spec) => Scene::Focus(focus::plan(basemap, spec, w, h, scale)?),
+        // Markers overhang their point by their radius and rim: the fit leaves room for them.
+        Some(spec) => Scene::Focus(focus::plan(basemap, spec, w, h, scale, (req.marker_radius + 1.2) * scale)?),
         None => {
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
             let cam = Camera::new(req.viewport, &all, w, h, req.scale as f64);

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 use storemap_render::{render, Basemap, FocusSpec, MapRequest, MarkerGroup, Themes, Viewport};
 
+
 use super::THEMES;
 
 fn root() -> PathBuf {
@@ -144,6 +145,102 @@ fn reference_focus_map() {
     let points = scatter(2, 40, 38.0, -95.0, 9.0);
     let req = MapRequest { focus: Some(spec), ..MapRequest::new(360, 240, vec![group("Scatter", points)]) };
     check("focus-us-conus", &draw(&req));
+}
+
+fn focus(country: &str) -> FocusSpec {
+    FocusSpec {
+        country: country.into(),
+        mainland_only: false,
+        conus: false,
+        regions: vec![],
+        fill: [0xE5, 0xE7, 0xEB],
+        outline: [0x9C, 0xA3, 0xAF],
+        outline_width: 1.5,
+        background: None,
+    }
+}
+
+/// The US as atlases draw it: the lower 48, Alaska (at 0.35) and Hawaii in framed insets along
+/// the bottom left, markers in all three.
+#[test]
+fn reference_focus_map_us_composite() {
+    let mut points = scatter(3, 30, 38.0, -95.0, 9.0);
+    points.extend([(61.2181, -149.9003), (64.8378, -147.7164), (21.3069, -157.8583), (19.7241, -155.0868)]);
+    let req = MapRequest { focus: Some(focus("US")), ..MapRequest::new(360, 240, vec![group("Scatter", points)]) };
+    check("focus-us-composite", &draw(&req));
+}
+
+/// France with its overseas regions (French Guiana, the Antilles, Réunion, Mayotte) as insets.
+#[test]
+fn reference_focus_map_france_overseas() {
+    let mut points = scatter(4, 20, 46.5, 2.5, 3.0);
+    points.extend([(4.9224, -52.3135), (16.2411, -61.5331), (-20.8823, 55.4504)]);
+    let req = MapRequest { focus: Some(focus("FR")), ..MapRequest::new(360, 240, vec![group("Scatter", points)]) };
+    check("focus-fr-overseas", &draw(&req));
+}
+
+/// The centre of the pure red pixels.
+fn red_centroid(px: &[u8]) -> impl Fn(u32) -> Option<(f32, f32)> + '_ {
+    move |w: u32| {
+        let (mut n, mut sx, mut sy) = (0.0f32, 0.0f32, 0.0f32);
+        for (i, p) in px.chunks_exact(4).enumerate() {
+            if p[3] == 255 && p[0] > 200 && p[1] < 60 && p[2] < 60 {
+                n += 1.0;
+                sx += (i as u32 % w) as f32;
+                sy += (i as u32 / w) as f32;
+            }
+        }
+        (n > 0.0).then(|| (sx / n, sy / n))
+    }
+}
+
+/// Each of Anchorage, Honolulu and Chicago drawn alone in red: the first two land inside the
+/// Alaska and Hawaii frames, Chicago in neither, at every size; `conus` has no insets.
+#[test]
+fn us_insets_hold_their_own_markers() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    for (w, h) in [(800, 500), (1200, 800), (256, 256), (4096, 1024), (600, 1200)] {
+        let frames = storemap_render::inset_frames(basemap(), &focus("US"), w, h, 1.0, 5.0).unwrap();
+        assert_eq!(frames.len(), 2, "{w}x{h}: Alaska and Hawaii");
+        for f in &frames {
+            assert!(f[0] >= 0.0 && f[1] >= 0.0 && f[2] <= w as f32 && f[3] <= h as f32, "{w}x{h}: frame {f:?} inside the image");
+        }
+        assert!(frames[0][2] < frames[1][0], "{w}x{h}: the frames do not overlap: {frames:?}");
+        for (name, point, inset) in [("Anchorage", (61.2181, -149.9003), Some(0)), ("Honolulu", (21.3069, -157.8583), Some(1)), ("Chicago", (41.8781, -87.6298), None)] {
+            let marker = MarkerGroup { color: Some([255, 0, 0]), name: name.into(), points: vec![point] };
+            let req = MapRequest { focus: Some(focus("US")), ..MapRequest::new(w, h, vec![marker]) };
+            let (iw, _, px) = rgba(&render(basemap(), &themes, &req).unwrap());
+            let (x, y) = red_centroid(&px)(iw).unwrap_or_else(|| panic!("{name} drawn at {w}x{h}"));
+            let within = |f: &[f32; 4]| x > f[0] && x < f[2] && y > f[1] && y < f[3];
+            match inset {
+                Some(i) => assert!(within(&frames[i]), "{name} at ({x}, {y}) outside its frame {:?} ({w}x{h})", frames[i]),
+                None => assert!(!frames.iter().any(within), "{name} at ({x}, {y}) inside an inset ({w}x{h})"),
+            }
+        }
+    }
+    let conus = FocusSpec { conus: true, ..focus("US") };
+    assert!(storemap_render::inset_frames(basemap(), &conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
+}
+
+/// Nothing is cut off at the image edge, at any size and aspect from 256x256 to 4096x1024
+/// (and the tall way round), for countries with far-flung parts, across the antimeridian
+/// (Russia, New Zealand) and long thin ones (Chile), with radius-8 markers at the US's
+/// extreme points: every border pixel stays transparent.
+#[test]
+fn focus_maps_leave_the_image_border_empty() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let extremes = vec![(24.5465, -81.8101), (48.1633, -124.7333), (44.8151, -66.9497), (71.2906, -156.7887), (18.9110, -155.6811), (51.8800, -176.6580), (52.9300, 172.9200)];
+    for country in ["US", "FR", "NO", "ES", "PT", "RU", "NZ", "CL", "JP", "DE"] {
+        for (w, h) in [(256, 256), (4096, 1024), (1024, 4096), (300, 900), (1200, 800)] {
+            let points = if country == "US" { extremes.clone() } else { vec![] };
+            let req = MapRequest { marker_radius: 8.0, focus: Some(focus(country)), ..MapRequest::new(w, h, vec![group("Edge", points)]) };
+            let (iw, ih, px) = rgba(&render(basemap(), &themes, &req).unwrap());
+            let alpha = |x: u32, y: u32| px[((y * iw + x) * 4 + 3) as usize];
+            let border = (0..iw).flat_map(|x| [(x, 0), (x, ih - 1)]).chain((0..ih).flat_map(|y| [(0, y), (iw - 1, y)]));
+            let touched: Vec<(u32, u32)> = border.filter(|&(x, y)| alpha(x, y) != 0).take(3).collect();
+            assert!(touched.is_empty(), "{country} at {w}x{h}: drawn on the border at {touched:?}");
+        }
+    }
 }
 
 #[test]
