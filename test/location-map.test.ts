@@ -1019,3 +1019,28 @@ test('the native pool: with 1 running and 1 waiting, a third concurrent call get
   t.true(await stillServing(srv), `the server process died after the refused call:\n${lastLines(srv.output())}`);
   if (srv.alive()) t.is((await postMap(srv.base, key, { brand: MCD })).status, 200);
 });
+
+// ------------------------------------------------------------------ subdivisions
+
+test('state outside the US: the ISO 3166-2 code or the subdivision\'s name, case- and accent-insensitive', async (t) => {
+  const s = await server(t);
+  // McDonald's in France's Occitanie (ISO 3166-2:FR code OCC) and Île-de-France (IDF).
+  const byCode = await okJson(t, s, { brand: "McDonald's", country: 'FR', state: 'OCC' });
+  t.true(byCode.env.count > 0, 'the test data has McDonald\'s in Occitanie');
+  t.true(byCode.env.locations.every((l) => l.state === 'OCC'));
+  for (const state of ['occ', 'Occitanie', 'OCCITANIE']) {
+    const same = await okJson(t, s, { brand: "McDonald's", country: 'FR', state });
+    t.is(same.env.count, byCode.env.count, state);
+  }
+  const idf = await okJson(t, s, { brand: "McDonald's", country: 'FR', state: 'IDF' });
+  for (const state of ['Île-de-France', 'ile de france', 'ILE-DE-FRANCE']) {
+    t.is((await okJson(t, s, { brand: "McDonald's", country: 'FR', state })).env.count, idf.env.count, state);
+  }
+  // No country given: a US state's name still means the US state.
+  const il = await okJson(t, s, { brand: "McDonald's", state: 'IL' });
+  t.is((await okJson(t, s, { brand: "McDonald's", state: 'Illinois' })).env.count, il.env.count);
+  // A subdivision of another country matches nothing in this one.
+  const none = await postMap(s.base, s.key, { brand: "McDonald's", country: 'FR', state: 'Bavaria' });
+  t.is(none.status, 404);
+});
+

@@ -263,8 +263,8 @@ test('a second run writes byte-identical files', async (t) => {
     await prepareReference(again);
     const files = (await readdir(outDir)).sort();
     t.deepEqual((await readdir(again)).sort(), files);
-    // brands, cities, countries, borders, US states, ZIPs, meta.
-    t.is(files.length, 7);
+    // brands, cities, subdivisions, countries, borders, US states, ZIPs, meta.
+    t.is(files.length, 8);
     for (const file of files) {
       const [a, b] = await Promise.all([readFile(path.join(outDir, file)), readFile(path.join(again, file))]);
       t.true(a.equals(b), file);
@@ -272,4 +272,45 @@ test('a second run writes byte-identical files', async (t) => {
   } finally {
     await rm(again, { recursive: true, force: true });
   }
+});
+
+test('cities.csv: admin1 is the ISO 3166-2 subdivision code (without the country) worldwide', (t) => {
+  const rows = cities.slice(1);
+  // Codes from the ISO 3166-2 standard's own lists, written out here.
+  const expected: [string, string, string][] = [
+    ['Munich', 'DE', 'BY'],
+    ['Berlin', 'DE', 'BE'],
+    ['Tokyo', 'JP', '13'],
+    ['Osaka', 'JP', '27'],
+    ['Sydney', 'AU', 'NSW'],
+    ['Melbourne', 'AU', 'VIC'],
+    ['Toronto', 'CA', 'ON'],
+    ['Montréal', 'CA', 'QC'],
+    ['Paris', 'FR', 'IDF'],
+    ['Marseille', 'FR', 'PAC'],
+    ['Madrid', 'ES', 'MD'],
+    ['Barcelona', 'ES', 'CT'],
+    ['São Paulo', 'BR', 'SP'],
+    ['Zürich', 'CH', 'ZH'],
+    ['Amsterdam', 'NL', 'NH'],
+    ['Milan', 'IT', '25'],
+    ['Chicago', 'US', 'IL'],
+    ['Seoul', 'KR', '11'],
+  ];
+  for (const [name, country, code] of expected) {
+    const row = rows.filter((r) => r[1] === name && r[2] === country).sort((a, b) => +b[4] - +a[4])[0];
+    t.truthy(row, `${name}, ${country} is in cities.csv`);
+    t.is(row?.[3], code, `${name}, ${country}`);
+  }
+});
+
+test('subdivisions.csv: country, code and English name of every subdivision, sorted', async (t) => {
+  const [header, ...body] = parseCsv(await read('subdivisions.csv'));
+  t.deepEqual(header, ['country', 'code', 'name']);
+  const rows = body.map(([country, code, name]) => ({ country, code, name }));
+  t.true(rows.length > 4000);
+  t.deepEqual(rows.find((r) => r.country === 'DE' && r.code === 'BY'), { country: 'DE', code: 'BY', name: 'Bavaria' });
+  t.deepEqual(rows.find((r) => r.country === 'AU' && r.code === 'NSW'), { country: 'AU', code: 'NSW', name: 'New South Wales' });
+  const keys = rows.map((r) => `${r.country}${r.code}`);
+  t.deepEqual(keys, [...keys].sort());
 });

@@ -20,6 +20,7 @@ import * as status from './routes/status.ts';
 import * as usage from './routes/usage.ts';
 import type { Renderer } from './native.ts';
 import type { StoreHolder } from './store-holder.ts';
+import type { Subdivisions } from './services/subdivisions.ts';
 
 export interface Deps {
   config: Config;
@@ -27,6 +28,8 @@ export interface Deps {
   db: DB;
   /** Draws png/jpeg maps; without it image formats answer 501. */
   renderer?: Renderer;
+  /** Subdivision names for the `state` filter; without it, codes only. */
+  subdivisions?: Subdivisions;
   /** The clock every time-dependent rule reads (trial expiry, rate limits, usage times). */
   now?: () => number;
   log?: (line: string) => void;
@@ -37,6 +40,7 @@ export interface ApiDeps {
   config: Config;
   store: StoreHolder;
   renderer?: Renderer;
+  subdivisions?: Subdivisions;
   keys: KeyStore;
   billing: Billing;
   limiter: RateLimiter;
@@ -57,6 +61,7 @@ export function createServer(deps: Deps): restify.Server {
     config: deps.config,
     store: deps.store,
     renderer: deps.renderer,
+    subdivisions: deps.subdivisions,
     keys: new KeyStore(deps.db, now),
     billing: new Billing(deps.db, now, deps.config.usageFlushMs),
     limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),

@@ -10,6 +10,7 @@ import { loadRenderer } from '../../ts/native.ts';
 import { createServer, listen } from '../../ts/server.ts';
 import { KeyStore } from '../../ts/services/keys.ts';
 import { StoreHolder } from '../../ts/store-holder.ts';
+import { Subdivisions } from '../../ts/services/subdivisions.ts';
 import { testDataDir, testStore } from './dataset.ts';
 import { UNTHROTTLED } from './child.ts';
 
@@ -36,7 +37,8 @@ export async function startServer(
   const store = new StoreHolder(testStore());
   // Off only to test a server that cannot draw (the status endpoint's degraded case).
   const renderer = opts.renderer === false ? undefined : loadRenderer(path.join(testDataDir(), 'reference'));
-  const server = createServer({ config, store, db, renderer, now: opts.now, log: () => {} });
+  const subdivisions = Subdivisions.fromCsv(path.join(testDataDir(), 'reference', 'subdivisions.csv'));
+  const server = createServer({ config, store, db, renderer, subdivisions, now: opts.now, log: () => {} });
   const base = await listen(server, '127.0.0.1', 0);
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= new Promise<void>((resolve) => server.close(() => resolve())));

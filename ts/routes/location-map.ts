@@ -276,7 +276,8 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
   const filters = {
     brands: plan.brands,
     country: r.country,
-    state: r.state,
+    // A subdivision's name or code, as the data's code ("Bavaria" → "BY").
+    state: r.state !== undefined && deps.subdivisions ? deps.subdivisions.code(r.state, r.country) : r.state,
     city: r.city,
     postcode: r.postcode,
     radiusKm: r.radius_km,
