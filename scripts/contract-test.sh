@@ -61,7 +61,7 @@ export STOREMAP_DATA_DIR="$DATA_DIR" STOREMAP_DB="$work/storemap.db"
 key=$(node bin/storemap.js keys create --plan internal --name contract-tests) || give_up "could not create an API key"
 
 echo "== server on 127.0.0.1 over $DATA_DIR"
-HOST=127.0.0.1 PORT=0 STOREMAP_RATE_LIMIT=100000 STOREMAP_RATE_BURST=100000 node bin/storemap.js serve >"$work/server.log" 2>&1 &
+HOST=127.0.0.1 PORT=0 STOREMAP_RATE_LIMIT=100000 STOREMAP_RATE_BURST=100000 STOREMAP_FREE_RATE_LIMIT=100000 STOREMAP_FREE_RATE_BURST=100000 node bin/storemap.js serve >"$work/server.log" 2>&1 &
 server_pid=$!
 base=
 for _ in $(seq 600); do

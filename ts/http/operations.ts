@@ -106,7 +106,7 @@ export const OPERATIONS: Operation[] = [
     auth: false,
     query: BrandsQuery,
     success: { status: 200, description: 'One page of the directory.', content: [{ type: 'application/json', schema: BrandsPage }], headers: [] },
-    errors: ['INVALID_REQUEST', 'INTERNAL'],
+    errors: ['INVALID_REQUEST', 'RATE_LIMITED', 'INTERNAL'],
   },
   {
     id: 'brandSummary',
@@ -118,7 +118,7 @@ export const OPERATIONS: Operation[] = [
     auth: false,
     query: SummaryQuery,
     success: { status: 200, description: 'The summary.', content: [{ type: 'application/json', schema: BrandSummary }], headers: [] },
-    errors: ['INVALID_REQUEST', 'NOT_FOUND', 'INTERNAL'],
+    errors: ['INVALID_REQUEST', 'NOT_FOUND', 'RATE_LIMITED', 'INTERNAL'],
   },
   {
     id: 'searchBrands',
@@ -131,7 +131,7 @@ export const OPERATIONS: Operation[] = [
     auth: false,
     query: SearchQuery,
     success: { status: 200, description: 'The matches.', content: [{ type: 'application/json', schema: SearchResults }], headers: [] },
-    errors: ['INVALID_REQUEST', 'NOT_FOUND', 'INTERNAL'],
+    errors: ['INVALID_REQUEST', 'NOT_FOUND', 'RATE_LIMITED', 'INTERNAL'],
   },
   {
     id: 'usage',
@@ -163,7 +163,7 @@ export const OPERATIONS: Operation[] = [
         { name: 'Access-Control-Allow-Origin', description: '*', schema: 'string', required: true },
       ],
     },
-    errors: [],
+    errors: ['RATE_LIMITED'],
   },
   {
     id: 'health',
@@ -186,7 +186,7 @@ export const OPERATIONS: Operation[] = [
     description: 'Every operation, parameter, response schema, header and error code, generated from the same list the routes are built from.',
     auth: false,
     success: { status: 200, description: 'The OpenAPI document.', content: [{ type: 'application/yaml', format: 'text', description: 'OpenAPI 3.1 in YAML.' }], headers: [] },
-    errors: [],
+    errors: ['RATE_LIMITED'],
   },
   {
     id: 'agentDocs',
@@ -197,7 +197,7 @@ export const OPERATIONS: Operation[] = [
     description: 'For agents and people: every endpoint, parameter (type, default, constraints), response field, header and error code, with auth, credits and limits.',
     auth: false,
     success: { status: 200, description: 'The reference.', content: [{ type: 'text/markdown', format: 'text', description: 'CommonMark.' }], headers: [] },
-    errors: [],
+    errors: ['RATE_LIMITED'],
   },
   {
     id: 'llms',
@@ -208,7 +208,7 @@ export const OPERATIONS: Operation[] = [
     description: 'The service name, a summary and links to the reference, the OpenAPI document, the licence notices, the status and the brand directory.',
     auth: false,
     success: { status: 200, description: 'The llms.txt file.', content: [{ type: 'text/plain', format: 'text', description: 'Markdown following https://llmstxt.org.' }], headers: [] },
-    errors: [],
+    errors: ['RATE_LIMITED'],
   },
   {
     id: 'attribution',
@@ -219,6 +219,6 @@ export const OPERATIONS: Operation[] = [
     description: 'The licences of the four data sources (OpenStreetMap, Overture Maps, Foursquare Open Source Places, AllThePlaces) and of the reference data the default dataset is built from.',
     auth: false,
     success: { status: 200, description: 'The notices.', content: [{ type: 'text/plain', format: 'text', description: 'Plain text.' }], headers: [] },
-    errors: [],
+    errors: ['RATE_LIMITED'],
   },
 ];
