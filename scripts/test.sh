@@ -38,8 +38,8 @@ if tsc --noEmit -p .; then passed=$((passed + 1)); else fail_runner; fi
 
 # One small deterministic dataset for every ava test file (built once, read-only).
 export STOREMAP_TEST_DATA_DIR="$PWD/data/generated/test-data"
-echo "== test dataset (scale 0.01) in $STOREMAP_TEST_DATA_DIR"
-if ! STOREMAP_DATA_DIR="$STOREMAP_TEST_DATA_DIR" node bin/storemap.js data build --scale 0.01 --seed 7 --as-of 2026-11-01T00:00:00Z >"$logs/dataset.txt" 2>&1; then
+echo "== test dataset (scale 0.02) in $STOREMAP_TEST_DATA_DIR"
+if ! STOREMAP_DATA_DIR="$STOREMAP_TEST_DATA_DIR" node bin/storemap.js data build --scale 0.02 --seed 7 --as-of 2026-11-01T00:00:00Z >"$logs/dataset.txt" 2>&1; then
   cat "$logs/dataset.txt"
   fail_runner
 fi

@@ -352,6 +352,12 @@ test('every filter, and an AND of two, returns exactly the subset computed from 
   const postcode = mostCommon(all.map((l) => l.postcode));
   const sft = 'small_format';
   const andCountry = mostCommon(all.filter((l) => l.storefront_type === sft).map((l) => l.country));
+  // A city with one location: its sources are one row's, rarely all four.
+  const perCity = new Map<string, number>();
+  for (const l of all) if (l.city) perCity.set(l.city, (perCity.get(l.city) ?? 0) + 1);
+  // (ASCII-named, so X-Region carries it as is rather than percent-encoded)
+  const lone = [...perCity.entries()].filter(([c, n]) => n === 1 && c !== city && /^[ -~]+$/.test(c)).map(([c]) => c).sort()[0];
+  if (lone === undefined) throw new Error('no city with a single location');
 
   const cases: { name: string; filter: Record<string, unknown>; expect: Location[]; region: string }[] = [
     { name: 'country', filter: { country: country.toLowerCase() }, expect: all.filter((l) => l.country === country), region: country },
@@ -377,6 +383,7 @@ test('every filter, and an AND of two, returns exactly the subset computed from 
       expect: all.filter((l) => l.country === 'US' && ci(l.state, state)),
       region: `US / ${state}`,
     },
+    { name: 'city with one location', filter: { city: lone }, expect: all.filter((l) => ci(l.city, lone)), region: lone },
   ];
   for (const c of cases) {
     t.true(c.expect.length > 0 && c.expect.length < all.length, `${c.name}: the expected subset is a non-empty strict subset (${c.expect.length})`);

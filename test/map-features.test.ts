@@ -99,11 +99,11 @@ const opaqueNear = (p: ArrayLike<number>, c: RGB, tol: number) => p[3] === 255 &
 
 // ------------------------------------------------------------------ focus maps
 
-const FL_MCD = { brand: 'MCD', country: 'US', state: 'FL' };
+const FL_CVS = { brand: 'CVS', country: 'US', state: 'FL' };
 
 test('focus png: transparent corners, the default fill in the middle of the contiguous US, a custom fill, a background colour', async (t) => {
   const s = await server(t);
-  const base = { ...FL_MCD, focus_country: 'US', conus: true };
+  const base = { ...FL_CVS, focus_country: 'US', conus: true };
   const { img } = await png(t, s, base);
   const corners: [number, number][] = [
     [0, 0],
@@ -127,7 +127,7 @@ test('focus png: transparent corners, the default fill in the middle of the cont
 
 test('focus jpeg: transparent areas fall back to white, the fill stays', async (t) => {
   const s = await server(t);
-  const { res, bytes } = await okPost(t, s, { ...FL_MCD, format: 'jpeg', width: W, height: H, focus_country: 'US', conus: true });
+  const { res, bytes } = await okPost(t, s, { ...FL_CVS, format: 'jpeg', width: W, height: H, focus_country: 'US', conus: true });
   t.is(res.headers.get('content-type'), 'image/jpeg');
   const img = decodeJpeg(bytes);
   t.is(img.width, W);
@@ -147,11 +147,11 @@ test('focus jpeg: transparent areas fall back to white, the fill stays', async (
 test("focus_country 'auto' on a US-only result draws the same image as 'US'", async (t) => {
   const s = await server(t);
   for (const extra of [{}, { conus: true }]) {
-    const auto = await png(t, s, { ...FL_MCD, focus_country: 'auto', ...extra });
-    const us = await png(t, s, { ...FL_MCD, focus_country: 'US', ...extra });
+    const auto = await png(t, s, { ...FL_CVS, focus_country: 'auto', ...extra });
+    const us = await png(t, s, { ...FL_CVS, focus_country: 'US', ...extra });
     t.true(auto.bytes.equals(us.bytes), `auto and US differ with ${JSON.stringify(extra)}`);
     // and not the same as some other country's focus map, so the comparison means something
-    const ca = await png(t, s, { brand: FL_MCD.brand, focus_country: 'CA', ...extra, conus: undefined });
+    const ca = await png(t, s, { brand: 'MCD', focus_country: 'CA', ...extra, conus: undefined });
     t.false(ca.bytes.equals(us.bytes));
   }
 });
@@ -183,7 +183,7 @@ test('a focus map without a country filter is a map of the focus country: its co
     t.is(touched, 0, `${w}x${h}: ${touched} border pixels drawn`);
   }
   // A focus country where the brand has no stores: nothing to draw.
-  const none = await post(s, { brand: FL_MCD.brand, state: 'FL', format: 'png', width: W, height: H, focus_country: 'CA' });
+  const none = await post(s, { brand: FL_CVS.brand, state: 'FL', format: 'png', width: W, height: H, focus_country: 'CA' });
   t.is(none.res.status, 404);
 });
 
@@ -231,8 +231,10 @@ function albers(phi1: number, phi2: number, lng0: number): (lat: number, lng: nu
 test('focus map markers land where an Albers projection of the contiguous US puts them', async (t) => {
   const s = await server(t);
   // No outline: the drawn shape's extent is the fill's, to within a pixel.
-  const { img, count } = await png(t, s, { ...FL_MCD, focus_country: 'US', conus: true, outline_width: 0, marker_color: '#FF00FF' });
-  const locs = await locations(t, s, FL_MCD, count);
+  // A chain spread over the 48 states whose rows are all verified (JSON and image agree).
+  const q = { brand: 'DKS', country: 'US' };
+  const { img, count } = await png(t, s, { ...q, focus_country: 'US', conus: true, outline_width: 0, marker_color: '#FF00FF' });
+  const locs = await locations(t, s, q, count);
   t.true(locs.length > 0);
 
   // The contiguous US from the reference shapes: the US polygons inside the lower 48's box.
@@ -318,7 +320,7 @@ test('focus map markers land where an Albers projection of the contiguous US put
 
 test('heatmap: density colours at the densest cluster, the basemap untouched far from every location', async (t) => {
   const s = await server(t);
-  const q = { brand: '7-Eleven', country: 'US', state: 'NY' };
+  const q = { brand: 'CVS', country: 'US', state: 'NY' };
   const bounds: [number, number, number, number] = [39, -80, 44.5, -71];
   const heat = await png(t, s, { ...q, bounds, heatmap: true });
   const plain = await png(t, s, { ...q, bounds });
@@ -379,7 +381,7 @@ test('heatmap: density colours at the densest cluster, the basemap untouched far
 
 // Florida only (both brands' JSON and images agree there); the viewport puts Florida at the
 // top right and open Pacific (south of Clipperton, west of the Galapagos) at the lower left.
-const LEGEND_Q = { tickers: ['MCD', 'SBUX'], country: 'US', state: 'FL' };
+const LEGEND_Q = { tickers: ['CVS', 'CMG'], country: 'US', state: 'FL' };
 const LEGEND_BOUNDS: [number, number, number, number] = [-10, -140, 32, -78];
 /** Where the legend goes: the lower-left corner (12 px margin), generously. */
 const LOWER_LEFT: Box = { x0: 0, y0: H - 80, x1: 170, y1: H };
@@ -481,9 +483,9 @@ test('city labels: text in the theme text colour just right of a large city', as
   t.true(chicago.population >= 100_000);
   const zoom = 9;
   // Markers in Florida only: nothing of the data near Chicago.
-  const light = await png(t, s, { ...FL_MCD, center: [chicago.lat, chicago.lng], zoom });
-  const dark = await png(t, s, { ...FL_MCD, center: [chicago.lat, chicago.lng], zoom, style: 'dark' });
-  const locs = await locations(t, s, FL_MCD, light.count);
+  const light = await png(t, s, { ...FL_CVS, center: [chicago.lat, chicago.lng], zoom });
+  const dark = await png(t, s, { ...FL_CVS, center: [chicago.lat, chicago.lng], zoom, style: 'dark' });
+  const locs = await locations(t, s, FL_CVS, light.count);
   const at = centerZoomProjector([chicago.lat, chicago.lng], zoom, W, H);
   t.true(locs.every((l) => at(l.lat, l.lng)[1] > H + 20), 'the markers are off the map');
   const [cx, cy] = at(chicago.lat, chicago.lng);
@@ -511,7 +513,7 @@ test('US state lines from zoom 3: the Colorado-Kansas line (102.05 W) at zoom 6 
   const s = await server(t);
   // Markers in Florida only; no city of 100,000 near the line.
   const centre: [number, number] = [39, -102.0517];
-  const shot = async (zoom: number) => (await png(t, s, { ...FL_MCD, center: centre, zoom })).img;
+  const shot = async (zoom: number) => (await png(t, s, { ...FL_CVS, center: centre, zoom })).img;
   const [z2, z3, z6] = await Promise.all([shot(2), shot(3), shot(6)]);
   const land = hex(LIGHT.land);
   const at6 = centerZoomProjector(centre, 6, W, H);
@@ -607,7 +609,7 @@ test('image cache off (STOREMAP_IMAGE_CACHE_BYTES=0): every image is rendered an
 
 test('image cache: a cached image still costs its credits (402 when the key cannot pay); trial caps survive a hit', async (t) => {
   const s = await server(t, {}, 3);
-  const body = { brand: 'MCD', format: 'png', width: W, height: H };
+  const body = { brand: 'MCD', country: 'US', format: 'png', width: W, height: H };
   const first = await okPost(t, s, body);
   const cost = creditsFor(Number(first.res.headers.get('x-location-count')), 'png');
   t.true(cost <= 3 && 2 * cost > 3, 'the key can pay once, not twice');

@@ -1,5 +1,5 @@
 // The Rust addon through ts/native.ts, against the deterministic test dataset
-// (data/generated/test-data, scale 0.01, seed 7). Expectations are derived independently:
+// (data/generated/test-data, scale 0.02, seed 7). Expectations are derived independently:
 // filtered queries are compared with the subset computed here from the unfiltered JSON,
 // tickers and misspellings come from the project's CSV tables, radius centres from the
 // gazetteer in the dataset's reference folder.

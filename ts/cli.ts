@@ -234,10 +234,33 @@ data
   .description("the dataset's figures")
   .option('--json', 'one JSON object')
   .action(async (o: { json?: boolean }) => {
-    const report = (await datasetReport(loadConfig().dataDir)) as Record<string, unknown>;
-    if (o.json) console.log(JSON.stringify(report));
-    else for (const [k, v] of Object.entries(report)) console.log(`${k.padEnd(26)} ${typeof v === 'object' ? JSON.stringify(v) : v}`);
+    const { realism, ...report } = (await datasetReport(loadConfig().dataDir)) as Record<string, unknown> & { realism?: Realism[] };
+    if (o.json) return console.log(JSON.stringify({ ...report, realism }));
+    for (const [k, v] of Object.entries(report)) console.log(`${k.padEnd(26)} ${typeof v === 'object' ? JSON.stringify(v) : v}`);
+    if (realism?.length) printRealism(realism);
   });
+
+/** One brand of `data report`'s realism table (storemap-ingest's `Realism`). */
+interface Realism {
+  brand: string;
+  true_open: number;
+  verified: number;
+  real: number | null;
+  true_ratio: number | null;
+  verified_ratio: number | null;
+}
+
+function printRealism(rows: Realism[]): void {
+  const ratio = (r: number | null) => (r === null ? '-' : r.toFixed(2));
+  console.log(`\nrealism: the ${rows.length} brands with the most true open stores, against the real chain (real = published figure x scale)`);
+  console.log(`  ${'brand'.padEnd(32)} ${'true'.padStart(8)} ${'verified'.padStart(9)} ${'real'.padStart(9)} ${'true/real'.padStart(10)} ${'verif/real'.padStart(10)}`);
+  for (const r of rows) {
+    const real = r.real === null ? '-' : r.real.toFixed(0);
+    console.log(
+      `  ${r.brand.slice(0, 32).padEnd(32)} ${String(r.true_open).padStart(8)} ${String(r.verified).padStart(9)} ${real.padStart(9)} ${ratio(r.true_ratio).padStart(10)} ${ratio(r.verified_ratio).padStart(10)}`,
+    );
+  }
+}
 
 const keys = program.command('keys').description('API keys: create, list, revoke, top up');
 const withKeys = <T>(f: (k: KeyStore) => T): T => {

@@ -1,4 +1,4 @@
-// The deterministic test dataset (scale 0.01, seed 7) that `npm test` builds once and every
+// The deterministic test dataset (scale 0.02, seed 7) that `npm test` builds once and every
 // test file reads. Built by scripts/test.sh; see BUILD_COMMAND to build it by hand.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { ROOT, SNAPSHOT_FILE } from '../../ts/paths.ts';
 export const DEFAULT_TEST_DATA_DIR = path.join(ROOT, 'data', 'generated', 'test-data');
 
 export function buildCommand(dir: string): string {
-  return `STOREMAP_DATA_DIR=${dir} node bin/storemap.js data build --scale 0.01 --seed 7 --as-of 2026-11-01T00:00:00Z`;
+  return `STOREMAP_DATA_DIR=${dir} node bin/storemap.js data build --scale 0.02 --seed 7 --as-of 2026-11-01T00:00:00Z`;
 }
 
 /** The test dataset's folder: $STOREMAP_TEST_DATA_DIR, else data/generated/test-data. */

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use storemap_core::{name_keys, BrandRecord, SourceType, StorefrontType, TickerRecord};
 
+use crate::footprint::{Footprint, Footprints, HomeCity, WORLDWIDE_SET};
 use crate::reference::{CategoryScope, Misspelling, NsiBrand, Ticker};
 use crate::import::PLACE_KEYS;
 use crate::{Skip, SourceRow};
@@ -24,8 +25,17 @@ pub struct CatalogBrand {
     pub countries: Vec<String>,
     pub alt_names: Vec<String>,
     pub ticker: Option<String>,
-    /// The brand's real footprint where the ticker table gives one.
+    /// The brand's real store count: the ticker table's figure or the sum of its published
+    /// counts per country, whichever is larger.
     pub known_stores: Option<u32>,
+    /// Published store counts per country (`data/footprints.csv`), largest first.
+    pub footprint: Vec<(String, u32)>,
+    /// Where the rest of its stores may go (see [`Footprint::trade_countries`]).
+    pub trade: Vec<String>,
+    /// Countries it has no stores in.
+    pub absent: Vec<String>,
+    /// The city the chain is densest around, if known.
+    pub home: Option<HomeCity>,
 }
 
 #[derive(Debug)]
@@ -54,7 +64,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 impl Catalog {
-    pub fn build(nsi: &[NsiBrand], scope: &[CategoryScope], tickers: &[Ticker], misspellings: &[Misspelling]) -> Catalog {
+    pub fn build(nsi: &[NsiBrand], scope: &[CategoryScope], tickers: &[Ticker], misspellings: &[Misspelling], footprints: &Footprints) -> Catalog {
         let scope: HashMap<String, (String, StorefrontType)> = scope
             .iter()
             .map(|c| (c.category.clone(), (c.class.clone(), StorefrontType::parse(&c.storefront_type).unwrap_or(StorefrontType::FullRetail))))
@@ -82,9 +92,14 @@ impl Catalog {
                 continue;
             };
             let (class, storefront) = scope[&main.category].clone();
-            let mut countries: Vec<String> = items.iter().flat_map(|b| b.countries.iter().cloned()).collect();
-            countries.sort();
-            countries.dedup();
+            let union = |narrow_only: bool| {
+                let mut v: Vec<String> =
+                    items.iter().filter(|b| !narrow_only || b.countries.len() < WORLDWIDE_SET).flat_map(|b| b.countries.iter().cloned()).collect();
+                v.sort();
+                v.dedup();
+                v
+            };
+            let countries = union(false);
             let mut alt_names: Vec<String> = Vec::new();
             for b in items {
                 alt_names.push(b.name.clone());
@@ -96,7 +111,16 @@ impl Catalog {
             alt_names.retain(|n| n != &main.name);
             alt_names.sort();
             alt_names.dedup();
+            let none = Footprint::default();
+            let fp = main.wikidata.as_deref().and_then(|q| footprints.get(q)).unwrap_or(&none);
+            let listed = main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map_or(0, |t| t.stores);
+            let known = listed.max(u32::try_from(fp.published_total()).unwrap_or(u32::MAX));
             brands.push(CatalogBrand {
+                trade: fp.trade_countries(&countries, &union(true)),
+                footprint: fp.counts.clone(),
+                absent: fp.absent.clone(),
+                home: fp.home.clone(),
+                known_stores: (known > 0).then_some(known),
                 name: main.name.clone(),
                 wikidata: main.wikidata.clone(),
                 nsi_id: main.nsi_id.clone(),
@@ -106,11 +130,10 @@ impl Catalog {
                 countries,
                 alt_names,
                 ticker: main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map(|t| t.ticker.clone()),
-                known_stores: main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map(|t| t.stores).filter(|&n| n > 0),
             });
         }
 
-        // Rank: brands with a known footprint (the listed chains) first, biggest first; then by
+        // Rank: brands with a known size (listed or with published counts) first, biggest first; then by
         // how many countries the brand trades in; a fixed hash breaks ties without favouring
         // the alphabet.
         brands.sort_by_key(|b| {

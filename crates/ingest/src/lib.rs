@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod countries;
 pub mod density;
 pub mod error;
+pub mod footprint;
 pub mod import;
 pub mod pipeline;
 pub mod reconcile;

@@ -10,6 +10,7 @@ use storemap_core::{format_iso, CityRecord, SnapshotBuilder, SnapshotMeta, Sourc
 use crate::catalog::{fnv1a, Catalog};
 use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
+use crate::footprint::Footprints;
 use crate::error::{IngestError, Result};
 use crate::import;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
@@ -141,6 +142,11 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
         &read_csv(&paths.tables.join("categories.csv"))?,
         &read_csv(&paths.tables.join("tickers.csv"))?,
         &read_csv(&paths.tables.join("misspellings.csv"))?,
+        &Footprints::new(
+            &read_csv(&paths.tables.join("footprints.csv"))?,
+            &read_csv(&paths.tables.join("atp-presence.csv"))?,
+            &read_csv(&paths.tables.join("home-cities.csv"))?,
+        ),
     );
     Ok((catalog, read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?))
 }

@@ -1,6 +1,6 @@
 //! Reference data: what `ts/data/reference.ts` extracts from the npm packages (NSI brands,
 //! GeoNames cities, Natural Earth countries, US ZIPs) and the project's own tables in `data/`
-//! (tickers, categories in scope, curated misspellings).
+//! (tickers, categories in scope, curated misspellings, real footprints, AllThePlaces presence).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -65,6 +65,31 @@ pub struct CategoryScope {
 pub struct Misspelling {
     pub misspelling: String,
     pub brand: String,
+}
+
+/// One row of `data/footprints.csv`: a chain's published store count in one country. A count
+/// of 0 records a market the chain has left or never entered.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct FootprintRow {
+    pub brand: String,
+    /// Empty where the figure covers several banners or the id could not be checked: such a
+    /// row documents a figure but places no stores.
+    #[serde(default)]
+    pub brand_wikidata: String,
+    pub country: String,
+    pub count: u32,
+}
+
+/// One row of `data/atp-presence.csv`: the countries AllThePlaces has a country-specific spider
+/// for a brand in.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct AtpPresence {
+    pub brand_wikidata: String,
+    /// Space-separated ISO 3166-1 codes.
+    pub countries: String,
+    /// Every spider of the brand is country-specific: the list is the brand's whole footprint
+    /// as far as AllThePlaces knows it (a multi-country spider's countries are not recorded).
+    pub complete: bool,
 }
 
 /// Where the two kinds of reference data live.

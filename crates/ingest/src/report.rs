@@ -8,6 +8,7 @@ use serde::Serialize;
 use storemap_core::Snapshot;
 
 use crate::error::{IngestError, Result};
+use crate::world::{BrandTruth, BRAND_TRUTH_FILE};
 
 #[derive(Debug, Serialize, PartialEq)]
 pub struct Dedup {
@@ -36,6 +37,25 @@ pub struct Report {
     /// The `--country`/`--bbox` region the import was limited to.
     pub region: Option<String>,
     pub dedup: Option<Dedup>,
+    /// The biggest brands of a synthetic world: their true stores and verified rows against
+    /// their real size.
+    pub realism: Vec<Realism>,
+}
+
+/// How many brands `realism` lists.
+pub const REALISM_BRANDS: usize = 100;
+
+/// One brand of a synthetic world: what the generator made, what the pipeline verified, and
+/// the real chain's size, all at the build's scale; ratios against the real figure.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Realism {
+    pub brand: String,
+    pub true_open: u64,
+    pub verified: u64,
+    /// The real figure times the build's scale (`null` where the brand's size is not known).
+    pub real: Option<f64>,
+    pub true_ratio: Option<f64>,
+    pub verified_ratio: Option<f64>,
 }
 
 pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
@@ -62,7 +82,37 @@ pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
             Some(p) if p.exists() => Some(dedup_scores(snapshot, p)?),
             _ => None,
         },
+        realism: match truth.map(|p| p.with_file_name(BRAND_TRUTH_FILE)) {
+            Some(p) if p.exists() => realism(snapshot, &p)?,
+            _ => Vec::new(),
+        },
     })
+}
+
+/// The [`REALISM_BRANDS`] brands with the most true open stores, by `truth-brands.csv`.
+pub fn realism(snapshot: &Snapshot, brand_truth: &Path) -> Result<Vec<Realism>> {
+    let name = brand_truth.display().to_string();
+    let mut r = csv::Reader::from_path(brand_truth).map_err(|e| IngestError::file(&name, e))?;
+    let mut brands: HashMap<String, (u64, Option<u32>)> = HashMap::new();
+    for row in r.deserialize::<BrandTruth>() {
+        let row = row.map_err(|e| IngestError::file(&name, e))?;
+        let e = brands.entry(row.brand).or_insert((0, row.real));
+        e.0 += row.open;
+    }
+    let scale = snapshot.meta().scale.unwrap_or(1.0);
+    let verified: HashMap<&str, u64> = snapshot.brands().iter().map(|b| (b.name.as_str(), b.verified_count as u64)).collect();
+    let mut lines: Vec<Realism> = brands
+        .into_iter()
+        .map(|(brand, (true_open, real))| {
+            let verified = verified.get(brand.as_str()).copied().unwrap_or(0);
+            let real = real.map(|n| n as f64 * scale);
+            let ratio = |x: u64| real.filter(|&r| r > 0.0).map(|r| x as f64 / r);
+            Realism { true_ratio: ratio(true_open), verified_ratio: ratio(verified), brand, true_open, verified, real }
+        })
+        .collect();
+    lines.sort_by(|a, b| b.true_open.cmp(&a.true_open).then_with(|| a.brand.cmp(&b.brand)));
+    lines.truncate(REALISM_BRANDS);
+    Ok(lines)
 }
 
 fn pairs(k: u64) -> u64 {

@@ -59,46 +59,216 @@ pub struct BrandWorld {
 /// Same-brand stores are at least this far apart: closer than that, two storefronts of one
 /// chain are one storefront in every source.
 const MIN_SPACING_M: f64 = 120.0;
+/// How fast a chain's extra density around its home fades with distance.
+const HOME_REACH_KM: f64 = 300.0;
+
+/// How a chain sits in the land.
+struct Habits {
+    /// Share of its stores drawn among metro cities (the rest among all cities by size).
+    metro: f64,
+    /// Share strung along the roads between neighbouring towns (fuel, motels, fast chargers).
+    highway: f64,
+    /// Keeps off downtowns: big boxes and forecourts sit in the suburbs.
+    suburban: bool,
+    home: Option<Home>,
+}
+
+/// The city a chain is densest around: a city's weight is multiplied by
+/// `1 + boost * exp(-distance / HOME_REACH_KM)`.
+struct Home {
+    lat: f64,
+    lng: f64,
+    country: String,
+    boost: f64,
+}
+
+const SUBURBAN: &[&str] = &[
+    "shop/doityourself", "shop/department_store", "shop/furniture", "shop/garden_centre", "shop/car_parts", "shop/hardware", "shop/appliance",
+    "shop/bed", "shop/electronics", "shop/sports", "shop/pet",
+];
+
+fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng) -> Habits {
+    let suburban = matches!(brand.class.as_str(), "fuel" | "hotel") || SUBURBAN.contains(&brand.category.as_str());
+    let base = match (brand.class.as_str(), brand.category.as_str()) {
+        (_, "shop/variety_store") => 0.3,
+        (_, "shop/convenience") => 0.55,
+        ("fuel", _) => 0.3,
+        _ if suburban => 0.45,
+        ("coffee", _) => 0.85,
+        ("telecom", _) => 0.8,
+        ("fitness", _) => 0.75,
+        ("bank", _) => 0.7,
+        ("supermarket" | "hotel" | "ev", _) => 0.5,
+        _ => 0.6,
+    };
+    let highway = match (brand.class.as_str(), brand.category.as_str()) {
+        (_, "tourism/motel") => 0.5,
+        ("fuel", _) => 0.35,
+        ("ev", _) => 0.25,
+        ("hotel", _) => 0.15,
+        _ => 0.0,
+    };
+    let curated = brand.home.as_ref().and_then(|h| g.find_city(&h.country, &h.admin1, &h.city)).map(|c| (c, 2.0));
+    // A chain in one country with no published counts is a regional chain: it grows out of
+    // one metro area.
+    let regional = || (brand.footprint.is_empty() && brand.trade.len() == 1 && rank >= 300).then(|| g.sample_city(&brand.trade[0], true, rng)).flatten().map(|c| (c, 10.0));
+    let home = curated.or_else(regional).map(|(c, boost)| {
+        let c = &g.cities[c as usize];
+        Home { lat: c.lat, lng: c.lng, country: c.country.clone(), boost }
+    });
+    Habits { metro: (base + rng.random_range(-0.1f64..0.1)).clamp(0.0, 1.0), highway, suburban, home }
+}
+
+/// Published counts that make up less than this share of a chain's size are not its main
+/// markets (a table with Burger King's Vietnam alone): the rest of it then goes where a chain
+/// without published counts would go.
+const MAIN_MARKETS_SHARE: f64 = 0.5;
+/// Named in this many countries besides its published ones, a chain is a global chain.
+const GLOBAL_CHAIN: usize = 20;
+
+/// How many stores go to each country: the published counts times the scale, and the rest of
+/// the brand's size spread over the other countries it trades in by how much chains trade
+/// there. When the published counts are its main markets, the rest goes only to countries
+/// named for it, none beyond its smallest published market. Fractions round at random, so
+/// counts are right on average at any scale.
+fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
+    let scale = cal.scale;
+    let published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
+    let published_total: f64 = published.iter().map(|(_, n)| n).sum();
+    let total = match brand.known_stores {
+        Some(n) => n as f64 * scale,
+        None => cal.stores_at_rank(rank),
+    };
+    let main_markets = !published.is_empty() && published_total >= MAIN_MARKETS_SHARE * total;
+    let (others, cap): (Vec<&String>, f64) = if main_markets {
+        // A chain named in many countries is a global chain: it is also in the high-income
+        // markets its location set covers (McDonald's in Britain), where a chain named in a
+        // few (7-Eleven) is not.
+        let global = brand.trade.len() >= GLOBAL_CHAIN;
+        let rich = brand.countries.iter().filter(|c| global && places::country_factor(c) >= 1.0);
+        (brand.trade.iter().chain(rich).collect(), published.iter().map(|(_, n)| *n).fold(f64::INFINITY, f64::min))
+    } else if published.is_empty() {
+        (brand.trade.iter().collect(), f64::INFINITY)
+    } else {
+        (brand.countries.iter().collect(), f64::INFINITY)
+    };
+    let mut others: Vec<&String> = others;
+    others.sort();
+    others.dedup();
+    let others: Vec<(&str, f64)> = others
+        .into_iter()
+        .filter(|c| g.has_country(c) && !published.iter().any(|(p, _)| p == c) && !brand.absent.contains(c))
+        .map(|c| (c.as_str(), g.country_weight(c)))
+        .filter(|(_, w)| *w > 0.0)
+        .collect();
+    let weight: f64 = others.iter().map(|(_, w)| w).sum();
+    let rest = total - published_total;
+    let mut expected: Vec<(&str, f64)> = published.into_iter().filter(|(c, _)| g.has_country(c)).collect();
+    if rest > 0.0 && weight > 0.0 {
+        expected.extend(others.iter().map(|&(c, w)| (c, (rest * w / weight).min(cap))));
+    }
+    expected
+        .into_iter()
+        .map(|(c, e)| {
+            let n = e.floor() as usize + usize::from(rng.random::<f64>() < e.fract());
+            (c, n)
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
 
 pub fn generate(rank: usize, brand: &CatalogBrand, g: &Gazetteer, cal: &Calibration, seed: u64) -> BrandWorld {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ fnv1a(brand.nsi_id.as_bytes()));
-    let countries: Vec<(&str, f64)> = brand.countries.iter().filter(|c| g.has_country(c)).map(|c| (c.as_str(), g.country_weight(c))).filter(|(_, w)| *w > 0.0).collect();
-    let expected = match brand.known_stores {
-        Some(n) => n as f64 * cal.scale,
-        None => cal.stores_at_rank(rank),
-    };
-    let mut n = expected.floor() as usize;
-    if rng.random::<f64>() < expected.fract() {
-        n += 1;
-    }
-    // Every listed chain publishes a store locator that AllThePlaces scrapes.
+    let plan = plan(rank, brand, g, cal, &mut rng);
+    // Every chain of known size publishes a store locator that AllThePlaces scrapes.
     let has_spider = brand.known_stores.is_some() || rng.random::<f64>() < cal.spider_probability(rank);
-    if countries.is_empty() || n == 0 {
+    if plan.is_empty() {
         return BrandWorld { stores: Vec::new(), sightings: Vec::new() };
     }
-    let total: f64 = countries.iter().map(|(_, w)| w).sum();
-    let mut cum = Vec::with_capacity(countries.len());
-    let mut acc = 0.0;
-    for (_, w) in &countries {
-        acc += w / total;
-        cum.push(acc);
+    let habits = habits(rank, brand, g, &mut rng);
+    let mut taken: HashMap<(i64, i64), Vec<(f64, f64)>> = HashMap::new();
+    let mut stores = Vec::with_capacity(plan.iter().map(|(_, n)| n).sum());
+    for &(country, n) in &plan {
+        for _ in 0..n {
+            let Some((city, lat, lng)) = place(country, &habits, g, &mut taken, &mut rng) else { continue };
+            let kind = match (brand.class.as_str(), rng.random::<f64>()) {
+                ("fitness", r) if r < 0.2 => Kind::Studio,
+                ("coffee" | "food", r) if r < 0.03 => Kind::Pickup,
+                ("retail" | "supermarket" | "coffee" | "food" | "pharmacy", r) if r < 0.09 => Kind::Small,
+                _ => Kind::Full,
+            };
+            stores.push(TrueStore {
+                number: 1000 + stores.len() as u32,
+                lat,
+                lng,
+                city,
+                country: country.to_string(),
+                address: places::address(country, &mut rng),
+                postcode: places::postcode(g, country, lat, lng, &mut rng),
+                phone: places::phone(country, &mut rng),
+                kind,
+                closed: rng.random::<f64>() < cal.closed_share,
+            });
+        }
     }
 
-    let mut taken: HashMap<(i64, i64), Vec<(f64, f64)>> = HashMap::new();
-    let mut stores = Vec::with_capacity(n);
-    for _ in 0..n {
-        let x: f64 = rng.random();
-        let country = countries[cum.partition_point(|&c| c < x).min(countries.len() - 1)].0;
-        let Some(city) = g.sample_city(country, &mut rng) else { continue };
+    let mut sightings = Vec::new();
+    for (i, s) in stores.iter().enumerate() {
+        observe(i as u32, s, rank, brand, has_spider, cal, g, &mut rng, &mut sightings);
+    }
+    BrandWorld { stores, sightings }
+}
+
+/// A city for one store: by the chain's metro share, then kept with a probability that grows
+/// near its home, so that a chain is denser there without a per-brand weight table.
+fn pick_city(country: &str, habits: &Habits, g: &Gazetteer, rng: &mut ChaCha8Rng) -> Option<u32> {
+    let metro = rng.random::<f64>() < habits.metro;
+    let home = habits.home.as_ref().filter(|h| h.country == country);
+    for _ in 0..32 {
+        let city = g.sample_city(country, metro, rng)?;
+        let Some(h) = home else { return Some(city) };
         let c = &g.cities[city as usize];
+        let near = (-haversine_m(c.lat, c.lng, h.lat, h.lng) / 1000.0 / HOME_REACH_KM).exp();
+        if rng.random::<f64>() * (1.0 + h.boost) < 1.0 + h.boost * near {
+            return Some(city);
+        }
+    }
+    g.sample_city(country, metro, rng)
+}
+
+/// Where one store goes: a city and a point in or around it (or on the road to a neighbour
+/// town), at least [`MIN_SPACING_M`] from the chain's other stores. `None` when a few cities
+/// in a row are full.
+fn place(country: &str, habits: &Habits, g: &Gazetteer, taken: &mut HashMap<(i64, i64), Vec<(f64, f64)>>, rng: &mut ChaCha8Rng) -> Option<(u32, f64, f64)> {
+    for _ in 0..6 {
+        let city = pick_city(country, habits, g, rng)?;
+        let c = &g.cities[city as usize];
+        let leg = if rng.random::<f64>() < habits.highway { g.highway_neighbour(city, rng) } else { None };
         // Big cities have dense downtowns where one chain has several stores a few hundred
-        // metres apart: the hard case for de-duplication.
-        let downtown = c.population > 500_000 && rng.random::<f64>() < 0.35;
+        // metres apart: the hard case for de-duplication. Suburban formats skip them.
+        let downtown = !habits.suburban && c.population > 500_000 && rng.random::<f64>() < 0.35;
         let spread_m = if downtown { 450.0 } else { (1500.0 * (c.population as f64 / 100_000.0).sqrt()).clamp(500.0, 12_000.0) };
-        let mut placed = None;
         for _ in 0..12 {
-            let (dn, de) = gaussian_pair(&mut rng);
-            let (lat, lng) = offset_m(c.lat, c.lng, dn * spread_m, de * spread_m);
+            let (dn, de) = gaussian_pair(rng);
+            let mut at = city;
+            let (lat, lng) = match leg {
+                Some(other) => {
+                    let o = &g.cities[other as usize];
+                    let t = rng.random_range(0.15..0.85);
+                    if t > 0.5 {
+                        at = other;
+                    }
+                    offset_m(c.lat + (o.lat - c.lat) * t, c.lng + (o.lng - c.lng) * t, dn * 150.0, de * 150.0)
+                }
+                // Out of the centre, as a ring road's retail parks are: the same direction,
+                // pushed out by most of a spread.
+                None if habits.suburban => {
+                    let r = (dn * dn + de * de).sqrt().max(1e-9);
+                    let push = 0.7 + r;
+                    offset_m(c.lat, c.lng, dn / r * push * spread_m, de / r * push * spread_m)
+                }
+                None => offset_m(c.lat, c.lng, dn * spread_m, de * spread_m),
+            };
             if !(-85.0..=85.0).contains(&lat) {
                 continue;
             }
@@ -108,36 +278,11 @@ pub fn generate(rank: usize, brand: &CatalogBrand, g: &Gazetteer, cal: &Calibrat
             });
             if !near {
                 taken.entry(cell).or_default().push((lat, lng));
-                placed = Some((lat, lng));
-                break;
+                return Some((at, lat, lng));
             }
         }
-        let Some((lat, lng)) = placed else { continue };
-        let kind = match (brand.class.as_str(), rng.random::<f64>()) {
-            ("fitness", r) if r < 0.2 => Kind::Studio,
-            ("coffee" | "food", r) if r < 0.03 => Kind::Pickup,
-            ("retail" | "supermarket" | "coffee" | "food" | "pharmacy", r) if r < 0.09 => Kind::Small,
-            _ => Kind::Full,
-        };
-        stores.push(TrueStore {
-            number: 1000 + stores.len() as u32,
-            lat,
-            lng,
-            city,
-            country: country.to_string(),
-            address: places::address(country, &mut rng),
-            postcode: places::postcode(g, country, lat, lng, &mut rng),
-            phone: places::phone(country, &mut rng),
-            kind,
-            closed: rng.random::<f64>() < cal.closed_share,
-        });
     }
-
-    let mut sightings = Vec::new();
-    for (i, s) in stores.iter().enumerate() {
-        observe(i as u32, s, rank, brand, has_spider, cal, g, &mut rng, &mut sightings);
-    }
-    BrandWorld { stores, sightings }
+    None
 }
 
 /// Decides which sources saw a store, and how each recorded it.

@@ -14,6 +14,7 @@ mod write;
 
 use std::path::Path;
 
+pub use brand::{BrandWorld, TrueStore};
 pub use write::atp_feature_id;
 
 use crate::catalog::Catalog;
@@ -87,6 +88,24 @@ impl Calibration {
     }
 }
 
+/// One row of `truth-brands.csv`: a brand's true stores in one country, beside the count
+/// `data/footprints.csv` publishes for it there.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BrandTruth {
+    pub brand: String,
+    pub wikidata: String,
+    pub country: String,
+    pub stores: u64,
+    pub open: u64,
+    /// The published count in this country.
+    pub published: Option<u32>,
+    /// The brand's real size worldwide, where known (the ticker table or its published counts).
+    pub real: Option<u32>,
+}
+
+/// The generator's per-brand truth, beside `truth.csv` (per source row).
+pub const BRAND_TRUTH_FILE: &str = "truth-brands.csv";
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WorldSummary {
     pub brands_with_stores: u64,
@@ -95,17 +114,36 @@ pub struct WorldSummary {
     pub rows_by_source: std::collections::BTreeMap<String, u64>,
 }
 
-/// Writes the four source files and `truth.csv` into `dir`.
+/// Makes brands' true stores and sightings, one brand at a time (any order, any thread: a
+/// brand's world depends only on the seed and the brand).
+pub struct Generator<'a> {
+    catalog: &'a Catalog,
+    g: places::Gazetteer<'a>,
+    cal: Calibration,
+    seed: u64,
+}
+
+impl<'a> Generator<'a> {
+    pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &[Zip], scale: f64, seed: u64) -> Generator<'a> {
+        Generator { catalog, g: places::Gazetteer::new(cities, zips), cal: Calibration::new(scale, catalog.brands.len()), seed }
+    }
+
+    /// The world of the brand at this catalog rank.
+    pub fn brand(&self, rank: usize) -> BrandWorld {
+        brand::generate(rank, &self.catalog.brands[rank], &self.g, &self.cal, self.seed)
+    }
+}
+
+/// Writes the four source files, `truth.csv` and `truth-brands.csv` into `dir`.
 pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], dir: &Path, scale: f64, seed: u64, as_of: i64) -> Result<WorldSummary> {
-    let g = places::Gazetteer::new(cities, zips);
-    let cal = Calibration::new(scale, catalog.brands.len());
+    let gen = Generator::new(catalog, cities, zips, scale, seed);
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);
     // Brands are generated in parallel a block at a time and written in rank order, so
     // memory stays bounded and the output does not depend on thread timing.
     for block in ranks.chunks(512) {
-        let worlds = parallel_map(block, |&r| brand::generate(r, &catalog.brands[r], &g, &cal, seed));
+        let worlds = parallel_map(block, |&r| gen.brand(r));
         for (&r, w) in block.iter().zip(&worlds) {
             with_stores += !w.stores.is_empty() as u64;
             stores += w.stores.len() as u64;

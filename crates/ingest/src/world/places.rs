@@ -30,24 +30,109 @@ pub fn country_factor(code: &str) -> f64 {
     }
 }
 
-/// Cities grouped by country with cumulative weights (population^0.9) for sampling.
+/// A city of at least this many people anchors a metro area.
+pub const METRO_POPULATION: u64 = 250_000;
+/// A big place this close to a bigger one is part of it.
+const METRO_CORE_M: f64 = 20_000.0;
+/// Towns this big are the ends of the highway legs fuel stations and motels line.
+const HUB_POPULATION: u64 = 20_000;
+/// How far apart two hubs joined by a highway leg may be.
+const LEG_MAX_KM: f64 = 250.0;
+
+/// Cities indexed for sampling.
+type Weighted = (Vec<u32>, Vec<f64>);
+
+/// Cities grouped by country with cumulative weights for sampling: every city by
+/// population^0.9, and metro cities by population.
 pub struct Gazetteer<'a> {
     pub cities: &'a [City],
-    by_country: HashMap<String, (Vec<u32>, Vec<f64>)>,
+    by_country: HashMap<String, Weighted>,
+    metros: HashMap<String, Weighted>,
+    /// Hub towns by one-degree cell, for highway legs.
+    hubs: HashMap<(i32, i32), Vec<u32>>,
     zips: ZipGrid,
+}
+
+fn push(e: &mut Weighted, i: usize, w: f64) {
+    let total = e.1.last().copied().unwrap_or(0.0) + w;
+    e.0.push(i as u32);
+    e.1.push(total);
+}
+
+fn draw(e: &Weighted, rng: &mut ChaCha8Rng) -> Option<u32> {
+    let x = rng.random::<f64>() * e.1.last()?;
+    Some(e.0[e.1.partition_point(|&c| c < x).min(e.0.len() - 1)])
 }
 
 impl<'a> Gazetteer<'a> {
     pub fn new(cities: &'a [City], zips: &[Zip]) -> Gazetteer<'a> {
-        let mut by_country: HashMap<String, (Vec<u32>, Vec<f64>)> = HashMap::new();
+        let mut by_country: HashMap<String, Weighted> = HashMap::new();
+        let mut metros: HashMap<String, Weighted> = HashMap::new();
+        let mut hubs: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
         for (i, c) in cities.iter().enumerate() {
-            let e = by_country.entry(c.country.clone()).or_default();
-            let w = (c.population.max(1000) as f64).powf(0.9);
-            let total = e.1.last().copied().unwrap_or(0.0) + w;
-            e.0.push(i as u32);
-            e.1.push(total);
+            push(by_country.entry(c.country.clone()).or_default(), i, (c.population.max(1000) as f64).powf(0.9));
+            if c.population >= HUB_POPULATION {
+                hubs.entry((c.lat.floor() as i32, c.lng.floor() as i32)).or_default().push(i as u32);
+            }
         }
-        Gazetteer { cities, by_country, zips: ZipGrid::new(zips) }
+        // GeoNames lists a city and its boroughs or wards as places of their own (New York City
+        // and Brooklyn, Queens, Manhattan): a metro counts once, as its biggest place.
+        let mut big: Vec<usize> = (0..cities.len()).filter(|&i| cities[i].population >= METRO_POPULATION).collect();
+        big.sort_by_key(|&i| (std::cmp::Reverse(cities[i].population), i));
+        let mut kept: Vec<usize> = Vec::new();
+        for i in big {
+            let c = &cities[i];
+            if kept.iter().any(|&k| storemap_core::haversine_m(c.lat, c.lng, cities[k].lat, cities[k].lng) < METRO_CORE_M) {
+                continue;
+            }
+            kept.push(i);
+            push(metros.entry(c.country.clone()).or_default(), i, c.population as f64);
+        }
+        Gazetteer { cities, by_country, metros, hubs, zips: ZipGrid::new(zips) }
+    }
+
+    /// A city drawn by population: among metro cities when `metro` (and the country has
+    /// any), else among all its cities with a weight that still favours the big ones.
+    pub fn sample_city(&self, code: &str, metro: bool, rng: &mut ChaCha8Rng) -> Option<u32> {
+        match self.metros.get(code) {
+            Some(m) if metro => draw(m, rng),
+            _ => draw(self.by_country.get(code)?, rng),
+        }
+    }
+
+    /// The biggest city of this name in a country's admin-1 unit.
+    pub fn find_city(&self, country: &str, admin1: &str, name: &str) -> Option<u32> {
+        let (ids, _) = self.by_country.get(country)?;
+        ids.iter().copied().filter(|&i| {
+            let c = &self.cities[i as usize];
+            c.admin1 == admin1 && c.name == name
+        }).max_by_key(|&i| self.cities[i as usize].population)
+    }
+
+    /// A hub town of the same country within a highway leg of `city`: one of the four nearest,
+    /// so legs join neighbours as trunk roads do.
+    pub fn highway_neighbour(&self, city: u32, rng: &mut ChaCha8Rng) -> Option<u32> {
+        let c = &self.cities[city as usize];
+        let (cy, cx) = (c.lat.floor() as i32, c.lng.floor() as i32);
+        let reach = (LEG_MAX_KM / 111.0).ceil() as i32 + 1;
+        let mut near: Vec<(f64, u32)> = Vec::new();
+        for dy in -reach..=reach {
+            for dx in -2 * reach..=2 * reach {
+                for &j in self.hubs.get(&(cy + dy, cx + dx)).into_iter().flatten() {
+                    let o = &self.cities[j as usize];
+                    if j == city || o.country != c.country {
+                        continue;
+                    }
+                    let d = storemap_core::haversine_m(c.lat, c.lng, o.lat, o.lng) / 1000.0;
+                    if d <= LEG_MAX_KM && d > 5.0 {
+                        near.push((d, j));
+                    }
+                }
+            }
+        }
+        near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        near.truncate(4);
+        (!near.is_empty()).then(|| near[rng.random_range(0..near.len())].1)
     }
 
     /// A country's weight for a brand's store split: its urban population times how dense
@@ -60,11 +145,6 @@ impl<'a> Gazetteer<'a> {
         self.by_country.contains_key(code)
     }
 
-    pub fn sample_city(&self, code: &str, rng: &mut ChaCha8Rng) -> Option<u32> {
-        let (ids, cum) = self.by_country.get(code)?;
-        let x = rng.random::<f64>() * cum.last()?;
-        Some(ids[cum.partition_point(|&c| c < x).min(ids.len() - 1)])
-    }
 
     pub fn us_zip(&self, lat: f64, lng: f64) -> Option<&str> {
         self.zips.nearest(lat, lng)

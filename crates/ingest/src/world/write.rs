@@ -12,6 +12,7 @@ use serde::Serialize;
 use storemap_core::{format_iso, SourceType};
 
 use super::brand::{BrandWorld, Sighting, TrueStore};
+use super::BrandTruth;
 use crate::catalog::{fnv1a, CatalogBrand};
 use crate::error::{IngestError, Result};
 use crate::reference::City;
@@ -20,6 +21,8 @@ pub struct SourceWriters {
     dir: PathBuf,
     osm: BufWriter<File>,
     truth: BufWriter<File>,
+    /// `truth-brands.csv`: each brand's true stores per country beside its published count.
+    brand_truth: csv::Writer<File>,
     spiders: HashSet<String>,
     overture: OvertureColumns,
     fsq: FsqColumns,
@@ -277,10 +280,13 @@ impl SourceWriters {
         std::fs::create_dir_all(dir.join("atp")).map_err(|e| IngestError::io(dir.display(), e))?;
         let mut truth = create(&dir.join("truth.csv"))?;
         writeln!(truth, "source,source_id,store,closed").map_err(|e| IngestError::io("truth.csv", e))?;
+        let path = dir.join(super::BRAND_TRUTH_FILE);
+        let brand_truth = csv::Writer::from_path(&path).map_err(|e| IngestError::file(&path.display().to_string(), e))?;
         Ok(SourceWriters {
             dir: dir.to_path_buf(),
             osm,
             truth,
+            brand_truth,
             spiders: HashSet::new(),
             overture: OvertureColumns::default(),
             fsq: FsqColumns::default(),
@@ -293,6 +299,24 @@ impl SourceWriters {
 
     pub fn write_brand(&mut self, brand: &CatalogBrand, world: &BrandWorld, cities: &[City]) -> Result<()> {
         let io = |e| IngestError::io("sources", e);
+        let mut by_country: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
+        for s in &world.stores {
+            let e = by_country.entry(s.country.as_str()).or_default();
+            e.0 += 1;
+            e.1 += u64::from(!s.closed);
+        }
+        for (country, (stores, open)) in by_country {
+            let row = BrandTruth {
+                brand: brand.name.clone(),
+                wikidata: brand.wikidata.clone().unwrap_or_default(),
+                country: country.to_string(),
+                stores,
+                open,
+                published: brand.footprint.iter().find(|(c, _)| c == country).map(|(_, n)| *n),
+                real: brand.known_stores,
+            };
+            self.brand_truth.serialize(row).map_err(|e| IngestError::file("truth-brands.csv", e))?;
+        }
         let spider = if world.sightings.iter().any(|s| s.source == SourceType::Atp) { Some(spider_name(brand, &mut self.spiders)) } else { None };
         let mut atp_features: Vec<serde_json::Value> = Vec::new();
         for s in &world.sightings {
@@ -410,6 +434,7 @@ impl SourceWriters {
         let io = |e| IngestError::io("sources", e);
         self.osm.flush().map_err(io)?;
         self.truth.flush().map_err(io)?;
+        self.brand_truth.flush().map_err(io)?;
         let o = std::mem::take(&mut self.overture);
         write_parquet(&self.dir.join("overture/places.parquet"), overture_frame(o))?;
         let f = std::mem::take(&mut self.fsq);

@@ -8,6 +8,8 @@
 //! - `determinism`: two synthetic builds with one seed give byte-identical snapshots.
 //! - `real`: the importers on files the publishers' tools wrote (`test/fixtures/real`) and on
 //!   other releases' shapes (`test/fixtures/variants`).
+//! - `footprints`: the synthetic world against the real store counts per country and the
+//!   AllThePlaces presence table.
 //! - `report`: the dataset report on a synthetic build, and the dedup metric on a hand-made
 //!   snapshot whose scores are known exactly.
 //!
@@ -20,6 +22,7 @@ mod common;
 mod clustering;
 mod determinism;
 mod fixtures;
+mod footprints;
 mod real;
 mod reconcile;
 mod report;

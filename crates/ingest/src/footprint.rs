@@ -1,0 +1,154 @@
+//! Where a chain really trades: its published store counts per country (`data/footprints.csv`),
+//! the markets it has none in (rows with a count of 0), the countries AllThePlaces scraped its
+//! store locator in (`data/atp-presence.csv`), and its home city (`data/home-cities.csv`). The
+//! catalog attaches these to brands; the world generator places stores by them.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Deserialize;
+
+use crate::reference::{AtpPresence, FootprintRow};
+
+/// An NSI location set this wide means "anywhere in the world": it says nothing about where a
+/// chain is, so it cannot confine one.
+pub const WORLDWIDE_SET: usize = 150;
+
+/// One row of `data/home-cities.csv`: the city a chain started in or is run from, where it is
+/// densest (Starbucks in Seattle, Tim Hortons in Ontario).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct HomeCity {
+    pub brand_wikidata: String,
+    pub country: String,
+    /// The GeoNames admin-1 code that tells namesakes apart (Lebanon, TN from Lebanon, PA).
+    pub admin1: String,
+    /// A GeoNames city name.
+    pub city: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Footprint {
+    /// Published store counts per country, largest first.
+    pub counts: Vec<(String, u32)>,
+    /// Countries the chain has no stores in.
+    pub absent: Vec<String>,
+    /// Countries AllThePlaces has a country-specific spider for the chain in.
+    pub scraped: Vec<String>,
+    /// `scraped` is all AllThePlaces knows (no multi-country spider).
+    pub scraped_complete: bool,
+    pub home: Option<HomeCity>,
+}
+
+impl Footprint {
+    pub fn published_total(&self) -> u64 {
+        self.counts.iter().map(|(_, n)| *n as u64).sum()
+    }
+
+    /// The countries a brand's stores beyond its published counts may go to, less the counted
+    /// and absent ones. `nsi` is the union of the brand's NSI location sets; `narrow` the union
+    /// of those of them narrower than [`WORLDWIDE_SET`] (NSI's regional entries).
+    ///
+    /// - With published counts (the main markets), the rest goes only where something names the
+    ///   chain: a country-specific spider or a regional NSI entry.
+    /// - Without, a brand whose spiders are all country-specific is confined to them and to a
+    ///   narrow NSI set; otherwise its NSI set stands, worldwide or not.
+    pub fn trade_countries(&self, nsi: &[String], narrow: &[String]) -> Vec<String> {
+        let scraped = self.scraped.iter().map(String::as_str);
+        let named: BTreeSet<&str> = if !self.counts.is_empty() {
+            scraped.chain(narrow.iter().map(String::as_str)).collect()
+        } else if self.scraped_complete && !self.scraped.is_empty() {
+            let nsi_names = nsi.len() < WORLDWIDE_SET;
+            scraped.chain(nsi.iter().map(String::as_str).filter(|_| nsi_names)).collect()
+        } else {
+            nsi.iter().map(String::as_str).collect()
+        };
+        named
+            .into_iter()
+            .filter(|c| !self.absent.iter().any(|a| a == c) && !self.counts.iter().any(|(k, _)| k == c))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// The footprints of every brand with one, by wikidata id.
+#[derive(Debug, Default)]
+pub struct Footprints {
+    by_wikidata: HashMap<String, Footprint>,
+}
+
+impl Footprints {
+    /// Rows without a wikidata id document a figure but place nothing. Where the table has two
+    /// rows for one brand and country, the later one in the file wins (newer figures are added
+    /// below older ones).
+    pub fn new(rows: &[FootprintRow], presence: &[AtpPresence], homes: &[HomeCity]) -> Footprints {
+        let mut by_wikidata: HashMap<String, Footprint> = HashMap::new();
+        let mut latest: HashMap<(&str, &str), u32> = HashMap::new();
+        for r in rows.iter().filter(|r| !r.brand_wikidata.is_empty()) {
+            latest.insert((r.brand_wikidata.as_str(), r.country.as_str()), r.count);
+        }
+        for ((q, country), count) in latest {
+            let f = by_wikidata.entry(q.to_string()).or_default();
+            if count == 0 {
+                f.absent.push(country.to_string());
+            } else {
+                f.counts.push((country.to_string(), count));
+            }
+        }
+        for p in presence {
+            let f = by_wikidata.entry(p.brand_wikidata.clone()).or_default();
+            f.scraped = p.countries.split_whitespace().map(str::to_string).collect();
+            f.scraped_complete = p.complete;
+        }
+        for h in homes {
+            by_wikidata.entry(h.brand_wikidata.clone()).or_default().home = Some(h.clone());
+        }
+        for f in by_wikidata.values_mut() {
+            f.counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            f.absent.sort();
+        }
+        Footprints { by_wikidata }
+    }
+
+    pub fn get(&self, wikidata: &str) -> Option<&Footprint> {
+        self.by_wikidata.get(wikidata)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(q: &str, country: &str, count: u32) -> FootprintRow {
+        FootprintRow { brand: "x".into(), brand_wikidata: q.into(), country: country.into(), count }
+    }
+
+    fn codes(list: &[&str]) -> Vec<String> {
+        list.iter().map(|c| c.to_string()).collect()
+    }
+
+    #[test]
+    fn counts_absences_and_later_rows_win() {
+        let rows = [row("Q1", "US", 10), row("Q1", "RU", 40), row("Q1", "RU", 0), row("Q1", "CA", 5), row("", "GB", 99)];
+        let f = Footprints::new(&rows, &[], &[]);
+        let q1 = f.get("Q1").unwrap();
+        assert_eq!(q1.counts, vec![("US".to_string(), 10), ("CA".to_string(), 5)]);
+        assert_eq!(q1.absent, codes(&["RU"]));
+        assert_eq!(q1.published_total(), 15);
+        assert!(f.get("").is_none(), "a row without an id places nothing");
+    }
+
+    #[test]
+    fn trade_countries_confine_by_spiders_or_a_narrow_location_set() {
+        let world: Vec<String> = (0..200).map(|i| format!("C{i}")).collect();
+        let spiders = |complete| Footprint { scraped: codes(&["ES", "FR"]), scraped_complete: complete, ..Default::default() };
+        assert_eq!(spiders(true).trade_countries(&world, &[]), codes(&["ES", "FR"]), "complete spiders confine a worldwide brand");
+        assert_eq!(spiders(true).trade_countries(&codes(&["BE", "FR"]), &codes(&["BE", "FR"])), codes(&["BE", "ES", "FR"]), "spiders or the location set");
+        assert_eq!(spiders(false).trade_countries(&world, &[]).len(), 200, "a multi-country spider may be anywhere");
+        assert_eq!(Footprint::default().trade_countries(&world, &codes(&["JP"])).len(), 200, "nothing known: the location set stands");
+
+        let counted = Footprint { counts: vec![("JP".into(), 100)], absent: codes(&["DE"]), ..Default::default() };
+        assert!(counted.trade_countries(&world, &[]).is_empty(), "published counts and nothing else named: nowhere else");
+        assert_eq!(counted.trade_countries(&world, &codes(&["DE", "JP", "TH"])), codes(&["TH"]), "regional entries, not the counted nor the absent");
+        let counted_and_scraped = Footprint { scraped: codes(&["GB"]), scraped_complete: false, ..counted };
+        assert_eq!(counted_and_scraped.trade_countries(&world, &codes(&["TH"])), codes(&["GB", "TH"]), "any country-specific spider names a market");
+    }
+}

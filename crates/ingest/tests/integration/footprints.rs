@@ -1,0 +1,127 @@
+//! The synthetic world against the real footprints. Expected values are read here from
+//! `data/footprints.csv` and `data/atp-presence.csv`, not from the catalog: every published
+//! count is reproduced within sampling error at scale 0.1 and 1, a market a chain has left gets
+//! none of its stores, and a brand whose spiders are all country-specific stays in their
+//! countries.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Deserialize;
+use storemap_ingest::footprint::WORLDWIDE_SET;
+use storemap_ingest::world::{BrandWorld, Generator};
+
+use crate::common::{reference, tables_dir};
+
+#[derive(Deserialize)]
+struct Row {
+    brand: String,
+    brand_wikidata: String,
+    country: String,
+    count: u32,
+}
+
+#[derive(Deserialize)]
+struct Presence {
+    brand_wikidata: String,
+    countries: String,
+    complete: bool,
+}
+
+fn read<T: for<'de> Deserialize<'de>>(file: &str) -> Vec<T> {
+    let path = tables_dir().join(file);
+    csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).deserialize().map(|r| r.expect("row parses")).collect()
+}
+
+/// The table's rows with a wikidata id, the last row winning for a brand and country.
+fn published() -> BTreeMap<(String, String), (String, u32)> {
+    read::<Row>("footprints.csv")
+        .into_iter()
+        .filter(|r| !r.brand_wikidata.is_empty())
+        .map(|r| ((r.brand_wikidata, r.country), (r.brand, r.count)))
+        .collect()
+}
+
+/// Rows whose brand is outside the contract's storefront categories (a car park operator, a
+/// catalogue retailer): they document a figure and place nothing.
+const OUT_OF_SCOPE: &[&str] = &["Q6971273", "Q4789707"];
+
+fn rank_of(qid: &str) -> Option<usize> {
+    reference().catalog.brands.iter().position(|b| b.wikidata.as_deref() == Some(qid))
+}
+
+fn stores_by_country(w: &BrandWorld) -> HashMap<&str, u64> {
+    let mut m = HashMap::new();
+    for s in &w.stores {
+        *m.entry(s.country.as_str()).or_default() += 1;
+    }
+    m
+}
+
+fn published_counts_at(scale: f64) {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, scale, 7);
+    let rows = published();
+    let mut worlds: HashMap<String, BrandWorld> = HashMap::new();
+    let mut checked = 0;
+    for ((qid, country), (brand, count)) in &rows {
+        let Some(rank) = rank_of(qid) else {
+            assert!(OUT_OF_SCOPE.contains(&qid.as_str()), "{brand} ({qid}) is not a catalog brand: fix its id in data/footprints.csv");
+            continue;
+        };
+        let world = worlds.entry(qid.clone()).or_insert_with(|| gen.brand(rank));
+        let got = stores_by_country(world).get(country.as_str()).copied().unwrap_or(0) as f64;
+        let expected = *count as f64 * scale;
+        // Each count is rounded at random to a whole store, and a store lost to the spacing
+        // rule is at most a percent of a very dense market.
+        let tolerance = 1.0 + 0.01 * expected;
+        assert!((got - expected).abs() <= tolerance, "{brand} in {country} at scale {scale}: {got} stores, published {count} x {scale} = {expected}");
+        checked += 1;
+    }
+    assert!(checked >= 100, "only {checked} rows checked");
+}
+
+#[test]
+fn published_counts_are_reproduced_at_scale_0_1() {
+    published_counts_at(0.1);
+}
+
+#[test]
+fn published_counts_are_reproduced_at_scale_1() {
+    published_counts_at(1.0);
+}
+
+#[test]
+fn a_chain_gets_no_stores_where_it_has_none() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let absent: Vec<_> = published().into_iter().filter(|(_, (_, n))| *n == 0).collect();
+    assert!(!absent.is_empty(), "the table records no market exit");
+    for ((qid, country), (brand, _)) in absent {
+        let rank = rank_of(&qid).unwrap_or_else(|| panic!("{brand} ({qid}) is not a catalog brand"));
+        let world = gen.brand(rank);
+        assert!(world.stores.len() > 100, "{brand} has {} stores", world.stores.len());
+        assert!(world.stores.iter().all(|s| s.country != country), "{brand} has stores in {country}, a market it left");
+    }
+}
+
+#[test]
+fn spiders_confine_a_worldwide_brand_to_their_countries() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();
+    let presence: HashMap<String, Presence> = read::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata.clone(), p)).collect();
+    let mut checked = 0;
+    for (rank, b) in r.catalog.brands.iter().enumerate().take(3000) {
+        let Some(p) = b.wikidata.as_ref().and_then(|q| presence.get(q)) else { continue };
+        if !p.complete || b.countries.len() < WORLDWIDE_SET || counted.contains(&p.brand_wikidata) {
+            continue;
+        }
+        let allowed: HashSet<&str> = p.countries.split_whitespace().collect();
+        let world = gen.brand(rank);
+        for s in &world.stores {
+            assert!(allowed.contains(s.country.as_str()), "{} (spiders in {}) has a store in {}", b.name, p.countries, s.country);
+        }
+        checked += !world.stores.is_empty() as usize;
+    }
+    assert!(checked >= 20, "only {checked} spider-confined brands with stores among the top 3000");
+}
