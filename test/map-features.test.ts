@@ -158,15 +158,16 @@ test("focus_country 'auto' on a US-only result draws the same image as 'US'", as
 
 test('a focus map without a country filter is a map of the focus country: its count, region and price are that country\'s', async (t) => {
   const s = await server(t);
+  // Canada: a country whose composite map carries no territory (a US one may carry Puerto Rico).
   const world = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H });
-  const us = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H, country: 'US' });
-  const focus = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H, focus_country: 'US' });
+  const ca = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H, country: 'CA' });
+  const focus = await okPost(t, s, { brand: 'Starbucks', format: 'png', width: W, height: H, focus_country: 'CA' });
   const worldCount = Number(world.res.headers.get('x-location-count'));
-  const usCount = Number(us.res.headers.get('x-location-count'));
-  t.true(worldCount > usCount, `Starbucks has stores outside the US in the test data (${worldCount} against ${usCount})`);
-  t.is(Number(focus.res.headers.get('x-location-count')), usCount);
-  t.is(focus.res.headers.get('x-region'), 'US');
-  t.is(Number(focus.res.headers.get('x-credits-charged')), creditsFor(usCount, 'png'));
+  const caCount = Number(ca.res.headers.get('x-location-count'));
+  t.true(worldCount > caCount, `Starbucks has stores outside Canada in the test data (${worldCount} against ${caCount})`);
+  t.is(Number(focus.res.headers.get('x-location-count')), caCount);
+  t.is(focus.res.headers.get('x-region'), 'CA');
+  t.is(Number(focus.res.headers.get('x-credits-charged')), creditsFor(caCount, 'png'));
   // "auto" is the country most of the brand's stores are in, counted here from the JSON.
   const rows = JSON.parse((await okPost(t, s, { brand: 'Starbucks', format: 'json' })).bytes.toString()) as { locations: Location[] };
   const byCountry = new Map<string, number>();
@@ -185,6 +186,22 @@ test('a focus map without a country filter is a map of the focus country: its co
   // A focus country where the brand has no stores: nothing to draw.
   const none = await post(s, { brand: FL_CVS.brand, state: 'FL', format: 'png', width: W, height: H, focus_country: 'CA' });
   t.is(none.res.status, 404);
+});
+
+test('a US focus map without a country filter carries Puerto Rico: counted, priced and drawn in an inset; conus and an explicit country leave it out', async (t) => {
+  const s = await server(t);
+  const brand = '7-Eleven';
+  const us = (await png(t, s, { brand, country: 'US' })).count;
+  const pr = (await png(t, s, { brand, country: 'PR' })).count;
+  t.true(us > 0 && pr > 0, `the test data has ${brand} in the US (${us}) and Puerto Rico (${pr})`);
+  const before = balance(s);
+  const composite = await png(t, s, { brand, focus_country: 'US' });
+  t.is(composite.count, us + pr, 'the lower 48, Alaska, Hawaii and Puerto Rico');
+  t.is(before - balance(s), creditsFor(us + pr, 'png'), 'priced by that count');
+  t.is((await png(t, s, { brand, focus_country: 'US', conus: true })).count, us, 'conus: the contiguous states only');
+  t.is((await png(t, s, { brand, focus_country: 'US', mainland_only: true })).count, us);
+  t.is((await png(t, s, { brand, country: 'US', focus_country: 'US' })).count, us, 'an explicit country filter stands');
+  t.is((await png(t, s, { brand, focus_country: 'auto' })).count, (await png(t, s, { brand, focus_country: 'JP' })).count, "auto: 7-Eleven's majority country is Japan, no territory");
 });
 
 test('bad focus requests: 400 INVALID_REQUEST as JSON, nothing charged', async (t) => {

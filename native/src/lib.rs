@@ -504,11 +504,14 @@ fn focus_spec(snap: &Snapshot, f: &FocusRequest, rows: &[u32]) -> Result<storema
         None | Some("transparent") => None,
         Some(c) => Some(storemap_render::parse_hex(c).map_err(render_err)?),
     };
+    // Territories on the map: those the served rows are in.
+    let territories = storemap_render::territories_of(&country).iter().filter(|t| rows.iter().any(|&r| snap.row_country(r as usize) == **t)).map(|t| t.to_string()).collect();
     Ok(storemap_render::FocusSpec {
         country,
         mainland_only: f.mainland_only.unwrap_or(false),
         conus: f.conus.unwrap_or(false),
         regions: f.regions.clone().unwrap_or_default(),
+        territories,
         fill: colour(&f.fill_color, "#E5E7EB")?,
         outline: colour(&f.outline_color, "#9CA3AF")?,
         outline_width: f.outline_width.unwrap_or(1.5) as f32,
@@ -532,6 +535,7 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
     // A focus map is a map of the focus country's stores: without a country filter the focus
     // country becomes the filter ("auto": the country most matching stores are in), so the
     // count, the headers and the price are that country's, and nothing is drawn outside it.
+    let focus_is_filter = req.focus.is_some() && filters.country.is_none();
     if let (Some(f), None) = (&req.focus, &filters.country) {
         let country = if f.country.eq_ignore_ascii_case("auto") {
             let mut rows = Vec::new();
@@ -551,6 +555,17 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
             filters.country = Some(country);
         }
     }
+    // A composite focus map also carries the country's territories with codes of their own
+    // (Puerto Rico on a US map) unless it is cut to its mainland: their stores are counted,
+    // priced and drawn in an inset.
+    let mut territories: Vec<storemap_core::Filters> = Vec::new();
+    if let (Some(f), Some(country), true) = (&req.focus, &filters.country, focus_is_filter) {
+        if !f.conus.unwrap_or(false) && !f.mainland_only.unwrap_or(false) {
+            for t in storemap_render::territories_of(country) {
+                territories.push(storemap_core::Filters { country: Some(t.to_string()), ..filters.clone() });
+            }
+        }
+    }
     let colour = |s: &String| storemap_render::parse_hex(s).map_err(render_err);
     let mut groups = Vec::new();
     let mut sources = storemap_core::SourceMask::default();
@@ -558,11 +573,14 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
     let mut budget = q.limit.unwrap_or(u32::MAX);
     let mut served: Vec<u32> = Vec::new();
     for (i, &b) in q.brands.iter().enumerate() {
-        let r = snap.query(b, &filters).map_err(core_err)?;
-        total += r.rows.len() as u32;
-        let take = (r.rows.len() as u32).min(budget);
+        let mut found = snap.query(b, &filters).map_err(core_err)?.rows;
+        for t in &territories {
+            found.extend(snap.query(b, t).map_err(core_err)?.rows);
+        }
+        total += found.len() as u32;
+        let take = (found.len() as u32).min(budget);
         budget -= take;
-        let rows = &r.rows[..take as usize];
+        let rows = &found[..take as usize];
         for &row in rows {
             sources.0 |= snap.row_sources(row as usize).0;
         }

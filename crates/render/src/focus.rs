@@ -4,7 +4,8 @@
 //! A country's far-flung parts (Alaska and Hawaii, France's overseas regions, Svalbard, the
 //! Canaries, the Azores and Madeira) are drawn as insets in a row along the bottom left of the
 //! mainland, each in a projection of its own, framed, and scaled down when large (Alaska to
-//! 0.35, as US atlases do); markers go through the same composite projection.
+//! 0.35, as US atlases do), and so are territories with a code of their own where the map has
+//! markers (Puerto Rico on a US map); markers go through the same composite projection.
 //! `mainland_only` keeps the largest landmass and what lies within 250 km of it; `conus` is
 //! that for the US (the 48 contiguous states); `regions` outlines US states.
 
@@ -31,12 +32,24 @@ pub struct FocusSpec {
     pub conus: bool,
     /// US state codes to outline.
     pub regions: Vec<String>,
+    /// Other countries drawn as insets of this one (see [`territories_of`]): those of its
+    /// territories the map has markers in.
+    pub territories: Vec<String>,
     pub fill: [u8; 3],
     pub outline: [u8; 3],
     /// At scale 1, in pixels.
     pub outline_width: f32,
     /// None: transparent (PNG); JPEG encodes it over white.
     pub background: Option<[u8; 3]>,
+}
+
+/// Territories with an ISO 3166-1 code of their own that a country's composite map draws as
+/// insets, as US atlases draw Puerto Rico.
+const COMPOSITE_TERRITORIES: &[(&str, &[&str])] = &[("US", &["PR"])];
+
+/// The territories a country's composite focus map may carry as insets (none for most).
+pub fn territories_of(country: &str) -> &'static [&'static str] {
+    COMPOSITE_TERRITORIES.iter().find(|(c, _)| c.eq_ignore_ascii_case(country)).map_or(&[], |(_, t)| t)
 }
 
 /// Longitude difference folded into [-180, 180).
@@ -168,6 +181,12 @@ fn select<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<Vec<&'a Poly
     let floor = MIN_INSET_AREA_SHARE * area(&mainland);
     groups.retain(|g| area(g) >= floor);
     groups.truncate(MAX_INSETS);
+    // Territories go last, whatever their size: they are drawn because they have markers.
+    for code in spec.territories.iter().filter(|t| territories_of(&spec.country).iter().any(|c| c.eq_ignore_ascii_case(t))) {
+        if let Some(t) = basemap.country(code) {
+            groups.push(t.polygons.iter().collect());
+        }
+    }
     Ok(std::iter::once(mainland).chain(groups).collect())
 }
 
@@ -237,7 +256,7 @@ struct Projected {
 }
 
 #[derive(Default)]
-pub(crate) struct FocusCache(std::sync::Mutex<std::collections::HashMap<(String, bool), std::sync::Arc<Projected>>>);
+pub(crate) struct FocusCache(std::sync::Mutex<std::collections::HashMap<(String, bool, Vec<String>), std::sync::Arc<Projected>>>);
 
 /// Simplification tolerance as a share of the projected shape's diagonal: under half a pixel
 /// even at 4096 pixels.
@@ -306,7 +325,7 @@ fn extent_of(rings: &[Vec<(f64, f64)>]) -> [f64; 4] {
 }
 
 fn projected(basemap: &Basemap, spec: &FocusSpec) -> Result<std::sync::Arc<Projected>> {
-    let key = (spec.country.to_ascii_uppercase(), spec.mainland_only || spec.conus);
+    let key = (spec.country.to_ascii_uppercase(), spec.mainland_only || spec.conus, spec.territories.iter().map(|t| t.to_ascii_uppercase()).collect());
     if let Some(p) = basemap.focus_cache.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(p.clone());
     }

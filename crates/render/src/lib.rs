@@ -22,6 +22,6 @@ pub use camera::{Camera, Viewport};
 pub use color::parse_hex;
 pub use encode::ImageFormat;
 pub use error::{RenderError, Result};
-pub use focus::{inset_frames, FocusSpec};
+pub use focus::{inset_frames, territories_of, FocusSpec};
 pub use render::{admit, encode_blank, render, MapRequest, MarkerGroup, COMPANY_PALETTE, MAX_MARKER_PIXELS, MAX_SIDE};
 pub use theme::{Theme, Themes};

@@ -137,6 +137,7 @@ fn reference_focus_map() {
         mainland_only: false,
         conus: true,
         regions: vec!["TX".into(), "CO".into()],
+        territories: vec![],
         fill: [0xE5, 0xE7, 0xEB],
         outline: [0x9C, 0xA3, 0xAF],
         outline_width: 1.5,
@@ -153,6 +154,7 @@ fn focus(country: &str) -> FocusSpec {
         mainland_only: false,
         conus: false,
         regions: vec![],
+        territories: vec![],
         fill: [0xE5, 0xE7, 0xEB],
         outline: [0x9C, 0xA3, 0xAF],
         outline_width: 1.5,
@@ -220,6 +222,38 @@ fn us_insets_hold_their_own_markers() {
     }
     let conus = FocusSpec { conus: true, ..focus("US") };
     assert!(storemap_render::inset_frames(basemap(), &conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
+}
+
+/// Puerto Rico, a country code of its own, is a third US inset when asked for (the service
+/// asks when a map has markers there): San Juan lands inside it; `conus` drops it; a
+/// territory of another country is ignored.
+#[test]
+fn puerto_rico_is_a_us_inset_where_asked() {
+    assert_eq!(storemap_render::territories_of("us"), ["PR"]);
+    assert!(storemap_render::territories_of("FR").is_empty());
+    let themes = Themes::from_json(THEMES).unwrap();
+    let with_pr = FocusSpec { territories: vec!["PR".into()], ..focus("US") };
+    for (w, h) in [(800, 500), (256, 256), (4096, 1024)] {
+        let frames = storemap_render::inset_frames(basemap(), &with_pr, w, h, 1.0, 5.0).unwrap();
+        assert_eq!(frames.len(), 3, "{w}x{h}: Alaska, Hawaii and Puerto Rico");
+        for f in &frames {
+            assert!(f[0] >= 0.0 && f[1] >= 0.0 && f[2] <= w as f32 && f[3] <= h as f32, "{w}x{h}: frame {f:?} inside the image");
+        }
+        let marker = MarkerGroup { color: Some([255, 0, 0]), name: "San Juan".into(), points: vec![(18.4655, -66.1057)] };
+        let req = MapRequest { focus: Some(with_pr.clone()), ..MapRequest::new(w, h, vec![marker.clone()]) };
+        let (iw, _, px) = rgba(&render(basemap(), &themes, &req).unwrap());
+        let (x, y) = red_centroid(&px)(iw).unwrap_or_else(|| panic!("San Juan drawn at {w}x{h}"));
+        let f = frames[2];
+        assert!(x > f[0] && x < f[2] && y > f[1] && y < f[3], "San Juan at ({x}, {y}) outside the Puerto Rico frame {f:?} ({w}x{h})");
+        // Without the territory, San Juan is in no part of the US map: nothing red is drawn.
+        let req = MapRequest { focus: Some(focus("US")), ..MapRequest::new(w, h, vec![marker]) };
+        let (iw, _, px) = rgba(&render(basemap(), &themes, &req).unwrap());
+        assert!(red_centroid(&px)(iw).is_none(), "{w}x{h}: San Juan drawn without a Puerto Rico inset");
+    }
+    let conus = FocusSpec { conus: true, ..with_pr.clone() };
+    assert!(storemap_render::inset_frames(basemap(), &conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
+    let foreign = FocusSpec { territories: vec!["PR".into()], ..focus("FR") };
+    assert_eq!(storemap_render::inset_frames(basemap(), &foreign, 800, 500, 1.0, 5.0).unwrap().len(), storemap_render::inset_frames(basemap(), &focus("FR"), 800, 500, 1.0, 5.0).unwrap().len());
 }
 
 /// Nothing is cut off at the image edge, at any size and aspect from 256x256 to 4096x1024
