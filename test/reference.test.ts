@@ -296,6 +296,10 @@ test('cities.csv: admin1 is the ISO 3166-2 subdivision code (without the country
     ['Milan', 'IT', '25'],
     ['Chicago', 'US', 'IL'],
     ['Seoul', 'KR', '11'],
+    ['Mexico City', 'MX', 'CMX'],
+    ['Guadalajara', 'MX', 'JAL'],
+    ['Warsaw', 'PL', 'MZ'],
+    ['Kraków', 'PL', 'MA'],
   ];
   for (const [name, country, code] of expected) {
     const row = rows.filter((r) => r[1] === name && r[2] === country).sort((a, b) => +b[4] - +a[4])[0];
@@ -311,6 +315,8 @@ test('subdivisions.csv: country, code and English name of every subdivision, sor
   t.true(rows.length > 4000);
   t.deepEqual(rows.find((r) => r.country === 'DE' && r.code === 'BY'), { country: 'DE', code: 'BY', name: 'Bavaria' });
   t.deepEqual(rows.find((r) => r.country === 'AU' && r.code === 'NSW'), { country: 'AU', code: 'NSW', name: 'New South Wales' });
+  t.deepEqual(rows.find((r) => r.country === 'MX' && r.code === 'CMX'), { country: 'MX', code: 'CMX', name: 'Ciudad de México' });
+  t.falsy(rows.find((r) => r.country === 'MX' && r.code === 'CDMX'), 'the database code ISO replaced is gone');
   const keys = rows.map((r) => `${r.country}${r.code}`);
   t.deepEqual(keys, [...keys].sort());
 });

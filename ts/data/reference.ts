@@ -190,6 +190,16 @@ interface City {
  * country within 25 km: a vote over thousands of cities, so a city near a border cannot move
  * a whole unit. Units no city votes for keep their GeoNames code.
  */
+/**
+ * Where the countries-states-cities database lags the ISO 3166-2 standard: country.code as it
+ * has it, to the code ISO publishes (Mexico City became MX-CMX in 2016).
+ */
+const ISO_3166_2_CORRECTIONS: ReadonlyMap<string, string> = new Map([['MX.CDMX', 'CMX']]);
+
+function isoCode(country: string, code: string): string {
+  return ISO_3166_2_CORRECTIONS.get(`${country}.${code}`) ?? code;
+}
+
 function subdivisionCodes(cities: City[]): Map<string, string> {
   type Csc = [name: string, country: string, state: string, lat: string, lng: string];
   const csc = require('country-state-city/lib/assets/city.json') as Csc[];
@@ -224,7 +234,7 @@ function subdivisionCodes(cities: City[]): Map<string, string> {
   for (const [unit, v] of votes) {
     // Most votes; ties to the alphabetically first code, so every run agrees.
     const [code] = [...v].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
-    out.set(unit, code);
+    out.set(unit, isoCode(unit.slice(0, 2), code));
   }
   return out;
 }
@@ -241,6 +251,7 @@ async function writeSubdivisions(outDir: string): Promise<number> {
   type State = { name: string; isoCode: string; countryCode: string };
   const states = (require('country-state-city/lib/assets/state.json') as State[])
     .filter((s) => s.isoCode && s.countryCode)
+    .map((s) => ({ ...s, isoCode: isoCode(s.countryCode, s.isoCode) }))
     .sort((a, b) => (a.countryCode + a.isoCode < b.countryCode + b.isoCode ? -1 : a.countryCode + a.isoCode > b.countryCode + b.isoCode ? 1 : 0));
   const rows = states.map((s) => csvLine([s.countryCode, s.isoCode, s.name]));
   await writeFile(path.join(outDir, 'subdivisions.csv'), csvLine(['country', 'code', 'name']) + rows.join(''));
