@@ -18,6 +18,8 @@ pub struct CatalogBrand {
     pub nsi_id: String,
     /// The first in-scope NSI category, e.g. `amenity/fast_food`.
     pub category: String,
+    /// Every in-scope category of its NSI entries (7-Eleven: fuel and convenience).
+    pub categories: Vec<String>,
     /// The contract's storefront class: food, coffee, fuel, retail, pharmacy, supermarket,
     /// bank, hotel, ev, fitness, telecom.
     pub class: String,
@@ -117,6 +119,12 @@ impl Catalog {
             let known = listed.max(u32::try_from(fp.published_total()).unwrap_or(u32::MAX));
             brands.push(CatalogBrand {
                 trade: fp.trade_countries(&countries, &union(true)),
+                categories: {
+                    let mut c: Vec<String> = items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.category.clone()).collect();
+                    c.sort();
+                    c.dedup();
+                    c
+                },
                 footprint: fp.counts.clone(),
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),

@@ -290,7 +290,8 @@ fn place(country: &str, habits: &Habits, g: &Gazetteer, taken: &mut HashMap<(i64
 fn observe(i: u32, s: &TrueStore, rank: usize, brand: &CatalogBrand, has_spider: bool, cal: &Calibration, g: &Gazetteer, rng: &mut ChaCha8Rng, out: &mut Vec<Sighting>) {
     let long_tail = rank >= cal.verified_brands;
     let undercounted = matches!(s.country.as_str(), "CN" | "KR");
-    let jp_konbini = s.country == "JP" && brand.category == "shop/convenience";
+    // A convenience chain in Japan, whatever its main NSI entry is (7-Eleven's is fuel).
+    let jp_konbini = s.country == "JP" && brand.categories.iter().any(|c| c == "shop/convenience");
     let region = if undercounted { cal.undercount_factor } else { 1.0 };
     let p = |base: f64| if long_tail { 0.0 } else { base * region };
     let (p_atp, p_ov, p_fsq, p_osm) = if jp_konbini {

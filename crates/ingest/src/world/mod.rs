@@ -14,7 +14,7 @@ mod write;
 
 use std::path::Path;
 
-pub use brand::{BrandWorld, TrueStore};
+pub use brand::{BrandWorld, Sighting, TrueStore};
 pub use write::atp_feature_id;
 
 use crate::catalog::Catalog;

@@ -125,3 +125,52 @@ fn spiders_confine_a_worldwide_brand_to_their_countries() {
     }
     assert!(checked >= 20, "only {checked} spider-confined brands with stores among the top 3000");
 }
+
+/// Share of a brand's stores in `country` (or outside it) that a source other than the
+/// community map saw.
+fn seen_beyond_osm(w: &BrandWorld, keep: impl Fn(&str) -> bool) -> (usize, f64) {
+    let mut stores = HashSet::new();
+    let mut seen = HashSet::new();
+    for (i, s) in w.stores.iter().enumerate() {
+        if keep(&s.country) {
+            stores.insert(i as u32);
+        }
+    }
+    for s in &w.sightings {
+        if stores.contains(&s.store) && s.source != storemap_core::SourceType::Osm {
+            seen.insert(s.store);
+        }
+    }
+    (stores.len(), seen.len() as f64 / stores.len().max(1) as f64)
+}
+
+/// The contract's known limits, against the real footprints: Japan's convenience chains are
+/// mostly community-only, China and South Korea are undercounted by the open datasets and
+/// locators, and the long tail is community-only.
+#[test]
+fn the_contracts_known_limits_hold_on_the_real_footprints() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.1, 7);
+    for qid in ["Q259340", "Q11247682", "Q1557223"] {
+        let w = gen.brand(rank_of(qid).unwrap());
+        let (n, share) = seen_beyond_osm(&w, |c| c == "JP");
+        assert!(n > 1000, "{qid}: {n} stores in Japan");
+        assert!(share < 0.3, "{qid}: {share:.2} of its Japanese stores seen beyond the community map");
+    }
+    for (qid, market) in [("Q37158", "CN"), ("Q524757", "CN"), ("Q259340", "KR")] {
+        let w = gen.brand(rank_of(qid).unwrap());
+        let (n, there) = seen_beyond_osm(&w, |c| c == market);
+        let (_, elsewhere) = seen_beyond_osm(&w, |c| c != market && c != "JP" && c != "CN" && c != "KR");
+        assert!(n > 100, "{qid}: {n} stores in {market}");
+        assert!(there < 0.6 * elsewhere, "{qid}: {there:.2} seen beyond the community map in {market} against {elsewhere:.2} elsewhere");
+    }
+    let tail: Vec<usize> = (r.catalog.brands.len().saturating_sub(200)..r.catalog.brands.len()).collect();
+    let mut sightings = 0;
+    for rank in tail {
+        for s in gen.brand(rank).sightings {
+            assert_eq!(s.source, storemap_core::SourceType::Osm, "{} (rank {rank}) seen by {}", r.catalog.brands[rank].name, s.source.as_str());
+            sightings += 1;
+        }
+    }
+    assert!(sightings > 0, "the long tail has stores in the community map");
+}
