@@ -14,8 +14,9 @@ use tiny_skia::{FillRule, Paint, Path, PathBuilder, PixmapMut, Stroke, Transform
 use crate::basemap::{Basemap, Polygon};
 use crate::error::{RenderError, Result};
 
-/// Polygons farther than this from the largest one are "far-flung" for `mainland_only`, and
-/// far-flung polygons within this of each other form one inset.
+/// Polygons farther than this from the mainland (hop by hop from the largest polygon) are
+/// "far-flung" for `mainland_only`, and far-flung polygons within this of each other form one
+/// inset.
 const MAINLAND_KM: f64 = 250.0;
 /// Insets at most: the largest far-flung parts by area (a speck beyond them is left out).
 const MAX_INSETS: usize = 5;
@@ -146,7 +147,7 @@ fn box_gap_km(a: [f64; 4], b: [f64; 4]) -> f64 {
 }
 
 /// The polygons a focus map draws, in parts: the mainland (the largest polygon and those
-/// within `MAINLAND_KM` of it) first, then the far-flung ones grouped by nearness, largest
+/// within `MAINLAND_KM` of it, hop by hop) first, then the far-flung ones grouped by nearness, largest
 /// first, at most `MAX_INSETS` (none when the map is cut to its mainland).
 fn select<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygon>>> {
     let shape = basemap.country(&spec.country).ok_or_else(|| RenderError::UnknownCountry(spec.country.clone()))?;
@@ -157,7 +158,30 @@ fn select<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<Vec<&'a Poly
     let all: Vec<&Polygon> = shape.polygons.iter().collect();
     let largest = all.iter().copied().fold(None::<&Polygon>, |m, p| if m.is_none_or(|m| p.area > m.area) { Some(p) } else { m });
     let Some(main) = largest else { return Ok(vec![all]) };
-    let (mainland, mut far): (Vec<&Polygon>, Vec<&Polygon>) = all.into_iter().partition(|p| std::ptr::eq(*p, main) || box_gap_km(main.bbox, p.bbox) <= MAINLAND_KM);
+    // The mainland is the largest polygon and every polygon a chain of short hops away from
+    // it: Canada's Arctic islands reach its mainland island by island, and stay in place.
+    let mut reached = vec![false; all.len()];
+    let mut queue: Vec<usize> = all.iter().position(|p| std::ptr::eq(*p, main)).into_iter().collect();
+    for &i in &queue {
+        reached[i] = true;
+    }
+    while let Some(i) = queue.pop() {
+        for j in 0..all.len() {
+            if !reached[j] && box_gap_km(all[i].bbox, all[j].bbox) <= MAINLAND_KM {
+                reached[j] = true;
+                queue.push(j);
+            }
+        }
+    }
+    // In the shape's own order, so a lone mainland draws as before.
+    let (mut mainland, mut far) = (Vec::new(), Vec::new());
+    for (p, r) in all.into_iter().zip(reached) {
+        if r {
+            mainland.push(p);
+        } else {
+            far.push(p);
+        }
+    }
     if spec.mainland_only || spec.conus {
         return Ok(vec![mainland]);
     }

@@ -224,6 +224,16 @@ fn us_insets_hold_their_own_markers() {
     assert!(storemap_render::inset_frames(basemap(), &conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
 }
 
+/// The mainland is reached hop by hop: Canada's Arctic islands stay in place (no inset),
+/// while Svalbard, Alaska and Hawaii, far from every hop, are insets.
+#[test]
+fn island_chains_stay_with_their_mainland() {
+    let insets = |c: &str| storemap_render::inset_frames(basemap(), &focus(c), 800, 500, 1.0, 5.0).unwrap().len();
+    assert_eq!(insets("CA"), 0, "Canada is drawn whole");
+    assert!(insets("NO") >= 1, "Svalbard is an inset");
+    assert_eq!(insets("US"), 2, "Alaska and Hawaii");
+}
+
 /// Puerto Rico, a country code of its own, is a third US inset when asked for (the service
 /// asks when a map has markers there): San Juan lands inside it; `conus` drops it; a
 /// territory of another country is ignored.
