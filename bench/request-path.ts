@@ -64,7 +64,7 @@ await stop(bare);
 const profDir = path.join(tmp, 'prof');
 const p3 = await freePort();
 const profiled = await startStoremap(p3, env, ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
-const profRun = await cannon(`http://127.0.0.1:${p3}/api/v1/location-map`, post);
+await cannon(`http://127.0.0.1:${p3}/api/v1/location-map`, post);
 await stop(profiled);
 
 interface ProfileNode {

@@ -77,6 +77,7 @@ const ROWS: Row[] = [
   bad('width', 4097),
   bad('height', 0),
   bad('width', -0),
+  // eslint-disable-next-line no-loss-of-precision -- the point: a number JSON cannot hold
   bad('width', 1e400),
   bad('scale', 5),
   bad('scale', 0),

@@ -67,7 +67,10 @@ test('data report --json describes the test dataset', async (t) => {
   for (let i = 0; i < info.brands; i++) {
     const b = store.brand(i)!;
     verified += b.locationCount;
-    if (b.poolCount > 0) withRows++, brandsWithRows.push(i);
+    if (b.poolCount > 0) {
+      withRows++;
+      brandsWithRows.push(i);
+    }
     if (b.locationCount > 0) withVerified++;
   }
   t.is(report.verified_rows, verified, 'verified_rows = sum of the brands\' locationCount');

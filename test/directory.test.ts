@@ -8,7 +8,7 @@ import test, { type ExecutionContext } from 'ava';
 import { ERRORS } from '../ts/http/errors.ts';
 import { testStore, type Location } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
-import { startServer, type TestServer } from './helpers/server.ts';
+import { startServer } from './helpers/server.ts';
 
 // ------------------------------------------------------------------ fixtures and helpers
 

@@ -18,10 +18,6 @@ const binding = createRequire(import.meta.url)('../native/index.js') as typeof B
 // ---------------------------------------------------------------------------------------------
 // Shapes and helpers
 
-interface Alias {
-  source_type: string;
-  source_id: string;
-}
 interface Envelope {
   brand: string;
   region: string;

@@ -9,7 +9,7 @@ import { Subdivisions } from './services/subdivisions.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { loadRenderer, loadStore, loadStoreSync } from './native.ts';
-import { DEMO_KEYS_FILE, TABLES_DIR } from './paths.ts';
+import { DEMO_KEYS_FILE } from './paths.ts';
 import { KeyStore, PLANS, type Plan } from './services/keys.ts';
 import { StoreHolder, watchSnapshot } from './store-holder.ts';
 import { writeBrandSummary } from './services/brand-summary.ts';

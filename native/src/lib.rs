@@ -224,7 +224,7 @@ fn query_impl(snap: &Snapshot, req: &QueryRequest, deadline: Option<Instant>) ->
         });
     }
     let count = rows.len() as u32;
-    for why in [over_budget(req, count).then_some(Refusal::Credits), passed(deadline).then_some(Refusal::Deadline)].into_iter().flatten() {
+    if let Some(why) = over_budget(req, count).then_some(Refusal::Credits).or_else(|| passed(deadline).then_some(Refusal::Deadline)) {
         return Ok(QueryOutput::refused(why, count, total, filters.region_text()));
     }
     let label = req.brand_label.clone().unwrap_or_else(|| req.brands.iter().map(|&b| snap.brands()[b as usize].name.as_str()).collect::<Vec<_>>().join(", "));
@@ -308,7 +308,11 @@ impl Store {
     #[napi]
     pub fn resolve(&self, name: String) -> Result<Option<Resolved>> {
         guarded(|| {
-            Ok(self.inner.aliases().resolve(&name).map(|r| Resolved { brand: r.brand, name: self.inner.brands()[r.brand as usize].name.clone(), by: r.by.as_str().into() }))
+            Ok(self.inner.aliases().resolve(&name).map(|r| Resolved {
+                brand: r.brand,
+                name: self.inner.brands()[r.brand as usize].name.clone(),
+                by: r.by.as_str().into(),
+            }))
         })
     }
 
@@ -505,7 +509,8 @@ fn focus_spec(snap: &Snapshot, f: &FocusRequest, rows: &[u32]) -> Result<storema
         Some(c) => Some(storemap_render::parse_hex(c).map_err(render_err)?),
     };
     // Territories on the map: those the served rows are in.
-    let territories = storemap_render::territories_of(&country).iter().filter(|t| rows.iter().any(|&r| snap.row_country(r as usize) == **t)).map(|t| t.to_string()).collect();
+    let territories =
+        storemap_render::territories_of(&country).iter().filter(|t| rows.iter().any(|&r| snap.row_country(r as usize) == **t)).map(|t| t.to_string()).collect();
     Ok(storemap_render::FocusSpec {
         country,
         mainland_only: f.mainland_only.unwrap_or(false),
@@ -519,7 +524,13 @@ fn focus_spec(snap: &Snapshot, f: &FocusRequest, rows: &[u32]) -> Result<storema
     })
 }
 
-fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &storemap_render::Themes, req: &RenderRequest, deadline: Option<Instant>) -> Result<RenderOutput> {
+fn render_impl(
+    snap: &Snapshot,
+    basemap: &storemap_render::Basemap,
+    themes: &storemap_render::Themes,
+    req: &RenderRequest,
+    deadline: Option<Instant>,
+) -> Result<RenderOutput> {
     use storemap_render::{ImageFormat, MapRequest, MarkerGroup, Viewport};
     let format = match req.format.as_str() {
         "png" => ImageFormat::Png,
@@ -589,7 +600,11 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
             (_, Some(c)) => Some(colour(c)?),
             _ => None,
         };
-        groups.push(MarkerGroup { color, name: snap.brands()[b as usize].name.clone(), points: rows.iter().map(|&row| snap.row_lat_lng(row as usize)).collect() });
+        groups.push(MarkerGroup {
+            color,
+            name: snap.brands()[b as usize].name.clone(),
+            points: rows.iter().map(|&row| snap.row_lat_lng(row as usize)).collect(),
+        });
         served.extend_from_slice(rows);
     }
     let count = groups.iter().map(|g| g.points.len() as u32).sum();
@@ -628,7 +643,9 @@ fn render_impl(snap: &Snapshot, basemap: &storemap_render::Basemap, themes: &sto
         return Ok(RenderOutput { out: QueryOutput::refused(Refusal::Credits, count, total, region), focus_country });
     }
     let body = match storemap_render::render(basemap, themes, &map) {
-        Err(storemap_render::RenderError::DeadlinePassed) => return Ok(RenderOutput { out: QueryOutput::refused(Refusal::Deadline, count, total, region), focus_country }),
+        Err(storemap_render::RenderError::DeadlinePassed) => {
+            return Ok(RenderOutput { out: QueryOutput::refused(Refusal::Deadline, count, total, region), focus_country })
+        }
         r => r.map_err(render_err)?,
     };
     Ok(RenderOutput { out: QueryOutput { body, count, total, sources, region, refused: None }, focus_country })
@@ -669,7 +686,13 @@ impl Renderer {
     /// as one Buffer.
     #[napi(ts_return_type = "Promise<RenderResponse>")]
     pub fn render(&self, store: &Store, req: RenderRequest) -> AsyncTask<RenderTask> {
-        AsyncTask::new(RenderTask { snap: store.inner.clone(), basemap: self.basemap.clone(), themes: self.themes.clone(), deadline: deadline_of(&req.query), req })
+        AsyncTask::new(RenderTask {
+            snap: store.inner.clone(),
+            basemap: self.basemap.clone(),
+            themes: self.themes.clone(),
+            deadline: deadline_of(&req.query),
+            req,
+        })
     }
 
     /// Draws and encodes a small map with a label and a marker on the libuv pool: the status
@@ -711,7 +734,13 @@ impl Task for HealthTask {
             let group = MarkerGroup { color: None, name: "health".into(), points: vec![(48.8566, 2.3522)] };
             let req = MapRequest { viewport: Viewport::CenterZoom([48.8566, 2.3522], 4.0), legend: true, ..MapRequest::new(96, 64, vec![group]) };
             let png = storemap_render::render(&self.basemap, &self.themes, &req).map_err(render_err)?;
-            Ok(RendererHealth { version: env!("CARGO_PKG_VERSION").to_string(), width: 96, height: 64, png_bytes: png.len() as u32, font: self.basemap.has_font() })
+            Ok(RendererHealth {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                width: 96,
+                height: 64,
+                png_bytes: png.len() as u32,
+                font: self.basemap.has_font(),
+            })
         })
     }
     fn resolve(&mut self, _env: Env, o: RendererHealth) -> Result<RendererHealth> {

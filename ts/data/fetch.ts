@@ -292,7 +292,10 @@ export function rankExtracts(extracts: GeofabrikExtract[], country: string): Geo
   const depth = (e: GeofabrikExtract) => {
     let d = 0;
     const seen = new Set<string>();
-    for (let p = e.parent; p && byId.has(p) && !seen.has(p); p = byId.get(p)!.parent) seen.add(p), d++;
+    for (let p = e.parent; p && byId.has(p) && !seen.has(p); p = byId.get(p)!.parent) {
+      seen.add(p);
+      d++;
+    }
     return d;
   };
   const codes = (e: GeofabrikExtract) => (e['iso3166-1:alpha2'] ?? []).map((c) => c.toUpperCase());
@@ -556,7 +559,10 @@ export function formatBytes(n: number): string {
   const units = ['kB', 'MB', 'GB', 'TB'];
   let v = n;
   let u = -1;
-  while (v >= 1000 && u < units.length - 1) v /= 1000, u++;
+  while (v >= 1000 && u < units.length - 1) {
+    v /= 1000;
+    u++;
+  }
   return `${v.toFixed(1)} ${units[u]}`;
 }
 
@@ -596,7 +602,7 @@ function contentLength(res: Response): number | undefined {
 
 function progressMeter(ctx: Ctx, label: string, total: number | undefined) {
   const p = ctx.opts.progress;
-  if (!p?.isTTY) return { update: (_n: number) => {}, done: () => {} };
+  if (!p?.isTTY) return { update: () => {}, done: () => {} };
   let last = 0;
   const draw = (n: number) =>
     p.write(`\r\x1b[K${label}  ${formatBytes(n)}${total ? ` / ${formatBytes(total)}  ${Math.floor((n / total) * 100)}%` : ''}`);

@@ -8,6 +8,7 @@ import * as responses from '../http/responses.ts';
 import * as requests from '../http/schemas.ts';
 import { MAX_IMAGE_SIDE, MAX_TICKERS } from '../http/schemas.ts';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON Schema is JSON of any shape
 export type JsonSchema = Record<string, any>;
 
 export const COMPONENT_PREFIX = '#/components/schemas/';

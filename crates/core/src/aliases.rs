@@ -58,10 +58,7 @@ pub struct AliasIndex {
 
 impl AliasIndex {
     pub fn build(brands: &[BrandRecord], tickers: &[TickerRecord]) -> AliasIndex {
-        let mut idx = AliasIndex {
-            weight: brands.iter().map(|b| (b.verified_count, b.pool_count())).collect(),
-            ..AliasIndex::default()
-        };
+        let mut idx = AliasIndex { weight: brands.iter().map(|b| (b.verified_count, b.pool_count())).collect(), ..AliasIndex::default() };
         for (i, b) in brands.iter().enumerate() {
             let i = i as u32;
             for (k, key) in name_keys(&b.name).into_iter().enumerate() {
@@ -129,12 +126,9 @@ impl AliasIndex {
             (Some(r), None) | (None, Some(r)) => return Some(r),
             (None, None) => {}
         }
-        keys.iter().skip(1).find_map(|k| {
-            self.keys.get(k).map(|&(brand, by)| Resolution {
-                brand,
-                by: if by == ResolvedBy::Name { ResolvedBy::Variant } else { by },
-            })
-        })
+        keys.iter()
+            .skip(1)
+            .find_map(|k| self.keys.get(k).map(|&(brand, by)| Resolution { brand, by: if by == ResolvedBy::Name { ResolvedBy::Variant } else { by } }))
     }
 
     pub fn is_ticker(&self, input: &str) -> bool {
@@ -279,8 +273,26 @@ mod tests {
     #[test]
     fn the_index_finds_what_a_full_scan_finds() {
         let names = [
-            "McDonald's", "Starbucks", "Star Market", "Stars", "Shell", "Shelly's", "KFC", "Kroger", "Taco Bell", "Tesco",
-            "Tesco Express", "Lidl", "Aldi", "7-Eleven", "Seven Oaks", "Carrefour", "Carrefour City", "ローソン", "Lawson", "Sbarro",
+            "McDonald's",
+            "Starbucks",
+            "Star Market",
+            "Stars",
+            "Shell",
+            "Shelly's",
+            "KFC",
+            "Kroger",
+            "Taco Bell",
+            "Tesco",
+            "Tesco Express",
+            "Lidl",
+            "Aldi",
+            "7-Eleven",
+            "Seven Oaks",
+            "Carrefour",
+            "Carrefour City",
+            "ローソン",
+            "Lawson",
+            "Sbarro",
         ];
         let brands: Vec<BrandRecord> = names.iter().enumerate().map(|(i, n)| brand(n, &[], 10 + i as u32, 5 + i as u32)).collect();
         let idx = AliasIndex::build(&brands, &[]);
@@ -290,8 +302,16 @@ mod tests {
             if qlen == 0 {
                 return vec![];
             }
-            let max = if qlen <= 3 { 1 } else if qlen <= 7 { 2 } else { 3 };
-            let mut hits: Vec<(u32, std::cmp::Reverse<(u32, u32)>, u32)> = Vec::new();
+            let max = if qlen <= 3 {
+                1
+            } else if qlen <= 7 {
+                2
+            } else {
+                3
+            };
+            // (edit distance, bigger brands first, brand): sorted, the order suggestions come in.
+            type Hit = (u32, std::cmp::Reverse<(u32, u32)>, u32);
+            let mut hits: Vec<Hit> = Vec::new();
             for (i, b) in brands.iter().enumerate() {
                 let key = normalize_name(&b.name).replace(' ', "");
                 let klen = key.chars().count();
@@ -311,8 +331,36 @@ mod tests {
             out
         };
         let queries = [
-            "s", "st", "sta", "star", "starb", "starbux", "Starbuks", "shel", "shell", "sheel", "kfc", "kf", "krogr", "tesco", "tesc", "tescoexpres",
-            "lidl", "aldi", "aldl", "7 eleven", "seven", "carefour", "carrefourcity", "ローソ", "lawsn", "xyzzy", "a", "", "McDonalds", "mcdonalds",
+            "s",
+            "st",
+            "sta",
+            "star",
+            "starb",
+            "starbux",
+            "Starbuks",
+            "shel",
+            "shell",
+            "sheel",
+            "kfc",
+            "kf",
+            "krogr",
+            "tesco",
+            "tesc",
+            "tescoexpres",
+            "lidl",
+            "aldi",
+            "aldl",
+            "7 eleven",
+            "seven",
+            "carefour",
+            "carrefourcity",
+            "ローソ",
+            "lawsn",
+            "xyzzy",
+            "a",
+            "",
+            "McDonalds",
+            "mcdonalds",
             "thisnameislongerthananybrandnameatall",
         ];
         for q in queries {

@@ -52,8 +52,7 @@ pub fn cluster(points: &[ClusterPoint], tolerance_m: f64) -> Clusters {
     // anchor by anchor); a point then looks among its neighbours for those already anchoring
     // a cluster.
     let projected: Vec<[f64; 3]> = points.iter().map(|p| LocalMetric::project(p.lat, p.lng)).collect();
-    let tree: RTree<GeomWithData<[f64; 3], u32>> =
-        RTree::bulk_load(projected.iter().enumerate().map(|(i, q)| GeomWithData::new(*q, i as u32)).collect());
+    let tree: RTree<GeomWithData<[f64; 3], u32>> = RTree::bulk_load(projected.iter().enumerate().map(|(i, q)| GeomWithData::new(*q, i as u32)).collect());
     const NONE: u32 = u32::MAX;
     // For a point that anchors a cluster, that cluster's id.
     let mut anchored: Vec<u32> = vec![NONE; points.len()];
@@ -64,11 +63,7 @@ pub fn cluster(points: &[ClusterPoint], tolerance_m: f64) -> Clusters {
     // confirmed on the sphere.
     let search = (tolerance_m * 1.0001).powi(2);
     for (i, p) in points.iter().enumerate() {
-        let via_link = p
-            .link
-            .filter(|&l| (l as usize) < i)
-            .map(|l| of_point[l as usize])
-            .filter(|&c| !masks[c as usize].contains(p.source));
+        let via_link = p.link.filter(|&l| (l as usize) < i).map(|l| of_point[l as usize]).filter(|&c| !masks[c as usize].contains(p.source));
         let target = via_link.or_else(|| {
             tree.locate_within_distance(projected[i], search)
                 .filter_map(|a| {

@@ -145,9 +145,7 @@ fn common_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>, times: &mut TimeC
 
 fn provenance_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>, times: &mut TimeCache) {
     if !snap.row_has_provenance(r) {
-        out.extend_from_slice(
-            b",\"source_types\":null,\"confidence\":null,\"storefront_type\":null,\"alias_sources\":null,\"last_verified\":null",
-        );
+        out.extend_from_slice(b",\"source_types\":null,\"confidence\":null,\"storefront_type\":null,\"alias_sources\":null,\"last_verified\":null");
         return;
     }
     out.extend_from_slice(b",\"source_types\":[");
@@ -365,7 +363,7 @@ fn coord(out: &mut Vec<u8>, v: f64) {
             return;
         }
         let mut digits = 7;
-        while frac % 10 == 0 {
+        while frac.is_multiple_of(10) {
             frac /= 10;
             digits -= 1;
         }

@@ -21,14 +21,9 @@ pub use cluster::{cluster, ClusterPoint, Clusters};
 pub use error::{CoreError, Result};
 pub use format::{write_rows, Format, WriteOptions};
 pub use geodesy::{haversine_m, offset_m, LocalMetric};
-pub use model::{
-    SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE,
-};
+pub use model::{SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 pub use names::{name_keys, normalize_name};
 pub use query::{Filters, QueryResult};
-pub use snapshot::{
-    BrandRecord, CityRecord, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, SourceImport, TickerRecord,
-    FORMAT_VERSION,
-};
+pub use snapshot::{BrandRecord, CityRecord, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, SourceImport, TickerRecord, FORMAT_VERSION};
 pub use strings::{StringPool, StringPoolBuilder};
 pub use time::{format_iso, parse_iso};

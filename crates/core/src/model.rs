@@ -77,13 +77,8 @@ pub enum StorefrontType {
 }
 
 impl StorefrontType {
-    pub const ALL: [StorefrontType; 5] = [
-        StorefrontType::FullRetail,
-        StorefrontType::SmallFormat,
-        StorefrontType::Pickup,
-        StorefrontType::Studio,
-        StorefrontType::Other,
-    ];
+    pub const ALL: [StorefrontType; 5] =
+        [StorefrontType::FullRetail, StorefrontType::SmallFormat, StorefrontType::Pickup, StorefrontType::Studio, StorefrontType::Other];
     /// Stored in the snapshot for rows without provenance.
     pub const NULL: u8 = 255;
 

@@ -123,16 +123,9 @@ impl Snapshot {
                 }
             }
             match (center, radius_m, &city) {
-                (Some((lat, lng)), Some(m), _) => {
-                    if haversine_m(lat, lng, self.lat[r], self.lng[r]) > m {
-                        continue;
-                    }
-                }
-                (_, _, Some(c)) => {
-                    if !eq_ci(self.strings.get(self.city[r]), c) {
-                        continue;
-                    }
-                }
+                (Some((lat, lng)), Some(m), _) if haversine_m(lat, lng, self.lat[r], self.lng[r]) > m => continue,
+                (Some(_), Some(_), _) => {}
+                (_, _, Some(c)) if !eq_ci(self.strings.get(self.city[r]), c) => continue,
                 _ => {}
             }
             out.rows.push(r as u32);

@@ -94,16 +94,7 @@ pub struct BrandRecord {
 
 impl BrandRecord {
     pub fn new(name: impl Into<String>) -> BrandRecord {
-        BrandRecord {
-            name: name.into(),
-            wikidata: None,
-            nsi_id: None,
-            category: None,
-            alt_names: Vec::new(),
-            row_start: 0,
-            row_end: 0,
-            verified_count: 0,
-        }
+        BrandRecord { name: name.into(), wikidata: None, nsi_id: None, category: None, alt_names: Vec::new(), row_start: 0, row_end: 0, verified_count: 0 }
     }
     pub fn pool_count(&self) -> u32 {
         self.row_end - self.row_start
@@ -269,14 +260,7 @@ impl SnapshotBuilder {
             lat: r.lat,
             lng: r.lng,
             id: r.id,
-            text: [
-                s.intern(&r.name),
-                s.append_unique(&r.address),
-                s.intern(&r.city),
-                s.intern(&r.state),
-                s.intern(&r.postcode),
-                s.append_unique(&r.phone),
-            ],
+            text: [s.intern(&r.name), s.append_unique(&r.address), s.intern(&r.city), s.intern(&r.state), s.intern(&r.postcode), s.append_unique(&r.phone)],
             last_updated: r.last_updated,
             last_verified: r.last_verified.unwrap_or(NULL_TIME),
             confidence: r.confidence,
@@ -314,8 +298,13 @@ impl SnapshotBuilder {
     pub fn write(mut self, path: &Path) -> Result<SnapshotMeta> {
         let countries = &self.countries;
         self.rows.sort_by(|a, b| {
-            (a.brand, &countries[a.country as usize], a.lat.to_bits(), a.lng.to_bits(), a.id)
-                .cmp(&(b.brand, &countries[b.country as usize], b.lat.to_bits(), b.lng.to_bits(), b.id))
+            (a.brand, &countries[a.country as usize], a.lat.to_bits(), a.lng.to_bits(), a.id).cmp(&(
+                b.brand,
+                &countries[b.country as usize],
+                b.lat.to_bits(),
+                b.lng.to_bits(),
+                b.id,
+            ))
         });
         for b in &mut self.brands {
             b.row_start = 0;
@@ -517,17 +506,16 @@ impl<'a> SectionReader<'a> {
             let actual = crc32fast::hash(&bytes[..off]);
             // Every byte counts: the four after the sum must be the zeros written.
             if stored != actual || bytes[off + 4..] != [0u8; 4] {
-                return Err(bad(&format!("checksum mismatch (file says {stored:08x}, content is {actual:08x}): the file is damaged or was changed; rebuild it or roll back")));
+                return Err(bad(&format!(
+                    "checksum mismatch (file says {stored:08x}, content is {actual:08x}): the file is damaged or was changed; rebuild it or roll back"
+                )));
             }
         }
         Ok(SectionReader { path, bytes, table })
     }
 
     fn bytes(&self, name: &str) -> Result<&'a [u8]> {
-        let (off, len) = *self.table.get(name).ok_or_else(|| CoreError::Snapshot {
-            path: self.path.into(),
-            message: format!("missing section {name}"),
-        })?;
+        let (off, len) = *self.table.get(name).ok_or_else(|| CoreError::Snapshot { path: self.path.into(), message: format!("missing section {name}") })?;
         Ok(&self.bytes[off..off + len])
     }
 
@@ -542,8 +530,7 @@ impl<'a> SectionReader<'a> {
     }
 
     fn json<T: for<'de> Deserialize<'de>>(&self, name: &str) -> Result<T> {
-        serde_json::from_slice(self.bytes(name)?)
-            .map_err(|e| CoreError::Snapshot { path: self.path.into(), message: format!("section {name}: {e}") })
+        serde_json::from_slice(self.bytes(name)?).map_err(|e| CoreError::Snapshot { path: self.path.into(), message: format!("section {name}: {e}") })
     }
 }
 
@@ -626,9 +613,8 @@ impl Snapshot {
             }
         }
         let strings = self.strings.len() as u32;
-        let text_ok = [&self.name, &self.address, &self.city, &self.state, &self.postcode, &self.phone, &self.alias_id]
-            .iter()
-            .all(|c| c.iter().all(|&id| id < strings));
+        let text_ok =
+            [&self.name, &self.address, &self.city, &self.state, &self.postcode, &self.phone, &self.alias_id].iter().all(|c| c.iter().all(|&id| id < strings));
         if !text_ok {
             return Err("a text column points outside the string pool".into());
         }

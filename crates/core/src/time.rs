@@ -42,7 +42,11 @@ pub fn parse_iso(s: &str) -> Option<i64> {
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let t = s.get(r)?;
-        if t.bytes().all(|c| c.is_ascii_digit()) { t.parse().ok() } else { None }
+        if t.bytes().all(|c| c.is_ascii_digit()) {
+            t.parse().ok()
+        } else {
+            None
+        }
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {

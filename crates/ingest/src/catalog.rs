@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use storemap_core::{name_keys, BrandRecord, SourceType, StorefrontType, TickerRecord};
 
 use crate::footprint::{Footprint, Footprints, HomeCity, WORLDWIDE_SET};
-use crate::reference::{CategoryScope, Misspelling, NsiBrand, Ticker};
 use crate::import::PLACE_KEYS;
+use crate::reference::{CategoryScope, Misspelling, NsiBrand, Ticker};
 use crate::{Skip, SourceRow};
 
 #[derive(Debug, Clone)]
@@ -144,9 +144,7 @@ impl Catalog {
         // Rank: brands with a known size (listed or with published counts) first, biggest first; then by
         // how many countries the brand trades in; a fixed hash breaks ties without favouring
         // the alphabet.
-        brands.sort_by_key(|b| {
-            (std::cmp::Reverse(b.known_stores.unwrap_or(0)), std::cmp::Reverse(b.countries.len()), fnv1a(b.nsi_id.as_bytes()))
-        });
+        brands.sort_by_key(|b| (std::cmp::Reverse(b.known_stores.unwrap_or(0)), std::cmp::Reverse(b.countries.len()), fnv1a(b.nsi_id.as_bytes())));
 
         for m in misspellings {
             if let Some(b) = brands.iter_mut().find(|b| b.name == m.brand) {
@@ -226,13 +224,25 @@ impl Catalog {
         }
         let c = category.to_lowercase();
         let has = |words: &[&str]| words.iter().any(|w| c.contains(w));
-        Some(if has(&["coffee", "cafe", "café", "tea house", "tea_room"]) {
-            "coffee"
-        } else if has(&["tea_", "tea store", "tea shop"]) {
+        // Tea rooms and tea shops are the coffee class's too.
+        Some(if has(&["coffee", "cafe", "café", "tea house", "tea_room", "tea_", "tea store", "tea shop"]) {
             "coffee"
         } else if has(&[
-            "fast_food", "fast food", "restaurant", "bakery", "ice cream", "ice_cream", "pizza", "burger", "donut", "pastry", "confectionery",
-            "chocolate", "deli", "cookie", "dessert",
+            "fast_food",
+            "fast food",
+            "restaurant",
+            "bakery",
+            "ice cream",
+            "ice_cream",
+            "pizza",
+            "burger",
+            "donut",
+            "pastry",
+            "confectionery",
+            "chocolate",
+            "deli",
+            "cookie",
+            "dessert",
         ]) {
             "food"
         } else if has(&["fuel", "gas station", "gas_station", "petrol"]) {

@@ -48,12 +48,7 @@ impl CountryIndex {
             };
             for poly in polygons {
                 for ring in poly.as_array().into_iter().flatten() {
-                    let pts: Vec<[f64; 2]> = ring
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|p| Some([p.get(0)?.as_f64()?, p.get(1)?.as_f64()?]))
-                        .collect();
+                    let pts: Vec<[f64; 2]> = ring.as_array().into_iter().flatten().filter_map(|p| Some([p.get(0)?.as_f64()?, p.get(1)?.as_f64()?])).collect();
                     for w in pts.windows(2) {
                         if w[0] != w[1] {
                             edges.push(GeomWithData::new(Line::new(w[0], w[1]), id));

@@ -61,11 +61,7 @@ impl Footprint {
         } else {
             nsi.iter().map(String::as_str).collect()
         };
-        named
-            .into_iter()
-            .filter(|c| !self.absent.iter().any(|a| a == c) && !self.counts.iter().any(|(k, _)| k == c))
-            .map(str::to_string)
-            .collect()
+        named.into_iter().filter(|c| !self.absent.iter().any(|a| a == c) && !self.counts.iter().any(|(k, _)| k == c)).map(str::to_string).collect()
     }
 }
 

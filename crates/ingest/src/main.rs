@@ -84,7 +84,8 @@ fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, St
         Some(t) => parse_iso(t).ok_or_else(|| format!("--as-of: not an ISO 8601 time: {t}"))?,
         None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| e.to_string())?.as_secs() as i64,
     };
-    let disabled = c.disable.iter().map(|s| SourceType::parse(s.trim()).ok_or_else(|| format!("--disable: unknown source {s}"))).collect::<Result<Vec<_>, _>>()?;
+    let disabled =
+        c.disable.iter().map(|s| SourceType::parse(s.trim()).ok_or_else(|| format!("--disable: unknown source {s}"))).collect::<Result<Vec<_>, _>>()?;
     Ok(BuildOptions {
         data_dir: c.data_dir.clone(),
         reference: ReferencePaths { extracted: c.reference.clone(), tables: c.tables.clone() },
@@ -110,7 +111,11 @@ fn region(countries: &[String], bbox: Option<&str>) -> Result<Region, String> {
     let bbox = match bbox {
         None => None,
         Some(b) => {
-            let v: Vec<f64> = b.split(',').map(|x| x.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| format!("--bbox: {b:?} is not four numbers south,west,north,east"))?;
+            let v: Vec<f64> = b
+                .split(',')
+                .map(|x| x.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| format!("--bbox: {b:?} is not four numbers south,west,north,east"))?;
             let [s, w, n, e]: [f64; 4] = v.try_into().map_err(|_| format!("--bbox: {b:?} is not four numbers south,west,north,east"))?;
             if !((-90.0..=90.0).contains(&s) && (-90.0..=90.0).contains(&n) && s < n && (-180.0..=180.0).contains(&w) && (-180.0..=180.0).contains(&e)) {
                 return Err(format!("--bbox: {b:?}: south must be below north, latitudes within ±90 and longitudes within ±180"));

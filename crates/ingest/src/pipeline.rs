@@ -10,8 +10,8 @@ use storemap_core::{format_iso, CityRecord, SnapshotBuilder, SnapshotMeta, Sourc
 use crate::catalog::{fnv1a, Catalog};
 use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
-use crate::footprint::Footprints;
 use crate::error::{IngestError, Result};
+use crate::footprint::Footprints;
 use crate::import;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
@@ -79,12 +79,7 @@ pub struct SourcePaths {
 impl SourcePaths {
     /// The layout the generator writes under a folder.
     pub fn under(dir: &Path) -> SourcePaths {
-        SourcePaths {
-            osm: Some(dir.join("osm")),
-            overture: Some(dir.join("overture")),
-            fsq: Some(dir.join("fsq")),
-            atp: Some(dir.join("atp")),
-        }
+        SourcePaths { osm: Some(dir.join("osm")), overture: Some(dir.join("overture")), fsq: Some(dir.join("fsq")), atp: Some(dir.join("atp")) }
     }
 
     fn get(&self, s: SourceType) -> Option<&PathBuf> {

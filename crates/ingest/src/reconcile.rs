@@ -12,11 +12,15 @@ use std::collections::HashMap;
 
 use storemap_core::{cluster, ClusterPoint, RowBuilder, SourceMask, SourceType, StorefrontType};
 
-use crate::Skip;
 use crate::catalog::{fnv1a, Catalog};
 use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
+use crate::Skip;
 use crate::SourceRow;
+
+/// One brand's reconciliation: its rows (each with whether its country came from the shapes),
+/// the source rows linked by record id, and its clusters.
+type BrandReconciled = (Vec<(RowBuilder, bool)>, u64, u64);
 
 /// The contract's de-duplication tolerance.
 pub const TOLERANCE_M: f64 = 100.0;
@@ -135,7 +139,13 @@ impl BrandBuckets {
                 Some(b) => self.rows[b as usize].push(BucketRow::from(r)),
                 None => {
                     if self.stats.unbranded_samples.len() < 20 {
-                        self.stats.unbranded_samples.push(format!("{}:{} {:?} ({})", r.source().as_str(), r.source_id, r.name, r.category.as_deref().unwrap_or("no category")));
+                        self.stats.unbranded_samples.push(format!(
+                            "{}:{} {:?} ({})",
+                            r.source().as_str(),
+                            r.source_id,
+                            r.name,
+                            r.category.as_deref().unwrap_or("no category")
+                        ));
                     }
                     self.stats.rows_unbranded += 1;
                     *self.unmatched.entry((r.source(), catalog.unmatched(&r))).or_default() += 1;
@@ -166,7 +176,7 @@ impl Reconciler<'_> {
         let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| !buckets.rows[b as usize].is_empty()).collect();
         for block in brands.chunks(BRAND_BLOCK) {
             let owned: Vec<(u32, Vec<BucketRow>)> = block.iter().map(|&b| (b, std::mem::take(&mut buckets.rows[b as usize]))).collect();
-            let done: Vec<(Vec<(RowBuilder, bool)>, u64, u64)> = parallel_map(&owned, |(b, rows)| {
+            let done: Vec<BrandReconciled> = parallel_map(&owned, |(b, rows)| {
                 let idx: Vec<usize> = (0..rows.len()).collect();
                 let (clusters, linked) = self.cluster_brand(*b, &idx, rows);
                 let n = clusters.len() as u64;
@@ -224,11 +234,8 @@ impl Reconciler<'_> {
             .collect();
         let result = cluster(&points, TOLERANCE_M);
         let linked = result.linked;
-        let mut clusters: Vec<Cluster> = result
-            .members()
-            .into_iter()
-            .map(|m| Cluster { brand, members: m.into_iter().map(|k| order[k]).collect(), order: SourceType::ALL })
-            .collect();
+        let mut clusters: Vec<Cluster> =
+            result.members().into_iter().map(|m| Cluster { brand, members: m.into_iter().map(|k| order[k]).collect(), order: SourceType::ALL }).collect();
         // Per region (the tagged country), how many rows each source has of this brand; the
         // source that sees most of the brand there leads the merge, so no source is primary
         // everywhere. Ties go to the more precise source.
@@ -270,7 +277,14 @@ impl Reconciler<'_> {
             Some(c) => (c, false),
             None => match self.countries.locate(lead.lat, lead.lng) {
                 Some(c) => (c.to_string(), true),
-                None => (tagged.first().map(|c| c.to_string()).or_else(|| ranked.iter().find_map(|r| r.country.as_deref().map(str::to_string))).unwrap_or_else(|| "XX".into()), false),
+                None => (
+                    tagged
+                        .first()
+                        .map(|c| c.to_string())
+                        .or_else(|| ranked.iter().find_map(|r| r.country.as_deref().map(str::to_string)))
+                        .unwrap_or_else(|| "XX".into()),
+                    false,
+                ),
             },
         };
 
@@ -306,7 +320,6 @@ impl Reconciler<'_> {
         };
         (row, backfilled)
     }
-
 }
 
 pub struct Cluster {

@@ -63,16 +63,8 @@ pub enum Skip {
 }
 
 impl Skip {
-    pub const ALL: [Skip; 8] = [
-        Skip::NotStorefront,
-        Skip::OutOfScope,
-        Skip::OutOfRegion,
-        Skip::NoBrandMatch,
-        Skip::BadGeometry,
-        Skip::Closed,
-        Skip::DuplicateId,
-        Skip::Invalid,
-    ];
+    pub const ALL: [Skip; 8] =
+        [Skip::NotStorefront, Skip::OutOfScope, Skip::OutOfRegion, Skip::NoBrandMatch, Skip::BadGeometry, Skip::Closed, Skip::DuplicateId, Skip::Invalid];
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -125,11 +125,7 @@ fn parse_shapes(text: &str, code_keys: &[&str]) -> Result<Vec<Shape>> {
     let features = v.get("features").and_then(|f| f.as_array()).ok_or_else(|| RenderError::Shapes("no features".into()))?;
     let mut shapes = Vec::new();
     for f in features {
-        let code = code_keys
-            .iter()
-            .find_map(|k| f.get("properties").and_then(|p| p.get(*k)).and_then(|c| c.as_str()))
-            .unwrap_or("")
-            .to_ascii_uppercase();
+        let code = code_keys.iter().find_map(|k| f.get("properties").and_then(|p| p.get(*k)).and_then(|c| c.as_str())).unwrap_or("").to_ascii_uppercase();
         let Some(g) = f.get("geometry") else { continue };
         let Some(coords) = g.get("coordinates").and_then(|c| c.as_array()) else { continue };
         let polygons: Vec<&serde_json::Value> = match g.get("type").and_then(|t| t.as_str()) {
@@ -321,8 +317,7 @@ impl Basemap {
     /// filled with.
     pub fn draw(&self, pixmap: &mut PixmapMut, cam: &Camera, theme: &Theme) {
         let Some(land) = self.land.path(cam) else { return };
-        let mut paint = Paint::default();
-        paint.anti_alias = true;
+        let mut paint = Paint { anti_alias: true, ..Paint::default() };
         paint.set_color_rgba8(theme.land[0], theme.land[1], theme.land[2], 255);
         pixmap.fill_path(&land, &paint, FillRule::EvenOdd, Transform::identity(), None);
         if cam.zoom >= STATE_LINES_MIN_ZOOM {

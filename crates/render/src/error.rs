@@ -28,7 +28,10 @@ pub enum RenderError {
 impl RenderError {
     pub fn code(&self) -> &'static str {
         match self {
-            RenderError::InvalidSize { .. } | RenderError::InvalidColor(_) | RenderError::UnknownStyle(_) | RenderError::InvalidViewport(_)
+            RenderError::InvalidSize { .. }
+            | RenderError::InvalidColor(_)
+            | RenderError::UnknownStyle(_)
+            | RenderError::InvalidViewport(_)
             | RenderError::UnknownCountry(_)
             | RenderError::InvalidFocus(_)
             | RenderError::TooMuchWork { .. } => "INVALID_REQUEST",

@@ -245,8 +245,7 @@ impl FocusPlan {
             band.fill(tiny_skia::Color::from_rgba8(bg[0], bg[1], bg[2], 255));
         }
         let shift = Transform::from_translate(0.0, -(y0 as f32));
-        let mut paint = Paint::default();
-        paint.anti_alias = true;
+        let mut paint = Paint { anti_alias: true, ..Paint::default() };
         if let Some(path) = &self.land {
             paint.set_color_rgba8(self.fill[0], self.fill[1], self.fill[2], 255);
             band.fill_path(path, &paint, FillRule::EvenOdd, shift, None);
@@ -280,7 +279,15 @@ struct Projected {
 }
 
 #[derive(Default)]
-pub(crate) struct FocusCache(std::sync::Mutex<std::collections::HashMap<(String, bool, Vec<String>), std::sync::Arc<Projected>>>);
+pub(crate) struct FocusCache(std::sync::Mutex<std::collections::HashMap<FocusKey, std::sync::Arc<Projected>>>);
+
+/// A projected focus shape's identity: the country, whether it is cut to its mainland, and the
+/// territories drawn with it.
+type FocusKey = (String, bool, Vec<String>);
+
+/// One part of a focus shape in its own projection, before placement: the projection, its
+/// lng/lat box, its rings and their projected extent.
+type OwnPart = (Conic, [f64; 4], Vec<Vec<(f64, f64)>>, [f64; 4]);
 
 /// Simplification tolerance as a share of the projected shape's diagonal: under half a pixel
 /// even at 4096 pixels.
@@ -357,11 +364,12 @@ fn projected(basemap: &Basemap, spec: &FocusSpec) -> Result<std::sync::Arc<Proje
     let composite = groups.len() > 1;
     let cut = spec.mainland_only || spec.conus;
     // Each part in its own projection, unplaced.
-    let mut own: Vec<(Conic, [f64; 4], Vec<Vec<(f64, f64)>>, [f64; 4])> = Vec::new();
+    let mut own: Vec<OwnPart> = Vec::new();
     for (i, group) in groups.iter().enumerate() {
         let bbox = lnglat_box(group);
         let conic = conic_for(&spec.country, i, bbox);
-        let rings: Vec<Vec<(f64, f64)>> = group.iter().flat_map(|p| p.rings.iter()).map(|r| r.iter().map(|&(lng, lat)| conic.project(lat, lng)).collect()).collect();
+        let rings: Vec<Vec<(f64, f64)>> =
+            group.iter().flat_map(|p| p.rings.iter()).map(|r| r.iter().map(|&(lng, lat)| conic.project(lat, lng)).collect()).collect();
         let e = extent_of(&rings);
         own.push((conic, bbox, rings, e));
     }
@@ -510,7 +518,11 @@ fn regions<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<&'a Polygon
     }
     let mut out = Vec::new();
     for code in &spec.regions {
-        let s = basemap.us_states.iter().find(|s| s.code.eq_ignore_ascii_case(code)).ok_or_else(|| RenderError::InvalidFocus(format!("unknown US state {code:?}")))?;
+        let s = basemap
+            .us_states
+            .iter()
+            .find(|s| s.code.eq_ignore_ascii_case(code))
+            .ok_or_else(|| RenderError::InvalidFocus(format!("unknown US state {code:?}")))?;
         out.extend(s.polygons.iter());
     }
     Ok(out)

@@ -73,8 +73,7 @@ impl Placed {
             dots.push_circle(x, y - y0, self.dot_radius);
         }
         if let Some(path) = dots.finish() {
-            let mut paint = Paint::default();
-            paint.anti_alias = true;
+            let mut paint = Paint { anti_alias: true, ..Paint::default() };
             paint.set_color_rgba8(theme.text[0], theme.text[1], theme.text[2], 255);
             pixmap.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), None);
         }

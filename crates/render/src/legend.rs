@@ -53,8 +53,7 @@ impl Legend {
     pub fn draw(&self, pixmap: &mut PixmapMut, theme: &Theme) {
         let s = self.scale;
         let r = self.rect;
-        let mut paint = Paint::default();
-        paint.anti_alias = true;
+        let mut paint = Paint { anti_alias: true, ..Paint::default() };
         if let Some(bg) = SkRect::from_ltrb(r.x0, r.y0, r.x1, r.y1) {
             let path = PathBuilder::from_rect(bg);
             paint.set_color_rgba8(theme.panel[0], theme.panel[1], theme.panel[2], 240);

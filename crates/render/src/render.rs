@@ -106,8 +106,7 @@ fn sprite(radius: f32, stroke: f32, fill: [u8; 3], edge: [u8; 3]) -> Option<(Pix
     let c = size as f32 / 2.0;
     let mut p = Pixmap::new(size, size)?;
     let path = PathBuilder::from_circle(c, c, radius)?;
-    let mut paint = Paint::default();
-    paint.anti_alias = true;
+    let mut paint = Paint { anti_alias: true, ..Paint::default() };
     paint.set_color_rgba8(fill[0], fill[1], fill[2], 255);
     p.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), None);
     if stroke > 0.0 {
@@ -250,10 +249,8 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
         })
         .collect::<Result<_>>()?;
     // One prepared sprite per company, shared by every band.
-    let stamps: Vec<(Stamp, f32)> = colors
-        .iter()
-        .filter_map(|&fill| sprite(req.marker_radius * scale, 1.2 * scale, fill, theme.marker_stroke).map(|(p, c)| (Stamp::new(&p), c)))
-        .collect();
+    let stamps: Vec<(Stamp, f32)> =
+        colors.iter().filter_map(|&fill| sprite(req.marker_radius * scale, 1.2 * scale, fill, theme.marker_stroke).map(|(p, c)| (Stamp::new(&p), c))).collect();
     let draw_markers = |target: &mut PixmapMut, projection: &Projection| {
         for (g, (stamp, c)) in req.groups.iter().zip(&stamps) {
             let reach = stamp.size as f64;
@@ -344,12 +341,7 @@ fn bands_for(height: u32) -> u32 {
 }
 
 fn heat_points(req: &MapRequest, projection: &Projection) -> Vec<(f32, f32)> {
-    req.groups
-        .iter()
-        .flat_map(|g| g.points.iter())
-        .filter_map(|&(lat, lng)| projection.pixel(lat, lng))
-        .map(|(x, y)| (x as f32, y as f32))
-        .collect()
+    req.groups.iter().flat_map(|g| g.points.iter()).filter_map(|&(lat, lng)| projection.pixel(lat, lng)).map(|(x, y)| (x as f32, y as f32)).collect()
 }
 
 /// What a map is drawn over.

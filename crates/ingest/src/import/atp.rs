@@ -165,10 +165,7 @@ fn line_features(bytes: &[u8]) -> (serde_json::Map<String, serde_json::Value>, F
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).map_err(|e| Skipped::new(Skip::Invalid, format!("invalid JSON: {e}"))))
         .collect();
-    let attributes = features
-        .iter()
-        .find_map(|f| f.as_ref().ok()?.get("dataset_attributes")?.as_object().cloned())
-        .unwrap_or_default();
+    let attributes = features.iter().find_map(|f| f.as_ref().ok()?.get("dataset_attributes")?.as_object().cloned()).unwrap_or_default();
     (attributes, features)
 }
 
@@ -231,10 +228,7 @@ mod licence_tests {
         let got: Vec<(String, Vec<String>)> = report.declared_licences.into_iter().collect();
         assert_eq!(
             got,
-            vec![
-                ("CC-BY-4.0".to_string(), vec!["a_spider".to_string(), "b_spider".to_string()]),
-                ("Q6938433".to_string(), vec!["c_spider".to_string()]),
-            ]
+            vec![("CC-BY-4.0".to_string(), vec!["a_spider".to_string(), "b_spider".to_string()]), ("Q6938433".to_string(), vec!["c_spider".to_string()]),]
         );
     }
 }

@@ -132,9 +132,7 @@ impl Tags {
             (None, Some(s)) => Some(s.trim().to_string()),
             _ => None,
         };
-        crate::source_row::clean(self.street_address.as_deref())
-            .or(joined)
-            .or_else(|| crate::source_row::clean(self.addr_full.as_deref()))
+        crate::source_row::clean(self.street_address.as_deref()).or(joined).or_else(|| crate::source_row::clean(self.addr_full.as_deref()))
     }
 
     /// Fills the tag-derived fields of a row.

@@ -41,10 +41,7 @@ pub fn polygons_point(polygons: &[Vec<Vec<Lonlat>>]) -> Result<Lonlat, Skipped> 
     if polys.is_empty() {
         return Err(bad("area without a closed outer ring"));
     }
-    let largest = polys
-        .iter()
-        .max_by(|a, b| unsigned_area(a).total_cmp(&unsigned_area(b)))
-        .expect("not empty");
+    let largest = polys.iter().max_by(|a, b| unsigned_area(a).total_cmp(&unsigned_area(b))).expect("not empty");
     let p: Option<Point> = largest.interior_point().or_else(|| MultiPolygon(polys.clone()).interior_point());
     let p = p.ok_or_else(|| bad("degenerate area"))?;
     checked((p.x(), p.y()))
@@ -89,7 +86,9 @@ pub fn join_rings(mut segments: Vec<Vec<Lonlat>>) -> (Vec<Vec<Lonlat>>, Vec<Vec<
                 break;
             }
             let (first, last) = (ring[0], *ring.last().expect("len >= 2"));
-            let Some(k) = segments.iter().position(|s| s[0] == last || *s.last().expect("len >= 2") == last || s[0] == first || *s.last().expect("len >= 2") == first) else {
+            let Some(k) =
+                segments.iter().position(|s| s[0] == last || *s.last().expect("len >= 2") == last || s[0] == first || *s.last().expect("len >= 2") == first)
+            else {
                 open.push(ring);
                 break;
             };

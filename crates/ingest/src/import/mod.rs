@@ -11,8 +11,8 @@ mod overture;
 mod parquet;
 mod wkb;
 
-pub use fields::PLACE_KEYS;
 pub use atp::{import_atp, import_atp_into};
+pub use fields::PLACE_KEYS;
 pub use fsq::{import_fsq, import_fsq_into};
 pub use osm::{import_osm, import_osm_into};
 pub use overture::{import_overture, import_overture_into};

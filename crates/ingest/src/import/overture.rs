@@ -99,11 +99,11 @@ fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut
         let mut derived_from = Vec::new();
         let mut seen_at = None;
         let (ds, rid, ut) = (&datasets[i], &record_ids[i], &update_times[i]);
-        for k in 0..ds.len() {
+        for (k, d) in ds.iter().enumerate() {
             if let Some(t) = ut.get(k).and_then(|t| t.as_deref()).and_then(parse_iso) {
                 seen_at = Some(seen_at.map_or(t, |s: i64| s.max(t)));
             }
-            let src = match ds[k].as_deref().map(str::to_ascii_lowercase).as_deref() {
+            let src = match d.as_deref().map(str::to_ascii_lowercase).as_deref() {
                 Some("alltheplaces") | Some("all the places") | Some("atp") => SourceType::Atp,
                 Some("foursquare") | Some("fsq") => SourceType::Fsq,
                 _ => continue,

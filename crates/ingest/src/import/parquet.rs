@@ -138,10 +138,7 @@ pub fn list_first_str(df: &DataFrame, column: &str, field: Option<&str>) -> Pola
     let Some((offsets, values)) = list_parts(df, column, field)? else {
         return Ok(Col::Missing);
     };
-    let firsts: StringChunked = offsets
-        .windows(2)
-        .map(|w| if w[0] < w[1] { values.get(w[0] as usize) } else { None })
-        .collect();
+    let firsts: StringChunked = offsets.windows(2).map(|w| if w[0] < w[1] { values.get(w[0] as usize) } else { None }).collect();
     Ok(Col::Str(firsts.with_name(column.into())))
 }
 
@@ -150,10 +147,7 @@ pub fn list_strs(df: &DataFrame, column: &str, field: &str) -> PolarsResult<Vec<
     let Some((offsets, values)) = list_parts(df, column, Some(field))? else {
         return Ok(vec![Vec::new(); df.height()]);
     };
-    Ok(offsets
-        .windows(2)
-        .map(|w| (w[0] as usize..w[1] as usize).map(|k| values.get(k).map(str::to_string)).collect())
-        .collect())
+    Ok(offsets.windows(2).map(|w| (w[0] as usize..w[1] as usize).map(|k| values.get(k).map(str::to_string)).collect()).collect())
 }
 
 /// The list's offsets and its flattened values (as strings).

@@ -83,8 +83,17 @@ struct Home {
 }
 
 const SUBURBAN: &[&str] = &[
-    "shop/doityourself", "shop/department_store", "shop/furniture", "shop/garden_centre", "shop/car_parts", "shop/hardware", "shop/appliance",
-    "shop/bed", "shop/electronics", "shop/sports", "shop/pet",
+    "shop/doityourself",
+    "shop/department_store",
+    "shop/furniture",
+    "shop/garden_centre",
+    "shop/car_parts",
+    "shop/hardware",
+    "shop/appliance",
+    "shop/bed",
+    "shop/electronics",
+    "shop/sports",
+    "shop/pet",
 ];
 
 fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng) -> Habits {
@@ -111,7 +120,9 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
     let curated = brand.home.as_ref().and_then(|h| g.find_city(&h.country, &h.admin1, &h.city)).map(|c| (c, 2.0));
     // A chain in one country with no published counts is a regional chain: it grows out of
     // one metro area.
-    let regional = || (brand.footprint.is_empty() && brand.trade.len() == 1 && rank >= 300).then(|| g.sample_city(&brand.trade[0], true, rng)).flatten().map(|c| (c, 10.0));
+    let regional = || {
+        (brand.footprint.is_empty() && brand.trade.len() == 1 && rank >= 300).then(|| g.sample_city(&brand.trade[0], true, rng)).flatten().map(|c| (c, 10.0))
+    };
     let home = curated.or_else(regional).map(|(c, boost)| {
         let c = &g.cities[c as usize];
         Home { lat: c.lat, lng: c.lng, country: c.country.clone(), boost }
@@ -287,7 +298,17 @@ fn place(country: &str, habits: &Habits, g: &Gazetteer, taken: &mut HashMap<(i64
 
 /// Decides which sources saw a store, and how each recorded it.
 #[allow(clippy::too_many_arguments)]
-fn observe(i: u32, s: &TrueStore, rank: usize, brand: &CatalogBrand, has_spider: bool, cal: &Calibration, g: &Gazetteer, rng: &mut ChaCha8Rng, out: &mut Vec<Sighting>) {
+fn observe(
+    i: u32,
+    s: &TrueStore,
+    rank: usize,
+    brand: &CatalogBrand,
+    has_spider: bool,
+    cal: &Calibration,
+    g: &Gazetteer,
+    rng: &mut ChaCha8Rng,
+    out: &mut Vec<Sighting>,
+) {
     let long_tail = rank >= cal.verified_brands;
     let undercounted = matches!(s.country.as_str(), "CN" | "KR");
     // A convenience chain in Japan, whatever its main NSI entry is (7-Eleven's is fuel).
@@ -329,7 +350,13 @@ fn observe(i: u32, s: &TrueStore, rank: usize, brand: &CatalogBrand, has_spider:
         let sigma = match source {
             SourceType::Atp => 4.0,
             SourceType::Osm => 7.0,
-            SourceType::Fsq => if rng.random::<f64>() < 0.03 { 30.0 } else { 10.0 },
+            SourceType::Fsq => {
+                if rng.random::<f64>() < 0.03 {
+                    30.0
+                } else {
+                    10.0
+                }
+            }
             SourceType::Overture => 12.0,
         };
         let (dn, de) = gaussian_pair(rng);

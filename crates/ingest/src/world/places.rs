@@ -12,12 +12,12 @@ use crate::reference::{City, Zip};
 /// Countries where chains are dense (high income), and where they are moderately so. The rest
 /// get a low weight: brands trade where people spend, not only where people live.
 const HIGH: &[&str] = &[
-    "US", "CA", "GB", "IE", "FR", "DE", "NL", "BE", "LU", "CH", "AT", "IT", "ES", "PT", "DK", "SE", "NO", "FI", "IS", "JP", "KR", "TW", "SG",
-    "HK", "AU", "NZ", "IL", "AE", "QA", "KW", "SA", "BH", "OM", "CZ", "SI", "EE", "LV", "LT", "SK", "PL", "HU", "HR", "GR", "CY", "MT", "PR",
+    "US", "CA", "GB", "IE", "FR", "DE", "NL", "BE", "LU", "CH", "AT", "IT", "ES", "PT", "DK", "SE", "NO", "FI", "IS", "JP", "KR", "TW", "SG", "HK", "AU", "NZ",
+    "IL", "AE", "QA", "KW", "SA", "BH", "OM", "CZ", "SI", "EE", "LV", "LT", "SK", "PL", "HU", "HR", "GR", "CY", "MT", "PR",
 ];
 const MIDDLE: &[&str] = &[
-    "CN", "MX", "BR", "AR", "CL", "CO", "PE", "TR", "RU", "MY", "TH", "ZA", "RO", "BG", "RS", "KZ", "CR", "PA", "UY", "DO", "EC", "ID", "PH",
-    "VN", "GT", "JO", "LB", "MA", "EG", "UA", "BY", "GE", "AZ", "AM", "BA", "MK", "AL", "ME", "MU", "BW", "NA", "TN", "DZ", "IR", "IQ", "IN",
+    "CN", "MX", "BR", "AR", "CL", "CO", "PE", "TR", "RU", "MY", "TH", "ZA", "RO", "BG", "RS", "KZ", "CR", "PA", "UY", "DO", "EC", "ID", "PH", "VN", "GT", "JO",
+    "LB", "MA", "EG", "UA", "BY", "GE", "AZ", "AM", "BA", "MK", "AL", "ME", "MU", "BW", "NA", "TN", "DZ", "IR", "IQ", "IN",
 ];
 
 pub fn country_factor(code: &str) -> f64 {
@@ -103,10 +103,13 @@ impl<'a> Gazetteer<'a> {
     /// The biggest city of this name in a country's admin-1 unit.
     pub fn find_city(&self, country: &str, admin1: &str, name: &str) -> Option<u32> {
         let (ids, _) = self.by_country.get(country)?;
-        ids.iter().copied().filter(|&i| {
-            let c = &self.cities[i as usize];
-            c.admin1 == admin1 && c.name == name
-        }).max_by_key(|&i| self.cities[i as usize].population)
+        ids.iter()
+            .copied()
+            .filter(|&i| {
+                let c = &self.cities[i as usize];
+                c.admin1 == admin1 && c.name == name
+            })
+            .max_by_key(|&i| self.cities[i as usize].population)
     }
 
     /// A hub town of the same country within a highway leg of `city`: one of the four nearest,
@@ -145,7 +148,6 @@ impl<'a> Gazetteer<'a> {
         self.by_country.contains_key(code)
     }
 
-
     pub fn us_zip(&self, lat: f64, lng: f64) -> Option<&str> {
         self.zips.nearest(lat, lng)
     }
@@ -153,12 +155,15 @@ impl<'a> Gazetteer<'a> {
 
 /// US ZIP centroids bucketed in 0.25-degree cells, for "the nearest ZIP" lookups.
 struct ZipGrid {
-    cells: HashMap<(i32, i32), Vec<(f64, f64, String)>>,
+    cells: HashMap<(i32, i32), Vec<ZipPoint>>,
 }
+
+/// A ZIP's centroid and code.
+type ZipPoint = (f64, f64, String);
 
 impl ZipGrid {
     fn new(zips: &[Zip]) -> ZipGrid {
-        let mut cells: HashMap<(i32, i32), Vec<(f64, f64, String)>> = HashMap::new();
+        let mut cells: HashMap<(i32, i32), Vec<ZipPoint>> = HashMap::new();
         for z in zips {
             cells.entry(Self::cell(z.lat, z.lng)).or_default().push((z.lat, z.lng, z.zip.clone()));
         }
@@ -185,8 +190,36 @@ impl ZipGrid {
 }
 
 const STREETS: &[&str] = &[
-    "Main", "Oak", "Maple", "Cedar", "Park", "Lake", "Hill", "Church", "Market", "King", "Queen", "Station", "Mill", "River", "Bridge", "High",
-    "Victoria", "Washington", "Lincoln", "Jackson", "Franklin", "Madison", "Central", "Garden", "Spring", "Elm", "Pine", "North", "South", "Harbour",
+    "Main",
+    "Oak",
+    "Maple",
+    "Cedar",
+    "Park",
+    "Lake",
+    "Hill",
+    "Church",
+    "Market",
+    "King",
+    "Queen",
+    "Station",
+    "Mill",
+    "River",
+    "Bridge",
+    "High",
+    "Victoria",
+    "Washington",
+    "Lincoln",
+    "Jackson",
+    "Franklin",
+    "Madison",
+    "Central",
+    "Garden",
+    "Spring",
+    "Elm",
+    "Pine",
+    "North",
+    "South",
+    "Harbour",
 ];
 const SPANISH: &[&str] = &["ES", "MX", "AR", "CO", "CL", "PE", "VE", "EC", "GT", "CU", "BO", "DO", "HN", "PY", "SV", "NI", "CR", "PA", "UY"];
 const FRENCH: &[&str] = &["FR", "BE", "LU", "MC", "SN", "CI", "MA", "TN", "DZ", "CM"];

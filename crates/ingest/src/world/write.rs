@@ -281,7 +281,7 @@ impl SourceWriters {
         let mut truth = create(&dir.join("truth.csv"))?;
         writeln!(truth, "source,source_id,store,closed").map_err(|e| IngestError::io("truth.csv", e))?;
         let path = dir.join(super::BRAND_TRUTH_FILE);
-        let brand_truth = csv::Writer::from_path(&path).map_err(|e| IngestError::file(&path.display().to_string(), e))?;
+        let brand_truth = csv::Writer::from_path(&path).map_err(|e| IngestError::file(path.display(), e))?;
         Ok(SourceWriters {
             dir: dir.to_path_buf(),
             osm,
@@ -497,52 +497,54 @@ fn overture_frame(o: OvertureColumns) -> PolarsResult<DataFrame> {
     )?)?;
     let sources = singleton_lists(structs(
         "sources",
-        &[
-            strs("property", vec![String::new(); n]),
-            strs("dataset", o.dataset),
-            strs("record_id", o.record_id),
-            strs("update_time", o.update_time),
-        ],
+        &[strs("property", vec![String::new(); n]), strs("dataset", o.dataset), strs("record_id", o.record_id), strs("update_time", o.update_time)],
     )?)?;
-    let phones: Series = o.phone.iter().map(|p| p.as_ref().map(|p| Series::new("".into(), [p.as_str()]))).collect::<ListChunked>().with_name("phones".into()).into_series();
+    let phones: Series =
+        o.phone.iter().map(|p| p.as_ref().map(|p| Series::new("".into(), [p.as_str()]))).collect::<ListChunked>().with_name("phones".into()).into_series();
     let bbox = structs(
         "bbox",
         &[Series::new("xmin".into(), o.xmin), Series::new("xmax".into(), o.xmax), Series::new("ymin".into(), o.ymin), Series::new("ymax".into(), o.ymax)],
     )?;
-    DataFrame::new(n, vec![
-        strs("id", o.id).into(),
-        Series::new("geometry".into(), o.geometry.iter().map(|g| g.as_slice()).collect::<Vec<&[u8]>>()).into(),
-        bbox.into(),
-        Series::new("version".into(), vec![0i32; n]).into(),
-        sources.into(),
-        names.into(),
-        structs("categories", &[strs("primary", o.category)])?.into(),
-        Series::new("confidence".into(), o.confidence).into(),
-        phones.into(),
-        brand.into(),
-        addresses.into(),
-        strs("operating_status", o.status).into(),
-    ])
+    DataFrame::new(
+        n,
+        vec![
+            strs("id", o.id).into(),
+            Series::new("geometry".into(), o.geometry.iter().map(|g| g.as_slice()).collect::<Vec<&[u8]>>()).into(),
+            bbox.into(),
+            Series::new("version".into(), vec![0i32; n]).into(),
+            sources.into(),
+            names.into(),
+            structs("categories", &[strs("primary", o.category)])?.into(),
+            Series::new("confidence".into(), o.confidence).into(),
+            phones.into(),
+            brand.into(),
+            addresses.into(),
+            strs("operating_status", o.status).into(),
+        ],
+    )
 }
 
 fn fsq_frame(f: FsqColumns) -> PolarsResult<DataFrame> {
     let n = f.id.len();
-    DataFrame::new(n, vec![
-        strs("fsq_place_id", f.id).into(),
-        strs("name", f.name).into(),
-        Series::new("latitude".into(), f.lat).into(),
-        Series::new("longitude".into(), f.lng).into(),
-        opt_strs("address", f.address).into(),
-        opt_strs("locality", f.locality).into(),
-        opt_strs("region", f.region).into(),
-        opt_strs("postcode", f.postcode).into(),
-        opt_strs("country", f.country).into(),
-        strs("date_created", f.created).into(),
-        strs("date_refreshed", f.refreshed).into(),
-        opt_strs("date_closed", f.closed).into(),
-        opt_strs("tel", f.tel).into(),
-        singleton_lists(strs("fsq_category_labels", f.label))?.into(),
-    ])
+    DataFrame::new(
+        n,
+        vec![
+            strs("fsq_place_id", f.id).into(),
+            strs("name", f.name).into(),
+            Series::new("latitude".into(), f.lat).into(),
+            Series::new("longitude".into(), f.lng).into(),
+            opt_strs("address", f.address).into(),
+            opt_strs("locality", f.locality).into(),
+            opt_strs("region", f.region).into(),
+            opt_strs("postcode", f.postcode).into(),
+            opt_strs("country", f.country).into(),
+            strs("date_created", f.created).into(),
+            strs("date_refreshed", f.refreshed).into(),
+            opt_strs("date_closed", f.closed).into(),
+            opt_strs("tel", f.tel).into(),
+            singleton_lists(strs("fsq_category_labels", f.label))?.into(),
+        ],
+    )
 }
 
 #[cfg(test)]

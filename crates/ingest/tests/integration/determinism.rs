@@ -45,7 +45,7 @@ fn the_snapshot_carries_a_checksum_and_a_damaged_copy_is_refused() {
     // One bit flipped in the middle of the rows, or the file cut short: refused, by name.
     let mut flipped = bytes.clone();
     flipped[bytes.len() / 2] ^= 1;
-    let err = storemap_core::Snapshot::from_bytes("flipped", &flipped).err().expect("a flipped bit must not load");
+    let err = storemap_core::Snapshot::from_bytes("flipped", &flipped).expect_err("a flipped bit must not load");
     assert!(err.to_string().contains("checksum mismatch"), "{err}");
     let cut = &bytes[..bytes.len() - 100];
     assert!(storemap_core::Snapshot::from_bytes("cut", cut).is_err());

@@ -34,11 +34,7 @@ fn read<T: for<'de> Deserialize<'de>>(file: &str) -> Vec<T> {
 
 /// The table's rows with a wikidata id, the last row winning for a brand and country.
 fn published() -> BTreeMap<(String, String), (String, u32)> {
-    read::<Row>("footprints.csv")
-        .into_iter()
-        .filter(|r| !r.brand_wikidata.is_empty())
-        .map(|r| ((r.brand_wikidata, r.country), (r.brand, r.count)))
-        .collect()
+    read::<Row>("footprints.csv").into_iter().filter(|r| !r.brand_wikidata.is_empty()).map(|r| ((r.brand_wikidata, r.country), (r.brand, r.count))).collect()
 }
 
 /// Rows whose brand is outside the contract's storefront categories (a car park operator, a

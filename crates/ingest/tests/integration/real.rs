@@ -85,11 +85,7 @@ fn osm_pbf_and_its_osmium_export_give_the_same_stores_each_object_once() {
 
     // The branded shops (a `brand` tag), counted from the export: at least 30 of them, areas
     // included, come out as rows.
-    let branded: BTreeSet<String> = objects
-        .iter()
-        .filter(|o| o.2.contains_key("brand"))
-        .map(|o| format!("osm:{}{}", o.0, o.1))
-        .collect();
+    let branded: BTreeSet<String> = objects.iter().filter(|o| o.2.contains_key("brand")).map(|o| format!("osm:{}{}", o.0, o.1)).collect();
     assert_eq!(branded.len(), 36, "the README's 36 branded shops");
     let ways = branded.iter().filter(|k| k.starts_with("osm:w")).count();
     assert!(ways >= 27, "27 of them are building areas, got {ways}");
@@ -196,15 +192,10 @@ fn atp_legacy_layout_and_line_delimited_spiders() {
     assert_eq!(report.rows_read, 3 + 4);
     assert_eq!(
         keys(&rows),
-        [
-            "atp:Qd5JU86l-0PbscfQtyw8_1XH7JI=",
-            "atp:s392p7GOKnC8uV53gxXeFfj0ZZ4=",
-            "atp:GbBNbhTE1L07NZdYYxvaU-p8G0c=",
-            "atp:9XMnnABHansrl7GhADyk9EKjTOw=",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect()
+        ["atp:Qd5JU86l-0PbscfQtyw8_1XH7JI=", "atp:s392p7GOKnC8uV53gxXeFfj0ZZ4=", "atp:GbBNbhTE1L07NZdYYxvaU-p8G0c=", "atp:9XMnnABHansrl7GhADyk9EKjTOw=",]
+            .into_iter()
+            .map(String::from)
+            .collect()
     );
     assert_eq!(skipped(&report, "bad_geometry"), 2, "a feature with no geometry member, one with null");
     assert_eq!(skipped(&report, "closed"), 1, "an end_date before the collection time");

@@ -17,11 +17,7 @@ fn basemap() -> Basemap {
 }
 
 fn request(style: &str, viewport: Viewport, points: Vec<(f64, f64)>) -> MapRequest {
-    MapRequest {
-        style: style.into(),
-        viewport,
-        ..MapRequest::new(400, 300, vec![MarkerGroup { color: Some([255, 0, 0]), name: "Test".into(), points }])
-    }
+    MapRequest { style: style.into(), viewport, ..MapRequest::new(400, 300, vec![MarkerGroup { color: Some([255, 0, 0]), name: "Test".into(), points }]) }
 }
 
 /// Decodes a PNG: (width, height, RGB(A) bytes, channels, pixels per metre).

@@ -12,7 +12,6 @@ use std::sync::OnceLock;
 
 use storemap_render::{render, Basemap, FocusSpec, MapRequest, MarkerGroup, Themes, Viewport};
 
-
 use super::THEMES;
 
 fn root() -> PathBuf {
@@ -26,7 +25,8 @@ fn basemap() -> &'static Basemap {
     B.get_or_init(|| {
         let dir = std::env::var_os("STOREMAP_REFERENCE_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("data/generated/reference"));
         let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e} (run `npm test`, which writes the reference data)", dir.join(name).display()))
+            std::fs::read_to_string(dir.join(name))
+                .unwrap_or_else(|e| panic!("{}: {e} (run `npm test`, which writes the reference data)", dir.join(name).display()))
         };
         let font = std::fs::read(root().join("node_modules/dejavu-fonts-ttf/ttf/DejaVuSans.ttf")).expect("DejaVu Sans from npm (run npm install)");
         Basemap::from_geojson(&read("countries.geojson"))
@@ -208,7 +208,9 @@ fn us_insets_hold_their_own_markers() {
             assert!(f[0] >= 0.0 && f[1] >= 0.0 && f[2] <= w as f32 && f[3] <= h as f32, "{w}x{h}: frame {f:?} inside the image");
         }
         assert!(frames[0][2] < frames[1][0], "{w}x{h}: the frames do not overlap: {frames:?}");
-        for (name, point, inset) in [("Anchorage", (61.2181, -149.9003), Some(0)), ("Honolulu", (21.3069, -157.8583), Some(1)), ("Chicago", (41.8781, -87.6298), None)] {
+        for (name, point, inset) in
+            [("Anchorage", (61.2181, -149.9003), Some(0)), ("Honolulu", (21.3069, -157.8583), Some(1)), ("Chicago", (41.8781, -87.6298), None)]
+        {
             let marker = MarkerGroup { color: Some([255, 0, 0]), name: name.into(), points: vec![point] };
             let req = MapRequest { focus: Some(focus("US")), ..MapRequest::new(w, h, vec![marker]) };
             let (iw, _, px) = rgba(&render(basemap(), &themes, &req).unwrap());
@@ -263,7 +265,10 @@ fn puerto_rico_is_a_us_inset_where_asked() {
     let conus = FocusSpec { conus: true, ..with_pr.clone() };
     assert!(storemap_render::inset_frames(basemap(), &conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
     let foreign = FocusSpec { territories: vec!["PR".into()], ..focus("FR") };
-    assert_eq!(storemap_render::inset_frames(basemap(), &foreign, 800, 500, 1.0, 5.0).unwrap().len(), storemap_render::inset_frames(basemap(), &focus("FR"), 800, 500, 1.0, 5.0).unwrap().len());
+    assert_eq!(
+        storemap_render::inset_frames(basemap(), &foreign, 800, 500, 1.0, 5.0).unwrap().len(),
+        storemap_render::inset_frames(basemap(), &focus("FR"), 800, 500, 1.0, 5.0).unwrap().len()
+    );
 }
 
 /// Nothing is cut off at the image edge, at any size and aspect from 256x256 to 4096x1024
@@ -273,7 +278,15 @@ fn puerto_rico_is_a_us_inset_where_asked() {
 #[test]
 fn focus_maps_leave_the_image_border_empty() {
     let themes = Themes::from_json(THEMES).unwrap();
-    let extremes = vec![(24.5465, -81.8101), (48.1633, -124.7333), (44.8151, -66.9497), (71.2906, -156.7887), (18.9110, -155.6811), (51.8800, -176.6580), (52.9300, 172.9200)];
+    let extremes = vec![
+        (24.5465, -81.8101),
+        (48.1633, -124.7333),
+        (44.8151, -66.9497),
+        (71.2906, -156.7887),
+        (18.9110, -155.6811),
+        (51.8800, -176.6580),
+        (52.9300, 172.9200),
+    ];
     for country in ["US", "FR", "NO", "ES", "PT", "RU", "NZ", "CL", "JP", "DE"] {
         for (w, h) in [(256, 256), (4096, 1024), (1024, 4096), (300, 900), (1200, 800)] {
             let points = if country == "US" { extremes.clone() } else { vec![] };
@@ -292,7 +305,8 @@ fn reference_heatmap() {
     let mut points = scatter(3, 400, 40.7, -74.0, 1.5);
     points.extend(scatter(4, 150, 41.9, -87.6, 1.2));
     points.extend(scatter(5, 60, 34.0, -118.2, 2.0));
-    let req = MapRequest { heatmap: true, viewport: Viewport::Bounds([25.0, -125.0, 49.0, -66.0]), ..MapRequest::new(360, 240, vec![group("Scatter", points)]) };
+    let req =
+        MapRequest { heatmap: true, viewport: Viewport::Bounds([25.0, -125.0, 49.0, -66.0]), ..MapRequest::new(360, 240, vec![group("Scatter", points)]) };
     check("heatmap-us", &draw(&req));
 }
 
@@ -303,6 +317,7 @@ fn reference_multi_company_legend() {
         group("Starbucks", scatter(7, 40, 40.0, -100.0, 8.0)),
         group("Yum! Brands", scatter(8, 30, 36.0, -90.0, 8.0)),
     ];
-    let req = MapRequest { legend: true, style: "pitchbook".into(), viewport: Viewport::Bounds([24.0, -125.0, 50.0, -66.0]), ..MapRequest::new(420, 280, groups) };
+    let req =
+        MapRequest { legend: true, style: "pitchbook".into(), viewport: Viewport::Bounds([24.0, -125.0, 50.0, -66.0]), ..MapRequest::new(420, 280, groups) };
     check("legend-three-companies", &draw(&req));
 }

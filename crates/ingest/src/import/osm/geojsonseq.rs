@@ -58,11 +58,7 @@ fn parse_feature(text: &[u8], seen: &mut Seen) -> std::result::Result<SourceRow,
         Kind::NotStorefront | Kind::Ignore => return Err(Skipped::new(Skip::NotStorefront, "not tagged as a place")),
     }
     let osm_type = f.properties.remove("@type").and_then(|v| opt_string(v).ok().flatten());
-    let id = f
-        .properties
-        .remove("@id")
-        .and_then(|v| opt_string(v).ok().flatten())
-        .ok_or_else(|| invalid("no @id property (export with -a type,id)".into()))?;
+    let id = f.properties.remove("@id").and_then(|v| opt_string(v).ok().flatten()).ok_or_else(|| invalid("no @id property (export with -a type,id)".into()))?;
     let id: i64 = id.trim_start_matches(['n', 'w', 'r']).parse().map_err(|_| invalid(format!("@id is not a number: {id}")))?;
     // Without `-a type` osmium writes no @type; nodes are then the only safe guess.
     let letter = osm_type.as_deref().map_or(Some('n'), type_letter).ok_or_else(|| invalid("unknown @type".into()))?;
@@ -109,15 +105,20 @@ mod tests {
     #[test]
     fn a_closed_way_exported_twice_is_one_row() {
         let ring = "[[8.0,47.0],[8.001,47.0],[8.001,47.001],[8.0,47.001],[8.0,47.0]]";
-        let as_line = format!(r#"{{"type":"Feature","geometry":{{"type":"LineString","coordinates":{ring}}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner"}}}}"#);
-        let as_area = format!(r#"{{"type":"Feature","geometry":{{"type":"MultiPolygon","coordinates":[[{ring}]]}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner"}}}}"#);
+        let as_line = format!(
+            r#"{{"type":"Feature","geometry":{{"type":"LineString","coordinates":{ring}}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner"}}}}"#
+        );
+        let as_area = format!(
+            r#"{{"type":"Feature","geometry":{{"type":"MultiPolygon","coordinates":[[{ring}]]}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner"}}}}"#
+        );
         let mut seen = Seen::default();
         let row = parse_feature(as_line.as_bytes(), &mut seen).unwrap();
         assert_eq!(row.source_id, "w7");
         assert!(row.lng > 8.0 && row.lng < 8.001 && row.lat > 47.0 && row.lat < 47.001);
         assert_eq!(parse_feature(as_area.as_bytes(), &mut seen).unwrap_err().reason, Skip::DuplicateId);
         // A node with the same number is another object.
-        let node = r#"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.0,47.0]},"properties":{"@type":"node","@id":7,"shop":"bakery","name":"B"}}"#;
+        let node =
+            r#"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.0,47.0]},"properties":{"@type":"node","@id":7,"shop":"bakery","name":"B"}}"#;
         assert_eq!(parse_feature(node.as_bytes(), &mut seen).unwrap().source_id, "n7");
     }
 }
