@@ -48,7 +48,7 @@ export interface ChildServer {
 
 export async function startServe(
   t: ExecutionContext,
-  opts: { dataDir: string; dbPath: string; env?: Record<string, string>; readyMs?: number },
+  opts: { dataDir: string; dbPath: string; env?: Record<string, string> },
 ): Promise<ChildServer> {
   const port = await freePort();
   const child = spawn(process.execPath, [CLI, 'serve'], {
@@ -76,7 +76,9 @@ export async function startServe(
   t.teardown(() => stop().then(() => undefined));
 
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (opts.readyMs ?? 45_000);
+  // Ready when it answers, failed when it exits: no wall-clock deadline of our own, since a
+  // child started on a loaded 2-core machine can take long to boot (ava's timeout still bounds
+  // a child that never gets there).
   for (;;) {
     if (!running) throw new Error(`storemap serve exited before answering /healthz:\n${out}`);
     try {
@@ -88,7 +90,6 @@ export async function startServe(
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`storemap serve did not answer /healthz in time:\n${out}`);
     await new Promise((r) => setTimeout(r, 150));
   }
   return { base, child, exited, alive: () => running, output: () => out, stop };
