@@ -47,6 +47,8 @@ for v in "${VERSIONS[@]}"; do
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   p=$(grep -Eo '([0-9]+) tests? passed' "$logs/ava.txt" | grep -Eo '^[0-9]+' | tail -1)
   f=$(grep -Eo '([0-9]+) (tests? failed|uncaught exceptions?|unhandled rejections?)' "$logs/ava.txt" | awk '{s += $1} END {if (NR) print s}')
+  # With failures ava's summary leaves out the passed count: count its ✔ lines instead.
+  if [ -z "$p" ] && [ -n "$f" ]; then p=$(grep -c '✔' "$logs/ava.txt"); fi
   # A test file whose process died (a native crash) reports no test as failed: count it.
   crashed=$(grep -c 'exited due to' "$logs/ava.txt")
   f=$(( ${f:-0} + crashed ))

@@ -20,6 +20,7 @@ import { postMap, request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { snapshotDir, startServe, type ChildServer } from './helpers/child.ts';
 import { openDatabase } from '../ts/db/database.ts';
+import { query } from '../ts/native.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 
 // ------------------------------------------------------------------ fixtures and helpers
@@ -297,7 +298,7 @@ test('data formats serve only rows at or above the 0.6 confidence floor and neve
   // The pool behind it does hold such rows (else this test could not fail): none is served,
   // and every row that passes is.
   const pool = JSON.parse(
-    (await testStore().query({ brands: [big.index], format: 'json', verifiedOnly: false, includeProvenance: true })).body.toString('utf8'),
+    (await query(testStore(), { brands: [big.index], format: 'json', verifiedOnly: false, includeProvenance: true })).body.toString('utf8'),
   ) as Envelope;
   const excluded = pool.locations.filter((l) => l.confidence! < 0.6 || (l.source_types?.length === 1 && l.source_types[0] === 'osm'));
   t.true(excluded.some((l) => l.confidence! < 0.6), 'the pool has rows below the floor');
@@ -356,7 +357,12 @@ test('every filter, and an AND of two, returns exactly the subset computed from 
   const perCity = new Map<string, number>();
   for (const l of all) if (l.city) perCity.set(l.city, (perCity.get(l.city) ?? 0) + 1);
   // (ASCII-named, so X-Region carries it as is rather than percent-encoded)
-  const lone = [...perCity.entries()].filter(([c, n]) => n === 1 && c !== city && /^[ -~]+$/.test(c)).map(([c]) => c).sort()[0];
+  // The one with the fewest sources, so that X-Data-Sources is seen naming fewer than four.
+  const sourcesIn = (c: string) => all.find((l) => l.city === c)?.source_types?.length ?? 4;
+  const lone = [...perCity.entries()]
+    .filter(([c, n]) => n === 1 && c !== city && /^[ -~]+$/.test(c))
+    .map(([c]) => c)
+    .sort((a, b) => sourcesIn(a) - sourcesIn(b) || a.localeCompare(b))[0];
   if (lone === undefined) throw new Error('no city with a single location');
 
   const cases: { name: string; filter: Record<string, unknown>; expect: Location[]; region: string }[] = [
@@ -1031,11 +1037,23 @@ test('the native pool: with 1 running and 1 waiting, a third concurrent call get
 
 test('state outside the US: the ISO 3166-2 code or the subdivision\'s name, case- and accent-insensitive', async (t) => {
   const s = await server(t);
-  // McDonald's in France's Occitanie (ISO 3166-2:FR code OCC) and Île-de-France (IDF).
-  const byCode = await okJson(t, s, { brand: "McDonald's", country: 'FR', state: 'OCC' });
-  t.true(byCode.env.count > 0, 'the test data has McDonald\'s in Occitanie');
-  t.true(byCode.env.locations.every((l) => l.state === 'OCC'));
-  for (const state of ['occ', 'Occitanie', 'OCCITANIE']) {
+  // McDonald's in a French region (ISO 3166-2:FR codes and names; the first the generated test
+  // data has stores in) and Île-de-France (IDF).
+  const regions: [string, string][] = [
+    ['OCC', 'Occitanie'],
+    ['NOR', 'Normandie'],
+    ['ARA', 'Auvergne-Rhône-Alpes'],
+    ['NAQ', 'Nouvelle-Aquitaine'],
+    ['BRE', 'Bretagne'],
+  ];
+  const fr = (await okJson(t, s, { brand: "McDonald's", country: 'FR' })).env.locations;
+  const region = regions.find(([code]) => fr.some((l) => l.state === code));
+  if (!region) throw new Error(`the test data has McDonald's in none of ${regions.map(([c]) => c).join(', ')}`);
+  const [code, name] = region;
+  const byCode = await okJson(t, s, { brand: "McDonald's", country: 'FR', state: code });
+  t.is(byCode.env.count, fr.filter((l) => l.state === code).length);
+  t.true(byCode.env.locations.every((l) => l.state === code));
+  for (const state of [code.toLowerCase(), name, name.toUpperCase(), name.normalize('NFD').replace(/\p{M}/gu, '')]) {
     const same = await okJson(t, s, { brand: "McDonald's", country: 'FR', state });
     t.is(same.env.count, byCode.env.count, state);
   }
