@@ -9,14 +9,13 @@
 //   node --import tsx bench/cluster.ts [--points 200000] [--install-postgis]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import Benchmark from 'benchmark';
+import { testingAddon } from '../ts/native.ts';
 import { median, writeSection } from './results.ts';
 
-const require = createRequire(import.meta.url);
-const native = require('../native/index.js') as typeof import('../native/index.js');
+const native = testingAddon();
 
 const args = process.argv.slice(2);
 const N_TARGET = Number(args[args.indexOf('--points') + 1] || 200_000);

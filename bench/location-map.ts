@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Benchmark from 'benchmark';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadStoreSync, type QueryRequest, type Store } from '../ts/native.ts';
+import { loadStoreSync, query, querySync, type DataFormat, type QueryRequest, type Store } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { median, writeSection } from './results.ts';
@@ -54,7 +54,7 @@ interface Row {
   source_types: string[];
   confidence: number;
 }
-const all = JSON.parse(store.querySync({ brands: [largest], format: 'json', verifiedOnly: false, includeProvenance: true }).body.toString()) as { locations: Row[] };
+const all = JSON.parse(querySync(store, { brands: [largest], format: 'json', verifiedOnly: false, includeProvenance: true }).body.toString()) as { locations: Row[] };
 const rows = all.locations;
 const verified = (r: Row) => r.confidence >= 0.6 && !(r.source_types.length === 1 && r.source_types[0] === 'osm');
 const csvField = (s: string | null) => (s === null ? '' : /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
@@ -83,13 +83,13 @@ const baseline = {
     }),
 };
 
-const req = (format: string): QueryRequest => ({ brands: [largest], format, verifiedOnly: true });
+const req = (format: DataFormat): QueryRequest => ({ brands: [largest], format, verifiedOnly: true });
 
-async function p50(format: string): Promise<number> {
+async function p50(format: DataFormat): Promise<number> {
   const ms: number[] = [];
   for (let i = 0; i < 60; i++) {
     const t = process.hrtime.bigint();
-    await store.query(req(format));
+    await query(store, req(format));
     ms.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
   return median(ms.slice(10));
@@ -125,7 +125,7 @@ const addonMean: Record<string, number> = {};
 const addonP50: Record<string, number> = {};
 for (const format of FORMATS) {
   addonP50[format] = await p50(format);
-  addonMean[format] = await meanMs(`addon ${format}`, (d: { resolve: () => void }) => void store.query(req(format)).then(() => d.resolve()), true);
+  addonMean[format] = await meanMs(`addon ${format}`, (d: { resolve: () => void }) => void query(store, req(format)).then(() => d.resolve()), true);
 }
 const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--baseline', '--data-dir', dataDir], {
   encoding: 'utf8',
@@ -142,7 +142,7 @@ function pick100(s: Store): { brand: string; country: string } {
   for (let i = 0; i < 500; i++) {
     const b = s.brand(i)!;
     for (const country of ['US', 'GB', 'DE', 'FR', 'JP', 'CA']) {
-      const n = s.querySync({ brands: [i], format: 'json', verifiedOnly: true, country }).count;
+      const n = querySync(s, { brands: [i], format: 'json', verifiedOnly: true, country }).count;
       if (n >= 90 && n <= 110) return { brand: b.name, country };
     }
   }
@@ -155,7 +155,7 @@ const db = openDatabase(dbPath);
 const key = new KeyStore(db).create({ plan: 'internal', name: 'bench' }).key;
 db.close();
 const body100 = JSON.stringify(pick100(store));
-const precomputed = store.querySync({ brands: [store.resolve(JSON.parse(body100).brand)!.brand], format: 'json', verifiedOnly: true, country: JSON.parse(body100).country }).body;
+const precomputed = querySync(store, { brands: [store.resolve(JSON.parse(body100).brand)!.brand], format: 'json', verifiedOnly: true, country: JSON.parse(body100).country }).body;
 
 const [p1, p2] = [await freePort(), await freePort()];
 const children: ChildProcess[] = [

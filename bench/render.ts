@@ -12,7 +12,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -20,7 +19,7 @@ import autocannon from 'autocannon';
 import Benchmark from 'benchmark';
 import { PNG } from 'pngjs';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadRenderer, loadStoreSync, render, type RenderRequest } from '../ts/native.ts';
+import { loadRenderer, loadStoreSync, querySync, render, testingAddon, type RenderRequest } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { canvasFor, drawCanvas, drawResvg, encodeCanvasOnly, loadRings, loadTheme, prepareScene, resvgPixels, type LandMode, type PeerScene } from './render-peers.ts';
@@ -36,8 +35,7 @@ if (!referenceDir) throw new Error(`no countries.geojson beside or inside ${data
 const imageDir = path.join(os.tmpdir(), 'storemap-render-bench');
 mkdirSync(imageDir, { recursive: true });
 
-const require = createRequire(import.meta.url);
-const binding = require('../native/index.js') as Record<string, unknown>;
+const binding = testingAddon() as unknown as Record<string, unknown>;
 
 const t0 = performance.now();
 const store = loadStoreSync(snapshot);
@@ -63,7 +61,7 @@ interface Markers {
   lng: Float64Array;
 }
 function markersOf(brand: number, country?: string): Markers {
-  const body = JSON.parse(store.querySync({ brands: [brand], format: 'json', verifiedOnly: false, country }).body.toString()) as { locations: { lat: number; lng: number }[] };
+  const body = JSON.parse(querySync(store, { brands: [brand], format: 'json', verifiedOnly: false, country }).body.toString()) as { locations: { lat: number; lng: number }[] };
   return {
     brand,
     name: store.brand(brand)!.name,
@@ -83,7 +81,7 @@ let bUs = b10k;
 let usBest = Infinity;
 for (let i = 0; i < info.brands; i++) {
   if (store.brand(i)!.poolCount < 8_000) continue;
-  const n = store.querySync({ brands: [i], format: 'json', verifiedOnly: false, country: 'US', limit: 0 }).total;
+  const n = querySync(store, { brands: [i], format: 'json', verifiedOnly: false, country: 'US', limit: 0 }).total;
   if (Math.abs(n - 10_000) < Math.abs(usBest - 10_000)) [bUs, usBest] = [i, n];
 }
 const mUs = markersOf(bUs, 'US');

@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadStoreSync, type Store } from '../ts/native.ts';
+import { loadStoreSync, querySync, type Store } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { cannon, freePort, startBare, startStoremap, stop } from './http-peers.ts';
@@ -47,7 +47,7 @@ const flooder = keys.create({ plan: 'internal', name: 'flood' }).key;
 db.close();
 const target = pick(store, 145);
 const body = JSON.stringify({ brand: target.brand, country: target.country });
-const precomputed = store.querySync({ brands: [store.resolve(target.brand)!.brand], format: 'json', verifiedOnly: true, country: target.country }).body;
+const precomputed = querySync(store, { brands: [store.resolve(target.brand)!.brand], format: 'json', verifiedOnly: true, country: target.country }).body;
 const env = { STOREMAP_DATA_DIR: dataDir, STOREMAP_DB: dbPath };
 const post = { method: 'POST' as const, headers: { 'content-type': 'application/json', 'x-api-key': key }, body };
 

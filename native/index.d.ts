@@ -16,19 +16,22 @@ export declare class Renderer {
    * as one Buffer.
    */
   render(store: Store, req: RenderRequest): Promise<RenderResponse>
+  renderSync(store: Store, req: RenderRequest): RenderResponse
   /**
    * Draws and encodes a small map with a label and a marker on the libuv pool: the status
    * endpoint's proof that the renderer works end to end.
    */
   healthCheck(): Promise<RendererHealth>
-  renderSync(store: Store, req: RenderRequest): RenderResponse
 }
 
 /** A loaded snapshot. Cheap to share: queries borrow it through an `Arc`. */
 export declare class Store {
+  /** Runs a query on the libuv pool; the rows come back serialized in one Buffer. */
+  query(req: QueryRequest): Promise<QueryResponse>
+  querySync(req: QueryRequest): QueryResponse
   get path(): string
-  /** The snapshot's metadata and size, as JSON. */
-  info(): any
+  /** The snapshot's build facts and size. */
+  info(): SnapshotInfo
   resolve(name: string): Resolved | null
   isTicker(text: string): boolean
   /** Close matches for a name that resolves to nothing, best first. */
@@ -36,9 +39,6 @@ export declare class Store {
   /** Storefronts the data formats serve, by country, most first (ties by code). */
   countryCounts(index: number): Array<CountryCount>
   brand(index: number): BrandInfo | null
-  /** Runs a query on the libuv pool; the rows come back serialized in one Buffer. */
-  query(req: QueryRequest): Promise<QueryResponse>
-  querySync(req: QueryRequest): QueryResponse
 }
 
 export interface BrandInfo {
@@ -53,23 +53,17 @@ export interface BrandInfo {
   poolCount: number
 }
 
-/**
- * 100 m anchor clustering over raw points (the algorithm reconciliation uses), for the
- * side-by-side benchmark. `source` holds source type codes (0 atp, 1 fsq, 2 osm, 3 overture).
- * Returns each point's cluster id.
- */
-export declare function clusterPoints(lat: Float64Array, lng: Float64Array, source: Uint8Array, toleranceM: number): Uint32Array
-
 export interface CountryCount {
   country: string
   locationCount: number
 }
 
-/**
- * PNG-encodes an untouched white image of this size with the maps' encoder and settings: the
- * floor under any render time (benchmarks only).
- */
-export declare function encodeBlankPng(width: number, height: number): Buffer
+/** The data formats. */
+export declare const enum DataFormat {
+  Json = 'json',
+  Csv = 'csv',
+  Geojson = 'geojson',
+}
 
 export interface FocusRequest {
   /** ISO 3166-1 alpha-2, or "auto": the country most of the result's locations are in. */
@@ -85,6 +79,25 @@ export interface FocusRequest {
   background?: string
 }
 
+/** The image formats. */
+export declare const enum ImageKind {
+  Png = 'png',
+  Jpeg = 'jpeg',
+}
+
+/** What one source's import read, kept and skipped (`rows_read == rows_kept + Σ skipped`). */
+export interface ImportInfo {
+  files: number
+  files_empty: number
+  files_failed: number
+  rows_read: number
+  rows_kept: number
+  skipped: Record<string, number>
+  /** Kept rows that ended in a reconciled row with another source. */
+  rows_corroborated: number
+}
+
+/** Loads the renderer from the reference step's files, the theme table and the font. */
 export declare function loadRendererSync(assets: RendererAssets): Renderer
 
 /** Loads a snapshot file on the libuv pool. */
@@ -92,19 +105,6 @@ export declare function loadStore(path: string): Promise<Store>
 
 /** Loads a snapshot file on the calling thread (CLI tools and tests). */
 export declare function loadStoreSync(path: string): Store
-
-/**
- * The most pixels one map's markers may cover in all (the renderer's bound on a request's
- * work), for the service's documents.
- */
-export declare const MAX_MARKER_PIXELS: number
-
-/**
- * Test hook: panics inside the addon (sync, or on the pool when `on_pool`), to prove a panic
- * becomes an `INTERNAL` error and the process lives on. Refuses unless
- * `STOREMAP_TEST_HOOKS=1`, so a production server cannot be made to run it.
- */
-export declare function panicForTest(onPool: boolean): Promise<unknown>
 
 /** A query: one or more brands (by index), the contract's filters, the output format. */
 export interface QueryRequest {
@@ -115,10 +115,8 @@ export interface QueryRequest {
   city?: string
   postcode?: string
   radiusKm?: number
-  /** full_retail, small_format, pickup, studio or other. */
-  storefrontType?: string
-  /** json, csv or geojson. */
-  format: string
+  storefrontType?: StorefrontKind
+  format: DataFormat
   includeProvenance?: boolean
   /** Data formats: confidence floor and no community-only rows. Images draw everything. */
   verifiedOnly: boolean
@@ -163,8 +161,27 @@ export declare const enum Refusal {
   Deadline = 'deadline',
 }
 
+export declare function renderDefaults(): RenderDefaults
+
 /**
- * Loads the renderer from a countries GeoJSON file and the themes JSON file.
+ * The renderer's defaults and bounds, for the service's request schemas and documents: their
+ * one home is the render crate.
+ */
+export interface RenderDefaults {
+  /** The largest image side, after scale, in pixels. */
+  maxSide: number
+  /** Marker radius at scale 1, in pixels. */
+  markerRadius: number
+  jpegQuality: number
+  focusFill: string
+  focusOutline: string
+  /** Focus-map outline width at scale 1, in pixels. */
+  focusOutlineWidth: number
+  /** The most pixels one map's markers may cover in all (the bound on a request's work). */
+  maxMarkerPixels: number
+}
+
+/**
  * Where the renderer's data lives: shapes and the gazetteer from the reference step, the
  * theme table and the label font.
  */
@@ -193,12 +210,12 @@ export interface RendererHealth {
  */
 export interface RenderRequest {
   query: QueryRequest
-  /** png or jpeg. */
-  format: string
+  format: ImageKind
   width: number
   height: number
   scale: number
   dpi: number
+  /** A theme of `data/themes.json`. */
   style: string
   /** [south, west, north, east] */
   bounds?: Array<number>
@@ -237,4 +254,41 @@ export interface Resolved {
   name: string
   /** name, variant, alt_name or ticker. */
   by: string
+}
+
+/**
+ * Facts about a snapshot's build and its size. Keys are the snapshot file's own (snake_case),
+ * as `data report` and the status endpoint show them.
+ */
+export interface SnapshotInfo {
+  /** Identifies the content; caches key on it. */
+  snapshot_version: string
+  /** The build's reference time. */
+  as_of: string
+  /** True for the generated default dataset. */
+  synthetic: boolean
+  scale?: number
+  seed?: number
+  /** Rows read per source, before reconciliation. */
+  rows_by_source: Record<string, number>
+  skipped_by_source: Record<string, number>
+  disabled_sources: Array<string>
+  multi_source: boolean
+  /** Licences AllThePlaces spiders declared, to the spiders declaring each. */
+  atp_spider_licences: Record<string, Array<string>>
+  imports: Record<string, ImportInfo>
+  /** The region an import was limited to, as given. */
+  region?: string
+  rows: number
+  brands: number
+  tickers: number
+}
+
+/** The storefront types. */
+export declare const enum StorefrontKind {
+  FullRetail = 'full_retail',
+  SmallFormat = 'small_format',
+  Pickup = 'pickup',
+  Studio = 'studio',
+  Other = 'other',
 }

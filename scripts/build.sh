@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds storemap's Rust side in release mode: the pipeline binary (storemap-ingest) and the
 # napi addon. `npm install` runs it (the `prepare` script); so does `npm run build`.
+# `bash scripts/build.sh --testing` builds only the addon's test variant (the `testing` cargo
+# feature: the bench- and test-only exports) into native/testing/, which `npm test` and the
+# benchmarks load beside the production addon; `npm install` never builds it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
@@ -9,6 +12,13 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+
+if [ "${1:-}" = "--testing" ]; then
+  napi build --platform --release --cwd native --manifest-path Cargo.toml --features testing --output-dir testing \
+    --js index.js --dts index.d.ts --target-dir "$CARGO_TARGET_DIR"
+  echo "storemap: built native/testing/storemap.linux-x64-gnu.node (test variant)"
+  exit 0
+fi
 
 cargo build --release --locked -p storemap-ingest --bin storemap-ingest
 # napi writes native/index.js and index.d.ts (committed; CI checks they match a fresh build)

@@ -6,6 +6,7 @@
 // another response of the endpoint under test.
 import test, { type ExecutionContext } from 'ava';
 import { ERRORS } from '../ts/http/errors.ts';
+import { querySync } from '../ts/native.ts';
 import { testStore, type Location } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { startServer } from './helpers/server.ts';
@@ -88,7 +89,7 @@ const entryOf = (b: StoreBrand): Entry => ({ brand: b.name, ticker: b.ticker, lo
 
 /** A brand's rows as the data formats serve them, straight from the addon. */
 function brandRows(index: number): Location[] {
-  const r = testStore().querySync({ brands: [index], format: 'json', verifiedOnly: true });
+  const r = querySync(testStore(), { brands: [index], format: 'json', verifiedOnly: true });
   return (JSON.parse(r.body.toString()) as { locations: Location[] }).locations;
 }
 

@@ -5,15 +5,12 @@
 // gazetteer in the dataset's reference folder.
 import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import type * as Binding from '../native/index.js';
-import { NativeError, panicForTest, query, toNativeError, type QueryRequest, type QueryResponse } from '../ts/native.ts';
+import { NativeError, panicForTest, query, querySync, testingAddon, toNativeError, type QueryRequest, type QueryResponse, type StorefrontKind } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { parseCsv, parseCsvObjects } from './helpers/csv.ts';
 import { testDataDir, testStore, type Location as Loc } from './helpers/dataset.ts';
 
-const binding = createRequire(import.meta.url)('../native/index.js') as typeof Binding;
 
 // ---------------------------------------------------------------------------------------------
 // Shapes and helpers
@@ -36,7 +33,7 @@ interface FeatureCollection {
 }
 
 const PROVENANCE_FIELDS = ['source_types', 'confidence', 'storefront_type', 'alias_sources', 'last_verified'];
-const STOREFRONT_TYPES = ['full_retail', 'small_format', 'pickup', 'studio', 'other'];
+const STOREFRONT_TYPES: StorefrontKind[] = ['full_retail', 'small_format', 'pickup', 'studio', 'other'];
 const CSV_HEADER = 'brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated';
 const FLOOR = 0.6;
 
@@ -340,7 +337,7 @@ test('filter: storefront_type (every type, on the large brand and on one with mi
       t.deepEqual(ids(await rows({ brands: [b.index], storefrontType: type })), ids(expected), `brand ${b.index} storefrontType=${type}`);
     }
   }
-  await rejectsWith(t, run({ brands: [big.index], storefrontType: 'mall' }), 'INVALID_REQUEST', 'storefrontType=mall');
+  await rejectsWith(t, run({ brands: [big.index], storefrontType: 'mall' } as unknown as Req), 'INVALID_REQUEST', 'storefrontType=mall');
 });
 
 test('filter: two filters combine with AND', async (t) => {
@@ -367,7 +364,7 @@ test('filter: two filters combine with AND', async (t) => {
     (l) => l.storefront_type,
   )!;
   const exp2 = mixed.verified.filter((l) => l.country === c2 && l.storefront_type === minority[0]);
-  t.deepEqual(ids(await rows({ brands: [mixed.index], country: c2, storefrontType: minority[0]! })), ids(exp2));
+  t.deepEqual(ids(await rows({ brands: [mixed.index], country: c2, storefrontType: minority[0] as StorefrontKind })), ids(exp2));
 });
 
 // The gazetteer the snapshot was built from: name (lower-cased) -> its most populous entry.
@@ -559,7 +556,7 @@ test('include_provenance adds exactly the five fields to JSON and GeoJSON', asyn
   const sample = prov[0];
   t.true(Array.isArray(sample.source_types) && sample.source_types.length > 0);
   t.true(Array.isArray(sample.alias_sources) && sample.alias_sources.length > 0);
-  t.true(STOREFRONT_TYPES.includes(sample.storefront_type!));
+  t.true((STOREFRONT_TYPES as string[]).includes(sample.storefront_type!));
 
   const gPlain = JSON.parse((await run({ brands: [big.index], format: 'geojson' })).body.toString()) as FeatureCollection;
   const gProv = JSON.parse((await run({ brands: [big.index], format: 'geojson', includeProvenance: true })).body.toString()) as FeatureCollection;
@@ -591,11 +588,11 @@ test('limit: count is cut, total counts every match', async (t) => {
 });
 
 test('errors: an unknown format or brand index is INVALID_REQUEST', async (t) => {
-  await rejectsWith(t, run({ brands: [0], format: 'xml' }), 'INVALID_REQUEST', 'format xml');
+  await rejectsWith(t, run({ brands: [0], format: 'xml' } as unknown as Req), 'INVALID_REQUEST', 'format xml');
   await rejectsWith(t, run({ brands: [999999] }), 'INVALID_REQUEST', 'brands [999999]');
   await rejectsWith(t, run({ brands: [] }), 'INVALID_REQUEST', 'brands []');
   // querySync reports the same codes (through toNativeError).
-  const err = t.throws(() => testStore().querySync(request({ brands: [999999] })));
+  const err = t.throws(() => querySync(testStore(), request({ brands: [999999] })));
   t.is(toNativeError(err).code, 'INVALID_REQUEST');
 });
 
@@ -612,7 +609,7 @@ test('query and querySync give byte-identical bodies', async (t) => {
   ];
   for (const r of reqs) {
     const a = await run(r);
-    const s = testStore().querySync(request(r));
+    const s = querySync(testStore(), request(r));
     t.true(Buffer.isBuffer(a.body) && Buffer.isBuffer(s.body));
     t.true(a.body.equals(s.body), `bodies differ for ${JSON.stringify(r)}`);
     t.deepEqual({ ...s, body: null }, { ...a, body: null });
@@ -629,7 +626,7 @@ test.serial('panicForTest: a panic becomes INTERNAL and the process lives on', a
   try {
     await rejectsWith(t, panicForTest(true), 'INTERNAL', 'panic on the pool');
     // Sync: the raw binding throws on the calling thread.
-    const err = t.throws(() => binding.panicForTest(false));
+    const err = t.throws(() => testingAddon().panicForTest(false));
     t.is(toNativeError(err).code, 'INTERNAL', err?.message);
     await rejectsWith(t, panicForTest(false), 'INTERNAL', 'sync panic through the wrapper');
   } finally {
@@ -638,7 +635,7 @@ test.serial('panicForTest: a panic becomes INTERNAL and the process lives on', a
   }
   const after = await run({ brands: [0] });
   t.true(after.body.equals(before), 'a normal query still works after the panics');
-  t.true(testStore().querySync(request({ brands: [0] })).body.equals(before));
+  t.true(querySync(testStore(), request({ brands: [0] })).body.equals(before));
 });
 
 test.serial('panicForTest: refused with FORBIDDEN without STOREMAP_TEST_HOOKS=1', async (t) => {

@@ -41,7 +41,7 @@ test('/healthz reports the loaded snapshot, and follows StoreHolder.reload witho
   t.regex(base, /^http:\/\/127\.0\.0\.1:\d+$/);
   t.not(base, 'http://127.0.0.1:0');
 
-  const info1 = first.info() as Health;
+  const info1 = first.info();
   const h1 = await getHealth(base);
   t.is(h1.status, 200);
   t.regex(h1.type ?? '', /application\/json/);
@@ -54,7 +54,7 @@ test('/healthz reports the loaded snapshot, and follows StoreHolder.reload witho
   const dir = await tempDataDir(t, { reference: true });
   const next = await holder.reload(await importFixtures(dir));
   t.is(holder.current, next);
-  const info2 = next.info() as Health;
+  const info2 = next.info();
   t.not(info2.snapshot_version, info1.snapshot_version);
 
   const h2 = await getHealth(base);

@@ -1,26 +1,49 @@
-// The one door to the Rust addon. The addon reports errors as "CODE: message"; this module
-// turns them into NativeError with a `code`, so callers never parse strings.
+// The one door to the Rust addon. The addon's errors are data: a JS error whose `code` is the
+// service's error code; this module hands them on as NativeError, so callers never parse text.
+// Its requests take the string enums' values as plain strings ('json', 'png', 'full_retail').
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as Binding from '../native/index.js';
+import type * as TestingBinding from '../native/testing/index.js';
 import { TABLES_DIR } from './paths.ts';
 
 const require = createRequire(import.meta.url);
 const binding = require('../native/index.js') as typeof Binding;
 
+/** A string enum's values as a union of string literals. */
+type Values<E extends string> = `${E}`;
+
 export type Store = Binding.Store;
-export type QueryRequest = Binding.QueryRequest;
+export type DataFormat = Values<Binding.DataFormat>;
+export type StorefrontKind = Values<Binding.StorefrontKind>;
+export type ImageKind = Values<Binding.ImageKind>;
+export type QueryRequest = Omit<Binding.QueryRequest, 'format' | 'storefrontType'> & { format: DataFormat; storefrontType?: StorefrontKind };
 export type QueryResponse = Binding.QueryResponse;
 export type BrandInfo = Binding.BrandInfo;
 export type Resolved = Binding.Resolved;
+export type SnapshotInfo = Binding.SnapshotInfo;
 export type Renderer = Binding.Renderer;
-export type RenderRequest = Binding.RenderRequest;
+export type RenderRequest = Omit<Binding.RenderRequest, 'query' | 'format'> & { query: QueryRequest; format: ImageKind };
 export type RenderResponse = Binding.RenderResponse;
-/** The renderer's bound on one map's marker work, in pixels (its one home is the render crate). */
-export const MAX_MARKER_PIXELS: number = binding.MAX_MARKER_PIXELS;
+/** The renderer's defaults and bounds (the image side, marker radius, JPEG quality, focus-map
+ * colours, the bound on one map's marker work): their one home is the render crate. */
+export const RENDER_DEFAULTS: Binding.RenderDefaults = binding.renderDefaults();
+/** The renderer's bound on one map's marker work, in pixels. */
+export const MAX_MARKER_PIXELS: number = RENDER_DEFAULTS.maxMarkerPixels;
+
+/** A string enum's values at run time, in declaration order: the addon exports each enum as an
+ * object (TypeScript sees a const enum, which has no value of its own). */
+function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'StorefrontKind'): [Values<E>, ...Values<E>[]] {
+  const e = (binding as unknown as Record<string, Record<string, string>>)[name];
+  return Object.values(e) as unknown as [Values<E>, ...Values<E>[]];
+}
+/** The data formats, image formats and storefront types: the addon's string enums. */
+export const DATA_FORMATS = values<Binding.DataFormat>('DataFormat');
+export const IMAGE_FORMATS = values<Binding.ImageKind>('ImageKind');
+export const STOREFRONT_KINDS = values<Binding.StorefrontKind>('StorefrontKind');
 
 /** Why the addon did no work (`refused` of a response): the enum's values. */
-export type RefusalReason = `${Binding.Refusal}`;
+export type RefusalReason = Values<Binding.Refusal>;
 
 export class NativeError extends Error {
   constructor(
@@ -32,11 +55,20 @@ export class NativeError extends Error {
   }
 }
 
-/** Splits the addon's "CODE: message" into a NativeError; anything else is INTERNAL. */
+/** The service's error codes are SCREAMING_SNAKE; napi's own (an argument of the wrong type,
+ * 'InvalidArg', 'StringExpected') are PascalCase. */
+const SERVICE_CODE = /^[A-Z][A-Z0-9_]+$/;
+const NAPI_CODE = /^[A-Z][a-z]+(?:[A-Z][a-z]*)*$/;
+
+/** The addon's error as a NativeError: its own code; a value napi could not convert is the
+ * request's mistake (INVALID_REQUEST); anything else is INTERNAL. */
 export function toNativeError(e: unknown): NativeError {
+  if (e instanceof NativeError) return e;
   const message = e instanceof Error ? e.message : String(e);
-  const m = /^([A-Z][A-Z_]+): ([\s\S]*)$/.exec(message);
-  return m ? new NativeError(m[1], m[2]) : new NativeError('INTERNAL', message);
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && SERVICE_CODE.test(code)) return new NativeError(code, message);
+  if (typeof code === 'string' && NAPI_CODE.test(code) && code !== 'GenericFailure') return new NativeError('INVALID_REQUEST', message);
+  return new NativeError('INTERNAL', message);
 }
 
 async function wrap<T>(p: () => Promise<T> | T): Promise<T> {
@@ -47,48 +79,68 @@ async function wrap<T>(p: () => Promise<T> | T): Promise<T> {
   }
 }
 
+function wrapSync<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw toNativeError(e);
+  }
+}
+
 export function loadStore(path: string): Promise<Store> {
   return wrap(() => binding.loadStore(path));
 }
 
 export function loadStoreSync(path: string): Store {
-  try {
-    return binding.loadStoreSync(path);
-  } catch (e) {
-    throw toNativeError(e);
-  }
+  return wrapSync(() => binding.loadStoreSync(path));
 }
 
 export function query(store: Store, req: QueryRequest): Promise<QueryResponse> {
-  return wrap(() => store.query(req));
+  // The string enums' values are the strings the addon takes.
+  return wrap(() => store.query(req as Binding.QueryRequest));
 }
+
+export function querySync(store: Store, req: QueryRequest): QueryResponse {
+  return wrapSync(() => store.querySync(req as Binding.QueryRequest));
+}
+
+/** DejaVu Sans, from its npm package: broad Unicode coverage for city names worldwide. */
+export const LABEL_FONT = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
 
 /**
  * The map renderer, from the reference folder the data step writes (country and US state
  * shapes, the gazetteer for city labels), the theme table and the label font.
  */
-/** DejaVu Sans, from its npm package: broad Unicode coverage for city names worldwide. */
-export const LABEL_FONT = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
-
 export function loadRenderer(referenceDir: string): Renderer {
-  try {
-    return binding.loadRendererSync({
+  return wrapSync(() =>
+    binding.loadRendererSync({
       countriesGeojson: path.join(referenceDir, 'countries.geojson'),
       usStatesGeojson: path.join(referenceDir, 'us_states.geojson'),
       citiesCsv: path.join(referenceDir, 'cities.csv'),
       font: LABEL_FONT,
       themesJson: path.join(TABLES_DIR, 'themes.json'),
-    });
-  } catch (e) {
-    throw toNativeError(e);
-  }
+    }),
+  );
 }
 
 export function render(renderer: Renderer, store: Store, req: RenderRequest): Promise<RenderResponse> {
-  return wrap(() => renderer.render(store, req));
+  return wrap(() => renderer.render(store, req as Binding.RenderRequest));
 }
 
-/** Test hook (needs STOREMAP_TEST_HOOKS=1): a panic inside the addon. */
+export function renderSync(renderer: Renderer, store: Store, req: RenderRequest): RenderResponse {
+  return wrapSync(() => renderer.renderSync(store, req as Binding.RenderRequest));
+}
+
+/**
+ * The addon's test variant (`bash scripts/build.sh --testing` builds it into native/testing/):
+ * the bench- and test-only exports (`clusterPoints`, `encodeBlankPng`, `panicForTest`), which
+ * a production build does not have. Loaded on first use only.
+ */
+export function testingAddon(): typeof TestingBinding {
+  return require('../native/testing/index.js') as typeof TestingBinding;
+}
+
+/** Test hook (the test variant, and STOREMAP_TEST_HOOKS=1): a panic inside the addon. */
 export function panicForTest(onPool: boolean): Promise<unknown> {
-  return wrap(() => binding.panicForTest(onPool));
+  return wrap(() => testingAddon().panicForTest(onPool));
 }

@@ -1,24 +1,14 @@
 // The snapshot the server answers from, swappable without downtime: requests in flight keep
 // the Store they started with; new requests get the new one.
 import { statSync, unwatchFile, watchFile, type Stats } from 'node:fs';
-import { loadStore, type Store } from './native.ts';
-
-/** The facts of a loaded snapshot the service reports (the addon's `info()`). */
-export interface SnapshotInfo {
-  snapshot_version: string;
-  rows: number;
-  brands: number;
-  synthetic: boolean;
-  /** Licences AllThePlaces spiders declared, to the spiders declaring each. */
-  atp_spider_licences?: Record<string, string[]>;
-}
+import { loadStore, type SnapshotInfo, type Store } from './native.ts';
 
 export class StoreHolder {
   #store: Store;
   #info: SnapshotInfo;
   constructor(store: Store) {
     this.#store = store;
-    this.#info = store.info() as SnapshotInfo;
+    this.#info = store.info();
   }
   get current(): Store {
     return this.#store;
@@ -35,7 +25,7 @@ export class StoreHolder {
   async reload(path: string, load: (path: string) => Promise<Store> = loadStore): Promise<Store> {
     const next = await load(path);
     this.#store = next;
-    this.#info = next.info() as SnapshotInfo;
+    this.#info = next.info();
     return next;
   }
 }

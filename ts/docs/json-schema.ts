@@ -185,7 +185,7 @@ export function locationMapRules(schema: JsonSchema): JsonSchema {
     description: [
       'Give `brand` or `tickers` (not both).',
       '`radius_km` needs `city`; `center` and `zoom` go together; `marker_colors` needs `tickers` and has at most one colour per ticker;',
-      '`width` x `scale` and `height` x `scale` stay within 4096;',
+      `\`width\` x \`scale\` and \`height\` x \`scale\` stay within ${MAX_IMAGE_SIDE};`,
       '`mainland_only`, `conus`, `regions` and `background` need `focus_country`, and `conus` applies to the US only;',
       '`bounds` must have south below north. Unknown fields are rejected.',
     ].join(' '),

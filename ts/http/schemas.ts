@@ -2,11 +2,16 @@
 // OpenAPI document. Unknown fields are rejected: a misspelt filter ("contry") silently ignored
 // would return the wrong data and charge for it.
 import { z } from 'zod';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
+import { TABLES_DIR } from '../paths.ts';
 import { FORMATS } from '../services/credits.ts';
 
-export const STYLES = ['light', 'dark', 'voyager', 'pitchbook', 'slate', 'warm'] as const;
-export const STOREFRONT_TYPES = ['full_retail', 'small_format', 'pickup', 'studio', 'other'] as const;
-export const MAX_IMAGE_SIDE = 4096;
+/** The image themes: the keys of data/themes.json, which the renderer draws from. */
+export const STYLES = Object.keys(JSON.parse(readFileSync(path.join(TABLES_DIR, 'themes.json'), 'utf8')) as Record<string, unknown>) as [string, ...string[]];
+export const STOREFRONT_TYPES = STOREFRONT_KINDS;
+export const MAX_IMAGE_SIDE = RENDER_DEFAULTS.maxSide;
 export const MAX_TICKERS = 5;
 
 const hexColor = z.string().regex(/^#?[0-9a-fA-F]{6}$/, 'a 6-digit hex colour such as #1D4ED8');
@@ -29,11 +34,11 @@ export const LocationMapRequest = z
     style: z.enum(STYLES).default('light').describe('Image theme.'),
     width: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(1200).describe('Image width in pixels (before scale).'),
     height: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(800).describe('Image height in pixels (before scale).'),
-    scale: z.number().int().min(1).max(4).default(1).describe('Pixel multiplier for print output; width x scale and height x scale must stay within 4096.'),
+    scale: z.number().int().min(1).max(4).default(1).describe(`Pixel multiplier for print output; width x scale and height x scale must stay within ${MAX_IMAGE_SIDE}.`),
     dpi: z.number().int().min(72).max(600).default(96).describe('Resolution written into the image metadata.'),
     marker_color: hexColor.optional().describe('Marker colour; the theme default otherwise.'),
     marker_colors: z.array(hexColor).min(1).max(MAX_TICKERS).optional().describe('One marker colour per ticker.'),
-    marker_radius: z.number().positive().max(64).optional().describe('Marker radius in pixels at scale 1 (default 5).'),
+    marker_radius: z.number().positive().max(64).optional().describe(`Marker radius in pixels at scale 1 (default ${RENDER_DEFAULTS.markerRadius}).`),
     bounds: z.tuple([latitude, longitude, latitude, longitude]).optional().describe('Explicit viewport [south, west, north, east]; does not filter data.'),
     center: z.tuple([latitude, longitude]).optional().describe('Viewport centre [lat, lng]; use with zoom.'),
     zoom: z.number().int().min(0).max(18).optional().describe('Viewport zoom, 0-18; use with center.'),
@@ -41,9 +46,9 @@ export const LocationMapRequest = z
     mainland_only: z.boolean().optional().describe('Focus map: the mainland alone, without insets for far-flung islands and territories.'),
     conus: z.boolean().optional().describe('Focus map of the US: the 48 contiguous states, without the Alaska, Hawaii and Puerto Rico insets.'),
     regions: z.array(text(10)).max(100).optional().describe('Focus map: admin-1 codes to outline.'),
-    fill_color: hexColor.default('#E5E7EB').describe('Focus-map fill.'),
-    outline_color: hexColor.default('#9CA3AF').describe('Focus-map outline.'),
-    outline_width: z.number().min(0).max(20).default(1.5).describe('Focus-map outline width.'),
+    fill_color: hexColor.default(RENDER_DEFAULTS.focusFill).describe('Focus-map fill.'),
+    outline_color: hexColor.default(RENDER_DEFAULTS.focusOutline).describe('Focus-map outline.'),
+    outline_width: z.number().min(0).max(20).default(RENDER_DEFAULTS.focusOutlineWidth).describe('Focus-map outline width.'),
     background: z.union([hexColor, z.literal('transparent')]).optional().describe('Focus-map background; transparent in PNG only (JPEG falls back to white).'),
     heatmap: z.boolean().optional().describe('Heatmap rendering.'),
     include_legend: z.boolean().optional().describe('Legend for multi-company maps.'),

@@ -56,7 +56,7 @@ async function make(deps: ApiDeps, store: Store, brand: number): Promise<Summary
     country_count: countries.length,
     top_countries: top.map((c) => ({ country: c.country, location_count: c.locationCount })),
     sample: sample as Summary['sample'],
-    snapshot_version: (store.info() as { snapshot_version: string }).snapshot_version,
+    snapshot_version: store.info().snapshot_version,
   };
 }
 

@@ -11,7 +11,7 @@ import { NativeError, query, render, type RefusalReason, type RenderRequest } fr
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
 import { Cancel } from '../services/native-pool.ts';
-import { affordableRows, creditsFor, FORMATS, IMAGE_FORMATS, LOW_CREDIT_THRESHOLD, type Format } from '../services/credits.ts';
+import { affordableRows, creditsFor, FORMATS, isImageFormat, LOW_CREDIT_THRESHOLD, type Format, type ImageFormat } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from '../server.ts';
 
@@ -52,11 +52,11 @@ function hex(c: string | undefined): string | undefined {
 
 /** The addon's render request: every image option, defaults applied, spellings normalized so
  * that equal requests share an image-cache key. */
-function renderRequest(r: Req, filters: Omit<RenderRequest['query'], 'format' | 'verifiedOnly' | 'timeBudgetMs' | 'maxRows'>): RenderRequest {
+function renderRequest(r: Req, format: ImageFormat, filters: Omit<RenderRequest['query'], 'format' | 'verifiedOnly' | 'timeBudgetMs' | 'maxRows'>): RenderRequest {
   return {
     // Images draw every reconciled row, community-map rows included.
     query: { ...filters, format: 'json', verifiedOnly: false },
-    format: r.format,
+    format,
     width: r.width,
     height: r.height,
     scale: r.scale,
@@ -230,7 +230,7 @@ interface Plan {
 function planOf(deps: ApiDeps, key: ApiKey, r: Req): Plan {
   if (deps.keys.isExpired(key)) throw new ApiError('TRIAL_EXPIRED');
   const rules = PLAN_RULES[key.plan];
-  const image = (IMAGE_FORMATS as readonly string[]).includes(r.format);
+  const image = isImageFormat(r.format as Format);
   if (!image && !rules.dataFormats) throw new ApiError('DATA_ACCESS_FORBIDDEN');
   if (image && !deps.renderer) throw new ApiError('NOT_IMPLEMENTED', 'Map images (png, jpeg) are not available on this server.');
   const store = deps.store.current;
@@ -294,9 +294,9 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
     return left;
   };
   const started = performance.now();
-  if (plan.image) {
+  if (isImageFormat(format)) {
     // The cache key leaves out the caller's balance and time: one picture for every caller.
-    const request = renderRequest(r, filters);
+    const request = renderRequest(r, format, filters);
     const cacheKey = ImageCache.key([deps.store.version, request]);
     const hit = deps.images.get(cacheKey);
     if (hit) return { ...hit, cached: true, ms: performance.now() - started };

@@ -8,7 +8,7 @@ import { DAY_MS } from './usage.ts';
 export const STALE_AFTER_DAYS = 40;
 
 export function writeBrandSummary(db: DB, store: Store, at: number): number {
-  const info = store.info() as { brands: number; snapshot_version: string };
+  const info = store.info();
   const upsert = db.prepare(
     `INSERT INTO brand_summary (brand, ticker, location_count, snapshot_version, refreshed_at) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT(brand) DO UPDATE SET ticker = excluded.ticker, location_count = excluded.location_count,

@@ -1,3 +1,5 @@
+import { DATA_FORMATS, IMAGE_FORMATS, type DataFormat, type ImageKind } from '../native.ts';
+
 // The one credit calculator. Base cost by result count (DESIGN.md section 3; it fits both
 // examples of the contract: 5K-10K costs 5, about 43K in JSON costs 8); images cost twice.
 export const TIERS: { upTo: number; credits: number }[] = [
@@ -8,10 +10,15 @@ export const TIERS: { upTo: number; credits: number }[] = [
   { upTo: Number.POSITIVE_INFINITY, credits: 8 },
 ];
 
-export const IMAGE_FORMATS = ['png', 'jpeg'] as const;
-export const DATA_FORMATS = ['json', 'csv', 'geojson'] as const;
-export const FORMATS = [...DATA_FORMATS, ...IMAGE_FORMATS] as const;
-export type Format = (typeof FORMATS)[number];
+export { DATA_FORMATS, IMAGE_FORMATS };
+export type ImageFormat = ImageKind;
+export type Format = DataFormat | ImageFormat;
+/** Every response format: the addon's data formats, then its image formats. */
+export const FORMATS: [Format, ...Format[]] = [...DATA_FORMATS, ...IMAGE_FORMATS];
+
+export function isImageFormat(format: Format): format is ImageFormat {
+  return (IMAGE_FORMATS as readonly string[]).includes(format);
+}
 
 export function baseCredits(resultCount: number): number {
   if (!Number.isInteger(resultCount) || resultCount < 0) throw new RangeError(`result count ${resultCount}`);
@@ -19,7 +26,7 @@ export function baseCredits(resultCount: number): number {
 }
 
 export function creditsFor(resultCount: number, format: Format): number {
-  const multiplier = (IMAGE_FORMATS as readonly string[]).includes(format) ? 2 : 1;
+  const multiplier = isImageFormat(format) ? 2 : 1;
   return baseCredits(resultCount) * multiplier;
 }
 
@@ -32,7 +39,7 @@ export const LOW_CREDIT_THRESHOLD = 50;
  * pays for any count.
  */
 export function affordableRows(balance: number, format: Format): number | undefined {
-  const multiplier = (IMAGE_FORMATS as readonly string[]).includes(format) ? 2 : 1;
+  const multiplier = isImageFormat(format) ? 2 : 1;
   let rows = 0;
   for (const t of TIERS) {
     if (t.credits * multiplier > balance) return rows;

@@ -25,7 +25,7 @@ export class Directory {
 
   constructor(store: Store) {
     const entries: Entry[] = [];
-    const n = (store.info() as { brands: number }).brands;
+    const n = store.info().brands;
     for (let i = 0; i < n; i++) {
       const b = store.brand(i)!;
       if (b.locationCount === 0) continue;

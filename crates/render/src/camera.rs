@@ -12,6 +12,17 @@ pub enum Viewport {
     Auto,
 }
 
+impl Viewport {
+    /// The contract's priority: `bounds` over `center` with `zoom`, else fit the points.
+    pub fn from_parts(bounds: Option<[f64; 4]>, center: Option<[f64; 2]>, zoom: Option<f64>) -> Viewport {
+        match (bounds, center, zoom) {
+            (Some(b), _, _) => Viewport::Bounds(b),
+            (None, Some(c), Some(z)) => Viewport::CenterZoom(c, z),
+            _ => Viewport::Auto,
+        }
+    }
+}
+
 /// Web Mercator's latitude limit.
 pub const MAX_LAT: f64 = 85.051_128_779_806_59;
 

@@ -12,6 +12,16 @@ pub enum ImageFormat {
     Jpeg(u8),
 }
 
+/// JPEG quality when the request gives none.
+pub const DEFAULT_JPEG_QUALITY: u8 = 85;
+
+impl ImageFormat {
+    /// JPEG at `quality` (clamped to 1-100), [`DEFAULT_JPEG_QUALITY`] when not given.
+    pub fn jpeg(quality: Option<u32>) -> ImageFormat {
+        ImageFormat::Jpeg(quality.map_or(DEFAULT_JPEG_QUALITY, |q| q.clamp(1, 100) as u8))
+    }
+}
+
 fn enc(e: impl std::fmt::Display) -> RenderError {
     RenderError::Encode(e.to_string())
 }

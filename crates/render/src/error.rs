@@ -23,6 +23,9 @@ pub enum RenderError {
     TooMuchWork { points: u64, each: u64, max: u64 },
     #[error("the request's time ran out before the map was finished")]
     DeadlinePassed,
+    /// The request's rows could not be selected (a filter the dataset refuses).
+    #[error(transparent)]
+    Data(#[from] storemap_core::CoreError),
 }
 
 impl RenderError {
@@ -37,6 +40,7 @@ impl RenderError {
             | RenderError::TooMuchWork { .. } => "INVALID_REQUEST",
             RenderError::DeadlinePassed => "TIMEOUT",
             RenderError::Shapes(_) | RenderError::Encode(_) => "INTERNAL",
+            RenderError::Data(e) => e.code(),
         }
     }
 }

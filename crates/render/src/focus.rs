@@ -25,6 +25,13 @@ const MIN_INSET_AREA_SHARE: f64 = 1e-4;
 /// An inset larger than this share of the mainland's larger side is scaled down to it.
 const INSET_SHARE: f64 = 0.3;
 
+/// A focus map's country fill when the request gives none.
+pub const FOCUS_FILL: &str = "#E5E7EB";
+/// A focus map's outline colour when the request gives none.
+pub const FOCUS_OUTLINE: &str = "#9CA3AF";
+/// A focus map's outline width at scale 1, in pixels, when the request gives none.
+pub const FOCUS_OUTLINE_WIDTH: f32 = 1.5;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FocusSpec {
     /// ISO 3166-1 alpha-2 (resolved already when the request said "auto").

@@ -2,7 +2,8 @@
 //! 256 px), an offline basemap from Natural Earth shapes (land, borders, US states, city labels
 //! in a TTF font), markers stamped from a pre-rendered sprite, heatmaps, legends, focus maps of
 //! one country in an equal-area conic projection, and PNG/JPEG encoding with the requested DPI.
-//! Nothing here knows about Node, HTTP or the dataset.
+//! Nothing here knows about Node or HTTP; only `served` knows the dataset (it draws the rows a
+//! request serves).
 
 mod basemap;
 mod camera;
@@ -14,14 +15,16 @@ mod heatmap;
 mod labels;
 mod legend;
 mod render;
+mod served;
 mod text;
 mod theme;
 
 pub use basemap::{Basemap, LABEL_MIN_POPULATION};
 pub use camera::{Camera, Viewport};
 pub use color::parse_hex;
-pub use encode::ImageFormat;
+pub use encode::{ImageFormat, DEFAULT_JPEG_QUALITY};
 pub use error::{RenderError, Result};
-pub use focus::{inset_frames, territories_of, FocusSpec};
-pub use render::{admit, encode_blank, render, MapRequest, MarkerGroup, COMPANY_PALETTE, MAX_MARKER_PIXELS, MAX_SIDE};
+pub use focus::{inset_frames, territories_of, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
+pub use render::{admit, encode_blank, render, MapRequest, MarkerGroup, COMPANY_PALETTE, DEFAULT_MARKER_RADIUS, MAX_MARKER_PIXELS, MAX_SIDE};
+pub use served::{health_check, render_served, FocusCountry, FocusQuery, MapAnswer, MapQuery, RendererHealth};
 pub use theme::{Theme, Themes};

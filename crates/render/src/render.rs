@@ -22,6 +22,9 @@ pub const MAX_SIDE: u32 = 4096;
 /// palette whose neighbours stay apart for colour-blind readers.
 pub const COMPANY_PALETTE: [&str; 5] = ["#2563EB", "#DC2626", "#16A34A", "#D97706", "#7C3AED"];
 
+/// Marker radius at scale 1, in pixels, when the request gives none.
+pub const DEFAULT_MARKER_RADIUS: f32 = 5.0;
+
 /// Heatmap kernel radius at scale 1, in pixels.
 const HEAT_RADIUS: f32 = 24.0;
 
@@ -74,7 +77,7 @@ impl MapRequest {
             style: "light".into(),
             format: ImageFormat::Png,
             viewport: Viewport::Auto,
-            marker_radius: 5.0,
+            marker_radius: DEFAULT_MARKER_RADIUS,
             groups,
             heatmap: false,
             legend: false,

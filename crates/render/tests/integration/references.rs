@@ -2,8 +2,9 @@
 //! theme, a focus map, a heatmap, a multi-company map with its legend) drawn with the real
 //! basemap, gazetteer and font, decoded, and compared with the PNGs in `tests/references`
 //! pixel by pixel in straight (demultiplied) RGBA with a tolerance of 1 per channel. On a
-//! mismatch the actual image and a diff (differing pixels red) are written next to the test
-//! binary and named in the failure. References are rewritten only when asked:
+//! mismatch the actual image and a three-panel diff (expected | mask | actual, the mask showing
+//! differing pixels red over the faded reference) are written next to the test binary and
+//! named in the failure. References are rewritten only when asked:
 //!
 //!   STOREMAP_UPDATE_REFERENCES=1 cargo test -p storemap-render --release references
 
@@ -75,6 +76,37 @@ fn write_png(path: &Path, w: u32, h: u32, rgba: &[u8]) {
     e.write_header().unwrap().write_image_data(rgba).unwrap();
 }
 
+/// Expected, mask and actual side by side, each `w` x `h`, separated by a 2-pixel gap.
+fn three_panels(w: u32, h: u32, panels: [&[u8]; 3]) -> (u32, Vec<u8>) {
+    const GAP: u32 = 2;
+    let width = 3 * w + 2 * GAP;
+    let mut out = vec![255u8; (width * h * 4) as usize];
+    for (k, panel) in panels.iter().enumerate() {
+        let left = k as u32 * (w + GAP);
+        for y in 0..h {
+            let src = (y * w * 4) as usize..((y + 1) * w * 4) as usize;
+            let at = ((y * width + left) * 4) as usize;
+            out[at..at + (w * 4) as usize].copy_from_slice(&panel[src]);
+        }
+    }
+    (width, out)
+}
+
+#[test]
+fn a_three_panel_diff_lays_expected_mask_and_actual_side_by_side() {
+    // 2x1 panels of distinct colours.
+    let e = [1, 1, 1, 255, 2, 2, 2, 255];
+    let m = [3, 3, 3, 255, 4, 4, 4, 255];
+    let a = [5, 5, 5, 255, 6, 6, 6, 255];
+    let (w, px) = three_panels(2, 1, [&e, &m, &a]);
+    assert_eq!(w, 2 * 3 + 4);
+    let at = |x: usize| px[x * 4];
+    assert_eq!((at(0), at(1)), (1, 2), "expected on the left");
+    assert_eq!((at(2), at(3)), (255, 255), "a white gap");
+    assert_eq!((at(4), at(5)), (3, 4), "the mask in the middle");
+    assert_eq!((at(8), at(9)), (5, 6), "actual on the right");
+}
+
 fn check(name: &str, png_bytes: &[u8]) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/references").join(format!("{name}.png"));
     if std::env::var("STOREMAP_UPDATE_REFERENCES").as_deref() == Ok("1") {
@@ -107,8 +139,14 @@ fn check(name: &str, png_bytes: &[u8]) {
     if bad > 0 {
         let (actual, diff_path) = (out.join(format!("{name}.actual.png")), out.join(format!("{name}.diff.png")));
         std::fs::write(&actual, png_bytes).unwrap();
-        write_png(&diff_path, aw, ah, &diff);
-        panic!("{name}: {bad} pixels differ by more than 1 from {}; see {} and {}", path.display(), actual.display(), diff_path.display());
+        let (pw, panels) = three_panels(aw, ah, [&e, &diff, &a]);
+        write_png(&diff_path, pw, ah, &panels);
+        panic!(
+            "{name}: {bad} pixels differ by more than 1 from {}; see {} and {} (expected | mask | actual)",
+            path.display(),
+            actual.display(),
+            diff_path.display()
+        );
     }
 }
 

@@ -1,0 +1,91 @@
+//! How failures cross into JavaScript: as data. Every error the addon throws or rejects with
+//! is a JS `Error` whose `code` is one of the service's stable error codes (`INVALID_REQUEST`,
+//! `UNKNOWN_CITY`, `TIMEOUT`, `INTERNAL`, ...) and whose message is the cause, so
+//! `ts/native.ts` reads `err.code` and never parses text. A panic becomes `INTERNAL`, never a
+//! dead process.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use napi::bindgen_prelude::*;
+use storemap_core::CoreError;
+use storemap_render::RenderError;
+
+/// A stable error code as napi's error status: napi-rs sets it as the JS error's `code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Code(pub &'static str);
+
+impl AsRef<str> for Code {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+/// A failure on its way to JavaScript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: &'static str,
+    pub message: String,
+}
+
+pub type Outcome<T> = std::result::Result<T, Failure>;
+
+impl Failure {
+    pub fn new(code: &'static str, message: impl std::fmt::Display) -> Failure {
+        Failure { code, message: message.to_string() }
+    }
+
+    /// The request's mistake, found while converting it.
+    pub fn invalid(message: impl std::fmt::Display) -> Failure {
+        Failure::new("INVALID_REQUEST", message)
+    }
+}
+
+impl From<CoreError> for Failure {
+    fn from(e: CoreError) -> Failure {
+        Failure::new(e.code(), e)
+    }
+}
+
+impl From<RenderError> for Failure {
+    fn from(e: RenderError) -> Failure {
+        Failure::new(e.code(), e)
+    }
+}
+
+impl From<Failure> for napi::Error<Code> {
+    fn from(f: Failure) -> napi::Error<Code> {
+        napi::Error::new(Code(f.code), f.message)
+    }
+}
+
+/// Runs `f`, turning a panic into an `INTERNAL` failure.
+pub fn guarded<T>(f: impl FnOnce() -> Outcome<T>) -> Outcome<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into());
+            eprintln!("storemap-native: panic caught at the boundary: {msg}");
+            Err(Failure::new("INTERNAL", msg))
+        }
+    }
+}
+
+/// Runs `f` for a `#[napi]` function, which returns `Result<T, Code>` (written out: napi's macro
+/// reads the name): a panic or failure becomes a JS error with its code.
+pub fn run<T>(f: impl FnOnce() -> Outcome<T>) -> napi::Result<T, Code> {
+    guarded(f).map_err(Into::into)
+}
+
+/// Settles an async task's outcome on the JS thread. A task's `compute` carries its failure as
+/// data (napi's task interface only knows napi's own statuses); here it becomes the JS error
+/// the promise rejects with, `code` set.
+pub fn settle<T>(env: Env, outcome: Outcome<T>) -> napi::Result<T> {
+    outcome.map_err(|f| rejection(env, f))
+}
+
+/// The JS error for a failure, made on the JS thread and carried as napi's own error type (a
+/// reference to the JS object, which the rejection hands over as it is).
+fn rejection(env: Env, f: Failure) -> napi::Error {
+    let js = napi::JsError::from(napi::Error::<Code>::from(f)).into_unknown(env);
+    napi::Error::from(js)
+}

@@ -1,0 +1,287 @@
+//! Maps: the renderer's loaded state, and map requests as JavaScript sends them, converted into
+//! the render crate's [`MapQuery`] and drawn on the libuv pool (`render`) or the calling thread
+//! (`renderSync`).
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use storemap_core::Snapshot;
+use storemap_render::{Basemap, FocusCountry, FocusQuery, ImageFormat, MapAnswer, MapQuery, Themes, Viewport};
+
+use crate::error::{guarded, run, settle, Code, Failure, Outcome};
+use crate::query::{source_names, QueryRequest, Refusal, Selection};
+use crate::store::Store;
+
+/// The map renderer's loaded state: basemap shapes and theme palettes. Loaded once per server.
+#[napi]
+pub struct Renderer {
+    basemap: Arc<Basemap>,
+    themes: Arc<Themes>,
+}
+
+/// Where the renderer's data lives: shapes and the gazetteer from the reference step, the
+/// theme table and the label font.
+#[napi(object)]
+pub struct RendererAssets {
+    pub countries_geojson: String,
+    pub us_states_geojson: Option<String>,
+    pub cities_csv: Option<String>,
+    pub font: Option<String>,
+    pub themes_json: String,
+}
+
+fn read(path: &str) -> Outcome<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Failure::new("IO_ERROR", format!("{path}: {e}")))
+}
+
+fn read_text(path: &str) -> Outcome<String> {
+    String::from_utf8(read(path)?).map_err(|e| Failure::new("IO_ERROR", format!("{path}: {e}")))
+}
+
+/// Loads the renderer from the reference step's files, the theme table and the font.
+#[napi]
+pub fn load_renderer_sync(assets: RendererAssets) -> Result<Renderer, Code> {
+    run(|| {
+        let mut basemap = Basemap::from_geojson(&read_text(&assets.countries_geojson)?)?;
+        if let Some(p) = &assets.us_states_geojson {
+            basemap = basemap.with_us_states(&read_text(p)?)?;
+        }
+        if let Some(p) = &assets.cities_csv {
+            basemap = basemap.with_cities_csv(&read_text(p)?)?;
+        }
+        if let Some(p) = &assets.font {
+            basemap = basemap.with_font(&read(p)?)?;
+        }
+        let themes = Themes::from_json(&read_text(&assets.themes_json)?)?;
+        Ok(Renderer { basemap: Arc::new(basemap), themes: Arc::new(themes) })
+    })
+}
+
+/// The image formats.
+#[napi(string_enum = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageKind {
+    Png,
+    Jpeg,
+}
+
+/// A map image request: the query (its `format` and `verifiedOnly` are ignored: images draw
+/// every reconciled row) and the picture.
+#[napi(object)]
+#[derive(Clone)]
+pub struct RenderRequest {
+    pub query: QueryRequest,
+    pub format: ImageKind,
+    pub width: u32,
+    pub height: u32,
+    pub scale: u32,
+    pub dpi: u32,
+    /// A theme of `data/themes.json`.
+    pub style: String,
+    /// [south, west, north, east]
+    pub bounds: Option<Vec<f64>>,
+    /// [lat, lng], with zoom.
+    pub center: Option<Vec<f64>>,
+    pub zoom: Option<f64>,
+    pub marker_radius: Option<f64>,
+    /// One colour per brand of `query.brands`; `marker_color` for all; the theme's otherwise.
+    pub marker_colors: Option<Vec<String>>,
+    pub marker_color: Option<String>,
+    pub jpeg_quality: Option<u32>,
+    /// Kernel density instead of markers.
+    pub heatmap: Option<bool>,
+    /// A legend box with each company's colour, name and count.
+    pub legend: Option<bool>,
+    /// Draw one country alone instead of the basemap.
+    pub focus: Option<FocusRequest>,
+}
+
+#[napi(object)]
+#[derive(Clone)]
+pub struct FocusRequest {
+    /// ISO 3166-1 alpha-2, or "auto": the country most of the result's locations are in.
+    pub country: String,
+    pub mainland_only: Option<bool>,
+    pub conus: Option<bool>,
+    /// US state codes to outline.
+    pub regions: Option<Vec<String>>,
+    pub fill_color: Option<String>,
+    pub outline_color: Option<String>,
+    pub outline_width: Option<f64>,
+    /// A colour, or "transparent" (the default).
+    pub background: Option<String>,
+}
+
+impl From<&FocusRequest> for FocusQuery {
+    fn from(f: &FocusRequest) -> FocusQuery {
+        FocusQuery {
+            country: if f.country.eq_ignore_ascii_case("auto") { FocusCountry::Auto } else { FocusCountry::Code(f.country.clone()) },
+            mainland_only: f.mainland_only.unwrap_or(false),
+            conus: f.conus.unwrap_or(false),
+            regions: f.regions.clone().unwrap_or_default(),
+            fill_color: f.fill_color.clone(),
+            outline_color: f.outline_color.clone(),
+            outline_width: f.outline_width.map(|w| w as f32),
+            background: f.background.clone(),
+        }
+    }
+}
+
+impl From<&RenderRequest> for MapQuery {
+    fn from(r: &RenderRequest) -> MapQuery {
+        let Selection { brands, filters, limit, budget } = Selection::from(&r.query);
+        let format = match r.format {
+            ImageKind::Png => ImageFormat::Png,
+            ImageKind::Jpeg => ImageFormat::jpeg(r.jpeg_quality),
+        };
+        MapQuery {
+            brands,
+            filters,
+            limit,
+            budget,
+            width: r.width,
+            height: r.height,
+            scale: r.scale,
+            dpi: r.dpi,
+            style: r.style.clone(),
+            format,
+            viewport: Viewport::from_parts(r.bounds.as_deref().and_then(|b| b.try_into().ok()), r.center.as_deref().and_then(|c| c.try_into().ok()), r.zoom),
+            marker_radius: r.marker_radius.map(|m| m as f32),
+            marker_colors: r.marker_colors.clone().unwrap_or_default(),
+            marker_color: r.marker_color.clone(),
+            heatmap: r.heatmap.unwrap_or(false),
+            legend: r.legend.unwrap_or(false),
+            focus: r.focus.as_ref().map(Into::into),
+        }
+    }
+}
+
+#[napi(object)]
+pub struct RenderResponse {
+    pub body: Buffer,
+    /// Markers drawn.
+    pub count: u32,
+    /// Locations that matched before any `limit`.
+    pub total: u32,
+    pub sources: Vec<String>,
+    pub region: String,
+    /// The focus map's country, "auto" resolved.
+    pub focus_country: Option<String>,
+    /// Set when nothing was drawn; `body` is then empty.
+    pub refused: Option<Refusal>,
+}
+
+impl From<MapAnswer> for RenderResponse {
+    fn from(a: MapAnswer) -> RenderResponse {
+        RenderResponse {
+            body: a.body.into(),
+            count: a.count,
+            total: a.total,
+            sources: source_names(a.sources),
+            region: a.region,
+            focus_country: a.focus_country,
+            refused: a.refused.map(Into::into),
+        }
+    }
+}
+
+pub struct RenderTask {
+    snap: Arc<Snapshot>,
+    basemap: Arc<Basemap>,
+    themes: Arc<Themes>,
+    query: MapQuery,
+}
+
+impl Task for RenderTask {
+    type Output = Outcome<MapAnswer>;
+    type JsValue = RenderResponse;
+    fn compute(&mut self) -> napi::Result<Outcome<MapAnswer>> {
+        Ok(guarded(|| Ok(storemap_render::render_served(&self.snap, &self.basemap, &self.themes, &self.query)?)))
+    }
+    fn resolve(&mut self, env: Env, output: Outcome<MapAnswer>) -> napi::Result<RenderResponse> {
+        settle(env, output).map(Into::into)
+    }
+}
+
+#[napi(object)]
+pub struct RendererHealth {
+    /// The addon's version.
+    pub version: String,
+    pub width: u32,
+    pub height: u32,
+    /// Bytes of the encoded PNG.
+    pub png_bytes: u32,
+    /// Whether the label font is loaded.
+    pub font: bool,
+}
+
+pub struct HealthTask {
+    basemap: Arc<Basemap>,
+    themes: Arc<Themes>,
+}
+
+impl Task for HealthTask {
+    type Output = Outcome<storemap_render::RendererHealth>;
+    type JsValue = RendererHealth;
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(guarded(|| Ok(storemap_render::health_check(&self.basemap, &self.themes)?)))
+    }
+    fn resolve(&mut self, env: Env, o: Self::Output) -> napi::Result<RendererHealth> {
+        let h = settle(env, o)?;
+        Ok(RendererHealth { version: env!("CARGO_PKG_VERSION").to_string(), width: h.width, height: h.height, png_bytes: h.png_bytes, font: h.font })
+    }
+}
+
+#[napi]
+impl Renderer {
+    /// Renders a map of a query's locations on the libuv pool; the encoded image comes back
+    /// as one Buffer.
+    #[napi(ts_return_type = "Promise<RenderResponse>")]
+    pub fn render(&self, store: &Store, req: RenderRequest) -> AsyncTask<RenderTask> {
+        AsyncTask::new(RenderTask { snap: store.inner.clone(), basemap: self.basemap.clone(), themes: self.themes.clone(), query: (&req).into() })
+    }
+
+    #[napi]
+    pub fn render_sync(&self, store: &Store, req: RenderRequest) -> Result<RenderResponse, Code> {
+        let query: MapQuery = (&req).into();
+        run(|| Ok(storemap_render::render_served(&store.inner, &self.basemap, &self.themes, &query)?)).map(Into::into)
+    }
+
+    /// Draws and encodes a small map with a label and a marker on the libuv pool: the status
+    /// endpoint's proof that the renderer works end to end.
+    #[napi(ts_return_type = "Promise<RendererHealth>")]
+    pub fn health_check(&self) -> AsyncTask<HealthTask> {
+        AsyncTask::new(HealthTask { basemap: self.basemap.clone(), themes: self.themes.clone() })
+    }
+}
+
+/// The renderer's defaults and bounds, for the service's request schemas and documents: their
+/// one home is the render crate.
+#[napi(object)]
+pub struct RenderDefaults {
+    /// The largest image side, after scale, in pixels.
+    pub max_side: u32,
+    /// Marker radius at scale 1, in pixels.
+    pub marker_radius: f64,
+    pub jpeg_quality: u32,
+    pub focus_fill: String,
+    pub focus_outline: String,
+    /// Focus-map outline width at scale 1, in pixels.
+    pub focus_outline_width: f64,
+    /// The most pixels one map's markers may cover in all (the bound on a request's work).
+    pub max_marker_pixels: f64,
+}
+
+#[napi]
+pub fn render_defaults() -> RenderDefaults {
+    RenderDefaults {
+        max_side: storemap_render::MAX_SIDE,
+        marker_radius: storemap_render::DEFAULT_MARKER_RADIUS as f64,
+        jpeg_quality: storemap_render::DEFAULT_JPEG_QUALITY as u32,
+        focus_fill: storemap_render::FOCUS_FILL.into(),
+        focus_outline: storemap_render::FOCUS_OUTLINE.into(),
+        focus_outline_width: storemap_render::FOCUS_OUTLINE_WIDTH as f64,
+        max_marker_pixels: storemap_render::MAX_MARKER_PIXELS as f64,
+    }
+}

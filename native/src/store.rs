@@ -1,0 +1,228 @@
+//! A loaded snapshot and its lookups: brands, names, per-country counts, facts about the build.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use storemap_core::{Snapshot, SourceImport};
+
+use crate::error::{guarded, run, settle, Code, Failure, Outcome};
+
+/// A loaded snapshot. Cheap to share: queries borrow it through an `Arc`.
+#[napi]
+pub struct Store {
+    pub(crate) inner: Arc<Snapshot>,
+    path: String,
+}
+
+fn load(path: &str) -> Outcome<Snapshot> {
+    guarded(|| Ok(Snapshot::load(&PathBuf::from(path))?))
+}
+
+pub struct LoadTask {
+    path: String,
+}
+
+impl Task for LoadTask {
+    type Output = Outcome<Snapshot>;
+    type JsValue = Store;
+    fn compute(&mut self) -> napi::Result<Outcome<Snapshot>> {
+        Ok(load(&self.path))
+    }
+    fn resolve(&mut self, env: Env, output: Outcome<Snapshot>) -> napi::Result<Store> {
+        Ok(Store { inner: Arc::new(settle(env, output)?), path: std::mem::take(&mut self.path) })
+    }
+}
+
+/// Loads a snapshot file on the libuv pool.
+#[napi(ts_return_type = "Promise<Store>")]
+pub fn load_store(path: String) -> AsyncTask<LoadTask> {
+    AsyncTask::new(LoadTask { path })
+}
+
+/// Loads a snapshot file on the calling thread (CLI tools and tests).
+#[napi]
+pub fn load_store_sync(path: String) -> Result<Store, Code> {
+    let inner = load(&path)?;
+    Ok(Store { inner: Arc::new(inner), path })
+}
+
+#[napi(object)]
+pub struct CountryCount {
+    pub country: String,
+    pub location_count: u32,
+}
+
+#[napi(object)]
+pub struct Resolved {
+    pub brand: u32,
+    pub name: String,
+    /// name, variant, alt_name or ticker.
+    pub by: String,
+}
+
+#[napi(object)]
+pub struct BrandInfo {
+    pub index: u32,
+    pub name: String,
+    pub wikidata: Option<String>,
+    pub ticker: Option<String>,
+    pub category: Option<String>,
+    /// Rows a data format can serve (confidence >= 0.6, not community-only).
+    pub location_count: u32,
+    /// Every reconciled row, community-only included (what images draw).
+    pub pool_count: u32,
+}
+
+/// What one source's import read, kept and skipped (`rows_read == rows_kept + Σ skipped`).
+#[napi(object)]
+pub struct ImportInfo {
+    pub files: f64,
+    #[napi(js_name = "files_empty")]
+    pub files_empty: f64,
+    #[napi(js_name = "files_failed")]
+    pub files_failed: f64,
+    #[napi(js_name = "rows_read")]
+    pub rows_read: f64,
+    #[napi(js_name = "rows_kept")]
+    pub rows_kept: f64,
+    pub skipped: BTreeMap<String, f64>,
+    /// Kept rows that ended in a reconciled row with another source.
+    #[napi(js_name = "rows_corroborated")]
+    pub rows_corroborated: f64,
+}
+
+/// Facts about a snapshot's build and its size. Keys are the snapshot file's own (snake_case),
+/// as `data report` and the status endpoint show them.
+#[napi(object)]
+pub struct SnapshotInfo {
+    /// Identifies the content; caches key on it.
+    #[napi(js_name = "snapshot_version")]
+    pub snapshot_version: String,
+    /// The build's reference time.
+    #[napi(js_name = "as_of")]
+    pub as_of: String,
+    /// True for the generated default dataset.
+    pub synthetic: bool,
+    pub scale: Option<f64>,
+    pub seed: Option<f64>,
+    /// Rows read per source, before reconciliation.
+    #[napi(js_name = "rows_by_source")]
+    pub rows_by_source: BTreeMap<String, f64>,
+    #[napi(js_name = "skipped_by_source")]
+    pub skipped_by_source: BTreeMap<String, f64>,
+    #[napi(js_name = "disabled_sources")]
+    pub disabled_sources: Vec<String>,
+    #[napi(js_name = "multi_source")]
+    pub multi_source: bool,
+    /// Licences AllThePlaces spiders declared, to the spiders declaring each.
+    #[napi(js_name = "atp_spider_licences")]
+    pub atp_spider_licences: BTreeMap<String, Vec<String>>,
+    pub imports: BTreeMap<String, ImportInfo>,
+    /// The region an import was limited to, as given.
+    pub region: Option<String>,
+    pub rows: u32,
+    pub brands: u32,
+    pub tickers: u32,
+}
+
+fn counts(m: &BTreeMap<String, u64>) -> BTreeMap<String, f64> {
+    m.iter().map(|(k, v)| (k.clone(), *v as f64)).collect()
+}
+
+fn import_info(i: &SourceImport) -> ImportInfo {
+    ImportInfo {
+        files: i.files as f64,
+        files_empty: i.files_empty as f64,
+        files_failed: i.files_failed as f64,
+        rows_read: i.rows_read as f64,
+        rows_kept: i.rows_kept as f64,
+        skipped: counts(&i.skipped),
+        rows_corroborated: i.rows_corroborated as f64,
+    }
+}
+
+#[napi]
+impl Store {
+    #[napi(getter)]
+    pub fn path(&self) -> String {
+        self.path.clone()
+    }
+
+    /// The snapshot's build facts and size.
+    #[napi]
+    pub fn info(&self) -> Result<SnapshotInfo, Code> {
+        run(|| {
+            let s = &self.inner;
+            let m = s.meta();
+            Ok(SnapshotInfo {
+                snapshot_version: m.snapshot_version.clone(),
+                as_of: m.as_of.clone(),
+                synthetic: m.synthetic,
+                scale: m.scale,
+                seed: m.seed.map(|v| v as f64),
+                rows_by_source: counts(&m.rows_by_source),
+                skipped_by_source: counts(&m.skipped_by_source),
+                disabled_sources: m.disabled_sources.clone(),
+                multi_source: m.multi_source,
+                atp_spider_licences: m.atp_spider_licences.clone(),
+                imports: m.imports.iter().map(|(k, v)| (k.clone(), import_info(v))).collect(),
+                region: m.region.clone(),
+                rows: s.row_count() as u32,
+                brands: s.brands().len() as u32,
+                tickers: s.tickers().len() as u32,
+            })
+        })
+    }
+
+    #[napi]
+    pub fn resolve(&self, name: String) -> Result<Option<Resolved>, Code> {
+        run(|| {
+            Ok(self.inner.aliases().resolve(&name).map(|r| Resolved {
+                brand: r.brand,
+                name: self.inner.brands()[r.brand as usize].name.clone(),
+                by: r.by.as_str().into(),
+            }))
+        })
+    }
+
+    #[napi]
+    pub fn is_ticker(&self, text: String) -> Result<bool, Code> {
+        run(|| Ok(self.inner.aliases().is_ticker(&text)))
+    }
+
+    /// Close matches for a name that resolves to nothing, best first.
+    #[napi]
+    pub fn suggest(&self, name: String, limit: Option<u32>) -> Result<Vec<BrandInfo>, Code> {
+        run(|| Ok(self.inner.aliases().suggest(&name, limit.unwrap_or(5) as usize).into_iter().map(|s| self.brand_info(s.brand)).collect()))
+    }
+
+    /// Storefronts the data formats serve, by country, most first (ties by code).
+    #[napi]
+    pub fn country_counts(&self, index: u32) -> Result<Vec<CountryCount>, Code> {
+        run(|| {
+            let counts = self.inner.country_counts(index).ok_or_else(|| Failure::invalid(format!("no brand {index}")))?;
+            Ok(counts.into_iter().map(|(country, location_count)| CountryCount { country, location_count }).collect())
+        })
+    }
+
+    #[napi]
+    pub fn brand(&self, index: u32) -> Result<Option<BrandInfo>, Code> {
+        run(|| Ok(((index as usize) < self.inner.brands().len()).then(|| self.brand_info(index))))
+    }
+
+    fn brand_info(&self, index: u32) -> BrandInfo {
+        let b = &self.inner.brands()[index as usize];
+        BrandInfo {
+            index,
+            name: b.name.clone(),
+            wikidata: b.wikidata.clone(),
+            ticker: self.inner.ticker_of(index).map(str::to_string),
+            category: b.category.clone(),
+            location_count: b.verified_count,
+            pool_count: b.pool_count(),
+        }
+    }
+}
