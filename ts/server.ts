@@ -4,6 +4,7 @@ import restify from 'restify';
 import type { Config } from './config.ts';
 import type { DB } from './db/database.ts';
 import { ApiError, errorBody } from './http/errors.ts';
+import type { ApiDeps } from './http/context.ts';
 import { jsonRoute } from './http/json-route.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import * as locationMap from './routes/location-map.ts';
@@ -33,26 +34,6 @@ export interface Deps {
   /** The clock every time-dependent rule reads (trial expiry, rate limits, usage times). */
   now?: () => number;
   log?: (line: string) => void;
-}
-
-/** What the route modules get: the services built once per server. */
-export interface ApiDeps {
-  config: Config;
-  store: StoreHolder;
-  renderer?: Renderer;
-  subdivisions?: Subdivisions;
-  keys: KeyStore;
-  billing: Billing;
-  limiter: RateLimiter;
-  pool: NativePool;
-  /** Per client address, for the free endpoints. */
-  freeLimiter: RateLimiter;
-  pending: PendingResponses;
-  images: ImageCache;
-  usage: UsageReports;
-  db: DB;
-  now: () => number;
-  log: (line: string) => void;
 }
 
 export function createServer(deps: Deps): restify.Server {

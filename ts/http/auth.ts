@@ -3,7 +3,7 @@
 // Every answer to a keyed request, errors included, is one key's own: an edge cache in front
 // (the contract puts one there) must neither store it nor hand it to another key.
 import type { Request, Response } from 'restify';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from './context.ts';
 import type { ApiKey } from '../services/keys.ts';
 import { ApiError } from './errors.ts';
 

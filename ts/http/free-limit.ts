@@ -4,7 +4,7 @@
 // request would pay for too); keyed endpoints have their own per-key limit, and /healthz has
 // none (load balancers poll it).
 import type { Request, Response } from 'restify';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from './context.ts';
 import { ApiError, sendError } from './errors.ts';
 
 export function limitFreeEndpoint(deps: ApiDeps) {

@@ -1,7 +1,7 @@
 // A GET handler whose result is a JSON body: one place that writes it, and that turns anything
 // thrown into the contract's error body.
 import type { Request, Response } from 'restify';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from './context.ts';
 import { sendError, toApiError } from './errors.ts';
 
 /** Sends a JSON body, or the error any step threw (the handler may be async). */

@@ -8,7 +8,7 @@ import { parseQuery } from '../http/query.ts';
 import type { BrandSummary, BrandsPage, SearchResults } from '../http/responses.ts';
 import { BrandsQuery, SearchQuery, SummaryQuery } from '../http/schemas.ts';
 import { directoryOf, suggestionsFor } from '../services/directory.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../http/context.ts';
 import { query, type Store } from '../native.ts';
 
 /** 1-5 capital letters, as typed: what a stock ticker looks like. */

@@ -11,7 +11,7 @@ import { llmsTxt } from '../docs/llms.ts';
 import { openApiYaml, wireType } from '../docs/openapi.ts';
 import { OPERATIONS } from '../http/operations.ts';
 import { TABLES_DIR } from '../paths.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../http/context.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
 
 export const ATTRIBUTION_FILE = path.join(TABLES_DIR, 'ATTRIBUTION.txt');

@@ -13,7 +13,7 @@ import { ImageCache } from '../services/image-cache.ts';
 import { Cancel } from '../services/native-pool.ts';
 import { affordableRows, creditsFor, FORMATS, isImageFormat, LOW_CREDIT_THRESHOLD, type Format, type ImageFormat } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../http/context.ts';
 
 export const ENDPOINT = '/api/v1/location-map';
 

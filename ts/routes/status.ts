@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { Status } from '../http/responses.ts';
 import { API_VERSION } from '../paths.ts';
 import { freshness } from '../services/brand-summary.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../http/context.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
 
 export const STATUS_CACHE_MS = 30_000;

@@ -4,7 +4,7 @@
 import type { Request, Response, Server } from 'restify';
 import { ApiError, sendError, toApiError } from '../http/errors.ts';
 import { panicForTest } from '../native.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../http/context.ts';
 
 /** Slow tasks that wait for the test to open their gate instead of a timer (a timer races a
  * loaded machine); bounded so a forgotten gate cannot hang a run. */

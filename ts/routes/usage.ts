@@ -7,7 +7,7 @@ import { parseQuery } from '../http/query.ts';
 import type { Usage } from '../http/responses.ts';
 import { UsageQuery } from '../http/schemas.ts';
 import { DAY_MS, DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../services/usage.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../http/context.ts';
 import { jsonRoute } from '../http/json-route.ts';
 import { requireKey, takeRate } from '../http/auth.ts';
 

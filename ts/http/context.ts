@@ -1,0 +1,33 @@
+// What every route and HTTP step gets: the services built once per server by createServer.
+// Its own module, so routes and steps need not import the server that mounts them.
+import type { Config } from '../config.ts';
+import type { DB } from '../db/database.ts';
+import type { Renderer } from '../native.ts';
+import type { Billing } from '../services/billing.ts';
+import type { ImageCache } from '../services/image-cache.ts';
+import type { KeyStore } from '../services/keys.ts';
+import type { NativePool } from '../services/native-pool.ts';
+import type { PendingResponses } from '../services/pending-responses.ts';
+import type { Subdivisions } from '../services/subdivisions.ts';
+import type { UsageReports } from '../services/usage.ts';
+import type { StoreHolder } from '../store-holder.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+export interface ApiDeps {
+  config: Config;
+  store: StoreHolder;
+  renderer?: Renderer;
+  subdivisions?: Subdivisions;
+  keys: KeyStore;
+  billing: Billing;
+  limiter: RateLimiter;
+  pool: NativePool;
+  /** Per client address, for the free endpoints. */
+  freeLimiter: RateLimiter;
+  pending: PendingResponses;
+  images: ImageCache;
+  usage: UsageReports;
+  db: DB;
+  now: () => number;
+  log: (line: string) => void;
+}
