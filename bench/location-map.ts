@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Benchmark from 'benchmark';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadStoreSync, query, querySync, type DataFormat, type QueryRequest, type Store } from '../ts/native.ts';
+import { loadStoreSync, query, querySync, type DataFormat, type QueryRequest, type Store, SNAPSHOT_FILE } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { median, writeSection } from './results.ts';
@@ -23,7 +23,7 @@ import { cannon, freePort, startBare, startStoremap } from './http-peers.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-1');
-const snapshot = path.join(dataDir, 'snapshot.smap');
+const snapshot = path.join(dataDir, SNAPSHOT_FILE);
 if (!existsSync(snapshot)) throw new Error(`${snapshot} is missing: run bench/pipeline.ts first (or pass --data-dir)`);
 
 const store = loadStoreSync(snapshot);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { prepareReference } from '../ts/data/reference.ts';
 import { INGEST_BIN, ROOT, TABLES_DIR } from '../ts/paths.ts';
 import { median, writeSection } from './results.ts';
+import { SNAPSHOT_FILE } from '../ts/native.ts';
 
 const args = process.argv.slice(2);
 const scales = (args[args.indexOf('--scales') + 1] && args.includes('--scales') ? args[args.indexOf('--scales') + 1] : '0.1,1').split(',').map(Number);
@@ -60,7 +61,7 @@ for (const scale of scales) {
   const report = JSON.parse(execFileSync(INGEST_BIN, ['report', '--data-dir', dir], { encoding: 'utf8' })) as Record<string, unknown> & {
     dedup: { precision: number; recall: number } | null;
   };
-  const snapshot = path.join(dir, 'snapshot.smap');
+  const snapshot = path.join(dir, SNAPSHOT_FILE);
   const loads = [1, 2, 3].map(() => load(snapshot));
   const loadMs = median(loads.map((l) => l.ms));
   const rss = median(loads.map((l) => l.rssGiB));

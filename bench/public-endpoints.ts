@@ -9,18 +9,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../ts/config.ts';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadStoreSync } from '../ts/native.ts';
+import { loadStoreSync, SNAPSHOT_FILE } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { createServer, listen } from '../ts/server.ts';
 import { directoryOf } from '../ts/services/directory.ts';
 import { KeyStore } from '../ts/services/keys.ts';
-import { DAY_MS, UsageReports } from '../ts/services/usage.ts';
+import { UsageReports } from '../ts/services/usage.ts';
+import { DAY_MS } from '../ts/time.ts';
 import { StoreHolder } from '../ts/store-holder.ts';
 import { median, writeSection } from './results.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-1');
-const snapshot = path.join(dataDir, 'snapshot.smap');
+const snapshot = path.join(dataDir, SNAPSHOT_FILE);
 if (!existsSync(snapshot)) throw new Error(`${snapshot} is missing: run bench/pipeline.ts first (or pass --data-dir)`);
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'storemap-bench-public-'));

@@ -19,7 +19,7 @@ import autocannon from 'autocannon';
 import Benchmark from 'benchmark';
 import { PNG } from 'pngjs';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadRenderer, loadStoreSync, querySync, render, testingAddon, type RenderRequest } from '../ts/native.ts';
+import { loadRenderer, loadStoreSync, querySync, render, testingAddon, type RenderRequest, SNAPSHOT_FILE } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { canvasFor, drawCanvas, drawResvg, encodeCanvasOnly, loadRings, loadTheme, prepareScene, resvgPixels, type LandMode, type PeerScene } from './render-peers.ts';
@@ -27,7 +27,7 @@ import { median, writeSection } from './results.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-1');
-const snapshot = path.join(dataDir, 'snapshot.smap');
+const snapshot = path.join(dataDir, SNAPSHOT_FILE);
 if (!existsSync(snapshot)) throw new Error(`${snapshot} is missing: run bench/pipeline.ts first (or pass --data-dir)`);
 // The bench data folders share one reference folder beside them; a data folder may have its own.
 const referenceDir = [path.join(path.dirname(dataDir), 'reference'), path.join(dataDir, 'reference')].find((d) => existsSync(path.join(d, 'countries.geojson')));

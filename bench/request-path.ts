@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadStoreSync, querySync, type Store } from '../ts/native.ts';
+import { loadStoreSync, querySync, type Store, SNAPSHOT_FILE } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { cannon, freePort, startBare, startStoremap, stop } from './http-peers.ts';
@@ -20,7 +20,7 @@ import { writeSection } from './results.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-0.1');
-const snapshot = path.join(dataDir, 'snapshot.smap');
+const snapshot = path.join(dataDir, SNAPSHOT_FILE);
 if (!existsSync(snapshot)) throw new Error(`${snapshot} is missing: build it with  STOREMAP_DATA_DIR=${dataDir} node bin/storemap.js data build --scale 0.1 --seed 1`);
 const store = loadStoreSync(snapshot);
 const info = store.info() as { rows: number; brands: number; scale: number | null };

@@ -11,7 +11,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml, parseDocument, visit } from 'yaml';
 import { EXAMPLES } from '../ts/docs/descriptions.ts';
-import { ERRORS, type ErrorCode } from '../ts/http/errors.ts';
+import { ERRORS, type ErrorCode } from '../ts/errors.ts';
 import { OPERATIONS, type Operation } from '../ts/http/operations.ts';
 import { LocationMapRequest } from '../ts/http/schemas.ts';
 import { ATTRIBUTION_FILE } from '../ts/routes/docs.ts';

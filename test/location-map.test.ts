@@ -6,7 +6,7 @@ import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync, deflateSync } from 'node:zlib';
-import { ERRORS } from '../ts/http/errors.ts';
+import { ERRORS } from '../ts/errors.ts';
 import { ATTRIBUTION } from '../ts/http/headers.ts';
 import { SOURCE_TYPES } from '../ts/config.ts';
 import { baseCredits, creditsFor, type Format } from '../ts/services/credits.ts';
@@ -22,6 +22,7 @@ import { snapshotDir, startServe, type ChildServer } from './helpers/child.ts';
 import { openDatabase } from '../ts/db/database.ts';
 import { query } from '../ts/native.ts';
 import { KeyStore } from '../ts/services/keys.ts';
+import { DAY_MS } from '../ts/time.ts';
 
 // ------------------------------------------------------------------ fixtures and helpers
 
@@ -31,7 +32,6 @@ const CSV_HEADER = 'brand,name,lat,lng,country,state,city,postcode,address,phone
 const GEO_PROPERTIES = ['brand', 'name', 'address', 'city', 'state', 'country', 'postcode', 'phone', 'last_updated'] as const;
 const STOREFRONT_TYPES = ['full_retail', 'small_format', 'pickup', 'studio', 'other'];
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const DAY_MS = 86_400_000;
 /** High enough that the rate limiter never interferes with a test that is not about it. */
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
 

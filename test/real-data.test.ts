@@ -7,7 +7,8 @@ import test from 'ava';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { loadStore, query } from '../ts/native.ts';
-import { PREVIOUS_SNAPSHOT_FILE, ROOT, SNAPSHOT_FILE } from '../ts/paths.ts';
+import { ROOT } from '../ts/paths.ts';
+import { PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE } from '../ts/native.ts';
 import { AS_OF, describe, runCli, tempDataDir } from './helpers/cli.ts';
 
 const REAL = path.join(ROOT, 'test', 'fixtures', 'real');

@@ -8,18 +8,18 @@ import test from 'ava';
 import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
 import { loadStoreSync, type Store } from '../ts/native.ts';
-import { SNAPSHOT_FILE } from '../ts/paths.ts';
+import { SNAPSHOT_FILE } from '../ts/native.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { startServe } from './helpers/child.ts';
 import { describe, runCli, tempDataDir } from './helpers/cli.ts';
 import { postMap, request } from './helpers/http.ts';
+import { DAY_MS } from '../ts/time.ts';
 
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
 /** Settings pinned so the shell's environment cannot change the builds. */
 const PINNED = { STOREMAP_DISABLED_SOURCES: '', STOREMAP_MULTI_SOURCE: 'true' };
 const BUILD_AS_OF = '2026-10-01T00:00:00Z';
 const REFRESH_AS_OF = '2026-10-20T00:00:00Z';
-const DAY = 86_400_000;
 
 interface Snap {
   version: string;
@@ -193,7 +193,7 @@ test('data refresh swaps the snapshot under load with no failed request, and sta
   t.not(status.data.brand_summary.last_refreshed_at, null);
   t.is(status.data.brand_summary.last_refreshed_at, new Date(stampedAt).toISOString());
   t.is(status.data.brand_summary.stale, false);
-  t.true(Date.now() - stampedAt < 40 * DAY);
+  t.true(Date.now() - stampedAt < 40 * DAY_MS);
   t.is(status.data.snapshot_version, after.version);
   t.is(status.status, 'ok');
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import test from 'ava';
 import { openRaw } from '../ts/db/database.ts';
 import { testDataDir } from './helpers/dataset.ts';
+import { SNAPSHOT_FILE } from '../ts/native.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -24,7 +25,7 @@ function freePort(): Promise<number> {
 test('SIGTERM lets the request in flight finish, then exits 0 with the database closed', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-shutdown-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  copyFileSync(path.join(testDataDir(), 'snapshot.smap'), path.join(dir, 'snapshot.smap'));
+  copyFileSync(path.join(testDataDir(), SNAPSHOT_FILE), path.join(dir, SNAPSHOT_FILE));
   const port = await freePort();
   const db = path.join(dir, 'storemap.db');
   const child = fork(path.join(ROOT, 'bin', 'storemap.js'), ['serve'], {

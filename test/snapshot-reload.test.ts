@@ -6,7 +6,7 @@ import test from 'ava';
 import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadStore, loadStoreSync, type Store } from '../ts/native.ts';
+import { loadStore, loadStoreSync, type Store, SNAPSHOT_FILE } from '../ts/native.ts';
 import { StoreHolder, watchSnapshot } from '../ts/store-holder.ts';
 import { testSnapshotPath } from './helpers/dataset.ts';
 
@@ -35,7 +35,7 @@ test('a snapshot with one flipped byte fails to load, naming the checksum', asyn
   const dir = tempDir(t);
   const bytes = readFileSync(testSnapshotPath());
   bytes[Math.floor(bytes.length / 2)] ^= 0x10;
-  const file = path.join(dir, 'snapshot.smap');
+  const file = path.join(dir, SNAPSHOT_FILE);
   writeFileSync(file, bytes);
   const err = await t.throwsAsync(loadStore(file));
   t.regex(err!.message, /checksum mismatch/);
@@ -44,7 +44,7 @@ test('a snapshot with one flipped byte fails to load, naming the checksum', asyn
 
 test('a damaged replacement is refused and the current snapshot keeps serving; a change during a reload is loaded after it', async (t) => {
   const dir = tempDir(t);
-  const file = path.join(dir, 'snapshot.smap');
+  const file = path.join(dir, SNAPSHOT_FILE);
   copyFileSync(testSnapshotPath(), file);
   const good = readFileSync(file);
   const holder = new StoreHolder(loadStoreSync(file));

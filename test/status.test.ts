@@ -10,10 +10,10 @@ import { ROOT } from '../ts/paths.ts';
 import { testStore } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { DAY_MS } from '../ts/time.ts';
 
 // ------------------------------------------------------------------ fixtures and helpers
 
-const DAY = 86_400_000;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const SNAPSHOT = testStore().info() as { snapshot_version: string; rows: number };
@@ -119,29 +119,29 @@ test('200 with the contract headers and every field; a real render behind render
 
 test('stale: a refresh stamped 41 days before the clock is stale, 39 days is not; the newest stamp counts', async (t) => {
   const a = await server(t);
-  stampBrandSummary(a.db, START - 41 * DAY);
+  stampBrandSummary(a.db, START - 41 * DAY_MS);
   const old = await status(t, a.base);
-  t.deepEqual(old.data.brand_summary, { last_refreshed_at: new Date(START - 41 * DAY).toISOString(), stale: true });
+  t.deepEqual(old.data.brand_summary, { last_refreshed_at: new Date(START - 41 * DAY_MS).toISOString(), stale: true });
   t.is(old.status, 'ok', 'stale data is not a subsystem failure');
 
   // A new server (the status is cached for 30 s).
   const b = await server(t);
-  stampBrandSummary(b.db, START - 39 * DAY);
+  stampBrandSummary(b.db, START - 39 * DAY_MS);
   const fresh = await status(t, b.base);
-  t.deepEqual(fresh.data.brand_summary, { last_refreshed_at: new Date(START - 39 * DAY).toISOString(), stale: false });
+  t.deepEqual(fresh.data.brand_summary, { last_refreshed_at: new Date(START - 39 * DAY_MS).toISOString(), stale: false });
 
   // Several rows: the newest stamp is reported.
   const c = await server(t);
-  stampBrandSummary(c.db, START - 50 * DAY, 'A');
-  stampBrandSummary(c.db, START - 2 * DAY, 'B');
-  stampBrandSummary(c.db, START - 45 * DAY, 'C');
+  stampBrandSummary(c.db, START - 50 * DAY_MS, 'A');
+  stampBrandSummary(c.db, START - 2 * DAY_MS, 'B');
+  stampBrandSummary(c.db, START - 45 * DAY_MS, 'C');
   const mixed = await status(t, c.base);
-  t.deepEqual(mixed.data.brand_summary, { last_refreshed_at: new Date(START - 2 * DAY).toISOString(), stale: false });
+  t.deepEqual(mixed.data.brand_summary, { last_refreshed_at: new Date(START - 2 * DAY_MS).toISOString(), stale: false });
 
   // Staleness follows the clock: the 39-day-old stamp is stale two days later (past the cache).
-  b.clock.now += 2 * DAY;
+  b.clock.now += 2 * DAY_MS;
   const later = await status(t, b.base);
-  t.deepEqual(later.data.brand_summary, { last_refreshed_at: new Date(START - 39 * DAY).toISOString(), stale: true });
+  t.deepEqual(later.data.brand_summary, { last_refreshed_at: new Date(START - 39 * DAY_MS).toISOString(), stale: true });
 });
 
 test('the 30-second cache: within 30 s the same answer (same timestamp), after 31 s a new one', async (t) => {
@@ -150,7 +150,7 @@ test('the 30-second cache: within 30 s the same answer (same timestamp), after 3
   t.deepEqual(first.data.brand_summary, { last_refreshed_at: null, stale: null });
 
   // A refresh lands, but within the cache period the old answer is served.
-  stampBrandSummary(s.db, START - DAY);
+  stampBrandSummary(s.db, START - DAY_MS);
   s.clock.now = START + 29_000;
   const cached = await status(t, s.base);
   t.is(cached.timestamp, first.timestamp, 'same timestamp within 30 s');
@@ -160,7 +160,7 @@ test('the 30-second cache: within 30 s the same answer (same timestamp), after 3
   const next = await status(t, s.base);
   t.is(next.timestamp, new Date(START + 31_000).toISOString(), 'a new timestamp after 31 s');
   t.not(next.timestamp, first.timestamp);
-  t.deepEqual(next.data.brand_summary, { last_refreshed_at: new Date(START - DAY).toISOString(), stale: false }, 'and fresh data');
+  t.deepEqual(next.data.brand_summary, { last_refreshed_at: new Date(START - DAY_MS).toISOString(), stale: false }, 'and fresh data');
 
   // The new answer is itself cached from its own time.
   s.clock.now = START + 31_000 + 20_000;

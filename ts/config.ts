@@ -3,14 +3,16 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { ROOT } from './paths.ts';
+import { SOURCE_KINDS } from './native.ts';
 
-export const SOURCE_TYPES = ['atp', 'fsq', 'osm', 'overture'] as const;
+/** The sources, as the addon names them (the core crate is their one home). */
+export const SOURCE_TYPES = SOURCE_KINDS;
 
 const csv = z
   .string()
   .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
 
-export const ConfigSchema = z.object({
+const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   STOREMAP_DATA_DIR: z.string().min(1).default(path.join(ROOT, 'data', 'generated')),
@@ -56,41 +58,8 @@ export const ConfigSchema = z.object({
   STOREMAP_TEST_HOOKS: z.enum(['0', '1']).default('0'),
 });
 
-export type Config = {
-  host: string;
-  port: number;
-  dataDir: string;
-  dbPath: string;
-  disabledSources: (typeof SOURCE_TYPES)[number][];
-  multiSource: boolean;
-  defaultScale: number;
-  rateLimit: number;
-  rateBurst: number;
-  maxBodyBytes: number;
-  requestTimeoutMs: number;
-  nativeConcurrency: number;
-  nativeQueue: number;
-  nativeKeyShare: number;
-  usageFlushMs: number;
-  freeRateLimit: number;
-  freeRateBurst: number;
-  maxPendingResponseBytes: number;
-  headersTimeoutMs: number;
-  receiveTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  idleTimeoutMs: number;
-  maxConnections: number;
-  imageCacheBytes: number;
-  testHooks: boolean;
-};
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = ConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  const c = parsed.data;
+/** The environment, validated, as the names the service reads. */
+export const ConfigSchema = EnvSchema.transform((c) => {
   const dataDir = path.resolve(c.STOREMAP_DATA_DIR);
   return {
     host: c.HOST,
@@ -119,4 +88,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageCacheBytes: c.STOREMAP_IMAGE_CACHE_BYTES,
     testHooks: c.STOREMAP_TEST_HOOKS === '1',
   };
+});
+
+export type Config = z.output<typeof ConfigSchema>;
+
+/** Every setting's default, as the documents quote them. */
+export const DEFAULT_CONFIG: Config = ConfigSchema.parse({});
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
 }

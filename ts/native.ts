@@ -33,7 +33,7 @@ export const MAX_MARKER_PIXELS: number = RENDER_DEFAULTS.maxMarkerPixels;
 
 /** A string enum's values at run time, in declaration order: the addon exports each enum as an
  * object (TypeScript sees a const enum, which has no value of its own). */
-function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'StorefrontKind'): [Values<E>, ...Values<E>[]] {
+function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'StorefrontKind' | 'SourceKind'): [Values<E>, ...Values<E>[]] {
   const e = (binding as unknown as Record<string, Record<string, string>>)[name];
   return Object.values(e) as unknown as [Values<E>, ...Values<E>[]];
 }
@@ -41,6 +41,19 @@ function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'Storefront
 export const DATA_FORMATS = values<Binding.DataFormat>('DataFormat');
 export const IMAGE_FORMATS = values<Binding.ImageKind>('ImageKind');
 export const STOREFRONT_KINDS = values<Binding.StorefrontKind>('StorefrontKind');
+/** The sources a row can come from (\`source_types\`, X-Data-Sources, disabled sources). */
+export const SOURCE_KINDS = values<Binding.SourceKind>('SourceKind');
+export type SourceKind = Values<Binding.SourceKind>;
+
+/** The data's fixed rules and names (the confidence floor, the snapshot's file names): their one
+ * home is the core crate. */
+export const DATA_DEFAULTS: Binding.DataDefaults = binding.dataDefaults();
+/** The serving snapshot's file name in a data folder. */
+export const SNAPSHOT_FILE = DATA_DEFAULTS.snapshotFile;
+/** The snapshot a build replaced, kept for \`storemap data rollback\`. */
+export const PREVIOUS_SNAPSHOT_FILE = DATA_DEFAULTS.previousSnapshotFile;
+/** Data formats serve rows with at least this confidence. */
+export const CONFIDENCE_FLOOR = DATA_DEFAULTS.confidenceFloor;
 
 /** Why the addon did no work (`refused` of a response): the enum's values. */
 export type RefusalReason = Values<Binding.Refusal>;

@@ -8,11 +8,6 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const TABLES_DIR = path.join(ROOT, 'data');
 /** The pipeline binary, copied here by `npm install` (scripts/build.sh). */
 export const INGEST_BIN = path.join(ROOT, 'native', 'bin', 'storemap-ingest');
-/** The serving snapshot's file name inside the data folder. */
-export const SNAPSHOT_FILE = 'snapshot.smap';
-/** The snapshot a build replaced, kept for `storemap data rollback` (written by the pipeline,
- * `PREVIOUS_SNAPSHOT_FILE` in crates/ingest/src/pipeline.rs). */
-export const PREVIOUS_SNAPSHOT_FILE = 'snapshot.prev.smap';
 /** Where `serve` writes the demo keys it makes for the synthetic dataset (mode 0600). */
 export const DEMO_KEYS_FILE = 'demo-keys.txt';
 /** The API version: the package's. */

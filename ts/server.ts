@@ -3,9 +3,10 @@
 import restify from 'restify';
 import type { Config } from './config.ts';
 import type { DB } from './db/database.ts';
-import { ApiError, errorBody } from './http/errors.ts';
+import { ApiError, errorBody } from './errors.ts';
 import type { ApiDeps } from './http/context.ts';
 import { jsonRoute } from './http/json-route.ts';
+import { mountOperations } from './http/mount.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import * as locationMap from './routes/location-map.ts';
 import * as testHooks from './routes/test-hooks.ts';
@@ -13,7 +14,7 @@ import { Billing } from './services/billing.ts';
 import { KeyStore } from './services/keys.ts';
 import { ImageCache } from './services/image-cache.ts';
 import { NativePool } from './services/native-pool.ts';
-import { PendingResponses } from './services/pending-responses.ts';
+import { PendingResponses } from './http/pending-responses.ts';
 import { UsageReports } from './services/usage.ts';
 import * as docs from './routes/docs.ts';
 import * as brands from './routes/brands.ts';
@@ -57,18 +58,12 @@ export function createServer(deps: Deps): restify.Server {
   };
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });
   applyServerLimits(server, deps.config);
-  server.get(
-    '/healthz',
-    jsonRoute(api, () => {
-      const info = deps.store.info;
-      return { status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic };
-    }),
-  );
-  locationMap.mount(server, api);
-  brands.mount(server, api);
-  usage.mount(server, api);
-  status.mount(server, api);
-  docs.mount(server, api);
+  const health = jsonRoute(api, () => {
+    const info = deps.store.info;
+    return { status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic };
+  });
+  mountOperations(server, { health: [health] }, locationMap.handlers(api), brands.handlers(api), usage.handlers(api), status.handlers(api), docs.handlers(api));
+  // Test-only paths are not operations: they are mounted by hand, and only when asked for.
   if (deps.config.testHooks) testHooks.mount(server, api);
 
   // restify's own 404/405 bodies, in the contract's error shape. They go out through

@@ -7,16 +7,16 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use storemap_core::Snapshot;
-use storemap_render::{Basemap, FocusCountry, FocusQuery, ImageFormat, MapAnswer, MapQuery, Themes, Viewport};
+use storemap_render::{Atlas, FocusCountry, FocusQuery, ImageFormat, MapAnswer, MapQuery, Themes, Viewport};
 
 use crate::error::{guarded, run, settle, Code, Failure, Outcome};
 use crate::query::{source_names, QueryRequest, Refusal, Selection};
 use crate::store::Store;
 
-/// The map renderer's loaded state: basemap shapes and theme palettes. Loaded once per server.
+/// The map renderer's loaded state: atlas shapes and theme palettes. Loaded once per server.
 #[napi]
 pub struct Renderer {
-    basemap: Arc<Basemap>,
+    atlas: Arc<Atlas>,
     themes: Arc<Themes>,
 }
 
@@ -43,18 +43,18 @@ fn read_text(path: &str) -> Outcome<String> {
 #[napi]
 pub fn load_renderer_sync(assets: RendererAssets) -> Result<Renderer, Code> {
     run(|| {
-        let mut basemap = Basemap::from_geojson(&read_text(&assets.countries_geojson)?)?;
+        let mut atlas = Atlas::from_geojson(&read_text(&assets.countries_geojson)?)?;
         if let Some(p) = &assets.us_states_geojson {
-            basemap = basemap.with_us_states(&read_text(p)?)?;
+            atlas = atlas.with_us_states(&read_text(p)?)?;
         }
         if let Some(p) = &assets.cities_csv {
-            basemap = basemap.with_cities_csv(&read_text(p)?)?;
+            atlas = atlas.with_cities_csv(&read_text(p)?)?;
         }
         if let Some(p) = &assets.font {
-            basemap = basemap.with_font(&read(p)?)?;
+            atlas = atlas.with_font(&read(p)?)?;
         }
         let themes = Themes::from_json(&read_text(&assets.themes_json)?)?;
-        Ok(Renderer { basemap: Arc::new(basemap), themes: Arc::new(themes) })
+        Ok(Renderer { atlas: Arc::new(atlas), themes: Arc::new(themes) })
     })
 }
 
@@ -188,7 +188,7 @@ impl From<MapAnswer> for RenderResponse {
 
 pub struct RenderTask {
     snap: Arc<Snapshot>,
-    basemap: Arc<Basemap>,
+    atlas: Arc<Atlas>,
     themes: Arc<Themes>,
     query: MapQuery,
 }
@@ -197,7 +197,7 @@ impl Task for RenderTask {
     type Output = Outcome<MapAnswer>;
     type JsValue = RenderResponse;
     fn compute(&mut self) -> napi::Result<Outcome<MapAnswer>> {
-        Ok(guarded(|| Ok(storemap_render::render_served(&self.snap, &self.basemap, &self.themes, &self.query)?)))
+        Ok(guarded(|| Ok(storemap_render::render_served(&self.snap, &self.atlas, &self.themes, &self.query)?)))
     }
     fn resolve(&mut self, env: Env, output: Outcome<MapAnswer>) -> napi::Result<RenderResponse> {
         settle(env, output).map(Into::into)
@@ -217,7 +217,7 @@ pub struct RendererHealth {
 }
 
 pub struct HealthTask {
-    basemap: Arc<Basemap>,
+    atlas: Arc<Atlas>,
     themes: Arc<Themes>,
 }
 
@@ -225,7 +225,7 @@ impl Task for HealthTask {
     type Output = Outcome<storemap_render::RendererHealth>;
     type JsValue = RendererHealth;
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(guarded(|| Ok(storemap_render::health_check(&self.basemap, &self.themes)?)))
+        Ok(guarded(|| Ok(storemap_render::health_check(&self.atlas, &self.themes)?)))
     }
     fn resolve(&mut self, env: Env, o: Self::Output) -> napi::Result<RendererHealth> {
         let h = settle(env, o)?;
@@ -239,20 +239,20 @@ impl Renderer {
     /// as one Buffer.
     #[napi(ts_return_type = "Promise<RenderResponse>")]
     pub fn render(&self, store: &Store, req: RenderRequest) -> AsyncTask<RenderTask> {
-        AsyncTask::new(RenderTask { snap: store.inner.clone(), basemap: self.basemap.clone(), themes: self.themes.clone(), query: (&req).into() })
+        AsyncTask::new(RenderTask { snap: store.inner.clone(), atlas: self.atlas.clone(), themes: self.themes.clone(), query: (&req).into() })
     }
 
     #[napi]
     pub fn render_sync(&self, store: &Store, req: RenderRequest) -> Result<RenderResponse, Code> {
         let query: MapQuery = (&req).into();
-        run(|| Ok(storemap_render::render_served(&store.inner, &self.basemap, &self.themes, &query)?)).map(Into::into)
+        run(|| Ok(storemap_render::render_served(&store.inner, &self.atlas, &self.themes, &query)?)).map(Into::into)
     }
 
     /// Draws and encodes a small map with a label and a marker on the libuv pool: the status
     /// endpoint's proof that the renderer works end to end.
     #[napi(ts_return_type = "Promise<RendererHealth>")]
     pub fn health_check(&self) -> AsyncTask<HealthTask> {
-        AsyncTask::new(HealthTask { basemap: self.basemap.clone(), themes: self.themes.clone() })
+        AsyncTask::new(HealthTask { atlas: self.atlas.clone(), themes: self.themes.clone() })
     }
 }
 

@@ -226,3 +226,48 @@ impl Store {
         }
     }
 }
+
+/// The sources a row can come from, as rows, headers and configuration name them.
+#[napi(string_enum = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    Atp,
+    Fsq,
+    Osm,
+    Overture,
+}
+
+/// Exhaustive over the core's enum: a source added there does not compile here until it is
+/// named for JavaScript too.
+impl From<storemap_core::SourceType> for SourceKind {
+    fn from(t: storemap_core::SourceType) -> SourceKind {
+        match t {
+            storemap_core::SourceType::Atp => SourceKind::Atp,
+            storemap_core::SourceType::Fsq => SourceKind::Fsq,
+            storemap_core::SourceType::Osm => SourceKind::Osm,
+            storemap_core::SourceType::Overture => SourceKind::Overture,
+        }
+    }
+}
+
+/// The data's fixed rules and names, for the service's schemas and documents: their one home is
+/// the core crate.
+#[napi(object)]
+pub struct DataDefaults {
+    /// Data formats serve rows with at least this confidence (and no community-only rows).
+    pub confidence_floor: f64,
+    /// The serving snapshot's file name in a data folder.
+    pub snapshot_file: String,
+    /// The snapshot a build replaced, kept for rollback.
+    pub previous_snapshot_file: String,
+}
+
+#[napi]
+pub fn data_defaults() -> DataDefaults {
+    DataDefaults {
+        // The f32's shortest decimal (0.6), not its widened binary value (0.6000000238...).
+        confidence_floor: storemap_core::CONFIDENCE_FLOOR.to_string().parse().unwrap_or(storemap_core::CONFIDENCE_FLOOR as f64),
+        snapshot_file: storemap_core::SNAPSHOT_FILE.into(),
+        previous_snapshot_file: storemap_core::PREVIOUS_SNAPSHOT_FILE.into(),
+    }
+}

@@ -9,7 +9,7 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** The map renderer's loaded state: basemap shapes and theme palettes. Loaded once per server. */
+/** The map renderer's loaded state: atlas shapes and theme palettes. Loaded once per server. */
 export declare class Renderer {
   /**
    * Renders a map of a query's locations on the libuv pool; the encoded image comes back
@@ -63,6 +63,21 @@ export declare function clusterPoints(lat: Float64Array, lng: Float64Array, sour
 export interface CountryCount {
   country: string
   locationCount: number
+}
+
+export declare function dataDefaults(): DataDefaults
+
+/**
+ * The data's fixed rules and names, for the service's schemas and documents: their one home is
+ * the core crate.
+ */
+export interface DataDefaults {
+  /** Data formats serve rows with at least this confidence (and no community-only rows). */
+  confidenceFloor: number
+  /** The serving snapshot's file name in a data folder. */
+  snapshotFile: string
+  /** The snapshot a build replaced, kept for rollback. */
+  previousSnapshotFile: string
 }
 
 /** The data formats. */
@@ -302,6 +317,14 @@ export interface SnapshotInfo {
   rows: number
   brands: number
   tickers: number
+}
+
+/** The sources a row can come from, as rows, headers and configuration name them. */
+export declare const enum SourceKind {
+  Atp = 'atp',
+  Fsq = 'fsq',
+  Osm = 'osm',
+  Overture = 'overture',
 }
 
 /** The storefront types. */

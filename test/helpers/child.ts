@@ -7,7 +7,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { ROOT, SNAPSHOT_FILE } from '../../ts/paths.ts';
+import { ROOT } from '../../ts/paths.ts';
+import { SNAPSHOT_FILE } from '../../ts/native.ts';
 import { CLI } from './cli.ts';
 import { testSnapshotPath } from './dataset.ts';
 

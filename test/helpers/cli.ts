@@ -5,7 +5,8 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { ROOT, SNAPSHOT_FILE } from '../../ts/paths.ts';
+import { ROOT } from '../../ts/paths.ts';
+import { SNAPSHOT_FILE } from '../../ts/native.ts';
 import { testDataDir } from './dataset.ts';
 
 export const CLI = path.join(ROOT, 'bin', 'storemap.js');

@@ -3,7 +3,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadStoreSync, type Store } from '../../ts/native.ts';
-import { ROOT, SNAPSHOT_FILE } from '../../ts/paths.ts';
+import { ROOT } from '../../ts/paths.ts';
+import { SNAPSHOT_FILE } from '../../ts/native.ts';
+import type { z } from 'zod';
+import type { Location as LocationSchema } from '../../ts/http/responses.ts';
 
 export const DEFAULT_TEST_DATA_DIR = path.join(ROOT, 'data', 'generated', 'test-data');
 
@@ -33,26 +36,9 @@ export function testStore(): Store {
   return cached;
 }
 
-/** A location as json (and geojson properties) serve it, provenance fields optional. */
-export interface Location {
-  id: string;
-  brand?: string;
-  name: string;
-  lat: number;
-  lng: number;
-  country: string;
-  state: string | null;
-  city: string | null;
-  address: string | null;
-  postcode: string | null;
-  phone: string | null;
-  last_updated: string | null;
-  source_types?: string[] | null;
-  confidence?: number | null;
-  storefront_type?: string | null;
-  alias_sources?: { source_type: string; source_id: string }[] | null;
-  last_verified?: string | null;
-}
+/** A location as json (and geojson properties) serve it: the published schema's type, so a
+ * test reads rows as the documents describe them, not as a copy of them. */
+export type Location = z.infer<typeof LocationSchema>;
 
 /** The test dataset's brand with the most verified rows. */
 export function largestBrand(): { index: number; name: string; locationCount: number } {

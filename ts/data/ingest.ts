@@ -3,7 +3,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, linkSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { INGEST_BIN, PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE, TABLES_DIR } from '../paths.ts';
+import { INGEST_BIN, TABLES_DIR } from '../paths.ts';
+import { PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE } from '../native.ts';
 import { prepareReference } from './reference.ts';
 
 export interface BuildParams {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { isBusy } from './faults.ts';
+import { DAY_MS } from '../time.ts';
 
 export type DB = BetterSqlite3.Database;
 
@@ -69,11 +70,11 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
         PRIMARY KEY (key_id, day, status, format)
       ) WITHOUT ROWID;
       INSERT INTO usage_daily
-        SELECT key_id, at / 86400000, COALESCE(status, -1), COALESCE(format, ''), COUNT(*), SUM(credits)
+        SELECT key_id, at / ${DAY_MS}, COALESCE(status, -1), COALESCE(format, ''), COUNT(*), SUM(credits)
           FROM usage GROUP BY 1, 2, 3, 4;
       CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
         INSERT INTO usage_daily (key_id, day, status, format, requests, credits)
-          VALUES (NEW.key_id, NEW.at / 86400000, COALESCE(NEW.status, -1), COALESCE(NEW.format, ''), 1, NEW.credits)
+          VALUES (NEW.key_id, NEW.at / ${DAY_MS}, COALESCE(NEW.status, -1), COALESCE(NEW.format, ''), 1, NEW.credits)
           ON CONFLICT (key_id, day, status, format)
           DO UPDATE SET requests = requests + 1, credits = credits + excluded.credits;
       END;
@@ -89,7 +90,7 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       DROP TRIGGER usage_rollup;
       CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
         INSERT INTO usage_daily (key_id, day, status, format, requests, credits)
-          VALUES (NEW.key_id, NEW.at / 86400000, COALESCE(NEW.status, -1), COALESCE(NEW.format, ''), NEW.requests, NEW.credits)
+          VALUES (NEW.key_id, NEW.at / ${DAY_MS}, COALESCE(NEW.status, -1), COALESCE(NEW.format, ''), NEW.requests, NEW.credits)
           ON CONFLICT (key_id, day, status, format)
           DO UPDATE SET requests = requests + excluded.requests, credits = credits + excluded.credits;
       END;

@@ -1,13 +1,16 @@
 // /api/agent-docs: the whole API reference as one flat markdown document, for agents and people.
 // Generated from the same OpenAPI document (and so from OPERATIONS and the zod schemas) as
 // /api/openapi.yaml: every endpoint, parameter, response field, header and error code.
-import { ERRORS, type ErrorCode } from '../http/errors.ts';
+import { ERRORS, type ErrorCode } from '../errors.ts';
 import { OPERATIONS, type Operation } from '../http/operations.ts';
 import { MAX_IMAGE_SIDE, MAX_TICKERS } from '../http/schemas.ts';
-import { MAX_MARKER_PIXELS } from '../native.ts';
+import { CONFIDENCE_FLOOR, MAX_MARKER_PIXELS } from '../native.ts';
+import { PLAN_RULES } from '../services/keys.ts';
+import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../services/usage.ts';
 import { API_VERSION, ATTRIBUTION_TEXT, AUTH, creditsText, ERROR_CASES, EXAMPLES, PLANS_TEXT, SUMMARY, TITLE } from './descriptions.ts';
 import { COMPONENT_PREFIX, type JsonSchema } from './json-schema.ts';
-import { errorsByStatus, openApiDocument, wireType } from './openapi.ts';
+import { errorsByStatus, openApiDocument } from './openapi.ts';
+import { wireType } from '../http/operations.ts';
 
 /** The server's own settings, when known: the limits section then states them, not defaults. */
 export interface Limits {
@@ -240,10 +243,10 @@ export function agentDocs(operations: Operation[] = OPERATIONS, limits: Limits =
         ['Time per request', `${limits.requestTimeoutMs / 1000} seconds; then 503 \`TIMEOUT\`, not charged`],
         ['Tickers per request', String(MAX_TICKERS)],
         ['Image side', `${MAX_IMAGE_SIDE} px, after \`scale\``],
-        ['Locations per response', 'all matches, no pagination (trial keys: the first 50)'],
-        ['Confidence floor of the data formats', '0.6, fixed; rows seen only by OpenStreetMap are drawn on maps but not served as data'],
+        ['Locations per response', `all matches, no pagination (trial keys: the first ${PLAN_RULES.trial.maxLocations})`],
+        ['Confidence floor of the data formats', `${CONFIDENCE_FLOOR}, fixed; rows seen only by OpenStreetMap are drawn on maps but not served as data`],
         ['Brand directory page', '1-500 entries, default 50'],
-        ['Usage window', 'at most 366 days, default 30'],
+        ['Usage window', `at most ${MAX_WINDOW_DAYS} days, default ${DEFAULT_WINDOW_DAYS}`],
       ],
     ),
     '',

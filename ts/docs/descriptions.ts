@@ -2,9 +2,10 @@
 // the tags, and example requests. Everything else in the documents comes from OPERATIONS and the
 // zod schemas; the `satisfies` clauses make the compiler ask for an entry for every new code or
 // tag.
-import type { ErrorCode } from '../http/errors.ts';
+import type { ErrorCode } from '../errors.ts';
 import type { Operation } from '../http/operations.ts';
-import { LOW_CREDIT_THRESHOLD, TIERS } from '../services/credits.ts';
+import { LOW_CREDIT_THRESHOLD, tiersText } from '../services/credits.ts';
+import { DEFAULT_CONFIG } from '../config.ts';
 import { PLAN_RULES } from '../services/keys.ts';
 
 export const TITLE = 'storemap';
@@ -20,16 +21,16 @@ export const ERROR_CASES = {
   INVALID_REQUEST: 'A field or query parameter is missing, of the wrong type, out of range, unknown, or breaks a rule between fields (`details` lists every failing field); or a map whose markers would cover more pixels than the work limit.',
   UNAUTHORIZED: 'No x-api-key header, or an unknown, malformed or revoked key.',
   INSUFFICIENT_CREDITS: "The key's balance is below the cost of the request; it is known before any work, so nothing is drawn, serialized or charged.",
-  TRIAL_EXPIRED: 'A trial key more than 5 days old.',
+  TRIAL_EXPIRED: `A trial key more than ${PLAN_RULES.trial.trialDays} days old.`,
   DATA_ACCESS_FORBIDDEN: 'A trial or standard key asked for json, csv or geojson (json is the default format); such keys must request png or jpeg.',
   NOT_FOUND: 'No brand or ticker matches (with `suggestions` of close names), no location matches the filters, or the path does not exist.',
   METHOD_NOT_ALLOWED: 'The path exists but not with this method (the Allow header lists the methods it has).',
-  PAYLOAD_TOO_LARGE: 'The request body is over the size limit (64 KiB by default), counted after gzip or deflate decoding.',
+  PAYLOAD_TOO_LARGE: `The request body is over the size limit (${DEFAULT_CONFIG.maxBodyBytes / 1024} KiB by default), counted after gzip or deflate decoding.`,
   UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as application/json, or has a Content-Encoding other than gzip or deflate.',
   RATE_LIMITED: "Over the key's request rate (on the free endpoints: the client address's); retry after the seconds in Retry-After.",
   INTERNAL: 'A bug on the server; the service keeps serving.',
   NOT_IMPLEMENTED: 'A feature this server cannot provide, such as map images on a server without the renderer.',
-  TIMEOUT: 'The request ran past the time limit (30 seconds by default) and was stopped; it is not charged.',
+  TIMEOUT: `The request ran past the time limit (${DEFAULT_CONFIG.requestTimeoutMs / 1000} seconds by default) and was stopped; it is not charged.`,
   SERVICE_BUSY: 'The query pool and its queue are full, or this key already holds its fair share of them, or too many answers wait for slow clients, or the ledger is busy or cannot be written; nothing was charged. Retry after the Retry-After seconds.',
 } as const satisfies Record<ErrorCode, string>;
 
@@ -41,16 +42,12 @@ export const TAGS = {
   Documentation: 'This reference, in the forms people and agents read.',
 } as const satisfies Record<Operation['tag'], string>;
 
-export const AUTH =
-  'Keyed endpoints take the API key in the `x-api-key` header: `sm_live_` followed by 24 hexadecimal characters. Keys stay server-side. Trial and standard keys get map images only; data formats (json, csv, geojson) need an enterprise or internal key. Trial keys last 5 days, start with 50 credits and get at most 50 locations per request.';
+const TRIAL = PLAN_RULES.trial;
+
+export const AUTH = `Keyed endpoints take the API key in the \`x-api-key\` header: \`sm_live_\` followed by 24 hexadecimal characters. Keys stay server-side. Trial and standard keys get map images only; data formats (json, csv, geojson) need an enterprise or internal key. Trial keys last ${TRIAL.trialDays} days, start with ${TRIAL.defaultCredits} credits and get at most ${TRIAL.maxLocations} locations per request.`;
 
 export function creditsText(): string {
-  const tiers = TIERS.map((t, i) => {
-    const from = i === 0 ? 1 : TIERS[i - 1].upTo + 1;
-    const range = Number.isFinite(t.upTo) ? `${from.toLocaleString('en-US')}-${t.upTo.toLocaleString('en-US')}` : `more than ${TIERS[i - 1].upTo.toLocaleString('en-US')}`;
-    return `${range} locations cost ${t.credits}`;
-  });
-  return `Only successful location-map requests are charged, by the number of locations in the response: ${tiers.join(', ')}; map images cost twice that. Internal keys are never debited. Responses carry X-Credits-Low: true when the balance falls below ${LOW_CREDIT_THRESHOLD}. Brand directory, summaries, search, usage and status cost nothing.`;
+  return `Only successful location-map requests are charged, by the number of locations in the response: ${tiersText()}; map images cost twice that. Internal keys are never debited. Responses carry X-Credits-Low: true when the balance falls below ${LOW_CREDIT_THRESHOLD}. Brand directory, summaries, search, usage and status cost nothing.`;
 }
 
 export const PLANS_TEXT = Object.entries(PLAN_RULES)

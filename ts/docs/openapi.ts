@@ -4,20 +4,14 @@
 // the server sends (nullable fields, no extra properties, integers), media types carry the
 // charset the server sends, and headers present only sometimes are not marked required.
 import { stringify } from 'yaml';
-import { ERRORS, type ErrorCode } from '../http/errors.ts';
-import { OPERATIONS, type Content, type HeaderDoc, type Operation } from '../http/operations.ts';
+import { ERRORS, type ErrorCode } from '../errors.ts';
+import { OPERATIONS, wireType, type Content, type HeaderDoc, type Operation } from '../http/operations.ts';
 import { API_VERSION, ATTRIBUTION_TEXT, AUTH, creditsText, ERROR_CASES, EXAMPLES, SUMMARY, TAGS, TITLE } from './descriptions.ts';
 import { buildSchemas, COMPONENT_PREFIX, inlineSchema, type JsonSchema, type SchemaSet } from './json-schema.ts';
 
 export const SECURITY_SCHEME = 'ApiKey';
 
 /** The media type as the server sends it: JSON and text with their charset. */
-export function wireType(type: string): string {
-  if (type.includes(';')) return type;
-  if (type === 'application/json' || type === 'application/yaml' || type.startsWith('text/')) return `${type}; charset=utf-8`;
-  return type;
-}
-
 /** Schemas for content operations.ts lists without one. */
 const CONTENT_SCHEMAS: Record<string, JsonSchema> = {
   'application/geo+json': { $ref: `${COMPONENT_PREFIX}LocationMapGeoJson` },

@@ -7,7 +7,7 @@ import type { Billing } from '../services/billing.ts';
 import type { ImageCache } from '../services/image-cache.ts';
 import type { KeyStore } from '../services/keys.ts';
 import type { NativePool } from '../services/native-pool.ts';
-import type { PendingResponses } from '../services/pending-responses.ts';
+import type { PendingResponses } from './pending-responses.ts';
 import type { Subdivisions } from '../services/subdivisions.ts';
 import type { UsageReports } from '../services/usage.ts';
 import type { StoreHolder } from '../store-holder.ts';

@@ -5,7 +5,8 @@
 // none (load balancers poll it).
 import type { Request, Response } from 'restify';
 import type { ApiDeps } from './context.ts';
-import { ApiError, sendError } from './errors.ts';
+import { ApiError } from '../errors.ts';
+import { sendError } from './errors.ts';
 
 export function limitFreeEndpoint(deps: ApiDeps) {
   return (req: Request, res: Response, next: (ok?: false) => void) => {

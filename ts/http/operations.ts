@@ -4,7 +4,10 @@
 // so there is no second hand-written description to drift.
 import type { z } from 'zod';
 import { ATTRIBUTION } from './headers.ts';
-import type { ErrorCode } from './errors.ts';
+import { CONFIDENCE_FLOOR } from '../native.ts';
+import { LOW_CREDIT_THRESHOLD, tiersText } from '../services/credits.ts';
+import { PLAN_RULES } from '../services/keys.ts';
+import type { ErrorCode } from '../errors.ts';
 import { BrandSummary, BrandsPage, Health, LocationMapJson, SearchResults, Status, Usage } from './responses.ts';
 import { BrandsQuery, LocationMapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
 
@@ -16,11 +19,29 @@ export interface HeaderDoc {
   required: boolean;
 }
 
-/** One success response: a JSON schema, or opaque content of a media type (text, images). */
-export type Content = { type: string; schema: z.ZodType } | { type: string; format: 'binary' | 'text'; description: string };
+/**
+ * One success response: a JSON schema, or opaque content of a media type (text, images).
+ * `answers` names the request's `format` value this content is the answer to, where the
+ * operation has one: the route sends that media type, so the two cannot disagree.
+ */
+export type Content = ({ type: string; schema: z.ZodType } | { type: string; format: 'binary' | 'text'; description: string }) & { answers?: string };
+
+/** Every operation's id: the route modules hand their handlers in under these names. */
+export type OperationId =
+  | 'locationMap'
+  | 'listBrands'
+  | 'brandSummary'
+  | 'searchBrands'
+  | 'usage'
+  | 'status'
+  | 'health'
+  | 'openapi'
+  | 'agentDocs'
+  | 'llms'
+  | 'attribution';
 
 export interface Operation {
-  id: string;
+  id: OperationId;
   method: 'get' | 'post';
   path: string;
   tag: 'Locations' | 'Brands' | 'Account' | 'Service' | 'Documentation';
@@ -48,10 +69,10 @@ const LOCATION_MAP_HEADERS: HeaderDoc[] = [
   { name: 'X-Region', description: 'The filter as text. Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },
   { name: 'X-Credits-Charged', description: 'Credits this request cost.', schema: 'integer', required: true },
   { name: 'X-Credits-Remaining', description: 'Credits left on the key.', schema: 'integer', required: true },
-  { name: 'X-Credits-Low', description: 'true when the balance is below 50 credits (absent otherwise).', schema: 'boolean', required: false },
+  { name: 'X-Credits-Low', description: `true when the balance is below ${LOW_CREDIT_THRESHOLD} credits (absent otherwise).`, schema: 'boolean', required: false },
   { name: 'X-Render-Time', description: 'Server time spent on the query or render, e.g. "12ms".', schema: 'string', required: true },
   { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
-  { name: 'X-Trial-Cap-Applied', description: 'true when a trial key got only the first 50 locations.', schema: 'boolean', required: false },
+  { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only the first ${PLAN_RULES.trial.maxLocations} locations.`, schema: 'boolean', required: false },
   { name: 'X-Total-Available', description: 'Locations before the trial cap.', schema: 'integer', required: false },
   ...RATE_HEADERS,
 ];
@@ -64,18 +85,18 @@ export const OPERATIONS: Operation[] = [
     tag: 'Locations',
     summary: "A brand's storefronts as JSON, CSV, GeoJSON or a map image",
     description:
-      'Every storefront of one brand (name, alias or ticker) or up to five tickers, filtered by country, state, city, postcode, radius and storefront type (filters combine with AND), in one response without pagination. Data formats serve rows with confidence at least 0.6 and need an enterprise or internal key; images (png, jpeg) draw every reconciled row and are open to every plan at twice the credits. Credits by result count: up to 500 rows 1, 2,000 2, 5,000 3, 10,000 5, more 8; charged only on success.',
+      `Every storefront of one brand (name, alias or ticker) or up to five tickers, filtered by country, state, city, postcode, radius and storefront type (filters combine with AND), in one response without pagination. Data formats serve rows with confidence at least ${CONFIDENCE_FLOOR} and need an enterprise or internal key; images (png, jpeg) draw every reconciled row and are open to every plan at twice the credits. Credits by result count: ${tiersText()}; charged only on success.`,
     auth: true,
     body: LocationMapRequest,
     success: {
       status: 200,
       description: 'The locations, in the requested format.',
       content: [
-        { type: 'application/json', schema: LocationMapJson },
-        { type: 'text/csv', format: 'text', description: 'RFC 4180 CSV: brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated.' },
-        { type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties.' },
-        { type: 'image/png', format: 'binary', description: 'A map image (DPI in pHYs).' },
-        { type: 'image/jpeg', format: 'binary', description: 'A map image (DPI in the JFIF header).' },
+        { answers: 'json', type: 'application/json', schema: LocationMapJson },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: 'RFC 4180 CSV: brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated.' },
+        { answers: 'geojson', type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties.' },
+        { answers: 'png', type: 'image/png', format: 'binary', description: 'A map image (DPI in pHYs).' },
+        { answers: 'jpeg', type: 'image/jpeg', format: 'binary', description: 'A map image (DPI in the JFIF header).' },
       ],
       headers: LOCATION_MAP_HEADERS,
     },
@@ -222,3 +243,24 @@ export const OPERATIONS: Operation[] = [
     errors: ['RATE_LIMITED'],
   },
 ];
+
+/** The Content-Type header a media type is sent with: text and JSON say their charset. */
+export function wireType(type: string): string {
+  if (type.includes(';')) return type;
+  if (type === 'application/json' || type === 'application/yaml' || type.startsWith('text/')) return `${type}; charset=utf-8`;
+  return type;
+}
+
+/** The Content-Type an operation answers a request `format` with (throws if it lists none). */
+export function contentTypeFor(id: OperationId, format: string): string {
+  const content = OPERATIONS.find((o) => o.id === id)?.success.content.find((c) => c.answers === format);
+  if (!content) throw new Error(`operation ${id} documents no content for format ${format}`);
+  return wireType(content.type);
+}
+
+/** The operation's path: for code that must name one (tests, logs), never a second literal. */
+export function pathOf(id: OperationId): string {
+  const op = OPERATIONS.find((o) => o.id === id);
+  if (!op) throw new Error(`no operation ${id}`);
+  return op.path;
+}

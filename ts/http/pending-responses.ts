@@ -3,7 +3,7 @@
 // refused (503 SERVICE_BUSY, Retry-After) until readers catch up, so 64 or 6,400 slow clients
 // cost at most the limit, not their number times the body size.
 import type { Response } from 'restify';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 
 export class PendingResponses {
   #bytes = 0;

@@ -2,7 +2,7 @@
 // in `details`, unknown parameters rejected.
 import type { Request } from 'restify';
 import type { z } from 'zod';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 import { issueDetails } from './schemas.ts';
 
 export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.infer<S> {

@@ -1,9 +1,11 @@
 // Response bodies as zod schemas: the routes' return types are inferred from them and the
 // OpenAPI document and agent-docs are generated from them, so the three never disagree.
 import { z } from 'zod';
-import { ERRORS } from './errors.ts';
+import { ERRORS } from '../errors.ts';
+import { SOURCE_TYPES } from '../config.ts';
+import { CONFIDENCE_FLOOR } from '../native.ts';
 
-export const SOURCE_TYPE = z.enum(['atp', 'fsq', 'osm', 'overture']);
+export const SOURCE_TYPE = z.enum(SOURCE_TYPES);
 
 export const Suggestion = z.object({ brand: z.string(), location_count: z.number().int() }).describe('A close match for an unrecognized name.');
 
@@ -54,7 +56,7 @@ export const LocationMapJson = z.object({
 export const DirectoryEntry = z.object({
   brand: z.string(),
   ticker: z.string().nullable(),
-  location_count: z.number().int().describe('Storefronts the data formats serve (confidence at least 0.6).'),
+  location_count: z.number().int().describe(`Storefronts the data formats serve (confidence at least ${CONFIDENCE_FLOOR}).`),
 });
 
 export const BrandsPage = z.object({

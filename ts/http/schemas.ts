@@ -7,6 +7,7 @@ import path from 'node:path';
 import { RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
 import { TABLES_DIR } from '../paths.ts';
 import { FORMATS } from '../services/credits.ts';
+import { DEFAULT_WINDOW_DAYS } from '../services/usage.ts';
 
 /** The image themes: the keys of data/themes.json, which the renderer draws from. */
 export const STYLES = Object.keys(JSON.parse(readFileSync(path.join(TABLES_DIR, 'themes.json'), 'utf8')) as Record<string, unknown>) as [string, ...string[]];
@@ -104,7 +105,7 @@ export const SearchQuery = z.strictObject({
 const isoTime = z.iso.datetime({ offset: true }).describe('ISO 8601 timestamp, e.g. 2026-11-01T00:00:00Z.');
 
 export const UsageQuery = z.strictObject({
-  from: isoTime.optional().describe('Window start (default: 30 days before `to`).'),
+  from: isoTime.optional().describe(`Window start (default: ${DEFAULT_WINDOW_DAYS} days before \`to\`).`),
   to: isoTime.optional().describe('Window end (default: now).'),
 });
 

@@ -1,7 +1,6 @@
 // The public brand endpoints: the directory, a brand's summary and autocomplete. Free, no key.
-import type { Server } from 'restify';
 import type { z } from 'zod';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { jsonRoute } from '../http/json-route.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
 import { parseQuery } from '../http/query.ts';
@@ -9,6 +8,7 @@ import type { BrandSummary, BrandsPage, SearchResults } from '../http/responses.
 import { BrandsQuery, SearchQuery, SummaryQuery } from '../http/schemas.ts';
 import { directoryOf, suggestionsFor } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
+import type { Handlers } from '../http/mount.ts';
 import { query, type Store } from '../native.ts';
 
 /** 1-5 capital letters, as typed: what a stock ticker looks like. */
@@ -60,25 +60,25 @@ async function make(deps: ApiDeps, store: Store, brand: number): Promise<Summary
   };
 }
 
-export function mount(server: Server, deps: ApiDeps): void {
+export function handlers(deps: ApiDeps): Handlers {
   const summaries = new Summaries();
   const free = limitFreeEndpoint(deps);
-  server.get('/api/v1/brands', free, jsonRoute(deps, (req): z.infer<typeof BrandsPage> => {
+  const listBrands = jsonRoute(deps, (req): z.infer<typeof BrandsPage> => {
     const q = parseQuery(BrandsQuery, req);
     const page = directoryOf(deps.store.current).page(q.q, q.sort, q.limit, q.offset);
     return { total: page.total, limit: q.limit, offset: q.offset, count: page.brands.length, brands: page.brands };
-  }));
+  });
 
-  server.get('/api/v1/brands/summary', free, jsonRoute(deps, async (req): Promise<z.infer<typeof BrandSummary>> => {
+  const brandSummary = jsonRoute(deps, async (req): Promise<z.infer<typeof BrandSummary>> => {
     const q = parseQuery(SummaryQuery, req);
     const store = deps.store.current;
     const found = store.resolve(q.brand);
     if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.brand}".`, { suggestions: suggestionsFor(store, q.brand) });
     const summary = await summaries.get(deps, store, found.brand, req.socket.remoteAddress);
     return { ...summary, matched_by: found.by as z.infer<typeof BrandSummary>['matched_by'] };
-  }));
+  });
 
-  server.get('/api/v1/brands/search', free, jsonRoute(deps, (req): z.infer<typeof SearchResults> => {
+  const searchBrands = jsonRoute(deps, (req): z.infer<typeof SearchResults> => {
     const q = parseQuery(SearchQuery, req);
     const store = deps.store.current;
     const results = directoryOf(store).search(q.q, q.limit);
@@ -95,5 +95,6 @@ export function mount(server: Server, deps: ApiDeps): void {
       throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.q}".`, { suggestions: suggestionsFor(store, q.q) });
     }
     return { query: q.q, count: results.length, results };
-  }));
+  });
+  return { listBrands: [free, listBrands], brandSummary: [free, brandSummary], searchBrands: [free, searchBrands] };
 }

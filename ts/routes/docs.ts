@@ -5,19 +5,20 @@
 // refresh swaps the snapshot.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Request, Response, Server } from 'restify';
+import type { Request, Response } from 'restify';
 import { agentDocs } from '../docs/agent-docs.ts';
 import { llmsTxt } from '../docs/llms.ts';
-import { openApiYaml, wireType } from '../docs/openapi.ts';
-import { OPERATIONS } from '../http/operations.ts';
+import { openApiYaml } from '../docs/openapi.ts';
+import { OPERATIONS, wireType } from '../http/operations.ts';
 import { TABLES_DIR } from '../paths.ts';
 import type { ApiDeps } from '../http/context.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
+import type { Handlers } from '../http/mount.ts';
 
 export const ATTRIBUTION_FILE = path.join(TABLES_DIR, 'ATTRIBUTION.txt');
 
 /** Every documentation body, keyed by its operation id. */
-export function documents(deps: Pick<ApiDeps, 'config'>): Record<string, string> {
+export function documents(deps: Pick<ApiDeps, 'config'>): Record<'openapi' | 'agentDocs' | 'llms' | 'attribution', string> {
   return {
     openapi: openApiYaml(),
     agentDocs: agentDocs(OPERATIONS, deps.config),
@@ -51,7 +52,7 @@ export function spiderLicences(info: { atp_spider_licences?: Record<string, stri
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-export function mount(server: Server, deps: ApiDeps): void {
+export function handlers(deps: ApiDeps): Handlers {
   const docs = documents(deps);
   let attribution: { version: string; body: Buffer } | undefined;
   const attributionBody = (): Buffer => {
@@ -62,19 +63,21 @@ export function mount(server: Server, deps: ApiDeps): void {
     return attribution.body;
   };
   const free = limitFreeEndpoint(deps);
-  for (const [id, text] of Object.entries(docs)) {
+  const out: Handlers = {};
+  for (const [id, text] of Object.entries(docs) as [keyof typeof docs, string][]) {
     const op = OPERATIONS.find((o) => o.id === id);
     if (!op) throw new Error(`documentation operation ${id} is missing from OPERATIONS`);
     // Sent with the media type the operation documents, so the two cannot disagree.
     const type = wireType(op.success.content[0].type);
     const fixed = Buffer.from(text, 'utf8');
-    server.get({ name: op.id, path: op.path }, free, (_req: Request, res: Response, next: () => void) => {
+    out[id] = [free, (_req: Request, res: Response, next: () => void) => {
       const body = id === 'attribution' ? attributionBody() : fixed;
       res.status(200);
       res.header('content-type', type);
       res.header('content-length', String(body.length));
       res.end(body);
       next();
-    });
+    }];
   }
+  return out;
 }

@@ -1,8 +1,9 @@
 // POST /api/v1/location-map: a brand's (or up to five tickers') storefronts as JSON, CSV or
 // GeoJSON. Steps, in order: key, rate limit, body, validation, plan, brand resolution, query,
 // charge, response. Every request with a valid key writes exactly one usage row.
-import type { Request, Response, Server } from 'restify';
-import { ApiError, sendError, toApiError } from '../http/errors.ts';
+import type { Request, Response } from 'restify';
+import { ApiError, toApiError } from '../errors.ts';
+import { sendError } from '../http/errors.ts';
 import { requireKey, takeRate } from '../http/auth.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { readJsonBody } from '../http/body.ts';
@@ -14,21 +15,24 @@ import { Cancel } from '../services/native-pool.ts';
 import { affordableRows, creditsFor, FORMATS, isImageFormat, LOW_CREDIT_THRESHOLD, type Format, type ImageFormat } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from '../http/context.ts';
+import type { Handlers } from '../http/mount.ts';
+import { contentTypeFor, pathOf } from '../http/operations.ts';
 
-export const ENDPOINT = '/api/v1/location-map';
+/** The path usage rows record for this operation. */
+const ENDPOINT = pathOf('locationMap');
 
-const CONTENT_TYPES = {
-  json: 'application/json; charset=utf-8',
-  csv: 'text/csv; charset=utf-8',
-  geojson: 'application/geo+json',
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-} as const;
+/** Each format's Content-Type, as the operation documents it (a format it lacks fails at start). */
+const CONTENT_TYPES = Object.fromEntries(FORMATS.map((f) => [f, contentTypeFor('locationMap', f)])) as Record<Format, string>;
 
-export function mount(server: Server, deps: ApiDeps): void {
-  server.post({ name: 'locationMap', path: ENDPOINT }, async (req: Request, res: Response) => {
-    await handle(req, res, deps);
-  });
+export function handlers(deps: ApiDeps): Handlers {
+  // restify tells a promise-returning step from a callback one by being an async function.
+  return {
+    locationMap: [
+      async (req: Request, res: Response) => {
+        await handle(req, res, deps);
+      },
+    ],
+  };
 }
 
 /** The format a usage row records: a known one (json when none is given), else `invalid`. */

@@ -2,13 +2,14 @@
 // failing subsystem shows as "degraded" in the body. The checks (a real render through the
 // addon, a database read, the refresh stamp) run at most every 30 seconds; between, the last
 // result is served, as the contract's edge cache would.
-import type { Request, Response, Server } from 'restify';
+import type { Request, Response } from 'restify';
 import type { z } from 'zod';
 import type { Status } from '../http/responses.ts';
 import { API_VERSION } from '../paths.ts';
 import { freshness } from '../services/brand-summary.ts';
 import type { ApiDeps } from '../http/context.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
+import type { Handlers } from '../http/mount.ts';
 
 export const STATUS_CACHE_MS = 30_000;
 /** A renderer check slower than this counts as down. */
@@ -62,9 +63,9 @@ async function check(deps: ApiDeps): Promise<Omit<StatusBody, 'elapsed_ms'>> {
   };
 }
 
-export function mount(server: Server, deps: ApiDeps): void {
+export function handlers(deps: ApiDeps): Handlers {
   let cached: { at: number; body: Promise<Omit<StatusBody, 'elapsed_ms'>> } | undefined;
-  server.get('/api/v1/status', limitFreeEndpoint(deps), async (_req: Request, res: Response) => {
+  const status = async (_req: Request, res: Response) => {
     const started = performance.now();
     const now = deps.now();
     // Concurrent requests share one check: the cached value is the promise.
@@ -91,5 +92,6 @@ export function mount(server: Server, deps: ApiDeps): void {
     res.header('cache-control', `public, max-age=${STATUS_CACHE_MS / 1000}`);
     res.header('access-control-allow-origin', '*');
     res.end(JSON.stringify(body));
-  });
+  };
+  return { status: [limitFreeEndpoint(deps), status] };
 }

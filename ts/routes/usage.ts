@@ -1,18 +1,19 @@
 // GET /api/v1/usage: the calling key's own usage, never another's. Free; rate-limited per key
 // like every keyed endpoint.
-import type { Server } from 'restify';
 import type { z } from 'zod';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { parseQuery } from '../http/query.ts';
 import type { Usage } from '../http/responses.ts';
 import { UsageQuery } from '../http/schemas.ts';
-import { DAY_MS, DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../services/usage.ts';
+import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../services/usage.ts';
+import { DAY_MS } from '../time.ts';
 import type { ApiDeps } from '../http/context.ts';
 import { jsonRoute } from '../http/json-route.ts';
 import { requireKey, takeRate } from '../http/auth.ts';
+import type { Handlers } from '../http/mount.ts';
 
-export function mount(server: Server, deps: ApiDeps): void {
-  server.get('/api/v1/usage', jsonRoute(deps, (req, res): z.infer<typeof Usage> => {
+export function handlers(deps: ApiDeps): Handlers {
+  const usage = jsonRoute(deps, (req, res): z.infer<typeof Usage> => {
     const key = requireKey(deps, req, res);
     takeRate(deps, key, res);
 
@@ -24,5 +25,6 @@ export function mount(server: Server, deps: ApiDeps): void {
     if (from > to) throw bad('from', 'from must not be after to');
     if (to - from > MAX_WINDOW_DAYS * DAY_MS) throw bad('from', `the window is at most ${MAX_WINDOW_DAYS} days`);
     return deps.usage.report(key.id, from, to, deps.billing.pendingRejected(key.id));
-  }));
+  });
+  return { usage: [usage] };
 }

@@ -5,7 +5,8 @@
 // the free usage report writes none: the report is about the billable API).
 import { retryBusy, type DB } from '../db/database.ts';
 import { PLAN_RULES, type ApiKey } from './keys.ts';
-import { DAY_MS, MAX_WINDOW_DAYS } from './usage.ts';
+import { MAX_WINDOW_DAYS } from './usage.ts';
+import { DAY_MS } from '../time.ts';
 
 /** Raw usage rows are kept this long (the longest report window plus its partial first day);
  * the daily rollups, which reports read for whole days, are kept for good. */

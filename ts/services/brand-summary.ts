@@ -2,7 +2,7 @@
 // the status endpoint reports.
 import type { DB } from '../db/database.ts';
 import type { Store } from '../native.ts';
-import { DAY_MS } from './usage.ts';
+import { DAY_MS } from '../time.ts';
 
 /** A monthly refresh plus ten days of grace. */
 export const STALE_AFTER_DAYS = 40;

@@ -20,6 +20,15 @@ export function isImageFormat(format: Format): format is ImageFormat {
   return (IMAGE_FORMATS as readonly string[]).includes(format);
 }
 
+/** The tier table as prose ("1-500 locations cost 1, ..."): the docs quote this, never a copy. */
+export function tiersText(unit = 'locations'): string {
+  return TIERS.map((t, i) => {
+    const from = i === 0 ? 1 : TIERS[i - 1].upTo + 1;
+    const range = Number.isFinite(t.upTo) ? `${from.toLocaleString('en-US')}-${t.upTo.toLocaleString('en-US')}` : `more than ${TIERS[i - 1].upTo.toLocaleString('en-US')}`;
+    return `${range} ${unit} cost ${t.credits}`;
+  }).join(', ');
+}
+
 export function baseCredits(resultCount: number): number {
   if (!Number.isInteger(resultCount) || resultCount < 0) throw new RangeError(`result count ${resultCount}`);
   return TIERS.find((t) => resultCount <= t.upTo)!.credits;

@@ -2,12 +2,12 @@
 // compared in constant time. Plans decide formats, trial length and caps.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DB } from '../db/database.ts';
+import { DAY_MS } from '../time.ts';
 
 export const PLANS = ['trial', 'standard', 'enterprise', 'internal'] as const;
 export type Plan = (typeof PLANS)[number];
 
 export const KEY_PATTERN = /^sm_live_[0-9a-f]{24}$/;
-const DAY_MS = 86_400_000;
 
 export const PLAN_RULES: Record<Plan, { dataFormats: boolean; unlimited: boolean; defaultCredits: number; trialDays?: number; maxLocations?: number }> = {
   trial: { dataFormats: false, unlimited: false, defaultCredits: 50, trialDays: 5, maxLocations: 50 },

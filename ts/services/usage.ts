@@ -2,8 +2,8 @@
 // partial days at its ends from the raw rows, folded into the totals, by-status, by-format and
 // by-day views.
 import type { DB } from '../db/database.ts';
+import { DAY_MS } from '../time.ts';
 
-export const DAY_MS = 86_400_000;
 export const MAX_WINDOW_DAYS = 366;
 export const DEFAULT_WINDOW_DAYS = 30;
 

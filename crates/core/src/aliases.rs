@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::names::{name_keys, normalize_name};
-use crate::snapshot::{BrandRecord, TickerRecord};
+use crate::records::{BrandRecord, TickerRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResolvedBy {

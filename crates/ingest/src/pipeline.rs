@@ -17,10 +17,7 @@ use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
 use crate::{ImportReport, Skip};
 
-/// The snapshot's file name in the data folder.
-pub const SNAPSHOT_FILE: &str = "snapshot.smap";
-/// The snapshot a build replaced, kept so an operator can roll back (`storemap data rollback`).
-pub const PREVIOUS_SNAPSHOT_FILE: &str = "snapshot.prev.smap";
+pub use storemap_core::{PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE};
 
 /// The part of the world an import keeps (`--country`, `--bbox`): rows elsewhere are
 /// skipped as `out_of_region` as they arrive, so a planet-sized input builds one country

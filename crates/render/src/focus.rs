@@ -11,8 +11,8 @@
 
 use tiny_skia::{FillRule, Paint, Path, PathBuilder, PixmapMut, Stroke, Transform};
 
-use crate::basemap::{Basemap, Polygon};
 use crate::error::{RenderError, Result};
+use crate::shapes::{simplify, Polygon, Shapes};
 
 /// Polygons farther than this from the mainland (hop by hop from the largest polygon) are
 /// "far-flung" for `mainland_only`, and far-flung polygons within this of each other form one
@@ -156,8 +156,8 @@ fn box_gap_km(a: [f64; 4], b: [f64; 4]) -> f64 {
 /// The polygons a focus map draws, in parts: the mainland (the largest polygon and those
 /// within `MAINLAND_KM` of it, hop by hop) first, then the far-flung ones grouped by nearness, largest
 /// first, at most `MAX_INSETS` (none when the map is cut to its mainland).
-fn select<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygon>>> {
-    let shape = basemap.country(&spec.country).ok_or_else(|| RenderError::UnknownCountry(spec.country.clone()))?;
+fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygon>>> {
+    let shape = shapes.country(&spec.country).ok_or_else(|| RenderError::UnknownCountry(spec.country.clone()))?;
     let is_us = spec.country.eq_ignore_ascii_case("US");
     if spec.conus && !is_us {
         return Err(RenderError::InvalidFocus("conus applies to the US only".into()));
@@ -214,7 +214,7 @@ fn select<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<Vec<&'a Poly
     groups.truncate(MAX_INSETS);
     // Territories go last, whatever their size: they are drawn because they have markers.
     for code in spec.territories.iter().filter(|t| territories_of(&spec.country).iter().any(|c| c.eq_ignore_ascii_case(t))) {
-        if let Some(t) = basemap.country(code) {
+        if let Some(t) = shapes.country(code) {
             groups.push(t.polygons.iter().collect());
         }
     }
@@ -285,8 +285,12 @@ struct Projected {
     extent: [f64; 4],
 }
 
+/// Focus maps of one set of shapes: each country's projected shape is worked out on first use
+/// and kept (every image size and band reuses it).
 #[derive(Default)]
-pub(crate) struct FocusCache(std::sync::Mutex<std::collections::HashMap<FocusKey, std::sync::Arc<Projected>>>);
+pub struct FocusMaps {
+    cache: std::sync::Mutex<std::collections::HashMap<FocusKey, std::sync::Arc<Projected>>>,
+}
 
 /// A projected focus shape's identity: the country, whether it is cut to its mainland, and the
 /// territories drawn with it.
@@ -362,12 +366,34 @@ fn extent_of(rings: &[Vec<(f64, f64)>]) -> [f64; 4] {
     e
 }
 
-fn projected(basemap: &Basemap, spec: &FocusSpec) -> Result<std::sync::Arc<Projected>> {
-    let key = (spec.country.to_ascii_uppercase(), spec.mainland_only || spec.conus, spec.territories.iter().map(|t| t.to_ascii_uppercase()).collect());
-    if let Some(p) = basemap.focus_cache.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(p.clone());
+impl FocusMaps {
+    fn projected(&self, shapes: &Shapes, spec: &FocusSpec) -> Result<std::sync::Arc<Projected>> {
+        let key = (spec.country.to_ascii_uppercase(), spec.mainland_only || spec.conus, spec.territories.iter().map(|t| t.to_ascii_uppercase()).collect());
+        if let Some(p) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(p.clone());
+        }
+        let p = std::sync::Arc::new(project(shapes, spec)?);
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
+        Ok(p)
     }
-    let groups = select(basemap, spec)?;
+
+    /// The inset frames a focus map of this size draws, in image pixels (left, top, right,
+    /// bottom), largest inset first: none for a country without far-flung parts or a map cut
+    /// to its mainland. For tests and for clients that label the insets.
+    pub fn inset_frames(&self, shapes: &Shapes, spec: &FocusSpec, width: u32, height: u32, scale: f32, marker_radius: f32) -> Result<Vec<[f32; 4]>> {
+        Ok(self.plan(shapes, spec, width * scale as u32, height * scale as u32, scale, (marker_radius + 1.2) * scale)?.inset_frames)
+    }
+
+    /// Fits the focus map to a `width` x `height` image, leaving `marker_reach` pixels beyond
+    /// the padding so a marker on the outermost coast is not cut by the image edge.
+    pub fn plan(&self, shapes: &Shapes, spec: &FocusSpec, width: u32, height: u32, scale: f32, marker_reach: f32) -> Result<FocusPlan> {
+        plan(self.projected(shapes, spec)?, regions(shapes, spec)?, spec, width, height, scale, marker_reach)
+    }
+}
+
+/// A country's shape projected, its parts placed and simplified: the costly part of a focus map.
+fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
+    let groups = select(shapes, spec)?;
     let composite = groups.len() > 1;
     let cut = spec.mainland_only || spec.conus;
     // Each part in its own projection, unplaced.
@@ -436,24 +462,19 @@ fn projected(basemap: &Basemap, spec: &FocusSpec) -> Result<std::sync::Arc<Proje
         extent = [extent[0].min(f[0]), extent[1].min(f[1]), extent[2].max(f[2]), extent[3].max(f[3])];
     }
     let tol = (extent[2] - extent[0]).hypot(extent[3] - extent[1]) * SIMPLIFY_SHARE;
-    let rings = rings.iter().map(|r| crate::basemap::simplify(r, tol)).collect();
-    let p = std::sync::Arc::new(Projected { parts: parts.into(), rings, frames, extent });
-    basemap.focus_cache.0.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
-    Ok(p)
+    let rings = rings.iter().map(|r| simplify(r, tol)).collect();
+    Ok(Projected { parts: parts.into(), rings, frames, extent })
 }
 
-/// The inset frames a focus map of this size draws, in image pixels (left, top, right,
-/// bottom), largest inset first: none for a country without far-flung parts or a map cut to
-/// its mainland. For tests and for clients that label the insets.
-pub fn inset_frames(basemap: &Basemap, spec: &FocusSpec, width: u32, height: u32, scale: f32, marker_radius: f32) -> Result<Vec<[f32; 4]>> {
-    Ok(plan(basemap, spec, width * scale as u32, height * scale as u32, scale, (marker_radius + 1.2) * scale)?.inset_frames)
-}
-
-/// Fits the focus map to a `width` x `height` image, leaving `marker_reach` pixels beyond the
-/// padding so a marker on the outermost coast is not cut by the image edge.
-pub fn plan(basemap: &Basemap, spec: &FocusSpec, width: u32, height: u32, scale: f32, marker_reach: f32) -> Result<FocusPlan> {
-    let shape = projected(basemap, spec)?;
-    let regions = regions(basemap, spec)?;
+fn plan(
+    shape: std::sync::Arc<Projected>,
+    regions: Vec<&Polygon>,
+    spec: &FocusSpec,
+    width: u32,
+    height: u32,
+    scale: f32,
+    marker_reach: f32,
+) -> Result<FocusPlan> {
     let [px0, py0, px1, py1] = shape.extent;
     let (w, h) = (width as f64, height as f64);
     let pad = 0.05 * w.min(h) + (spec.outline_width * scale) as f64 + marker_reach as f64;
@@ -516,7 +537,7 @@ fn push_ring(pb: &mut PathBuilder, pts: impl Iterator<Item = (f32, f32)>) {
 
 /// The admin-1 shapes `regions` names (US states only: the one admin-1 set the reference data
 /// carries).
-fn regions<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<&'a Polygon>> {
+fn regions<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<&'a Polygon>> {
     if spec.regions.is_empty() {
         return Ok(Vec::new());
     }
@@ -525,11 +546,7 @@ fn regions<'a>(basemap: &'a Basemap, spec: &FocusSpec) -> Result<Vec<&'a Polygon
     }
     let mut out = Vec::new();
     for code in &spec.regions {
-        let s = basemap
-            .us_states
-            .iter()
-            .find(|s| s.code.eq_ignore_ascii_case(code))
-            .ok_or_else(|| RenderError::InvalidFocus(format!("unknown US state {code:?}")))?;
+        let s = shapes.us_state(code).ok_or_else(|| RenderError::InvalidFocus(format!("unknown US state {code:?}")))?;
         out.extend(s.polygons.iter());
     }
     Ok(out)

@@ -3,7 +3,9 @@
 //! normalized to the densest cell and coloured through a ramp, then blended over the basemap.
 //! Cells with no density nearby are left untouched.
 
-use tiny_skia::{PixmapMut, PremultipliedColorU8};
+use tiny_skia::PixmapMut;
+
+use crate::blend::{covered, over};
 
 /// Image pixels per grid cell side: the kernel is tens of pixels wide, so a coarser grid loses
 /// nothing visible and keeps a 4096-pixel map cheap.
@@ -56,8 +58,8 @@ pub struct Density {
     gw: usize,
     gh: usize,
     max: f32,
-    /// Premultiplied-ready colours by level: index `t * 255`.
-    lut: Vec<[f32; 4]>,
+    /// Premultiplied colours by level: index `t * 255`.
+    lut: Vec<[u8; 4]>,
 }
 
 impl Density {
@@ -85,7 +87,12 @@ impl Density {
             box_pass(&tmp, &mut grid, gh, gw, gw, 1, r);
         }
         let max = grid.iter().copied().fold(0.0, f32::max);
-        let lut = (0..=255).map(|i| ramp(i as f32 / 255.0)).collect();
+        let lut = (0..=255)
+            .map(|i| {
+                let [r, g, b, a] = ramp(i as f32 / 255.0);
+                covered([r.round() as u8, g.round() as u8, b.round() as u8], (a * 255.0).round() as u8)
+            })
+            .collect();
         (max > 0.0).then_some(Density { grid, gw, gh, max, lut })
     }
 
@@ -97,7 +104,7 @@ impl Density {
         // stays exactly as it was. The level is a square root (a lone store stays visible
         // beside a downtown of hundreds); running sums leave float dust, even below zero.
         let floor = 0.04f32 * 0.04 * self.max;
-        let pixels = band.pixels_mut();
+        let data = band.data_mut();
         for y in 0..h {
             // Bilinear between cell centres.
             let gy = (((y + y0 as usize) as f32 + 0.5) / CELL as f32 - 0.5).max(0.0);
@@ -113,14 +120,8 @@ impl Density {
                     continue;
                 }
                 let t = (v / self.max).sqrt();
-                let [cr, cg, cb, a] = self.lut[(t * 255.0).round().min(255.0) as usize];
-                let d = &mut pixels[y * w + x];
-                let mix = |s: f32, d: u8| (s * a + d as f32 * (1.0 - a)).round() as u8;
-                let out_a = (a * 255.0 + d.alpha() as f32 * (1.0 - a)).round() as u8;
-                let px = PremultipliedColorU8::from_rgba(mix(cr, d.red()).min(out_a), mix(cg, d.green()).min(out_a), mix(cb, d.blue()).min(out_a), out_a);
-                if let Some(p) = px {
-                    *d = p;
-                }
+                let i = (y * w + x) * 4;
+                over(self.lut[(t * 255.0).round().min(255.0) as usize], &mut data[i..i + 4]);
             }
         }
     }

@@ -4,9 +4,9 @@
 
 use tiny_skia::{FillRule, Paint, PathBuilder, PixmapMut, Transform};
 
-use crate::basemap::Basemap;
 use crate::camera::Camera;
-use crate::text::Line;
+use crate::error::{RenderError, Result};
+use crate::text::{Font, Line};
 use crate::theme::Theme;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,6 +23,39 @@ impl Rect {
     }
 }
 
+/// Cities smaller than this never get a label ("major city labels").
+pub const LABEL_MIN_POPULATION: u64 = 100_000;
+
+/// A city that may get a label.
+#[derive(Debug, Clone)]
+pub struct City {
+    pub name: String,
+    pub lat: f64,
+    pub lng: f64,
+    pub population: u64,
+}
+
+/// The gazetteer CSV's labelled cities (`name`, `population`, `lat`, `lng` columns), largest
+/// first.
+pub fn read_cities_csv(text: &str) -> Result<Vec<City>> {
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let headers = rd.headers().map_err(|e| RenderError::Shapes(format!("cities: {e}")))?.clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).ok_or_else(|| RenderError::Shapes(format!("cities: no {name} column")));
+    let (ni, pi, lai, lni) = (col("name")?, col("population")?, col("lat")?, col("lng")?);
+    let mut cities = Vec::new();
+    for rec in rd.records() {
+        let rec = rec.map_err(|e| RenderError::Shapes(format!("cities: {e}")))?;
+        let population: u64 = rec.get(pi).and_then(|p| p.parse().ok()).unwrap_or(0);
+        if population < LABEL_MIN_POPULATION {
+            continue;
+        }
+        let (Some(lat), Some(lng)) = (rec.get(lai).and_then(|v| v.parse().ok()), rec.get(lni).and_then(|v| v.parse().ok())) else { continue };
+        cities.push(City { name: rec.get(ni).unwrap_or("").to_string(), lat, lng, population });
+    }
+    cities.sort_by(|a, b| b.population.cmp(&a.population).then_with(|| a.name.cmp(&b.name)));
+    Ok(cities)
+}
+
 /// Label text size at scale 1, in pixels.
 const LABEL_PX: f32 = 12.0;
 /// One label per this many square pixels (at scale 1), at most.
@@ -35,14 +68,15 @@ pub struct Placed {
     dot_radius: f32,
 }
 
-pub fn place(basemap: &Basemap, cam: &Camera, occupied: &mut Vec<Rect>) -> Placed {
+/// Labels for `cities` (largest first) in `font`; none without a font.
+pub fn place(cities: &[City], font: Option<&Font>, cam: &Camera, occupied: &mut Vec<Rect>) -> Placed {
     let s = cam.scale as f32;
     let mut placed = Placed { dots: Vec::new(), texts: Vec::new(), dot_radius: 2.0 * s };
-    let Some(font) = &basemap.font else { return placed };
+    let Some(font) = font else { return placed };
     let (w, h) = (cam.width as f32, cam.height as f32);
     let budget = ((w * h) / (s * s * AREA_PER_LABEL)).clamp(3.0, 40.0) as usize;
     let (vx0, vy0, vx1, vy1) = cam.world_box();
-    for c in &basemap.cities {
+    for c in cities {
         if placed.texts.len() >= budget {
             break;
         }

@@ -5,7 +5,9 @@
 //! Nothing here knows about Node or HTTP; only `served` knows the dataset (it draws the rows a
 //! request serves).
 
+mod atlas;
 mod basemap;
+mod blend;
 mod camera;
 mod color;
 mod encode;
@@ -16,15 +18,17 @@ mod labels;
 mod legend;
 mod render;
 mod served;
+mod shapes;
 mod text;
 mod theme;
 
-pub use basemap::{Basemap, LABEL_MIN_POPULATION};
+pub use atlas::Atlas;
 pub use camera::{Camera, Viewport};
 pub use color::parse_hex;
 pub use encode::{ImageFormat, DEFAULT_JPEG_QUALITY};
 pub use error::{RenderError, Result};
-pub use focus::{inset_frames, territories_of, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
+pub use focus::{territories_of, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
+pub use labels::LABEL_MIN_POPULATION;
 pub use render::{admit, encode_blank, render, MapRequest, MarkerGroup, COMPANY_PALETTE, DEFAULT_MARKER_RADIUS, MAX_MARKER_PIXELS, MAX_SIDE};
 pub use served::{health_check, render_served, FocusCountry, FocusQuery, MapAnswer, MapQuery, RendererHealth};
 pub use theme::{Theme, Themes};

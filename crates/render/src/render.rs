@@ -5,11 +5,13 @@ use std::time::Instant;
 
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
+use crate::atlas::Atlas;
 use crate::basemap::Basemap;
+use crate::blend::over;
 use crate::camera::{Camera, Viewport};
 use crate::encode::{encode, ImageFormat};
 use crate::error::{RenderError, Result};
-use crate::focus::{self, FocusCamera, FocusSpec};
+use crate::focus::{FocusCamera, FocusPlan, FocusSpec};
 use crate::labels::{self, Rect};
 use crate::legend::{Legend, LegendEntry};
 use crate::theme::Themes;
@@ -119,12 +121,6 @@ fn sprite(radius: f32, stroke: f32, fill: [u8; 3], edge: [u8; 3]) -> Option<(Pix
     Some((p, c))
 }
 
-/// x / 255 rounded, for x up to 255 * 255, without a division.
-#[inline]
-fn div255(x: u32) -> u32 {
-    ((x + 128) * 257) >> 16
-}
-
 /// A sprite prepared for stamping: per row, its covered span split into the opaque middle
 /// (copied whole) and the anti-aliased rim (blended), premultiplied RGBA bytes.
 struct Stamp {
@@ -178,10 +174,7 @@ impl Stamp {
                 let src = &self.rgba[srow + a as usize * 4..srow + b as usize * 4];
                 let dst = &mut data[row + (ox + a) as usize * 4..row + (ox + b) as usize * 4];
                 for (s, d) in src.chunks_exact(4).zip(dst.chunks_exact_mut(4)) {
-                    let inv = 255 - s[3] as u32;
-                    for c in 0..4 {
-                        d[c] = (s[c] as u32 + div255(d[c] as u32 * inv)).min(255) as u8;
-                    }
+                    over([s[0], s[1], s[2], s[3]], d);
                 }
             };
             blend(data, first, o0);
@@ -235,7 +228,7 @@ fn check(req: &MapRequest) -> Result<(u32, u32)> {
     Ok((w, h))
 }
 
-pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Vec<u8>> {
+pub fn render(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Vec<u8>> {
     // Sizes and work are checked before any pixel buffer exists.
     let (w, h) = admit(req)?;
     on_time(req)?;
@@ -268,7 +261,7 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
         }
     };
 
-    let legend = match (&basemap.font, req.legend) {
+    let legend = match (&atlas.font, req.legend) {
         (Some(font), true) => {
             let entries: Vec<LegendEntry> =
                 req.groups.iter().zip(&colors).map(|(g, &color)| LegendEntry { color, name: g.name.clone(), count: g.points.len() as u64 }).collect();
@@ -281,12 +274,12 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
     // projection) and, for a heatmap, the density.
     let scene = match &req.focus {
         // Markers overhang their point by their radius and rim: the fit leaves room for them.
-        Some(spec) => Scene::Focus(focus::plan(basemap, spec, w, h, scale, (req.marker_radius + 1.2) * scale)?),
+        Some(spec) => Scene::Focus(atlas.focus.plan(&atlas.shapes, spec, w, h, scale, (req.marker_radius + 1.2) * scale)?),
         None => {
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
             let cam = Camera::new(req.viewport, &all, w, h, req.scale as f64);
             let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).collect();
-            let labels = labels::place(basemap, &cam, &mut occupied);
+            let labels = labels::place(&atlas.cities, atlas.font.as_ref(), &cam, &mut occupied);
             Scene::Mercator(cam, labels)
         }
     };
@@ -312,7 +305,7 @@ pub fn render(basemap: &Basemap, themes: &Themes, req: &MapRequest) -> Result<Ve
                 let (y0, rows) = ((i * band_rows) as u32, (chunk.len() / row_bytes) as u32);
                 move || {
                     let Some(mut band) = PixmapMut::from_bytes(chunk, w, rows) else { return };
-                    scene.background(&mut band, y0, rows, basemap, theme);
+                    scene.background(&mut band, y0, rows, &atlas.basemap, theme);
                     match density {
                         Some(d) => d.blend(&mut band, y0),
                         None if req.heatmap => {}
@@ -350,7 +343,7 @@ fn heat_points(req: &MapRequest, projection: &Projection) -> Vec<(f32, f32)> {
 /// What a map is drawn over.
 enum Scene {
     Mercator(Camera, labels::Placed),
-    Focus(focus::FocusPlan),
+    Focus(FocusPlan),
 }
 
 impl Scene {
@@ -394,13 +387,6 @@ pub fn encode_blank(width: u32, height: u32, format: ImageFormat) -> Result<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn div255_rounds_like_division() {
-        for x in 0..=255 * 255 {
-            assert_eq!(div255(x), (x + 127) / 255, "{x}");
-        }
-    }
 
     /// The stamp must give exactly what tiny-skia's own source-over gives.
     #[test]

@@ -4,7 +4,7 @@
 
 use storemap_core::{Budget, Filters, Refusal, Snapshot, SourceMask};
 
-use crate::basemap::Basemap;
+use crate::atlas::Atlas;
 use crate::camera::Viewport;
 use crate::color::parse_hex;
 use crate::encode::ImageFormat;
@@ -90,7 +90,7 @@ impl MapAnswer {
 /// nothing is drawn outside it. A composite focus map also carries the country's territories
 /// with codes of their own (Puerto Rico on a US map) unless it is cut to its mainland: their
 /// stores are counted, priced and drawn in an inset.
-fn row_filters(snap: &Snapshot, basemap: &Basemap, q: &MapQuery) -> Result<Vec<Filters>> {
+fn row_filters(snap: &Snapshot, atlas: &Atlas, q: &MapQuery) -> Result<Vec<Filters>> {
     let mut filters = Filters { verified_only: false, ..q.filters.clone() };
     let Some(focus) = q.focus.as_ref().filter(|_| filters.country.is_none()) else {
         return Ok(vec![filters]);
@@ -100,7 +100,7 @@ fn row_filters(snap: &Snapshot, basemap: &Basemap, q: &MapQuery) -> Result<Vec<F
         FocusCountry::Code(code) => {
             let code = code.to_ascii_uppercase();
             // An unknown focus country is the request's mistake, not an empty result.
-            if basemap.country(&code).is_none() {
+            if atlas.country(&code).is_none() {
                 return Err(RenderError::UnknownCountry(code));
             }
             Some(code)
@@ -145,12 +145,12 @@ fn focus_spec(snap: &Snapshot, f: &FocusQuery, rows: &[u32]) -> Result<FocusSpec
 
 /// Draws a request's map. In the contract's order: a request beyond the work bound is invalid
 /// whatever the balance; then the price; then the drawing.
-pub fn render_served(snap: &Snapshot, basemap: &Basemap, themes: &Themes, q: &MapQuery) -> Result<MapAnswer> {
+pub fn render_served(snap: &Snapshot, atlas: &Atlas, themes: &Themes, q: &MapQuery) -> Result<MapAnswer> {
     snap.check_brands(&q.brands)?;
     if q.budget.passed() {
         return Ok(MapAnswer::refused(Refusal::Deadline, 0, 0, q.filters.region_text(), None));
     }
-    let sets = row_filters(snap, basemap, q)?;
+    let sets = row_filters(snap, atlas, q)?;
     let region = sets[0].region_text();
     let served = snap.serve(&q.brands, &sets, q.limit)?;
     let colour = |i: usize| -> Result<Option<[u8; 3]>> {
@@ -199,7 +199,7 @@ pub fn render_served(snap: &Snapshot, basemap: &Basemap, themes: &Themes, q: &Ma
     if q.budget.cannot_pay(count) {
         return Ok(MapAnswer::refused(Refusal::Credits, count, served.total, region, focus_country));
     }
-    let body = match render(basemap, themes, &map) {
+    let body = match render(atlas, themes, &map) {
         Err(RenderError::DeadlinePassed) => return Ok(MapAnswer::refused(Refusal::Deadline, count, served.total, region, focus_country)),
         r => r?,
     };
@@ -219,10 +219,10 @@ pub struct RendererHealth {
 
 /// Draws and encodes a small map with a label, a marker and a legend: the proof that the
 /// renderer works end to end.
-pub fn health_check(basemap: &Basemap, themes: &Themes) -> Result<RendererHealth> {
+pub fn health_check(atlas: &Atlas, themes: &Themes) -> Result<RendererHealth> {
     let (width, height) = (96, 64);
     let group = MarkerGroup { color: None, name: "health".into(), points: vec![(48.8566, 2.3522)] };
     let req = MapRequest { viewport: Viewport::CenterZoom([48.8566, 2.3522], 4.0), legend: true, ..MapRequest::new(width, height, vec![group]) };
-    let png = render(basemap, themes, &req)?;
-    Ok(RendererHealth { width, height, png_bytes: png.len() as u32, font: basemap.has_font() })
+    let png = render(atlas, themes, &req)?;
+    Ok(RendererHealth { width, height, png_bytes: png.len() as u32, font: atlas.has_font() })
 }

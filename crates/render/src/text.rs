@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use tiny_skia::{PixmapMut, PremultipliedColorU8};
+use tiny_skia::PixmapMut;
 
+use crate::blend::{covered, over};
 use crate::error::{RenderError, Result};
 
 struct Glyph {
@@ -121,7 +122,7 @@ impl Line {
 /// premultiplied space).
 pub fn blend_mask(pixmap: &mut PixmapMut, x0: i32, y0: i32, w: usize, h: usize, mask: &[u8], color: [u8; 3]) {
     let (pw, ph) = (pixmap.width() as i32, pixmap.height() as i32);
-    let pixels = pixmap.pixels_mut();
+    let data = pixmap.data_mut();
     for row in 0..h as i32 {
         let y = y0 + row;
         if y < 0 || y >= ph {
@@ -132,21 +133,12 @@ pub fn blend_mask(pixmap: &mut PixmapMut, x0: i32, y0: i32, w: usize, h: usize, 
             if x < 0 || x >= pw {
                 continue;
             }
-            let a = mask[(row * w as i32 + col) as usize] as u32;
+            let a = mask[(row * w as i32 + col) as usize];
             if a == 0 {
                 continue;
             }
-            let d = &mut pixels[(y * pw + x) as usize];
-            let inv = 255 - a;
-            let mix = |s: u8, d: u8| ((s as u32 * a + d as u32 * inv + 127) / 255) as u8;
-            let out_a = ((a * 255 + d.alpha() as u32 * inv + 127) / 255) as u8;
-            // Premultiplied: the opaque source's channels are its colour times coverage.
-            let r = mix(color[0], d.red()).min(out_a);
-            let g = mix(color[1], d.green()).min(out_a);
-            let b = mix(color[2], d.blue()).min(out_a);
-            if let Some(p) = PremultipliedColorU8::from_rgba(r, g, b, out_a) {
-                *d = p;
-            }
+            let i = (y * pw + x) as usize * 4;
+            over(covered(color, a), &mut data[i..i + 4]);
         }
     }
 }

@@ -1,15 +1,15 @@
 //! Renderer integration tests: real encodes decoded again, pixels checked against arithmetic
 //! done here independently of the renderer's own projection code.
 
-use storemap_render::{render, Basemap, ImageFormat, MapRequest, MarkerGroup, RenderError, Themes, Viewport};
+use storemap_render::{render, Atlas, ImageFormat, MapRequest, MarkerGroup, RenderError, Themes, Viewport};
 
 mod references;
 
 const THEMES: &str = include_str!("../../../../data/themes.json");
 
 /// A 20-degree square "country" centred on (10, 10), far from the markers used below.
-fn basemap() -> Basemap {
-    Basemap::from_geojson(
+fn atlas() -> Atlas {
+    Atlas::from_geojson(
         r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"iso_a2":"AA"},
         "geometry":{"type":"Polygon","coordinates":[[[0,0],[20,0],[20,20],[0,20],[0,0]]]}}]}"#,
     )
@@ -50,7 +50,7 @@ fn a_marker_lands_where_mercator_arithmetic_puts_it() {
     let themes = Themes::from_json(THEMES).unwrap();
     let (clat, clng, zoom) = (-30.0, -60.0, 5.0);
     let (plat, plng) = (-29.2, -58.9);
-    let png = render(&basemap(), &themes, &request("light", Viewport::CenterZoom([clat, clng], zoom), vec![(plat, plng)])).unwrap();
+    let png = render(&atlas(), &themes, &request("light", Viewport::CenterZoom([clat, clng], zoom), vec![(plat, plng)])).unwrap();
     let img = decode(&png);
     let (ex, ey) = expected_pixel(plat, plng, clat, clng, zoom, 400.0, 300.0);
     // The red centre of the marker is within 1 px of the prediction.
@@ -69,12 +69,12 @@ fn each_theme_paints_its_water_and_land() {
     for style in ["light", "dark", "voyager", "pitchbook", "slate", "warm"] {
         let t = *themes.get(style).unwrap();
         // Centre on the square country: the middle is land, a corner far outside is water.
-        let png = render(&basemap(), &themes, &request(style, Viewport::CenterZoom([10.0, 10.0], 3.0), vec![])).unwrap();
+        let png = render(&atlas(), &themes, &request(style, Viewport::CenterZoom([10.0, 10.0], 3.0), vec![])).unwrap();
         let img = decode(&png);
         assert_eq!(pixel(&img, 200, 150), t.land, "{style} land");
         assert_eq!(pixel(&img, 2, 2), t.water, "{style} water");
     }
-    assert!(render(&basemap(), &themes, &request("neon", Viewport::Auto, vec![])).is_err());
+    assert!(render(&atlas(), &themes, &request("neon", Viewport::Auto, vec![])).is_err());
 }
 
 #[test]
@@ -88,13 +88,13 @@ fn viewport_priority_bounds_then_center_zoom_then_auto_fit() {
         (xs.iter().min().copied(), xs.iter().max().copied())
     };
     // Auto-fit: both markers inside, spread over most of the width.
-    let (min, max) = red_box(&render(&basemap(), &themes, &request("light", Viewport::Auto, points.clone())).unwrap());
+    let (min, max) = red_box(&render(&atlas(), &themes, &request("light", Viewport::Auto, points.clone())).unwrap());
     assert!(min.unwrap() > 5 && max.unwrap() < 395 && max.unwrap() - min.unwrap() > 150);
     // Bounds far away: no marker is drawn, but the image still renders.
-    let (min, _) = red_box(&render(&basemap(), &themes, &request("light", Viewport::Bounds([40.0, 100.0, 50.0, 120.0]), points.clone())).unwrap());
+    let (min, _) = red_box(&render(&atlas(), &themes, &request("light", Viewport::Bounds([40.0, 100.0, 50.0, 120.0]), points.clone())).unwrap());
     assert_eq!(min, None);
     // Center + zoom on one marker: it sits in the middle.
-    let (min, max) = red_box(&render(&basemap(), &themes, &request("light", Viewport::CenterZoom([-20.0, -50.0], 6.0), points)).unwrap());
+    let (min, max) = red_box(&render(&atlas(), &themes, &request("light", Viewport::CenterZoom([-20.0, -50.0], 6.0), points)).unwrap());
     let mid = (min.unwrap() + max.unwrap()) / 2;
     assert!((mid as i32 - 200).abs() <= 1, "{mid}");
 }
@@ -105,11 +105,11 @@ fn png_and_jpeg_carry_size_and_dpi() {
     let mut req = request("light", Viewport::Auto, vec![(1.0, 1.0)]);
     req.scale = 2;
     req.dpi = 300;
-    let img = decode(&render(&basemap(), &themes, &req).unwrap());
+    let img = decode(&render(&atlas(), &themes, &req).unwrap());
     assert_eq!((img.0, img.1), (800, 600));
     assert_eq!(img.4, Some((300.0f64 / 0.0254).round() as u32));
     req.format = ImageFormat::Jpeg(85);
-    let jpg = render(&basemap(), &themes, &req).unwrap();
+    let jpg = render(&atlas(), &themes, &req).unwrap();
     assert_eq!(&jpg[..2], &[0xFF, 0xD8]);
     // JFIF APP0: units 1 (dpi), then x and y density, big-endian.
     let app0 = jpg.windows(5).position(|w| w == b"JFIF\0").unwrap();
@@ -123,14 +123,14 @@ fn oversized_requests_fail_before_any_pixel_buffer() {
     let themes = Themes::from_json(THEMES).unwrap();
     let mut req = request("light", Viewport::Auto, vec![]);
     req.width = 4097;
-    assert!(matches!(render(&basemap(), &themes, &req), Err(storemap_render::RenderError::InvalidSize { .. })));
+    assert!(matches!(render(&atlas(), &themes, &req), Err(storemap_render::RenderError::InvalidSize { .. })));
     req.width = 2000;
     req.scale = 3;
-    assert!(matches!(render(&basemap(), &themes, &req), Err(storemap_render::RenderError::InvalidSize { .. })));
+    assert!(matches!(render(&atlas(), &themes, &req), Err(storemap_render::RenderError::InvalidSize { .. })));
     req.width = 4096;
     req.height = 1;
     req.scale = 1;
-    assert!(render(&basemap(), &themes, &req).is_ok());
+    assert!(render(&atlas(), &themes, &req).is_ok());
 }
 
 /// A marker of radius 64 at scale 4 covers a 524 px square (2 x (256 + 4.8) rounded up, plus
@@ -143,7 +143,7 @@ fn marker_work_is_bounded_before_drawing() {
     assert_eq!(err.code(), "INVALID_REQUEST");
     assert!(matches!(err, RenderError::TooMuchWork { points: 978, each: 274_576, max: 268_435_456 }), "{err:?}");
     // render() refuses the same request before it allocates the image.
-    assert!(matches!(render(&basemap(), &Themes::from_json(THEMES).unwrap(), &big(978)), Err(RenderError::TooMuchWork { .. })));
+    assert!(matches!(render(&atlas(), &Themes::from_json(THEMES).unwrap(), &big(978)), Err(RenderError::TooMuchWork { .. })));
     // The default marker fits a million points.
     assert!(storemap_render::admit(&request("light", Viewport::Auto, vec![(40.0, -100.0); 1_000_000])).is_ok());
 }
@@ -151,8 +151,8 @@ fn marker_work_is_bounded_before_drawing() {
 #[test]
 fn a_passed_deadline_stops_the_render() {
     let req = MapRequest { deadline: Some(std::time::Instant::now()), ..request("light", Viewport::Auto, vec![(40.0, -100.0)]) };
-    let err = render(&basemap(), &Themes::from_json(THEMES).unwrap(), &req).unwrap_err();
+    let err = render(&atlas(), &Themes::from_json(THEMES).unwrap(), &req).unwrap_err();
     assert_eq!(err.code(), "TIMEOUT");
     let later = MapRequest { deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(3600)), ..req };
-    assert!(render(&basemap(), &Themes::from_json(THEMES).unwrap(), &later).is_ok());
+    assert!(render(&atlas(), &Themes::from_json(THEMES).unwrap(), &later).is_ok());
 }

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use storemap_render::{render, Basemap, FocusSpec, MapRequest, MarkerGroup, Themes, Viewport};
+use storemap_render::{render, Atlas, FocusSpec, MapRequest, MarkerGroup, Themes, Viewport};
 
 use super::THEMES;
 
@@ -21,8 +21,8 @@ fn root() -> PathBuf {
 
 /// The full basemap, as the service loads it: shapes and gazetteer from the reference step
 /// (`npm test` writes them; STOREMAP_REFERENCE_DIR says where), DejaVu Sans from npm.
-fn basemap() -> &'static Basemap {
-    static B: OnceLock<Basemap> = OnceLock::new();
+fn atlas() -> &'static Atlas {
+    static B: OnceLock<Atlas> = OnceLock::new();
     B.get_or_init(|| {
         let dir = std::env::var_os("STOREMAP_REFERENCE_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("data/generated/reference"));
         let read = |name: &str| {
@@ -30,7 +30,7 @@ fn basemap() -> &'static Basemap {
                 .unwrap_or_else(|e| panic!("{}: {e} (run `npm test`, which writes the reference data)", dir.join(name).display()))
         };
         let font = std::fs::read(root().join("node_modules/dejavu-fonts-ttf/ttf/DejaVuSans.ttf")).expect("DejaVu Sans from npm (run npm install)");
-        Basemap::from_geojson(&read("countries.geojson"))
+        Atlas::from_geojson(&read("countries.geojson"))
             .and_then(|b| b.with_us_states(&read("us_states.geojson")))
             .and_then(|b| b.with_cities_csv(&read("cities.csv")))
             .and_then(|b| b.with_font(&font))
@@ -151,7 +151,7 @@ fn check(name: &str, png_bytes: &[u8]) {
 }
 
 fn draw(req: &MapRequest) -> Vec<u8> {
-    render(basemap(), &Themes::from_json(THEMES).unwrap(), req).unwrap()
+    render(atlas(), &Themes::from_json(THEMES).unwrap(), req).unwrap()
 }
 
 #[test]
@@ -240,7 +240,7 @@ fn red_centroid(px: &[u8]) -> impl Fn(u32) -> Option<(f32, f32)> + '_ {
 fn us_insets_hold_their_own_markers() {
     let themes = Themes::from_json(THEMES).unwrap();
     for (w, h) in [(800, 500), (1200, 800), (256, 256), (4096, 1024), (600, 1200)] {
-        let frames = storemap_render::inset_frames(basemap(), &focus("US"), w, h, 1.0, 5.0).unwrap();
+        let frames = atlas().inset_frames(&focus("US"), w, h, 1.0, 5.0).unwrap();
         assert_eq!(frames.len(), 2, "{w}x{h}: Alaska and Hawaii");
         for f in &frames {
             assert!(f[0] >= 0.0 && f[1] >= 0.0 && f[2] <= w as f32 && f[3] <= h as f32, "{w}x{h}: frame {f:?} inside the image");
@@ -251,7 +251,7 @@ fn us_insets_hold_their_own_markers() {
         {
             let marker = MarkerGroup { color: Some([255, 0, 0]), name: name.into(), points: vec![point] };
             let req = MapRequest { focus: Some(focus("US")), ..MapRequest::new(w, h, vec![marker]) };
-            let (iw, _, px) = rgba(&render(basemap(), &themes, &req).unwrap());
+            let (iw, _, px) = rgba(&render(atlas(), &themes, &req).unwrap());
             let (x, y) = red_centroid(&px)(iw).unwrap_or_else(|| panic!("{name} drawn at {w}x{h}"));
             let within = |f: &[f32; 4]| x > f[0] && x < f[2] && y > f[1] && y < f[3];
             match inset {
@@ -261,14 +261,14 @@ fn us_insets_hold_their_own_markers() {
         }
     }
     let conus = FocusSpec { conus: true, ..focus("US") };
-    assert!(storemap_render::inset_frames(basemap(), &conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
+    assert!(atlas().inset_frames(&conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
 }
 
 /// The mainland is reached hop by hop: Canada's Arctic islands stay in place (no inset),
 /// while Svalbard, Alaska and Hawaii, far from every hop, are insets.
 #[test]
 fn island_chains_stay_with_their_mainland() {
-    let insets = |c: &str| storemap_render::inset_frames(basemap(), &focus(c), 800, 500, 1.0, 5.0).unwrap().len();
+    let insets = |c: &str| atlas().inset_frames(&focus(c), 800, 500, 1.0, 5.0).unwrap().len();
     assert_eq!(insets("CA"), 0, "Canada is drawn whole");
     assert!(insets("NO") >= 1, "Svalbard is an inset");
     assert_eq!(insets("US"), 2, "Alaska and Hawaii");
@@ -284,29 +284,26 @@ fn puerto_rico_is_a_us_inset_where_asked() {
     let themes = Themes::from_json(THEMES).unwrap();
     let with_pr = FocusSpec { territories: vec!["PR".into()], ..focus("US") };
     for (w, h) in [(800, 500), (256, 256), (4096, 1024)] {
-        let frames = storemap_render::inset_frames(basemap(), &with_pr, w, h, 1.0, 5.0).unwrap();
+        let frames = atlas().inset_frames(&with_pr, w, h, 1.0, 5.0).unwrap();
         assert_eq!(frames.len(), 3, "{w}x{h}: Alaska, Hawaii and Puerto Rico");
         for f in &frames {
             assert!(f[0] >= 0.0 && f[1] >= 0.0 && f[2] <= w as f32 && f[3] <= h as f32, "{w}x{h}: frame {f:?} inside the image");
         }
         let marker = MarkerGroup { color: Some([255, 0, 0]), name: "San Juan".into(), points: vec![(18.4655, -66.1057)] };
         let req = MapRequest { focus: Some(with_pr.clone()), ..MapRequest::new(w, h, vec![marker.clone()]) };
-        let (iw, _, px) = rgba(&render(basemap(), &themes, &req).unwrap());
+        let (iw, _, px) = rgba(&render(atlas(), &themes, &req).unwrap());
         let (x, y) = red_centroid(&px)(iw).unwrap_or_else(|| panic!("San Juan drawn at {w}x{h}"));
         let f = frames[2];
         assert!(x > f[0] && x < f[2] && y > f[1] && y < f[3], "San Juan at ({x}, {y}) outside the Puerto Rico frame {f:?} ({w}x{h})");
         // Without the territory, San Juan is in no part of the US map: nothing red is drawn.
         let req = MapRequest { focus: Some(focus("US")), ..MapRequest::new(w, h, vec![marker]) };
-        let (iw, _, px) = rgba(&render(basemap(), &themes, &req).unwrap());
+        let (iw, _, px) = rgba(&render(atlas(), &themes, &req).unwrap());
         assert!(red_centroid(&px)(iw).is_none(), "{w}x{h}: San Juan drawn without a Puerto Rico inset");
     }
     let conus = FocusSpec { conus: true, ..with_pr.clone() };
-    assert!(storemap_render::inset_frames(basemap(), &conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
+    assert!(atlas().inset_frames(&conus, 800, 500, 1.0, 5.0).unwrap().is_empty());
     let foreign = FocusSpec { territories: vec!["PR".into()], ..focus("FR") };
-    assert_eq!(
-        storemap_render::inset_frames(basemap(), &foreign, 800, 500, 1.0, 5.0).unwrap().len(),
-        storemap_render::inset_frames(basemap(), &focus("FR"), 800, 500, 1.0, 5.0).unwrap().len()
-    );
+    assert_eq!(atlas().inset_frames(&foreign, 800, 500, 1.0, 5.0).unwrap().len(), atlas().inset_frames(&focus("FR"), 800, 500, 1.0, 5.0).unwrap().len());
 }
 
 /// Nothing is cut off at the image edge, at any size and aspect from 256x256 to 4096x1024
@@ -329,7 +326,7 @@ fn focus_maps_leave_the_image_border_empty() {
         for (w, h) in [(256, 256), (4096, 1024), (1024, 4096), (300, 900), (1200, 800)] {
             let points = if country == "US" { extremes.clone() } else { vec![] };
             let req = MapRequest { marker_radius: 8.0, focus: Some(focus(country)), ..MapRequest::new(w, h, vec![group("Edge", points)]) };
-            let (iw, ih, px) = rgba(&render(basemap(), &themes, &req).unwrap());
+            let (iw, ih, px) = rgba(&render(atlas(), &themes, &req).unwrap());
             let alpha = |x: u32, y: u32| px[((y * iw + x) * 4 + 3) as usize];
             let border = (0..iw).flat_map(|x| [(x, 0), (x, ih - 1)]).chain((0..ih).flat_map(|y| [(0, y), (iw - 1, y)]));
             let touched: Vec<(u32, u32)> = border.filter(|&(x, y)| alpha(x, y) != 0).take(3).collect();

@@ -1,0 +1,69 @@
+//! Everything a map is drawn from, loaded once and shared by every request: the shapes (in
+//! degrees), the basemap's drawing layers made from them, the labelled cities, the font, and
+//! the focus maps worked out from the shapes. Each part is its own module's; this one only
+//! puts them together, so none of them needs another.
+
+use crate::basemap::Basemap;
+use crate::error::{RenderError, Result};
+use crate::focus::{FocusMaps, FocusSpec};
+use crate::labels::{read_cities_csv, City};
+use crate::shapes::{parse_shapes, Shape, Shapes};
+use crate::text::Font;
+
+pub struct Atlas {
+    pub(crate) shapes: Shapes,
+    pub(crate) basemap: Basemap,
+    /// Largest first.
+    pub(crate) cities: Vec<City>,
+    pub(crate) font: Option<Font>,
+    pub(crate) focus: FocusMaps,
+}
+
+impl Atlas {
+    /// From a GeoJSON FeatureCollection of country Polygon/MultiPolygon features (coded by
+    /// `iso_a2`).
+    pub fn from_geojson(text: &str) -> Result<Atlas> {
+        let countries = parse_shapes(text, &["iso_a2", "ISO_A2", "code"])?;
+        if countries.is_empty() {
+            return Err(RenderError::Shapes("no polygon rings".into()));
+        }
+        let shapes = Shapes { countries, us_states: Vec::new() };
+        Ok(Atlas { basemap: Basemap::new(&shapes), shapes, cities: Vec::new(), font: None, focus: FocusMaps::default() })
+    }
+
+    /// US state shapes (coded by USPS code): state lines on the basemap, `regions` and `conus`
+    /// on focus maps.
+    pub fn with_us_states(mut self, text: &str) -> Result<Atlas> {
+        self.shapes.us_states = parse_shapes(text, &["usps", "code"])?;
+        self.basemap = Basemap::new(&self.shapes);
+        self.focus = FocusMaps::default();
+        Ok(self)
+    }
+
+    /// City labels from the gazetteer CSV (`name`, `population`, `lat`, `lng` columns).
+    pub fn with_cities_csv(mut self, text: &str) -> Result<Atlas> {
+        self.cities = read_cities_csv(text)?;
+        Ok(self)
+    }
+
+    /// The font for labels and legends; without one, maps carry no text.
+    pub fn with_font(mut self, bytes: &[u8]) -> Result<Atlas> {
+        self.font = Some(Font::from_bytes(bytes)?);
+        Ok(self)
+    }
+
+    pub fn has_font(&self) -> bool {
+        self.font.is_some()
+    }
+
+    pub fn country(&self, code: &str) -> Option<&Shape> {
+        self.shapes.country(code)
+    }
+
+    /// The inset frames a focus map of this size draws, in image pixels (left, top, right,
+    /// bottom), largest inset first: none for a country without far-flung parts or a map cut
+    /// to its mainland. For tests and for clients that label the insets.
+    pub fn inset_frames(&self, spec: &FocusSpec, width: u32, height: u32, scale: f32, marker_radius: f32) -> Result<Vec<[f32; 4]>> {
+        self.focus.inset_frames(&self.shapes, spec, width, height, scale, marker_radius)
+    }
+}

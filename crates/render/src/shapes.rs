@@ -1,0 +1,144 @@
+//! Shapes in degrees, by code: countries and US states as the reference step extracts them
+//! from Natural Earth, read from GeoJSON once, and the Douglas-Peucker simplification that both
+//! the basemap's levels of detail and focus maps use. The basemap draws them; focus maps
+//! project them; nothing here draws.
+
+use crate::error::{RenderError, Result};
+
+/// One polygon of a shape, in degrees: the outer ring first, then holes.
+#[derive(Debug, Clone)]
+pub struct Polygon {
+    /// (lng, lat)
+    pub rings: Vec<Vec<(f64, f64)>>,
+    /// lng0, lat0, lng1, lat1
+    pub bbox: [f64; 4],
+    /// Outer ring area in square degrees scaled by cos(latitude): only compared, never shown.
+    pub area: f64,
+}
+
+/// A country or an admin-1 region, by code.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub code: String,
+    pub polygons: Vec<Polygon>,
+}
+
+/// Every shape a map can draw: countries (by ISO 3166-1 alpha-2) and US states (by USPS code).
+#[derive(Debug, Clone, Default)]
+pub struct Shapes {
+    pub countries: Vec<Shape>,
+    pub us_states: Vec<Shape>,
+}
+
+impl Shapes {
+    pub fn country(&self, code: &str) -> Option<&Shape> {
+        self.countries.iter().find(|s| s.code.eq_ignore_ascii_case(code))
+    }
+
+    pub fn us_state(&self, code: &str) -> Option<&Shape> {
+        self.us_states.iter().find(|s| s.code.eq_ignore_ascii_case(code))
+    }
+}
+
+/// Polygon/MultiPolygon features as shapes, coded by the first of `code_keys` present.
+pub(crate) fn parse_shapes(text: &str, code_keys: &[&str]) -> Result<Vec<Shape>> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| RenderError::Shapes(e.to_string()))?;
+    let features = v.get("features").and_then(|f| f.as_array()).ok_or_else(|| RenderError::Shapes("no features".into()))?;
+    let mut shapes = Vec::new();
+    for f in features {
+        let code = code_keys.iter().find_map(|k| f.get("properties").and_then(|p| p.get(*k)).and_then(|c| c.as_str())).unwrap_or("").to_ascii_uppercase();
+        let Some(g) = f.get("geometry") else { continue };
+        let Some(coords) = g.get("coordinates").and_then(|c| c.as_array()) else { continue };
+        let polygons: Vec<&serde_json::Value> = match g.get("type").and_then(|t| t.as_str()) {
+            Some("Polygon") => vec![g.get("coordinates").unwrap()],
+            Some("MultiPolygon") => coords.iter().collect(),
+            _ => continue,
+        };
+        let mut shape = Shape { code, polygons: Vec::new() };
+        for poly in polygons {
+            let rings: Vec<Vec<(f64, f64)>> = poly
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|ring| ring.as_array().into_iter().flatten().filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?))).collect::<Vec<_>>())
+                .filter(|r: &Vec<(f64, f64)>| r.len() >= 3)
+                .collect();
+            if rings.is_empty() {
+                continue;
+            }
+            let mut bbox = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
+            for &(x, y) in &rings[0] {
+                bbox = [bbox[0].min(x), bbox[1].min(y), bbox[2].max(x), bbox[3].max(y)];
+            }
+            let k = ((bbox[1] + bbox[3]) / 2.0).to_radians().cos();
+            let outer = &rings[0];
+            let area = (0..outer.len()).map(|i| {
+                let (a, b) = (outer[i], outer[(i + 1) % outer.len()]);
+                a.0 * b.1 - b.0 * a.1
+            });
+            let area = (area.sum::<f64>() / 2.0).abs() * k;
+            shape.polygons.push(Polygon { rings, bbox, area });
+        }
+        if !shape.polygons.is_empty() {
+            shapes.push(shape);
+        }
+    }
+    Ok(shapes)
+}
+
+/// Douglas-Peucker: the fewest points that keep the ring within `tol` of the original. Far
+/// fewer points than evenly spaced thinning for the same error, which is what the rasterizer
+/// pays for (every edge is sorted and scanned).
+pub(crate) fn simplify(points: &[(f64, f64)], tol: f64) -> Vec<(f32, f32)> {
+    let n = points.len();
+    if tol == 0.0 || n < 4 {
+        return points.iter().map(|&(x, y)| (x as f32, y as f32)).collect();
+    }
+    let mut keep = vec![false; n];
+    keep[0] = true;
+    keep[n - 1] = true;
+    let mut stack = vec![(0usize, n - 1)];
+    let tol2 = tol * tol;
+    while let Some((a, b)) = stack.pop() {
+        if b <= a + 1 {
+            continue;
+        }
+        let (ax, ay) = points[a];
+        let (bx, by) = points[b];
+        let (dx, dy) = (bx - ax, by - ay);
+        let len2 = dx * dx + dy * dy;
+        let (mut worst, mut at) = (0.0, a);
+        for (i, &(px, py)) in points.iter().enumerate().take(b).skip(a + 1) {
+            // Squared distance to the segment (to the point a when the ring closes on itself).
+            let d2 = if len2 == 0.0 {
+                (px - ax).powi(2) + (py - ay).powi(2)
+            } else {
+                let t = (((px - ax) * dx + (py - ay) * dy) / len2).clamp(0.0, 1.0);
+                (px - ax - t * dx).powi(2) + (py - ay - t * dy).powi(2)
+            };
+            if d2 > worst {
+                worst = d2;
+                at = i;
+            }
+        }
+        if worst > tol2 {
+            keep[at] = true;
+            stack.push((a, at));
+            stack.push((at, b));
+        }
+    }
+    points.iter().zip(&keep).filter(|(_, &k)| k).map(|(&(x, y), _)| (x as f32, y as f32)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simplify_keeps_corners_and_drops_collinear_points() {
+        let square: Vec<(f64, f64)> = vec![(0.0, 0.0), (0.5, 0.0), (1.0, 0.0), (1.0, 0.5), (1.0, 1.0), (0.0, 1.0), (0.0, 0.0)];
+        let s = simplify(&square, 0.01);
+        assert_eq!(s, vec![(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0), (0.0, 0.0)]);
+        assert_eq!(simplify(&square, 0.0).len(), square.len());
+    }
+}
