@@ -1,10 +1,11 @@
 //! Reference images, in the manner of resvg's test suite: a handful of fixed scenes (one per
 //! theme, a focus map, a heatmap, a multi-company map with its legend) drawn with the real
-//! basemap, gazetteer and font, decoded, and compared with the PNGs in `tests/references`
-//! pixel by pixel in straight (demultiplied) RGBA with a tolerance of 1 per channel. On a
-//! mismatch the actual image and a three-panel diff (expected | mask | actual, the mask showing
-//! differing pixels red over the faded reference) are written next to the test binary and
-//! named in the failure. References are rewritten only when asked:
+//! basemap, gazetteer and font (trimmed copies committed in `tests/data`, as resvg commits its
+//! fonts), decoded, and compared with the PNGs in `tests/references` pixel by pixel in straight
+//! (demultiplied) RGBA with a tolerance of 1 per channel. On a mismatch the actual image and a
+//! three-panel diff (expected | mask | actual, the mask showing differing pixels red over the
+//! faded reference) are written next to the test binary and named in the failure. References
+//! are rewritten only when asked:
 //!
 //!   STOREMAP_UPDATE_REFERENCES=1 cargo test -p storemap-render --release references
 
@@ -15,21 +16,20 @@ use storemap_render::{render, Atlas, FocusSpec, MapRequest, MarkerGroup, Themes,
 
 use super::THEMES;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// The committed test data (`tests/data`, see its README.md): Natural Earth shapes and a
+/// GeoNames gazetteer trimmed from the reference step's files, and DejaVu Sans with its
+/// licence. Nothing generated and nothing from npm, so a fresh clone tests as it is.
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
-/// The full basemap, as the service loads it: shapes and gazetteer from the reference step
-/// (`npm test` writes them; STOREMAP_REFERENCE_DIR says where), DejaVu Sans from npm.
+/// The full basemap, as the service loads it, from the trimmed test data: countries, US
+/// states, the largest cities and the label font.
 fn atlas() -> &'static Atlas {
     static B: OnceLock<Atlas> = OnceLock::new();
     B.get_or_init(|| {
-        let dir = std::env::var_os("STOREMAP_REFERENCE_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("data/generated/reference"));
-        let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name))
-                .unwrap_or_else(|e| panic!("{}: {e} (run `npm test`, which writes the reference data)", dir.join(name).display()))
-        };
-        let font = std::fs::read(root().join("node_modules/dejavu-fonts-ttf/ttf/DejaVuSans.ttf")).expect("DejaVu Sans from npm (run npm install)");
+        let read = |name: &str| std::fs::read_to_string(data(name)).unwrap_or_else(|e| panic!("{}: {e}", data(name).display()));
+        let font = std::fs::read(data("DejaVuSans.ttf")).unwrap_or_else(|e| panic!("{}: {e}", data("DejaVuSans.ttf").display()));
         Atlas::from_geojson(&read("countries.geojson"))
             .and_then(|b| b.with_us_states(&read("us_states.geojson")))
             .and_then(|b| b.with_cities_csv(&read("cities.csv")))
