@@ -3,7 +3,6 @@
 // the test runner with it). Stopped with SIGTERM when the test ends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
@@ -11,19 +10,6 @@ import { ROOT } from '../../ts/paths.ts';
 import { SNAPSHOT_FILE } from '../../ts/native.ts';
 import { CLI } from './cli.ts';
 import { testSnapshotPath } from './dataset.ts';
-
-/** A port that was free a moment ago (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A temporary data folder holding a copy of the test snapshot; removed when the test ends. */
 export async function snapshotDir(t: ExecutionContext): Promise<string> {
@@ -51,14 +37,22 @@ export async function startServe(
   t: ExecutionContext,
   opts: { dataDir: string; dbPath: string; env?: Record<string, string> },
 ): Promise<ChildServer> {
-  const port = await freePort();
+  // Port 0: the child binds a port of its own and says which (a port found free beforehand can
+  // be taken by another test's server before the child binds it).
   const child = spawn(process.execPath, [CLI, 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, ...UNTHROTTLED, HOST: '127.0.0.1', PORT: String(port), STOREMAP_DATA_DIR: opts.dataDir, STOREMAP_DB: opts.dbPath, ...opts.env },
+    env: { ...process.env, ...UNTHROTTLED, HOST: '127.0.0.1', PORT: '0', STOREMAP_DATA_DIR: opts.dataDir, STOREMAP_DB: opts.dbPath, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  // The URL of the "storemap listening on <url>" line `serve` prints once it listens.
+  let announced: (url: string) => void = () => {};
+  const listening = new Promise<string>((resolve) => (announced = resolve));
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    const m = /storemap listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+    if (m) announced(m[1]);
+  });
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   let running = true;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -76,22 +70,12 @@ export async function startServe(
   };
   t.teardown(() => stop().then(() => undefined));
 
-  const base = `http://127.0.0.1:${port}`;
-  // Ready when it answers, failed when it exits: no wall-clock deadline of our own, since a
-  // child started on a loaded 2-core machine can take long to boot (ava's timeout still bounds
-  // a child that never gets there).
-  for (;;) {
-    if (!running) throw new Error(`storemap serve exited before answering /healthz:\n${out}`);
-    try {
-      const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1_000) });
-      if (res.ok) {
-        await res.arrayBuffer();
-        break;
-      }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 150));
-  }
+  // Ready when it says where it listens, failed when it exits first: no wall-clock deadline of
+  // our own, since a child started on a loaded 2-core machine can take long to boot (ava's
+  // timeout still bounds a child that never gets there).
+  const base = await Promise.race([listening, exited.then(() => Promise.reject(new Error(`storemap serve exited before listening:\n${out}`)))]);
+  const res = await fetch(`${base}/healthz`);
+  if (!res.ok) throw new Error(`storemap serve at ${base} answered /healthz ${res.status}:\n${out}`);
+  await res.arrayBuffer();
   return { base, child, exited, alive: () => running, output: () => out, stop };
 }

@@ -1,7 +1,7 @@
 // The image cache on its own: least recently used out first, bounded by the bytes it holds,
 // an entry larger than the whole budget never stored, a zero budget storing nothing.
 import test from 'ava';
-import { ImageCache, type CachedImage } from '../ts/services/image-cache.ts';
+import { ImageCache, type CachedImage } from '../../ts/services/image-cache.ts';
 
 const image = (bytes: number, tag = 0): CachedImage => ({ body: Buffer.alloc(bytes, tag), count: 1, total: 1, sources: ['osm'], region: 'worldwide' });
 

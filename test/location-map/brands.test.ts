@@ -1,0 +1,108 @@
+// POST /api/v1/location-map's brand resolution on a real server: tickers, aliases and case
+// to the canonical brand, typos with suggestions, several tickers in one request, and
+// non-ASCII brand and city names in bodies and headers.
+import test from 'ava';
+import { creditsFor } from '../../ts/services/credits.ts';
+import { parseCsv } from '../helpers/csv.ts';
+import { postMap } from '../helpers/http.ts';
+import { MCD, assertDataHeaders, assertError, balance, ids, ok, okJson, server, sortedUnique, usageRows } from '../helpers/location-map.ts';
+
+// ------------------------------------------------------------------ brand resolution
+
+test('ticker, aliases and case resolve to the canonical brand, echoed in body and X-Brand', async (t) => {
+  const s = await server(t);
+  const canonical = (await okJson(t, s, { brand: MCD })).env;
+  for (const name of ['MCD', 'mcd', 'mcdonalds', 'Mc Donalds', "MCDONALD'S"]) {
+    const { res, env } = await okJson(t, s, { brand: name });
+    t.is(env.brand, MCD, name);
+    t.is(res.header('x-brand'), MCD, name);
+    t.deepEqual(ids(env.locations), ids(canonical.locations), name);
+  }
+  const csv = await ok(t, s, { brand: 'MCD', format: 'csv' });
+  t.true(parseCsv(csv.text.replace(/\r?\n$/, '')).slice(1).every((r) => r[0] === MCD), 'csv brand column carries the canonical name');
+});
+
+test('a typo gets 404 NOT_FOUND with suggestions; a known brand with no matching rows gets 404; neither is charged', async (t) => {
+  const s = await server(t, { credits: 500 });
+  const starbucks = await ok(t, s, { brand: 'Starbucks' });
+  const starbucksCount = Number(starbucks.header('x-location-count'));
+  const before = balance(s, s.keyId);
+
+  const typo = assertError(t, await postMap(s.base, s.key, { brand: 'Starbuks' }), 404, 'NOT_FOUND');
+  t.true(Array.isArray(typo.suggestions) && typo.suggestions.length >= 1);
+  t.deepEqual(typo.suggestions![0], { brand: 'Starbucks', location_count: starbucksCount });
+  for (const sug of typo.suggestions!) {
+    t.deepEqual(Object.keys(sug).sort(), ['brand', 'location_count']);
+    t.true(typeof sug.brand === 'string' && Number.isInteger(sug.location_count));
+  }
+
+  const all = (await okJson(t, s, { brand: MCD })).env.locations;
+  const empty = ['AQ', 'GL', 'VA', 'NR'].find((c) => !all.some((l) => l.country === c))!;
+  t.truthy(empty, 'a country without McDonald’s rows');
+  const none = assertError(t, await postMap(s.base, s.key, { brand: MCD, country: empty }), 404, 'NOT_FOUND');
+  t.true(none.suggestions === undefined || Array.isArray(none.suggestions));
+  assertError(t, await postMap(s.base, s.key, { brand: MCD, city: 'No Such City Anywhere' }), 404, 'NOT_FOUND');
+
+  // The two successful requests were charged; the 404s were not.
+  const afterOks = before - creditsFor(all.length, 'json');
+  t.is(balance(s, s.keyId), afterOks);
+  const rows = usageRows(s, s.keyId);
+  t.deepEqual(
+    rows.filter((r) => r.status === 404).map((r) => r.credits),
+    [0, 0, 0],
+  );
+});
+
+test('tickers: two companies in one response, both names in the label, rows of both', async (t) => {
+  const s = await server(t);
+  const mcd = (await okJson(t, s, { brand: MCD })).env;
+  const sbux = (await okJson(t, s, { brand: 'Starbucks' })).env;
+  const { res, env } = await okJson(t, s, { tickers: ['MCD', 'SBUX'] });
+  t.deepEqual(env.brand.split(', '), [MCD, 'Starbucks']);
+  t.is(res.header('x-brand'), env.brand);
+  t.is(env.count, mcd.count + sbux.count);
+  t.deepEqual(sortedUnique(ids(env.locations)), sortedUnique([...ids(mcd.locations), ...ids(sbux.locations)]));
+  const mcdIds = new Set(ids(mcd.locations));
+  for (const l of env.locations) t.is(l.brand, mcdIds.has(l.id) ? MCD : 'Starbucks', `row ${l.id} names its brand`);
+  assertDataHeaders(t, res, s, { count: env.count, brand: env.brand });
+  t.is(Number(res.header('x-credits-charged')), creditsFor(env.count, 'json'));
+
+  const csv = await ok(t, s, { tickers: ['MCD', 'SBUX'], format: 'csv' });
+  const rows = parseCsv(csv.text.replace(/\r?\n$/, '')).slice(1);
+  t.is(rows.length, env.count);
+  t.deepEqual(sortedUnique(rows.map((r) => r[0])), [MCD, 'Starbucks']);
+});
+
+test('duplicate tickers count once; five tickers are accepted', async (t) => {
+  const s = await server(t);
+  const mcd = (await okJson(t, s, { brand: MCD })).env;
+  const { res, env } = await okJson(t, s, { tickers: ['MCD', 'mcdonalds', "McDonald's"] });
+  t.is(env.brand, MCD);
+  t.deepEqual(ids(env.locations), ids(mcd.locations), 'no row twice');
+  t.is(Number(res.header('x-credits-charged')), creditsFor(mcd.count, 'json'));
+  const five = await okJson(t, s, { tickers: ['MCD', 'SBUX', 'SHEL', 'CHPT', '3382.T'], format: 'json' });
+  t.is(five.env.brand.split(', ').length, 5);
+  t.is(new Set(ids(five.env.locations)).size, five.env.count);
+  t.is(Number(five.res.header('x-credits-charged')), creditsFor(five.env.count, 'json'));
+});
+
+test('non-ASCII brand and city names: UTF-8 bodies, percent-encoded X-Brand and X-Region', async (t) => {
+  const s = await server(t);
+  const brand = 'Chloé';
+  const { res, env } = await okJson(t, s, { brand });
+  t.is(env.brand, brand);
+  t.is(res.header('x-brand'), 'Chlo%C3%A9');
+  t.is(decodeURIComponent(res.header('x-brand')), brand);
+  const csv = await ok(t, s, { brand: 'chloé', format: 'csv' });
+  t.true(parseCsv(csv.text.replace(/\r?\n$/, '')).slice(1).every((r) => r[0] === brand));
+  t.is(Number(csv.header('x-location-count')), env.count);
+
+  const all = (await okJson(t, s, { brand: MCD })).env.locations;
+  const city = 'São Paulo';
+  const inCity = all.filter((l) => l.city?.toLowerCase() === city.toLowerCase());
+  t.true(inCity.length > 0);
+  const r = await okJson(t, s, { brand: MCD, city: 'SÃO PAULO' });
+  t.deepEqual(ids(r.env.locations), ids(inCity));
+  t.regex(r.res.header('x-region'), /^[\x20-\x7e]+$/);
+  t.is(decodeURIComponent(r.res.header('x-region')), r.env.region);
+});
