@@ -71,6 +71,8 @@ export interface DataDefaults {
   snapshotFile: string
   /** The snapshot a build replaced, kept for rollback. */
   previousSnapshotFile: string
+  /** CSV's columns, in order. */
+  csvColumns: Array<string>
 }
 
 /** The data formats. */
@@ -187,6 +189,8 @@ export interface RenderDefaults {
   maxSide: number
   /** Marker radius at scale 1, in pixels. */
   markerRadius: number
+  /** The resolution written into the image's metadata. */
+  dpi: number
   jpegQuality: number
   focusFill: string
   focusOutline: string

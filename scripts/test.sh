@@ -25,7 +25,7 @@ if ! node --import tsx ts/data/reference.ts "$STOREMAP_REFERENCE_DIR" >"$logs/re
 fi
 
 echo "== cargo test"
-cargo test --release --locked -p storemap-core -p storemap-ingest -p storemap-render 2>&1 | tee "$logs/cargo.txt"
+cargo test --release --locked -p storemap-core -p storemap-ingest -p storemap-render --features storemap-ingest/reference-data 2>&1 | tee "$logs/cargo.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 while read -r p f; do
   passed=$((passed + p))

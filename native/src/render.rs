@@ -264,6 +264,8 @@ pub struct RenderDefaults {
     pub max_side: u32,
     /// Marker radius at scale 1, in pixels.
     pub marker_radius: f64,
+    /// The resolution written into the image's metadata.
+    pub dpi: u32,
     pub jpeg_quality: u32,
     pub focus_fill: String,
     pub focus_outline: String,
@@ -278,6 +280,7 @@ pub fn render_defaults() -> RenderDefaults {
     RenderDefaults {
         max_side: storemap_render::MAX_SIDE,
         marker_radius: storemap_render::DEFAULT_MARKER_RADIUS as f64,
+        dpi: storemap_render::DEFAULT_DPI,
         jpeg_quality: storemap_render::DEFAULT_JPEG_QUALITY as u32,
         focus_fill: storemap_render::FOCUS_FILL.into(),
         focus_outline: storemap_render::FOCUS_OUTLINE.into(),

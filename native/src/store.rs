@@ -260,6 +260,8 @@ pub struct DataDefaults {
     pub snapshot_file: String,
     /// The snapshot a build replaced, kept for rollback.
     pub previous_snapshot_file: String,
+    /// CSV's columns, in order.
+    pub csv_columns: Vec<String>,
 }
 
 #[napi]
@@ -269,5 +271,6 @@ pub fn data_defaults() -> DataDefaults {
         confidence_floor: storemap_core::CONFIDENCE_FLOOR.to_string().parse().unwrap_or(storemap_core::CONFIDENCE_FLOOR as f64),
         snapshot_file: storemap_core::SNAPSHOT_FILE.into(),
         previous_snapshot_file: storemap_core::PREVIOUS_SNAPSHOT_FILE.into(),
+        csv_columns: storemap_core::CSV_HEADER.trim_end().split(',').map(String::from).collect(),
     }
 }

@@ -4,7 +4,7 @@
 // so there is no second hand-written description to drift.
 import type { z } from 'zod';
 import { ATTRIBUTION } from './headers.ts';
-import { CONFIDENCE_FLOOR } from '../native.ts';
+import { CONFIDENCE_FLOOR, DATA_DEFAULTS } from '../native.ts';
 import { LOW_CREDIT_THRESHOLD, tiersText } from '../services/credits.ts';
 import { PLAN_RULES } from '../services/keys.ts';
 import type { ErrorCode } from '../errors.ts';
@@ -93,7 +93,7 @@ export const OPERATIONS: Operation[] = [
       description: 'The locations, in the requested format.',
       content: [
         { answers: 'json', type: 'application/json', schema: LocationMapJson },
-        { answers: 'csv', type: 'text/csv', format: 'text', description: 'RFC 4180 CSV: brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated.' },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')}.` },
         { answers: 'geojson', type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties.' },
         { answers: 'png', type: 'image/png', format: 'binary', description: 'A map image (DPI in pHYs).' },
         { answers: 'jpeg', type: 'image/jpeg', format: 'binary', description: 'A map image (DPI in the JFIF header).' },

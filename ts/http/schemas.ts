@@ -36,7 +36,7 @@ export const LocationMapRequest = z
     width: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(1200).describe('Image width in pixels (before scale).'),
     height: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(800).describe('Image height in pixels (before scale).'),
     scale: z.number().int().min(1).max(4).default(1).describe(`Pixel multiplier for print output; width x scale and height x scale must stay within ${MAX_IMAGE_SIDE}.`),
-    dpi: z.number().int().min(72).max(600).default(96).describe('Resolution written into the image metadata.'),
+    dpi: z.number().int().min(72).max(600).default(RENDER_DEFAULTS.dpi).describe('Resolution written into the image metadata.'),
     marker_color: hexColor.optional().describe('Marker colour; the theme default otherwise.'),
     marker_colors: z.array(hexColor).min(1).max(MAX_TICKERS).optional().describe('One marker colour per ticker.'),
     marker_radius: z.number().positive().max(64).optional().describe(`Marker radius in pixels at scale 1 (default ${RENDER_DEFAULTS.markerRadius}).`),

@@ -76,6 +76,13 @@ pub fn name_keys(s: &str) -> Vec<String> {
     keys
 }
 
+/// Lower case one character at a time: the rows are compared that way (no allocation per row),
+/// so filters and index keys are folded the same way. `str::to_lowercase` would differ on a
+/// final capital sigma, and "ΠΑΤΡΑΣ" would not match itself.
+pub(crate) fn fold_case(s: &str) -> String {
+    s.chars().flat_map(char::to_lowercase).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,8 @@
 use crate::error::{CoreError, Result};
 use crate::geodesy::haversine_m;
 use crate::model::{SourceMask, StorefrontType};
-use crate::snapshot::Snapshot;
+use crate::names::fold_case;
+use crate::snapshot::{Snapshot, TextColumn};
 
 #[derive(Debug, Clone, Default)]
 pub struct Filters {
@@ -60,8 +61,8 @@ impl Filters {
     }
 }
 
-fn eq_ci(row: &str, filter_lower: &str) -> bool {
-    row.chars().flat_map(char::to_lowercase).eq(filter_lower.chars())
+fn eq_ci(row: &str, filter_folded: &str) -> bool {
+    row.chars().flat_map(char::to_lowercase).eq(filter_folded.chars())
 }
 
 fn postcode_key(s: &str) -> String {
@@ -90,13 +91,13 @@ impl Snapshot {
             },
             None => None,
         };
-        let state = f.state.as_ref().map(|s| s.trim().to_lowercase());
-        let city = f.city.as_ref().map(|s| s.trim().to_lowercase());
+        let state = f.state.as_ref().map(|s| fold_case(s.trim()));
+        let city = f.city.as_ref().map(|s| fold_case(s.trim()));
         let postcode = f.postcode.as_ref().map(|s| postcode_key(s));
         let storefront = f.storefront_type.map(|t| t as u8);
 
         let center = match (f.radius_km, &city) {
-            (Some(_), Some(c)) => Some(self.city_center(brand, c, f)?),
+            (Some(_), Some(c)) => Some(self.city_center(brand, c, f, country, state.as_deref())?),
             _ => None,
         };
         let radius_m = f.radius_km.map(|r| r * 1000.0);
@@ -113,19 +114,19 @@ impl Snapshot {
                 continue;
             }
             if let Some(s) = &state {
-                if !eq_ci(self.strings.get(self.state[r]), s) {
+                if !eq_ci(self.row_text(TextColumn::State, r), s) {
                     continue;
                 }
             }
             if let Some(p) = &postcode {
-                if postcode_key(self.strings.get(self.postcode[r])) != *p {
+                if postcode_key(self.row_text(TextColumn::Postcode, r)) != *p {
                     continue;
                 }
             }
             match (center, radius_m, &city) {
                 (Some((lat, lng)), Some(m), _) if haversine_m(lat, lng, self.lat[r], self.lng[r]) > m => continue,
                 (Some(_), Some(_), _) => {}
-                (_, _, Some(c)) if !eq_ci(self.strings.get(self.city[r]), c) => continue,
+                (_, _, Some(c)) if !eq_ci(self.row_text(TextColumn::City, r), c) => continue,
                 _ => {}
             }
             out.rows.push(r as u32);
@@ -136,8 +137,8 @@ impl Snapshot {
 
     /// The radius centre: the most populous gazetteer city of that name (within the country
     /// and state filters when given); failing that, the mean position of the brand's rows that
-    /// carry the name.
-    fn city_center(&self, brand: u32, city_lower: &str, f: &Filters) -> Result<(f64, f64)> {
+    /// carry the name, within the same filters.
+    fn city_center(&self, brand: u32, city_lower: &str, f: &Filters, country: Option<u16>, state: Option<&str>) -> Result<(f64, f64)> {
         let best = self
             .city_index
             .get(city_lower)
@@ -153,7 +154,10 @@ impl Snapshot {
         let b = &self.brands[brand as usize];
         let (mut n, mut lat, mut lng) = (0.0, 0.0, 0.0);
         for r in b.row_start as usize..b.row_end as usize {
-            if eq_ci(self.strings.get(self.city[r]), city_lower) {
+            if country.is_some_and(|c| self.country[r] != c) || state.is_some_and(|s| !eq_ci(self.row_text(TextColumn::State, r), s)) {
+                continue;
+            }
+            if eq_ci(self.row_text(TextColumn::City, r), city_lower) {
                 n += 1.0;
                 lat += self.lat[r];
                 lng += self.lng[r];

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use storemap_core::{name_keys, BrandRecord, SourceType, StorefrontType, TickerRecord};
 
 use crate::footprint::{Footprint, Footprints, HomeCity, WORLDWIDE_SET};
+use crate::hash::fnv1a;
 use crate::import::PLACE_KEYS;
 use crate::reference::{CategoryScope, Misspelling, NsiBrand, Ticker};
 use crate::{Skip, SourceRow};
@@ -57,12 +58,6 @@ pub fn store_name(display: &str) -> &str {
         Some(i) if display.ends_with(')') && i > 0 => &display[..i],
         _ => display,
     }
-}
-
-/// FNV-1a: a fixed, dependency-free hash, so orders derived from it never change between
-/// builds or platforms.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
 impl Catalog {

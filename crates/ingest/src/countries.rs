@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use rstar::primitives::{GeomWithData, Line};
 use rstar::{RTree, AABB};
+use storemap_core::{polygon_features, PolygonGeometry};
 
 use crate::error::{IngestError, Result};
 
@@ -29,30 +30,26 @@ impl CountryIndex {
     /// MultiPolygon geometries.
     pub fn from_geojson(v: &serde_json::Value) -> Result<CountryIndex> {
         let bad = |m: String| IngestError::Invalid(format!("countries GeoJSON: {m}"));
-        let features = v.get("features").and_then(|f| f.as_array()).ok_or_else(|| bad("no features".into()))?;
+        let features = polygon_features(v, &["iso_a2"]).ok_or_else(|| bad("no features".into()))?;
         let mut codes: Vec<String> = Vec::new();
         let mut code_ids: HashMap<String, u16> = HashMap::new();
         let mut edges: Vec<Edge> = Vec::new();
+        // Borders decide countries: every feature must be a coded polygon, or the file is wrong.
         for f in features {
-            let code = f.pointer("/properties/iso_a2").and_then(|c| c.as_str()).ok_or_else(|| bad("feature without iso_a2".into()))?;
-            let id = *code_ids.entry(code.to_string()).or_insert_with(|| {
-                codes.push(code.to_string());
+            let code = f.code.ok_or_else(|| bad("feature without iso_a2".into()))?;
+            let polygons = match f.geometry {
+                PolygonGeometry::Polygons(p) => p,
+                PolygonGeometry::Missing => return Err(bad(format!("{code}: no geometry"))),
+                PolygonGeometry::Other(other) => return Err(bad(format!("{code}: unsupported geometry {other:?}"))),
+            };
+            let id = *code_ids.entry(code.clone()).or_insert_with(|| {
+                codes.push(code);
                 (codes.len() - 1) as u16
             });
-            let geom = f.get("geometry").ok_or_else(|| bad(format!("{code}: no geometry")))?;
-            let coords = geom.get("coordinates").and_then(|c| c.as_array()).ok_or_else(|| bad(format!("{code}: no coordinates")))?;
-            let polygons: Vec<&serde_json::Value> = match geom.get("type").and_then(|t| t.as_str()) {
-                Some("Polygon") => vec![geom.get("coordinates").unwrap()],
-                Some("MultiPolygon") => coords.iter().collect(),
-                other => return Err(bad(format!("{code}: unsupported geometry {other:?}"))),
-            };
-            for poly in polygons {
-                for ring in poly.as_array().into_iter().flatten() {
-                    let pts: Vec<[f64; 2]> = ring.as_array().into_iter().flatten().filter_map(|p| Some([p.get(0)?.as_f64()?, p.get(1)?.as_f64()?])).collect();
-                    for w in pts.windows(2) {
-                        if w[0] != w[1] {
-                            edges.push(GeomWithData::new(Line::new(w[0], w[1]), id));
-                        }
+            for ring in polygons.iter().flatten() {
+                for w in ring.windows(2) {
+                    if w[0] != w[1] {
+                        edges.push(GeomWithData::new(Line::new([w[0].0, w[0].1], [w[1].0, w[1].1]), id));
                     }
                 }
             }

@@ -7,11 +7,12 @@ use std::time::Instant;
 
 use storemap_core::{format_iso, CityRecord, SnapshotBuilder, SnapshotMeta, SourceImport, SourceType};
 
-use crate::catalog::{fnv1a, Catalog};
+use crate::catalog::Catalog;
 use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
 use crate::error::{IngestError, Result};
 use crate::footprint::Footprints;
+use crate::hash::fnv1a;
 use crate::import;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
@@ -270,7 +271,7 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
             let mut sink = |mut batch: Vec<crate::SourceRow>| {
                 if !region.is_whole_world() {
                     // The border test is the costly part of a region import: on every core.
-                    let inside = crate::reconcile::parallel_map(&batch, |r| region.contains(countries, r));
+                    let inside = crate::parallel::parallel_map(&batch, |r| region.contains(countries, r));
                     let before = batch.len();
                     let mut keep = inside.into_iter();
                     batch.retain(|_| keep.next().unwrap_or(false));

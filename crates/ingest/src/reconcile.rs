@@ -12,9 +12,11 @@ use std::collections::HashMap;
 
 use storemap_core::{cluster, ClusterPoint, RowBuilder, SourceMask, SourceType, StorefrontType};
 
-use crate::catalog::{fnv1a, Catalog};
+use crate::catalog::Catalog;
 use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
+use crate::hash::fnv1a;
+use crate::parallel::parallel_map;
 use crate::Skip;
 use crate::SourceRow;
 
@@ -342,25 +344,4 @@ pub fn storefront_type(name: &str, default: StorefrontType) -> StorefrontType {
     } else {
         default
     }
-}
-
-/// Maps `f` over `items` on the machine's cores, keeping order. Items are dealt out strided
-/// (thread t takes t, t+T, t+2T, ...) rather than in contiguous halves: callers pass brands in
-/// rank order, biggest first, and halves would give one thread all the big ones.
-pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
-    if items.len() < 64 || threads == 1 {
-        return items.iter().map(&f).collect();
-    }
-    let parts: Vec<Vec<U>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let f = &f;
-                s.spawn(move || items.iter().skip(t).step_by(threads).map(f).collect::<Vec<U>>())
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("worker panicked")).collect()
-    });
-    let mut iters: Vec<_> = parts.into_iter().map(|p| p.into_iter()).collect();
-    (0..items.len()).map(|i| iters[i % threads].next().expect("every item mapped")).collect()
 }

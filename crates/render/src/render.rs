@@ -24,6 +24,10 @@ pub const MAX_SIDE: u32 = 4096;
 /// palette whose neighbours stay apart for colour-blind readers.
 pub const COMPANY_PALETTE: [&str; 5] = ["#2563EB", "#DC2626", "#16A34A", "#D97706", "#7C3AED"];
 
+/// The resolution written into an image's metadata when the request gives none (the CSS
+/// reference pixel's 96 per inch).
+pub const DEFAULT_DPI: u32 = 96;
+
 /// Marker radius at scale 1, in pixels, when the request gives none.
 pub const DEFAULT_MARKER_RADIUS: f32 = 5.0;
 
@@ -75,7 +79,7 @@ impl MapRequest {
             width,
             height,
             scale: 1,
-            dpi: 96,
+            dpi: DEFAULT_DPI,
             style: "light".into(),
             format: ImageFormat::Png,
             viewport: Viewport::Auto,
@@ -381,7 +385,7 @@ pub fn encode_blank(width: u32, height: u32, format: ImageFormat) -> Result<Vec<
     }
     let mut p = Pixmap::new(width, height).ok_or(RenderError::InvalidSize { width, height, max: MAX_SIDE })?;
     p.fill(Color::WHITE);
-    encode(p, format, 96)
+    encode(p, format, DEFAULT_DPI)
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! the basemap's levels of detail and focus maps use. The basemap draws them; focus maps
 //! project them; nothing here draws.
 
+use storemap_core::{polygon_features, PolygonGeometry};
+
 use crate::error::{RenderError, Result};
 
 /// One polygon of a shape, in degrees: the outer ring first, then holes.
@@ -43,26 +45,14 @@ impl Shapes {
 /// Polygon/MultiPolygon features as shapes, coded by the first of `code_keys` present.
 pub(crate) fn parse_shapes(text: &str, code_keys: &[&str]) -> Result<Vec<Shape>> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| RenderError::Shapes(e.to_string()))?;
-    let features = v.get("features").and_then(|f| f.as_array()).ok_or_else(|| RenderError::Shapes("no features".into()))?;
+    let features = polygon_features(&v, code_keys).ok_or_else(|| RenderError::Shapes("no features".into()))?;
     let mut shapes = Vec::new();
+    // Features of other geometries, or without one, are not shapes: skipped.
     for f in features {
-        let code = code_keys.iter().find_map(|k| f.get("properties").and_then(|p| p.get(*k)).and_then(|c| c.as_str())).unwrap_or("").to_ascii_uppercase();
-        let Some(g) = f.get("geometry") else { continue };
-        let Some(coords) = g.get("coordinates").and_then(|c| c.as_array()) else { continue };
-        let polygons: Vec<&serde_json::Value> = match g.get("type").and_then(|t| t.as_str()) {
-            Some("Polygon") => vec![g.get("coordinates").unwrap()],
-            Some("MultiPolygon") => coords.iter().collect(),
-            _ => continue,
-        };
-        let mut shape = Shape { code, polygons: Vec::new() };
+        let PolygonGeometry::Polygons(polygons) = f.geometry else { continue };
+        let mut shape = Shape { code: f.code.unwrap_or_default().to_ascii_uppercase(), polygons: Vec::new() };
         for poly in polygons {
-            let rings: Vec<Vec<(f64, f64)>> = poly
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|ring| ring.as_array().into_iter().flatten().filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?))).collect::<Vec<_>>())
-                .filter(|r: &Vec<(f64, f64)>| r.len() >= 3)
-                .collect();
+            let rings: Vec<Vec<(f64, f64)>> = poly.into_iter().filter(|r| r.len() >= 3).collect();
             if rings.is_empty() {
                 continue;
             }

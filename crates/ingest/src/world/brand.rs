@@ -8,7 +8,8 @@ use storemap_core::{haversine_m, offset_m, SourceType};
 
 use super::places::{self, Gazetteer};
 use super::Calibration;
-use crate::catalog::{fnv1a, CatalogBrand};
+use crate::catalog::CatalogBrand;
+use crate::hash::fnv1a;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -19,7 +19,7 @@ pub use write::atp_feature_id;
 
 use crate::catalog::Catalog;
 use crate::error::Result;
-use crate::reconcile::parallel_map;
+use crate::parallel::parallel_map;
 use crate::reference::{City, Zip};
 
 /// The knobs that place the scale-1 world near the contract's figures (about 6.9M pool

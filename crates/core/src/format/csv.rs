@@ -1,0 +1,73 @@
+//! RFC 4180 CSV with the contract's column order (lat, lng) and CRLF line ends.
+
+use super::text::{json_f64, needs_csv_quotes};
+use super::{BrandCursor, TimeCache};
+use crate::snapshot::{Snapshot, TextColumn, NULL_TIME};
+
+/// The CSV header: the contract's nine columns in order, then the two DESIGN.md adds.
+pub const CSV_HEADER: &str = "brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated\r\n";
+
+pub(super) fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
+    out.extend_from_slice(CSV_HEADER.as_bytes());
+    let mut brand = BrandCursor::default();
+    let mut times = TimeCache::default();
+    // The brand cell is the same for a brand's every row: quoted once, copied after.
+    let mut brand_cell: (*const u8, Vec<u8>) = (std::ptr::null(), Vec::new());
+    for &r in rows {
+        let r = r as usize;
+        let name = brand.name(snap, r as u32);
+        if name.as_ptr() != brand_cell.0 {
+            brand_cell.1.clear();
+            csv_field(&mut brand_cell.1, name);
+            brand_cell.0 = name.as_ptr();
+        }
+        out.extend_from_slice(&brand_cell.1);
+        out.push(b',');
+        csv_field(out, snap.row_text(TextColumn::Name, r));
+        out.push(b',');
+        json_f64(out, snap.lat[r]);
+        out.push(b',');
+        json_f64(out, snap.lng[r]);
+        out.push(b',');
+        out.extend_from_slice(snap.countries[snap.country[r] as usize].as_bytes());
+        for c in [TextColumn::State, TextColumn::City, TextColumn::Postcode, TextColumn::Address, TextColumn::Phone] {
+            out.push(b',');
+            csv_field(out, snap.row_text(c, r));
+        }
+        out.push(b',');
+        if snap.last_updated[r] != NULL_TIME {
+            out.extend_from_slice(times.get(snap.last_updated[r]));
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// RFC 4180: quote a field holding a comma, quote, CR or LF, doubling inner quotes.
+fn csv_field(out: &mut Vec<u8>, s: &str) {
+    if needs_csv_quotes(s.as_bytes()) {
+        out.push(b'"');
+        for b in s.bytes() {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_csv_fields_only_when_needed() {
+        let mut out = Vec::new();
+        csv_field(&mut out, "plain");
+        out.push(b'|');
+        csv_field(&mut out, "Smith, \"Jr\"");
+        assert_eq!(String::from_utf8(out).unwrap(), "plain|\"Smith, \"\"Jr\"\"\"");
+    }
+}

@@ -1,0 +1,35 @@
+//! A GeoJSON FeatureCollection of Points, `[lng, lat]`, the JSON fields as properties.
+
+use super::json::{common_fields, provenance_fields};
+use super::text::{json_f64, json_id, json_str};
+use super::{BrandCursor, TimeCache, WriteOptions};
+use crate::snapshot::{Snapshot, TextColumn};
+
+pub(super) fn write_geojson(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut Vec<u8>) {
+    let mut brand = BrandCursor::default();
+    let mut times = TimeCache::default();
+    out.extend_from_slice(b"{\"type\":\"FeatureCollection\",\"features\":[");
+    for (i, &r) in rows.iter().enumerate() {
+        let r = r as usize;
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"type\":\"Feature\",\"id\":");
+        json_id(out, snap.id[r]);
+        // GeoJSON order is [lng, lat], the opposite of JSON and CSV.
+        out.extend_from_slice(b",\"geometry\":{\"type\":\"Point\",\"coordinates\":[");
+        json_f64(out, snap.lng[r]);
+        out.push(b',');
+        json_f64(out, snap.lat[r]);
+        out.extend_from_slice(b"]},\"properties\":{\"brand\":");
+        json_str(out, brand.name(snap, r as u32));
+        out.extend_from_slice(b",\"name\":");
+        json_str(out, snap.row_text(TextColumn::Name, r));
+        common_fields(snap, r, out, &mut times);
+        if opts.provenance {
+            provenance_fields(snap, r, out, &mut times);
+        }
+        out.extend_from_slice(b"}}");
+    }
+    out.extend_from_slice(b"]}");
+}

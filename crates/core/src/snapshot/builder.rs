@@ -1,0 +1,260 @@
+//! Building a snapshot: rows pushed in any order are interned, sorted by brand, and written
+//! as one file whose bytes depend only on the rows given.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::file::SectionWriter;
+use super::{TextColumn, NULL_TIME};
+use crate::error::Result;
+use crate::model::{SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
+use crate::records::{BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
+use crate::strings::{PoolRelayout, StringPoolBuilder};
+
+/// One row as the pipeline hands it to the builder.
+#[derive(Debug, Clone, Default)]
+pub struct RowBuilder {
+    pub brand: u32,
+    pub lat: f64,
+    pub lng: f64,
+    pub id: u64,
+    pub name: String,
+    pub address: String,
+    pub city: String,
+    pub state: String,
+    pub postcode: String,
+    pub phone: String,
+    pub country: String,
+    pub last_updated: i64,
+    /// Reconciled confidence. Always set: the data formats' floor applies to every row.
+    pub confidence: f32,
+    /// False for a row the multi-source pipeline did not process: its five provenance fields
+    /// are then served as null (its confidence still gates it).
+    pub provenance: bool,
+    pub last_verified: Option<i64>,
+    pub storefront: Option<StorefrontType>,
+    pub sources: SourceMask,
+    pub community_only: bool,
+    pub aliases: Vec<(SourceType, String)>,
+}
+
+impl RowBuilder {
+    /// The row's value for a text column.
+    pub fn text(&self, c: TextColumn) -> &str {
+        match c {
+            TextColumn::Name => &self.name,
+            TextColumn::Address => &self.address,
+            TextColumn::City => &self.city,
+            TextColumn::State => &self.state,
+            TextColumn::Postcode => &self.postcode,
+            TextColumn::Phone => &self.phone,
+        }
+    }
+}
+
+/// A row after interning: fixed size, cheap to sort.
+struct PackedRow {
+    brand: u32,
+    country: u16,
+    lat: f64,
+    lng: f64,
+    id: u64,
+    text: [u32; 6],
+    last_updated: i64,
+    last_verified: i64,
+    confidence: f32,
+    storefront: u8,
+    sources: u8,
+    flags: u8,
+    alias_range: (u32, u32),
+}
+
+/// Collects rows in any order and writes a snapshot whose bytes depend only on the rows given.
+pub struct SnapshotBuilder {
+    meta: SnapshotMeta,
+    brands: Vec<BrandRecord>,
+    cities: Vec<CityRecord>,
+    tickers: Vec<TickerRecord>,
+    countries: Vec<String>,
+    country_ids: HashMap<String, u16>,
+    strings: StringPoolBuilder,
+    rows: Vec<PackedRow>,
+    alias_source: Vec<u8>,
+    alias_id: Vec<u32>,
+}
+
+impl SnapshotBuilder {
+    pub fn new(meta: SnapshotMeta, brands: Vec<BrandRecord>, cities: Vec<CityRecord>, tickers: Vec<TickerRecord>) -> Self {
+        SnapshotBuilder {
+            meta,
+            brands,
+            cities,
+            tickers,
+            countries: Vec::new(),
+            country_ids: HashMap::new(),
+            strings: StringPoolBuilder::default(),
+            rows: Vec::new(),
+            alias_source: Vec::new(),
+            alias_id: Vec::new(),
+        }
+    }
+
+    pub fn brand_count(&self) -> usize {
+        self.brands.len()
+    }
+
+    pub fn push(&mut self, r: &RowBuilder) {
+        assert!((r.brand as usize) < self.brands.len(), "row names brand {} of {}", r.brand, self.brands.len());
+        let next = self.countries.len() as u16;
+        let country = *self.country_ids.entry(r.country.clone()).or_insert_with(|| {
+            self.countries.push(r.country.clone());
+            next
+        });
+        let start = self.alias_source.len() as u32;
+        for (s, id) in &r.aliases {
+            self.alias_source.push(*s as u8);
+            self.alias_id.push(self.strings.append_unique(id));
+        }
+        let mut flags = 0;
+        if r.community_only {
+            flags |= FLAG_COMMUNITY_ONLY;
+        }
+        if r.provenance {
+            flags |= FLAG_PROVENANCE;
+        }
+        let s = &mut self.strings;
+        self.rows.push(PackedRow {
+            brand: r.brand,
+            country,
+            lat: r.lat,
+            lng: r.lng,
+            id: r.id,
+            text: TextColumn::ALL.map(|c| if c.interned() { s.intern(r.text(c)) } else { s.append_unique(r.text(c)) }),
+            last_updated: r.last_updated,
+            last_verified: r.last_verified.unwrap_or(NULL_TIME),
+            confidence: r.confidence,
+            storefront: r.storefront.map_or(StorefrontType::NULL, |t| t as u8),
+            sources: r.sources.0,
+            flags,
+            alias_range: (start, self.alias_source.len() as u32),
+        });
+    }
+
+    pub fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Reserves room for `rows` rows, so the column buffers grow once instead of doubling
+    /// (and briefly holding two copies) all the way up.
+    pub fn reserve(&mut self, rows: usize) {
+        self.rows.reserve(rows);
+        self.alias_source.reserve(rows * 2);
+        self.alias_id.reserve(rows * 2);
+    }
+
+    /// The content version is known only once every row has been pushed.
+    pub fn set_version(&mut self, version: &str) {
+        self.meta.snapshot_version = version.to_string();
+    }
+
+    /// What each source's import did, known only once every row has been reconciled.
+    pub fn set_imports(&mut self, imports: std::collections::BTreeMap<String, SourceImport>) {
+        self.meta.imports = imports;
+    }
+
+    /// Sorts, fills the brand ranges and writes the file atomically (temp file + rename), so a
+    /// server watching the folder never sees half a snapshot.
+    pub fn write(mut self, path: &Path) -> Result<SnapshotMeta> {
+        // The country table in code order, not the order rows first named each country, so the
+        // bytes do not depend on the order rows were pushed in.
+        let mut order: Vec<u16> = (0..self.countries.len() as u16).collect();
+        order.sort_by(|&a, &b| self.countries[a as usize].cmp(&self.countries[b as usize]));
+        let mut renumber = vec![0u16; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renumber[old as usize] = new as u16;
+        }
+        self.countries = order.iter().map(|&old| std::mem::take(&mut self.countries[old as usize])).collect();
+        for r in &mut self.rows {
+            r.country = renumber[r.country as usize];
+        }
+        let countries = &self.countries;
+        self.rows.sort_by(|a, b| {
+            (a.brand, &countries[a.country as usize], a.lat.to_bits(), a.lng.to_bits(), a.id).cmp(&(
+                b.brand,
+                &countries[b.country as usize],
+                b.lat.to_bits(),
+                b.lng.to_bits(),
+                b.id,
+            ))
+        });
+        for b in &mut self.brands {
+            b.row_start = 0;
+            b.row_end = 0;
+            b.verified_count = 0;
+        }
+        // Ranges are assigned in brand order, so row_start never decreases with the brand index
+        // (a brand without rows gets an empty range at its place); `brand_of_row` relies on it.
+        let mut i = 0;
+        for (brand, rec) in self.brands.iter_mut().enumerate() {
+            let start = i;
+            while i < self.rows.len() && self.rows[i].brand as usize == brand {
+                let r = &self.rows[i];
+                if r.flags & FLAG_COMMUNITY_ONLY == 0 && r.confidence >= CONFIDENCE_FLOOR {
+                    rec.verified_count += 1;
+                }
+                i += 1;
+            }
+            rec.row_start = start as u32;
+            rec.row_end = i as u32;
+        }
+
+        // The pool is re-laid in row order (see PoolRelayout), each row's text then its source ids.
+        let interned = std::mem::take(&mut self.strings).finish();
+        let mut relayout = PoolRelayout::new(&interned);
+        let mut alias_start = Vec::with_capacity(self.rows.len() + 1);
+        let mut alias_source = Vec::with_capacity(self.alias_source.len());
+        let mut alias_id = Vec::with_capacity(self.alias_id.len());
+        for r in &mut self.rows {
+            for t in &mut r.text {
+                *t = relayout.id(*t);
+            }
+            alias_start.push(alias_source.len() as u32);
+            let (a, b) = (r.alias_range.0 as usize, r.alias_range.1 as usize);
+            alias_source.extend_from_slice(&self.alias_source[a..b]);
+            alias_id.extend(self.alias_id[a..b].iter().map(|&id| relayout.id(id)));
+        }
+        alias_start.push(alias_source.len() as u32);
+        let strings = relayout.finish();
+        drop(interned);
+        let (blob, offsets) = strings.parts();
+        let rows = &self.rows;
+        let col = |f: &dyn Fn(&PackedRow) -> u32| rows.iter().map(f).collect::<Vec<u32>>();
+
+        let mut w = SectionWriter::default();
+        w.json("meta", &self.meta)?;
+        w.json("brands", &self.brands)?;
+        w.json("cities", &self.cities)?;
+        w.json("tickers", &self.tickers)?;
+        w.json("countries", &self.countries)?;
+        w.raw("str_blob", blob.as_bytes());
+        w.pod("str_offsets", offsets);
+        w.pod("lat", &rows.iter().map(|r| r.lat).collect::<Vec<_>>());
+        w.pod("lng", &rows.iter().map(|r| r.lng).collect::<Vec<_>>());
+        w.pod("id", &rows.iter().map(|r| r.id).collect::<Vec<_>>());
+        for c in TextColumn::ALL {
+            w.pod(c.key(), &col(&|r| r.text[c as usize]));
+        }
+        w.pod("country", &rows.iter().map(|r| r.country).collect::<Vec<_>>());
+        w.pod("last_updated", &rows.iter().map(|r| r.last_updated).collect::<Vec<_>>());
+        w.pod("last_verified", &rows.iter().map(|r| r.last_verified).collect::<Vec<_>>());
+        w.pod("confidence", &rows.iter().map(|r| r.confidence).collect::<Vec<_>>());
+        w.raw("storefront", &rows.iter().map(|r| r.storefront).collect::<Vec<_>>());
+        w.raw("sources", &rows.iter().map(|r| r.sources).collect::<Vec<_>>());
+        w.raw("flags", &rows.iter().map(|r| r.flags).collect::<Vec<_>>());
+        w.pod("alias_start", &alias_start);
+        w.raw("alias_source", &alias_source);
+        w.pod("alias_id", &alias_id);
+        w.finish(path)?;
+        Ok(self.meta)
+    }
+}

@@ -1,0 +1,77 @@
+//! Reading a snapshot file: its sections into columns, then the checks that make a corrupt
+//! file fail here instead of inside a request.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::file::SectionReader;
+use super::{Snapshot, TextColumn, TextColumns};
+use crate::aliases::AliasIndex;
+use crate::error::{CoreError, Result};
+use crate::names::fold_case;
+use crate::records::{BrandRecord, CityRecord, SnapshotMeta, TickerRecord};
+use crate::strings::StringPool;
+
+impl Snapshot {
+    pub fn load(path: &Path) -> Result<Snapshot> {
+        let p = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| CoreError::Io { path: p.clone(), source: e })?;
+        Snapshot::from_bytes(&p, &bytes)
+    }
+
+    pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<Snapshot> {
+        let r = SectionReader::new(path, bytes)?;
+        let bad = |m: String| CoreError::Snapshot { path: path.into(), message: m };
+        let meta: SnapshotMeta = r.json("meta")?;
+        let brands: Vec<BrandRecord> = r.json("brands")?;
+        let cities: Vec<CityRecord> = r.json("cities")?;
+        let tickers: Vec<TickerRecord> = r.json("tickers")?;
+        let countries: Vec<String> = r.json("countries")?;
+        let blob = String::from_utf8(r.bytes("str_blob")?.to_vec()).map_err(|_| bad("string pool is not UTF-8".into()))?;
+        let strings = StringPool::from_parts(blob, r.pod("str_offsets", None)?).ok_or_else(|| bad("string pool offsets are invalid".into()))?;
+        let lat: Vec<f64> = r.pod("lat", None)?;
+        let n = Some(lat.len());
+        let alias_start: Vec<u32> = r.pod("alias_start", Some(lat.len() + 1))?;
+        let alias_source: Vec<u8> = r.pod("alias_source", None)?;
+        let alias_id: Vec<u32> = r.pod("alias_id", Some(alias_source.len()))?;
+        let mut s = Snapshot {
+            lng: r.pod("lng", n)?,
+            id: r.pod("id", n)?,
+            text: text_columns(&r, n)?,
+            country: r.pod("country", n)?,
+            last_updated: r.pod("last_updated", n)?,
+            last_verified: r.pod("last_verified", n)?,
+            confidence: r.pod("confidence", n)?,
+            storefront: r.pod("storefront", n)?,
+            sources: r.pod("sources", n)?,
+            flags: r.pod("flags", n)?,
+            lat,
+            alias_start,
+            alias_source,
+            alias_id,
+            meta,
+            brands,
+            cities,
+            tickers,
+            countries,
+            strings,
+            aliases: AliasIndex::default(),
+            city_index: HashMap::new(),
+        };
+        s.validate().map_err(bad)?;
+        s.aliases = AliasIndex::build(&s.brands, &s.tickers);
+        for (i, c) in s.cities.iter().enumerate() {
+            s.city_index.entry(fold_case(&c.name)).or_default().push(i as u32);
+        }
+        Ok(s)
+    }
+}
+
+/// The six text columns, each read from its own section.
+fn text_columns(r: &SectionReader, rows: Option<usize>) -> Result<TextColumns> {
+    let mut cols: TextColumns = Default::default();
+    for c in TextColumn::ALL {
+        cols[c as usize] = r.pod(c.key(), rows)?;
+    }
+    Ok(cols)
+}

@@ -1,0 +1,69 @@
+//! OpenStreetMap as `osmium export -f geojsonseq` writes it: one RS-prefixed GeoJSON feature a
+//! line, tags as properties, `@type`/`@id` naming the OSM object.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::tags::Tags;
+use super::{create, round7, Sighted};
+use crate::error::{IngestError, Result};
+
+pub(super) struct OsmWriter {
+    out: BufWriter<File>,
+    next_id: u64,
+}
+
+impl OsmWriter {
+    pub(super) fn new(dir: &Path) -> Result<OsmWriter> {
+        let mut out = create(&dir.join("osm/places.geojsonseq"))?;
+        out.flush().map_err(|e| IngestError::io(dir.display(), e))?;
+        Ok(OsmWriter { out, next_id: 1_000_000_000 })
+    }
+
+    /// Writes one sighting as a node; returns its id as the truth file names it (`n<id>`).
+    pub(super) fn write(&mut self, x: &Sighted) -> Result<String> {
+        let io = |e| IngestError::io("sources", e);
+        self.next_id += 1;
+        let f = OsmFeature {
+            kind: "Feature",
+            geometry: Point { kind: "Point", coordinates: [round7(x.s.lng), round7(x.s.lat)] },
+            properties: OsmProps { osm_type: "node", id: self.next_id, tags: Tags::new(x.brand, x.s, x.store, x.city) },
+        };
+        self.out.write_all(b"\x1e").map_err(io)?;
+        serde_json::to_writer(&mut self.out, &f).map_err(|e| IngestError::Invalid(e.to_string()))?;
+        self.out.write_all(b"\n").map_err(io)?;
+        Ok(format!("n{}", self.next_id))
+    }
+
+    pub(super) fn finish(mut self) -> Result<()> {
+        self.out.flush().map_err(|e| IngestError::io("sources", e))
+    }
+}
+
+#[derive(Serialize)]
+struct OsmFeature<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    geometry: Point,
+    properties: OsmProps<'a>,
+}
+
+#[derive(Serialize)]
+struct Point {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    coordinates: [f64; 2],
+}
+
+#[derive(Serialize)]
+struct OsmProps<'a> {
+    #[serde(rename = "@type")]
+    osm_type: &'static str,
+    #[serde(rename = "@id")]
+    id: u64,
+    #[serde(flatten)]
+    tags: Tags<'a>,
+}

@@ -1,0 +1,28 @@
+//! Integration tests for storemap-ingest over the full reference data: the real brand catalog
+//! (name-suggestion-index), the 100 m borders and the gazetteer, which `ts/data/reference.ts`
+//! extracts from npm packages (too large to commit). Built only with the `reference-data`
+//! feature, so a bare `cargo test` on a fresh clone runs what the repository alone can:
+//!
+//!   node --import tsx ts/data/reference.ts data/generated/reference
+//!   cargo test --release -p storemap-ingest --features reference-data
+//!
+//! (`npm test` does both.) Reference data: `STOREMAP_REFERENCE_DIR`, else
+//! `data/generated/reference`.
+//!
+//! - `reconcile`: the whole fixture scene through the reconciler, against `expected.json`.
+//! - `clustering`: hand-placed source rows probing the 100 m clustering rules.
+//! - `determinism`: two synthetic builds with one seed give byte-identical snapshots.
+//! - `footprints`: the synthetic world against the real store counts per country and the
+//!   AllThePlaces presence table.
+//! - `report`: the dataset report on a synthetic build, and the dedup metric on a hand-made
+//!   snapshot whose scores are known exactly.
+
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
+
+mod clustering;
+mod determinism;
+mod footprints;
+mod reconcile;
+mod report;
