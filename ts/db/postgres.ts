@@ -1,0 +1,130 @@
+// PostgreSQL through `pg`, for several storemap nodes sharing one ledger: a pool per node,
+// numbered migrations applied at start under an advisory lock, so N nodes starting together
+// migrate once and none serves before the schema is whole. The tables are the SQLite ledger's
+// (ts/db/database.ts), in PostgreSQL's types; the daily usage rollup is kept by a trigger
+// here too, so every writer keeps it right.
+import pg from 'pg';
+import { DAY_MS } from '../time.ts';
+
+/** The key every node takes before migrating: any fixed number no other code uses. */
+export const MIGRATION_LOCK = 0x5354_4d50; // "STMP"
+
+/** Append-only: a released migration is never edited, only followed by a new one. */
+export const PG_MIGRATIONS: { version: number; sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE api_keys (
+        id          TEXT PRIMARY KEY,
+        key_hash    BYTEA NOT NULL UNIQUE,
+        prefix      TEXT NOT NULL,
+        name        TEXT,
+        plan        TEXT NOT NULL CHECK (plan IN ('trial', 'standard', 'enterprise', 'internal')),
+        credits     BIGINT NOT NULL CHECK (credits >= 0),
+        created_at  BIGINT NOT NULL,
+        expires_at  BIGINT,
+        revoked_at  BIGINT
+      );
+      CREATE TABLE usage (
+        id        BIGSERIAL PRIMARY KEY,
+        key_id    TEXT NOT NULL REFERENCES api_keys(id),
+        at        BIGINT NOT NULL,
+        endpoint  TEXT NOT NULL,
+        status    INTEGER,
+        format    TEXT,
+        credits   BIGINT NOT NULL DEFAULT 0,
+        requests  INTEGER NOT NULL DEFAULT 1 CHECK (requests >= 1)
+      );
+      CREATE INDEX usage_by_key_time ON usage (key_id, at);
+      CREATE INDEX usage_by_time ON usage (at);
+      CREATE TABLE brand_summary (
+        brand            TEXT PRIMARY KEY,
+        ticker           TEXT,
+        location_count   INTEGER NOT NULL,
+        snapshot_version TEXT NOT NULL,
+        refreshed_at     BIGINT NOT NULL
+      );
+      -- Usage by key, UTC day, status and format: a year's report reads a few thousand rows.
+      -- A missing status is -1 and a missing format '' (NULLs never collide in a key).
+      CREATE TABLE usage_daily (
+        key_id   TEXT NOT NULL,
+        day      BIGINT NOT NULL,
+        status   INTEGER NOT NULL,
+        format   TEXT NOT NULL,
+        requests BIGINT NOT NULL,
+        credits  BIGINT NOT NULL,
+        PRIMARY KEY (key_id, day, status, format)
+      );
+      CREATE FUNCTION usage_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO usage_daily (key_id, day, status, format, requests, credits)
+          VALUES (NEW.key_id, NEW.at / ${DAY_MS}, COALESCE(NEW.status, -1), COALESCE(NEW.format, ''), NEW.requests, NEW.credits)
+          ON CONFLICT (key_id, day, status, format)
+          DO UPDATE SET requests = usage_daily.requests + EXCLUDED.requests, credits = usage_daily.credits + EXCLUDED.credits;
+        RETURN NULL;
+      END;
+      $$;
+      CREATE TRIGGER usage_rollup AFTER INSERT ON usage FOR EACH ROW EXECUTE FUNCTION usage_rollup();
+    `,
+  },
+];
+
+export interface PgLedgerOptions {
+  /** Connections this node keeps at most. */
+  poolSize: number;
+}
+
+/** A pool on the ledger, migrated: the schema is current when this resolves. */
+export async function openPostgres(url: string, opts: PgLedgerOptions): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize });
+  // An idle client's error (the server restarted) must not bring the process down; the next
+  // query on a fresh client reports it.
+  pool.on('error', () => {});
+  try {
+    await migrate(pool);
+  } catch (e) {
+    await pool.end();
+    throw e;
+  }
+  return pool;
+}
+
+/**
+ * Applies the migrations this ledger lacks, in one transaction holding the migration lock: a
+ * node that starts while another migrates waits for it, then finds nothing to do. Returns the
+ * versions this call applied.
+ */
+export async function migrate(pool: pg.Pool): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+    const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of PG_MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+/** One round trip to the ledger, for the status endpoint: its latency, or why it failed. */
+export async function pingPostgres(pool: pg.Pool): Promise<{ ok: true; latencyMs: number } | { ok: false; error: string }> {
+  const started = performance.now();
+  try {
+    await pool.query('SELECT 1');
+    return { ok: true, latencyMs: Math.round(performance.now() - started) };
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}
