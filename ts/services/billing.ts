@@ -4,6 +4,7 @@
 // zero. Every location-map request made with a valid key writes exactly one usage row (reading
 // the free usage report writes none: the report is about the billable API).
 import { retryBusy, type DB } from '../db/database.ts';
+import { planCharge, type ChargeResult, type UsageEntry } from '../db/ledger.ts';
 import { PLAN_RULES, type ApiKey } from './keys.ts';
 import { MAX_WINDOW_DAYS } from './usage.ts';
 import { DAY_MS } from '../time.ts';
@@ -14,13 +15,7 @@ export const RAW_USAGE_KEEP_MS = (MAX_WINDOW_DAYS + 1) * DAY_MS;
 /** Rows one pruning transaction deletes: short enough never to hold the write lock long. */
 const PRUNE_BATCH = 5000;
 
-export interface UsageEntry {
-  endpoint: string;
-  status: number | null;
-  format: string | null;
-}
-
-export type ChargeResult = { ok: true; charged: number; remaining: number } | { ok: false; balance: number; revoked?: true };
+export type { ChargeResult, UsageEntry };
 
 export class Billing {
   readonly #insertUsage;
@@ -118,24 +113,14 @@ export class Billing {
   #chargeNow(key: ApiKey, cost: number, entry: UsageEntry): ChargeResult {
     return this.db
       .transaction((): ChargeResult => {
-        // The key is read again inside the transaction: one revoked while its request ran
-        // pays nothing (the request is recorded as the 401 it gets).
+        // The key is read again inside the transaction (IMMEDIATE: no other writer between
+        // the read and the write); the rule is the one both stores share.
         const state = this.#state.get(key.id);
-        if (!state || state.revoked_at !== null) {
-          this.#insertUsage.run(key.id, this.now(), entry.endpoint, 401, entry.format, 0);
-          return { ok: false, balance: state?.credits ?? 0, revoked: true };
-        }
-        const balance = state.credits;
-        if (PLAN_RULES[key.plan].unlimited) {
-          this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, 0);
-          return { ok: true, charged: 0, remaining: balance };
-        }
-        if (balance < cost || this.#debit.run(cost, key.id, cost).changes !== 1) {
-          this.#insertUsage.run(key.id, this.now(), entry.endpoint, 402, entry.format, 0);
-          return { ok: false, balance };
-        }
-        this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, cost);
-        return { ok: true, charged: cost, remaining: balance - cost };
+        const at = this.now();
+        const plan = planCharge(state ? { credits: state.credits, revoked: state.revoked_at !== null } : null, { keyId: key.id, cost, unlimited: PLAN_RULES[key.plan].unlimited, entry, at });
+        if (plan.debit > 0 && this.#debit.run(plan.debit, key.id, plan.debit).changes !== 1) throw new Error(`the debit of key ${key.id} found no balance to take`);
+        if (plan.usage) this.#insertUsage.run(key.id, at, entry.endpoint, plan.usage.status, entry.format, plan.usage.credits);
+        return plan.result;
       })
       .immediate();
   }

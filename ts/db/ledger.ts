@@ -1,0 +1,63 @@
+// The ledger's operations, as both stores provide them: SQLite (ts/db/database.ts, one node, the
+// default) and PostgreSQL (ts/db/pg-ledger.ts, several nodes on one database). Each operation
+// that decides something (a charge) is one atomic step in its store; the services build the
+// rules (plans, prices, the refusal counting) on top, the same over either.
+
+/** A usage row's request: what was asked and how it was answered. */
+export interface UsageEntry {
+  endpoint: string;
+  status: number | null;
+  format: string | null;
+}
+
+export type ChargeResult = { ok: true; charged: number; remaining: number } | { ok: false; balance: number; revoked?: true };
+
+/** One `charge`: the key, what to take, and the row to write with it. */
+export interface ChargeRequest {
+  keyId: string;
+  cost: number;
+  /** Internal keys: nothing is taken, the row records 0. */
+  unlimited: boolean;
+  entry: UsageEntry;
+  at: number;
+}
+
+export interface LedgerOps {
+  /**
+   * Reads the key and its balance, takes `cost` when the balance covers it and the key is not
+   * revoked, and writes the request's usage row (its status, or 402 for a short balance, or
+   * 401 for a key revoked meanwhile, with the credits taken), all in one atomic step: racing
+   * charges on one key, from any number of processes, never take more than the balance.
+   */
+  charge(req: ChargeRequest): Promise<ChargeResult>;
+  /** A usage row that took nothing; `requests` > 1 for a batch of counted refusals. */
+  record(keyId: string, entry: UsageEntry, at: number, requests?: number): Promise<void>;
+  /** The key's balance now (0 for an unknown key). */
+  balance(keyId: string): Promise<number>;
+}
+
+/** A key's row as a charge reads it (locked), or null for an unknown key. */
+export interface KeyState {
+  credits: number;
+  revoked: boolean;
+}
+
+/** What one charge does to the store: the credits to take and the usage row to write. */
+export interface ChargePlan {
+  debit: number;
+  /** The usage row's status and credits; none for an unknown key (there is no key to own it). */
+  usage: { status: number | null; credits: number } | null;
+  result: ChargeResult;
+}
+
+/** The one rule of a charge, for both stores to carry out inside their atomic step: a key
+ * revoked while its request ran pays nothing and is recorded as the 401 it gets; an unlimited
+ * key is charged 0; a balance below the cost takes nothing and is recorded as 402. */
+export function planCharge(state: KeyState | null, req: ChargeRequest): ChargePlan {
+  if (!state || state.revoked) {
+    return { debit: 0, usage: state ? { status: 401, credits: 0 } : null, result: { ok: false, balance: state?.credits ?? 0, revoked: true } };
+  }
+  if (req.unlimited) return { debit: 0, usage: { status: req.entry.status, credits: 0 }, result: { ok: true, charged: 0, remaining: state.credits } };
+  if (state.credits < req.cost) return { debit: 0, usage: { status: 402, credits: 0 }, result: { ok: false, balance: state.credits } };
+  return { debit: req.cost, usage: { status: req.entry.status, credits: req.cost }, result: { ok: true, charged: req.cost, remaining: state.credits - req.cost } };
+}
