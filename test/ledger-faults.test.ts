@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { KEYED_CACHE_HEADERS } from '../ts/http/auth.ts';
 import { Billing } from '../ts/services/billing.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 import { ROOT } from '../ts/paths.ts';
 import { startServer } from './helpers/server.ts';
 
@@ -141,7 +142,7 @@ test('a key revoked while its request ran pays nothing: the charge reads the key
   const { record } = s.keys.create({ plan: 'enterprise', credits: 50 });
   // The request authenticated with the key as it was (`record`); then it is revoked.
   t.true(s.keys.revoke(record.id));
-  const billing = new Billing(s.db);
+  const billing = new Billing(new SqliteLedger(s.db));
   const r = await billing.charge(record, 3, { endpoint: LOCATION_MAP, status: 200, format: 'json' });
   t.deepEqual(r, { ok: false, balance: 50, revoked: true });
   t.is(s.keys.get(record.id)!.credits, 50);

@@ -11,6 +11,7 @@ import { RateLimiter } from './http/rate-limit.ts';
 import * as locationMap from './routes/location-map.ts';
 import * as testHooks from './routes/test-hooks.ts';
 import { Billing } from './services/billing.ts';
+import { SqliteLedger } from './db/sqlite-ledger.ts';
 import { KeyStore } from './services/keys.ts';
 import { ImageCache } from './services/image-cache.ts';
 import { NativePool } from './services/native-pool.ts';
@@ -45,7 +46,7 @@ export function createServer(deps: Deps): restify.Server {
     renderer: deps.renderer,
     subdivisions: deps.subdivisions,
     keys: new KeyStore(deps.db, now),
-    billing: new Billing(deps.db, now, deps.config.usageFlushMs),
+    billing: new Billing(new SqliteLedger(deps.db, now), now, deps.config.usageFlushMs),
     limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
     pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue, deps.config.nativeKeyShare),
     freeLimiter: new RateLimiter(deps.config.freeRateLimit, deps.config.freeRateBurst, now),

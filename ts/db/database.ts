@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { isBusy } from './faults.ts';
 import { DAY_MS } from '../time.ts';
+import { WriteCancelled } from './ledger.ts';
 
 export type DB = BetterSqlite3.Database;
 
@@ -119,8 +120,6 @@ export const BUSY_WAIT_MS = 20;
 /** How long a request waits for the write lock in all before it is answered 503. */
 export const BUSY_DEADLINE_MS = 1000;
 
-/** Thrown by `retryBusy` when the caller no longer wants the write (its request timed out). */
-export class WriteCancelled extends Error {}
 
 /**
  * Runs `write` (one transaction) until it gets the lock, yielding to the event loop between

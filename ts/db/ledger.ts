@@ -22,19 +22,36 @@ export interface ChargeRequest {
   at: number;
 }
 
+/** Usage rows that took nothing, written together: each `n` requests of one key. */
+export interface UsageBatchRow {
+  keyId: string;
+  entry: UsageEntry;
+  at: number;
+  n: number;
+}
+
 export interface LedgerOps {
   /**
    * Reads the key and its balance, takes `cost` when the balance covers it and the key is not
    * revoked, and writes the request's usage row (its status, or 402 for a short balance, or
    * 401 for a key revoked meanwhile, with the credits taken), all in one atomic step: racing
    * charges on one key, from any number of processes, never take more than the balance.
+   * `cancelled` is asked before the step starts (and before each retry of a busy store): a
+   * request answered meanwhile writes nothing (`WriteCancelled`).
    */
-  charge(req: ChargeRequest): Promise<ChargeResult>;
+  charge(req: ChargeRequest, cancelled?: () => boolean): Promise<ChargeResult>;
   /** A usage row that took nothing; `requests` > 1 for a batch of counted refusals. */
   record(keyId: string, entry: UsageEntry, at: number, requests?: number): Promise<void>;
+  /** Several such rows in one atomic write: all of them or none. */
+  recordMany(rows: UsageBatchRow[]): Promise<void>;
+  /** Deletes at most `limit` raw usage rows older than `before`, oldest first; returns how many. */
+  pruneUsage(before: number, limit: number): Promise<number>;
   /** The key's balance now (0 for an unknown key). */
   balance(keyId: string): Promise<number>;
 }
+
+/** Thrown by a ledger when the caller no longer wants the write (its request was answered). */
+export class WriteCancelled extends Error {}
 
 /** A key's row as a charge reads it (locked), or null for an unknown key. */
 export interface KeyState {

@@ -175,7 +175,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     if (out.count === 0) throw new ApiError('NOT_FOUND', `No locations of ${plan.label} match these filters.`, { suggestions: [] });
     const cost = creditsFor(out.count, format);
     if (out.refused === 'credits') {
-      throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${deps.billing.balance(key)}. Nothing was drawn or charged.`);
+      throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${await deps.billing.balance(key)}. Nothing was drawn or charged.`);
     }
 
     if (ctx.done) return; // timed out or hung up meanwhile: answered and recorded already
@@ -289,7 +289,7 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
     limit: plan.rules.maxLocations,
   };
   // The balance now, as rows: the charge checks it again atomically after the work.
-  const maxRows = plan.rules.unlimited ? undefined : affordableRows(deps.billing.balance(key), format);
+  const maxRows = plan.rules.unlimited ? undefined : affordableRows(await deps.billing.balance(key), format);
   const ticket = { owner: key.id, cancel: when.cancel };
   /** The time left when the task starts: work that starts late never starts. */
   const budget = () => {

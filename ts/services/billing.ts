@@ -1,10 +1,10 @@
-// Charging and usage. A charge checks the balance, takes the credits and writes the request's
-// usage row in one IMMEDIATE transaction, so concurrent requests (in one process or several
-// sharing the database file) can never spend the same credits twice or drive a balance below
-// zero. Every location-map request made with a valid key writes exactly one usage row (reading
-// the free usage report writes none: the report is about the billable API).
-import { retryBusy, type DB } from '../db/database.ts';
-import { planCharge, type ChargeResult, type UsageEntry } from '../db/ledger.ts';
+// Charging and usage, over either store (LedgerOps: SQLite for one node, PostgreSQL for
+// several). A charge checks the balance, takes the credits and writes the request's usage row
+// in one atomic step of the store, so concurrent requests (in one process or several) can never
+// spend the same credits twice or drive a balance below zero. Every location-map request made
+// with a valid key writes exactly one usage row (reading the free usage report writes none: the
+// report is about the billable API).
+import type { ChargeResult, LedgerOps, UsageEntry } from '../db/ledger.ts';
 import { PLAN_RULES, type ApiKey } from './keys.ts';
 import { MAX_WINDOW_DAYS } from './usage.ts';
 import { DAY_MS } from '../time.ts';
@@ -18,34 +18,21 @@ const PRUNE_BATCH = 5000;
 export type { ChargeResult, UsageEntry };
 
 export class Billing {
-  readonly #insertUsage;
-  readonly #balance;
-  readonly #state;
-  readonly #debit;
-  readonly #insertMany;
-  readonly #prune;
   /** Refused requests not yet written: key id → entry and count. */
   readonly #rejected = new Map<string, { entry: UsageEntry; at: number; n: number }>();
   #flushTimer: NodeJS.Timeout | undefined;
   constructor(
-    private readonly db: DB,
+    private readonly ledger: LedgerOps,
     private readonly now: () => number = Date.now,
     /** Refused requests are written at most this often (one row per key with their count). */
     private readonly flushMs = 1000,
-  ) {
-    this.#insertUsage = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, ?, ?, ?)');
-    this.#balance = db.prepare<[string], { credits: number }>('SELECT credits FROM api_keys WHERE id = ?');
-    this.#state = db.prepare<[string], { credits: number; revoked_at: number | null }>('SELECT credits, revoked_at FROM api_keys WHERE id = ?');
-    this.#debit = db.prepare('UPDATE api_keys SET credits = credits - ? WHERE id = ? AND credits >= ?');
-    this.#insertMany = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES (?, ?, ?, ?, ?, 0, ?)');
-    // Oldest first by rowid, which follows time: the scan stops after one batch of old rows.
-    this.#prune = db.prepare('DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE at < ? ORDER BY id LIMIT ?)');
-  }
+  ) {}
 
   /**
    * A refused request (429): counted in memory, written with the others of its key as one
-   * row within `flushMs`; reports count them meanwhile from memory (`pendingRejected`). A flood of refusals costs no write each; a crash loses at
-   * most a second of their count (they were never charged).
+   * row within `flushMs`; reports count them meanwhile from memory (`pendingRejected`). A flood
+   * of refusals costs no write each; a crash loses at most a second of their count (they were
+   * never charged).
    */
   countRejected(key: ApiKey, entry: UsageEntry): void {
     const pending = this.#rejected.get(key.id);
@@ -68,13 +55,7 @@ export class Billing {
     const batch = [...this.#rejected];
     this.#rejected.clear();
     try {
-      await retryBusy(
-        () =>
-          this.db.transaction(() => {
-            for (const [keyId, r] of batch) this.#insertMany.run(keyId, r.at, r.entry.endpoint, r.entry.status, r.entry.format, r.n);
-          })(),
-        this.now,
-      );
+      await this.ledger.recordMany(batch.map(([keyId, r]) => ({ keyId, entry: r.entry, at: r.at, n: r.n })));
     } catch (e) {
       // Kept, not lost: merged back, written with the next flush.
       for (const [keyId, r] of batch) {
@@ -95,7 +76,7 @@ export class Billing {
     const before = Math.floor((this.now() - RAW_USAGE_KEEP_MS) / DAY_MS) * DAY_MS;
     let deleted = 0;
     for (;;) {
-      const n = await retryBusy(() => this.#prune.run(before, PRUNE_BATCH).changes, this.now);
+      const n = await this.ledger.pruneUsage(before, PRUNE_BATCH);
       deleted += n;
       if (n < PRUNE_BATCH) return deleted;
       await new Promise((resolve) => setImmediate(resolve));
@@ -104,36 +85,19 @@ export class Billing {
 
   /** Takes `cost` credits and records the usage row with `entry.status`; on a short balance
    * nothing is taken and the row is recorded as 402. Internal keys are never debited: they are
-   * charged 0. While another process holds the write lock it waits without blocking the event
-   * loop, up to a second, then throws the busy error (an answer of 503, nothing charged). */
+   * charged 0. A busy store is waited for without blocking the event loop, up to a second,
+   * then the busy error is thrown (an answer of 503, nothing charged); `cancelled` is asked
+   * before each try. */
   charge(key: ApiKey, cost: number, entry: UsageEntry, cancelled?: () => boolean): Promise<ChargeResult> {
-    return retryBusy(() => this.#chargeNow(key, cost, entry), this.now, cancelled);
+    return this.ledger.charge({ keyId: key.id, cost, unlimited: PLAN_RULES[key.plan].unlimited, entry, at: this.now() }, cancelled);
   }
 
-  #chargeNow(key: ApiKey, cost: number, entry: UsageEntry): ChargeResult {
-    return this.db
-      .transaction((): ChargeResult => {
-        // The key is read again inside the transaction (IMMEDIATE: no other writer between
-        // the read and the write); the rule is the one both stores share.
-        const state = this.#state.get(key.id);
-        const at = this.now();
-        const plan = planCharge(state ? { credits: state.credits, revoked: state.revoked_at !== null } : null, { keyId: key.id, cost, unlimited: PLAN_RULES[key.plan].unlimited, entry, at });
-        if (plan.debit > 0 && this.#debit.run(plan.debit, key.id, plan.debit).changes !== 1) throw new Error(`the debit of key ${key.id} found no balance to take`);
-        if (plan.usage) this.#insertUsage.run(key.id, at, entry.endpoint, plan.usage.status, entry.format, plan.usage.credits);
-        return plan.result;
-      })
-      .immediate();
-  }
-
-  /** A request that charged nothing (an error, a free endpoint); waits for a busy lock as
-   * `charge` does. */
+  /** A request that charged nothing (an error, a free endpoint). */
   record(key: ApiKey, entry: UsageEntry): Promise<void> {
-    return retryBusy(() => {
-      this.#insertUsage.run(key.id, this.now(), entry.endpoint, entry.status, entry.format, 0);
-    }, this.now);
+    return this.ledger.record(key.id, entry, this.now());
   }
 
-  balance(key: ApiKey): number {
-    return this.#balance.get(key.id)?.credits ?? 0;
+  balance(key: ApiKey): Promise<number> {
+    return this.ledger.balance(key.id);
   }
 }

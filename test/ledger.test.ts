@@ -1,0 +1,154 @@
+// The ledger's operations, the same cases on both stores: SQLite (one file, several
+// connections standing in for several processes) and PostgreSQL (a throwaway cluster on
+// 127.0.0.1, several pools standing in for several nodes). Exact admission when they race on
+// one key, never a negative balance, one usage row per charge, the rules for revoked,
+// unlimited and unknown keys, batched refusals, pruning. Expected values are counted from what
+// the test sent.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import pg from 'pg';
+import { openDatabase } from '../ts/db/database.ts';
+import type { LedgerOps } from '../ts/db/ledger.ts';
+import { PgLedger } from '../ts/db/pg-ledger.ts';
+import { openPostgres } from '../ts/db/postgres.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
+import { startPostgres } from './helpers/postgres.ts';
+
+const ENTRY = { endpoint: '/api/v1/location-map', status: 200, format: 'png' };
+
+interface Store {
+  /** One ledger per node, all on the same data. */
+  ledgers: LedgerOps[];
+  addKey(id: string, credits: number, revoked?: boolean): Promise<void>;
+  /** Per status: rows, credits and requests of a key's usage, read straight from the table. */
+  usage(keyId: string): Promise<{ status: number; rows: number; credits: number; requests: number }[]>;
+  rowCount(): Promise<number>;
+}
+
+const USAGE_SQL = 'SELECT status, count(*) AS n, sum(credits) AS credits, sum(requests) AS requests FROM usage WHERE key_id = $1 GROUP BY status ORDER BY status';
+const ADD_KEY = "INSERT INTO api_keys (id, key_hash, prefix, plan, credits, created_at, revoked_at) VALUES ($1, $2, 'sm_live_0000', 'standard', $3, 0, $4)";
+type UsageRow = { status: number; n: number | string; credits: number | string; requests: number | string };
+const usageOf = (rows: UsageRow[]) => rows.map((r) => ({ status: r.status, rows: Number(r.n), credits: Number(r.credits), requests: Number(r.requests) }));
+
+const STORES: Record<'sqlite' | 'postgres', (t: ExecutionContext, nodes: number) => Promise<Store>> = {
+  async sqlite(t, nodes) {
+    const dir = await mkdtemp(path.join(tmpdir(), 'storemap-ledger-'));
+    const file = path.join(dir, 'ledger.db');
+    const dbs = Array.from({ length: nodes }, () => openDatabase(file));
+    t.teardown(async () => {
+      for (const db of dbs) db.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    const sqlite = (sql: string) => sql.replace(/\$\d+/g, '?');
+    return {
+      ledgers: dbs.map((db) => new SqliteLedger(db)),
+      async addKey(id, credits, revoked) {
+        dbs[0].prepare(sqlite(ADD_KEY)).run(id, Buffer.from(id), credits, revoked ? 1 : null);
+      },
+      async usage(keyId) {
+        return usageOf(dbs[0].prepare<[string], UsageRow>(sqlite(USAGE_SQL)).all(keyId));
+      },
+      async rowCount() {
+        return (dbs[0].prepare('SELECT count(*) AS n FROM usage').get() as { n: number }).n;
+      },
+    };
+  },
+  async postgres(t, nodes) {
+    const server = await startPostgres(t);
+    const pools: pg.Pool[] = [];
+    for (let i = 0; i < nodes; i++) pools.push(await openPostgres(server.url, { poolSize: 10 }));
+    t.teardown(() => Promise.all(pools.map((p) => p.end())).then(() => undefined));
+    return {
+      ledgers: pools.map((p) => new PgLedger(p)),
+      async addKey(id, credits, revoked) {
+        await pools[0].query(ADD_KEY, [id, Buffer.from(id), credits, revoked ? 1 : null]);
+      },
+      async usage(keyId) {
+        return usageOf((await pools[0].query<UsageRow>(USAGE_SQL, [keyId])).rows);
+      },
+      async rowCount() {
+        return Number((await pools[0].query<{ n: string }>('SELECT count(*) AS n FROM usage')).rows[0].n);
+      },
+    };
+  },
+};
+
+for (const [kind, open] of Object.entries(STORES)) {
+  test(`${kind}: three nodes racing 180 one-credit charges on a key with 100 credits: exactly 100 admitted, balance 0, one usage row each`, async (t) => {
+    const s = await open(t, 3);
+    await s.addKey('key_race', 100);
+    const attempts = s.ledgers.flatMap((l) => Array.from({ length: 60 }, (_, i) => l.charge({ keyId: 'key_race', cost: 1, unlimited: false, entry: ENTRY, at: 1_000 + i })));
+    const results = await Promise.all(attempts);
+    t.is(results.filter((r) => r.ok).length, 100);
+    t.is(await s.ledgers[1].balance('key_race'), 0);
+    // Each admitted charge saw the balance the one before it left: 99, 98, ... 0, each once.
+    const remaining = results.flatMap((r) => (r.ok ? [r.remaining] : [])).sort((a, b) => a - b);
+    t.deepEqual(remaining, Array.from({ length: 100 }, (_, i) => i));
+    t.deepEqual(await s.usage('key_race'), [
+      { status: 200, rows: 100, credits: 100, requests: 100 },
+      { status: 402, rows: 80, credits: 0, requests: 80 },
+    ]);
+  });
+
+  test(`${kind}: a cost above the balance takes nothing; the balance never goes below zero`, async (t) => {
+    const s = await open(t, 2);
+    await s.addKey('key_three', 10);
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => s.ledgers[i % 2].charge({ keyId: 'key_three', cost: 3, unlimited: false, entry: ENTRY, at: i })));
+    t.is(results.filter((r) => r.ok).length, 3, '3 x 3 credits fit in 10');
+    t.is(await s.ledgers[0].balance('key_three'), 1);
+    for (const r of results.filter((x) => !x.ok)) t.deepEqual(r, { ok: false, balance: 1 });
+    t.deepEqual(await s.usage('key_three'), [
+      { status: 200, rows: 3, credits: 9, requests: 3 },
+      { status: 402, rows: 5, credits: 0, requests: 5 },
+    ]);
+  });
+
+  test(`${kind}: a revoked key pays nothing and is recorded as 401; an unlimited key is charged 0; an unknown key writes no row`, async (t) => {
+    const s = await open(t, 1);
+    await s.addKey('key_revoked', 50, true);
+    await s.addKey('key_internal', 7);
+    const [l] = s.ledgers;
+    t.deepEqual(await l.charge({ keyId: 'key_revoked', cost: 2, unlimited: false, entry: ENTRY, at: 5 }), { ok: false, balance: 50, revoked: true });
+    t.is(await l.balance('key_revoked'), 50);
+    t.deepEqual(await s.usage('key_revoked'), [{ status: 401, rows: 1, credits: 0, requests: 1 }]);
+    t.deepEqual(await l.charge({ keyId: 'key_internal', cost: 8, unlimited: true, entry: ENTRY, at: 6 }), { ok: true, charged: 0, remaining: 7 });
+    t.is(await l.balance('key_internal'), 7);
+    t.deepEqual(await s.usage('key_internal'), [{ status: 200, rows: 1, credits: 0, requests: 1 }]);
+    t.deepEqual(await l.charge({ keyId: 'key_nobody', cost: 1, unlimited: false, entry: ENTRY, at: 7 }), { ok: false, balance: 0, revoked: true });
+    t.deepEqual(await s.usage('key_nobody'), []);
+  });
+
+  test(`${kind}: a charge whose request was answered meanwhile writes nothing`, async (t) => {
+    const s = await open(t, 1);
+    await s.addKey('key_gone', 5);
+    await t.throwsAsync(s.ledgers[0].charge({ keyId: 'key_gone', cost: 1, unlimited: false, entry: ENTRY, at: 1 }, () => true), { message: /answered/ });
+    t.is(await s.ledgers[0].balance('key_gone'), 5);
+    t.deepEqual(await s.usage('key_gone'), []);
+  });
+
+  test(`${kind}: refusals are written as rows standing for their count, in one write; pruning deletes only rows before the cut, in batches`, async (t) => {
+    const s = await open(t, 1);
+    await s.addKey('key_busy', 5);
+    await s.addKey('key_other', 5);
+    const refused = { endpoint: '/api/v1/location-map', status: 429, format: 'json' };
+    await s.ledgers[0].recordMany([
+      { keyId: 'key_busy', entry: refused, at: 10, n: 37 },
+      { keyId: 'key_other', entry: refused, at: 10, n: 2 },
+    ]);
+    await s.ledgers[0].record('key_busy', { endpoint: '/api/v1/location-map', status: 404, format: 'json' }, 11);
+    t.is(await s.ledgers[0].balance('key_busy'), 5);
+    t.deepEqual(await s.usage('key_busy'), [
+      { status: 404, rows: 1, credits: 0, requests: 1 },
+      { status: 429, rows: 1, credits: 0, requests: 37 },
+    ]);
+    for (let i = 0; i < 7; i++) await s.ledgers[0].record('key_other', refused, 100 + i);
+    // Rows at 10, 10, 11 and 100..106: those before 104 go, at most 3 at a time.
+    t.is(await s.ledgers[0].pruneUsage(104, 3), 3);
+    t.is(await s.ledgers[0].pruneUsage(104, 3), 3);
+    t.is(await s.ledgers[0].pruneUsage(104, 3), 1);
+    t.is(await s.ledgers[0].pruneUsage(104, 3), 0);
+    t.is(await s.rowCount(), 3);
+  });
+}

@@ -1,0 +1,62 @@
+// The ledger's operations on SQLite. A charge is one IMMEDIATE transaction (the write lock is
+// taken before the key is read, so no other connection or process writes in between); a write
+// that finds another process holding the lock waits off the event loop (`retryBusy`).
+import { retryBusy, type DB } from './database.ts';
+import { planCharge, type ChargeRequest, type ChargeResult, type LedgerOps, type UsageBatchRow, type UsageEntry } from './ledger.ts';
+
+export class SqliteLedger implements LedgerOps {
+  readonly #insertUsage;
+  readonly #state;
+  readonly #debit;
+  readonly #prune;
+  constructor(
+    private readonly db: DB,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#insertUsage = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.#state = db.prepare<[string], { credits: number; revoked_at: number | null }>('SELECT credits, revoked_at FROM api_keys WHERE id = ?');
+    this.#debit = db.prepare('UPDATE api_keys SET credits = credits - ? WHERE id = ? AND credits >= ?');
+    // Oldest first by rowid, which follows time: the scan stops after one batch of old rows.
+    this.#prune = db.prepare('DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE at < ? ORDER BY id LIMIT ?)');
+  }
+
+  charge(req: ChargeRequest, cancelled?: () => boolean): Promise<ChargeResult> {
+    return retryBusy(() => this.#chargeNow(req), this.now, cancelled);
+  }
+
+  #chargeNow(req: ChargeRequest): ChargeResult {
+    return this.db
+      .transaction((): ChargeResult => {
+        const state = this.#state.get(req.keyId);
+        const plan = planCharge(state ? { credits: state.credits, revoked: state.revoked_at !== null } : null, req);
+        if (plan.debit > 0 && this.#debit.run(plan.debit, req.keyId, plan.debit).changes !== 1) throw new Error(`the debit of key ${req.keyId} found no balance to take`);
+        if (plan.usage) this.#insertUsage.run(req.keyId, req.at, req.entry.endpoint, plan.usage.status, req.entry.format, plan.usage.credits, 1);
+        return plan.result;
+      })
+      .immediate();
+  }
+
+  record(keyId: string, entry: UsageEntry, at: number, requests = 1): Promise<void> {
+    return retryBusy(() => {
+      this.#insertUsage.run(keyId, at, entry.endpoint, entry.status, entry.format, 0, requests);
+    }, this.now);
+  }
+
+  recordMany(rows: UsageBatchRow[]): Promise<void> {
+    return retryBusy(
+      () =>
+        this.db.transaction(() => {
+          for (const r of rows) this.#insertUsage.run(r.keyId, r.at, r.entry.endpoint, r.entry.status, r.entry.format, 0, r.n);
+        })(),
+      this.now,
+    );
+  }
+
+  pruneUsage(before: number, limit: number): Promise<number> {
+    return retryBusy(() => this.#prune.run(before, limit).changes, this.now);
+  }
+
+  async balance(keyId: string): Promise<number> {
+    return this.#state.get(keyId)?.credits ?? 0;
+  }
+}
