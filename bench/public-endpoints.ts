@@ -15,6 +15,7 @@ import { createServer, listen } from '../ts/server.ts';
 import { directoryOf } from '../ts/services/directory.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { UsageReports } from '../ts/services/usage.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 import { DAY_MS } from '../ts/time.ts';
 import { StoreHolder } from '../ts/store-holder.ts';
 import { median, writeSection } from './results.ts';
@@ -94,8 +95,14 @@ const usageUrl = `/api/v1/usage?from=${encodeURIComponent(from)}&to=${encodeURIC
 const auth = { 'x-api-key': key.key };
 await timeGets([usageUrl, usageUrl], auth);
 const usage = await timeGets(Array(30).fill(usageUrl), auth);
-const reports = new UsageReports(db);
-const usageHandler = timeCalls(30, () => reports.report(key.record.id, Date.parse(from), now));
+const reports = new UsageReports(new SqliteLedger(db));
+const usageTimes: number[] = [];
+for (let i = 0; i < 30; i++) {
+  const t = performance.now();
+  await reports.report(key.record.id, Date.parse(from), now);
+  usageTimes.push(performance.now() - t);
+}
+const usageHandler = median(usageTimes);
 const sample = (await (await fetch(base + usageUrl, { headers: auth })).json()) as { summary: { total_requests: number } };
 if (sample.summary.total_requests !== 100_000) throw new Error(`usage counted ${sample.summary.total_requests} rows, not 100000`);
 

@@ -10,7 +10,8 @@ import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import { openDatabase } from '../ts/db/database.ts';
-import type { LedgerOps } from '../ts/db/ledger.ts';
+import type { LedgerOps, UsageGroup } from '../ts/db/ledger.ts';
+import { DAY_MS } from '../ts/time.ts';
 import { PgLedger } from '../ts/db/pg-ledger.ts';
 import { openPostgres } from '../ts/db/postgres.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
@@ -25,10 +26,13 @@ interface Store {
   /** Per status: rows, credits and requests of a key's usage, read straight from the table. */
   usage(keyId: string): Promise<{ status: number; rows: number; credits: number; requests: number }[]>;
   rowCount(): Promise<number>;
+  /** brand_summary's rows, by brand. */
+  stamps(): Promise<{ brand: string; ticker: string | null; location_count: number; snapshot_version: string }[]>;
 }
 
 const USAGE_SQL = 'SELECT status, count(*) AS n, sum(credits) AS credits, sum(requests) AS requests FROM usage WHERE key_id = $1 GROUP BY status ORDER BY status';
 const ADD_KEY = "INSERT INTO api_keys (id, key_hash, prefix, plan, credits, created_at, revoked_at) VALUES ($1, $2, 'sm_live_0000', 'standard', $3, 0, $4)";
+const STAMPS_SQL = 'SELECT brand, ticker, location_count, snapshot_version FROM brand_summary ORDER BY brand';
 type UsageRow = { status: number; n: number | string; credits: number | string; requests: number | string };
 const usageOf = (rows: UsageRow[]) => rows.map((r) => ({ status: r.status, rows: Number(r.n), credits: Number(r.credits), requests: Number(r.requests) }));
 
@@ -53,6 +57,9 @@ const STORES: Record<'sqlite' | 'postgres', (t: ExecutionContext, nodes: number)
       async rowCount() {
         return (dbs[0].prepare('SELECT count(*) AS n FROM usage').get() as { n: number }).n;
       },
+      async stamps() {
+        return dbs[0].prepare(STAMPS_SQL).all() as Awaited<ReturnType<Store['stamps']>>;
+      },
     };
   },
   async postgres(t, nodes) {
@@ -70,6 +77,9 @@ const STORES: Record<'sqlite' | 'postgres', (t: ExecutionContext, nodes: number)
       },
       async rowCount() {
         return Number((await pools[0].query<{ n: string }>('SELECT count(*) AS n FROM usage')).rows[0].n);
+      },
+      async stamps() {
+        return (await pools[0].query(STAMPS_SQL)).rows;
       },
     };
   },
@@ -150,5 +160,69 @@ for (const [kind, open] of Object.entries(STORES)) {
     t.is(await s.ledgers[0].pruneUsage(104, 3), 1);
     t.is(await s.ledgers[0].pruneUsage(104, 3), 0);
     t.is(await s.rowCount(), 3);
+  });
+
+  test(`${kind}: usage read back by day, status and format: raw rows for part of a window, the rollup for whole days, both equal to what was written`, async (t) => {
+    const s = await open(t, 1);
+    await s.addKey('key_days', 100);
+    await s.addKey('key_else', 100);
+    const [l] = s.ledgers;
+    const day0 = 20_400;
+    // at (ms), status, format, credits taken (a charge) or none (a record), requests.
+    const writes: { at: number; status: number | null; format: string | null; cost: number; n: number }[] = [
+      { at: day0 * DAY_MS + 1_000, status: 200, format: 'json', cost: 2, n: 1 },
+      { at: day0 * DAY_MS + 2_000, status: 200, format: 'json', cost: 1, n: 1 },
+      { at: day0 * DAY_MS + 3_000, status: 404, format: 'png', cost: 0, n: 1 },
+      { at: (day0 + 1) * DAY_MS + 5, status: 429, format: 'json', cost: 0, n: 12 },
+      { at: (day0 + 1) * DAY_MS + 6, status: null, format: null, cost: 0, n: 1 },
+      { at: (day0 + 2) * DAY_MS - 1, status: 200, format: 'csv', cost: 8, n: 1 },
+    ];
+    for (const w of writes) {
+      const entry = { endpoint: '/api/v1/location-map', status: w.status, format: w.format };
+      if (w.cost > 0) t.true((await l.charge({ keyId: 'key_days', cost: w.cost, unlimited: false, entry, at: w.at })).ok);
+      else await l.record('key_days', entry, w.at, w.n);
+    }
+    await l.record('key_else', ENTRY, day0 * DAY_MS + 7);
+    const expect = (keep: (w: (typeof writes)[number]) => boolean): UsageGroup[] => {
+      const m = new Map<string, UsageGroup>();
+      for (const w of writes.filter(keep)) {
+        const g = { day: Math.floor(w.at / DAY_MS), status: w.status, format: w.format, n: 0, credits: 0 };
+        const k = JSON.stringify([g.day, g.status, g.format]);
+        const e = m.get(k) ?? g;
+        e.n += w.n;
+        e.credits += w.cost;
+        m.set(k, e);
+      }
+      return sorted([...m.values()]);
+    };
+    const sorted = (gs: UsageGroup[]) => [...gs].sort((a, b) => JSON.stringify([a.day, a.status, a.format]).localeCompare(JSON.stringify([b.day, b.status, b.format])));
+    t.deepEqual(sorted(await l.dailyUsage('key_days', day0, day0 + 1)), expect((w) => w.at < (day0 + 2) * DAY_MS));
+    t.deepEqual(sorted(await l.dailyUsage('key_days', day0 + 1, day0 + 1)), expect((w) => Math.floor(w.at / DAY_MS) === day0 + 1));
+    const from = day0 * DAY_MS + 1_500;
+    const to = (day0 + 1) * DAY_MS + 6;
+    t.deepEqual(sorted(await l.rawUsage('key_days', from, to)), expect((w) => w.at >= from && w.at < to), '[from, to): the row at `to` is not in it');
+    t.deepEqual(await l.rawUsage('key_days', 0, day0 * DAY_MS), []);
+  });
+
+  test(`${kind}: a refresh's brand stamps replace the last refresh's; the newest stamp time is read back`, async (t) => {
+    const s = await open(t, 1);
+    const [l] = s.ledgers;
+    t.is(await l.brandSummaryStampedAt(), null, 'null before the first refresh');
+    await l.stampBrandSummary(
+      [
+        { brand: "McDonald's", ticker: 'MCD', locationCount: 900 },
+        { brand: 'Żabka', ticker: null, locationCount: 31 },
+      ],
+      'v1',
+      1_000,
+    );
+    t.is(await l.brandSummaryStampedAt(), 1_000);
+    const many = Array.from({ length: 2_500 }, (_, i) => ({ brand: `Brand ${String(i).padStart(4, '0')}`, ticker: null, locationCount: i + 1 }));
+    await l.stampBrandSummary(many, 'v2', 2_000);
+    t.is(await l.brandSummaryStampedAt(), 2_000);
+    const rows = await s.stamps();
+    t.is(rows.length, 2_500, 'the brands of the last refresh only');
+    t.deepEqual(rows[0], { brand: 'Brand 0000', ticker: null, location_count: 1, snapshot_version: 'v2' });
+    t.deepEqual(rows[2_499], { brand: 'Brand 2499', ticker: null, location_count: 2_500, snapshot_version: 'v2' });
   });
 }

@@ -13,6 +13,7 @@ import { DEMO_KEYS_FILE } from './paths.ts';
 import { KeyStore, PLANS, type Plan } from './services/keys.ts';
 import { StoreHolder, watchSnapshot } from './store-holder.ts';
 import { writeBrandSummary } from './services/brand-summary.ts';
+import { SqliteLedger } from './db/sqlite-ledger.ts';
 
 function number(min: number, max: number) {
   return (v: string) => {
@@ -210,7 +211,7 @@ data
     const summary = (await importSources({ ...sources, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, progress: true })) as ImportSummary;
     console.error(importTable(summary.imports));
     const db = openDatabase(config.dbPath);
-    const brands = writeBrandSummary(db, loadStoreSync(summary.snapshot), Date.now());
+    const brands = await writeBrandSummary(new SqliteLedger(db), loadStoreSync(summary.snapshot), Date.now());
     db.close();
     console.log(`${summary.snapshot}: ${summary.rows} rows; brand_summary stamped for ${brands} brands`);
   });

@@ -40,19 +40,21 @@ export interface Deps {
 
 export function createServer(deps: Deps): restify.Server {
   const now = deps.now ?? Date.now;
+  const ledger = new SqliteLedger(deps.db, now);
   const api: ApiDeps = {
     config: deps.config,
     store: deps.store,
     renderer: deps.renderer,
     subdivisions: deps.subdivisions,
     keys: new KeyStore(deps.db, now),
-    billing: new Billing(new SqliteLedger(deps.db, now), now, deps.config.usageFlushMs),
+    billing: new Billing(ledger, now, deps.config.usageFlushMs),
     limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
     pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue, deps.config.nativeKeyShare),
     freeLimiter: new RateLimiter(deps.config.freeRateLimit, deps.config.freeRateBurst, now),
     pending: new PendingResponses(deps.config.maxPendingResponseBytes),
     images: new ImageCache(deps.config.imageCacheBytes),
-    usage: new UsageReports(deps.db),
+    usage: new UsageReports(ledger),
+    ledger,
     db: deps.db,
     now,
     log: deps.log ?? ((line) => console.error(line)),

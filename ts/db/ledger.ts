@@ -48,6 +48,30 @@ export interface LedgerOps {
   pruneUsage(before: number, limit: number): Promise<number>;
   /** The key's balance now (0 for an unknown key). */
   balance(keyId: string): Promise<number>;
+  /** A key's raw usage rows of [from, to) (milliseconds), grouped by UTC day, status, format. */
+  rawUsage(keyId: string, from: number, to: number): Promise<UsageGroup[]>;
+  /** A key's rollup rows of days [firstDay, lastDay] (days since the epoch). */
+  dailyUsage(keyId: string, firstDay: number, lastDay: number): Promise<UsageGroup[]>;
+  /** Replaces the brand_summary stamps with these brands' counts from one refresh. */
+  stampBrandSummary(rows: BrandStamp[], snapshotVersion: string, at: number): Promise<void>;
+  /** The newest brand_summary stamp (milliseconds), or null before the first refresh. */
+  brandSummaryStampedAt(): Promise<number | null>;
+}
+
+/** Usage of one UTC day, status and format: `n` requests, `credits` charged. */
+export interface UsageGroup {
+  day: number;
+  status: number | null;
+  format: string | null;
+  n: number;
+  credits: number;
+}
+
+/** One brand's count at a refresh. */
+export interface BrandStamp {
+  brand: string;
+  ticker: string | null;
+  locationCount: number;
 }
 
 /** Thrown by a ledger when the caller no longer wants the write (its request was answered). */

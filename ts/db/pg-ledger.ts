@@ -4,7 +4,8 @@
 // requests however many nodes race, and never goes below zero (the column's CHECK would refuse
 // it anyway). Charges on different keys do not wait for each other.
 import type pg from 'pg';
-import { planCharge, WriteCancelled, type ChargeRequest, type ChargeResult, type LedgerOps, type UsageBatchRow, type UsageEntry } from './ledger.ts';
+import { planCharge, WriteCancelled, type BrandStamp, type ChargeRequest, type ChargeResult, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { DAY_MS } from '../time.ts';
 
 const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES ($1, $2, $3, $4, $5, $6, $7)';
 
@@ -63,4 +64,63 @@ export class PgLedger implements LedgerOps {
     const r = await this.pool.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [keyId]);
     return r.rows.length > 0 ? Number(r.rows[0].credits) : 0;
   }
+
+  async rawUsage(keyId: string, from: number, to: number): Promise<UsageGroup[]> {
+    const r = await this.pool.query<GroupRow>(
+      `SELECT at / ${DAY_MS} AS day, status, format, SUM(requests) AS n, SUM(credits) AS credits
+         FROM usage WHERE key_id = $1 AND at >= $2 AND at < $3
+        GROUP BY 1, 2, 3`,
+      [keyId, from, to],
+    );
+    return r.rows.map(group);
+  }
+
+  async dailyUsage(keyId: string, firstDay: number, lastDay: number): Promise<UsageGroup[]> {
+    const r = await this.pool.query<GroupRow>(
+      `SELECT day, NULLIF(status, -1) AS status, NULLIF(format, '') AS format, requests AS n, credits
+         FROM usage_daily WHERE key_id = $1 AND day >= $2 AND day <= $3`,
+      [keyId, firstDay, lastDay],
+    );
+    return r.rows.map(group);
+  }
+
+  async stampBrandSummary(rows: BrandStamp[], snapshotVersion: string, at: number): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Brands gone from the new snapshot must not keep an old count.
+      await client.query('DELETE FROM brand_summary');
+      // In chunks of one statement each: a refresh stamps thousands of brands.
+      for (let i = 0; i < rows.length; i += 1000) {
+        const chunk = rows.slice(i, i + 1000);
+        await client.query(
+          `INSERT INTO brand_summary (brand, ticker, location_count, snapshot_version, refreshed_at)
+           SELECT b, t, c, $4, $5 FROM unnest($1::text[], $2::text[], $3::int[]) AS x(b, t, c)`,
+          [chunk.map((r) => r.brand), chunk.map((r) => r.ticker), chunk.map((r) => r.locationCount), snapshotVersion, at],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  async brandSummaryStampedAt(): Promise<number | null> {
+    const r = await this.pool.query<{ at: string | null }>('SELECT MAX(refreshed_at) AS at FROM brand_summary');
+    return r.rows[0]?.at == null ? null : Number(r.rows[0].at);
+  }
 }
+
+/** PostgreSQL returns BIGINT and SUM as strings (they may exceed a double); ours fit. */
+interface GroupRow {
+  day: string;
+  status: number | null;
+  format: string | null;
+  n: string;
+  credits: string;
+}
+
+const group = (r: GroupRow): UsageGroup => ({ day: Number(r.day), status: r.status, format: r.format, n: Number(r.n), credits: Number(r.credits) });

@@ -2,13 +2,17 @@
 // taken before the key is read, so no other connection or process writes in between); a write
 // that finds another process holding the lock waits off the event loop (`retryBusy`).
 import { retryBusy, type DB } from './database.ts';
-import { planCharge, type ChargeRequest, type ChargeResult, type LedgerOps, type UsageBatchRow, type UsageEntry } from './ledger.ts';
+import { DAY_MS } from '../time.ts';
+import { planCharge, type BrandStamp, type ChargeRequest, type ChargeResult, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 
 export class SqliteLedger implements LedgerOps {
   readonly #insertUsage;
   readonly #state;
   readonly #debit;
   readonly #prune;
+  readonly #raw;
+  readonly #daily;
+  readonly #stampedAt;
   constructor(
     private readonly db: DB,
     private readonly now: () => number = Date.now,
@@ -18,6 +22,16 @@ export class SqliteLedger implements LedgerOps {
     this.#debit = db.prepare('UPDATE api_keys SET credits = credits - ? WHERE id = ? AND credits >= ?');
     // Oldest first by rowid, which follows time: the scan stops after one batch of old rows.
     this.#prune = db.prepare('DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE at < ? ORDER BY id LIMIT ?)');
+    this.#raw = db.prepare<[string, number, number], UsageGroup>(
+      `SELECT at / ${DAY_MS} AS day, status, format, SUM(requests) AS n, SUM(credits) AS credits
+         FROM usage WHERE key_id = ? AND at >= ? AND at < ?
+        GROUP BY day, status, format`,
+    );
+    this.#daily = db.prepare<[string, number, number], UsageGroup>(
+      `SELECT day, NULLIF(status, -1) AS status, NULLIF(format, '') AS format, requests AS n, credits
+         FROM usage_daily WHERE key_id = ? AND day >= ? AND day <= ?`,
+    );
+    this.#stampedAt = db.prepare<[], { at: number | null }>('SELECT MAX(refreshed_at) AS at FROM brand_summary');
   }
 
   charge(req: ChargeRequest, cancelled?: () => boolean): Promise<ChargeResult> {
@@ -58,5 +72,32 @@ export class SqliteLedger implements LedgerOps {
 
   async balance(keyId: string): Promise<number> {
     return this.#state.get(keyId)?.credits ?? 0;
+  }
+
+  async rawUsage(keyId: string, from: number, to: number): Promise<UsageGroup[]> {
+    return this.#raw.all(keyId, from, to);
+  }
+
+  async dailyUsage(keyId: string, firstDay: number, lastDay: number): Promise<UsageGroup[]> {
+    return this.#daily.all(keyId, firstDay, lastDay);
+  }
+
+  stampBrandSummary(rows: BrandStamp[], snapshotVersion: string, at: number): Promise<void> {
+    const insert = this.db.prepare('INSERT INTO brand_summary (brand, ticker, location_count, snapshot_version, refreshed_at) VALUES (?, ?, ?, ?, ?)');
+    return retryBusy(
+      () =>
+        this.db
+          .transaction(() => {
+            // Brands gone from the new snapshot must not keep an old count.
+            this.db.prepare('DELETE FROM brand_summary').run();
+            for (const r of rows) insert.run(r.brand, r.ticker, r.locationCount, snapshotVersion, at);
+          })
+          .immediate(),
+      this.now,
+    );
+  }
+
+  async brandSummaryStampedAt(): Promise<number | null> {
+    return this.#stampedAt.get()?.at ?? null;
   }
 }

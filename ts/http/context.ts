@@ -2,6 +2,7 @@
 // Its own module, so routes and steps need not import the server that mounts them.
 import type { Config } from '../config.ts';
 import type { DB } from '../db/database.ts';
+import type { LedgerOps } from '../db/ledger.ts';
 import type { Renderer } from '../native.ts';
 import type { Billing } from '../services/billing.ts';
 import type { ImageCache } from '../services/image-cache.ts';
@@ -27,6 +28,8 @@ export interface ApiDeps {
   pending: PendingResponses;
   images: ImageCache;
   usage: UsageReports;
+  /** The ledger's store (SQLite today; PostgreSQL behind the same operations). */
+  ledger: LedgerOps;
   db: DB;
   now: () => number;
   log: (line: string) => void;

@@ -47,7 +47,7 @@ async function check(deps: ApiDeps): Promise<Omit<StatusBody, 'elapsed_ms'>> {
   let apiOk = true;
   let brandSummary: StatusBody['data']['brand_summary'] = { last_refreshed_at: null, stale: null };
   try {
-    brandSummary = freshness(deps.db, now);
+    brandSummary = await freshness(deps.ledger, now);
   } catch (e) {
     apiOk = false;
     deps.log(`status: database check failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -13,7 +13,7 @@ import { requireKey, takeRate } from '../http/auth.ts';
 import type { Handlers } from '../http/mount.ts';
 
 export function handlers(deps: ApiDeps): Handlers {
-  const usage = jsonRoute(deps, (req, res): z.infer<typeof Usage> => {
+  const usage = jsonRoute(deps, async (req, res): Promise<z.infer<typeof Usage>> => {
     const key = requireKey(deps, req, res);
     takeRate(deps, key, res);
 

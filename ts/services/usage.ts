@@ -1,7 +1,7 @@
 // A key's usage report: whole days in the window from the daily rollup (migration 3), the two
 // partial days at its ends from the raw rows, folded into the totals, by-status, by-format and
 // by-day views.
-import type { DB } from '../db/database.ts';
+import type { LedgerOps, UsageGroup } from '../db/ledger.ts';
 import { DAY_MS } from '../time.ts';
 
 export const MAX_WINDOW_DAYS = 366;
@@ -17,46 +17,26 @@ export interface UsageReport {
   by_day: { date: string; requests: number; errors: number; credits: number }[];
 }
 
-interface Group {
-  day: number;
-  status: number | null;
-  format: string | null;
-  n: number;
-  credits: number;
-}
-
 export class UsageReports {
-  readonly #raw;
-  readonly #daily;
-  constructor(db: DB) {
-    // [from, to) of raw rows; the window's end is made inclusive by the caller.
-    this.#raw = db.prepare<[string, number, number], Group>(
-      `SELECT at / ${DAY_MS} AS day, status, format, SUM(requests) AS n, SUM(credits) AS credits
-         FROM usage WHERE key_id = ? AND at >= ? AND at < ?
-        GROUP BY day, status, format`,
-    );
-    this.#daily = db.prepare<[string, number, number], Group>(
-      `SELECT day, NULLIF(status, -1) AS status, NULLIF(format, '') AS format, requests AS n, credits
-         FROM usage_daily WHERE key_id = ? AND day >= ? AND day <= ?`,
-    );
-  }
+  constructor(private readonly ledger: LedgerOps) {}
 
   /** The grouped rows of [from, to]: rollup rows for the whole days, raw rows for the rest. */
-  #groups(keyId: string, from: number, to: number): Group[] {
+  async #groups(keyId: string, from: number, to: number): Promise<UsageGroup[]> {
     const end = to + 1;
     const firstWhole = Math.ceil(from / DAY_MS);
     const lastWhole = Math.floor(end / DAY_MS) - 1;
-    if (lastWhole < firstWhole) return this.#raw.all(keyId, from, end);
-    return [
-      ...this.#raw.all(keyId, from, firstWhole * DAY_MS),
-      ...this.#daily.all(keyId, firstWhole, lastWhole),
-      ...this.#raw.all(keyId, (lastWhole + 1) * DAY_MS, end),
-    ];
+    if (lastWhole < firstWhole) return this.ledger.rawUsage(keyId, from, end);
+    const parts = await Promise.all([
+      this.ledger.rawUsage(keyId, from, firstWhole * DAY_MS),
+      this.ledger.dailyUsage(keyId, firstWhole, lastWhole),
+      this.ledger.rawUsage(keyId, (lastWhole + 1) * DAY_MS, end),
+    ]);
+    return parts.flat();
   }
 
   /** The report for [from, to] (milliseconds); the caller has checked the window. `pending`
    * are requests counted but not yet written (refusals the ledger writes in batches). */
-  report(keyId: string, from: number, to: number, pending: { at: number; status: number | null; format: string | null; n: number }[] = []): UsageReport {
+  async report(keyId: string, from: number, to: number, pending: { at: number; status: number | null; format: string | null; n: number }[] = []): Promise<UsageReport> {
     const firstDay = Math.floor(from / DAY_MS);
     const lastDay = Math.floor(to / DAY_MS);
     const byDay = Array.from({ length: lastDay - firstDay + 1 }, (_, i) => ({
@@ -73,7 +53,7 @@ export class UsageReports {
     let errors = 0;
     let credits = 0;
     const unwritten = pending.filter((p) => p.at >= from && p.at <= to).map((p) => ({ day: Math.floor(p.at / DAY_MS), status: p.status, format: p.format, n: p.n, credits: 0 }));
-    for (const g of [...this.#groups(keyId, from, to), ...unwritten]) {
+    for (const g of [...(await this.#groups(keyId, from, to)), ...unwritten]) {
       // A request is an error when it did not succeed; rows without a status count as neither.
       const failed = g.status !== null && g.status >= 400 ? g.n : 0;
       total += g.n;
