@@ -6,34 +6,30 @@
 import type pg from 'pg';
 import { planCharge, WriteCancelled, type BrandStamp, type ChargeRequest, type ChargeResult, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
+import { inTransaction } from './postgres.ts';
 
 const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES ($1, $2, $3, $4, $5, $6, $7)';
 
 export class PgLedger implements LedgerOps {
   constructor(private readonly pool: pg.Pool) {}
 
-  async charge(req: ChargeRequest, cancelled: () => boolean = () => false): Promise<ChargeResult> {
+  charge(req: ChargeRequest, cancelled: () => boolean = () => false): Promise<ChargeResult> {
     const { keyId, entry, at } = req;
-    const client = await this.pool.connect();
-    if (cancelled()) {
-      client.release();
-      throw new WriteCancelled('the request was answered while it waited for the ledger');
-    }
-    try {
-      await client.query('BEGIN');
-      const found = await client.query<{ credits: string; revoked_at: string | null }>('SELECT credits, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [keyId]);
-      const row = found.rows[0];
-      const plan = planCharge(row ? { credits: Number(row.credits), revoked: row.revoked_at !== null } : null, req);
-      if (plan.debit > 0) await client.query('UPDATE api_keys SET credits = credits - $1 WHERE id = $2', [plan.debit, keyId]);
-      if (plan.usage) await client.query(INSERT_USAGE, [keyId, at, entry.endpoint, plan.usage.status, entry.format, plan.usage.credits, 1]);
-      await client.query('COMMIT');
-      return plan.result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
+    const notWanted = () => {
+      if (cancelled()) throw new WriteCancelled('the request was answered while it waited for the ledger');
+    };
+    return inTransaction(
+      this.pool,
+      async (client) => {
+        const found = await client.query<{ credits: string; revoked_at: string | null }>('SELECT credits, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [keyId]);
+        const row = found.rows[0];
+        const plan = planCharge(row ? { credits: Number(row.credits), revoked: row.revoked_at !== null } : null, req);
+        if (plan.debit > 0) await client.query('UPDATE api_keys SET credits = credits - $1 WHERE id = $2', [plan.debit, keyId]);
+        if (plan.usage) await client.query(INSERT_USAGE, [keyId, at, entry.endpoint, plan.usage.status, entry.format, plan.usage.credits, 1]);
+        return plan.result;
+      },
+      notWanted,
+    );
   }
 
   async record(keyId: string, entry: UsageEntry, at: number, requests = 1): Promise<void> {
@@ -42,17 +38,9 @@ export class PgLedger implements LedgerOps {
 
   async recordMany(rows: UsageBatchRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       for (const r of rows) await client.query(INSERT_USAGE, [r.keyId, r.at, r.entry.endpoint, r.entry.status, r.entry.format, 0, r.n]);
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async pruneUsage(before: number, limit: number): Promise<number> {
@@ -85,9 +73,7 @@ export class PgLedger implements LedgerOps {
   }
 
   async stampBrandSummary(rows: BrandStamp[], snapshotVersion: string, at: number): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       // Brands gone from the new snapshot must not keep an old count.
       await client.query('DELETE FROM brand_summary');
       // In chunks of one statement each: a refresh stamps thousands of brands.
@@ -99,13 +85,7 @@ export class PgLedger implements LedgerOps {
           [chunk.map((r) => r.brand), chunk.map((r) => r.ticker), chunk.map((r) => r.locationCount), snapshotVersion, at],
         );
       }
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async brandSummaryStampedAt(): Promise<number | null> {

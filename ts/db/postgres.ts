@@ -89,15 +89,31 @@ export async function openPostgres(url: string, opts: PgLedgerOptions): Promise<
   return pool;
 }
 
+/** Runs `work` in one transaction on one pooled connection: committed if it returns, rolled
+ * back if it throws (the error is rethrown); the connection goes back to the pool either way. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, before?: () => void): Promise<T> {
+  const client = await pool.connect();
+  try {
+    before?.();
+    await client.query('BEGIN');
+    const out = await work(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
 /**
  * Applies the migrations this ledger lacks, in one transaction holding the migration lock: a
  * node that starts while another migrates waits for it, then finds nothing to do. Returns the
  * versions this call applied.
  */
-export async function migrate(pool: pg.Pool): Promise<number[]> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+export function migrate(pool: pg.Pool): Promise<number[]> {
+  return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
     const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
@@ -108,14 +124,8 @@ export async function migrate(pool: pg.Pool): Promise<number[]> {
       await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
       applied.push(m.version);
     }
-    await client.query('COMMIT');
     return applied;
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** One round trip to the ledger, for the status endpoint: its latency, or why it failed. */
