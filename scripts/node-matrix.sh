@@ -12,11 +12,11 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 CACHE="${STOREMAP_NODE_CACHE:-$HOME/.cache/storemap/node}"
 VERSIONS=("$@")
 [ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(22.23.3 24.21.0)
-# The suites that start a server or load the addon (the pipeline and CLI suites are Node-agnostic
+# The suites that start a server, load the addon or open the ledger (the pipeline and CLI suites are Node-agnostic
 # child processes and run once, on the machine's Node, in `npm test`).
 SUITES=(test/server.test.ts test/location-map/*.test.ts test/bad-input.test.ts test/concurrency.test.ts test/directory.test.ts
   test/docs.test.ts test/unit/*.test.ts test/images.test.ts test/map-features.test.ts test/native.test.ts
-  test/refresh.test.ts test/shutdown.test.ts test/status.test.ts test/usage.test.ts)
+  test/refresh.test.ts test/shutdown.test.ts test/status.test.ts test/usage.test.ts test/ledger.test.ts)
 export STOREMAP_TEST_DATA_DIR="${STOREMAP_TEST_DATA_DIR:-$PWD/data/generated/test-data}"
 export STOREMAP_REFERENCE_DIR="${STOREMAP_REFERENCE_DIR:-$PWD/data/generated/reference}"
 if [ ! -f "$STOREMAP_TEST_DATA_DIR/snapshot.smap" ]; then
