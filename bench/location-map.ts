@@ -20,6 +20,7 @@ import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { median, writeSection } from './results.ts';
 import { cannon, freePort, startBare, startStoremap } from './http-peers.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-1');
@@ -152,7 +153,7 @@ function pick100(s: Store): { brand: string; country: string } {
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'storemap-bench-http-'));
 const dbPath = path.join(tmp, 'bench.db');
 const db = openDatabase(dbPath);
-const key = new KeyStore(db).create({ plan: 'internal', name: 'bench' }).key;
+const key = (await new KeyStore(new SqliteLedger(db)).create({ plan: 'internal', name: 'bench' })).key;
 db.close();
 const body100 = JSON.stringify(pick100(store));
 const precomputed = querySync(store, { brands: [store.resolve(JSON.parse(body100).brand)!.brand], format: 'json', verifiedOnly: true, country: JSON.parse(body100).country }).body;

@@ -77,9 +77,9 @@ const searchHandler = timeCalls(600, (i) => directory.search(prefixes[i % prefix
 
 // ---- usage: 100K rows over 366 days for one key (and as many for another, which the report
 // must skip), then the year's report.
-const keys = new KeyStore(db);
-const key = keys.create({ plan: 'enterprise', credits: 1_000_000, name: 'bench' });
-const other = keys.create({ plan: 'enterprise', credits: 1_000_000, name: 'other' });
+const keys = new KeyStore(new SqliteLedger(db));
+const key = await keys.create({ plan: 'enterprise', credits: 1_000_000, name: 'bench' });
+const other = await keys.create({ plan: 'enterprise', credits: 1_000_000, name: 'other' });
 const now = Date.now();
 const insert = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, ?, ?, ?)');
 const statuses = [200, 200, 200, 200, 200, 200, 404, 402, 400, 429, null];

@@ -24,6 +24,7 @@ import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { canvasFor, drawCanvas, drawResvg, encodeCanvasOnly, loadRings, loadTheme, prepareScene, resvgPixels, type LandMode, type PeerScene } from './render-peers.ts';
 import { median, writeSection } from './results.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-1');
@@ -431,7 +432,7 @@ console.log('\n== HTTP');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'storemap-bench-render-'));
 const dbPath = path.join(tmp, 'bench.db');
 const db = openDatabase(dbPath);
-const key = new KeyStore(db).create({ plan: 'internal', name: 'bench' }).key;
+const key = (await new KeyStore(new SqliteLedger(db)).create({ plan: 'internal', name: 'bench' })).key;
 db.close();
 const port = await freePort();
 const env = {

@@ -17,6 +17,7 @@ import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { cannon, freePort, startBare, startStoremap, stop } from './http-peers.ts';
 import { writeSection } from './results.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-0.1');
@@ -41,9 +42,9 @@ function pick(s: Store, rows: number): { brand: string; country: string; count: 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'storemap-bench-path-'));
 const dbPath = path.join(tmp, 'bench.db');
 const db = openDatabase(dbPath);
-const keys = new KeyStore(db);
-const key = keys.create({ plan: 'internal', name: 'bench' }).key;
-const flooder = keys.create({ plan: 'internal', name: 'flood' }).key;
+const keys = new KeyStore(new SqliteLedger(db));
+const key = (await keys.create({ plan: 'internal', name: 'bench' })).key;
+const flooder = (await keys.create({ plan: 'internal', name: 'flood' })).key;
 db.close();
 const target = pick(store, 145);
 const body = JSON.stringify({ brand: target.brand, country: target.country });

@@ -10,6 +10,7 @@ import { startServer, type TestServer } from './helpers/server.ts';
 import { testStore } from './helpers/dataset.ts';
 import { openDatabase } from '../ts/db/database.ts';
 import { KeyStore } from '../ts/services/keys.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 const HOOKS = { STOREMAP_TEST_HOOKS: '1' };
 
@@ -50,8 +51,8 @@ function poolCount(name: string): number {
 
 test('price before work: a key that cannot pay gets 402 and no map is drawn (the next caller is not served from a cache)', async (t) => {
   const s = await startServer(t);
-  const poor = s.keys.create({ plan: 'standard', credits: 1 });
-  const rich = s.keys.create({ plan: 'standard', credits: 1000 });
+  const poor = await s.keys.create({ plan: 'standard', credits: 1 });
+  const rich = await s.keys.create({ plan: 'standard', credits: 1000 });
   const body = { brand: '7-Eleven', format: 'png', width: 640, height: 400 };
   // 779 rows: the 501-2,000 tier (2 credits), twice for an image (the contract's prices).
   t.true(poolCount('7-Eleven') > 500 && poolCount('7-Eleven') <= 2000);
@@ -70,7 +71,7 @@ test('price before work: a key that cannot pay gets 402 and no map is drawn (the
 
 test('a request beyond the work bound is 400 naming the limit, whatever the balance, and is not charged', async (t) => {
   const s = await startServer(t);
-  const k = s.keys.create({ plan: 'enterprise', credits: 10_000 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 10_000 });
   // A marker of radius 64 at scale 4 covers a 524 px square (2 x (256 + 4.8), rounded up,
   // plus 2 px of rim): 2^28 px of marker work is 977 markers. Two big brands pass that.
   const markers = poolCount('7-Eleven') + poolCount('Shell');
@@ -85,7 +86,7 @@ test('a request beyond the work bound is 400 naming the limit, whatever the bala
 
 test('a request whose time runs out while it waits for the pool is answered 503 TIMEOUT and leaves the queue: its work never starts', async (t) => {
   const s = await startServer(t, { env: { ...HOOKS, STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_REQUEST_TIMEOUT_MS: '300' } });
-  const k = s.keys.create({ plan: 'enterprise', credits: 100 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 100 });
   const holder = holdSlot(s, 'hold-timeout');
   await waitForPool(s, (d) => d.running === 1);
   const queued = postMap(s.base, k.key, { brand: 'Starbucks', format: 'json' });
@@ -104,7 +105,7 @@ test('a request whose time runs out while it waits for the pool is answered 503 
 
 test('a client that hangs up before its answer is written is recorded as 499 and not charged', async (t) => {
   const s = await startServer(t, { env: { ...HOOKS, STOREMAP_NATIVE_CONCURRENCY: '1' } });
-  const k = s.keys.create({ plan: 'enterprise', credits: 100 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 100 });
   const holder = holdSlot(s, 'hold-499');
   await waitForPool(s, (d) => d.running === 1);
   // A raw request the test can cut off once the server has it queued.
@@ -127,8 +128,8 @@ test('a client that hangs up before its answer is written is recorded as 499 and
 
 test('fair share: one key holds at most half the pool and half the queue; another key is served meanwhile', async (t) => {
   const s = await startServer(t, { env: { ...HOOKS, STOREMAP_NATIVE_CONCURRENCY: '4', STOREMAP_NATIVE_QUEUE: '4' } });
-  const flooder = s.keys.create({ plan: 'enterprise', credits: 1000 });
-  const other = s.keys.create({ plan: 'enterprise', credits: 1000 });
+  const flooder = await s.keys.create({ plan: 'enterprise', credits: 1000 });
+  const other = await s.keys.create({ plan: 'enterprise', credits: 1000 });
   // The flooder's tasks: two run (half of 4 slots), two wait (half of a queue of 4)...
   const gates = ['fair-a', 'fair-b', 'fair-c', 'fair-d'];
   const held = gates.map((g) => holdSlot(s, g, flooder.record.id));
@@ -154,7 +155,7 @@ test('fair share: one key holds at most half the pool and half the queue; anothe
 
 test('free endpoints: a token bucket per client address; /healthz and keyed endpoints are not counted', async (t) => {
   const s = await startServer(t, { env: { STOREMAP_FREE_RATE_LIMIT: '0.001', STOREMAP_FREE_RATE_BURST: '3' } });
-  const k = s.keys.create({ plan: 'enterprise', credits: 100 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 100 });
   const paths = ['/api/v1/brands?limit=1', '/api/v1/brands/search?q=star', '/api/v1/brands/summary?brand=Starbucks'];
   for (const [i, p] of paths.entries()) {
     const res = await request(s.base, { method: 'GET', path: p });
@@ -172,16 +173,16 @@ test('free endpoints: a token bucket per client address; /healthz and keyed endp
 
 test('authenticated keys are cached, but a key revoked or topped up through another connection is seen at the next request', async (t) => {
   const s = await startServer(t);
-  const k = s.keys.create({ plan: 'standard', credits: 0 });
+  const k = await s.keys.create({ plan: 'standard', credits: 0 });
   const body = { brand: 'Tesla', format: 'png', width: 256, height: 256 };
   // Cached as valid with no credits: 402.
   t.is((await postMap(s.base, k.key, body)).status, 402);
   // Another connection (another process, the CLI) tops the key up, then revokes it.
   const other = openDatabase(s.dbPath);
   t.teardown(() => other.close());
-  new KeyStore(other).topUp(k.record.id, 100);
+  await new KeyStore(new SqliteLedger(other)).topUp(k.record.id, 100);
   t.is((await postMap(s.base, k.key, body)).status, 200);
-  new KeyStore(other).revoke(k.record.id);
+  await new KeyStore(new SqliteLedger(other)).revoke(k.record.id);
   const revoked = await postMap(s.base, k.key, body);
   t.is(revoked.status, 401);
   t.is(revoked.json().code, 'UNAUTHORIZED');

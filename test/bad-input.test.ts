@@ -192,7 +192,7 @@ const ROWS: Row[] = [
 test(`${ROWS.length} malformed requests: each a 4xx with a registered code, exact where predictable; nothing charged; the server lives on`, async (t) => {
   t.true(ROWS.length >= 60);
   const s = await startServer(t, { env: { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' } });
-  const { key, record } = s.keys.create({ plan: 'enterprise', credits: 10_000 });
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 10_000 });
   const upperKey = key.replace(/[a-f]/g, (c) => c.toUpperCase());
   const rows: Row[] = [
     ...ROWS,
@@ -246,7 +246,7 @@ test(`${ROWS.length} malformed requests: each a 4xx with a registered code, exac
   t.deepEqual(problems, []);
 
   // No 4xx costs anything, and each request made with the valid key left one usage row.
-  t.is(s.keys.get(record.id)!.credits, 10_000);
+  t.is((await s.keys.get(record.id))!.credits, 10_000);
   const usage = s.db.prepare('SELECT status, credits FROM usage WHERE key_id = ?').all(record.id) as { status: number; credits: number }[];
   t.is(usage.length, withKey);
   t.true(usage.every((u) => u.status >= 400 && u.status < 500 && u.credits === 0));

@@ -12,6 +12,7 @@ import { snapshotDir, startServe } from './helpers/child.ts';
 import { largestBrand } from './helpers/dataset.ts';
 import { postMap, pooled, type HttpResult } from './helpers/http.ts';
 import { startServer } from './helpers/server.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
 
@@ -80,7 +81,7 @@ function assertSerialCharges(t: ExecutionContext, oks: Outcome[], initial: numbe
 test('2,000 charged requests over 50 keep-alive connections against one key: exact balance, one usage row each, no 5xx', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
   const initial = 1_000_000;
-  const { key, record } = s.keys.create({ plan: 'enterprise', credits: initial });
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: initial });
   const mix = bodies();
   const a = agent(t, 50);
   const N = 2_000;
@@ -93,7 +94,7 @@ test('2,000 charged requests over 50 keep-alive connections against one key: exa
   const oks = out.filter((o) => o.status === 200);
   const sum = assertSerialCharges(t, oks, initial);
   t.true(oks.some((o) => o.charged === 1) && oks.some((o) => o.charged === 2));
-  t.is(s.keys.get(record.id)!.credits, initial - sum);
+  t.is((await s.keys.get(record.id))!.credits, initial - sum);
   const usage = s.db.prepare('SELECT COUNT(*) AS n, SUM(credits) AS c FROM usage WHERE key_id = ?').get(record.id) as { n: number; c: number };
   t.is(usage.n, N);
   t.is(usage.c, sum);
@@ -101,7 +102,7 @@ test('2,000 charged requests over 50 keep-alive connections against one key: exa
 
 test('a balance sized for exactly 7 requests admits exactly 7 of 40 concurrent ones; the rest get 402 and the balance ends at 0', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
-  const { key, record } = s.keys.create({ plan: 'enterprise', credits: 7 });
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 7 });
   const body = { brand: 'Tesla', format: 'csv' }; // 1 credit
   const a = agent(t, 40);
   const out = await Promise.all(Array.from({ length: 40 }, () => send(s.base, key, body, a)));
@@ -113,7 +114,7 @@ test('a balance sized for exactly 7 requests admits exactly 7 of 40 concurrent o
   );
   t.deepEqual(oks.map((o) => o.remaining).sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6]);
   assertSerialCharges(t, oks, 7);
-  t.is(s.keys.get(record.id)!.credits, 0);
+  t.is((await s.keys.get(record.id))!.credits, 0);
   const usage = s.db.prepare('SELECT status, credits FROM usage WHERE key_id = ?').all(record.id) as { status: number; credits: number }[];
   t.is(usage.length, 40);
   t.is(usage.filter((u) => u.status === 200 && u.credits === 1).length, 7);
@@ -125,8 +126,8 @@ test('two server processes sharing one database file: 1,000 requests each at onc
   const dbPath = path.join(dataDir, 'shared.db');
   const initial = 1_000_000;
   const setup = openDatabase(dbPath);
-  const keys = new KeyStore(setup);
-  const big = keys.create({ plan: 'enterprise', credits: initial, name: 'shared' });
+  const keys = new KeyStore(new SqliteLedger(setup));
+  const big = await keys.create({ plan: 'enterprise', credits: initial, name: 'shared' });
   setup.close();
 
   const [one, two] = await Promise.all([
@@ -151,7 +152,7 @@ test('two server processes sharing one database file: 1,000 requests each at onc
   // Exact admission across the two processes: 25 credits, 60 one-credit requests at once.
   const db = openDatabase(dbPath);
   t.teardown(() => db.close());
-  const small = new KeyStore(db).create({ plan: 'enterprise', credits: 25, name: 'small' });
+  const small = await new KeyStore(new SqliteLedger(db)).create({ plan: 'enterprise', credits: 25, name: 'small' });
   const body = { brand: 'Tesla', format: 'csv' };
   const race = await Promise.all(Array.from({ length: 60 }, (_, i) => send(i % 2 ? one.base : two.base, small.key, body, a)));
   const raceOks = race.filter((o) => o.status === 200);

@@ -10,6 +10,7 @@ import { openDatabase } from '../ts/db/database.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { snapshotDir, startServe } from './helpers/child.ts';
 import { startServer } from './helpers/server.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 /** Resident memory of a process, from the kernel. */
 function rssBytes(pid: number): number {
@@ -47,7 +48,7 @@ async function setup(t: import('ava').ExecutionContext, env: Record<string, stri
   const dataDir = await snapshotDir(t);
   const dbPath = path.join(dataDir, 'conn.db');
   const db = openDatabase(dbPath);
-  const { key } = new KeyStore(db).create({ plan: 'enterprise', credits: 1_000_000 });
+  const { key } = await new KeyStore(new SqliteLedger(db)).create({ plan: 'enterprise', credits: 1_000_000 });
   db.close();
   const server = await startServe(t, { dataDir, dbPath, env: { STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', ...env } });
   return { server, key, port: Number(new URL(server.base).port) };

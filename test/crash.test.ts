@@ -6,6 +6,7 @@ import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { snapshotDir, startServe } from './helpers/child.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000' };
 const BODIES = [
@@ -19,7 +20,7 @@ test('kill -9 under charged load, restart: balance + charges = top-ups, one usag
   const dbPath = path.join(dataDir, 'crash.db');
   const initial = 1_000_000;
   const setup = openDatabase(dbPath);
-  const { key, record } = new KeyStore(setup).create({ plan: 'enterprise', credits: initial, name: 'crash' });
+  const { key, record } = await new KeyStore(new SqliteLedger(setup)).create({ plan: 'enterprise', credits: initial, name: 'crash' });
   setup.close();
 
   const server = await startServe(t, { dataDir, dbPath, env: NO_RATE_LIMIT });

@@ -303,9 +303,9 @@ test('brands: an unknown query parameter is named as the field in details (a GET
 
 test('brand endpoints are free: no key needed; with a key, the balance is unchanged and no usage row is written', async (t) => {
   const s = await server(t);
-  const k = s.keys.create({ plan: 'enterprise', credits: 100, name: 'free check' });
-  const trial = s.keys.create({ plan: 'trial' });
-  const trialBalance = s.keys.get(trial.record.id)!.credits;
+  const k = await s.keys.create({ plan: 'enterprise', credits: 100, name: 'free check' });
+  const trial = await s.keys.create({ plan: 'trial' });
+  const trialBalance = (await s.keys.get(trial.record.id))!.credits;
   const paths = ['/api/v1/brands', '/api/v1/brands?q=star&sort=name', '/api/v1/brands/summary?brand=MCD', '/api/v1/brands/search?q=star'];
   for (const p of paths) {
     await okJson(t, s.base, p);
@@ -313,8 +313,8 @@ test('brand endpoints are free: no key needed; with a key, the balance is unchan
     await okJson(t, s.base, p, { 'x-api-key': trial.key });
     await okJson(t, s.base, p, { 'x-api-key': 'sm_live_' + '0'.repeat(24) }); // an unknown key does not matter either
   }
-  t.is(s.keys.get(k.record.id)!.credits, 100, 'enterprise balance unchanged');
-  t.is(s.keys.get(trial.record.id)!.credits, trialBalance, 'trial balance unchanged');
+  t.is((await s.keys.get(k.record.id))!.credits, 100, 'enterprise balance unchanged');
+  t.is((await s.keys.get(trial.record.id))!.credits, trialBalance, 'trial balance unchanged');
   const rows = s.db.prepare('SELECT COUNT(*) AS n FROM usage').get() as { n: number };
   t.is(rows.n, 0, 'no usage rows');
 });

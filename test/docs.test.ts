@@ -28,7 +28,7 @@ type Server = TestServer & { key: string };
 
 async function server(t: ExecutionContext): Promise<Server> {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
-  return { ...s, key: s.keys.create({ plan: 'enterprise', credits: 1_000_000, name: 'docs test' }).key };
+  return { ...s, key: (await s.keys.create({ plan: 'enterprise', credits: 1_000_000, name: 'docs test' })).key };
 }
 
 const get = (base: string, path: string, headers: Record<string, string> = {}) => request(base, { method: 'GET', path, headers });

@@ -26,7 +26,7 @@ function pngPpm(b: Buffer): number | null {
 
 test('png: decodes at the default 1200 x 800 with 96 dpi; twice the base credits; community rows drawn', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
-  const key = s.keys.create({ plan: 'enterprise', credits: 1000 }).key;
+  const key = (await s.keys.create({ plan: 'enterprise', credits: 1000 })).key;
   const { res, bytes } = await post(s, key, { brand: 'starbucks', format: 'png' });
   t.is(res.status, 200);
   t.is(res.headers.get('content-type'), 'image/png');
@@ -43,7 +43,7 @@ test('png: decodes at the default 1200 x 800 with 96 dpi; twice the base credits
 
 test('jpeg: decodes, scale multiplies the pixels, dpi is in the JFIF header', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
-  const key = s.keys.create({ plan: 'enterprise', credits: 1000 }).key;
+  const key = (await s.keys.create({ plan: 'enterprise', credits: 1000 })).key;
   const { res, bytes } = await post(s, key, { brand: 'mcdonalds', format: 'jpeg', width: 300, height: 200, scale: 2, dpi: 300 });
   t.is(res.status, 200);
   t.is(res.headers.get('content-type'), 'image/jpeg');
@@ -58,7 +58,7 @@ test('jpeg: decodes, scale multiplies the pixels, dpi is in the JFIF header', as
 
 test('themes paint different backgrounds over open ocean', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
-  const key = s.keys.create({ plan: 'enterprise', credits: 1000 }).key;
+  const key = (await s.keys.create({ plan: 'enterprise', credits: 1000 })).key;
   const corner = async (style: string) => {
     const { res, bytes } = await post(s, key, { brand: 'starbucks', format: 'png', style, width: 64, height: 64, center: [0, -140], zoom: 4 });
     t.is(res.status, 200, style);
@@ -71,7 +71,7 @@ test('themes paint different backgrounds over open ocean', async (t) => {
 
 test('bounds never filter the data: count and credits are those of the whole result', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
-  const key = s.keys.create({ plan: 'enterprise', credits: 1000 }).key;
+  const key = (await s.keys.create({ plan: 'enterprise', credits: 1000 })).key;
   const whole = await post(s, key, { brand: 'starbucks', format: 'png', width: 200, height: 200 });
   const boxed = await post(s, key, { brand: 'starbucks', format: 'png', width: 200, height: 200, bounds: [-1, -1, 1, 1] });
   t.is(boxed.res.status, 200);
@@ -81,7 +81,7 @@ test('bounds never filter the data: count and credits are those of the whole res
 
 test('trial keys get at most 50 markers, with the cap headers', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
-  const key = s.keys.create({ plan: 'trial' }).key;
+  const key = (await s.keys.create({ plan: 'trial' })).key;
   const { res } = await post(s, key, { brand: 'starbucks', format: 'png', width: 200, height: 200 });
   t.is(res.status, 200);
   const count = Number(res.headers.get('x-location-count'));
@@ -98,7 +98,7 @@ test('trial keys get at most 50 markers, with the cap headers', async (t) => {
 
 test('bad image requests get JSON errors, never an image', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
-  const key = s.keys.create({ plan: 'enterprise', credits: 1000 }).key;
+  const key = (await s.keys.create({ plan: 'enterprise', credits: 1000 })).key;
   for (const body of [
     { brand: 'starbucks', format: 'png', width: 4097 },
     { brand: 'starbucks', format: 'png', width: 2000, scale: 3 },

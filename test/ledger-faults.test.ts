@@ -48,7 +48,7 @@ const usageRows = (db: import('../ts/db/database.ts').DB, keyId: string) =>
 
 test.serial('a write lock held by another process: 503 SERVICE_BUSY within about a second, the event loop free, nothing charged', async (t) => {
   const s = await startServer(t);
-  const { key, record } = s.keys.create({ plan: 'enterprise', credits: 100, name: 'lock test' });
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 100, name: 'lock test' });
   const body = { brand: 'starbucks', format: 'json' };
   // Before the lock: the request works and costs credits (the baseline the ledger is read against).
   const ok = await post(s.base, key, body);
@@ -84,17 +84,17 @@ test.serial('a write lock held by another process: 503 SERVICE_BUSY within about
   await lock.release();
   // Nothing was charged or recorded for the request the ledger could not take.
   t.is(usageRows(s.db, record.id), rowsBefore);
-  t.is(s.keys.get(record.id)!.credits, 100 - charged);
+  t.is((await s.keys.get(record.id))!.credits, 100 - charged);
   // And the next one is charged as usual.
   const after = await post(s.base, key, body);
   t.is(after.status, 200);
-  t.is(s.keys.get(record.id)!.credits, 100 - 2 * charged);
+  t.is((await s.keys.get(record.id))!.credits, 100 - 2 * charged);
   t.is(usageRows(s.db, record.id), rowsBefore + 1);
 });
 
 test('keyed answers, errors included, are private to the key: Cache-Control and Vary', async (t) => {
   const s = await startServer(t);
-  const { key } = s.keys.create({ plan: 'enterprise', credits: 100 });
+  const { key } = await s.keys.create({ plan: 'enterprise', credits: 100 });
   const answers = [
     await fetch(s.base + LOCATION_MAP, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"brand":"starbucks"}' }),
     await fetch(s.base + LOCATION_MAP, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"brand":"no such brand at all"}' }),
@@ -116,7 +116,7 @@ test('keyed answers, errors included, are private to the key: Cache-Control and 
 
 test('formats a client invents never reach the ledger: one "invalid" bucket, and a report with no prototype', async (t) => {
   const s = await startServer(t);
-  const { key, record } = s.keys.create({ plan: 'enterprise', credits: 100 });
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 100 });
   const junk = ['constructor', '__proto__', 'toString', 'x'.repeat(40), 'PNG', 'hasOwnProperty'];
   for (const format of junk) {
     const r = await post(s.base, key, { brand: 'starbucks', format });
@@ -139,15 +139,15 @@ test('formats a client invents never reach the ledger: one "invalid" bucket, and
 
 test('a key revoked while its request ran pays nothing: the charge reads the key again', async (t) => {
   const s = await startServer(t);
-  const { record } = s.keys.create({ plan: 'enterprise', credits: 50 });
+  const { record } = await s.keys.create({ plan: 'enterprise', credits: 50 });
   // The request authenticated with the key as it was (`record`); then it is revoked.
-  t.true(s.keys.revoke(record.id));
+  t.true((await s.keys.revoke(record.id)));
   const billing = new Billing(new SqliteLedger(s.db));
   const r = await billing.charge(record, 3, { endpoint: LOCATION_MAP, status: 200, format: 'json' });
   t.deepEqual(r, { ok: false, balance: 50, revoked: true });
-  t.is(s.keys.get(record.id)!.credits, 50);
+  t.is((await s.keys.get(record.id))!.credits, 50);
   t.deepEqual(s.db.prepare('SELECT status, credits FROM usage WHERE key_id = ?').all(record.id), [{ status: 401, credits: 0 }]);
   // A key in good standing is charged as before.
-  const { record: live } = s.keys.create({ plan: 'enterprise', credits: 50 });
+  const { record: live } = await s.keys.create({ plan: 'enterprise', credits: 50 });
   t.like(await billing.charge(live, 3, { endpoint: LOCATION_MAP, status: 200, format: 'json' }), { ok: true, charged: 3, remaining: 47 });
 });

@@ -225,4 +225,44 @@ for (const [kind, open] of Object.entries(STORES)) {
     t.deepEqual(rows[0], { brand: 'Brand 0000', ticker: null, location_count: 1, snapshot_version: 'v2' });
     t.deepEqual(rows[2_499], { brand: 'Brand 2499', ticker: null, location_count: 2_500, snapshot_version: 'v2' });
   });
+
+  test(`${kind}: keys: added, found by hash and id, listed oldest first, revoked once, topped up; every such change moves the keys version other nodes see`, async (t) => {
+    const s = await open(t, 2);
+    const [a, b] = s.ledgers;
+    const row = (id: string, createdAt: number) => ({
+      id,
+      keyHash: Buffer.from(`hash of ${id}`),
+      prefix: 'sm_live_abcd',
+      name: id === 'key_one' ? 'first' : null,
+      plan: 'enterprise',
+      credits: 40,
+      createdAt,
+      expiresAt: id === 'key_one' ? createdAt + 5 : null,
+      revokedAt: null,
+    });
+    const v0 = await b.keysVersion();
+    await a.insertKey(row('key_two', 2_000));
+    const v1 = await b.keysVersion();
+    t.not(v1, v0, 'a key added on node A moves the version node B reads');
+    await a.insertKey(row('key_one', 1_000));
+    t.deepEqual(await b.keyByHash(Buffer.from('hash of key_one')), row('key_one', 1_000));
+    t.deepEqual(await b.keyById('key_two'), row('key_two', 2_000));
+    t.is(await b.keyById('key_none'), null);
+    t.is(await b.keyByHash(Buffer.from('no such hash')), null);
+    t.deepEqual(
+      (await b.listKeys()).map((k) => k.id),
+      ['key_one', 'key_two'],
+    );
+    const v2 = await b.keysVersion();
+    t.true(await a.revokeKey('key_one', 3_000));
+    t.false(await a.revokeKey('key_one', 4_000), 'revoked once');
+    t.false(await a.revokeKey('key_none', 4_000));
+    t.is((await b.keyById('key_one'))?.revokedAt, 3_000);
+    const v3 = await b.keysVersion();
+    t.not(v3, v2, 'a revocation moves it');
+    t.true(await a.topUpKey('key_two', 60));
+    t.false(await a.topUpKey('key_none', 60));
+    t.is(await b.balance('key_two'), 100);
+    t.not(await b.keysVersion(), v3, 'a top-up moves it');
+  });
 }

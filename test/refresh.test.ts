@@ -14,6 +14,7 @@ import { startServe } from './helpers/child.ts';
 import { describe, runCli, tempDataDir } from './helpers/cli.ts';
 import { postMap, request } from './helpers/http.ts';
 import { DAY_MS } from '../ts/time.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
 /** Settings pinned so the shell's environment cannot change the builds. */
@@ -64,7 +65,7 @@ test('data refresh swaps the snapshot under load with no failed request, and sta
   const [brand] = [...before.brands].sort((a, b) => b[1].count - a[1].count)[0];
 
   const db = openDatabase(dbPath);
-  const { key } = new KeyStore(db).create({ plan: 'enterprise', credits: 1_000_000, name: 'refresh test' });
+  const { key } = await new KeyStore(new SqliteLedger(db)).create({ plan: 'enterprise', credits: 1_000_000, name: 'refresh test' });
   t.is((db.prepare('SELECT COUNT(*) AS n FROM brand_summary').get() as { n: number }).n, 0, 'no refresh has run yet');
   db.close();
 

@@ -111,7 +111,7 @@ test('200 with the contract headers and every field; a real render behind render
   t.deepEqual(Object.keys(b).sort(), ['api', 'data', 'elapsed_ms', 'flags', 'renderer', 'status', 'timestamp']);
 
   // Public: a key changes nothing and leaves no usage row; a browser origin gets CORS.
-  const k = s.keys.create({ plan: 'trial' });
+  const k = await s.keys.create({ plan: 'trial' });
   const withKey = await status(t, s.base, { 'x-api-key': k.key, origin: 'https://example.com' });
   t.is(withKey.status, 'ok');
   t.is((s.db.prepare('SELECT COUNT(*) AS n FROM usage').get() as { n: number }).n, 0);

@@ -13,6 +13,7 @@ import { KeyStore } from '../ts/services/keys.ts';
 import { ERRORS } from '../ts/errors.ts';
 import { postMap, request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 // ------------------------------------------------------------------ fixtures and helpers
 
@@ -164,9 +165,9 @@ function assertReport(t: ExecutionContext, got: Report, rows: Row[], from: numbe
 
 test('usage needs a valid key: none, unknown, malformed and revoked keys get 401 UNAUTHORIZED', async (t) => {
   const s = await server(t);
-  const k = s.keys.create({ plan: 'enterprise', credits: 10 });
-  const revoked = s.keys.create({ plan: 'enterprise', credits: 10 });
-  s.keys.revoke(revoked.record.id);
+  const k = await s.keys.create({ plan: 'enterprise', credits: 10 });
+  const revoked = await s.keys.create({ plan: 'enterprise', credits: 10 });
+  await s.keys.revoke(revoked.record.id);
   assertError(t, await getUsage(s, undefined), 401, 'UNAUTHORIZED', 'no key');
   assertError(t, await getUsage(s, ''), 401, 'UNAUTHORIZED', 'empty key');
   assertError(t, await getUsage(s, 'sm_live_' + '0123456789abcdef01234567'), 401, 'UNAUTHORIZED', 'unknown key');
@@ -177,15 +178,15 @@ test('usage needs a valid key: none, unknown, malformed and revoked keys get 401
   assertError(t, await getUsage(s, undefined, '?from=bogus'), 401, 'UNAUTHORIZED', 'no key, bad query');
   const ok = await report(t, s, k.key);
   t.is(ok.api_key_id, k.record.id);
-  t.is(s.keys.get(k.record.id)!.credits, 10, 'reading usage costs nothing');
+  t.is((await s.keys.get(k.record.id))!.credits, 10, 'reading usage costs nothing');
 });
 
 // ------------------------------------------------------------------ the report
 
 test('a from/to window: totals, errors, error rate, credits, by status and format (with unknown), by day zero-filled; rows outside excluded', async (t) => {
   const s = await server(t);
-  const a = s.keys.create({ plan: 'enterprise', credits: 1000, name: 'a' });
-  const b = s.keys.create({ plan: 'enterprise', credits: 1000, name: 'b' });
+  const a = await s.keys.create({ plan: 'enterprise', credits: 1000, name: 'a' });
+  const b = await s.keys.create({ plan: 'enterprise', credits: 1000, name: 'b' });
   const from = Date.UTC(2026, 10, 3, 10, 0, 0); // 2026-11-03T10:00Z
   const to = Date.UTC(2026, 10, 7, 9, 0, 0); // 2026-11-07T09:00Z
   const rows: Row[] = [
@@ -249,7 +250,7 @@ test('a from/to window: totals, errors, error rate, credits, by status and forma
 
 test('error_rate_percent is errors / requests x 100; a window without rows is all zero', async (t) => {
   const s = await server(t);
-  const k = s.keys.create({ plan: 'enterprise', credits: 10 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 10 });
   const day = Date.UTC(2026, 10, 10);
   const rows: Row[] = [
     { at: day + HOUR, status: 200, format: 'json', credits: 1 },
@@ -274,7 +275,7 @@ test('error_rate_percent is errors / requests x 100; a window without rows is al
 
 test('window rules: more than 366 days, from after to, and malformed timestamps are 400 INVALID_REQUEST', async (t) => {
   const s = await server(t);
-  const k = s.keys.create({ plan: 'enterprise', credits: 10 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 10 });
   const to = Date.UTC(2026, 10, 1);
   const bad: [string, string][] = [
     [`?from=${iso(to - 367 * DAY)}&to=${iso(to)}`, 'from'],
@@ -307,12 +308,12 @@ test('window rules: more than 366 days, from after to, and malformed timestamps 
   // A zero-length window is one day.
   const point = await report(t, s, k.key, `?from=${iso(to)}&to=${iso(to)}`);
   t.is(point.by_day.length, 1);
-  t.is(s.keys.get(k.record.id)!.credits, 10, 'no request of this test cost anything');
+  t.is((await s.keys.get(k.record.id))!.credits, 10, 'no request of this test cost anything');
 });
 
 test('the default window is the 30 days up to the server clock; to alone reaches back 30 days', async (t) => {
   const s = await server(t);
-  const k = s.keys.create({ plan: 'enterprise', credits: 10 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 10 });
   const now = s.clock.now;
   const rows: Row[] = [
     { at: now - 31 * DAY, status: 200, format: 'json', credits: 1 }, // too old
@@ -355,8 +356,8 @@ test('the default window is the 30 days up to the server clock; to alone reaches
 
 test("the key's location-map requests show up: count, statuses, formats and credits equal to X-Credits-Charged", async (t) => {
   const s = await server(t);
-  const k = s.keys.create({ plan: 'enterprise', credits: 10_000 });
-  const other = s.keys.create({ plan: 'enterprise', credits: 10_000 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 10_000 });
+  const other = await s.keys.create({ plan: 'enterprise', credits: 10_000 });
   const made: { status: number; format: string; charged: number }[] = [];
   const bodies: Record<string, unknown>[] = [
     { brand: MCD },
@@ -375,7 +376,7 @@ test("the key's location-map requests show up: count, statuses, formats and cred
   t.true(made.slice(0, 4).every((m) => m.charged > 0), 'each success was charged');
   await postMap(s.base, other.key, { brand: MCD, format: 'csv' });
 
-  const before = s.keys.get(k.record.id)!.credits;
+  const before = (await s.keys.get(k.record.id))!.credits;
   const r = await report(t, s, k.key);
   const charged = made.reduce((a, m) => a + m.charged, 0);
   t.is(r.summary.total_requests, made.length);
@@ -392,7 +393,7 @@ test("the key's location-map requests show up: count, statuses, formats and cred
   t.is(today[0].credits, charged);
 
   // Reading usage is free, and the other key's request is not in this report.
-  t.is(s.keys.get(k.record.id)!.credits, before);
+  t.is((await s.keys.get(k.record.id))!.credits, before);
   const again = await report(t, s, k.key);
   t.is(again.summary.total_credits_charged, charged);
   const o = await report(t, s, other.key);
@@ -402,8 +403,8 @@ test("the key's location-map requests show up: count, statuses, formats and cred
 
 test('usage is rate-limited per key: over the burst, 429 RATE_LIMITED with Retry-After; another key is unaffected', async (t) => {
   const s = await server(t, undefined, { STOREMAP_RATE_LIMIT: '1', STOREMAP_RATE_BURST: '2' });
-  const k = s.keys.create({ plan: 'enterprise', credits: 10 });
-  const other = s.keys.create({ plan: 'enterprise', credits: 10 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 10 });
+  const other = await s.keys.create({ plan: 'enterprise', credits: 10 });
   t.is((await getUsage(s, k.key)).status, 200);
   t.is((await getUsage(s, k.key)).status, 200);
   const limited = await getUsage(s, k.key);
@@ -424,7 +425,7 @@ test('raw usage rows older than 366 days and a day are pruned when the server st
   // Rows written by an earlier server: 400 and 368 days old (past the keeping time), 300 days
   // and an hour old (kept).
   const db = openDatabase(dbPath);
-  const k = new KeyStore(db, () => now - 500 * DAY).create({ plan: 'enterprise', credits: 100 });
+  const k = await new KeyStore(new SqliteLedger(db), () => now - 500 * DAY).create({ plan: 'enterprise', credits: 100 });
   const old = [now - 400 * DAY, now - 400 * DAY + HOUR, now - 368 * DAY];
   const kept = [now - 300 * DAY, now - HOUR];
   const stmt = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, 200, ?, 1)');

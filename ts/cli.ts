@@ -45,14 +45,14 @@ async function ensureDataset(config: Config): Promise<string> {
  * to `demo-keys.txt` in the data folder (mode 0600) and printed once (they are stored hashed).
  * A server of imported, real data gets no keys it did not ask for.
  */
-function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: string): void {
-  if (keys.list().length > 0) return;
+async function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: string): Promise<void> {
+  if ((await keys.list()).length > 0) return;
   if (!synthetic) {
     console.log('No API keys yet: create one with `storemap keys create --plan enterprise --credits N`.');
     return;
   }
-  const enterprise = keys.create({ plan: 'enterprise', name: 'demo (enterprise)' });
-  const trial = keys.create({ plan: 'trial', name: 'demo (trial)' });
+  const enterprise = await keys.create({ plan: 'enterprise', name: 'demo (enterprise)' });
+  const trial = await keys.create({ plan: 'trial', name: 'demo (trial)' });
   const file = path.join(dataDir, DEMO_KEYS_FILE);
   const text = [
     'Demo API keys for the synthetic dataset (shown once; keep them):',
@@ -72,7 +72,7 @@ async function serve(): Promise<void> {
   const snapshotFile = await ensureDataset(config);
   const store = new StoreHolder(await loadStore(snapshotFile));
   const db = openDatabase(config.dbPath);
-  ensureDemoKeys(new KeyStore(db), store.info.synthetic, config.dataDir);
+  await ensureDemoKeys(new KeyStore(new SqliteLedger(db)), store.info.synthetic, config.dataDir);
   const referenceDir = await ensureReference(config.dataDir);
   const renderer = loadRenderer(referenceDir);
   const subdivisions = Subdivisions.fromCsv(path.join(referenceDir, 'subdivisions.csv'));
@@ -264,10 +264,10 @@ function printRealism(rows: Realism[]): void {
 }
 
 const keys = program.command('keys').description('API keys: create, list, revoke, top up');
-const withKeys = <T>(f: (k: KeyStore) => T): T => {
+const withKeys = async <T>(f: (k: KeyStore) => Promise<T>): Promise<T> => {
   const db = openDatabase(loadConfig().dbPath);
   try {
-    return f(new KeyStore(db));
+    return await f(new KeyStore(new SqliteLedger(db)));
   } finally {
     db.close();
   }
@@ -281,15 +281,15 @@ keys
   })
   .option('--credits <n>', 'starting balance (default: the plan default)', number(0, Number.MAX_SAFE_INTEGER))
   .option('--name <text>', 'a label for the key')
-  .action((o: { plan: Plan; credits?: number; name?: string }) => {
+  .action(async (o: { plan: Plan; credits?: number; name?: string }) => {
     if (o.credits !== undefined && !Number.isInteger(o.credits)) throw new InvalidArgumentError('--credits must be a whole number');
-    console.log(withKeys((k) => k.create(o).key));
+    console.log(await withKeys(async (k) => (await k.create(o)).key));
   });
 keys
   .command('list')
   .description('every key: id, prefix, plan, credits, state')
-  .action(() => {
-    for (const k of withKeys((ks) => ks.list())) {
+  .action(async () => {
+    for (const k of await withKeys((ks) => ks.list())) {
       const state = k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= Date.now() ? 'expired' : 'active';
       console.log([k.id, `${k.prefix}…`, k.plan, k.credits, state, k.name ?? ''].join('\t'));
     }
@@ -297,17 +297,17 @@ keys
 keys
   .command('revoke <id>')
   .description('revoke a key by id')
-  .action((id: string) => {
-    if (!withKeys((k) => k.revoke(id))) throw new Error(`no active key with id ${id}`);
+  .action(async (id: string) => {
+    if (!(await withKeys((k) => k.revoke(id)))) throw new Error(`no active key with id ${id}`);
     console.log(`revoked ${id}`);
   });
 keys
   .command('topup <id> <credits>')
   .description('add credits to a key')
-  .action((id: string, credits: string) => {
+  .action(async (id: string, credits: string) => {
     const n = Number(credits);
     if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('credits must be a whole number > 0');
-    const k = withKeys((ks) => ks.topUp(id, n));
+    const k = await withKeys((ks) => ks.topUp(id, n));
     if (!k) throw new Error(`no key with id ${id}`);
     console.log(`${id}: ${k.credits} credits`);
   });

@@ -46,7 +46,7 @@ export function createServer(deps: Deps): restify.Server {
     store: deps.store,
     renderer: deps.renderer,
     subdivisions: deps.subdivisions,
-    keys: new KeyStore(deps.db, now),
+    keys: new KeyStore(ledger, now),
     billing: new Billing(ledger, now, deps.config.usageFlushMs),
     limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
     pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue, deps.config.nativeKeyShare),

@@ -13,6 +13,7 @@ import { snapshotDir, startServe, type ChildServer } from './child.ts';
 import type { Location } from './dataset.ts';
 import { postMap, request, type HttpResult } from './http.ts';
 import { startServer, type TestServer } from './server.ts';
+import { SqliteLedger } from '../../ts/db/sqlite-ledger.ts';
 
 export const LOCATION_FIELDS = ['id', 'name', 'lat', 'lng', 'country', 'state', 'city', 'address', 'postcode', 'phone', 'last_updated'] as const;
 export const PROVENANCE_FIELDS = ['source_types', 'confidence', 'storefront_type', 'alias_sources', 'last_verified'] as const;
@@ -42,12 +43,13 @@ type Server = TestServer & { key: string; keyId: string };
 
 export async function server(t: ExecutionContext, opts: { env?: Record<string, string>; now?: () => number; credits?: number } = {}): Promise<Server> {
   const s = await startServer(t, { env: { ...NO_RATE_LIMIT, ...opts.env }, now: opts.now });
-  const k = s.keys.create({ plan: 'enterprise', credits: opts.credits ?? 1_000_000, name: 'test enterprise' });
+  const k = await s.keys.create({ plan: 'enterprise', credits: opts.credits ?? 1_000_000, name: 'test enterprise' });
   return { ...s, key: k.key, keyId: k.record.id };
 }
 
+/** The key's balance, read straight from the ledger's table. */
 export function balance(s: TestServer, keyId: string): number {
-  return s.keys.get(keyId)!.credits;
+  return (s.db.prepare('SELECT credits FROM api_keys WHERE id = ?').get(keyId) as { credits: number }).credits;
 }
 
 export function usageRows(s: TestServer, keyId: string): { status: number | null; format: string | null; credits: number; endpoint: string }[] {
@@ -152,7 +154,7 @@ export async function childWithKey(t: ExecutionContext, env: Record<string, stri
   const dataDir = await snapshotDir(t);
   const dbPath = path.join(dataDir, 'storemap.db');
   const db = openDatabase(dbPath);
-  const key = new KeyStore(db).create({ plan: 'enterprise', credits: 10_000 }).key;
+  const key = (await new KeyStore(new SqliteLedger(db)).create({ plan: 'enterprise', credits: 10_000 })).key;
   db.close();
   const srv = await startServe(t, { dataDir, dbPath, env: { ...NO_RATE_LIMIT, ...env } });
   return { srv, key, dbPath };

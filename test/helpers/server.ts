@@ -13,6 +13,7 @@ import { StoreHolder } from '../../ts/store-holder.ts';
 import { Subdivisions } from '../../ts/services/subdivisions.ts';
 import { testDataDir, testStore } from './dataset.ts';
 import { UNTHROTTLED } from './child.ts';
+import { SqliteLedger } from '../../ts/db/sqlite-ledger.ts';
 
 export interface TestServer {
   base: string;
@@ -47,5 +48,5 @@ export async function startServer(
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { base, config, db, dbPath, keys: new KeyStore(db, opts.now), store, stop };
+  return { base, config, db, dbPath, keys: new KeyStore(new SqliteLedger(db), opts.now), store, stop };
 }

@@ -12,7 +12,7 @@ test('rate limit: the 4th quick request gets 429 RATE_LIMITED with Retry-After; 
   let clock = Date.UTC(2026, 10, 2);
   // Refusals are written only at shutdown here, so the test sees both states.
   const s = await server(t, { env: { STOREMAP_RATE_LIMIT: '1', STOREMAP_RATE_BURST: '3', STOREMAP_USAGE_FLUSH_MS: '86400000' }, now: () => clock });
-  const other = s.keys.create({ plan: 'enterprise' });
+  const other = await s.keys.create({ plan: 'enterprise' });
   for (const remaining of [2, 1, 0]) {
     const res = await ok(t, s, { brand: 'Tesla' });
     t.is(res.header('x-ratelimit-limit'), '3');

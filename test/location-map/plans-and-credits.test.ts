@@ -14,7 +14,7 @@ import { MCD, assertError, balance, ok, server, usageRows } from '../helpers/loc
 test('trial and standard keys: data formats (and format omitted) get 403 DATA_ACCESS_FORBIDDEN and are not charged; images are served and charged', async (t) => {
   const s = await server(t);
   for (const plan of ['trial', 'standard'] as Plan[]) {
-    const k = s.keys.create({ plan });
+    const k = await s.keys.create({ plan });
     const before = k.record.credits;
     t.true(before > 0);
     for (const format of ['json', 'csv', 'geojson', undefined]) {
@@ -47,7 +47,7 @@ test('trial and standard keys: data formats (and format omitted) get 403 DATA_AC
 test('a trial key expires after 5 days: 402 TRIAL_EXPIRED, by the server clock', async (t) => {
   let clock = Date.UTC(2026, 10, 2, 12, 0, 0);
   const s = await server(t, { now: () => clock });
-  const trial = s.keys.create({ plan: 'trial' });
+  const trial = await s.keys.create({ plan: 'trial' });
   t.is(trial.record.expiresAt, clock + 5 * DAY_MS);
 
   const check = async (expired: boolean) => {
@@ -81,9 +81,9 @@ test('a trial key expires after 5 days: 402 TRIAL_EXPIRED, by the server clock',
 
 test('a revoked key gets 401 UNAUTHORIZED and leaves no usage row', async (t) => {
   const s = await server(t);
-  const k = s.keys.create({ plan: 'enterprise', credits: 100 });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 100 });
   const first = await ok(t, s, { brand: 'Tesla' }, k.key);
-  t.true(s.keys.revoke(k.record.id));
+  t.true((await s.keys.revoke(k.record.id)));
   assertError(t, await postMap(s.base, k.key, { brand: 'Tesla' }), 401, 'UNAUTHORIZED');
   t.is(usageRows(s, k.record.id).length, 1);
   t.is(balance(s, k.record.id), 100 - Number(first.header('x-credits-charged')));
@@ -150,7 +150,7 @@ test('402 INSUFFICIENT_CREDITS when the balance is below the cost; the balance i
 
 test('internal keys are charged 0 and their balance never moves', async (t) => {
   const s = await server(t);
-  const internal = s.keys.create({ plan: 'internal', credits: 100 });
+  const internal = await s.keys.create({ plan: 'internal', credits: 100 });
   const big = largestBrand();
   for (const body of [{ brand: big.name }, { brand: MCD, format: 'csv' }, { brand: MCD, format: 'geojson' }]) {
     const res = await ok(t, s, body, internal.key);
@@ -189,8 +189,8 @@ test('X-Credits-Low: true appears exactly when the remaining balance is below 50
 
 test('usage: one row per request with a valid key (status, format, credits), none for an unknown key', async (t) => {
   const s = await server(t, { credits: 1000 });
-  const standard = s.keys.create({ plan: 'standard' });
-  const broke = s.keys.create({ plan: 'enterprise', credits: 0 });
+  const standard = await s.keys.create({ plan: 'standard' });
+  const broke = await s.keys.create({ plan: 'enterprise', credits: 0 });
   const unknown = 'sm_live_' + '0123456789abcdef01234567';
   const charged: number[] = [];
 

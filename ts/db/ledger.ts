@@ -56,6 +56,33 @@ export interface LedgerOps {
   stampBrandSummary(rows: BrandStamp[], snapshotVersion: string, at: number): Promise<void>;
   /** The newest brand_summary stamp (milliseconds), or null before the first refresh. */
   brandSummaryStampedAt(): Promise<number | null>;
+  insertKey(row: KeyRow): Promise<void>;
+  keyByHash(hash: Buffer): Promise<KeyRow | null>;
+  keyById(id: string): Promise<KeyRow | null>;
+  /** Every key, oldest first. */
+  listKeys(): Promise<KeyRow[]>;
+  /** False when the key is unknown or revoked already. */
+  revokeKey(id: string, at: number): Promise<boolean>;
+  /** False when the key is unknown. */
+  topUpKey(id: string, credits: number): Promise<boolean>;
+  /**
+   * A token that changes whenever a key is added, revoked or topped up, by this process or
+   * any other: authenticated keys are cached while it stays the same.
+   */
+  keysVersion(): Promise<string>;
+}
+
+/** An API key as the ledger stores it: the key itself only as its SHA-256. */
+export interface KeyRow {
+  id: string;
+  keyHash: Buffer;
+  prefix: string;
+  name: string | null;
+  plan: string;
+  credits: number;
+  createdAt: number;
+  expiresAt: number | null;
+  revokedAt: number | null;
 }
 
 /** Usage of one UTC day, status and format: `n` requests, `credits` charged. */

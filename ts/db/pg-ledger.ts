@@ -4,7 +4,7 @@
 // requests however many nodes race, and never goes below zero (the column's CHECK would refuse
 // it anyway). Charges on different keys do not wait for each other.
 import type pg from 'pg';
-import { planCharge, WriteCancelled, type BrandStamp, type ChargeRequest, type ChargeResult, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { planCharge, WriteCancelled, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
 import { inTransaction } from './postgres.ts';
 
@@ -92,7 +92,77 @@ export class PgLedger implements LedgerOps {
     const r = await this.pool.query<{ at: string | null }>('SELECT MAX(refreshed_at) AS at FROM brand_summary');
     return r.rows[0]?.at == null ? null : Number(r.rows[0].at);
   }
+
+  async insertKey(r: KeyRow): Promise<void> {
+    await this.pool.query('INSERT INTO api_keys (id, key_hash, prefix, name, plan, credits, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
+      r.id,
+      r.keyHash,
+      r.prefix,
+      r.name,
+      r.plan,
+      r.credits,
+      r.createdAt,
+      r.expiresAt,
+    ]);
+  }
+
+  async keyByHash(hash: Buffer): Promise<KeyRow | null> {
+    const r = await this.pool.query<KeyTableRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
+    return r.rows.length > 0 ? keyRow(r.rows[0]) : null;
+  }
+
+  async keyById(id: string): Promise<KeyRow | null> {
+    const r = await this.pool.query<KeyTableRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+    return r.rows.length > 0 ? keyRow(r.rows[0]) : null;
+  }
+
+  async listKeys(): Promise<KeyRow[]> {
+    return (await this.pool.query<KeyTableRow>('SELECT * FROM api_keys ORDER BY created_at, id')).rows.map(keyRow);
+  }
+
+  async revokeKey(id: string, at: number): Promise<boolean> {
+    return ((await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id])).rowCount ?? 0) === 1;
+  }
+
+  async topUpKey(id: string, credits: number): Promise<boolean> {
+    // A top-up moves keys_version by hand: the trigger leaves credit changes out (charges).
+    return inTransaction(this.pool, async (client) => {
+      const changed = (await client.query('UPDATE api_keys SET credits = credits + $1 WHERE id = $2', [credits, id])).rowCount === 1;
+      if (changed) await client.query("SELECT nextval('keys_version')");
+      return changed;
+    });
+  }
+
+  async keysVersion(): Promise<string> {
+    const r = await this.pool.query<{ last_value: string; is_called: boolean }>('SELECT last_value, is_called FROM keys_version');
+    return `${r.rows[0].last_value}:${r.rows[0].is_called}`;
+  }
 }
+
+/** api_keys as PostgreSQL returns it (BIGINT columns as strings). */
+interface KeyTableRow {
+  id: string;
+  key_hash: Buffer;
+  prefix: string;
+  name: string | null;
+  plan: string;
+  credits: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+const keyRow = (r: KeyTableRow): KeyRow => ({
+  id: r.id,
+  keyHash: r.key_hash,
+  prefix: r.prefix,
+  name: r.name,
+  plan: r.plan,
+  credits: Number(r.credits),
+  createdAt: Number(r.created_at),
+  expiresAt: r.expires_at === null ? null : Number(r.expires_at),
+  revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+});
 
 /** PostgreSQL returns BIGINT and SUM as strings (they may exceed a double); ours fit. */
 interface GroupRow {

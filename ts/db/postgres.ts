@@ -67,6 +67,24 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
       CREATE TRIGGER usage_rollup AFTER INSERT ON usage FOR EACH ROW EXECUTE FUNCTION usage_rollup();
     `,
   },
+  {
+    // Nodes cache authenticated keys while keys_version stays put: a statement that adds a key,
+    // revokes one or tops one up moves it. A charge's debit does not (it would empty every
+    // node's cache on every request); charges read the key again in their own transaction. A
+    // sequence, not a row: its increments never wait for another transaction's lock.
+    version: 2,
+    sql: `
+      CREATE SEQUENCE keys_version;
+      CREATE FUNCTION keys_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM nextval('keys_version');
+        RETURN NULL;
+      END;
+      $$;
+      CREATE TRIGGER keys_added AFTER INSERT OR DELETE ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION keys_changed();
+      CREATE TRIGGER keys_changed AFTER UPDATE OF revoked_at, plan, expires_at, key_hash ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION keys_changed();
+    `,
+  },
 ];
 
 export interface PgLedgerOptions {

@@ -3,7 +3,40 @@
 // that finds another process holding the lock waits off the event loop (`retryBusy`).
 import { retryBusy, type DB } from './database.ts';
 import { DAY_MS } from '../time.ts';
-import { planCharge, type BrandStamp, type ChargeRequest, type ChargeResult, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { planCharge, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+
+/** api_keys as SQLite returns it. */
+interface KeyTableRow {
+  id: string;
+  key_hash: Buffer;
+  prefix: string;
+  name: string | null;
+  plan: string;
+  credits: number;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+const toKeyRow = (r: KeyTableRow): KeyRow => ({
+  id: r.id,
+  keyHash: r.key_hash,
+  prefix: r.prefix,
+  name: r.name,
+  plan: r.plan,
+  credits: r.credits,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  revokedAt: r.revoked_at,
+});
+
+/** Key writes through each connection: SQLite's data_version moves only for other connections' commits. */
+const keyWrites = new WeakMap<DB, { n: number }>();
+function writesOf(db: DB): { n: number } {
+  let w = keyWrites.get(db);
+  if (!w) keyWrites.set(db, (w = { n: 0 }));
+  return w;
+}
 
 export class SqliteLedger implements LedgerOps {
   readonly #insertUsage;
@@ -13,6 +46,9 @@ export class SqliteLedger implements LedgerOps {
   readonly #raw;
   readonly #daily;
   readonly #stampedAt;
+  readonly #keyByHash;
+  readonly #keyById;
+  readonly #dataVersion;
   constructor(
     private readonly db: DB,
     private readonly now: () => number = Date.now,
@@ -32,6 +68,9 @@ export class SqliteLedger implements LedgerOps {
          FROM usage_daily WHERE key_id = ? AND day >= ? AND day <= ?`,
     );
     this.#stampedAt = db.prepare<[], { at: number | null }>('SELECT MAX(refreshed_at) AS at FROM brand_summary');
+    this.#keyByHash = db.prepare<[Buffer], KeyTableRow>('SELECT * FROM api_keys WHERE key_hash = ?');
+    this.#keyById = db.prepare<[string], KeyTableRow>('SELECT * FROM api_keys WHERE id = ?');
+    this.#dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   }
 
   charge(req: ChargeRequest, cancelled?: () => boolean): Promise<ChargeResult> {
@@ -99,5 +138,42 @@ export class SqliteLedger implements LedgerOps {
 
   async brandSummaryStampedAt(): Promise<number | null> {
     return this.#stampedAt.get()?.at ?? null;
+  }
+
+  async insertKey(r: KeyRow): Promise<void> {
+    writesOf(this.db).n++;
+    this.db
+      .prepare('INSERT INTO api_keys (id, key_hash, prefix, name, plan, credits, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(r.id, r.keyHash, r.prefix, r.name, r.plan, r.credits, r.createdAt, r.expiresAt);
+  }
+
+  async keyByHash(hash: Buffer): Promise<KeyRow | null> {
+    const r = this.#keyByHash.get(hash);
+    return r ? toKeyRow(r) : null;
+  }
+
+  async keyById(id: string): Promise<KeyRow | null> {
+    const r = this.#keyById.get(id);
+    return r ? toKeyRow(r) : null;
+  }
+
+  async listKeys(): Promise<KeyRow[]> {
+    return this.db.prepare<[], KeyTableRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKeyRow);
+  }
+
+  async revokeKey(id: string, at: number): Promise<boolean> {
+    writesOf(this.db).n++;
+    return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id).changes === 1;
+  }
+
+  async topUpKey(id: string, credits: number): Promise<boolean> {
+    writesOf(this.db).n++;
+    return this.db.prepare('UPDATE api_keys SET credits = credits + ? WHERE id = ?').run(credits, id).changes === 1;
+  }
+
+  async keysVersion(): Promise<string> {
+    // Any other connection's commit moves data_version (a charge too: the cache is then read
+    // again, which is cheap); this connection's own key writes are counted.
+    return `${this.#dataVersion.get() as number}:${writesOf(this.db).n}`;
   }
 }

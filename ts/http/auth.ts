@@ -10,9 +10,9 @@ import { ApiError } from '../errors.ts';
 /** `Cache-Control` and `Vary` of every keyed answer. */
 export const KEYED_CACHE_HEADERS = { 'Cache-Control': 'private, no-store', Vary: 'x-api-key' } as const;
 
-export function requireKey(deps: ApiDeps, req: Request, res: Response): ApiKey {
+export async function requireKey(deps: ApiDeps, req: Request, res: Response): Promise<ApiKey> {
   for (const [k, v] of Object.entries(KEYED_CACHE_HEADERS)) res.header(k, v);
-  const key = deps.keys.authenticate(req.header('x-api-key'));
+  const key = await deps.keys.authenticate(req.header('x-api-key'));
   if (!key) throw new ApiError('UNAUTHORIZED');
   return key;
 }

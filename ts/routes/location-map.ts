@@ -151,7 +151,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
   res.once('close', gone);
 
   try {
-    const key = requireKey(deps, req, res);
+    const key = await requireKey(deps, req, res);
     // From here on every answer, errors included, is recorded against the key.
     ctx.key = key;
     takeRate(deps, key, res);

@@ -1,7 +1,7 @@
 // API keys: "sm_live_" + 24 hex characters, shown once at creation, stored only as SHA-256,
 // compared in constant time. Plans decide formats, trial length and caps.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { DB } from '../db/database.ts';
+import type { KeyRow, LedgerOps } from '../db/ledger.ts';
 import { DAY_MS } from '../time.ts';
 
 export const PLANS = ['trial', 'standard', 'enterprise', 'internal'] as const;
@@ -29,73 +29,37 @@ export interface ApiKey {
   revokedAt: number | null;
 }
 
-interface Row {
-  id: string;
-  key_hash: Buffer;
-  prefix: string;
-  name: string | null;
-  plan: Plan;
-  credits: number;
-  created_at: number;
-  expires_at: number | null;
-  revoked_at: number | null;
-}
-
-const toKey = (r: Row): ApiKey => ({
+const toKey = (r: KeyRow): ApiKey => ({
   id: r.id,
   prefix: r.prefix,
   name: r.name,
-  plan: r.plan,
+  plan: r.plan as Plan,
   credits: r.credits,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  revokedAt: r.revoked_at,
+  createdAt: r.createdAt,
+  expiresAt: r.expiresAt,
+  revokedAt: r.revokedAt,
 });
 
 const hash = (key: string) => createHash('sha256').update(key, 'utf8').digest();
 
 /**
- * Authenticated keys, kept while the key table cannot have changed: every keyed request
- * checked its key with a SHA-256 and a query (a twentieth of the request's time). An entry is
- * good while the database's `data_version` (which moves when any other connection commits)
- * and this connection's own key-write count are both what they were when it was read; a
- * revocation, top-up or new key anywhere drops every entry. Only good keys are kept, at most
- * `MAX_CACHED_KEYS`. The charge reads the key again in its transaction whatever this says.
+ * Authenticated keys, kept while the ledger's keys version is what it was when they were read
+ * (it moves when a key is added, revoked or topped up, by this process or another): every
+ * keyed request checked its key with a SHA-256 and a query (a twentieth of the request's time).
+ * Only good keys are kept, at most `MAX_CACHED_KEYS`. The charge reads the key again in its
+ * atomic step whatever this says.
  */
 const MAX_CACHED_KEYS = 10_000;
-interface KeyCache {
-  /** Key writes through this connection (data_version does not count a connection's own). */
-  writes: number;
-  stamp: string;
-  keys: Map<string, ApiKey>;
-}
-const caches = new WeakMap<DB, KeyCache>();
-function cacheOf(db: DB): KeyCache {
-  let c = caches.get(db);
-  if (!c) caches.set(db, (c = { writes: 0, stamp: '', keys: new Map() }));
-  return c;
-}
 
 export class KeyStore {
-  readonly #byHash;
-  readonly #byId;
+  #stamp = '';
+  readonly #cache = new Map<string, ApiKey>();
   constructor(
-    private readonly db: DB,
+    private readonly ledger: LedgerOps,
     private readonly now: () => number = Date.now,
-  ) {
-    this.#byHash = db.prepare<[Buffer], Row>('SELECT * FROM api_keys WHERE key_hash = ?');
-    this.#byId = db.prepare<[string], Row>('SELECT * FROM api_keys WHERE id = ?');
-    this.#dataVersion = db.prepare<[], { data_version: number }>('PRAGMA data_version').pluck();
-  }
+  ) {}
 
-  readonly #dataVersion;
-
-  /** Drops every cached key: called after any write to the key table through this connection. */
-  #wrote(): void {
-    cacheOf(this.db).writes++;
-  }
-
-  create(opts: { plan: Plan; credits?: number; name?: string }): { key: string; record: ApiKey } {
+  async create(opts: { plan: Plan; credits?: number; name?: string }): Promise<{ key: string; record: ApiKey }> {
     const rules = PLAN_RULES[opts.plan];
     const credits = opts.credits ?? rules.defaultCredits;
     if (!Number.isSafeInteger(credits) || credits < 0) throw new RangeError('credits must be a whole number >= 0');
@@ -103,59 +67,53 @@ export class KeyStore {
     const id = `key_${randomBytes(6).toString('hex')}`;
     const created = this.now();
     const expires = rules.trialDays ? created + rules.trialDays * DAY_MS : null;
-    this.db
-      .prepare('INSERT INTO api_keys (id, key_hash, prefix, name, plan, credits, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(id, hash(key), key.slice(0, 12), opts.name ?? null, opts.plan, credits, created, expires);
-    return { key, record: this.get(id)! };
+    await this.ledger.insertKey({ id, keyHash: hash(key), prefix: key.slice(0, 12), name: opts.name ?? null, plan: opts.plan, credits, createdAt: created, expiresAt: expires, revokedAt: null });
+    return { key, record: (await this.get(id))! };
   }
 
   /** The key's record, or null for a missing, malformed, unknown or revoked key. */
-  authenticate(presented: string | undefined): ApiKey | null {
+  async authenticate(presented: string | undefined): Promise<ApiKey | null> {
     if (typeof presented !== 'string' || !KEY_PATTERN.test(presented)) return null;
-    const cache = cacheOf(this.db);
-    const stamp = `${this.#dataVersion.get() as unknown as number}:${cache.writes}`;
-    if (stamp !== cache.stamp) {
-      cache.stamp = stamp;
-      cache.keys.clear();
+    const stamp = await this.ledger.keysVersion();
+    if (stamp !== this.#stamp) {
+      this.#stamp = stamp;
+      this.#cache.clear();
     }
-    const known = cache.keys.get(presented);
+    const known = this.#cache.get(presented);
     if (known) return known;
-    const found = this.#lookup(presented);
+    const found = await this.#lookup(presented);
     if (found) {
-      if (cache.keys.size >= MAX_CACHED_KEYS) cache.keys.clear();
-      cache.keys.set(presented, found);
+      if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
+      this.#cache.set(presented, found);
     }
     return found;
   }
 
-  #lookup(presented: string): ApiKey | null {
+  async #lookup(presented: string): Promise<ApiKey | null> {
     const h = hash(presented);
-    const row = this.#byHash.get(h);
+    const row = await this.ledger.keyByHash(h);
     // The lookup is by hash; the constant-time comparison keeps the final check free of
     // timing differences whatever the index does.
-    if (!row || !timingSafeEqual(row.key_hash, h) || row.revoked_at !== null) return null;
+    if (!row || !timingSafeEqual(row.keyHash, h) || row.revokedAt !== null) return null;
     return toKey(row);
   }
 
-  get(id: string): ApiKey | null {
-    const r = this.#byId.get(id);
+  async get(id: string): Promise<ApiKey | null> {
+    const r = await this.ledger.keyById(id);
     return r ? toKey(r) : null;
   }
 
-  list(): ApiKey[] {
-    return this.db.prepare<[], Row>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKey);
+  async list(): Promise<ApiKey[]> {
+    return (await this.ledger.listKeys()).map(toKey);
   }
 
-  revoke(id: string): boolean {
-    this.#wrote();
-    return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(this.now(), id).changes === 1;
+  revoke(id: string): Promise<boolean> {
+    return this.ledger.revokeKey(id, this.now());
   }
 
-  topUp(id: string, credits: number): ApiKey | null {
+  async topUp(id: string, credits: number): Promise<ApiKey | null> {
     if (!Number.isSafeInteger(credits) || credits <= 0) throw new RangeError('credits must be a whole number > 0');
-    this.#wrote();
-    const changed = this.db.prepare('UPDATE api_keys SET credits = credits + ? WHERE id = ?').run(credits, id).changes;
-    return changed ? this.get(id) : null;
+    return (await this.ledger.topUpKey(id, credits)) ? this.get(id) : null;
   }
 
   isExpired(k: ApiKey): boolean {
