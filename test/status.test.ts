@@ -11,6 +11,8 @@ import { testStore } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { DAY_MS } from '../ts/time.ts';
+import type { z } from 'zod';
+import type { Status } from '../ts/http/responses.ts';
 
 // ------------------------------------------------------------------ fixtures and helpers
 
@@ -18,15 +20,8 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const SNAPSHOT = testStore().info() as { snapshot_version: string; rows: number };
 
-interface StatusBody {
-  status: 'ok' | 'degraded';
-  elapsed_ms: number;
-  timestamp: string;
-  api: { ok: boolean; version: string };
-  renderer: { ok: boolean; elapsed_ms: number; detail: Record<string, unknown> };
-  data: { brand_summary: { last_refreshed_at: string | null; stale: boolean | null }; snapshot_version: string; rows: number };
-  flags: { use_multi_source_import: boolean; disabled_sources: string[] };
-}
+/** The status body as the published schema describes it. */
+type StatusBody = z.infer<typeof Status>;
 
 interface Clocked {
   base: string;
@@ -82,8 +77,11 @@ function assertShape(t: ExecutionContext, b: StatusBody): void {
   t.is(bs.stale === null, bs.last_refreshed_at === null, 'stale is null exactly while last_refreshed_at is null');
   t.is(typeof b.flags?.use_multi_source_import, 'boolean');
   t.true(Array.isArray(b.flags?.disabled_sources));
+  t.is(typeof b.database?.ok, 'boolean');
+  t.true(b.database?.kind === 'sqlite' || b.database?.kind === 'postgres', `database.kind ${b.database?.kind}`);
+  t.true(b.database.ok ? Number.isInteger(b.database.latency_ms) && (b.database.latency_ms ?? -1) >= 0 : b.database.latency_ms === null, `database ${JSON.stringify(b.database)}`);
   // ok exactly when every subsystem is.
-  t.is(b.status, b.api.ok && b.renderer.ok ? 'ok' : 'degraded', 'degraded if any subsystem is down');
+  t.is(b.status, b.api.ok && b.renderer.ok && b.database.ok ? 'ok' : 'degraded', 'degraded if any subsystem is down');
 }
 
 function stampBrandSummary(db: TestServer['db'], at: number, brand = "McDonald's"): void {
@@ -108,7 +106,8 @@ test('200 with the contract headers and every field; a real render behind render
   t.is(b.data.snapshot_version, SNAPSHOT.snapshot_version);
   t.is(b.data.rows, SNAPSHOT.rows);
   t.deepEqual(b.flags, { use_multi_source_import: true, disabled_sources: [] });
-  t.deepEqual(Object.keys(b).sort(), ['api', 'data', 'elapsed_ms', 'flags', 'renderer', 'status', 'timestamp']);
+  t.deepEqual(Object.keys(b).sort(), ['api', 'data', 'database', 'elapsed_ms', 'flags', 'renderer', 'status', 'timestamp']);
+  t.like(b.database, { ok: true, kind: 'sqlite' });
 
   // Public: a key changes nothing and leaves no usage row; a browser origin gets CORS.
   const k = await s.keys.create({ plan: 'trial' });

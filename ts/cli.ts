@@ -14,6 +14,7 @@ import { KeyStore, PLANS, type Plan } from './services/keys.ts';
 import { StoreHolder, watchSnapshot } from './store-holder.ts';
 import { writeBrandSummary } from './services/brand-summary.ts';
 import { SqliteLedger } from './db/sqlite-ledger.ts';
+import type { LedgerOps } from './db/ledger.ts';
 
 function number(min: number, max: number) {
   return (v: string) => {
@@ -65,18 +66,29 @@ async function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: strin
   console.log(`  (also in ${file}, readable by you alone)`);
 }
 
+/** The ledger the configuration names: PostgreSQL (migrated, under its advisory lock) when
+ * STOREMAP_DATABASE_URL is set, else the SQLite file. */
+async function openLedger(config: Config): Promise<LedgerOps> {
+  if (config.databaseUrl) {
+    const { openPostgres } = await import('./db/postgres.ts');
+    const { PgLedger } = await import('./db/pg-ledger.ts');
+    return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }));
+  }
+  return new SqliteLedger(openDatabase(config.dbPath));
+}
+
 async function serve(): Promise<void> {
   // Loaded here so the data and key commands do not pay for the HTTP stack.
   const { createServer, listen } = await import('./server.ts');
   const config = loadConfig();
   const snapshotFile = await ensureDataset(config);
   const store = new StoreHolder(await loadStore(snapshotFile));
-  const db = openDatabase(config.dbPath);
-  await ensureDemoKeys(new KeyStore(new SqliteLedger(db)), store.info.synthetic, config.dataDir);
+  const ledger = await openLedger(config);
+  await ensureDemoKeys(new KeyStore(ledger), store.info.synthetic, config.dataDir);
   const referenceDir = await ensureReference(config.dataDir);
   const renderer = loadRenderer(referenceDir);
   const subdivisions = Subdivisions.fromCsv(path.join(referenceDir, 'subdivisions.csv'));
-  const server = createServer({ config, store, db, renderer, subdivisions });
+  const server = createServer({ config, store, ledger, renderer, subdivisions });
   const url = await listen(server, config.host, config.port);
   const info = store.info;
   console.log(`storemap listening on ${url} (snapshot ${info.snapshot_version}, ${info.rows} rows)`);
@@ -86,14 +98,9 @@ async function serve(): Promise<void> {
     console.log(`${signal}: finishing in-flight requests`);
     unwatch();
     // Stop accepting, let in-flight requests finish, then close the database cleanly.
-    server.close(() => {
-      db.close();
-      process.exit(0);
-    });
-    setTimeout(() => {
-      db.close();
-      process.exit(0);
-    }, 10_000).unref();
+    const exit = () => void ledger.close().finally(() => process.exit(0));
+    server.close(exit);
+    setTimeout(exit, 10_000).unref();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
@@ -210,9 +217,8 @@ data
     }
     const summary = (await importSources({ ...sources, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, progress: true })) as ImportSummary;
     console.error(importTable(summary.imports));
-    const db = openDatabase(config.dbPath);
-    const brands = await writeBrandSummary(new SqliteLedger(db), loadStoreSync(summary.snapshot), Date.now());
-    db.close();
+    const ledger = await openLedger(config);
+    const brands = await writeBrandSummary(ledger, loadStoreSync(summary.snapshot), Date.now()).finally(() => ledger.close());
     console.log(`${summary.snapshot}: ${summary.rows} rows; brand_summary stamped for ${brands} brands`);
   });
 data
@@ -265,11 +271,11 @@ function printRealism(rows: Realism[]): void {
 
 const keys = program.command('keys').description('API keys: create, list, revoke, top up');
 const withKeys = async <T>(f: (k: KeyStore) => Promise<T>): Promise<T> => {
-  const db = openDatabase(loadConfig().dbPath);
+  const ledger = await openLedger(loadConfig());
   try {
-    return await f(new KeyStore(new SqliteLedger(db)));
+    return await f(new KeyStore(ledger));
   } finally {
-    db.close();
+    await ledger.close();
   }
 };
 keys

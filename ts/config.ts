@@ -17,6 +17,13 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   STOREMAP_DATA_DIR: z.string().min(1).default(path.join(ROOT, 'data', 'generated')),
   STOREMAP_DB: z.string().min(1).optional(),
+  /** A PostgreSQL ledger shared by several nodes (postgres://…); without it, the SQLite file. */
+  STOREMAP_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL')
+    .optional(),
+  /** Connections each node keeps to PostgreSQL at most. */
+  STOREMAP_DATABASE_POOL: z.coerce.number().int().min(1).max(1000).default(10),
   /** Sources left out of the next build or refresh. */
   STOREMAP_DISABLED_SOURCES: csv.pipe(z.array(z.enum(SOURCE_TYPES))).default([]),
   /** Off: the legacy single-source import, rows without provenance. */
@@ -66,6 +73,8 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     port: c.PORT,
     dataDir,
     dbPath: path.resolve(c.STOREMAP_DB ?? path.join(dataDir, 'storemap.db')),
+    databaseUrl: c.STOREMAP_DATABASE_URL,
+    databasePool: c.STOREMAP_DATABASE_POOL,
     disabledSources: c.STOREMAP_DISABLED_SOURCES,
     multiSource: c.STOREMAP_MULTI_SOURCE,
     defaultScale: c.STOREMAP_DEFAULT_SCALE,

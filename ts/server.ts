@@ -12,6 +12,7 @@ import * as locationMap from './routes/location-map.ts';
 import * as testHooks from './routes/test-hooks.ts';
 import { Billing } from './services/billing.ts';
 import { SqliteLedger } from './db/sqlite-ledger.ts';
+import type { LedgerOps } from './db/ledger.ts';
 import { KeyStore } from './services/keys.ts';
 import { ImageCache } from './services/image-cache.ts';
 import { NativePool } from './services/native-pool.ts';
@@ -28,7 +29,9 @@ import type { Subdivisions } from './services/subdivisions.ts';
 export interface Deps {
   config: Config;
   store: StoreHolder;
-  db: DB;
+  /** The ledger's store; without it, `db` (an SQLite database) is the ledger. */
+  ledger?: LedgerOps;
+  db?: DB;
   /** Draws png/jpeg maps; without it image formats answer 501. */
   renderer?: Renderer;
   /** Subdivision names for the `state` filter; without it, codes only. */
@@ -40,7 +43,8 @@ export interface Deps {
 
 export function createServer(deps: Deps): restify.Server {
   const now = deps.now ?? Date.now;
-  const ledger = new SqliteLedger(deps.db, now);
+  const ledger = deps.ledger ?? (deps.db ? new SqliteLedger(deps.db, now) : undefined);
+  if (!ledger) throw new Error('createServer needs a ledger or a database');
   const api: ApiDeps = {
     config: deps.config,
     store: deps.store,
@@ -55,7 +59,6 @@ export function createServer(deps: Deps): restify.Server {
     images: new ImageCache(deps.config.imageCacheBytes),
     usage: new UsageReports(ledger),
     ledger,
-    db: deps.db,
     now,
     log: deps.log ?? ((line) => console.error(line)),
   };

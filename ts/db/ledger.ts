@@ -30,7 +30,16 @@ export interface UsageBatchRow {
   n: number;
 }
 
+/** The store's health, for the status endpoint: a round trip's time, or why it failed. */
+export type LedgerHealth = { ok: true; latencyMs: number } | { ok: false; error: string };
+
 export interface LedgerOps {
+  /** Which store this is, as the status endpoint reports it. */
+  readonly kind: 'sqlite' | 'postgres';
+  /** One round trip to the store; never throws. */
+  ping(): Promise<LedgerHealth>;
+  /** Releases the store (the file, or the pool's connections). */
+  close(): Promise<void>;
   /**
    * Reads the key and its balance, takes `cost` when the balance covers it and the key is not
    * revoked, and writes the request's usage row (its status, or 402 for a short balance, or

@@ -4,14 +4,24 @@
 // requests however many nodes race, and never goes below zero (the column's CHECK would refuse
 // it anyway). Charges on different keys do not wait for each other.
 import type pg from 'pg';
-import { planCharge, WriteCancelled, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { planCharge, WriteCancelled, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
-import { inTransaction } from './postgres.ts';
+import { inTransaction, pingPostgres } from './postgres.ts';
 
 const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES ($1, $2, $3, $4, $5, $6, $7)';
 
 export class PgLedger implements LedgerOps {
+  readonly kind = 'postgres';
   constructor(private readonly pool: pg.Pool) {}
+
+  ping(): Promise<LedgerHealth> {
+    return pingPostgres(this.pool);
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+
 
   charge(req: ChargeRequest, cancelled: () => boolean = () => false): Promise<ChargeResult> {
     const { keyId, entry, at } = req;

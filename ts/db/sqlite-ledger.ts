@@ -3,7 +3,7 @@
 // that finds another process holding the lock waits off the event loop (`retryBusy`).
 import { retryBusy, type DB } from './database.ts';
 import { DAY_MS } from '../time.ts';
-import { planCharge, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { planCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 
 /** api_keys as SQLite returns it. */
 interface KeyTableRow {
@@ -39,6 +39,7 @@ function writesOf(db: DB): { n: number } {
 }
 
 export class SqliteLedger implements LedgerOps {
+  readonly kind = 'sqlite';
   readonly #insertUsage;
   readonly #state;
   readonly #debit;
@@ -175,5 +176,19 @@ export class SqliteLedger implements LedgerOps {
     // Any other connection's commit moves data_version (a charge too: the cache is then read
     // again, which is cheap); this connection's own key writes are counted.
     return `${this.#dataVersion.get() as number}:${writesOf(this.db).n}`;
+  }
+
+  async ping(): Promise<LedgerHealth> {
+    const started = performance.now();
+    try {
+      this.db.prepare('SELECT 1').get();
+      return { ok: true, latencyMs: Math.round(performance.now() - started) };
+    } catch (e) {
+      return { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
   }
 }

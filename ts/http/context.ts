@@ -1,7 +1,6 @@
 // What every route and HTTP step gets: the services built once per server by createServer.
 // Its own module, so routes and steps need not import the server that mounts them.
 import type { Config } from '../config.ts';
-import type { DB } from '../db/database.ts';
 import type { LedgerOps } from '../db/ledger.ts';
 import type { Renderer } from '../native.ts';
 import type { Billing } from '../services/billing.ts';
@@ -30,7 +29,6 @@ export interface ApiDeps {
   usage: UsageReports;
   /** The ledger's store (SQLite today; PostgreSQL behind the same operations). */
   ledger: LedgerOps;
-  db: DB;
   now: () => number;
   log: (line: string) => void;
 }

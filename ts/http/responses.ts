@@ -111,6 +111,14 @@ export const Status = z.object({
   timestamp: z.string(),
   api: z.object({ ok: z.boolean(), version: z.string() }),
   renderer: z.object({ ok: z.boolean(), elapsed_ms: z.number().int(), detail: z.record(z.string(), z.unknown()) }),
+  database: z
+    .object({
+      ok: z.boolean(),
+      kind: z.enum(['sqlite', 'postgres']).describe('The ledger: one SQLite file, or PostgreSQL shared by several nodes.'),
+      latency_ms: z.number().int().nullable().describe('One round trip; null when it failed.'),
+      error: z.string().optional().describe('Why the ledger could not be reached.'),
+    })
+    .describe('The ledger (keys, balances, usage): keyed requests answer 503 while it is down.'),
   data: z.object({
     brand_summary: z.object({ last_refreshed_at: z.string().nullable(), stale: z.boolean().nullable() }),
     snapshot_version: z.string(),

@@ -52,12 +52,16 @@ async function check(deps: ApiDeps): Promise<Omit<StatusBody, 'elapsed_ms'>> {
     apiOk = false;
     deps.log(`status: database check failed: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const renderer = await rendererCheck(deps);
+  const [renderer, health] = await Promise.all([rendererCheck(deps), deps.ledger.ping()]);
+  const database: StatusBody['database'] = health.ok
+    ? { ok: true, kind: deps.ledger.kind, latency_ms: health.latencyMs }
+    : { ok: false, kind: deps.ledger.kind, latency_ms: null, error: health.error };
   return {
-    status: apiOk && renderer.ok ? 'ok' : 'degraded',
+    status: apiOk && renderer.ok && database.ok ? 'ok' : 'degraded',
     timestamp: new Date(now).toISOString(),
     api: { ok: apiOk, version: API_VERSION },
     renderer,
+    database,
     data: { brand_summary: brandSummary, snapshot_version: deps.store.version, rows: deps.store.info.rows },
     flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },
   };
@@ -82,6 +86,7 @@ export function handlers(deps: ApiDeps): Handlers {
         timestamp: new Date(now).toISOString(),
         api: { ok: false, version: API_VERSION },
         renderer: { ok: false, elapsed_ms: 0, detail: { error: e instanceof Error ? e.message : String(e) } },
+        database: { ok: false, kind: deps.ledger.kind, latency_ms: null, error: 'not checked' },
         data: { brand_summary: { last_refreshed_at: null, stale: null }, snapshot_version: deps.store.version, rows: 0 },
         flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },
       };

@@ -1,0 +1,79 @@
+// Several storemap nodes on one PostgreSQL ledger (STOREMAP_DATABASE_URL): three `storemap
+// serve` processes on 127.0.0.1 racing charged requests against one key admit exactly what its
+// balance pays for, write one usage row per answered request, report the ledger in status, and
+// answer 503 (status: degraded, never 5xx) while PostgreSQL is down.
+import path from 'node:path';
+import test from 'ava';
+import { openPostgres } from '../ts/db/postgres.ts';
+import { PgLedger } from '../ts/db/pg-ledger.ts';
+import { KeyStore } from '../ts/services/keys.ts';
+import { snapshotDir, startServe } from './helpers/child.ts';
+import { testStore } from './helpers/dataset.ts';
+import { pooled, postMap } from './helpers/http.ts';
+import { startPostgres } from './helpers/postgres.ts';
+
+/** A brand whose whole JSON answer costs 1 credit (at most 500 rows). */
+function oneCreditBrand(): string {
+  const store = testStore();
+  for (let i = 0; ; i++) {
+    const b = store.brand(i);
+    if (!b) throw new Error('the test dataset has no brand of 5 to 400 verified rows');
+    if (b.locationCount >= 5 && b.locationCount <= 400) return b.name;
+  }
+}
+
+test('three nodes on one PostgreSQL: 300 racing one-credit requests against 100 credits admit exactly 100; one usage row each; status names the ledger', async (t) => {
+  const db = await startPostgres(t);
+  const pool = await openPostgres(db.url, { poolSize: 4 });
+  t.teardown(() => pool.end());
+  // The key exists before the nodes start, so none of them makes demo keys.
+  const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: 100, name: 'cluster test' });
+  const dir = await snapshotDir(t);
+  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_DATABASE_POOL: '8', STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
+  const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
+  const brand = oneCreditBrand();
+
+  const statuses = await pooled(300, 30, async (i) => (await postMap(nodes[i % 3].base, key, { brand, format: 'json' })).status);
+  t.is(statuses.filter((s) => s === 200).length, 100, 'exactly the balance');
+  t.is(statuses.filter((s) => s === 402).length, 200, 'the rest refused for credits');
+  const balance = await pool.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [record.id]);
+  t.is(Number(balance.rows[0].credits), 0);
+  const usage = await pool.query<{ status: number; n: string; credits: string }>('SELECT status, count(*) AS n, sum(credits) AS credits FROM usage WHERE key_id = $1 GROUP BY status ORDER BY status', [record.id]);
+  t.deepEqual(
+    usage.rows.map((r) => [r.status, Number(r.n), Number(r.credits)]),
+    [
+      [200, 100, 100],
+      [402, 200, 0],
+    ],
+  );
+  for (const n of nodes) {
+    const body = (await (await fetch(`${n.base}/api/v1/status`)).json()) as { status: string; database: { ok: boolean; kind: string; latency_ms: number | null } };
+    t.like(body.database, { ok: true, kind: 'postgres' });
+  }
+});
+
+test('PostgreSQL down: keyed requests answer 503 SERVICE_BUSY with Retry-After, status is 200 and degraded, nothing else breaks', async (t) => {
+  const db = await startPostgres(t);
+  const pool = await openPostgres(db.url, { poolSize: 2 });
+  const { key } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: 100 });
+  await pool.end();
+  const dir = await snapshotDir(t);
+  const node = await startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env: { STOREMAP_DATABASE_URL: db.url } });
+  const brand = oneCreditBrand();
+  t.is((await postMap(node.base, key, { brand, format: 'json' })).status, 200);
+
+  await db.stop();
+  const res = await postMap(node.base, key, { brand, format: 'json' });
+  t.is(res.status, 503, res.text);
+  t.is(res.json<{ code: string }>().code, 'SERVICE_BUSY');
+  t.truthy(res.header('retry-after'));
+  const status = await fetch(`${node.base}/api/v1/status`);
+  t.is(status.status, 200);
+  const body = (await status.json()) as { status: string; database: { ok: boolean; kind: string; latency_ms: number | null; error?: string } };
+  t.is(body.status, 'degraded');
+  t.like(body.database, { ok: false, kind: 'postgres', latency_ms: null });
+  t.true((body.database.error ?? '').length > 0);
+  // The free endpoints need no ledger.
+  t.is((await fetch(`${node.base}/api/v1/brands?limit=1`)).status, 200);
+  t.true(node.alive(), 'the node is still up');
+});
