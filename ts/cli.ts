@@ -318,6 +318,31 @@ keys
     console.log(`${id}: ${k.credits} credits`);
   });
 
+program
+  .command('db')
+  .description('the ledger (keys, balances, usage)')
+  .command('migrate')
+  .description('copy the SQLite ledger (STOREMAP_DB) into an empty PostgreSQL ledger, checked by counts and sums')
+  .requiredOption('--to <url>', 'the PostgreSQL ledger: postgres://…')
+  .action(async (o: { to: string }) => {
+    if (!/^postgres(ql)?:\/\//.test(o.to)) throw new InvalidArgumentError('--to must be a postgres:// URL');
+    const config = loadConfig();
+    if (!existsSync(config.dbPath)) throw new Error(`no SQLite ledger at ${config.dbPath}`);
+    const { openPostgres } = await import('./db/postgres.ts');
+    const { copyLedger } = await import('./db/copy-ledger.ts');
+    const db = openDatabase(config.dbPath);
+    const pool = await openPostgres(o.to, { poolSize: 2 });
+    try {
+      const t = await copyLedger(db, pool);
+      console.log(
+        `copied ${t.keys} keys (${t.credits} credits), ${t.usageRows} usage rows (${t.usageRequests} requests, ${t.usageCredits} credits), ${t.dailyRows} daily rollups, ${t.brandStamps} brand stamps; both ledgers agree`,
+      );
+    } finally {
+      db.close();
+      await pool.end();
+    }
+  });
+
 await program.parseAsync(process.argv).catch((e: unknown) => {
   console.error(`storemap: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
