@@ -77,3 +77,58 @@ test('PostgreSQL down: keyed requests answer 503 SERVICE_BUSY with Retry-After, 
   t.is((await fetch(`${node.base}/api/v1/brands?limit=1`)).status, 200);
   t.true(node.alive(), 'the node is still up');
 });
+
+test('kill -9 of one node mid-load: the others carry on, and the PostgreSQL ledger stays exact (balance + charged = initial, one row per answer)', async (t) => {
+  const db = await startPostgres(t);
+  const pool = await openPostgres(db.url, { poolSize: 4 });
+  t.teardown(() => pool.end());
+  const initial = 1_000_000;
+  const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: initial, name: 'crash' });
+  const dir = await snapshotDir(t);
+  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000' };
+  const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
+  const brand = oneCreditBrand();
+
+  let answered = 0;
+  let answeredAfterKill = 0;
+  let sent = 0;
+  let killed = false;
+  // Six clients, each on one node, two per node, until 600 answers; node 0 is killed after 150
+  // answers with requests in flight, and its clients move to the survivors.
+  const client = async (c: number) => {
+    for (let i = 0; answered < 600 && i < 5_000; i++) {
+      const node = killed && c % 3 === 0 ? nodes[1 + (i % 2)] : nodes[c % 3];
+      sent++;
+      try {
+        const res = await postMap(node.base, key, { brand, format: 'json' });
+        if (res.status === 200) {
+          answered++;
+          if (killed) answeredAfterKill++;
+        }
+      } catch {
+        // cut off by the kill
+      }
+      if (answered >= 150 && !killed) {
+        killed = true;
+        nodes[0].child.kill('SIGKILL');
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 6 }, (_, c) => client(c)));
+  t.is((await nodes[0].exited).signal, 'SIGKILL');
+  t.true(answeredAfterKill >= 400, `the survivors answered ${answeredAfterKill} after the kill`);
+  for (const n of nodes.slice(1)) t.true(n.alive());
+
+  const balance = Number((await pool.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [record.id])).rows[0].credits);
+  const rows = (await pool.query<{ status: number; credits: string }>('SELECT status, credits FROM usage WHERE key_id = $1', [record.id])).rows;
+  const charged = rows.reduce((s, r) => s + Number(r.credits), 0);
+  t.is(balance + charged, initial, 'every credit that left the balance is on a usage row, and no more');
+  const ok = rows.filter((r) => r.status === 200);
+  // A request charged as its node died may have its row without its client having read the
+  // answer, never the other way round.
+  t.true(ok.length >= answered, `${ok.length} rows of 200 for ${answered} answers received`);
+  t.true(rows.length <= sent, `${rows.length} rows for ${sent} requests sent`);
+  t.true(ok.every((r) => Number(r.credits) === 1), 'each charged row took what such a request costs');
+  const daily = (await pool.query<{ requests: string; credits: string }>('SELECT sum(requests) AS requests, sum(credits) AS credits FROM usage_daily WHERE key_id = $1', [record.id])).rows[0];
+  t.deepEqual([Number(daily.requests), Number(daily.credits)], [rows.length, charged], 'the rollups agree with the rows');
+});
