@@ -3,7 +3,9 @@
 #
 #   bash scripts/postgres.sh start DIR   creates a cluster in DIR, starts it on a free loopback
 #                                        port and prints its URL (postgres://storemap@127.0.0.1:PORT/storemap)
-#   bash scripts/postgres.sh stop DIR    stops it (the caller removes DIR)
+#   bash scripts/postgres.sh pause DIR   stops the server and keeps its data, as an outage would
+#   bash scripts/postgres.sh resume DIR  starts it again on the same port
+#   bash scripts/postgres.sh stop DIR    stops it and removes the cluster (the caller removes DIR)
 #
 # PostgreSQL comes from Debian's packages: a machine without a server gets them installed
 # (apt-get, as root). The cluster is made for tests and nothing else: trust authentication on
@@ -15,7 +17,7 @@ set -euo pipefail
 cmd=${1:-}
 dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-  echo "usage: bash scripts/postgres.sh start|stop DIR" >&2
+  echo "usage: bash scripts/postgres.sh start|pause|resume|stop DIR" >&2
   exit 2
 fi
 
@@ -37,6 +39,20 @@ as_owner() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# Starts the cluster's server on a port; fails when the port is taken.
+serve() {
+  as_owner "$bin/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 120 \
+    -o "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+    start >/dev/null 2>&1
+}
+
+# The cluster DIR names, refusing anything that is not a test cluster.
+cluster_of() {
+  local c
+  c=$(cat "$1/cluster")
+  case "$c" in /tmp/storemap-pg.*) echo "$c" ;; *) echo "postgres.sh: $1/cluster does not name a test cluster" >&2; exit 1 ;; esac
+}
+
 case "$cmd" in
   start)
     mkdir -p "$dir"
@@ -50,9 +66,7 @@ case "$cmd" in
     # another if something took it before the server bound it.
     for _ in $(seq 1 20); do
       port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-      if as_owner "$bin/pg_ctl" -D "$cluster/data" -l "$cluster/server.log" -w -t 120 \
-        -o "-p $port -k $cluster -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
-        start >/dev/null 2>&1; then
+      if serve "$cluster" "$port"; then
         as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U storemap storemap
         echo "$port" >"$dir/port"
         echo "postgres://storemap@127.0.0.1:$port/storemap"
@@ -63,15 +77,25 @@ case "$cmd" in
     echo "postgres.sh: the server did not start" >&2
     exit 1
     ;;
+  pause)
+    cluster=$(cluster_of "$dir")
+    as_owner "$bin/pg_ctl" -D "$cluster/data" -m fast -w stop >/dev/null
+    ;;
+  resume)
+    cluster=$(cluster_of "$dir")
+    serve "$cluster" "$(cat "$dir/port")" || {
+      cat "$cluster/server.log" >&2
+      exit 1
+    }
+    ;;
   stop)
     [ -f "$dir/cluster" ] || exit 0
-    cluster=$(cat "$dir/cluster")
-    case "$cluster" in /tmp/storemap-pg.*) ;; *) echo "postgres.sh: $dir/cluster does not name a test cluster" >&2; exit 1 ;; esac
+    cluster=$(cluster_of "$dir")
     as_owner "$bin/pg_ctl" -D "$cluster/data" -m fast -w stop >/dev/null 2>&1 || true
     rm -rf "$cluster" "$dir/cluster"
     ;;
   *)
-    echo "usage: bash scripts/postgres.sh start|stop DIR" >&2
+    echo "usage: bash scripts/postgres.sh start|pause|resume|stop DIR" >&2
     exit 2
     ;;
 esac

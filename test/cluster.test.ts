@@ -22,28 +22,28 @@ function oneCreditBrand(): string {
   }
 }
 
-test('three nodes on one PostgreSQL: 300 racing one-credit requests against 100 credits admit exactly 100; one usage row each; status names the ledger', async (t) => {
+test('three nodes on one PostgreSQL under 50 connections: 3,000 racing one-credit requests against 1,000 credits admit exactly 1,000; one usage row each; status names the ledger', async (t) => {
   const db = await startPostgres(t);
   const pool = await openPostgres(db.url, { poolSize: 4 });
   t.teardown(() => pool.end());
   // The key exists before the nodes start, so none of them makes demo keys.
-  const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: 100, name: 'cluster test' });
+  const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: 1_000, name: 'cluster test' });
   const dir = await snapshotDir(t);
   const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_DATABASE_POOL: '8', STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
   const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
   const brand = oneCreditBrand();
 
-  const statuses = await pooled(300, 30, async (i) => (await postMap(nodes[i % 3].base, key, { brand, format: 'json' })).status);
-  t.is(statuses.filter((s) => s === 200).length, 100, 'exactly the balance');
-  t.is(statuses.filter((s) => s === 402).length, 200, 'the rest refused for credits');
+  const statuses = await pooled(3_000, 50, async (i) => (await postMap(nodes[i % 3].base, key, { brand, format: 'json' })).status);
+  t.is(statuses.filter((s) => s === 200).length, 1_000, 'exactly the balance');
+  t.is(statuses.filter((s) => s === 402).length, 2_000, 'the rest refused for credits');
   const balance = await pool.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [record.id]);
   t.is(Number(balance.rows[0].credits), 0);
   const usage = await pool.query<{ status: number; n: string; credits: string }>('SELECT status, count(*) AS n, sum(credits) AS credits FROM usage WHERE key_id = $1 GROUP BY status ORDER BY status', [record.id]);
   t.deepEqual(
     usage.rows.map((r) => [r.status, Number(r.n), Number(r.credits)]),
     [
-      [200, 100, 100],
-      [402, 200, 0],
+      [200, 1_000, 1_000],
+      [402, 2_000, 0],
     ],
   );
   for (const n of nodes) {
@@ -131,4 +131,95 @@ test('kill -9 of one node mid-load: the others carry on, and the PostgreSQL ledg
   t.true(ok.every((r) => Number(r.credits) === 1), 'each charged row took what such a request costs');
   const daily = (await pool.query<{ requests: string; credits: string }>('SELECT sum(requests) AS requests, sum(credits) AS credits FROM usage_daily WHERE key_id = $1', [record.id])).rows[0];
   t.deepEqual([Number(daily.requests), Number(daily.credits)], [rows.length, charged], 'the rollups agree with the rows');
+});
+
+test.serial('the rate limit holds across the cluster: a key at 20 req/s (burst 40) hammered on three nodes gets burst + 20 × seconds, within 10 %', async (t) => {
+  const db = await startPostgres(t);
+  const pool = await openPostgres(db.url, { poolSize: 2 });
+  t.teardown(() => pool.end());
+  const { key } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: 1_000_000, name: 'rate' });
+  const dir = await snapshotDir(t);
+  const [rate, burst] = [20, 40];
+  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: String(rate), STOREMAP_RATE_BURST: String(burst) };
+  const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
+  const brand = oneCreditBrand();
+
+  // Twelve clients, four on each node, each sending as fast as it is answered for 5 s: far
+  // more than 20 a second, so the limit alone decides. Each node alone would admit its own
+  // burst + 20 × seconds, three times the target.
+  const statuses: number[] = [];
+  const started = performance.now();
+  const until = started + 5_000;
+  await Promise.all(
+    Array.from({ length: 12 }, async (_, c) => {
+      while (performance.now() < until) statuses.push((await postMap(nodes[c % 3].base, key, { brand, format: 'json' })).status);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const admitted = statuses.filter((s) => s === 200).length;
+  const refused = statuses.filter((s) => s === 429).length;
+  t.is(admitted + refused, statuses.length, 'every answer a 200 or a 429');
+  t.true(refused > admitted, `${refused} refused: the clients did send more than the limit`);
+  const expected = burst + rate * seconds;
+  t.log(`${admitted} admitted in ${seconds.toFixed(2)} s across three nodes; burst + rate × seconds = ${expected.toFixed(1)}`);
+  t.true(Math.abs(admitted - expected) <= 0.1 * expected, `${admitted} admitted, expected ${expected.toFixed(1)} ± 10 %`);
+});
+
+test('PostgreSQL restarted mid-load under three nodes: 503 while it is down, then service again, and no charge lost or taken twice', async (t) => {
+  const db = await startPostgres(t);
+  const pool = await openPostgres(db.url, { poolSize: 2 });
+  const initial = 1_000_000;
+  const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: initial, name: 'restart' });
+  await pool.end();
+  const dir = await snapshotDir(t);
+  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000' };
+  const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
+  const brand = oneCreditBrand();
+
+  // Phases the clients move through: up until 150 answers, down (paused) until 30 refusals,
+  // then up again until 150 more answers. The test moves the phase; no timing is guessed.
+  let phase: 'before' | 'down' | 'after' = 'before';
+  const count = { before: 0, down: 0, after: 0, busy: 0, other: [] as string[] };
+  let outage: Promise<void> | undefined;
+  let back: Promise<void> | undefined;
+  const client = async (c: number) => {
+    for (let i = 0; i < 10_000 && count.after < 150; i++) {
+      const node = nodes[(c + i) % 3];
+      let res;
+      try {
+        res = await postMap(node.base, key, { brand, format: 'json' });
+      } catch (e) {
+        // A node that died (it must not) shows why.
+        count.other.push(`${phase}: ${String(e)}; node alive ${node.alive()}: ${node.output().slice(-2000)}`);
+        continue;
+      }
+      if (res.status === 200) count[phase]++;
+      else if (res.status === 503 && res.json<{ code: string }>().code === 'SERVICE_BUSY' && res.header('retry-after')) count.busy++;
+      else count.other.push(`${res.status} ${res.text.slice(0, 120)}`);
+      if (phase === 'before' && count.before >= 150) {
+        phase = 'down';
+        outage = db.pause();
+      }
+      if (phase === 'down' && count.busy >= 30) {
+        back = outage!.then(() => db.resume());
+        phase = 'after';
+      }
+      // Every client waits until the server is back, then carries on.
+      if (back) await back;
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, (_, c) => client(c)));
+  t.deepEqual(count.other, [], 'nothing but 200 and 503 SERVICE_BUSY');
+  t.true(count.busy >= 30);
+  t.true(count.after >= 150, `${count.after} answers after the restart`);
+
+  const check = await openPostgres(db.url, { poolSize: 1 });
+  t.teardown(() => check.end());
+  const balance = Number((await check.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [record.id])).rows[0].credits);
+  const rows = (await check.query<{ status: number; credits: string }>('SELECT status, credits FROM usage WHERE key_id = $1', [record.id])).rows;
+  const charged = rows.reduce((s, r) => s + Number(r.credits), 0);
+  const answered = count.before + count.down + count.after;
+  t.is(balance + charged, initial, 'every credit that left the balance is on a usage row');
+  t.is(rows.filter((r) => r.status === 200).length, answered, 'one charged row per answer received: none lost, none twice');
+  t.is(charged, answered, 'each answer took its one credit, the refusals none');
 });

@@ -15,6 +15,7 @@ import { DAY_MS } from '../ts/time.ts';
 import { PgLedger } from '../ts/db/pg-ledger.ts';
 import { openPostgres } from '../ts/db/postgres.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
+import { KeyStore } from '../ts/services/keys.ts';
 import { startPostgres } from './helpers/postgres.ts';
 
 const ENTRY = { endpoint: '/api/v1/location-map', status: 200, format: 'png' };
@@ -266,3 +267,32 @@ for (const [kind, open] of Object.entries(STORES)) {
     t.not(await b.keysVersion(), v3, 'a top-up moves it');
   });
 }
+
+test('postgres: a node reads the keys version at most once per recheck window; a key revoked on another node is refused after it, and at its next charge at once', async (t) => {
+  const server = await startPostgres(t);
+  const pools = [await openPostgres(server.url, { poolSize: 2 }), await openPostgres(server.url, { poolSize: 2 })];
+  t.teardown(() => Promise.all(pools.map((p) => p.end())).then(() => undefined));
+  const [a, b] = pools.map((p) => new PgLedger(p));
+  let versionReads = 0;
+  const counted: LedgerOps = Object.assign(Object.create(b) as PgLedger, {
+    keysVersion: () => {
+      versionReads++;
+      return b.keysVersion();
+    },
+  });
+  let clock = 1_000_000;
+  const nodeA = new KeyStore(a, () => clock);
+  const nodeB = new KeyStore(counted, () => clock, 1_000);
+  const { key, record } = await nodeA.create({ plan: 'enterprise', credits: 10 });
+  for (let i = 0; i < 100; i++) t.is((await nodeB.authenticate(key))?.id, record.id);
+  t.is(versionReads, 1, 'one version read for 100 authentications within the window');
+
+  t.true(await nodeA.revoke(record.id));
+  clock += 999;
+  t.is((await nodeB.authenticate(key))?.id, record.id, 'still trusted within the window');
+  const charge = await b.charge({ keyId: record.id, cost: 1, unlimited: false, entry: { endpoint: 'location-map', status: 200, format: 'json' }, at: clock });
+  t.deepEqual(charge, { ok: false, balance: 10, revoked: true }, 'but its charge reads the key again and refuses it');
+  clock += 1;
+  t.is(await nodeB.authenticate(key), null, 'refused once the window is over');
+  t.is(versionReads, 2);
+});

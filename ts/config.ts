@@ -42,6 +42,9 @@ const EnvSchema = z.object({
   STOREMAP_NATIVE_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
   /** The part of the native slots and of the queue one key may hold (fair share). */
   STOREMAP_NATIVE_KEY_SHARE: z.coerce.number().min(0.01).max(1).default(0.5),
+  /** On PostgreSQL: how long a node trusts its cached keys before it reads the keys version
+   * again (a revoked key is refused at its next charge regardless). */
+  STOREMAP_KEYS_RECHECK_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** Refused (429) requests are counted in memory and written as one row per key this often. */
   STOREMAP_USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(86_400_000).default(1000),
   /** Free endpoints (directory, search, summary, status, docs): per client address. */
@@ -86,6 +89,7 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     nativeQueue: c.STOREMAP_NATIVE_QUEUE,
     nativeKeyShare: c.STOREMAP_NATIVE_KEY_SHARE,
     usageFlushMs: c.STOREMAP_USAGE_FLUSH_MS,
+    keysRecheckMs: c.STOREMAP_KEYS_RECHECK_MS,
     freeRateLimit: c.STOREMAP_FREE_RATE_LIMIT,
     freeRateBurst: c.STOREMAP_FREE_RATE_BURST,
     maxPendingResponseBytes: c.STOREMAP_MAX_PENDING_RESPONSE_BYTES,

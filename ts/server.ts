@@ -8,6 +8,7 @@ import type { ApiDeps } from './http/context.ts';
 import { jsonRoute } from './http/json-route.ts';
 import { mountOperations } from './http/mount.ts';
 import { RateLimiter } from './http/rate-limit.ts';
+import { SharedRateLimiter } from './http/shared-rate-limit.ts';
 import * as locationMap from './routes/location-map.ts';
 import * as testHooks from './routes/test-hooks.ts';
 import { Billing } from './services/billing.ts';
@@ -43,16 +44,21 @@ export interface Deps {
 
 export function createServer(deps: Deps): restify.Server {
   const now = deps.now ?? Date.now;
-  const ledger = deps.ledger ?? (deps.db ? new SqliteLedger(deps.db, now) : undefined);
+  const ledger: LedgerOps | undefined = deps.ledger ?? (deps.db ? new SqliteLedger(deps.db, now) : undefined);
   if (!ledger) throw new Error('createServer needs a ledger or a database');
   const api: ApiDeps = {
     config: deps.config,
     store: deps.store,
     renderer: deps.renderer,
     subdivisions: deps.subdivisions,
-    keys: new KeyStore(ledger, now),
+    // SQLite's keys version is a pragma on the local file, read per request; PostgreSQL's is a
+    // round trip, read at most every keysRecheckMs.
+    keys: new KeyStore(ledger, now, ledger.kind === 'postgres' ? deps.config.keysRecheckMs : 0),
     billing: new Billing(ledger, now, deps.config.usageFlushMs),
-    limiter: new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
+    // One bucket per key for the whole cluster when nodes share the ledger.
+    limiter: ledger.rateBuckets
+      ? new SharedRateLimiter(ledger.rateBuckets, deps.config.rateLimit, deps.config.rateBurst, now)
+      : new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
     pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue, deps.config.nativeKeyShare),
     freeLimiter: new RateLimiter(deps.config.freeRateLimit, deps.config.freeRateBurst, now),
     pending: new PendingResponses(deps.config.maxPendingResponseBytes),

@@ -15,6 +15,9 @@ export interface TestPostgres {
   url: string;
   /** Stops the server (the folder stays until the test ends), as an outage would. */
   stop(): Promise<void>;
+  /** Stops the server and keeps its data; `resume` starts it again on the same port. */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
 }
 
 export async function startPostgres(t: ExecutionContext): Promise<TestPostgres> {
@@ -29,5 +32,11 @@ export async function startPostgres(t: ExecutionContext): Promise<TestPostgres> 
   const { stdout } = await run('bash', [SCRIPT, 'start', dir]);
   const url = stdout.trim().split('\n').pop() ?? '';
   if (!url.startsWith('postgres://')) throw new Error(`scripts/postgres.sh start printed no URL: ${stdout}`);
-  return { url, stop };
+  const pause = async () => {
+    await run('bash', [SCRIPT, 'pause', dir]);
+  };
+  const resume = async () => {
+    await run('bash', [SCRIPT, 'resume', dir]);
+  };
+  return { url, stop, pause, resume };
 }

@@ -79,6 +79,27 @@ export interface LedgerOps {
    * any other: authenticated keys are cached while it stays the same.
    */
   keysVersion(): Promise<string>;
+  /**
+   * The cluster's rate-limit buckets, where several nodes share this store (PostgreSQL); absent
+   * on SQLite, whose one node keeps its buckets in memory.
+   */
+  readonly rateBuckets?: RateBuckets;
+}
+
+/** What a node gets from the shared bucket: tokens to spend, and what the bucket holds after. */
+export interface RateLease {
+  granted: number;
+  /** Tokens left in the shared bucket (fractional). */
+  left: number;
+}
+
+export interface RateBuckets {
+  /**
+   * Refills `bucket` (`rate` tokens a second up to `burst`, by the store's clock), adds back
+   * `giveBack` unspent tokens of an expired lease, and takes up to `want` whole tokens, in one
+   * atomic step.
+   */
+  lease(bucket: string, rate: number, burst: number, want: number, giveBack: number): Promise<RateLease>;
 }
 
 /** An API key as the ledger stores it: the key itself only as its SHA-256. */

@@ -4,7 +4,7 @@
 // requests however many nodes race, and never goes below zero (the column's CHECK would refuse
 // it anyway). Charges on different keys do not wait for each other.
 import type pg from 'pg';
-import { planCharge, WriteCancelled, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { planCharge, WriteCancelled, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
 import { inTransaction, pingPostgres } from './postgres.ts';
 
@@ -12,7 +12,15 @@ const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, c
 
 export class PgLedger implements LedgerOps {
   readonly kind = 'postgres';
-  constructor(private readonly pool: pg.Pool) {}
+  readonly rateBuckets: RateBuckets;
+  constructor(private readonly pool: pg.Pool) {
+    this.rateBuckets = {
+      lease: async (bucket, rate, burst, want, giveBack): Promise<RateLease> => {
+        const r = await pool.query<{ granted: number; left_tokens: number }>('SELECT granted, left_tokens FROM rate_lease($1, $2, $3, $4, $5)', [bucket, rate, burst, want, giveBack]);
+        return { granted: r.rows[0].granted, left: r.rows[0].left_tokens };
+      },
+    };
+  }
 
   ping(): Promise<LedgerHealth> {
     return pingPostgres(this.pool);

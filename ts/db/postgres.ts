@@ -85,6 +85,40 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
       CREATE TRIGGER keys_changed AFTER UPDATE OF revoked_at, plan, expires_at, key_hash ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION keys_changed();
     `,
   },
+  {
+    // One token bucket per key for the whole cluster (ts/http/shared-rate-limit.ts). Nodes do
+    // not ask it per request: rate_lease hands a node a few tokens at a time, taking back the
+    // ones an earlier lease left unspent. Time is the database's clock, the one clock every
+    // node shares; the row lock orders leases on one key from every node.
+    version: 3,
+    sql: `
+      CREATE TABLE rate_buckets (
+        bucket  TEXT PRIMARY KEY,
+        tokens  DOUBLE PRECISION NOT NULL CHECK (tokens >= 0),
+        at_ms   DOUBLE PRECISION NOT NULL
+      );
+      CREATE FUNCTION rate_lease(p_bucket TEXT, p_rate DOUBLE PRECISION, p_burst DOUBLE PRECISION, p_want INTEGER, p_back DOUBLE PRECISION,
+                                 OUT granted INTEGER, OUT left_tokens DOUBLE PRECISION)
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        was DOUBLE PRECISION;
+        was_at DOUBLE PRECISION;
+        t DOUBLE PRECISION;
+        have DOUBLE PRECISION;
+      BEGIN
+        INSERT INTO rate_buckets (bucket, tokens, at_ms) VALUES (p_bucket, p_burst, extract(epoch FROM clock_timestamp()) * 1000)
+          ON CONFLICT (bucket) DO NOTHING;
+        SELECT b.tokens, b.at_ms INTO was, was_at FROM rate_buckets b WHERE b.bucket = p_bucket FOR UPDATE;
+        -- Read after the lock: a lease that waited sees the time it runs at.
+        t := greatest(was_at, extract(epoch FROM clock_timestamp()) * 1000);
+        have := least(p_burst, was + greatest(p_back, 0) + (t - was_at) / 1000 * p_rate);
+        granted := greatest(0, least(p_want, floor(have)))::INTEGER;
+        left_tokens := have - granted;
+        UPDATE rate_buckets SET tokens = left_tokens, at_ms = t WHERE bucket = p_bucket;
+      END;
+      $$;
+    `,
+  },
 ];
 
 export interface PgLedgerOptions {
@@ -111,6 +145,12 @@ export async function openPostgres(url: string, opts: PgLedgerOptions): Promise<
  * back if it throws (the error is rethrown); the connection goes back to the pool either way. */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, before?: () => void): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client has lost the pool's error listener: a connection the server drops
+  // between two of this transaction's queries (a restart) would emit 'error' with nobody
+  // listening, and that ends the process. Kept here instead, and such a client is discarded.
+  let broken: Error | undefined;
+  const onError = (e: Error) => (broken = e);
+  client.on('error', onError);
   try {
     before?.();
     await client.query('BEGIN');
@@ -118,10 +158,11 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     await client.query('COMMIT');
     return out;
   } catch (e) {
-    await client.query('ROLLBACK').catch(() => {});
+    await client.query('ROLLBACK').catch((rollbackFailed: Error) => (broken ??= rollbackFailed));
     throw e;
   } finally {
-    client.release();
+    client.off('error', onError);
+    client.release(broken);
   }
 }
 

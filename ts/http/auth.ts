@@ -17,8 +17,8 @@ export async function requireKey(deps: ApiDeps, req: Request, res: Response): Pr
   return key;
 }
 
-export function takeRate(deps: ApiDeps, key: ApiKey, res: Response): void {
-  const rate = deps.limiter.take(key.id);
+export async function takeRate(deps: ApiDeps, key: ApiKey, res: Response): Promise<void> {
+  const rate = await deps.limiter.take(key.id);
   res.header('X-RateLimit-Limit', String(rate.limit));
   res.header('X-RateLimit-Remaining', String(rate.remaining));
   res.header('X-RateLimit-Reset', String(rate.resetS));

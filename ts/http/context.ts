@@ -11,7 +11,7 @@ import type { PendingResponses } from './pending-responses.ts';
 import type { Subdivisions } from '../services/subdivisions.ts';
 import type { UsageReports } from '../services/usage.ts';
 import type { StoreHolder } from '../store-holder.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import type { KeyLimiter, RateLimiter } from './rate-limit.ts';
 
 export interface ApiDeps {
   config: Config;
@@ -20,7 +20,8 @@ export interface ApiDeps {
   subdivisions?: Subdivisions;
   keys: KeyStore;
   billing: Billing;
-  limiter: RateLimiter;
+  /** Per key: in memory on one node, shared through the ledger on several. */
+  limiter: KeyLimiter;
   pool: NativePool;
   /** Per client address, for the free endpoints. */
   freeLimiter: RateLimiter;

@@ -9,10 +9,15 @@ export interface RateDecision {
   retryAfterS: number;
 }
 
+/** A key's limit: in this process (RateLimiter) or shared by the cluster (SharedRateLimiter). */
+export interface KeyLimiter {
+  take(key: string): RateDecision | Promise<RateDecision>;
+}
+
 /** Buckets kept before full ones are dropped (a full bucket is the same as none). */
 const MAX_BUCKETS = 10_000;
 
-export class RateLimiter {
+export class RateLimiter implements KeyLimiter {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
   constructor(
     readonly rate: number,

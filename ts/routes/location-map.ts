@@ -154,7 +154,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     const key = await requireKey(deps, req, res);
     // From here on every answer, errors included, is recorded against the key.
     ctx.key = key;
-    takeRate(deps, key, res);
+    await takeRate(deps, key, res);
 
     const raw = await readJsonBody(req, deps.config.maxBodyBytes);
     // The format is recorded in usage even when the rest of the body is invalid: one of the

@@ -15,7 +15,7 @@ import type { Handlers } from '../http/mount.ts';
 export function handlers(deps: ApiDeps): Handlers {
   const usage = jsonRoute(deps, async (req, res): Promise<z.infer<typeof Usage>> => {
     const key = await requireKey(deps, req, res);
-    takeRate(deps, key, res);
+    await takeRate(deps, key, res);
 
     const q = parseQuery(UsageQuery, req);
     const to = q.to ? Date.parse(q.to) : deps.now();

@@ -53,10 +53,20 @@ const MAX_CACHED_KEYS = 10_000;
 
 export class KeyStore {
   #stamp = '';
+  /** When the keys version was last read (this store's clock). */
+  #checkedAt = -Infinity;
   readonly #cache = new Map<string, ApiKey>();
+  /**
+   * `recheckMs`: how long the cached keys are trusted before the keys version is read again.
+   * 0 reads it on every authentication (SQLite: a pragma on the local file). On PostgreSQL it
+   * is a round trip, so a node reads it at most this often (STOREMAP_KEYS_RECHECK_MS): a key
+   * revoked on another node still passes authentication here for up to that long, but not
+   * its next charge, which reads the key again in its own transaction.
+   */
   constructor(
     private readonly ledger: LedgerOps,
     private readonly now: () => number = Date.now,
+    private readonly recheckMs = 0,
   ) {}
 
   async create(opts: { plan: Plan; credits?: number; name?: string }): Promise<{ key: string; record: ApiKey }> {
@@ -74,10 +84,14 @@ export class KeyStore {
   /** The key's record, or null for a missing, malformed, unknown or revoked key. */
   async authenticate(presented: string | undefined): Promise<ApiKey | null> {
     if (typeof presented !== 'string' || !KEY_PATTERN.test(presented)) return null;
-    const stamp = await this.ledger.keysVersion();
-    if (stamp !== this.#stamp) {
-      this.#stamp = stamp;
-      this.#cache.clear();
+    const t = this.now();
+    if (this.recheckMs === 0 || t - this.#checkedAt >= this.recheckMs) {
+      const stamp = await this.ledger.keysVersion();
+      this.#checkedAt = t;
+      if (stamp !== this.#stamp) {
+        this.#stamp = stamp;
+        this.#cache.clear();
+      }
     }
     const known = this.#cache.get(presented);
     if (known) return known;
@@ -107,13 +121,18 @@ export class KeyStore {
     return (await this.ledger.listKeys()).map(toKey);
   }
 
-  revoke(id: string): Promise<boolean> {
-    return this.ledger.revokeKey(id, this.now());
+  async revoke(id: string): Promise<boolean> {
+    const done = await this.ledger.revokeKey(id, this.now());
+    // This store's own change is seen at once, whatever the recheck window.
+    this.#checkedAt = -Infinity;
+    return done;
   }
 
   async topUp(id: string, credits: number): Promise<ApiKey | null> {
     if (!Number.isSafeInteger(credits) || credits <= 0) throw new RangeError('credits must be a whole number > 0');
-    return (await this.ledger.topUpKey(id, credits)) ? this.get(id) : null;
+    const done = await this.ledger.topUpKey(id, credits);
+    this.#checkedAt = -Infinity;
+    return done ? this.get(id) : null;
   }
 
   isExpired(k: ApiKey): boolean {
