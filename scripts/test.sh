@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: the Rust crates' tests, the TypeScript type check, then ava (unit, native
-# integration against the built addon, HTTP against a real server on 127.0.0.1).
+# integration against the built addon, HTTP against a real server on 127.0.0.1), then the
+# HTTP suites once more with the ledger on PostgreSQL.
 # Ends with one line of totals over every runner: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -54,16 +55,42 @@ if ! STOREMAP_DATA_DIR="$STOREMAP_TEST_DATA_DIR" node bin/storemap.js data build
   fail_runner
 fi
 
+# Runs ava (a log file, then ava's arguments) and adds its counts to the totals.
+run_ava() {
+  local log=$1 ava_passed ava_failed
+  shift
+  ava "$@" 2>&1 | tee "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  ava_passed=$(grep -Eo '([0-9]+) tests? passed' "$log" | grep -Eo '^[0-9]+' | tail -1)
+  ava_failed=$(grep -Eo '([0-9]+) (tests? failed|uncaught exceptions?|unhandled rejections?)' "$log" | awk '{s += $1} END {if (NR) print s}')
+  # With failures ava's summary leaves out the passed count: count its ✔ lines instead.
+  if [ -z "$ava_passed" ] && [ -n "$ava_failed" ]; then ava_passed=$(grep -c '✔' "$log"); fi
+  passed=$((passed + ${ava_passed:-0}))
+  failed=$((failed + ${ava_failed:-0}))
+  if [ -z "${ava_passed}${ava_failed}" ]; then fail_runner; fi
+}
+
 echo "== ava"
-ava 2>&1 | tee "$logs/ava.txt"
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-ava_passed=$(grep -Eo '([0-9]+) tests? passed' "$logs/ava.txt" | grep -Eo '^[0-9]+' | tail -1)
-ava_failed=$(grep -Eo '([0-9]+) (tests? failed|uncaught exceptions?|unhandled rejections?)' "$logs/ava.txt" | awk '{s += $1} END {if (NR) print s}')
-# With failures ava's summary leaves out the passed count: count its ✔ lines instead.
-if [ -z "$ava_passed" ] && [ -n "$ava_failed" ]; then ava_passed=$(grep -c '✔' "$logs/ava.txt"); fi
-passed=$((passed + ${ava_passed:-0}))
-failed=$((failed + ${ava_failed:-0}))
-if [ -z "${ava_passed}${ava_failed}" ]; then fail_runner; fi
+run_ava "$logs/ava.txt"
+
+# The HTTP suites again with the ledger on PostgreSQL (a throwaway cluster on 127.0.0.1; each
+# test server gets a fresh database on it): the same requests, the same expectations.
+PG_SUITES=(
+  test/location-map/brands.test.ts test/location-map/filters.test.ts test/location-map/formats.test.ts
+  test/location-map/limits.test.ts test/location-map/plans-and-credits.test.ts
+  test/map-features.test.ts test/concurrency.test.ts test/directory.test.ts test/usage.test.ts
+)
+echo "== ava, the HTTP suites on the PostgreSQL ledger"
+pgdir=$(mktemp -d)
+if pgurl=$(bash scripts/postgres.sh start "$pgdir" | tail -n 1); then
+  export STOREMAP_TEST_POSTGRES_URL="$pgurl"
+  run_ava "$logs/ava-pg.txt" "${PG_SUITES[@]}"
+  unset STOREMAP_TEST_POSTGRES_URL
+else
+  fail_runner
+fi
+bash scripts/postgres.sh stop "$pgdir"
+rm -rf "$pgdir"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] || status=1

@@ -11,7 +11,7 @@ import { KeyStore } from '../ts/services/keys.ts';
 import { snapshotDir, startServe } from './helpers/child.ts';
 import { largestBrand } from './helpers/dataset.ts';
 import { postMap, pooled, type HttpResult } from './helpers/http.ts';
-import { startServer } from './helpers/server.ts';
+import { sqliteOnly, startServer } from './helpers/server.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
@@ -95,9 +95,9 @@ test('2,000 charged requests over 50 keep-alive connections against one key: exa
   const sum = assertSerialCharges(t, oks, initial);
   t.true(oks.some((o) => o.charged === 1) && oks.some((o) => o.charged === 2));
   t.is((await s.keys.get(record.id))!.credits, initial - sum);
-  const usage = s.db.prepare('SELECT COUNT(*) AS n, SUM(credits) AS c FROM usage WHERE key_id = ?').get(record.id) as { n: number; c: number };
-  t.is(usage.n, N);
-  t.is(usage.c, sum);
+  const [usage] = await s.query<{ n: number | string; c: number | string }>('SELECT COUNT(*) AS n, SUM(credits) AS c FROM usage WHERE key_id = ?', [record.id]);
+  t.is(Number(usage.n), N);
+  t.is(Number(usage.c), sum);
 });
 
 test('a balance sized for exactly 7 requests admits exactly 7 of 40 concurrent ones; the rest get 402 and the balance ends at 0', async (t) => {
@@ -115,13 +115,13 @@ test('a balance sized for exactly 7 requests admits exactly 7 of 40 concurrent o
   t.deepEqual(oks.map((o) => o.remaining).sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6]);
   assertSerialCharges(t, oks, 7);
   t.is((await s.keys.get(record.id))!.credits, 0);
-  const usage = s.db.prepare('SELECT status, credits FROM usage WHERE key_id = ?').all(record.id) as { status: number; credits: number }[];
+  const usage = (await s.query<{ status: number; credits: number | string }>('SELECT status, credits FROM usage WHERE key_id = ?', [record.id])).map((u) => ({ status: u.status, credits: Number(u.credits) }));
   t.is(usage.length, 40);
   t.is(usage.filter((u) => u.status === 200 && u.credits === 1).length, 7);
   t.is(usage.filter((u) => u.status === 402 && u.credits === 0).length, 33);
 });
 
-test('two server processes sharing one database file: 1,000 requests each at once, one balance, one usage row each; exact admission across both', async (t) => {
+sqliteOnly('two server processes sharing one database file: 1,000 requests each at once, one balance, one usage row each; exact admission across both', async (t) => {
   const dataDir = await snapshotDir(t);
   const dbPath = path.join(dataDir, 'shared.db');
   const initial = 1_000_000;

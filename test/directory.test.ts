@@ -315,8 +315,8 @@ test('brand endpoints are free: no key needed; with a key, the balance is unchan
   }
   t.is((await s.keys.get(k.record.id))!.credits, 100, 'enterprise balance unchanged');
   t.is((await s.keys.get(trial.record.id))!.credits, trialBalance, 'trial balance unchanged');
-  const rows = s.db.prepare('SELECT COUNT(*) AS n FROM usage').get() as { n: number };
-  t.is(rows.n, 0, 'no usage rows');
+  const [rows] = await s.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM usage');
+  t.is(Number(rows.n), 0, 'no usage rows');
 });
 
 // ------------------------------------------------------------------ GET /api/v1/brands/summary

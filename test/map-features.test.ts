@@ -30,6 +30,7 @@ import {
   type RGB,
 } from './helpers/png.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { balance as keyBalance } from './helpers/location-map.ts';
 
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
 const W = 300;
@@ -91,8 +92,8 @@ async function locations(t: ExecutionContext, s: S, filters: Record<string, unkn
 }
 
 /** The key's balance, read straight from the ledger's table. */
-function balance(s: S): number {
-  return (s.db.prepare('SELECT credits FROM api_keys WHERE id = ?').get(s.keyId) as { credits: number }).credits;
+function balance(s: S): Promise<number> {
+  return keyBalance(s, s.keyId);
 }
 
 /** Straight-alpha colour distance test that also requires an opaque pixel. */
@@ -195,10 +196,10 @@ test('a US focus map without a country filter carries Puerto Rico: counted, pric
   const us = (await png(t, s, { brand, country: 'US' })).count;
   const pr = (await png(t, s, { brand, country: 'PR' })).count;
   t.true(us > 0 && pr > 0, `the test data has ${brand} in the US (${us}) and Puerto Rico (${pr})`);
-  const before = balance(s);
+  const before = (await balance(s));
   const composite = await png(t, s, { brand, focus_country: 'US' });
   t.is(composite.count, us + pr, 'the lower 48, Alaska, Hawaii and Puerto Rico');
-  t.is(before - balance(s), creditsFor(us + pr, 'png'), 'priced by that count');
+  t.is(before - (await balance(s)), creditsFor(us + pr, 'png'), 'priced by that count');
   t.is((await png(t, s, { brand, focus_country: 'US', conus: true })).count, us, 'conus: the contiguous states only');
   t.is((await png(t, s, { brand, focus_country: 'US', mainland_only: true })).count, us);
   t.is((await png(t, s, { brand, country: 'US', focus_country: 'US' })).count, us, 'an explicit country filter stands');
@@ -218,7 +219,7 @@ test('bad focus requests: 400 INVALID_REQUEST as JSON, nothing charged', async (
     { ...img, country: 'GB', focus_country: 'auto', regions: ['NY'] },
     { ...img, format: 'jpeg', focus_country: 'ZZ' },
   ];
-  const before = balance(s);
+  const before = (await balance(s));
   for (const body of cases) {
     const { res, bytes } = await post(s, body);
     t.is(res.status, 400, `${JSON.stringify(body)} -> ${res.status}: ${bytes.toString().slice(0, 200)}`);
@@ -227,10 +228,10 @@ test('bad focus requests: 400 INVALID_REQUEST as JSON, nothing charged', async (
     t.is(parsed.code, 'INVALID_REQUEST', JSON.stringify(body));
     t.is(res.headers.get('x-credits-charged'), null);
   }
-  t.is(balance(s), before, 'no credits charged for any of them');
+  t.is((await balance(s)), before, 'no credits charged for any of them');
   // The same key can still draw valid focus maps (the errors above are about the options).
   await png(t, s, { brand: 'MCD', focus_country: 'US', regions: ['CA', 'NY'] });
-  t.true(balance(s) < before);
+  t.true((await balance(s)) < before);
 });
 
 // Albers equal-area conic on the unit sphere (Snyder, "Map Projections", eq. 14-1 to 14-4),
@@ -559,12 +560,12 @@ test('image cache: repeats are hits with identical bytes and full charges; alias
   const s = await server(t, {}, 10_000);
   const body = { brand: 'MCD', format: 'png', width: W, height: H };
   const call = async (b: Record<string, unknown>) => {
-    const before = balance(s);
+    const before = (await balance(s));
     const { res, bytes } = await okPost(t, s, b);
     const charged = Number(res.headers.get('x-credits-charged'));
     const count = Number(res.headers.get('x-location-count'));
     t.is(charged, creditsFor(count, b.format as 'png'), 'charged the price of the result');
-    t.is(balance(s), before - charged, 'the balance goes down by the charge');
+    t.is((await balance(s)), before - charged, 'the balance goes down by the charge');
     t.is(Number(res.headers.get('x-credits-remaining')), before - charged);
     return { cached: res.headers.get('x-cached'), bytes, charged, count };
   };
@@ -614,12 +615,12 @@ test('image cache off (STOREMAP_IMAGE_CACHE_BYTES=0): every image is rendered an
   const body = { brand: 'MCD', format: 'png', width: W, height: H };
   const seen: Buffer[] = [];
   for (let i = 0; i < 3; i++) {
-    const before = balance(s);
+    const before = (await balance(s));
     const { res, bytes } = await okPost(t, s, body);
     t.is(res.headers.get('x-cached'), 'false', `request ${i + 1}`);
     const charged = Number(res.headers.get('x-credits-charged'));
     t.is(charged, creditsFor(Number(res.headers.get('x-location-count')), 'png'));
-    t.is(balance(s), before - charged);
+    t.is((await balance(s)), before - charged);
     seen.push(bytes);
   }
   t.true(seen[1].equals(seen[0]) && seen[2].equals(seen[0]), 'rendering is deterministic');
@@ -631,12 +632,12 @@ test('image cache: a cached image still costs its credits (402 when the key cann
   const first = await okPost(t, s, body);
   const cost = creditsFor(Number(first.res.headers.get('x-location-count')), 'png');
   t.true(cost <= 3 && 2 * cost > 3, 'the key can pay once, not twice');
-  t.is(balance(s), 3 - cost);
+  t.is((await balance(s)), 3 - cost);
   const again = await post(s, body);
   t.is(again.res.status, 402);
   t.is(JSON.parse(again.bytes.toString()).code, 'INSUFFICIENT_CREDITS');
   t.is(again.res.headers.get('x-credits-charged'), null);
-  t.is(balance(s), 3 - cost, 'nothing charged, nothing served');
+  t.is((await balance(s)), 3 - cost, 'nothing charged, nothing served');
 
   const trial = { ...s, key: (await s.keys.create({ plan: 'trial' })).key };
   const a = await okPost(t, trial, body);

@@ -12,7 +12,7 @@ import { openDatabase } from '../ts/db/database.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { ERRORS } from '../ts/errors.ts';
 import { postMap, request, type HttpResult } from './helpers/http.ts';
-import { startServer, type TestServer } from './helpers/server.ts';
+import { sqliteOnly, startServer, type TestServer } from './helpers/server.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
 // ------------------------------------------------------------------ fixtures and helpers
@@ -48,11 +48,10 @@ async function server(t: ExecutionContext, start = Date.UTC(2026, 10, 20, 12, 0,
   return { ...s, clock };
 }
 
-function insert(s: TestServer, keyId: string, rows: Row[]): void {
-  const stmt = s.db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, ?, ?, ?)');
-  s.db.transaction(() => {
-    for (const r of rows) stmt.run(keyId, r.at, r.endpoint ?? '/api/v1/location-map', r.status, r.format, r.credits);
-  })();
+async function insert(s: TestServer, keyId: string, rows: Row[]): Promise<void> {
+  for (const r of rows) {
+    await s.query('INSERT INTO usage (key_id, at, endpoint, status, format, credits) VALUES (?, ?, ?, ?, ?, ?)', [keyId, r.at, r.endpoint ?? '/api/v1/location-map', r.status, r.format, r.credits]);
+  }
 }
 
 function getUsage(s: TestServer, key: string | undefined, query = ''): Promise<HttpResult> {
@@ -216,13 +215,13 @@ test('a from/to window: totals, errors, error rate, credits, by status and forma
     { at: to + 1, status: 200, format: 'json', credits: 1 },
     { at: Date.UTC(2026, 10, 8, 12), status: 404, format: null, credits: 0 },
   ];
-  insert(s, a.record.id, rows);
+  await insert(s, a.record.id, rows);
   // Key b's rows, inside the same window, must never show in a's report.
   const bRows: Row[] = [
     { at: from + HOUR, status: 200, format: 'csv', credits: 7 },
     { at: Date.UTC(2026, 10, 5, 12), status: 418, format: 'xml', credits: 0 },
   ];
-  insert(s, b.record.id, bRows);
+  await insert(s, b.record.id, bRows);
 
   const q = `?from=${iso(from)}&to=${iso(to)}`;
   const r = await report(t, s, a.key, q);
@@ -257,7 +256,7 @@ test('error_rate_percent is errors / requests x 100; a window without rows is al
     { at: day + 2 * HOUR, status: 200, format: 'json', credits: 1 },
     { at: day + 3 * HOUR, status: 404, format: 'json', credits: 0 },
   ];
-  insert(s, k.record.id, rows);
+  await insert(s, k.record.id, rows);
   const r = await report(t, s, k.key, `?from=${iso(day)}&to=${iso(day + DAY - 1)}`);
   t.is(r.summary.error_count, 1);
   t.true(Math.abs(r.summary.error_rate_percent - 100 / 3) <= 0.01, `1 of 3 is 33.33%, got ${r.summary.error_rate_percent}`);
@@ -323,7 +322,7 @@ test('the default window is the 30 days up to the server clock; to alone reaches
     { at: now, status: 200, format: 'json', credits: 3 },
     { at: now + HOUR, status: 200, format: 'json', credits: 5 }, // in the future of this clock
   ];
-  insert(s, k.record.id, rows);
+  await insert(s, k.record.id, rows);
 
   const r = await report(t, s, k.key);
   t.is(r.range.to, iso(now), 'to defaults to the server clock');
@@ -417,7 +416,7 @@ test('usage is rate-limited per key: over the burst, 429 RATE_LIMITED with Retry
 
 // ------------------------------------------------------------------ retention
 
-test('raw usage rows older than 366 days and a day are pruned when the server starts; the daily rollups keep their counts', async (t) => {
+sqliteOnly('raw usage rows older than 366 days and a day are pruned when the server starts; the daily rollups keep their counts', async (t) => {
   const now = Date.UTC(2026, 10, 20, 12, 0, 0);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-prune-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

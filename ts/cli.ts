@@ -79,7 +79,7 @@ async function openLedger(config: Config): Promise<LedgerOps> {
 
 async function serve(): Promise<void> {
   // Loaded here so the data and key commands do not pay for the HTTP stack.
-  const { createServer, listen } = await import('./server.ts');
+  const { closeServer, createServer, listen } = await import('./server.ts');
   const config = loadConfig();
   const snapshotFile = await ensureDataset(config);
   const store = new StoreHolder(await loadStore(snapshotFile));
@@ -99,7 +99,7 @@ async function serve(): Promise<void> {
     unwatch();
     // Stop accepting, let in-flight requests finish, then close the database cleanly.
     const exit = () => void ledger.close().finally(() => process.exit(0));
-    server.close(exit);
+    void closeServer(server).then(exit);
     setTimeout(exit, 10_000).unref();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));

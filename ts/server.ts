@@ -120,8 +120,20 @@ function keepLedger(server: restify.Server, api: ApiDeps): void {
   });
   server.server.once('close', () => {
     clearInterval(timer);
-    void api.billing.flushRejected().catch((e: unknown) => api.log(`usage: refused requests not written: ${e instanceof Error ? e.message : String(e)}`));
+    flushes.set(
+      server,
+      api.billing.flushRejected().catch((e: unknown) => api.log(`usage: refused requests not written: ${e instanceof Error ? e.message : String(e)}`)),
+    );
   });
+}
+
+/** Each closed server's last write of counted refusals (a round trip on PostgreSQL). */
+const flushes = new WeakMap<restify.Server, Promise<void>>();
+
+/** Stops accepting, lets in-flight requests finish, and resolves once the refusals they
+ * counted are in the ledger: then the ledger can be closed. */
+export function closeServer(server: restify.Server): Promise<void> {
+  return new Promise<void>((resolve) => server.close(() => resolve())).then(() => flushes.get(server));
 }
 
 /** Listens, and resolves with the bound address (port 0 picks a free port). */

@@ -47,13 +47,24 @@ export async function server(t: ExecutionContext, opts: { env?: Record<string, s
   return { ...s, key: k.key, keyId: k.record.id };
 }
 
-/** The key's balance, read straight from the ledger's table. */
-export function balance(s: TestServer, keyId: string): number {
-  return (s.db.prepare('SELECT credits FROM api_keys WHERE id = ?').get(keyId) as { credits: number }).credits;
+/** The key's balance, read straight from the ledger's table (either store). */
+export async function balance(s: TestServer, keyId: string): Promise<number> {
+  const [row] = await s.query<{ credits: number | string }>('SELECT credits FROM api_keys WHERE id = ?', [keyId]);
+  return Number(row.credits);
 }
 
-export function usageRows(s: TestServer, keyId: string): { status: number | null; format: string | null; credits: number; endpoint: string }[] {
-  return s.db.prepare('SELECT status, format, credits, endpoint FROM usage WHERE key_id = ? ORDER BY id').all(keyId) as never;
+export interface UsageRow {
+  status: number | null;
+  format: string | null;
+  credits: number;
+  endpoint: string;
+  requests: number;
+}
+
+/** The key's usage rows in the order they were written (either store; PostgreSQL's BIGINTs as numbers). */
+export async function usageRows(s: TestServer, keyId: string): Promise<UsageRow[]> {
+  const rows = await s.query<UsageRow>('SELECT status, format, credits, endpoint, requests FROM usage WHERE key_id = ? ORDER BY id', [keyId]);
+  return rows.map((r) => ({ ...r, credits: Number(r.credits), requests: Number(r.requests) }));
 }
 
 /** Asserts an error response: status, code from the registry, JSON body with a string error. */

@@ -1,25 +1,43 @@
 // A real storemap server on 127.0.0.1 (a free port) over the test dataset, with its own
-// SQLite file in a temp folder; closed and removed when the test ends.
+// SQLite file in a temp folder; closed and removed when the test ends. In the test script's
+// PostgreSQL pass (STOREMAP_TEST_POSTGRES_URL set) its ledger is instead a fresh database on
+// that server, so the same HTTP suites prove both stores.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ExecutionContext } from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { loadConfig, type Config } from '../../ts/config.ts';
 import { openDatabase, type DB } from '../../ts/db/database.ts';
 import { loadRenderer } from '../../ts/native.ts';
-import { createServer, listen } from '../../ts/server.ts';
+import { closeServer, createServer, listen } from '../../ts/server.ts';
 import { KeyStore } from '../../ts/services/keys.ts';
 import { StoreHolder } from '../../ts/store-holder.ts';
 import { Subdivisions } from '../../ts/services/subdivisions.ts';
 import { testDataDir, testStore } from './dataset.ts';
 import { UNTHROTTLED } from './child.ts';
 import { SqliteLedger } from '../../ts/db/sqlite-ledger.ts';
+import pg from 'pg';
+import type { LedgerOps } from '../../ts/db/ledger.ts';
+import { PgLedger } from '../../ts/db/pg-ledger.ts';
+import { openPostgres } from '../../ts/db/postgres.ts';
+
+/** The PostgreSQL server of the test script's second pass, or undefined (SQLite). */
+export const TEST_POSTGRES_URL = process.env.STOREMAP_TEST_POSTGRES_URL || undefined;
+
+/** A test of SQLite itself (its file, several processes on it): skipped in the PostgreSQL pass,
+ * whose own suites (test/ledger.test.ts, test/cluster.test.ts) cover the same ground there. */
+export const sqliteOnly = TEST_POSTGRES_URL ? test.skip : test;
 
 export interface TestServer {
   base: string;
   config: Config;
+  /** The SQLite database: for tests of SQLite itself (it throws in the PostgreSQL pass). */
   db: DB;
   dbPath: string;
+  ledger: LedgerOps;
+  /** Rows of a query on the ledger's tables, on either store (`?` placeholders). */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   keys: KeyStore;
   store: StoreHolder;
   /** Closes the server as a shutdown does (refusals counted in memory are written); the
@@ -33,20 +51,71 @@ export async function startServer(
 ): Promise<TestServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-server-'));
   const dbPath = opts.dbPath ?? path.join(dir, 'storemap.db');
-  const config = loadConfig({ ...process.env, ...UNTHROTTLED, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
-  const db = openDatabase(dbPath);
+  // Suites revoke a key through their own KeyStore and expect the server to see it at once:
+  // the PostgreSQL pass turns the keys recheck window off (test/ledger.test.ts tests it).
+  const recheck = TEST_POSTGRES_URL ? { STOREMAP_KEYS_RECHECK_MS: '0' } : {};
+  const config = loadConfig({ ...process.env, ...UNTHROTTLED, ...recheck, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
+  const ledger = TEST_POSTGRES_URL ? await freshPostgres(t, TEST_POSTGRES_URL) : undefined;
+  const db = ledger ? undefined : openDatabase(dbPath);
   const store = new StoreHolder(testStore());
   // Off only to test a server that cannot draw (the status endpoint's degraded case).
   const renderer = opts.renderer === false ? undefined : loadRenderer(path.join(testDataDir(), 'reference'));
   const subdivisions = Subdivisions.fromCsv(path.join(testDataDir(), 'reference', 'subdivisions.csv'));
-  const server = createServer({ config, store, db, renderer, subdivisions, now: opts.now, log: () => {} });
+  const server = createServer({ config, store, db, ledger: ledger?.ledger, renderer, subdivisions, now: opts.now, log: () => {} });
   const base = await listen(server, '127.0.0.1', 0);
   let stopped: Promise<void> | undefined;
-  const stop = () => (stopped ??= new Promise<void>((resolve) => server.close(() => resolve())));
+  const stop = () => (stopped ??= closeServer(server));
   t.teardown(async () => {
     await stop();
-    db.close();
+    db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { base, config, db, dbPath, keys: new KeyStore(new SqliteLedger(db), opts.now), store, stop };
+  const ops: LedgerOps = ledger?.ledger ?? new SqliteLedger(db!);
+  const query = async <T,>(sql: string, params: unknown[] = []): Promise<T[]> => {
+    if (db) {
+      const stmt = db.prepare(sql);
+      if (!stmt.reader) {
+        stmt.run(...params);
+        return [];
+      }
+      return stmt.all(...params) as T[];
+    }
+    let i = 0;
+    return (await ledger!.pool.query(sql.replace(/\?/g, () => `$${++i}`), params)).rows as T[];
+  };
+  return {
+    base,
+    config,
+    // In the PostgreSQL pass, any use of it says which test does not belong there.
+    db: db ?? (new Proxy({}, { get: () => { throw new Error('this test reads SQLite itself: it has no place in the PostgreSQL pass'); } }) as DB),
+    dbPath,
+    ledger: ops,
+    query,
+    keys: new KeyStore(ops, opts.now),
+    store,
+    stop,
+  };
+}
+
+/** A new, migrated database on the test PostgreSQL server, dropped when the test ends. */
+async function freshPostgres(t: ExecutionContext, url: string): Promise<{ ledger: PgLedger; pool: pg.Pool }> {
+  const name = `t_${randomBytes(8).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  const pool = await openPostgres(target.toString(), { poolSize: 10 });
+  // Registered before the server's teardown, so it runs after it (ava runs them last first).
+  t.teardown(async () => {
+    await pool.end();
+    const drop = new pg.Client({ connectionString: url });
+    await drop.connect();
+    await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => drop.end());
+  });
+  return { ledger: new PgLedger(pool), pool };
 }

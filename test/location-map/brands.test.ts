@@ -26,7 +26,7 @@ test('a typo gets 404 NOT_FOUND with suggestions; a known brand with no matching
   const s = await server(t, { credits: 500 });
   const starbucks = await ok(t, s, { brand: 'Starbucks' });
   const starbucksCount = Number(starbucks.header('x-location-count'));
-  const before = balance(s, s.keyId);
+  const before = (await balance(s, s.keyId));
 
   const typo = assertError(t, await postMap(s.base, s.key, { brand: 'Starbuks' }), 404, 'NOT_FOUND');
   t.true(Array.isArray(typo.suggestions) && typo.suggestions.length >= 1);
@@ -45,8 +45,8 @@ test('a typo gets 404 NOT_FOUND with suggestions; a known brand with no matching
 
   // The two successful requests were charged; the 404s were not.
   const afterOks = before - creditsFor(all.length, 'json');
-  t.is(balance(s, s.keyId), afterOks);
-  const rows = usageRows(s, s.keyId);
+  t.is((await balance(s, s.keyId)), afterOks);
+  const rows = (await usageRows(s, s.keyId));
   t.deepEqual(
     rows.filter((r) => r.status === 404).map((r) => r.credits),
     [0, 0, 0],

@@ -18,14 +18,14 @@ test('rate limit: the 4th quick request gets 429 RATE_LIMITED with Retry-After; 
     t.is(res.header('x-ratelimit-limit'), '3');
     t.is(res.header('x-ratelimit-remaining'), String(remaining));
   }
-  const before = balance(s, s.keyId);
+  const before = (await balance(s, s.keyId));
   const limited = await postMap(s.base, s.key, { brand: 'Tesla' });
   assertError(t, limited, 429, 'RATE_LIMITED');
   t.true(Number(limited.header('retry-after')) >= 1, `Retry-After ${limited.header('retry-after')}`);
   t.regex(limited.header('retry-after'), /^\d+$/);
   t.is(limited.header('x-ratelimit-remaining'), '0');
   t.is(limited.header('x-ratelimit-limit'), '3');
-  t.is(balance(s, s.keyId), before, 'a 429 is not charged');
+  t.is((await balance(s, s.keyId)), before, 'a 429 is not charged');
 
   const res = await ok(t, s, { brand: 'Tesla' }, other.key);
   t.is(res.header('x-ratelimit-remaining'), '2', 'another key has its own bucket');
@@ -34,9 +34,9 @@ test('rate limit: the 4th quick request gets 429 RATE_LIMITED with Retry-After; 
   await ok(t, s, { brand: 'Tesla' });
   assertError(t, await postMap(s.base, s.key, { brand: 'Tesla' }), 429, 'RATE_LIMITED');
   // Refusals are counted without a row each: none is written yet, the report counts them.
-  const rows = () => s.db.prepare('SELECT status, credits, requests FROM usage WHERE key_id = ? ORDER BY id').all(s.keyId) as { status: number; credits: number; requests: number }[];
+  const rows = () => usageRows(s, s.keyId);
   t.deepEqual(
-    rows().map((r) => [r.status, r.credits > 0, r.requests]),
+    (await rows()).map((r) => [r.status, r.credits > 0, r.requests]),
     [200, 200, 200, 200].map((st) => [st, true, 1]),
   );
   clock += 1000; // the usage report is rate-limited with the key too
@@ -46,7 +46,7 @@ test('rate limit: the 4th quick request gets 429 RATE_LIMITED with Retry-After; 
   // At shutdown they are written as one row that stands for both.
   await s.stop();
   t.deepEqual(
-    rows().map((r) => [r.status, r.credits > 0, r.requests]),
+    (await rows()).map((r) => [r.status, r.credits > 0, r.requests]),
     [...[200, 200, 200, 200].map((st) => [st, true, 1]), [429, false, 2]],
   );
 });
@@ -169,9 +169,9 @@ test('location-map behind a full pool: 503 SERVICE_BUSY, and a queued request pa
   t.is(res.status, 200, res.text.slice(0, 200));
   const charged = Number(res.header('x-credits-charged'));
   t.is(res.header('x-credits-remaining'), String(100 - charged), 'the timed-out request was not charged');
-  t.is(balance(s, s.keyId), 100 - charged);
+  t.is((await balance(s, s.keyId)), 100 - charged);
   t.deepEqual(
-    usageRows(s, s.keyId).map((r) => [r.status, r.format, r.credits]),
+    (await usageRows(s, s.keyId)).map((r) => [r.status, r.format, r.credits]),
     [[503, 'json', 0], [503, 'csv', 0], ...Array(retries).fill([503, 'json', 0]), [200, 'json', charged]],
   );
 });

@@ -29,9 +29,9 @@ test('trial and standard keys: data formats (and format omitted) get 403 DATA_AC
       t.is(Number(res.header('x-credits-charged')), creditsFor(Number(res.header('x-location-count')), format));
       charged.push(Number(res.header('x-credits-charged')));
     }
-    t.is(balance(s, k.record.id), before - charged[0] - charged[1], `${plan}: only the images were charged`);
+    t.is((await balance(s, k.record.id)), before - charged[0] - charged[1], `${plan}: only the images were charged`);
     t.deepEqual(
-      usageRows(s, k.record.id).map((r) => [r.status, r.format, r.credits]),
+      (await usageRows(s, k.record.id)).map((r) => [r.status, r.format, r.credits]),
       [
         [403, 'json', 0],
         [403, 'csv', 0],
@@ -67,7 +67,7 @@ test('a trial key expires after 5 days: 402 TRIAL_EXPIRED, by the server clock',
   await check(true);
   clock += DAY_MS;
   await check(true);
-  const rows = usageRows(s, trial.record.id);
+  const rows = (await usageRows(s, trial.record.id));
   t.is(rows.length, 15);
   t.deepEqual(
     rows.slice(9).map((r) => r.status),
@@ -76,7 +76,7 @@ test('a trial key expires after 5 days: 402 TRIAL_EXPIRED, by the server clock',
   const spent = rows.reduce((n, r) => n + r.credits, 0);
   t.true(rows.slice(9).every((r) => r.credits === 0), 'nothing charged once expired');
   t.is(rows.filter((r) => r.credits > 0).length, 6, 'the six images before expiry were charged');
-  t.is(balance(s, trial.record.id), 50 - spent);
+  t.is((await balance(s, trial.record.id)), 50 - spent);
 });
 
 test('a revoked key gets 401 UNAUTHORIZED and leaves no usage row', async (t) => {
@@ -85,8 +85,8 @@ test('a revoked key gets 401 UNAUTHORIZED and leaves no usage row', async (t) =>
   const first = await ok(t, s, { brand: 'Tesla' }, k.key);
   t.true((await s.keys.revoke(k.record.id)));
   assertError(t, await postMap(s.base, k.key, { brand: 'Tesla' }), 401, 'UNAUTHORIZED');
-  t.is(usageRows(s, k.record.id).length, 1);
-  t.is(balance(s, k.record.id), 100 - Number(first.header('x-credits-charged')));
+  t.is((await usageRows(s, k.record.id)).length, 1);
+  t.is((await balance(s, k.record.id)), 100 - Number(first.header('x-credits-charged')));
 });
 
 // ------------------------------------------------------------------ credits
@@ -119,9 +119,9 @@ test('X-Credits-Charged is creditsFor(count, format) and X-Credits-Remaining fal
     t.is(res.header('x-credits-low'), '');
   }
   t.true(counts.some((n) => n <= 500) && counts.some((n) => n > 500), `sizes on both sides of 500: ${counts}`);
-  t.is(balance(s, s.keyId), initial - sum);
+  t.is((await balance(s, s.keyId)), initial - sum);
   t.deepEqual(
-    usageRows(s, s.keyId).map((r) => r.credits),
+    (await usageRows(s, s.keyId)).map((r) => r.credits),
     counts.map((n, i) => creditsFor(n, (requests[i].format as Format) ?? 'json')),
   );
 });
@@ -131,15 +131,15 @@ test('402 INSUFFICIENT_CREDITS when the balance is below the cost; the balance i
   const big = largestBrand();
   t.true(big.locationCount > 500, 'the largest brand costs 2');
   assertError(t, await postMap(s.base, s.key, { brand: big.name }), 402, 'INSUFFICIENT_CREDITS');
-  t.is(balance(s, s.keyId), 1);
+  t.is((await balance(s, s.keyId)), 1);
   const res = await ok(t, s, { brand: MCD });
   t.is(res.header('x-credits-charged'), '1');
   t.is(res.header('x-credits-remaining'), '0');
   t.is(res.header('x-credits-low'), 'true');
   assertError(t, await postMap(s.base, s.key, { brand: MCD }), 402, 'INSUFFICIENT_CREDITS');
-  t.is(balance(s, s.keyId), 0);
+  t.is((await balance(s, s.keyId)), 0);
   t.deepEqual(
-    usageRows(s, s.keyId).map((r) => [r.status, r.credits]),
+    (await usageRows(s, s.keyId)).map((r) => [r.status, r.credits]),
     [
       [402, 0],
       [200, 1],
@@ -158,9 +158,9 @@ test('internal keys are charged 0 and their balance never moves', async (t) => {
     t.is(res.header('x-credits-remaining'), '100');
     t.is(res.header('x-credits-low'), '');
   }
-  t.is(balance(s, internal.record.id), 100);
+  t.is((await balance(s, internal.record.id)), 100);
   t.deepEqual(
-    usageRows(s, internal.record.id).map((r) => [r.status, r.credits]),
+    (await usageRows(s, internal.record.id)).map((r) => [r.status, r.credits]),
     [
       [200, 0],
       [200, 0],
@@ -208,17 +208,18 @@ test('usage: one row per request with a valid key (status, format, credits), non
 
   const row = (r: { status: number | null; format: string | null; credits: number; endpoint: string }) => [r.status, r.format, r.credits, r.endpoint];
   const E = '/api/v1/location-map';
-  t.deepEqual(usageRows(s, s.keyId).map(row), [
+  t.deepEqual((await usageRows(s, s.keyId)).map(row), [
     [200, 'csv', charged[0], E],
     [200, 'json', charged[1], E],
     [400, 'geojson', 0, E],
     [400, 'json', 0, E],
     [404, 'csv', 0, E],
   ]);
-  t.deepEqual(usageRows(s, standard.record.id).map(row), [[403, 'json', 0, E]]);
-  t.deepEqual(usageRows(s, broke.record.id).map(row), [[402, 'geojson', 0, E]]);
-  const total = s.db.prepare('SELECT COUNT(*) AS n, SUM(credits) AS c FROM usage').get() as { n: number; c: number };
+  t.deepEqual((await usageRows(s, standard.record.id)).map(row), [[403, 'json', 0, E]]);
+  t.deepEqual((await usageRows(s, broke.record.id)).map(row), [[402, 'geojson', 0, E]]);
+  const [counted] = await s.query<{ n: number | string; c: number | string }>('SELECT COUNT(*) AS n, SUM(credits) AS c FROM usage');
+  const total = { n: Number(counted.n), c: Number(counted.c) };
   t.is(total.n, 7, 'no row for the unknown or missing key');
   t.is(total.c, charged[0] + charged[1]);
-  t.is(balance(s, s.keyId), 1000 - total.c);
+  t.is((await balance(s, s.keyId)), 1000 - total.c);
 });

@@ -95,11 +95,11 @@ export interface RateLease {
 
 export interface RateBuckets {
   /**
-   * Refills `bucket` (`rate` tokens a second up to `burst`, by the store's clock), adds back
-   * `giveBack` unspent tokens of an expired lease, and takes up to `want` whole tokens, in one
-   * atomic step.
+   * Refills `bucket` (`rate` tokens a second up to `burst`) up to time `at` (milliseconds, the
+   * asking node's clock; a bucket's time never goes back), adds back `giveBack` unspent tokens
+   * of an expired lease, and takes up to `want` whole tokens, in one atomic step.
    */
-  lease(bucket: string, rate: number, burst: number, want: number, giveBack: number): Promise<RateLease>;
+  lease(bucket: string, rate: number, burst: number, want: number, giveBack: number, at: number): Promise<RateLease>;
 }
 
 /** An API key as the ledger stores it: the key itself only as its SHA-256. */

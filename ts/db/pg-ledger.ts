@@ -15,8 +15,8 @@ export class PgLedger implements LedgerOps {
   readonly rateBuckets: RateBuckets;
   constructor(private readonly pool: pg.Pool) {
     this.rateBuckets = {
-      lease: async (bucket, rate, burst, want, giveBack): Promise<RateLease> => {
-        const r = await pool.query<{ granted: number; left_tokens: number }>('SELECT granted, left_tokens FROM rate_lease($1, $2, $3, $4, $5)', [bucket, rate, burst, want, giveBack]);
+      lease: async (bucket, rate, burst, want, giveBack, at): Promise<RateLease> => {
+        const r = await pool.query<{ granted: number; left_tokens: number }>('SELECT granted, left_tokens FROM rate_lease($1, $2, $3, $4, $5, $6)', [bucket, rate, burst, want, giveBack, at]);
         return { granted: r.rows[0].granted, left: r.rows[0].left_tokens };
       },
     };

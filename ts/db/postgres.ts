@@ -88,8 +88,10 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
   {
     // One token bucket per key for the whole cluster (ts/http/shared-rate-limit.ts). Nodes do
     // not ask it per request: rate_lease hands a node a few tokens at a time, taking back the
-    // ones an earlier lease left unspent. Time is the database's clock, the one clock every
-    // node shares; the row lock orders leases on one key from every node.
+    // ones an earlier lease left unspent. The row lock orders leases on one key from every
+    // node. Time is the asking node's clock (p_at_ms, the clock every other rule of the node
+    // reads), never moved backwards: a node whose clock runs ahead by d can bring the refill
+    // forward by rate × d once, and the others then refill nothing until they catch up.
     version: 3,
     sql: `
       CREATE TABLE rate_buckets (
@@ -98,7 +100,7 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
         at_ms   DOUBLE PRECISION NOT NULL
       );
       CREATE FUNCTION rate_lease(p_bucket TEXT, p_rate DOUBLE PRECISION, p_burst DOUBLE PRECISION, p_want INTEGER, p_back DOUBLE PRECISION,
-                                 OUT granted INTEGER, OUT left_tokens DOUBLE PRECISION)
+                                 p_at_ms DOUBLE PRECISION, OUT granted INTEGER, OUT left_tokens DOUBLE PRECISION)
       LANGUAGE plpgsql AS $$
       DECLARE
         was DOUBLE PRECISION;
@@ -106,11 +108,10 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
         t DOUBLE PRECISION;
         have DOUBLE PRECISION;
       BEGIN
-        INSERT INTO rate_buckets (bucket, tokens, at_ms) VALUES (p_bucket, p_burst, extract(epoch FROM clock_timestamp()) * 1000)
+        INSERT INTO rate_buckets (bucket, tokens, at_ms) VALUES (p_bucket, p_burst, p_at_ms)
           ON CONFLICT (bucket) DO NOTHING;
         SELECT b.tokens, b.at_ms INTO was, was_at FROM rate_buckets b WHERE b.bucket = p_bucket FOR UPDATE;
-        -- Read after the lock: a lease that waited sees the time it runs at.
-        t := greatest(was_at, extract(epoch FROM clock_timestamp()) * 1000);
+        t := greatest(was_at, p_at_ms);
         have := least(p_burst, was + greatest(p_back, 0) + (t - was_at) / 1000 * p_rate);
         granted := greatest(0, least(p_want, floor(have)))::INTEGER;
         left_tokens := have - granted;

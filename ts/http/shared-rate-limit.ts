@@ -72,7 +72,7 @@ export class SharedRateLimiter implements KeyLimiter {
   async #lease(key: string, h: Held, t: number): Promise<void> {
     // Whatever is left of an expired lease goes back with this one.
     const giveBack = t >= h.expires ? h.tokens : 0;
-    const lease = await this.buckets.lease(key, this.rate, this.burst, this.leaseSize, giveBack);
+    const lease = await this.buckets.lease(key, this.rate, this.burst, this.leaseSize, giveBack, t);
     const at = this.now();
     if (giveBack > 0) h.tokens = 0;
     h.tokens += lease.granted;

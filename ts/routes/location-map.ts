@@ -133,20 +133,23 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     if (err && !res.headersSent && !res.destroyed) sendError(res, err);
   }
 
+  // The timeout's or the hang-up's finish: the handler returns only once it has answered, or
+  // restify, seeing a handler end without an answer, sends one of its own (a 500).
+  let ending: Promise<void> | undefined;
   const timer = setTimeout(() => {
     if (ctx.done) return;
     ctx.done = true;
     const err = new ApiError('TIMEOUT');
     cancel.cancel(err);
     // Nothing may escape from a timer: finish() answers whatever the ledger does.
-    void finish(err, err.status);
+    ending = finish(err, err.status);
   }, deps.config.requestTimeoutMs);
   // A client that hangs up before its answer is written: recorded as 499, never charged.
   const gone = () => {
     if (ctx.done) return;
     ctx.done = true;
     cancel.cancel(new ApiError('TIMEOUT', 'The client went away.'));
-    void finish(null, CLIENT_GONE_STATUS);
+    ending = finish(null, CLIENT_GONE_STATUS);
   };
   res.once('close', gone);
 
@@ -220,6 +223,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
   } finally {
     clearTimeout(timer);
     res.off('close', gone);
+    await ending;
   }
 }
 
