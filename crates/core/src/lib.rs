@@ -6,6 +6,7 @@
 
 mod aliases;
 mod cluster;
+mod coverage;
 mod error;
 mod format;
 mod geodesy;
@@ -21,6 +22,7 @@ mod time;
 
 pub use aliases::{AliasIndex, Resolution, ResolvedBy, Suggestion};
 pub use cluster::{cluster, ClusterPoint, Clusters};
+pub use coverage::{chao, chapman, lincoln_petersen, Estimator, Sightings, TotalEstimate, MIN_OBSERVED};
 pub use error::{CoreError, Result};
 pub use format::{write_rows, Format, WriteOptions, CSV_HEADER};
 pub use geodesy::{haversine_m, offset_m, LocalMetric};
