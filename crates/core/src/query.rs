@@ -1,6 +1,7 @@
 //! Filtering one brand's rows. Filters combine with AND; a query scans only the brand's
 //! contiguous row range, which is at most a few tens of thousands of rows.
 
+use crate::coverage::Sightings;
 use crate::error::{CoreError, Result};
 use crate::geodesy::haversine_m;
 use crate::model::{SourceMask, StorefrontType};
@@ -31,6 +32,10 @@ pub struct QueryResult {
     pub rows: Vec<u32>,
     /// Sources that contributed to the matching rows.
     pub sources: SourceMask,
+    /// Every storefront within the filters by the sources that saw it, the rows the data
+    /// formats leave out (below the confidence floor, community-only) included: what the
+    /// coverage estimate reads.
+    pub sightings: Sightings,
     /// The radius centre, when `radius_km` was used.
     pub center: Option<(f64, f64)>,
 }
@@ -104,9 +109,6 @@ impl Snapshot {
 
         let mut out = QueryResult { center, ..QueryResult::default() };
         for r in range {
-            if f.verified_only && !self.row_is_verified(r) {
-                continue;
-            }
             if country.is_some_and(|c| self.country[r] != c) {
                 continue;
             }
@@ -128,6 +130,10 @@ impl Snapshot {
                 (Some(_), Some(_), _) => {}
                 (_, _, Some(c)) if !eq_ci(self.row_text(TextColumn::City, r), c) => continue,
                 _ => {}
+            }
+            out.sightings.add(SourceMask(self.sources[r]));
+            if f.verified_only && !self.row_is_verified(r) {
+                continue;
             }
             out.rows.push(r as u32);
             out.sources.0 |= self.sources[r];

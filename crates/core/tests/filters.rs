@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use storemap_core::{
-    BrandRecord, CityRecord, CoreError, Filters, QueryResult, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, SourceMask, SourceType, StorefrontType,
-    TextColumn, CONFIDENCE_FLOOR,
+    BrandRecord, CityRecord, CoreError, Filters, QueryResult, RowBuilder, Sightings, Snapshot, SnapshotBuilder, SnapshotMeta, SourceMask, SourceType,
+    StorefrontType, TextColumn, CONFIDENCE_FLOOR,
 };
 
 use SourceType::{Atp, Fsq, Osm, Overture};
@@ -223,6 +223,12 @@ fn check(snap: &Snapshot, brand: u32, f: &Filters) -> Vec<&'static str> {
     let res = snap.query(brand, f).unwrap_or_else(|e| panic!("{f:?}: {e}"));
     let got = names(snap, brand, &res);
     assert_eq!(got, want(brand, f), "{f:?}");
+    // The sightings count every row within the filters, verified or not, by its sources.
+    let mut sightings = Sightings::default();
+    for name in want(brand, &Filters { verified_only: false, ..f.clone() }) {
+        sightings.add(sources_of(&[name]));
+    }
+    assert_eq!(res.sightings, sightings, "sightings of {f:?}");
     got
 }
 
