@@ -166,6 +166,11 @@ export interface QueryResponse {
   sources: Array<string>
   /** The filter as text. */
   region: string
+  /**
+   * The estimated share of the brands' storefronts within the filters that the body holds,
+   * in [0, 1]; null where it cannot be estimated (fewer than 5 storefronts, one source).
+   */
+  coverageConfidence?: number
   /** Set when no work was done; `body` is then empty and `count` what would have been served. */
   refused?: Refusal
 }

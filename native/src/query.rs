@@ -152,6 +152,9 @@ pub struct QueryResponse {
     pub sources: Vec<String>,
     /// The filter as text.
     pub region: String,
+    /// The estimated share of the brands' storefronts within the filters that the body holds,
+    /// in [0, 1]; null where it cannot be estimated (fewer than 5 storefronts, one source).
+    pub coverage_confidence: Option<f64>,
     /// Set when no work was done; `body` is then empty and `count` what would have been served.
     pub refused: Option<Refusal>,
 }
@@ -165,6 +168,7 @@ impl From<Answer> for QueryResponse {
             total: a.total,
             sources: source_names(a.sources),
             region: a.region,
+            coverage_confidence: a.coverage,
             refused: a.refused.map(Into::into),
         }
     }

@@ -12,6 +12,7 @@ export interface PointFeature {
 
 export interface FeatureCollection {
   type: 'FeatureCollection';
+  coverage_confidence?: number | null;
   features: PointFeature[];
 }
 
@@ -24,7 +25,8 @@ export function geojsonProblems(doc: unknown, propertyKeys: readonly string[], m
   };
   if (!isObject(doc)) return ['the document is not an object'];
   if (doc.type !== 'FeatureCollection') add(`type is ${JSON.stringify(doc.type)}, not "FeatureCollection"`);
-  for (const k of Object.keys(doc)) if (!['type', 'features', 'bbox'].includes(k)) add(`unexpected top-level member ${k}`);
+  // coverage_confidence: the one foreign member the API documents (RFC 7946 §6.1).
+  for (const k of Object.keys(doc)) if (!['type', 'features', 'bbox', 'coverage_confidence'].includes(k)) add(`unexpected top-level member ${k}`);
   if (!Array.isArray(doc.features)) return [...problems, 'features is not an array'];
   const expected = [...propertyKeys].sort();
   doc.features.forEach((f: unknown, i: number) => {

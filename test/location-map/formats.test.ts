@@ -31,7 +31,7 @@ test('json: the envelope and every location have exactly the documented fields',
   const s = await server(t);
   const { res, env } = await okJson(t, s, { brand: MCD });
   t.is(res.header('content-type'), 'application/json; charset=utf-8');
-  t.deepEqual(Object.keys(env).sort(), ['brand', 'count', 'locations', 'region']);
+  t.deepEqual(Object.keys(env).sort(), ['brand', 'count', 'coverage_confidence', 'locations', 'region']);
   t.is(env.brand, MCD);
   t.is(env.region, 'worldwide');
   t.is(env.count, env.locations.length);
@@ -104,7 +104,7 @@ test('include_provenance adds exactly the five fields to json and geojson rows, 
   const s = await server(t);
   const plain = (await okJson(t, s, { brand: MCD })).env;
   const { res, env } = await okJson(t, s, { brand: MCD, include_provenance: true });
-  t.deepEqual(Object.keys(env).sort(), ['brand', 'count', 'locations', 'region']);
+  t.deepEqual(Object.keys(env).sort(), ['brand', 'count', 'coverage_confidence', 'locations', 'region']);
   t.deepEqual(ids(env.locations), ids(plain.locations));
   for (const [i, l] of env.locations.entries()) {
     t.deepEqual(Object.keys(l).sort(), [...LOCATION_FIELDS, ...PROVENANCE_FIELDS].sort(), `locations[${i}] keys`);
@@ -174,4 +174,31 @@ test('data formats serve only rows at or above the 0.6 confidence floor and neve
   const served = new Set(ids(env.locations));
   t.deepEqual(excluded.filter((l) => served.has(l.id)).map((l) => l.id), []);
   t.deepEqual(sortedUnique(ids(env.locations)), sortedUnique(ids(pool.locations.filter((l) => !excluded.includes(l)))));
+});
+
+test('coverage_confidence: the same figure in the JSON envelope, the GeoJSON collection and the CSV header, in [0, 1]; null and no header for a brand too small to estimate', async (t) => {
+  const s = await server(t);
+  const { res, env } = await okJson(t, s, { brand: MCD });
+  const c = (env as Envelope & { coverage_confidence: number | null }).coverage_confidence;
+  t.is(typeof c, 'number');
+  t.true(c! > 0 && c! <= 1, `${c}`);
+  t.is(res.header('x-coverage-confidence'), String(c));
+  const geo = (await ok(t, s, { brand: MCD, format: 'geojson' })).json<{ coverage_confidence: number | null }>();
+  t.is(geo.coverage_confidence, c);
+  t.is((await ok(t, s, { brand: MCD, format: 'csv' })).header('x-coverage-confidence'), String(c));
+  // Filters narrow what is estimated: a country's figure is its own.
+  const us = await okJson(t, s, { brand: MCD, country: 'US' });
+  t.is(us.res.header('x-coverage-confidence'), String((us.env as Envelope & { coverage_confidence: number | null }).coverage_confidence));
+  // A brand with fewer than 5 storefronts in all (community-only ones included) cannot be estimated.
+  const store = testStore();
+  let small: string | undefined;
+  for (let i = 0; small === undefined; i++) {
+    const b = store.brand(i);
+    if (!b) break;
+    if (b.locationCount >= 1 && b.poolCount <= 4) small = b.name;
+  }
+  t.truthy(small, 'the test dataset has a brand of 1 to 4 storefronts in all');
+  const tiny = await okJson(t, s, { brand: small! });
+  t.is((tiny.env as Envelope & { coverage_confidence: number | null }).coverage_confidence, null);
+  t.is(tiny.res.header('x-coverage-confidence'), '');
 });

@@ -27,7 +27,7 @@ function content(c: Content, schemas: SchemaSet): JsonSchema {
   return { schema: { type: 'string', description: c.description } };
 }
 
-const HEADER_TYPES = { string: { type: 'string' }, integer: { type: 'integer' }, boolean: { type: 'boolean' } } as const;
+const HEADER_TYPES = { string: { type: 'string' }, integer: { type: 'integer' }, number: { type: 'number' }, boolean: { type: 'boolean' } } as const;
 
 function headers(list: HeaderDoc[], required = true): Record<string, JsonSchema> {
   return Object.fromEntries(

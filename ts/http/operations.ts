@@ -15,7 +15,7 @@ import { BrandsQuery, LocationMapRequest, SearchQuery, SummaryQuery, UsageQuery 
 export interface HeaderDoc {
   name: string;
   description: string;
-  schema: 'string' | 'integer' | 'boolean';
+  schema: 'string' | 'integer' | 'number' | 'boolean';
   required: boolean;
 }
 
@@ -72,6 +72,7 @@ const LOCATION_MAP_HEADERS: HeaderDoc[] = [
   { name: 'X-Credits-Low', description: `true when the balance is below ${LOW_CREDIT_THRESHOLD} credits (absent otherwise).`, schema: 'boolean', required: false },
   { name: 'X-Render-Time', description: 'Server time spent on the query or render, e.g. "12ms".', schema: 'string', required: true },
   { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
+  { name: 'X-Coverage-Confidence', description: 'Data formats: coverage_confidence, the estimated share of the storefronts within the filters that the response holds, in [0, 1]; absent where it cannot be estimated.', schema: 'number', required: false },
   { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only the first ${PLAN_RULES.trial.maxLocations} locations.`, schema: 'boolean', required: false },
   { name: 'X-Total-Available', description: 'Locations before the trial cap.', schema: 'integer', required: false },
   ...RATE_HEADERS,
@@ -94,7 +95,7 @@ export const OPERATIONS: Operation[] = [
       content: [
         { answers: 'json', type: 'application/json', schema: LocationMapJson },
         { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')}.` },
-        { answers: 'geojson', type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties.' },
+        { answers: 'geojson', type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties, and coverage_confidence as a foreign member of the collection.' },
         { answers: 'png', type: 'image/png', format: 'binary', description: 'A map image (DPI in pHYs).' },
         { answers: 'jpeg', type: 'image/jpeg', format: 'binary', description: 'A map image (DPI in the JFIF header).' },
       ],

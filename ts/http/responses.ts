@@ -50,6 +50,14 @@ export const LocationMapJson = z.object({
   brand: z.string().describe('Canonical name (names joined for several tickers).'),
   region: z.string().describe('The filter as text, e.g. "US, IL, Chicago" or "worldwide".'),
   count: z.number().int(),
+  coverage_confidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .nullable()
+    .describe(
+      'The estimated share of the brand\'s real storefronts within the filters that this response holds, from how the independent sources overlap (capture-recapture; docs/COVERAGE.md). null where it cannot be estimated: fewer than 5 storefronts, or a single source.',
+    ),
   locations: z.array(Location),
 });
 

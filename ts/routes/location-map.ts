@@ -207,6 +207,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps): Promise<void>
     if (!plan.rules.unlimited && charge.remaining < LOW_CREDIT_THRESHOLD) res.header('X-Credits-Low', 'true');
     res.header('X-Render-Time', `${Math.round(out.ms)}ms`);
     res.header('X-Cached', String(out.cached));
+    if (typeof out.coverageConfidence === 'number') res.header('X-Coverage-Confidence', String(out.coverageConfidence));
     if (out.total > out.count) {
       res.header('X-Trial-Cap-Applied', 'true');
       res.header('X-Total-Available', String(out.total));
@@ -270,6 +271,9 @@ interface WorkOut {
   total: number;
   sources: string[];
   region: string;
+  /** Data formats: the estimated share of the brand's storefronts within the filters served
+   * (null: too few storefronts or one source). Images: not estimated yet. */
+  coverageConfidence?: number | null;
   refused?: RefusalReason;
   cached: boolean;
   ms: number;

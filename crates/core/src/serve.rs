@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use crate::coverage::Sightings;
 use crate::error::{CoreError, Result};
 use crate::format::{write_rows, Format, WriteOptions};
 use crate::model::SourceMask;
@@ -63,6 +64,8 @@ pub struct Served {
     pub total: u32,
     /// Sources of the rows actually served (a trial key's header names only those).
     pub sources: SourceMask,
+    /// Every storefront within the filters, served or not, by the sources that saw it.
+    pub sightings: Sightings,
 }
 
 impl Served {
@@ -72,6 +75,12 @@ impl Served {
 
     pub fn rows(&self) -> impl Iterator<Item = u32> + '_ {
         self.by_brand.iter().flatten().copied()
+    }
+
+    /// `coverage_confidence`: the estimated share of the brands' storefronts within the
+    /// filters that the served rows are; `None` where it cannot be estimated.
+    pub fn coverage(&self) -> Option<f64> {
+        self.sightings.coverage(self.count())
     }
 }
 
@@ -101,6 +110,8 @@ pub struct Answer {
     pub sources: SourceMask,
     /// The filter as text.
     pub region: String,
+    /// `coverage_confidence` (see `Served::coverage`).
+    pub coverage: Option<f64>,
     pub refused: Option<Refusal>,
 }
 
@@ -128,7 +139,9 @@ impl Snapshot {
         for &b in brands {
             let mut found = Vec::new();
             for f in filters {
-                found.extend(self.query(b, f)?.rows);
+                let q = self.query(b, f)?;
+                served.sightings.absorb(&q.sightings);
+                found.extend(q.rows);
             }
             served.total += found.len() as u32;
             let take = (found.len() as u32).min(left);
@@ -157,9 +170,10 @@ impl Snapshot {
         }
         let label = q.brand_label.clone().unwrap_or_else(|| q.brands.iter().map(|&b| self.brands[b as usize].name.as_str()).collect::<Vec<_>>().join(", "));
         let rows: Vec<u32> = served.rows().collect();
-        let opts = WriteOptions { provenance: q.provenance, brand_label: label, region: region.clone() };
+        let coverage = served.coverage();
+        let opts = WriteOptions { provenance: q.provenance, brand_label: label, region: region.clone(), coverage };
         let body = write_rows(self, &rows, q.format, &opts);
-        Ok(Answer { body, count, total: served.total, sources: served.sources, region, refused: None })
+        Ok(Answer { body, count, total: served.total, sources: served.sources, region, coverage, refused: None })
     }
 
     /// A brand's rows the data formats serve, by country: most first, ties by code. `None` for

@@ -176,3 +176,31 @@ fn the_majority_country_breaks_ties_alphabetically() {
     assert_eq!(snap.majority_country(alpha.rows()), Some("US".to_string()));
     assert_eq!(snap.majority_country(std::iter::empty()), None);
 }
+
+/// coverage_confidence, worked by hand from `ROWS` (each row seen by one source, so every
+/// storefront is seen exactly once: f1 = the rows, f2 = 0).
+#[test]
+fn coverage_confidence_in_the_json_envelope_and_the_geojson_collection() {
+    let snap = snapshot("coverage");
+    let json = |brands: &[u32], filters: Filters, format: Format| -> serde_json::Value {
+        let q = DataQuery { filters, format, ..data_query(brands, Budget::default()) };
+        serde_json::from_slice(&snap.answer(&q).unwrap().body).unwrap()
+    };
+    // Alpha: 7 storefronts from four sources, Chao: 7 + 7 × 6 / 2 = 28; all 7 served.
+    assert_eq!(json(&[0], Filters::default(), Format::Json)["coverage_confidence"], 0.25);
+    // The data formats leave out the community-only row: 6 of the 28.
+    let verified = Filters { verified_only: true, ..Filters::default() };
+    assert_eq!(json(&[0], verified.clone(), Format::Json)["coverage_confidence"], (6.0f64 / 28.0 * 1000.0).round() / 1000.0);
+    assert_eq!(json(&[0], verified, Format::GeoJson)["coverage_confidence"], 0.214, "a foreign member of the collection");
+    // Beta: 4 storefronts, one short of an estimate.
+    assert_eq!(json(&[1], Filters::default(), Format::Json)["coverage_confidence"], serde_json::Value::Null);
+    // Both: 11 storefronts seen once each by four sources: 11 + 11 × 10 / 2 = 66.
+    assert_eq!(json(&[0, 1], Filters::default(), Format::Json)["coverage_confidence"], (11.0f64 / 66.0 * 1000.0).round() / 1000.0);
+    // Alpha in Canada: 2 storefronts, too few to estimate.
+    assert_eq!(json(&[0], country("CA"), Format::Json)["coverage_confidence"], serde_json::Value::Null);
+    let a = snap.answer(&DataQuery { filters: country("CA"), ..data_query(&[0], Budget::default()) }).unwrap();
+    assert_eq!(a.coverage, None);
+    let csv = snap.answer(&DataQuery { format: Format::Csv, ..data_query(&[0], Budget::default()) }).unwrap();
+    assert_eq!(csv.coverage, Some(0.25), "CSV carries it beside the body (a header), not in it");
+    assert!(!String::from_utf8(csv.body).unwrap().contains("0.25"));
+}

@@ -1,14 +1,17 @@
 //! A GeoJSON FeatureCollection of Points, `[lng, lat]`, the JSON fields as properties.
 
 use super::json::{common_fields, provenance_fields};
-use super::text::{json_f64, json_id, json_str};
+use super::text::{json_f64, json_id, json_opt_f64, json_str};
 use super::{BrandCursor, TimeCache, WriteOptions};
 use crate::snapshot::{Snapshot, TextColumn};
 
 pub(super) fn write_geojson(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out: &mut Vec<u8>) {
     let mut brand = BrandCursor::default();
     let mut times = TimeCache::default();
-    out.extend_from_slice(b"{\"type\":\"FeatureCollection\",\"features\":[");
+    // coverage_confidence is a foreign member (RFC 7946 §6.1): readers that do not know it skip it.
+    out.extend_from_slice(b"{\"type\":\"FeatureCollection\",\"coverage_confidence\":");
+    json_opt_f64(out, opts.coverage);
+    out.extend_from_slice(b",\"features\":[");
     for (i, &r) in rows.iter().enumerate() {
         let r = r as usize;
         if i > 0 {

@@ -1,9 +1,9 @@
-//! The JSON envelope `{brand, region, count, locations}`, and the row fields JSON and GeoJSON
+//! The JSON envelope `{brand, region, count, coverage_confidence, locations}`, and the row fields JSON and GeoJSON
 //! share.
 
 use std::sync::LazyLock;
 
-use super::text::{json_f64, json_id, json_opt_str, json_str, json_time};
+use super::text::{json_f64, json_id, json_opt_f64, json_opt_str, json_str, json_time};
 use super::{BrandCursor, TimeCache, WriteOptions};
 use crate::model::{SourceType, StorefrontType};
 use crate::snapshot::{Snapshot, TextColumn};
@@ -15,6 +15,8 @@ pub(super) fn write_json(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out
     json_str(out, &opts.region);
     out.extend_from_slice(b",\"count\":");
     out.extend_from_slice(itoa::Buffer::new().format(rows.len()).as_bytes());
+    out.extend_from_slice(b",\"coverage_confidence\":");
+    json_opt_f64(out, opts.coverage);
     out.extend_from_slice(b",\"locations\":[");
     // Rows come grouped by brand, in snapshot order: first and last differ iff several brands.
     let many_brands = match (rows.first(), rows.last()) {

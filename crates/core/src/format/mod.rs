@@ -38,6 +38,9 @@ pub struct WriteOptions {
     pub brand_label: String,
     /// The envelope's `region` (JSON).
     pub region: String,
+    /// `coverage_confidence`: in the JSON envelope and as a GeoJSON foreign member (`null`
+    /// when it cannot be estimated); CSV carries it in a header only.
+    pub coverage: Option<f64>,
 }
 
 pub fn write_rows(snap: &Snapshot, rows: &[u32], format: Format, opts: &WriteOptions) -> Vec<u8> {

@@ -81,6 +81,13 @@ pub(super) fn json_opt_str(out: &mut Vec<u8>, s: &str) {
     }
 }
 
+pub(super) fn json_opt_f64(out: &mut Vec<u8>, v: Option<f64>) {
+    match v {
+        Some(v) => json_f64(out, v),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
 pub(super) fn json_f64(out: &mut Vec<u8>, v: f64) {
     if v.is_finite() {
         coord(out, v);
