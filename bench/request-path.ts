@@ -12,12 +12,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadStoreSync, querySync, type Store, SNAPSHOT_FILE } from '../ts/native.ts';
+import { loadStoreSync, querySync, SNAPSHOT_FILE } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { cannon, freePort, startBare, startStoremap, stop } from './http-peers.ts';
 import { writeSection } from './results.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
+import { pickBrandCountry } from './pick.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-0.1');
@@ -26,18 +27,6 @@ if (!existsSync(snapshot)) throw new Error(`${snapshot} is missing: build it wit
 const store = loadStoreSync(snapshot);
 const info = store.info() as { rows: number; brands: number; scale: number | null };
 
-/** A brand and country with about `rows` verified rows. */
-function pick(s: Store, rows: number): { brand: string; country: string; count: number } {
-  let best = { brand: '', country: '', count: 0 };
-  for (let i = 0; i < info.brands; i++) {
-    const b = s.brand(i)!;
-    if (b.locationCount < rows) continue;
-    for (const c of s.countryCounts(i)) {
-      if (Math.abs(c.locationCount - rows) < Math.abs(best.count - rows)) best = { brand: b.name, country: c.country, count: c.locationCount };
-    }
-  }
-  return best;
-}
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'storemap-bench-path-'));
 const dbPath = path.join(tmp, 'bench.db');
@@ -46,7 +35,7 @@ const keys = new KeyStore(new SqliteLedger(db));
 const key = (await keys.create({ plan: 'internal', name: 'bench' })).key;
 const flooder = (await keys.create({ plan: 'internal', name: 'flood' })).key;
 db.close();
-const target = pick(store, 145);
+const target = pickBrandCountry(store, 145);
 const body = JSON.stringify({ brand: target.brand, country: target.country });
 const precomputed = querySync(store, { brands: [store.resolve(target.brand)!.brand], format: 'json', verifiedOnly: true, country: target.country }).body;
 const env = { STOREMAP_DATA_DIR: dataDir, STOREMAP_DB: dbPath };
@@ -108,7 +97,7 @@ const topBuckets = [...totals].sort((a, b) => b[1] - a[1]).slice(0, 12);
 const profileRows = topBuckets.map(([name, us]) => `| ${name} | ${((us / all) * 100).toFixed(1)}% |`);
 
 // ---- 3. a flood from one key, another key's latency
-const heavy = pick(store, 3000);
+const heavy = pickBrandCountry(store, 3000);
 const flood = { brand: heavy.brand, country: heavy.country, format: 'png', width: 1200, height: 800 };
 async function floodRun(share: string): Promise<{ p50: number; p99: number; refused: number; n: number; floodRps: number }> {
   const port = await freePort();
