@@ -269,6 +269,11 @@ export interface RenderResponse {
   region: string
   /** The focus map's country, "auto" resolved. */
   focusCountry?: string
+  /**
+   * The estimated share of the storefronts within the filters that the markers are, in
+   * [0, 1]; null where it cannot be estimated.
+   */
+  coverageConfidence?: number
   /** Set when nothing was drawn; `body` is then empty. */
   refused?: Refusal
 }

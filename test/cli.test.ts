@@ -96,6 +96,25 @@ test('data report --json describes the test dataset', async (t) => {
     t.is(typeof v, 'number', `dedup.${k}`);
     t.true(v >= 0.99 && v <= 1, `dedup.${k} = ${v}`);
   }
+
+  // coverage_confidence scored against truth-brands.csv: every brand x country pair of the 500
+  // brands with the most true open stores is either scored or answered null.
+  const truth = parseCsvObjects(readFileSync(path.join(testDataDir(), 'sources', 'truth-brands.csv'), 'utf8'));
+  const open = new Map<string, { total: number; countries: number }>();
+  for (const r of truth) {
+    if (Number(r.open) <= 0) continue;
+    const e = open.get(r.brand) ?? { total: 0, countries: 0 };
+    open.set(r.brand, { total: e.total + Number(r.open), countries: e.countries + 1 });
+  }
+  const names = new Set(Array.from({ length: info.brands }, (_, i) => store.brand(i)!.name));
+  const top = [...open.entries()].sort((a, b) => b[1].total - a[1].total || (a[0] < b[0] ? -1 : 1)).slice(0, 500);
+  const c = report.coverage;
+  t.is(c.pairs + c.not_estimated, top.filter(([b]) => names.has(b)).reduce((n, [, e]) => n + e.countries, 0));
+  t.true(c.pairs > 0);
+  t.is(c.calibration.length, 10);
+  t.is(c.calibration.reduce((n: number, b: { pairs: number }) => n + b.pairs, 0), c.pairs);
+  t.true(c.spearman > 0 && c.spearman <= 1, `spearman ${c.spearman}`);
+  t.true(c.mean_absolute_error >= 0 && c.mean_absolute_error < 1);
 });
 
 // ---------------------------------------------------------------------------------------------

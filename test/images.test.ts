@@ -41,6 +41,26 @@ test('png: decodes at the default 1200 x 800 with 96 dpi; twice the base credits
   t.regex(res.headers.get('x-render-time') ?? '', /^\d+ms$/);
 });
 
+test('maps carry X-Coverage-Confidence: the markers drawn over the same estimate, so at least the data answer\'s figure, scaled by the counts', async (t) => {
+  const s = await startServer(t, { env: NO_RATE_LIMIT });
+  const key = (await s.keys.create({ plan: 'enterprise', credits: 10_000 })).key;
+  for (const brand of ['starbucks', "McDonald's"]) {
+    const png = await post(s, key, { brand, format: 'png', country: 'US' });
+    const json = await post(s, key, { brand, country: 'US' });
+    t.is(png.res.status, 200);
+    const drawn = Number(png.res.headers.get('x-location-count'));
+    const served = Number(json.res.headers.get('x-location-count'));
+    const map = Number(png.res.headers.get('x-coverage-confidence'));
+    const data = (JSON.parse(json.bytes.toString()) as { coverage_confidence: number }).coverage_confidence;
+    t.true(map > 0 && map <= 1, `${brand}: ${map}`);
+    t.true(map >= data, `${brand}: the map's ${map} against the data's ${data}`);
+    // One estimate N under both: map = drawn / N and data = served / N, each rounded to three
+    // decimals (±0.0005), so map = data × drawn / served within that rounding.
+    const ratio = drawn / served;
+    if (map < 1) t.true(Math.abs(map - data * ratio) <= 0.0005 * (1 + ratio) + 1e-9, `${brand}: ${map} against ${data} × ${drawn} / ${served}`);
+  }
+});
+
 test('jpeg: decodes, scale multiplies the pixels, dpi is in the JFIF header', async (t) => {
   const s = await startServer(t, { env: NO_RATE_LIMIT });
   const key = (await s.keys.create({ plan: 'enterprise', credits: 1000 })).key;

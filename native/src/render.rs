@@ -168,6 +168,9 @@ pub struct RenderResponse {
     pub region: String,
     /// The focus map's country, "auto" resolved.
     pub focus_country: Option<String>,
+    /// The estimated share of the storefronts within the filters that the markers are, in
+    /// [0, 1]; null where it cannot be estimated.
+    pub coverage_confidence: Option<f64>,
     /// Set when nothing was drawn; `body` is then empty.
     pub refused: Option<Refusal>,
 }
@@ -181,6 +184,7 @@ impl From<MapAnswer> for RenderResponse {
             sources: source_names(a.sources),
             region: a.region,
             focus_country: a.focus_country,
+            coverage_confidence: a.coverage,
             refused: a.refused.map(Into::into),
         }
     }

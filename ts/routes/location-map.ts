@@ -271,8 +271,9 @@ interface WorkOut {
   total: number;
   sources: string[];
   region: string;
-  /** Data formats: the estimated share of the brand's storefronts within the filters served
-   * (null: too few storefronts or one source). Images: not estimated yet. */
+  /** The estimated share of the brand's storefronts within the filters that the answer holds
+   * (images: the markers drawn, community-only ones included); null: too few storefronts or
+   * one source. */
   coverageConfidence?: number | null;
   refused?: RefusalReason;
   cached: boolean;

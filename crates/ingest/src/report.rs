@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
-use storemap_core::Snapshot;
+use storemap_core::{Filters, Snapshot};
 
 use crate::error::{IngestError, Result};
 use crate::world::{BrandTruth, BRAND_TRUTH_FILE};
@@ -40,6 +40,37 @@ pub struct Report {
     /// The biggest brands of a synthetic world: their true stores and verified rows against
     /// their real size.
     pub realism: Vec<Realism>,
+    /// coverage_confidence against the synthetic world's truth (absent without one).
+    pub coverage: Option<CoverageScore>,
+}
+
+/// How many brands (by true open stores) the coverage score covers, each in its countries.
+pub const COVERAGE_BRANDS: usize = 500;
+
+/// `coverage_confidence` as a JSON request for one brand in one country gets it, against the
+/// true recall there: verified rows over the generator's open stores.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct CoverageScore {
+    /// Brand × country pairs scored (an estimate and at least one true open store).
+    pub pairs: u64,
+    /// Pairs the service answers `null` for (fewer than 5 storefronts, or one source).
+    pub not_estimated: u64,
+    /// Spearman's rank correlation of predicted and true recall.
+    pub spearman: f64,
+    pub mean_absolute_error: f64,
+    /// Mean predicted minus mean true recall: positive when the estimate errs high.
+    pub bias: f64,
+    /// By predicted decile: how many pairs, their mean predicted and mean true recall.
+    pub calibration: Vec<CalibrationBin>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct CalibrationBin {
+    pub from: f64,
+    pub to: f64,
+    pub pairs: u64,
+    pub mean_predicted: f64,
+    pub mean_observed: f64,
 }
 
 /// How many brands `realism` lists.
@@ -86,7 +117,111 @@ pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
             Some(p) if p.exists() => realism(snapshot, &p)?,
             _ => Vec::new(),
         },
+        coverage: match truth.map(|p| p.with_file_name(BRAND_TRUTH_FILE)) {
+            Some(p) if p.exists() => Some(coverage_scores(snapshot, &p)?),
+            _ => None,
+        },
     })
+}
+
+/// Scores `coverage_confidence` for the [`COVERAGE_BRANDS`] brands with the most true open
+/// stores, each in every country it has open stores in.
+pub fn coverage_scores(snapshot: &Snapshot, brand_truth: &Path) -> Result<CoverageScore> {
+    let name = brand_truth.display().to_string();
+    let mut r = csv::Reader::from_path(brand_truth).map_err(|e| IngestError::file(&name, e))?;
+    let mut by_brand: HashMap<String, Vec<(String, u64)>> = HashMap::new();
+    for row in r.deserialize::<BrandTruth>() {
+        let row = row.map_err(|e| IngestError::file(&name, e))?;
+        if row.open > 0 {
+            by_brand.entry(row.brand).or_default().push((row.country, row.open));
+        }
+    }
+    let mut brands: Vec<(String, Vec<(String, u64)>)> = by_brand.into_iter().collect();
+    brands.sort_by(|a, b| {
+        let total = |v: &[(String, u64)]| v.iter().map(|c| c.1).sum::<u64>();
+        total(&b.1).cmp(&total(&a.1)).then_with(|| a.0.cmp(&b.0))
+    });
+    brands.truncate(COVERAGE_BRANDS);
+    let index: HashMap<&str, u32> = snapshot.brands().iter().enumerate().map(|(i, b)| (b.name.as_str(), i as u32)).collect();
+    let (mut predicted, mut observed, mut not_estimated) = (Vec::new(), Vec::new(), 0u64);
+    for (brand, countries) in &brands {
+        let Some(&b) = index.get(brand.as_str()) else { continue };
+        for (country, open) in countries {
+            let f = Filters { country: Some(country.clone()), verified_only: true, ..Filters::default() };
+            let q = snapshot.query(b, &f).map_err(|e| IngestError::Invalid(e.to_string()))?;
+            match q.sightings.coverage(q.rows.len() as u32) {
+                Some(c) => {
+                    predicted.push(c);
+                    observed.push((q.rows.len() as f64 / *open as f64).min(1.0));
+                }
+                None => not_estimated += 1,
+            }
+        }
+    }
+    Ok(score(&predicted, &observed, not_estimated))
+}
+
+/// The figures of [`CoverageScore`] from paired predictions and observations.
+pub fn score(predicted: &[f64], observed: &[f64], not_estimated: u64) -> CoverageScore {
+    let n = predicted.len();
+    let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
+    let mae = mean(&predicted.iter().zip(observed).map(|(p, o)| (p - o).abs()).collect::<Vec<_>>());
+    let calibration = (0..10)
+        .map(|d| {
+            let (from, to) = (d as f64 / 10.0, (d + 1) as f64 / 10.0);
+            // The last decile includes 1.0.
+            let inside: Vec<usize> = (0..n).filter(|&i| predicted[i] >= from && (predicted[i] < to || (d == 9 && predicted[i] <= 1.0))).collect();
+            let pick = |v: &[f64]| mean(&inside.iter().map(|&i| v[i]).collect::<Vec<_>>());
+            CalibrationBin { from, to, pairs: inside.len() as u64, mean_predicted: pick(predicted), mean_observed: pick(observed) }
+        })
+        .collect();
+    CoverageScore {
+        pairs: n as u64,
+        not_estimated,
+        spearman: spearman(predicted, observed),
+        mean_absolute_error: mae,
+        bias: mean(predicted) - mean(observed),
+        calibration,
+    }
+}
+
+/// Ranks from 1, ties given the mean of the ranks they span.
+fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let mut out = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && v[order[j + 1]] == v[order[i]] {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            out[k] = rank;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Spearman's rank correlation: Pearson's correlation of the ranks (ties averaged). 0 when
+/// either side has no spread.
+pub fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = ra.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let (ma, mb) = (ra.iter().sum::<f64>() / n, rb.iter().sum::<f64>() / n);
+    let cov: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let va: f64 = ra.iter().map(|x| (x - ma).powi(2)).sum();
+    let vb: f64 = rb.iter().map(|y| (y - mb).powi(2)).sum();
+    if va == 0.0 || vb == 0.0 {
+        0.0
+    } else {
+        cov / (va * vb).sqrt()
+    }
 }
 
 /// The [`REALISM_BRANDS`] brands with the most true open stores, by `truth-brands.csv`.
@@ -151,4 +286,35 @@ pub fn dedup_scores(snapshot: &Snapshot, truth: &Path) -> Result<Dedup> {
     let true_pairs: u64 = per_store.values().map(|&k| pairs(k)).sum();
     let ratio = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
     Ok(Dedup { precision: ratio(correct, predicted), recall: ratio(correct, true_pairs), predicted_pairs: predicted, true_pairs, correct_pairs: correct })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_by_hand() {
+        // Same order: 1; reversed: -1.
+        assert!((spearman(&[1.0, 2.0, 3.0, 4.0], &[10.0, 20.0, 30.0, 40.0]) - 1.0).abs() < 1e-12);
+        assert!((spearman(&[1.0, 2.0, 3.0, 4.0], &[4.0, 3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
+        // Ranks 1..5 against 2,1,4,3,5: d² = 1+1+1+1+0 = 4; 1 - 6·4 / (5·24) = 0.8.
+        assert!((spearman(&[1.0, 2.0, 3.0, 4.0, 5.0], &[0.2, 0.1, 0.4, 0.3, 0.5]) - 0.8).abs() < 1e-12);
+        // Ties share their mean rank: [1, 2.5, 2.5, 4].
+        assert_eq!(ranks(&[0.1, 0.5, 0.5, 0.9]), vec![1.0, 2.5, 2.5, 4.0]);
+        assert_eq!(spearman(&[1.0, 1.0], &[1.0, 2.0]), 0.0, "no spread");
+    }
+
+    #[test]
+    fn score_by_hand() {
+        let s = score(&[0.95, 0.55, 0.15, 1.0], &[0.85, 0.65, 0.15, 0.9], 3);
+        assert_eq!((s.pairs, s.not_estimated), (4, 3));
+        assert!((s.mean_absolute_error - 0.075).abs() < 1e-12);
+        assert!((s.bias - 0.025).abs() < 1e-12, "errs high by 0.025");
+        let bins: Vec<(u64, f64)> = s.calibration.iter().map(|b| (b.pairs, b.mean_observed)).collect();
+        assert_eq!(bins[1], (1, 0.15));
+        assert_eq!(bins[5], (1, 0.65));
+        assert_eq!(bins[9].0, 2, "0.95 and 1.0 in the top decile");
+        assert!((bins[9].1 - 0.875).abs() < 1e-12);
+        assert_eq!(s.calibration.iter().map(|b| b.pairs).sum::<u64>(), 4);
+    }
 }

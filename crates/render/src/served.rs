@@ -75,6 +75,8 @@ pub struct MapAnswer {
     pub region: String,
     /// The focus map's country, "auto" resolved.
     pub focus_country: Option<String>,
+    /// `coverage_confidence` of the markers drawn (community-only rows included).
+    pub coverage: Option<f64>,
     pub refused: Option<Refusal>,
 }
 
@@ -203,7 +205,7 @@ pub fn render_served(snap: &Snapshot, atlas: &Atlas, themes: &Themes, q: &MapQue
         Err(RenderError::DeadlinePassed) => return Ok(MapAnswer::refused(Refusal::Deadline, count, served.total, region, focus_country)),
         r => r?,
     };
-    Ok(MapAnswer { body, count, total: served.total, sources: served.sources, region, focus_country, refused: None })
+    Ok(MapAnswer { body, count, total: served.total, sources: served.sources, region, focus_country, coverage: served.coverage(), refused: None })
 }
 
 /// What the status endpoint reports of the renderer.
