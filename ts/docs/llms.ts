@@ -35,7 +35,7 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
     `> ${SUMMARY}`,
     '',
     summary
-      ? `The main call is \`${summary.method.toUpperCase()} ${summary.path}\` with a JSON body such as \`{"brand": "starbucks", "country": "US", "format": "csv"}\`: \`brand\` takes a name in any case, a common variant or a stock ticker; filters (\`country\`, \`state\`, \`city\`, \`postcode\`, \`radius_km\`, \`storefront_type\`) combine with AND; formats are json, csv, geojson, png and jpeg.`
+      ? `The main call is \`${summary.method.toUpperCase()} ${summary.path}\` with a JSON body such as \`{"brand": "starbucks", "country": "US", "format": "csv"}\`: \`brand\` takes a name in any case, a common variant or a stock ticker; filters (\`country\`, \`state\`, \`city\`, \`postcode\`, \`radius_km\`, \`storefront_type\`) combine with AND; formats are json, csv, geojson, png and jpeg. Every answer says how complete it is likely to be: \`coverage_confidence\` (in the JSON envelope and the GeoJSON collection, and the X-Coverage-Confidence header) is the estimated share of the brand's storefronts within the filters that it holds, null where too few storefronts or sources to estimate.`
       : '',
     '',
     AUTH,
