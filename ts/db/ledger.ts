@@ -115,6 +115,33 @@ export interface KeyRow {
   revokedAt: number | null;
 }
 
+/** api_keys as either store returns it: SQLite's integers as numbers, PostgreSQL's BIGINTs as
+ * strings (they may exceed a double; ours fit). */
+export interface KeyTableRow {
+  id: string;
+  key_hash: Buffer;
+  prefix: string;
+  name: string | null;
+  plan: string;
+  credits: number | string;
+  created_at: number | string;
+  expires_at: number | string | null;
+  revoked_at: number | string | null;
+}
+
+/** A table row as the ledger's `KeyRow`. */
+export const keyRowOf = (r: KeyTableRow): KeyRow => ({
+  id: r.id,
+  keyHash: r.key_hash,
+  prefix: r.prefix,
+  name: r.name,
+  plan: r.plan,
+  credits: Number(r.credits),
+  createdAt: Number(r.created_at),
+  expiresAt: r.expires_at === null ? null : Number(r.expires_at),
+  revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+});
+
 /** Usage of one UTC day, status and format: `n` requests, `credits` charged. */
 export interface UsageGroup {
   day: number;

@@ -4,7 +4,7 @@
 // requests however many nodes race, and never goes below zero (the column's CHECK would refuse
 // it anyway). Charges on different keys do not wait for each other.
 import type pg from 'pg';
-import { planCharge, WriteCancelled, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { planCharge, WriteCancelled, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
 import { inTransaction, pingPostgres } from './postgres.ts';
 
@@ -126,16 +126,16 @@ export class PgLedger implements LedgerOps {
 
   async keyByHash(hash: Buffer): Promise<KeyRow | null> {
     const r = await this.pool.query<KeyTableRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
-    return r.rows.length > 0 ? keyRow(r.rows[0]) : null;
+    return r.rows.length > 0 ? keyRowOf(r.rows[0]) : null;
   }
 
   async keyById(id: string): Promise<KeyRow | null> {
     const r = await this.pool.query<KeyTableRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
-    return r.rows.length > 0 ? keyRow(r.rows[0]) : null;
+    return r.rows.length > 0 ? keyRowOf(r.rows[0]) : null;
   }
 
   async listKeys(): Promise<KeyRow[]> {
-    return (await this.pool.query<KeyTableRow>('SELECT * FROM api_keys ORDER BY created_at, id')).rows.map(keyRow);
+    return (await this.pool.query<KeyTableRow>('SELECT * FROM api_keys ORDER BY created_at, id')).rows.map(keyRowOf);
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
@@ -156,31 +156,6 @@ export class PgLedger implements LedgerOps {
     return `${r.rows[0].last_value}:${r.rows[0].is_called}`;
   }
 }
-
-/** api_keys as PostgreSQL returns it (BIGINT columns as strings). */
-interface KeyTableRow {
-  id: string;
-  key_hash: Buffer;
-  prefix: string;
-  name: string | null;
-  plan: string;
-  credits: string;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
-
-const keyRow = (r: KeyTableRow): KeyRow => ({
-  id: r.id,
-  keyHash: r.key_hash,
-  prefix: r.prefix,
-  name: r.name,
-  plan: r.plan,
-  credits: Number(r.credits),
-  createdAt: Number(r.created_at),
-  expiresAt: r.expires_at === null ? null : Number(r.expires_at),
-  revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
-});
 
 /** PostgreSQL returns BIGINT and SUM as strings (they may exceed a double); ours fit. */
 interface GroupRow {

@@ -3,32 +3,7 @@
 // that finds another process holding the lock waits off the event loop (`retryBusy`).
 import { retryBusy, type DB } from './database.ts';
 import { DAY_MS } from '../time.ts';
-import { planCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
-
-/** api_keys as SQLite returns it. */
-interface KeyTableRow {
-  id: string;
-  key_hash: Buffer;
-  prefix: string;
-  name: string | null;
-  plan: string;
-  credits: number;
-  created_at: number;
-  expires_at: number | null;
-  revoked_at: number | null;
-}
-
-const toKeyRow = (r: KeyTableRow): KeyRow => ({
-  id: r.id,
-  keyHash: r.key_hash,
-  prefix: r.prefix,
-  name: r.name,
-  plan: r.plan,
-  credits: r.credits,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  revokedAt: r.revoked_at,
-});
+import { planCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 
 /** Key writes through each connection: SQLite's data_version moves only for other connections' commits. */
 const keyWrites = new WeakMap<DB, { n: number }>();
@@ -150,16 +125,16 @@ export class SqliteLedger implements LedgerOps {
 
   async keyByHash(hash: Buffer): Promise<KeyRow | null> {
     const r = this.#keyByHash.get(hash);
-    return r ? toKeyRow(r) : null;
+    return r ? keyRowOf(r) : null;
   }
 
   async keyById(id: string): Promise<KeyRow | null> {
     const r = this.#keyById.get(id);
-    return r ? toKeyRow(r) : null;
+    return r ? keyRowOf(r) : null;
   }
 
   async listKeys(): Promise<KeyRow[]> {
-    return this.db.prepare<[], KeyTableRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKeyRow);
+    return this.db.prepare<[], KeyTableRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(keyRowOf);
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {

@@ -3,7 +3,7 @@
 //! its own case folding, postcode keys, gazetteer pick and haversine), and the key cases also
 //! name their rows by hand.
 
-use std::path::PathBuf;
+mod common;
 
 use storemap_core::{
     BrandRecord, CityRecord, CoreError, Filters, QueryResult, RowBuilder, Sightings, Snapshot, SnapshotBuilder, SnapshotMeta, SourceMask, SourceType,
@@ -125,13 +125,7 @@ fn snapshot(name: &str) -> Snapshot {
             ..RowBuilder::default()
         });
     }
-    let dir: PathBuf = std::env::temp_dir().join(format!("storemap-core-filters-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("snapshot.smap");
-    b.write(&path).unwrap();
-    let snap = Snapshot::load(&path);
-    std::fs::remove_dir_all(&dir).unwrap();
-    snap.unwrap()
+    common::write_and_load(b, "filters", name).unwrap()
 }
 
 /// Great-circle distance in km on a sphere of the Earth's mean radius (IUGG, 6371 km).
@@ -464,12 +458,7 @@ fn a_city_in_greek_capitals_matches_itself() {
             ..RowBuilder::default()
         });
     }
-    let dir: PathBuf = std::env::temp_dir().join(format!("storemap-core-filters-{}-sigma", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    b.write(&dir.join("snapshot.smap")).unwrap();
-    let snap = Snapshot::load(&dir.join("snapshot.smap"));
-    std::fs::remove_dir_all(&dir).unwrap();
-    let snap = snap.unwrap();
+    let snap = common::write_and_load(b, "filters", "sigma").unwrap();
     let city = |c: &str| snap.query(ALPHA, &Filters { city: Some(c.into()), ..all() }).unwrap().rows.len();
     assert_eq!(city("Πάτρας"), 1, "the mixed-case row");
     assert_eq!(city("ΠΑΤΡΑΣ"), 1, "the row in capitals, by its own text");

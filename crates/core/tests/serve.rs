@@ -3,7 +3,8 @@
 //! price and the deadline before any byte is written, per-country counts and the majority
 //! country. Expected values are counted from the rows this file writes.
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use storemap_core::{
@@ -49,13 +50,7 @@ fn snapshot(name: &str) -> Snapshot {
             ..RowBuilder::default()
         });
     }
-    let dir: PathBuf = std::env::temp_dir().join(format!("storemap-core-serve-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("snapshot.smap");
-    b.write(&path).unwrap();
-    let snap = Snapshot::load(&path).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    snap
+    common::write_and_load(b, "serve", name).unwrap()
 }
 
 /// Expected from `ROWS`: rows of `brand` matching `keep`.

@@ -6,33 +6,15 @@
 //! both from the served JSON and from the file's own columns, by a section reader of this file.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
+use common::TempDir;
 
 use storemap_core::{
     write_rows, BrandRecord, CityRecord, CoreError, Format, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, SourceImport, SourceMask, SourceType,
     StorefrontType, TextColumn, TickerRecord, WriteOptions, CONFIDENCE_FLOOR, FORMAT_VERSION,
 };
-
-/// A folder of this test alone, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("storemap-core-snapshot-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The instants the rows carry, with their ISO text (from `date -u -d @<secs>`), so the JSON
 /// check does not lean on the crate's own formatter.
@@ -408,7 +390,7 @@ fn snapshot_error(r: Result<Snapshot, CoreError>) -> String {
 
 #[test]
 fn every_field_of_every_row_survives_a_write_and_a_load() {
-    let dir = TempDir::new("round-trip");
+    let dir = TempDir::new("snapshot", "round-trip");
     let path = dir.file("snapshot.smap");
     let input = rows();
     let written_meta = write(&input, &path);
@@ -523,7 +505,7 @@ fn assert_same_bytes(name: &str, a: &[u8], b: &[u8]) {
 
 #[test]
 fn rows_pushed_in_another_order_give_the_same_bytes() {
-    let dir = TempDir::new("order");
+    let dir = TempDir::new("snapshot", "order");
     let input = rows();
     let a = bytes_in_order(&dir, "pushed", &(0..input.len()).collect::<Vec<_>>());
     // Brands, ids and shared strings arrive in another order (Delta's row first, the two rows
@@ -539,7 +521,7 @@ fn rows_pushed_in_another_order_give_the_same_bytes() {
 /// that push order (it is sorted by code, and the `country` column renumbered).
 #[test]
 fn rows_pushed_in_any_order_give_the_same_bytes_even_when_countries_come_first_in_another_order() {
-    let dir = TempDir::new("any-order");
+    let dir = TempDir::new("snapshot", "any-order");
     let input = rows();
     let a = bytes_in_order(&dir, "pushed", &(0..input.len()).collect::<Vec<_>>());
     let reversed: Vec<usize> = (0..input.len()).rev().collect();
@@ -569,7 +551,7 @@ fn written(dir: &TempDir) -> (Vec<u8>, usize, usize) {
 
 #[test]
 fn a_file_cut_short_does_not_load() {
-    let dir = TempDir::new("truncated");
+    let dir = TempDir::new("snapshot", "truncated");
     let (bytes, _, _) = written(&dir);
     for len in 0..bytes.len() {
         let message = snapshot_error(Snapshot::from_bytes("cut", &bytes[..len]));
@@ -584,7 +566,7 @@ fn a_file_cut_short_does_not_load() {
 
 #[test]
 fn one_byte_changed_anywhere_past_the_header_does_not_load() {
-    let dir = TempDir::new("flipped");
+    let dir = TempDir::new("snapshot", "flipped");
     let (bytes, header, checksum) = written(&dir);
     for i in 16..bytes.len() {
         for flip in [0x01u8, 0x80, 0xff] {
@@ -602,7 +584,7 @@ fn one_byte_changed_anywhere_past_the_header_does_not_load() {
 
 #[test]
 fn a_file_with_another_magic_does_not_load() {
-    let dir = TempDir::new("magic");
+    let dir = TempDir::new("snapshot", "magic");
     let (bytes, _, _) = written(&dir);
     for i in 0..8 {
         let mut bad = bytes.clone();
@@ -617,7 +599,7 @@ fn a_file_with_another_magic_does_not_load() {
 /// sixteen), so a gazetteer centre or `meta.scale` could change in a round trip.
 #[test]
 fn gazetteer_coordinates_of_seventeen_digits_survive_a_write_and_a_load() {
-    let dir = TempDir::new("floats");
+    let dir = TempDir::new("snapshot", "floats");
     let path = dir.file("snapshot.smap");
     let mut cities = cities();
     cities[0].lat = 10.938_711_676_632_721;
