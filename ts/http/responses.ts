@@ -22,7 +22,7 @@ const nullableText = z.string().nullable();
 
 export const Location = z
   .object({
-    id: z.string().describe('Stable id: loc_ and 16 hex digits.'),
+    id: z.string().describe('Stable id: loc_ and 16 hex digits; a store keeps it across data refreshes.'),
     brand: z.string().optional().describe('Present when the response covers several brands.'),
     name: z.string(),
     lat: z.number(),

@@ -5,12 +5,14 @@
 //! data pipeline (`crates/ingest`) are its two callers.
 
 mod aliases;
+mod changes;
 mod cluster;
 mod coverage;
 mod error;
 mod format;
 mod geodesy;
 mod geojson;
+mod history;
 mod model;
 mod names;
 mod query;
@@ -21,16 +23,18 @@ mod strings;
 mod time;
 
 pub use aliases::{AliasIndex, Resolution, ResolvedBy, Suggestion};
+pub use changes::{ChangeFeed, Changes};
 pub use cluster::{cluster, ClusterPoint, Clusters};
 pub use coverage::{chao, chapman, lincoln_petersen, Estimator, Sightings, TotalEstimate, MIN_OBSERVED};
 pub use error::{CoreError, Result};
-pub use format::{write_rows, Format, WriteOptions, CSV_HEADER};
+pub use format::{changes_csv_header, write_changes, write_rows, Format, WriteOptions, CSV_HEADER};
 pub use geodesy::{haversine_m, offset_m, LocalMetric};
 pub use geojson::{polygon_features, PolygonFeature, PolygonGeometry, Ring};
-pub use model::{SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
+pub use history::{Entry as HistoryEntry, IdHistory, DEFAULT_KEEP as HISTORY_DEFAULT_KEEP, HISTORY_DEPARTED_FILE, HISTORY_DIR, HISTORY_IDS_FILE};
+pub use model::{is_servable, SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, DEDUP_TOLERANCE_M, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 pub use names::{name_keys, normalize_name};
 pub use query::{Filters, QueryResult};
-pub use records::{BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
+pub use records::{brand_identity, BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
 pub use serve::{Answer, Budget, DataQuery, Refusal, Served};
 pub use snapshot::{RowBuilder, Snapshot, SnapshotBuilder, TextColumn, FORMAT_VERSION, PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE};
 pub use strings::{StringPool, StringPoolBuilder};

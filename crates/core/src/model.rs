@@ -4,6 +4,16 @@
 /// no request parameter changes it.
 pub const CONFIDENCE_FLOOR: f32 = 0.6;
 
+/// The contract's de-duplication tolerance: rows of one brand within this distance are one
+/// storefront, and a store that moved less than this between two refreshes is the same store.
+pub const DEDUP_TOLERANCE_M: f64 = 100.0;
+
+/// Whether a data format may serve a row: the fixed confidence floor and no community-only
+/// rows. The one statement of the rule; snapshots, builders and the history ask it.
+pub fn is_servable(community_only: bool, confidence: f32) -> bool {
+    !community_only && confidence >= CONFIDENCE_FLOOR
+}
+
 /// Row flag: seen only in the community map (OSM). Drawn on images, never in data formats.
 pub const FLAG_COMMUNITY_ONLY: u8 = 1;
 /// Row flag: the row went through the multi-source pipeline, so its provenance fields are set.

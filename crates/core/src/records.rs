@@ -66,12 +66,23 @@ pub struct BrandRecord {
     pub verified_count: u32,
 }
 
+/// What names a brand across refreshes and catalog versions (its stores keep their ids within
+/// it): its wikidata id, else its name-suggestion-index id, else its name.
+pub fn brand_identity<'a>(wikidata: Option<&'a str>, nsi_id: Option<&'a str>, name: &'a str) -> &'a str {
+    wikidata.filter(|w| !w.is_empty()).or(nsi_id.filter(|n| !n.is_empty())).unwrap_or(name)
+}
+
 impl BrandRecord {
     pub fn new(name: impl Into<String>) -> BrandRecord {
         BrandRecord { name: name.into(), wikidata: None, nsi_id: None, category: None, alt_names: Vec::new(), row_start: 0, row_end: 0, verified_count: 0 }
     }
     pub fn pool_count(&self) -> u32 {
         self.row_end - self.row_start
+    }
+
+    /// What names the brand across catalog versions: see [`brand_identity`].
+    pub fn identity(&self) -> &str {
+        brand_identity(self.wikidata.as_deref(), self.nsi_id.as_deref(), &self.name)
     }
 }
 

@@ -611,3 +611,21 @@ fn gazetteer_coordinates_of_seventeen_digits_survive_a_write_and_a_load() {
     assert_eq!(snap.meta().scale.map(f64::to_bits), Some(13.346_133_595_589_677_f64.to_bits()));
     assert_eq!((snap.cities()[0].lat.to_bits(), snap.cities()[0].lng.to_bits()), (cities[0].lat.to_bits(), cities[0].lng.to_bits()));
 }
+
+#[test]
+fn a_loaded_row_copies_back_into_the_row_that_was_pushed() {
+    let dir = TempDir::new("snapshot", "row-copy");
+    let path = dir.file("snapshot.smap");
+    let input = rows();
+    write(&input, &path);
+    let snap = Snapshot::load(&path).unwrap();
+    for r in 0..snap.row_count() {
+        let copy = snap.row(r);
+        let pushed = input.iter().find(|w| w.id == copy.id).unwrap_or_else(|| panic!("row {r}: id {} never written", copy.id));
+        assert_eq!(format!("{copy:?}"), format!("{pushed:?}"), "row {r}");
+    }
+    // Copied into a second snapshot, the rows load as the first's did.
+    let again = dir.file("again.smap");
+    write(&(0..snap.row_count()).map(|r| snap.row(r)).collect::<Vec<_>>(), &again);
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&path).unwrap());
+}

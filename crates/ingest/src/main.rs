@@ -40,6 +40,9 @@ struct Common {
     /// Show a spinner on a terminal.
     #[arg(long)]
     progress: bool,
+    /// Snapshots the id history keeps (what the change feed can reach back over).
+    #[arg(long, default_value_t = storemap_core::HISTORY_DEFAULT_KEEP)]
+    keep_history: usize,
 }
 
 #[derive(Subcommand)]
@@ -94,6 +97,7 @@ fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, St
         multi_source: !c.single_source,
         synthetic,
         region: Region::default(),
+        keep_history: c.keep_history,
     })
 }
 
@@ -150,7 +154,8 @@ fn run(cli: Cli) -> Result<String, String> {
         Command::Report { data_dir } => {
             let snap = Snapshot::load(&data_dir.join(SNAPSHOT_FILE)).map_err(|e| e.to_string())?;
             let truth = data_dir.join("sources/truth.csv");
-            let r = storemap_ingest::report::report(&snap, Some(&truth)).map_err(|e| e.to_string())?;
+            let mut r = storemap_ingest::report::report(&snap, Some(&truth)).map_err(|e| e.to_string())?;
+            r.changes = storemap_ingest::feed_score::change_score(&data_dir, &snap).map_err(|e| e.to_string())?;
             Ok(json(&r))
         }
     }

@@ -13,6 +13,8 @@ use crate::density::PopulationGrid;
 use crate::error::{IngestError, Result};
 use crate::footprint::Footprints;
 use crate::hash::fnv1a;
+use crate::history::{self, HistoryUpdate};
+use crate::identity::PreviousIds;
 use crate::import;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
@@ -100,6 +102,8 @@ pub struct BuildOptions {
     /// Set for the generated dataset.
     pub synthetic: Option<(f64, u64)>,
     pub region: Region,
+    /// Snapshots the id history keeps (see `history`).
+    pub keep_history: usize,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -110,6 +114,7 @@ pub struct BuildSummary {
     pub imports: Vec<ImportReport>,
     pub reconcile: ReconcileStats,
     pub world: Option<crate::world::WorldSummary>,
+    pub history: HistoryUpdate,
     pub seconds: std::collections::BTreeMap<String, f64>,
 }
 
@@ -229,6 +234,7 @@ impl Ticker {
 pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<BuildSummary> {
     let (tables, countries_dir) = (opts.reference.clone(), opts.reference.extracted.clone());
     let sources_dir = opts.data_dir.join("sources");
+    keep_previous_truth(&opts.data_dir)?;
     // The border index takes seconds to build and generation does not need it: both at once.
     let (reference, world) = std::thread::scope(|s| -> Result<_> {
         let countries = s.spawn(move || load_countries(&countries_dir));
@@ -299,12 +305,15 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         return Err(nothing_kept(&path, &imports));
     }
     let population = PopulationGrid::new(&reference.cities);
+    let previous_snapshot = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, opts.synthetic)))?;
+    let previous = previous_snapshot.as_ref().map(PreviousIds::from_snapshot);
     let reconciler = Reconciler {
         catalog: &reference.catalog,
         countries: &reference.countries,
         population: &population,
         as_of: opts.as_of,
         multi_source: opts.multi_source,
+        previous: previous.as_ref(),
     };
 
     let meta = SnapshotMeta {
@@ -331,20 +340,24 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
             })
             .collect(),
     };
-    let cities = reference
+    let cities: Vec<CityRecord> = reference
         .cities
         .iter()
         .map(|c| CityRecord { name: c.name.clone(), country: c.country.clone(), admin1: c.admin1.clone(), lat: c.lat, lng: c.lng, population: c.population })
         .collect();
-    let mut builder = SnapshotBuilder::new(meta, reference.catalog.brand_records(), cities, reference.catalog.tickers.clone());
+    let mut builder = SnapshotBuilder::new(meta.clone(), reference.catalog.brand_records(), cities.clone(), reference.catalog.tickers.clone());
     // Reconciled rows are fewer than source rows; about 70% in practice.
     builder.reserve((buckets.stats.rows_in as usize) * 7 / 10);
     // Rows go straight into the builder (which interns their text) as each block of brands is
     // reconciled; the version hashes every row's id and position in that same order.
     let mut hash = 0u64;
     let mut corroborated: std::collections::BTreeMap<SourceType, u64> = Default::default();
+    let mut served: Vec<u64> = Vec::new();
     let stats = phases.run("reconcile", || {
         Ok(reconciler.run_buckets(buckets, &mut |r| {
+            if r.is_servable() {
+                served.push(r.id);
+            }
             hash = fnv1a(&[hash.to_le_bytes(), r.id.to_le_bytes(), r.lat.to_bits().to_le_bytes(), r.lng.to_bits().to_le_bytes()].concat());
             if r.sources.iter().count() >= 2 {
                 for (s, _) in &r.aliases {
@@ -365,6 +378,11 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     builder.set_imports(imports.iter().map(|r| (r.source.clone(), source_import(r))).collect());
     let version = format!("{}-{:08x}", format_iso(opts.as_of).replace([':', '-'], ""), hash & 0xffff_ffff);
     builder.set_version(&version);
+    // The history first: a history a step ahead of the snapshot (the write below failed) is
+    // put right by the next build, and the service reads it only up to the snapshot it serves.
+    let built = history::Built { as_of: opts.as_of, version: &version, served, brands: reference.catalog.brand_records(), cities, meta: &meta };
+    let history = phases.run("record history", || history::record(&opts.data_dir, previous_snapshot.as_ref(), built, opts.keep_history))?;
+    drop(previous_snapshot);
     phases.run("write snapshot", || {
         std::fs::create_dir_all(&opts.data_dir).map_err(|e| IngestError::io(opts.data_dir.display(), e))?;
         keep_previous(&path, &opts.data_dir.join(PREVIOUS_SNAPSHOT_FILE))?;
@@ -378,8 +396,45 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         imports,
         reconcile: stats,
         world: None,
+        history,
         seconds: phases.seconds.clone(),
     })
+}
+
+/// The snapshot a build is about to replace, whose ids its stores keep (see `identity`) and
+/// which the history continues (see `history`). None when there is none, when it is another
+/// world (real data after a synthetic one, or another synthetic scale or seed: a store there is
+/// not a store here), or when it cannot be read (a damaged file is replaced anyway; its stores
+/// then get fresh ids and the history starts over).
+fn previous_snapshot(path: &Path, synthetic: Option<(f64, u64)>) -> Option<storemap_core::Snapshot> {
+    if !path.exists() {
+        return None;
+    }
+    match storemap_core::Snapshot::load(path) {
+        Ok(s) => {
+            let m = s.meta();
+            let was = m.synthetic.then(|| (m.scale.unwrap_or(f64::NAN), m.seed.unwrap_or(u64::MAX)));
+            (was == synthetic).then_some(s)
+        }
+        Err(e) => {
+            eprintln!("storemap: the snapshot being replaced could not be read ({e}); its stores' ids are not carried over");
+            None
+        }
+    }
+}
+
+/// Keeps the last synthetic build's `truth.csv` beside the history before the generator replaces
+/// the sources: the sightings of stores the next build no longer sees, which scoring the change
+/// feed needs (`feed_score`).
+fn keep_previous_truth(data_dir: &Path) -> Result<()> {
+    let truth = data_dir.join("sources").join("truth.csv");
+    if !truth.exists() {
+        return Ok(());
+    }
+    let dir = data_dir.join(storemap_core::HISTORY_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| IngestError::io(dir.display(), e))?;
+    let to = dir.join(crate::feed_score::PREVIOUS_TRUTH_FILE);
+    std::fs::copy(&truth, &to).map(|_| ()).map_err(|e| IngestError::io(to.display(), e))
 }
 
 /// An import that kept nothing must not replace the snapshot a server is serving.

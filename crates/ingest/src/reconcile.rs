@@ -10,22 +10,24 @@
 
 use std::collections::HashMap;
 
-use storemap_core::{cluster, ClusterPoint, RowBuilder, SourceMask, SourceType, StorefrontType};
+use storemap_core::{brand_identity, cluster, ClusterPoint, RowBuilder, SourceMask, SourceType, StorefrontType};
 
 use crate::catalog::Catalog;
 use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
 use crate::hash::fnv1a;
+use crate::identity::PreviousIds;
 use crate::parallel::parallel_map;
 use crate::Skip;
 use crate::SourceRow;
 
 /// One brand's reconciliation: its rows (each with whether its country came from the shapes),
-/// the source rows linked by record id, and its clusters.
-type BrandReconciled = (Vec<(RowBuilder, bool)>, u64, u64);
+/// the source rows linked by record id, its clusters, and the ids it continued from the
+/// previous snapshot by source id and by place.
+type BrandReconciled = (Vec<(RowBuilder, bool)>, u64, u64, (u64, u64));
 
 /// The contract's de-duplication tolerance.
-pub const TOLERANCE_M: f64 = 100.0;
+pub const TOLERANCE_M: f64 = storemap_core::DEDUP_TOLERANCE_M;
 
 /// How much one source's sighting says that a store exists: retailer-published locators most,
 /// the community map least. Combined as independent evidence: 1 - prod(1 - w).
@@ -60,6 +62,11 @@ pub struct ReconcileStats {
     pub clusters: u64,
     pub linked_by_record_id: u64,
     pub countries_backfilled: u64,
+    /// Rows of the snapshot this build replaced (whose ids it continues; see `identity`).
+    pub previous_rows: u64,
+    /// Rows that kept a previous row's id through a shared source id, and through its place.
+    pub ids_kept_by_source_id: u64,
+    pub ids_kept_by_place: u64,
 }
 
 pub struct Reconciler<'a> {
@@ -70,6 +77,8 @@ pub struct Reconciler<'a> {
     pub as_of: i64,
     /// False: the legacy path, one row per source row, no provenance.
     pub multi_source: bool,
+    /// The ids of the snapshot this build replaces, which its stores keep.
+    pub previous: Option<&'a PreviousIds>,
 }
 
 /// A source row as reconciliation keeps it once its brand is known: only the fields merging
@@ -175,6 +184,7 @@ impl Reconciler<'_> {
     /// of brands' source rows as soon as it is done.
     pub fn run_buckets(&self, mut buckets: BrandBuckets, sink: &mut dyn FnMut(RowBuilder)) -> ReconcileStats {
         let mut stats = std::mem::take(&mut buckets.stats);
+        stats.previous_rows = self.previous.map_or(0, |p| p.rows() as u64);
         let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| !buckets.rows[b as usize].is_empty()).collect();
         for block in brands.chunks(BRAND_BLOCK) {
             let owned: Vec<(u32, Vec<BucketRow>)> = block.iter().map(|&b| (b, std::mem::take(&mut buckets.rows[b as usize]))).collect();
@@ -182,19 +192,28 @@ impl Reconciler<'_> {
                 let idx: Vec<usize> = (0..rows.len()).collect();
                 let (clusters, linked) = self.cluster_brand(*b, &idx, rows);
                 let n = clusters.len() as u64;
-                let built = clusters
+                let (mut built, backfilled): (Vec<RowBuilder>, Vec<bool>) = clusters
                     .iter()
                     .map(|c| {
                         let r = &rows[c.members[0]];
                         self.merge(c, rows, self.population.is_sparse(r.lat, r.lng))
                     })
-                    .collect();
-                (built, linked, n)
+                    .unzip();
+                let kept = match self.previous {
+                    Some(p) => {
+                        let brand = &self.catalog.brands[*b as usize];
+                        p.assign(brand_identity(brand.wikidata.as_deref(), Some(&brand.nsi_id), &brand.name), &mut built)
+                    }
+                    None => (0, 0),
+                };
+                (built.into_iter().zip(backfilled).collect(), linked, n, kept)
             });
             drop(owned);
-            for (built, linked, n) in done {
+            for (built, linked, n, kept) in done {
                 stats.linked_by_record_id += linked;
                 stats.clusters += n;
+                stats.ids_kept_by_source_id += kept.0;
+                stats.ids_kept_by_place += kept.1;
                 for (row, backfilled) in built {
                     stats.countries_backfilled += backfilled as u64;
                     sink(row);

@@ -42,6 +42,9 @@ pub struct Report {
     pub realism: Vec<Realism>,
     /// coverage_confidence against the synthetic world's truth (absent without one).
     pub coverage: Option<CoverageScore>,
+    /// The last refresh's change feed against the synthetic world's truth (absent until a
+    /// synthetic folder has been refreshed; see `feed_score`).
+    pub changes: Option<crate::feed_score::ChangeScore>,
 }
 
 /// How many brands (by true open stores) the coverage score covers, each in its countries.
@@ -121,6 +124,7 @@ pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
             Some(p) if p.exists() => Some(coverage_scores(snapshot, &p)?),
             _ => None,
         },
+        changes: None,
     })
 }
 

@@ -9,19 +9,32 @@ pub const CSV_HEADER: &str = "brand,name,lat,lng,country,state,city,postcode,add
 
 pub(super) fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
     out.extend_from_slice(CSV_HEADER.as_bytes());
-    let mut brand = BrandCursor::default();
-    let mut times = TimeCache::default();
-    // The brand cell is the same for a brand's every row: quoted once, copied after.
-    let mut brand_cell: (*const u8, Vec<u8>) = (std::ptr::null(), Vec::new());
+    let mut row = CsvRows::default();
     for &r in rows {
-        let r = r as usize;
-        let name = brand.name(snap, r as u32);
-        if name.as_ptr() != brand_cell.0 {
-            brand_cell.1.clear();
-            csv_field(&mut brand_cell.1, name);
-            brand_cell.0 = name.as_ptr();
+        row.write(snap, r as usize, out);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Writes CSV rows of one snapshot (without their line ends), keeping the brand cell and the
+/// timestamp of the row before.
+#[derive(Default)]
+pub(super) struct CsvRows {
+    brand: BrandCursor,
+    times: TimeCache,
+    /// The brand cell, quoted once per brand: rows come grouped by brand.
+    brand_cell: (usize, Vec<u8>),
+}
+
+impl CsvRows {
+    pub(super) fn write(&mut self, snap: &Snapshot, r: usize, out: &mut Vec<u8>) {
+        let name = self.brand.name(snap, r as u32);
+        if name.as_ptr() as usize != self.brand_cell.0 {
+            self.brand_cell.1.clear();
+            csv_field(&mut self.brand_cell.1, name);
+            self.brand_cell.0 = name.as_ptr() as usize;
         }
-        out.extend_from_slice(&brand_cell.1);
+        out.extend_from_slice(&self.brand_cell.1);
         out.push(b',');
         csv_field(out, snap.row_text(TextColumn::Name, r));
         out.push(b',');
@@ -36,13 +49,11 @@ pub(super) fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
         }
         out.push(b',');
         if snap.last_updated[r] != NULL_TIME {
-            out.extend_from_slice(times.get(snap.last_updated[r]));
+            out.extend_from_slice(self.times.get(snap.last_updated[r]));
         }
-        out.extend_from_slice(b"\r\n");
     }
 }
 
-/// RFC 4180: quote a field holding a comma, quote, CR or LF, doubling inner quotes.
 fn csv_field(out: &mut Vec<u8>, s: &str) {
     if needs_csv_quotes(s.as_bytes()) {
         out.push(b'"');

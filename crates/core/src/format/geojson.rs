@@ -13,26 +13,30 @@ pub(super) fn write_geojson(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, 
     json_opt_f64(out, opts.coverage);
     out.extend_from_slice(b",\"features\":[");
     for (i, &r) in rows.iter().enumerate() {
-        let r = r as usize;
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"type\":\"Feature\",\"id\":");
-        json_id(out, snap.id[r]);
-        // GeoJSON order is [lng, lat], the opposite of JSON and CSV.
-        out.extend_from_slice(b",\"geometry\":{\"type\":\"Point\",\"coordinates\":[");
-        json_f64(out, snap.lng[r]);
-        out.push(b',');
-        json_f64(out, snap.lat[r]);
-        out.extend_from_slice(b"]},\"properties\":{\"brand\":");
-        json_str(out, brand.name(snap, r as u32));
-        out.extend_from_slice(b",\"name\":");
-        json_str(out, snap.row_text(TextColumn::Name, r));
-        common_fields(snap, r, out, &mut times);
-        if opts.provenance {
-            provenance_fields(snap, r, out, &mut times);
-        }
+        open_feature(snap, r as usize, &mut brand, opts.provenance, out, &mut times);
         out.extend_from_slice(b"}}");
     }
     out.extend_from_slice(b"]}");
+}
+
+/// One feature without the closing braces of its properties and itself, so a caller may add
+/// properties.
+pub(super) fn open_feature(snap: &Snapshot, r: usize, brand: &mut BrandCursor, provenance: bool, out: &mut Vec<u8>, times: &mut TimeCache) {
+    out.extend_from_slice(b"{\"type\":\"Feature\",\"id\":");
+    json_id(out, snap.id[r]);
+    out.extend_from_slice(b",\"geometry\":{\"type\":\"Point\",\"coordinates\":[");
+    json_f64(out, snap.lng[r]);
+    out.push(b',');
+    json_f64(out, snap.lat[r]);
+    out.extend_from_slice(b"]},\"properties\":{\"brand\":");
+    json_str(out, brand.name(snap, r as u32));
+    out.extend_from_slice(b",\"name\":");
+    json_str(out, snap.row_text(TextColumn::Name, r));
+    common_fields(snap, r, out, times);
+    if provenance {
+        provenance_fields(snap, r, out, times);
+    }
 }

@@ -26,29 +26,34 @@ pub(super) fn write_json(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out
     let mut brand = BrandCursor::default();
     let mut times = TimeCache::default();
     for (i, &r) in rows.iter().enumerate() {
-        let r = r as usize;
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"id\":");
-        json_id(out, snap.id[r]);
-        if many_brands {
-            out.extend_from_slice(b",\"brand\":");
-            json_str(out, brand.name(snap, r as u32));
-        }
-        out.extend_from_slice(b",\"name\":");
-        json_str(out, snap.row_text(TextColumn::Name, r));
-        out.extend_from_slice(b",\"lat\":");
-        json_f64(out, snap.lat[r]);
-        out.extend_from_slice(b",\"lng\":");
-        json_f64(out, snap.lng[r]);
-        common_fields(snap, r, out, &mut times);
-        if opts.provenance {
-            provenance_fields(snap, r, out, &mut times);
-        }
+        open_location(snap, r as usize, many_brands.then_some(&mut brand), opts.provenance, out, &mut times);
         out.push(b'}');
     }
     out.extend_from_slice(b"]}");
+}
+
+/// One location object without its closing brace, so a caller may add fields: `brand` when a
+/// cursor is given (answers of several brands), the provenance fields when asked for.
+pub(super) fn open_location(snap: &Snapshot, r: usize, brand: Option<&mut BrandCursor>, provenance: bool, out: &mut Vec<u8>, times: &mut TimeCache) {
+    out.extend_from_slice(b"{\"id\":");
+    json_id(out, snap.id[r]);
+    if let Some(brand) = brand {
+        out.extend_from_slice(b",\"brand\":");
+        json_str(out, brand.name(snap, r as u32));
+    }
+    out.extend_from_slice(b",\"name\":");
+    json_str(out, snap.row_text(TextColumn::Name, r));
+    out.extend_from_slice(b",\"lat\":");
+    json_f64(out, snap.lat[r]);
+    out.extend_from_slice(b",\"lng\":");
+    json_f64(out, snap.lng[r]);
+    common_fields(snap, r, out, times);
+    if provenance {
+        provenance_fields(snap, r, out, times);
+    }
 }
 
 /// `,"name":`, `,"address":` and the rest, made once from the column names.

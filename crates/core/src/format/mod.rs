@@ -2,6 +2,7 @@
 //! that crosses to Node as a Buffer without a copy; `text` holds the escaping and number
 //! printing they share.
 
+mod changes;
 mod csv;
 mod geojson;
 mod json;
@@ -10,6 +11,7 @@ mod text;
 use crate::snapshot::Snapshot;
 use crate::time::format_iso;
 
+pub use changes::{changes_csv_header, write_changes};
 pub use csv::CSV_HEADER;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::file::SectionWriter;
 use super::{TextColumn, NULL_TIME};
 use crate::error::Result;
-use crate::model::{SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
+use crate::model::{is_servable, SourceMask, SourceType, StorefrontType, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 use crate::records::{BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
 use crate::strings::{PoolRelayout, StringPoolBuilder};
 
@@ -39,6 +39,11 @@ pub struct RowBuilder {
 }
 
 impl RowBuilder {
+    /// Whether a data format may serve the row.
+    pub fn is_servable(&self) -> bool {
+        is_servable(self.community_only, self.confidence)
+    }
+
     /// The row's value for a text column.
     pub fn text(&self, c: TextColumn) -> &str {
         match c {
@@ -199,7 +204,7 @@ impl SnapshotBuilder {
             let start = i;
             while i < self.rows.len() && self.rows[i].brand as usize == brand {
                 let r = &self.rows[i];
-                if r.flags & FLAG_COMMUNITY_ONLY == 0 && r.confidence >= CONFIDENCE_FLOOR {
+                if is_servable(r.flags & FLAG_COMMUNITY_ONLY != 0, r.confidence) {
                     rec.verified_count += 1;
                 }
                 i += 1;

@@ -15,13 +15,14 @@ mod validate;
 use std::collections::HashMap;
 
 use crate::aliases::AliasIndex;
-use crate::model::{SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
+use crate::model::{is_servable, SourceMask, SourceType, StorefrontType, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 use crate::records::{BrandRecord, CityRecord, SnapshotMeta, TickerRecord};
 use crate::strings::StringPool;
 
 pub use builder::{RowBuilder, SnapshotBuilder};
 pub use columns::TextColumn;
 use columns::TextColumns;
+pub(crate) use file::temp_path;
 
 /// The serving snapshot's file name in a data folder.
 pub const SNAPSHOT_FILE: &str = "snapshot.smap";
@@ -108,6 +109,14 @@ impl Snapshot {
     pub fn row_lat_lng(&self, r: usize) -> (f64, f64) {
         (self.lat[r], self.lng[r])
     }
+    /// The row's stable id (served as `loc_` and 16 hex digits).
+    pub fn row_id(&self, r: usize) -> u64 {
+        self.id[r]
+    }
+    /// When the snapshot that served row `r` was made (its refresh time).
+    pub fn row_last_updated(&self, r: usize) -> i64 {
+        self.last_updated[r]
+    }
     pub fn row_country(&self, r: usize) -> &str {
         &self.countries[self.country[r] as usize]
     }
@@ -134,8 +143,36 @@ impl Snapshot {
     /// Whether a data format may serve the row: the fixed confidence floor and no
     /// community-only rows.
     pub fn row_is_verified(&self, r: usize) -> bool {
-        !self.row_is_community_only(r) && self.confidence[r] >= CONFIDENCE_FLOOR
+        is_servable(self.row_is_community_only(r), self.confidence[r])
     }
+    /// Row `r` as it was pushed (its brand as this snapshot numbers it), to copy it into
+    /// another snapshot.
+    pub fn row(&self, r: usize) -> RowBuilder {
+        let text = |c: TextColumn| self.row_text(c, r).to_string();
+        let last_verified = self.last_verified[r];
+        RowBuilder {
+            brand: self.brand_of_row(r as u32),
+            lat: self.lat[r],
+            lng: self.lng[r],
+            id: self.id[r],
+            name: text(TextColumn::Name),
+            address: text(TextColumn::Address),
+            city: text(TextColumn::City),
+            state: text(TextColumn::State),
+            postcode: text(TextColumn::Postcode),
+            phone: text(TextColumn::Phone),
+            country: self.row_country(r).to_string(),
+            last_updated: self.last_updated[r],
+            confidence: self.confidence[r],
+            provenance: self.row_has_provenance(r),
+            last_verified: (last_verified != NULL_TIME).then_some(last_verified),
+            storefront: self.row_storefront(r),
+            sources: self.row_sources(r),
+            community_only: self.row_is_community_only(r),
+            aliases: self.row_aliases(r).map(|(s, a)| (s, a.to_string())).collect(),
+        }
+    }
+
     pub fn row_aliases(&self, r: usize) -> impl Iterator<Item = (SourceType, &str)> {
         let (a, b) = (self.alias_start[r] as usize, self.alias_start[r + 1] as usize);
         (a..b).map(move |i| (SourceType::from_u8(self.alias_source[i]).unwrap(), self.strings.get(self.alias_id[i])))

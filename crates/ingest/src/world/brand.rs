@@ -6,6 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use storemap_core::{haversine_m, offset_m, SourceType};
 
+use super::churn::{self, Event, SURVEY};
 use super::places::{self, Gazetteer};
 use super::Calibration;
 use crate::catalog::CatalogBrand;
@@ -31,7 +32,12 @@ pub struct TrueStore {
     pub postcode: String,
     pub phone: String,
     pub kind: Kind,
+    /// Closed: a stale closure of the surveyed world, or a closure since the survey.
     pub closed: bool,
+    /// When it opened, for a store opened since the survey ([`churn::SURVEY`]).
+    pub opened: Option<i64>,
+    /// When it closed, for a store closed since the survey (on or before the build's as-of).
+    pub closed_at: Option<i64>,
 }
 
 /// One source's record of one store.
@@ -189,7 +195,9 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         .collect()
 }
 
-pub fn generate(rank: usize, brand: &CatalogBrand, g: &Gazetteer, cal: &Calibration, seed: u64) -> BrandWorld {
+/// A brand's world as it is at `as_of`: the surveyed world, aged (see [`churn`]) when `as_of`
+/// is after the survey.
+pub fn generate(rank: usize, brand: &CatalogBrand, g: &Gazetteer, cal: &Calibration, seed: u64, as_of: i64) -> BrandWorld {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ fnv1a(brand.nsi_id.as_bytes()));
     let plan = plan(rank, brand, g, cal, &mut rng);
     // Every chain of known size publishes a store locator that AllThePlaces scrapes.
@@ -202,25 +210,10 @@ pub fn generate(rank: usize, brand: &CatalogBrand, g: &Gazetteer, cal: &Calibrat
     let mut stores = Vec::with_capacity(plan.iter().map(|(_, n)| n).sum());
     for &(country, n) in &plan {
         for _ in 0..n {
-            let Some((city, lat, lng)) = place(country, &habits, g, &mut taken, &mut rng) else { continue };
-            let kind = match (brand.class.as_str(), rng.random::<f64>()) {
-                ("fitness", r) if r < 0.2 => Kind::Studio,
-                ("coffee" | "food", r) if r < 0.03 => Kind::Pickup,
-                ("retail" | "supermarket" | "coffee" | "food" | "pharmacy", r) if r < 0.09 => Kind::Small,
-                _ => Kind::Full,
-            };
-            stores.push(TrueStore {
-                number: 1000 + stores.len() as u32,
-                lat,
-                lng,
-                city,
-                country: country.to_string(),
-                address: places::address(country, &mut rng),
-                postcode: places::postcode(g, country, lat, lng, &mut rng),
-                phone: places::phone(country, &mut rng),
-                kind,
-                closed: rng.random::<f64>() < cal.closed_share,
-            });
+            let number = 1000 + stores.len() as u32;
+            if let Some(s) = new_store(number, country, brand, &habits, g, cal, &mut taken, &mut rng) {
+                stores.push(s);
+            }
         }
     }
 
@@ -228,7 +221,119 @@ pub fn generate(rank: usize, brand: &CatalogBrand, g: &Gazetteer, cal: &Calibrat
     for (i, s) in stores.iter().enumerate() {
         observe(i as u32, s, rank, brand, has_spider, cal, g, &mut rng, &mut sightings);
     }
-    BrandWorld { stores, sightings }
+    let mut world = BrandWorld { stores, sightings };
+    if as_of > SURVEY {
+        let ctx = Ctx { rank, brand, g, cal, habits: &habits, has_spider };
+        age(&ctx, &mut world, &mut taken, seed, as_of);
+    }
+    world
+}
+
+/// One store placed in a country: its spot, kind, address and whether it is a stale closure.
+/// `None` when the chain's cities there are full.
+#[allow(clippy::too_many_arguments)]
+fn new_store(
+    number: u32,
+    country: &str,
+    brand: &CatalogBrand,
+    habits: &Habits,
+    g: &Gazetteer,
+    cal: &Calibration,
+    taken: &mut HashMap<(i64, i64), Vec<(f64, f64)>>,
+    rng: &mut ChaCha8Rng,
+) -> Option<TrueStore> {
+    let (city, lat, lng) = place(country, habits, g, taken, rng)?;
+    let kind = match (brand.class.as_str(), rng.random::<f64>()) {
+        ("fitness", r) if r < 0.2 => Kind::Studio,
+        ("coffee" | "food", r) if r < 0.03 => Kind::Pickup,
+        ("retail" | "supermarket" | "coffee" | "food" | "pharmacy", r) if r < 0.09 => Kind::Small,
+        _ => Kind::Full,
+    };
+    Some(TrueStore {
+        number,
+        lat,
+        lng,
+        city,
+        country: country.to_string(),
+        address: places::address(country, rng),
+        postcode: places::postcode(g, country, lat, lng, rng),
+        phone: places::phone(country, rng),
+        kind,
+        closed: rng.random::<f64>() < cal.closed_share,
+        opened: None,
+        closed_at: None,
+    })
+}
+
+/// What placing and observing one more store of a brand needs.
+struct Ctx<'a, 'g> {
+    rank: usize,
+    brand: &'a CatalogBrand,
+    g: &'a Gazetteer<'g>,
+    cal: &'a Calibration,
+    habits: &'a Habits,
+    has_spider: bool,
+}
+
+/// Ages a surveyed world to `as_of`: each surveyed store closes at a time drawn from its class's
+/// closure rate; new stores open as a Poisson process at its opening rate (in the countries of
+/// the surveyed stores, in proportion), each placed and observed as a surveyed store is; then a
+/// source lists a store from its opening plus that source's lag until its closure plus that
+/// source's lag. The draws do not depend on `as_of` (openings are a sequence cut at `as_of`), so
+/// a later world holds every store of an earlier one, at the same place.
+fn age(ctx: &Ctx, world: &mut BrandWorld, taken: &mut HashMap<(i64, i64), Vec<(f64, f64)>>, seed: u64, as_of: i64) {
+    let rates = churn::rates(&ctx.brand.class);
+    let surveyed = world.stores.len();
+    let brand_seed = seed ^ fnv1a(ctx.brand.nsi_id.as_bytes()) ^ churn::SALT;
+    let mut rng = ChaCha8Rng::seed_from_u64(brand_seed);
+    // When each store closes, and the window in which each sighting is listed.
+    let mut closes: Vec<f64> = (0..surveyed).map(|_| SURVEY as f64 + churn::exp_s(&mut rng, churn::YEAR_S / rates.close)).collect();
+    let mut listed: Vec<(f64, f64)> =
+        world.sightings.iter().map(|s| (f64::NEG_INFINITY, closes[s.store as usize] + churn::lag_s(&mut rng, s.source, Event::Closing))).collect();
+
+    let per_second = rates.open * surveyed as f64 / churn::YEAR_S;
+    let mut t = SURVEY as f64;
+    for k in 0u32.. {
+        if per_second <= 0.0 {
+            break;
+        }
+        t += churn::exp_s(&mut rng, 1.0 / per_second);
+        if t > as_of as f64 {
+            break;
+        }
+        let mut r = ChaCha8Rng::seed_from_u64(brand_seed ^ fnv1a(format!("opening #{k}").as_bytes()));
+        let country = world.stores[r.random_range(0..surveyed)].country.clone();
+        let number = 1000 + surveyed as u32 + k;
+        let Some(mut store) = new_store(number, &country, ctx.brand, ctx.habits, ctx.g, ctx.cal, taken, &mut r) else { continue };
+        store.closed = false;
+        store.opened = Some(t as i64);
+        let close = t + churn::exp_s(&mut r, churn::YEAR_S / rates.close);
+        let index = world.stores.len() as u32;
+        let first = world.sightings.len();
+        observe(index, &store, ctx.rank, ctx.brand, ctx.has_spider, ctx.cal, ctx.g, &mut r, &mut world.sightings);
+        for s in &world.sightings[first..] {
+            listed.push((t + churn::lag_s(&mut r, s.source, Event::Opening), close + churn::lag_s(&mut r, s.source, Event::Closing)));
+        }
+        world.stores.push(store);
+        closes.push(close);
+    }
+
+    let now = as_of as f64;
+    for (s, &close) in world.stores.iter_mut().zip(&closes) {
+        if close <= now {
+            s.closed = true;
+            s.closed_at = Some(close as i64);
+        }
+    }
+    let mut window = listed.into_iter();
+    world.sightings.retain_mut(|s| {
+        let (from, until) = window.next().expect("a window per sighting");
+        // A source last saw a store no earlier than it began listing it.
+        if from.is_finite() {
+            s.days_ago = s.days_ago.min(((now - from) / churn::DAY_S) as u32);
+        }
+        from <= now && now < until
+    });
 }
 
 /// A city for one store: by the chain's metro share, then kept with a probability that grows

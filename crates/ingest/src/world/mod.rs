@@ -9,6 +9,7 @@
 //! same importers as real extracts. The truth is written beside it, for scoring only.
 
 mod brand;
+pub mod churn;
 mod places;
 mod write;
 
@@ -106,6 +107,10 @@ pub struct BrandTruth {
 /// The generator's per-brand truth, beside `truth.csv` (per source row).
 pub const BRAND_TRUTH_FILE: &str = "truth-brands.csv";
 
+/// The stores that opened or closed between the survey and the build's as-of: `store` (as in
+/// `truth.csv`), `opened` and `closed` (ISO times, empty when it did not happen in between).
+pub const CHURN_TRUTH_FILE: &str = "truth-churn.csv";
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WorldSummary {
     pub brands_with_stores: u64,
@@ -115,28 +120,35 @@ pub struct WorldSummary {
 }
 
 /// Makes brands' true stores and sightings, one brand at a time (any order, any thread: a
-/// brand's world depends only on the seed and the brand).
+/// brand's world depends only on the seed, the brand and the date).
 pub struct Generator<'a> {
     catalog: &'a Catalog,
     g: places::Gazetteer<'a>,
     cal: Calibration,
     seed: u64,
+    as_of: i64,
 }
 
 impl<'a> Generator<'a> {
+    /// The world as surveyed ([`churn::SURVEY`]).
     pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &[Zip], scale: f64, seed: u64) -> Generator<'a> {
-        Generator { catalog, g: places::Gazetteer::new(cities, zips), cal: Calibration::new(scale, catalog.brands.len()), seed }
+        Generator { catalog, g: places::Gazetteer::new(cities, zips), cal: Calibration::new(scale, catalog.brands.len()), seed, as_of: churn::SURVEY }
+    }
+
+    /// The same world as it is at `as_of` (unix seconds): aged by the churn since the survey.
+    pub fn at(self, as_of: i64) -> Generator<'a> {
+        Generator { as_of, ..self }
     }
 
     /// The world of the brand at this catalog rank.
     pub fn brand(&self, rank: usize) -> BrandWorld {
-        brand::generate(rank, &self.catalog.brands[rank], &self.g, &self.cal, self.seed)
+        brand::generate(rank, &self.catalog.brands[rank], &self.g, &self.cal, self.seed, self.as_of)
     }
 }
 
 /// Writes the four source files, `truth.csv` and `truth-brands.csv` into `dir`.
 pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], dir: &Path, scale: f64, seed: u64, as_of: i64) -> Result<WorldSummary> {
-    let gen = Generator::new(catalog, cities, zips, scale, seed);
+    let gen = Generator::new(catalog, cities, zips, scale, seed).at(as_of);
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);

@@ -74,7 +74,7 @@ pub fn population() -> &'static PopulationGrid {
 /// Runs the reconciler over `rows` with the real catalog, countries and population grid.
 pub fn reconcile(rows: &[SourceRow], multi_source: bool) -> (Vec<RowBuilder>, ReconcileStats) {
     let r = reference();
-    Reconciler { catalog: &r.catalog, countries: &r.countries, population: population(), as_of: as_of(), multi_source }.run(rows)
+    Reconciler { catalog: &r.catalog, countries: &r.countries, population: population(), as_of: as_of(), multi_source, previous: None }.run(rows)
 }
 
 /// The catalog index of the brand with this wikidata id (panics if the catalog lacks it).
@@ -175,6 +175,7 @@ pub fn build_synthetic(dir: &Path, scale: f64, seed: u64) -> BuildSummary {
         multi_source: true,
         synthetic: Some((scale, seed)),
         region: Default::default(),
+        keep_history: storemap_core::HISTORY_DEFAULT_KEEP,
     };
     pipeline::build_synthetic(&opts, scale, seed, &mut Phases::new(false)).unwrap_or_else(|e| panic!("build_synthetic(scale {scale}, seed {seed}): {e}"))
 }

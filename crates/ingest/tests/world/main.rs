@@ -9,6 +9,9 @@
 //! (`npm test` does both.) Reference data: `STOREMAP_REFERENCE_DIR`, else
 //! `data/generated/reference`.
 //!
+//! - `churn`: the world ages from its survey day, stores keep their ids across builds, and the
+//!   history records what each build opened and closed.
+//! - `feed`: the change feed's query against the snapshots it summarises.
 //! - `reconcile`: the whole fixture scene through the reconciler, against `expected.json`.
 //! - `clustering`: hand-placed source rows probing the 100 m clustering rules.
 //! - `determinism`: two synthetic builds with one seed give byte-identical snapshots.
@@ -21,8 +24,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod churn;
 mod clustering;
 mod determinism;
+mod feed;
 mod footprints;
 mod reconcile;
 mod report;

@@ -32,6 +32,8 @@ pub struct SourceWriters {
     overture: overture::OvertureColumns,
     fsq: fsq::FsqColumns,
     truth: BufWriter<File>,
+    /// `truth-churn.csv`: openings and closures since the survey.
+    churn: BufWriter<File>,
     /// `truth-brands.csv`: each brand's true stores per country beside its published count.
     brand_truth: csv::Writer<File>,
     seed: u64,
@@ -86,6 +88,8 @@ impl SourceWriters {
         let atp = atp::AtpWriter::new(dir)?;
         let mut truth = create(&dir.join("truth.csv"))?;
         writeln!(truth, "source,source_id,store,closed").map_err(|e| IngestError::io("truth.csv", e))?;
+        let mut churn = create(&dir.join(super::CHURN_TRUTH_FILE))?;
+        writeln!(churn, "store,opened,closed").map_err(|e| IngestError::io(super::CHURN_TRUTH_FILE, e))?;
         let path = dir.join(super::BRAND_TRUTH_FILE);
         let brand_truth = csv::Writer::from_path(&path).map_err(|e| IngestError::file(path.display(), e))?;
         Ok(SourceWriters {
@@ -95,6 +99,7 @@ impl SourceWriters {
             overture: overture::OvertureColumns::default(),
             fsq: fsq::FsqColumns::default(),
             truth,
+            churn,
             brand_truth,
             seed,
             as_of,
@@ -122,6 +127,10 @@ impl SourceWriters {
             };
             self.brand_truth.serialize(row).map_err(|e| IngestError::file("truth-brands.csv", e))?;
         }
+        for s in world.stores.iter().filter(|s| s.opened.is_some() || s.closed_at.is_some()) {
+            let iso = |t: Option<i64>| t.map(format_iso).unwrap_or_default();
+            writeln!(self.churn, "{}#{},{},{}", brand.nsi_id, s.number, iso(s.opened), iso(s.closed_at)).map_err(io)?;
+        }
         self.atp.begin(brand, world.sightings.iter().any(|s| s.source == SourceType::Atp));
         for s in &world.sightings {
             let store = &world.stores[s.store as usize];
@@ -144,6 +153,7 @@ impl SourceWriters {
         let io = |e| IngestError::io("sources", e);
         self.osm.finish()?;
         self.truth.flush().map_err(io)?;
+        self.churn.flush().map_err(io)?;
         self.brand_truth.flush().map_err(io)?;
         let o = std::mem::take(&mut self.overture);
         parquet::write_parquet(&self.dir.join("overture/places.parquet"), overture::overture_frame(o))?;

@@ -10,32 +10,40 @@ use serde::Serialize;
 use super::tags::Tags;
 use super::{create, round7, Sighted};
 use crate::error::{IngestError, Result};
+use crate::hash::fnv1a;
 
 pub(super) struct OsmWriter {
     out: BufWriter<File>,
-    next_id: u64,
+}
+
+/// A store's node id: like a real one, it stays the store's from build to build (stores opening
+/// elsewhere in the file do not renumber it). Drawn from 2^52 values above 10^9, so it stays an
+/// exact number in JavaScript and two of a full build's four million nodes share one about once
+/// in 500 builds (the importer would skip the second as `duplicate_id`).
+fn node_id(x: &Sighted) -> u64 {
+    1_000_000_000 + fnv1a(format!("{}/osm/{}", x.seed, x.store_key).as_bytes()) % (1 << 52)
 }
 
 impl OsmWriter {
     pub(super) fn new(dir: &Path) -> Result<OsmWriter> {
         let mut out = create(&dir.join("osm/places.geojsonseq"))?;
         out.flush().map_err(|e| IngestError::io(dir.display(), e))?;
-        Ok(OsmWriter { out, next_id: 1_000_000_000 })
+        Ok(OsmWriter { out })
     }
 
     /// Writes one sighting as a node; returns its id as the truth file names it (`n<id>`).
     pub(super) fn write(&mut self, x: &Sighted) -> Result<String> {
         let io = |e| IngestError::io("sources", e);
-        self.next_id += 1;
+        let id = node_id(x);
         let f = OsmFeature {
             kind: "Feature",
             geometry: Point { kind: "Point", coordinates: [round7(x.s.lng), round7(x.s.lat)] },
-            properties: OsmProps { osm_type: "node", id: self.next_id, tags: Tags::new(x.brand, x.s, x.store, x.city) },
+            properties: OsmProps { osm_type: "node", id, tags: Tags::new(x.brand, x.s, x.store, x.city) },
         };
         self.out.write_all(b"\x1e").map_err(io)?;
         serde_json::to_writer(&mut self.out, &f).map_err(|e| IngestError::Invalid(e.to_string()))?;
         self.out.write_all(b"\n").map_err(io)?;
-        Ok(format!("n{}", self.next_id))
+        Ok(format!("n{id}"))
     }
 
     pub(super) fn finish(mut self) -> Result<()> {
