@@ -48,19 +48,24 @@ pub fn record(data_dir: &Path, previous: Option<&Snapshot>, built: Built, keep: 
         }),
         None => IdHistory::default(),
     };
-    // The history's newest entry must be the snapshot being replaced (a build that died after
-    // recording, or a rollback, leaves it otherwise): record that one first.
+    // The history's newest entry must be the snapshot being replaced. After a rollback (or a
+    // build that died after recording) an older entry is: the history is cut back to it. When
+    // no entry is, it starts over from that snapshot.
     let mut old_departed: Option<Snapshot> = None;
     if let Some(prev) = previous {
-        let in_step = history.entries().last().is_some_and(|e| e.version == prev.meta().snapshot_version);
-        if !in_step {
-            history = IdHistory::default();
-        } else if departed_path.exists() {
-            old_departed = Snapshot::load(&departed_path).ok();
-        }
-        let as_of = storemap_core::parse_iso(&prev.meta().as_of).unwrap_or(i64::MIN);
-        if !in_step {
-            history.push(as_of, &prev.meta().snapshot_version, servable_ids(prev));
+        let version = &prev.meta().snapshot_version;
+        match history.entries().iter().rposition(|e| &e.version == version) {
+            Some(k) => {
+                history.truncate(k + 1);
+                if departed_path.exists() {
+                    old_departed = Snapshot::load(&departed_path).ok();
+                }
+            }
+            None => {
+                history = IdHistory::default();
+                let as_of = storemap_core::parse_iso(&prev.meta().as_of).unwrap_or(i64::MIN);
+                history.push(as_of, version, servable_ids(prev));
+            }
         }
     }
     let served: HashSet<u64> = built.served.iter().copied().collect();

@@ -316,3 +316,28 @@ fn the_history_records_each_weeks_openings_and_closures_and_keeps_the_closed_row
     assert!(score.closures_in_window_reported as f64 >= 0.95 * score.closures_in_window_unserved as f64, "{score:?}");
     assert!(score.closed_still_served > 0, "the slower sources still list closed stores");
 }
+
+#[test]
+fn after_a_rollback_the_history_goes_back_to_the_snapshot_served_and_carries_on_from_it() {
+    let dir = TempDir::new("history-rollback");
+    let weeks = [SURVEY + 120 * DAY, SURVEY + 127 * DAY, SURVEY + 134 * DAY];
+    build(dir.path(), weeks[0], Vec::new());
+    let (first, first_ids) = servable(dir.path());
+    build(dir.path(), weeks[1], Vec::new());
+    // `storemap data rollback`: the two files swap places by renames.
+    let (current, previous) = (dir.path().join(SNAPSHOT_FILE), dir.path().join(storemap_core::PREVIOUS_SNAPSHOT_FILE));
+    let swap = dir.path().join("swap.smap");
+    std::fs::rename(&current, &swap).unwrap();
+    std::fs::rename(&previous, &current).unwrap();
+    std::fs::rename(&swap, &previous).unwrap();
+    let summary = build(dir.path(), weeks[2], Vec::new());
+    let (third, third_ids) = servable(dir.path());
+
+    let history = storemap_core::IdHistory::read(&storemap_core::IdHistory::path(dir.path())).expect("history reads");
+    let versions: Vec<&str> = history.entries().iter().map(|e| e.version.as_str()).collect();
+    assert_eq!(versions, [first.meta().snapshot_version.as_str(), third.meta().snapshot_version.as_str()], "the rolled-back week is gone, the first kept");
+    assert_eq!(history.set_at(1), first_ids.iter().copied().collect::<Vec<_>>());
+    assert_eq!(history.set_at(2), third_ids.iter().copied().collect::<Vec<_>>());
+    assert_eq!(summary.history.opened as usize, third_ids.difference(&first_ids).count(), "opened against the snapshot served before");
+    assert_eq!(summary.history.closed as usize, first_ids.difference(&third_ids).count());
+}
