@@ -12,7 +12,9 @@
 2. Rules JSON Schema cannot state. A few requests match the schema and are still refused with
    400 INVALID_REQUEST, as the documentation says: `bounds` with south not below north, a `city`
    the gazetteer does not know for a radius search, a focus map of a country (or US state) the
-   map has no shape for, and a usage window that is reversed or longer than 366 days. Those 400s
+   map has no shape for, a usage window that is reversed or longer than 366 days, a change-feed
+   `radius_km` without `city` (query parameters cannot state a rule between two of them), and a
+   change-feed `since` older than the history the server keeps. Those 400s
    are not failures of "valid data should be accepted"; every other 400 on valid data still is.
 """
 
@@ -33,8 +35,12 @@ FULL_BODY = {}
 DOCUMENTED_DETAILS = {
     ("bounds", "south must be below north"),
     ("from", "from must not be after to"),
+    ("radius_km", "radius_km requires city"),
 }
-DOCUMENTED_DETAIL_PATTERNS = [("from", re.compile(r"^the window is at most \d+ days$"))]
+DOCUMENTED_DETAIL_PATTERNS = [
+    ("from", re.compile(r"^the window is at most \d+ days$")),
+    ("since", re.compile(r"^the history begins at \S+$")),
+]
 DOCUMENTED_MESSAGES = [
     re.compile(r"^unknown city '.*': it is not in the gazetteer and no row carries it$", re.S),
     re.compile(r'^no shape for country ".*"$', re.S),

@@ -7,7 +7,7 @@ import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../ts/paths.ts';
-import { testStore } from './helpers/dataset.ts';
+import { buildCommand, testStore } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { DAY_MS } from '../ts/time.ts';
@@ -105,6 +105,9 @@ test('200 with the contract headers and every field; a real render behind render
   t.deepEqual(b.data.brand_summary, { last_refreshed_at: null, stale: null }, 'null until the first refresh');
   t.is(b.data.snapshot_version, SNAPSHOT.snapshot_version);
   t.is(b.data.rows, SNAPSHOT.rows);
+  // The test dataset is one build, as of the date its build command gives: the feed reaches
+  // back to it.
+  t.is(b.data.changes_since, /--as-of (\S+)/.exec(buildCommand('x'))![1]);
   t.deepEqual(b.flags, { use_multi_source_import: true, disabled_sources: [] });
   t.deepEqual(Object.keys(b).sort(), ['api', 'data', 'database', 'elapsed_ms', 'flags', 'renderer', 'status', 'timestamp']);
   t.like(b.database, { ok: true, kind: 'sqlite' });

@@ -35,6 +35,7 @@ async function ensureDataset(config: Config): Promise<string> {
       seed: 1,
       disabledSources: config.disabledSources,
       multiSource: config.multiSource,
+      keepHistory: config.historySnapshots,
       progress: true,
     });
   }
@@ -170,6 +171,7 @@ data
       asOf: o.asOf,
       disabledSources: config.disabledSources,
       multiSource: config.multiSource,
+      keepHistory: config.historySnapshots,
       progress: true,
     })) as { snapshot: string; rows: number; snapshot_version: string };
     console.log(`${summary.snapshot}: ${summary.rows} rows, version ${summary.snapshot_version}`);
@@ -193,6 +195,7 @@ data
       dataDir: config.dataDir,
       disabledSources: config.disabledSources,
       multiSource: config.multiSource,
+      keepHistory: config.historySnapshots,
       progress: true,
     })) as ImportSummary;
     printImport(summary);
@@ -215,7 +218,7 @@ data
     if (Object.keys(sources).length === 0) {
       throw new InvalidArgumentError(`no sources in ${path.join(config.dataDir, 'sources')}: run \`storemap data build\` or \`storemap data import\` first`);
     }
-    const summary = (await importSources({ ...sources, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, progress: true })) as ImportSummary;
+    const summary = (await importSources({ ...sources, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, keepHistory: config.historySnapshots, progress: true })) as ImportSummary;
     console.error(importTable(summary.imports));
     const ledger = await openLedger(config);
     const brands = await writeBrandSummary(ledger, loadStoreSync(summary.snapshot), Date.now()).finally(() => ledger.close());

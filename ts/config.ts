@@ -28,6 +28,9 @@ const EnvSchema = z.object({
   STOREMAP_DISABLED_SOURCES: csv.pipe(z.array(z.enum(SOURCE_TYPES))).default([]),
   /** Off: the legacy single-source import, rows without provenance. */
   STOREMAP_MULTI_SOURCE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Snapshots each build's id history keeps: how far back GET /api/v1/changes reaches (the
+   * pipeline keeps 60, a year of weekly refreshes, when unset). */
+  STOREMAP_HISTORY_SNAPSHOTS: z.coerce.number().int().min(1).max(10_000).optional(),
   /** Scale of the dataset `npm start` builds on first start. */
   STOREMAP_DEFAULT_SCALE: z.coerce.number().positive().max(4).default(0.1),
   /** Per-key token bucket: sustained requests per second, and the burst allowed. */
@@ -81,6 +84,7 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     disabledSources: c.STOREMAP_DISABLED_SOURCES,
     multiSource: c.STOREMAP_MULTI_SOURCE,
     defaultScale: c.STOREMAP_DEFAULT_SCALE,
+    historySnapshots: c.STOREMAP_HISTORY_SNAPSHOTS,
     rateLimit: c.STOREMAP_RATE_LIMIT,
     rateBurst: c.STOREMAP_RATE_BURST,
     maxBodyBytes: c.STOREMAP_MAX_BODY_BYTES,

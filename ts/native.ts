@@ -19,6 +19,8 @@ export type StorefrontKind = Values<Binding.StorefrontKind>;
 export type ImageKind = Values<Binding.ImageKind>;
 export type QueryRequest = Omit<Binding.QueryRequest, 'format' | 'storefrontType'> & { format: DataFormat; storefrontType?: StorefrontKind };
 export type QueryResponse = Binding.QueryResponse;
+export type ChangesRequest = Omit<Binding.ChangesRequest, 'format' | 'storefrontType'> & { format: DataFormat; storefrontType?: StorefrontKind };
+export type ChangesResponse = Binding.ChangesResponse;
 export type BrandInfo = Binding.BrandInfo;
 export type Resolved = Binding.Resolved;
 export type SnapshotInfo = Binding.SnapshotInfo;
@@ -115,6 +117,15 @@ export function query(store: Store, req: QueryRequest): Promise<QueryResponse> {
 
 export function querySync(store: Store, req: QueryRequest): QueryResponse {
   return wrapSync(() => store.querySync(req as Binding.QueryRequest));
+}
+
+/** A brand's stores opened and closed since a date (the data folder's change feed). */
+export function changes(store: Store, req: ChangesRequest): Promise<ChangesResponse> {
+  return wrap(() => store.changes(req as Binding.ChangesRequest));
+}
+
+export function changesSync(store: Store, req: ChangesRequest): ChangesResponse {
+  return wrapSync(() => store.changesSync(req as Binding.ChangesRequest));
 }
 
 /** DejaVu Sans, from its npm package: broad Unicode coverage for city names worldwide. */

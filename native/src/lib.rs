@@ -11,6 +11,7 @@
 
 // Public so that every `#[napi]` item is reachable in a test build too (napi's registration
 // is what uses them; without it they would read as dead code).
+pub mod changes;
 pub mod error;
 pub mod query;
 pub mod render;

@@ -110,22 +110,46 @@ pub(crate) struct Selection {
     pub budget: Budget,
 }
 
+/// The location filters a request gives, as the core's.
+pub(crate) struct LocationFilters<'a> {
+    pub country: &'a Option<String>,
+    pub state: &'a Option<String>,
+    pub city: &'a Option<String>,
+    pub postcode: &'a Option<String>,
+    pub radius_km: Option<f64>,
+    pub storefront_type: Option<StorefrontKind>,
+}
+
+impl LocationFilters<'_> {
+    pub fn to_filters(&self, verified_only: bool) -> Filters {
+        Filters {
+            country: self.country.clone(),
+            state: self.state.clone(),
+            city: self.city.clone(),
+            postcode: self.postcode.clone(),
+            radius_km: self.radius_km,
+            storefront_type: self.storefront_type.map(Into::into),
+            verified_only,
+        }
+    }
+}
+
+/// What a request may spend: rows, and milliseconds from now.
+pub(crate) fn budget(max_rows: Option<u32>, time_budget_ms: Option<u32>) -> Budget {
+    Budget { max_rows, deadline: time_budget_ms.map(|ms| Instant::now() + Duration::from_millis(ms as u64)) }
+}
+
 impl From<&QueryRequest> for Selection {
     fn from(r: &QueryRequest) -> Selection {
-        Selection {
-            brands: r.brands.clone(),
-            filters: Filters {
-                country: r.country.clone(),
-                state: r.state.clone(),
-                city: r.city.clone(),
-                postcode: r.postcode.clone(),
-                radius_km: r.radius_km,
-                storefront_type: r.storefront_type.map(Into::into),
-                verified_only: r.verified_only,
-            },
-            limit: r.limit,
-            budget: Budget { max_rows: r.max_rows, deadline: r.time_budget_ms.map(|ms| Instant::now() + Duration::from_millis(ms as u64)) },
-        }
+        let filters = LocationFilters {
+            country: &r.country,
+            state: &r.state,
+            city: &r.city,
+            postcode: &r.postcode,
+            radius_km: r.radius_km,
+            storefront_type: r.storefront_type,
+        };
+        Selection { brands: r.brands.clone(), filters: filters.to_filters(r.verified_only), limit: r.limit, budget: budget(r.max_rows, r.time_budget_ms) }
     }
 }
 

@@ -1,24 +1,56 @@
 //! A loaded snapshot and its lookups: brands, names, per-country counts, facts about the build.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use storemap_core::{Snapshot, SourceImport};
+use storemap_core::{ChangeFeed, Snapshot, SourceImport};
 
 use crate::error::{guarded, run, settle, Code, Failure, Outcome};
 
-/// A loaded snapshot. Cheap to share: queries borrow it through an `Arc`.
+/// The change feed of a snapshot's data folder: the history read up to the snapshot, none
+/// (the folder has no history that reaches it), or why it could not be read. A history that
+/// cannot be read never stops the snapshot from serving; only the feed says so.
+#[derive(Debug)]
+pub(crate) enum Feed {
+    Ready(Arc<ChangeFeed>),
+    Absent,
+    Unreadable(String),
+}
+
+/// A loaded snapshot and its data folder's change feed. Cheap to share: queries borrow them
+/// through an `Arc`.
 #[napi]
 pub struct Store {
     pub(crate) inner: Arc<Snapshot>,
+    pub(crate) feed: Arc<Feed>,
     path: String,
 }
 
-fn load(path: &str) -> Outcome<Snapshot> {
-    guarded(|| Ok(Snapshot::load(&PathBuf::from(path))?))
+pub struct Loaded {
+    snapshot: Snapshot,
+    feed: Feed,
+}
+
+fn load(path: &str) -> Outcome<Loaded> {
+    guarded(|| {
+        let path = PathBuf::from(path);
+        let snapshot = Snapshot::load(&path)?;
+        let feed = match ChangeFeed::load(path.parent().unwrap_or(Path::new(".")), &snapshot) {
+            Ok(Some(feed)) => Feed::Ready(Arc::new(feed)),
+            Ok(None) => Feed::Absent,
+            Err(e) => Feed::Unreadable(e.to_string()),
+        };
+        Ok(Loaded { snapshot, feed })
+    })
+}
+
+impl Store {
+    fn new(loaded: Loaded, path: String) -> Store {
+        Store { inner: Arc::new(loaded.snapshot), feed: Arc::new(loaded.feed), path }
+    }
 }
 
 pub struct LoadTask {
@@ -26,13 +58,13 @@ pub struct LoadTask {
 }
 
 impl Task for LoadTask {
-    type Output = Outcome<Snapshot>;
+    type Output = Outcome<Loaded>;
     type JsValue = Store;
-    fn compute(&mut self) -> napi::Result<Outcome<Snapshot>> {
+    fn compute(&mut self) -> napi::Result<Outcome<Loaded>> {
         Ok(load(&self.path))
     }
-    fn resolve(&mut self, env: Env, output: Outcome<Snapshot>) -> napi::Result<Store> {
-        Ok(Store { inner: Arc::new(settle(env, output)?), path: std::mem::take(&mut self.path) })
+    fn resolve(&mut self, env: Env, output: Outcome<Loaded>) -> napi::Result<Store> {
+        Ok(Store::new(settle(env, output)?, std::mem::take(&mut self.path)))
     }
 }
 
@@ -45,8 +77,8 @@ pub fn load_store(path: String) -> AsyncTask<LoadTask> {
 /// Loads a snapshot file on the calling thread (CLI tools and tests).
 #[napi]
 pub fn load_store_sync(path: String) -> Result<Store, Code> {
-    let inner = load(&path)?;
-    Ok(Store { inner: Arc::new(inner), path })
+    let loaded = load(&path)?;
+    Ok(Store::new(loaded, path))
 }
 
 #[napi(object)]
@@ -126,6 +158,13 @@ pub struct SnapshotInfo {
     pub rows: u32,
     pub brands: u32,
     pub tickers: u32,
+    /// The change feed's reach: the as-of of the oldest snapshot its history holds (the
+    /// earliest `since` it answers); absent without a readable history.
+    #[napi(js_name = "changes_since")]
+    pub changes_since: Option<String>,
+    /// Why there is no change feed: the folder has no history, or it cannot be read.
+    #[napi(js_name = "changes_unavailable")]
+    pub changes_unavailable: Option<String>,
 }
 
 fn counts(m: &BTreeMap<String, u64>) -> BTreeMap<String, f64> {
@@ -173,6 +212,15 @@ impl Store {
                 rows: s.row_count() as u32,
                 brands: s.brands().len() as u32,
                 tickers: s.tickers().len() as u32,
+                changes_since: match &*self.feed {
+                    Feed::Ready(f) => Some(storemap_core::format_iso(f.reaches_back_to())),
+                    _ => None,
+                },
+                changes_unavailable: match &*self.feed {
+                    Feed::Ready(_) => None,
+                    Feed::Absent => Some("no history".into()),
+                    Feed::Unreadable(why) => Some(why.clone()),
+                },
             })
         })
     }

@@ -24,8 +24,14 @@ export declare class Renderer {
   healthCheck(): Promise<RendererHealth>
 }
 
-/** A loaded snapshot. Cheap to share: queries borrow it through an `Arc`. */
+/**
+ * A loaded snapshot and its data folder's change feed. Cheap to share: queries borrow them
+ * through an `Arc`.
+ */
 export declare class Store {
+  /** A brand's stores opened and closed since a date, on the libuv pool. */
+  changes(req: ChangesRequest): Promise<ChangesResponse>
+  changesSync(req: ChangesRequest): ChangesResponse
   /** Runs a query on the libuv pool; the rows come back serialized in one Buffer. */
   query(req: QueryRequest): Promise<QueryResponse>
   querySync(req: QueryRequest): QueryResponse
@@ -51,6 +57,47 @@ export interface BrandInfo {
   locationCount: number
   /** Every reconciled row, community-only included (what images draw). */
   poolCount: number
+}
+
+/** A change-feed request: one brand (by index), the date, the location filters, the format. */
+export interface ChangesRequest {
+  brand: number
+  /** Unix seconds: the snapshot in force then is compared with the serving one. */
+  since: number
+  country?: string
+  state?: string
+  city?: string
+  postcode?: string
+  radiusKm?: number
+  storefrontType?: StorefrontKind
+  format: DataFormat
+  includeProvenance?: boolean
+  /** The document's `brand`; defaults to the brand's name. */
+  brandLabel?: string
+  /** As in `QueryRequest`: more opened plus closed rows than this, and nothing is written. */
+  maxRows?: number
+  /** As in `QueryRequest`. */
+  timeBudgetMs?: number
+}
+
+export interface ChangesResponse {
+  /** The serialized document, ready to send; empty when refused. */
+  body: Buffer
+  /** Opened plus closed rows (what the price is reckoned on). */
+  count: number
+  opened: number
+  closed: number
+  /**
+   * The as-of of the snapshot in force at the requested date, and of the serving one (ISO
+   * 8601); absent when refused before the history was read.
+   */
+  since?: string
+  until?: string
+  /** Sources of the listed rows, alphabetical. */
+  sources: Array<string>
+  /** The filter as text. */
+  region: string
+  refused?: Refusal
 }
 
 /**
@@ -331,6 +378,13 @@ export interface SnapshotInfo {
   rows: number
   brands: number
   tickers: number
+  /**
+   * The change feed's reach: the as-of of the oldest snapshot its history holds (the
+   * earliest `since` it answers); absent without a readable history.
+   */
+  changes_since?: string
+  /** Why there is no change feed: the folder has no history, or it cannot be read. */
+  changes_unavailable?: string
 }
 
 /** The sources a row can come from, as rows, headers and configuration name them. */

@@ -15,6 +15,8 @@ export interface BuildParams {
   asOf?: string;
   disabledSources?: string[];
   multiSource?: boolean;
+  /** Snapshots the id history keeps (the change feed's reach); the pipeline's default when unset. */
+  keepHistory?: number;
   progress?: boolean;
 }
 
@@ -71,6 +73,7 @@ function common(p: BuildParams | ImportParams, reference: string): string[] {
   if (p.asOf) args.push('--as-of', p.asOf);
   if (p.disabledSources?.length) args.push('--disable', p.disabledSources.join(','));
   if (p.multiSource === false) args.push('--single-source');
+  if (p.keepHistory !== undefined) args.push('--keep-history', String(p.keepHistory));
   if (p.progress) args.push('--progress');
   return args;
 }

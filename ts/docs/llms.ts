@@ -20,6 +20,7 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
   const at = (path: string) => base.replace(/\/$/, '') + path;
   const has = (id: string) => operations.find((o) => o.id === id);
   const summary = has('locationMap');
+  const feed = has('changes');
   const docs: Link[] = [
     { title: 'API reference', path: at('/api/agent-docs'), notes: 'every endpoint, parameter, response field, header and error code in one markdown document' },
     { title: 'OpenAPI 3.1 description', path: at('/api/openapi.yaml'), notes: 'the same reference, machine-readable (YAML)' },
@@ -36,6 +37,10 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
     '',
     summary
       ? `The main call is \`${summary.method.toUpperCase()} ${summary.path}\` with a JSON body such as \`{"brand": "starbucks", "country": "US", "format": "csv"}\`: \`brand\` takes a name in any case, a common variant or a stock ticker; filters (\`country\`, \`state\`, \`city\`, \`postcode\`, \`radius_km\`, \`storefront_type\`) combine with AND; formats are json, csv, geojson, png and jpeg. Every answer says how complete it is likely to be: \`coverage_confidence\` (in the JSON envelope and the GeoJSON collection, and the X-Coverage-Confidence header) is the estimated share of the brand's storefronts within the filters that it holds, null where too few storefronts or sources to estimate.`
+      : '',
+    '',
+    feed
+      ? `What changed: \`${feed.method.toUpperCase()} ${feed.path}?brand=starbucks&since=2026-11-01&country=US\` lists the brand's stores opened and closed between the refresh in force at \`since\` and now (same filters and formats as the main call, each row with \`first_seen\` or \`last_seen\`); data plans only, priced by opened plus closed rows.`
       : '',
     '',
     AUTH,

@@ -8,8 +8,8 @@ import { CONFIDENCE_FLOOR, DATA_DEFAULTS } from '../native.ts';
 import { LOW_CREDIT_THRESHOLD, tiersText } from '../services/credits.ts';
 import { PLAN_RULES } from '../services/keys.ts';
 import type { ErrorCode } from '../errors.ts';
-import { BrandSummary, BrandsPage, Health, LocationMapJson, SearchResults, Status, Usage } from './responses.ts';
-import { BrandsQuery, LocationMapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
+import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, LocationMapJson, SearchResults, Status, Usage } from './responses.ts';
+import { BrandsQuery, ChangesQuery, LocationMapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
 
 /** A response header: its name, what it means, and whether every success carries it. */
 export interface HeaderDoc {
@@ -29,6 +29,7 @@ export type Content = ({ type: string; schema: z.ZodType } | { type: string; for
 /** Every operation's id: the route modules hand their handlers in under these names. */
 export type OperationId =
   | 'locationMap'
+  | 'changes'
   | 'listBrands'
   | 'brandSummary'
   | 'searchBrands'
@@ -61,20 +62,35 @@ const RATE_HEADERS: HeaderDoc[] = [
   { name: 'X-RateLimit-Reset', description: 'Seconds until the burst is full again.', schema: 'integer', required: true },
 ];
 
-const LOCATION_MAP_HEADERS: HeaderDoc[] = [
+/** Every charged answer's headers: what it holds, and what it cost. */
+const CHARGED_HEADERS: HeaderDoc[] = [
   { name: 'X-Attribution', description: `Always all four sources, alphabetical: "${ATTRIBUTION}".`, schema: 'string', required: true },
   { name: 'X-Data-Sources', description: 'Comma-separated sources that contributed the returned rows, alphabetical.', schema: 'string', required: true },
-  { name: 'X-Location-Count', description: 'Locations in the response (markers drawn, for images).', schema: 'integer', required: true },
   { name: 'X-Brand', description: 'Canonical brand name (a ticker is echoed as its brand). Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },
   { name: 'X-Region', description: 'The filter as text. Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },
   { name: 'X-Credits-Charged', description: 'Credits this request cost.', schema: 'integer', required: true },
   { name: 'X-Credits-Remaining', description: 'Credits left on the key.', schema: 'integer', required: true },
   { name: 'X-Credits-Low', description: `true when the balance is below ${LOW_CREDIT_THRESHOLD} credits (absent otherwise).`, schema: 'boolean', required: false },
   { name: 'X-Render-Time', description: 'Server time spent on the query or render, e.g. "12ms".', schema: 'string', required: true },
+];
+
+const LOCATION_MAP_HEADERS: HeaderDoc[] = [
+  { name: 'X-Location-Count', description: 'Locations in the response (markers drawn, for images).', schema: 'integer', required: true },
+  ...CHARGED_HEADERS,
   { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
   { name: 'X-Coverage-Confidence', description: 'coverage_confidence: the estimated share of the storefronts within the filters that the response holds (for images, the markers drawn), in [0, 1]; absent where it cannot be estimated.', schema: 'number', required: false },
   { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only the first ${PLAN_RULES.trial.maxLocations} locations.`, schema: 'boolean', required: false },
   { name: 'X-Total-Available', description: 'Locations before the trial cap.', schema: 'integer', required: false },
+  ...RATE_HEADERS,
+];
+
+const CHANGES_HEADERS: HeaderDoc[] = [
+  { name: 'X-Location-Count', description: 'Rows in the response: opened plus closed stores (what the price is reckoned on).', schema: 'integer', required: true },
+  { name: 'X-Opened-Count', description: 'Stores opened.', schema: 'integer', required: true },
+  { name: 'X-Closed-Count', description: 'Stores closed.', schema: 'integer', required: true },
+  { name: 'X-Changes-Since', description: 'ISO 8601 as-of of the snapshot in force at the requested since.', schema: 'string', required: true },
+  { name: 'X-Changes-Until', description: 'ISO 8601 as-of of the serving snapshot.', schema: 'string', required: true },
+  ...CHARGED_HEADERS,
   ...RATE_HEADERS,
 ];
 
@@ -117,6 +133,28 @@ export const OPERATIONS: Operation[] = [
       'TIMEOUT',
       'SERVICE_BUSY',
     ],
+  },
+  {
+    id: 'changes',
+    method: 'get',
+    path: '/api/v1/changes',
+    tag: 'Locations',
+    summary: "A brand's stores opened and closed since a date",
+    description:
+      `The change feed: the stores of one brand (name, alias or ticker) under location-map's filters that opened (served now, not then) and closed (served then, not now) between the snapshot in force at \`since\` and the serving one, each row as location-map's plus when it was first or last seen. Rows are data rows (confidence at least ${CONFIDENCE_FLOOR}); stores keep their ids across refreshes, so a refresh that only moves a store reports no change. Closures show with the sources' lag (docs/CHANGES.md). Needs an enterprise or internal key. Credits by opened plus closed rows, like a data request of that size: ${tiersText('rows')}; an answer with no changes costs the smallest tier.`,
+    auth: true,
+    query: ChangesQuery,
+    success: {
+      status: 200,
+      description: 'The changes, in the requested format.',
+      content: [
+        { answers: 'json', type: 'application/json', schema: ChangesJson },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')},change,seen; change is opened or closed, seen the first or last time seen (ISO 8601); opened rows first.` },
+        { answers: 'geojson', type: 'application/geo+json', schema: ChangesGeoJson },
+      ],
+      headers: CHANGES_HEADERS,
+    },
+    errors: ['INVALID_REQUEST', 'UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'TRIAL_EXPIRED', 'DATA_ACCESS_FORBIDDEN', 'NOT_FOUND', 'RATE_LIMITED', 'INTERNAL', 'NOT_IMPLEMENTED', 'TIMEOUT', 'SERVICE_BUSY'],
   },
   {
     id: 'listBrands',

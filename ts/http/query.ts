@@ -13,11 +13,14 @@ export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.infe
     // A repeated parameter stays a list, which every scalar field then rejects.
     raw[key] = all.length === 1 ? all[0] : all;
   }
-  // Numbers in a query string are plain decimal integers: coercion alone would also take
-  // "0x10", "1e1" or an empty value.
-  const loose = Object.entries(raw)
-    .filter(([k, v]) => typeof v === 'string' && isNumberField(schema, k) && !/^-?\d{1,15}$/.test(v))
-    .map(([k]) => ({ field: k, message: 'expected a decimal integer' }));
+  // Numbers in a query string are written out: coercion alone would also take "0x10", " " or
+  // an empty value. Integers are plain decimal integers ("1e1" is refused); other numbers are
+  // JSON numbers ("2.5", "5e-3").
+  const loose = Object.entries(raw).flatMap(([k, v]) => {
+    const kind = numberKind(schema, k);
+    if (typeof v !== 'string' || !kind || NUMBER_TEXT[kind].test(v)) return [];
+    return [{ field: k, message: kind === 'integer' ? 'expected a decimal integer' : 'expected a decimal number' }];
+  });
   if (loose.length) throw new ApiError('INVALID_REQUEST', `Invalid query: ${loose.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, { details: loose });
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
@@ -27,11 +30,15 @@ export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.infe
   return parsed.data;
 }
 
-/** Whether the object schema's field `key` is a number (under any default or optional). */
-function isNumberField(schema: z.ZodType, key: string): boolean {
-  let field = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape?.[key] as { _zod: { def: { type: string; innerType?: unknown } } } | undefined;
+const NUMBER_TEXT = { integer: /^-?\d{1,15}$/, number: /^-?\d{1,15}(\.\d{1,17})?([eE][-+]?\d{1,3})?$/ };
+
+/** Whether the object schema's field `key` is an integer or another number (under any default
+ * or optional), or neither. */
+function numberKind(schema: z.ZodType, key: string): keyof typeof NUMBER_TEXT | undefined {
+  let field = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape?.[key] as { _zod: { def: { type: string; innerType?: unknown } }; isInt?: boolean } | undefined;
   while (field && (field._zod.def.type === 'default' || field._zod.def.type === 'optional')) {
     field = field._zod.def.innerType as typeof field;
   }
-  return field?._zod.def.type === 'number';
+  if (field?._zod.def.type !== 'number') return undefined;
+  return field.isInt ? 'integer' : 'number';
 }

@@ -61,6 +61,53 @@ export const LocationMapJson = z.object({
   locations: z.array(Location),
 });
 
+// ---- the change feed
+
+const seen = (what: string) => z.string().describe(`ISO 8601: ${what}`);
+
+export const OpenedLocation = Location.extend({ first_seen: seen('the as-of of the refresh from which the store has been served without a break.') }).describe(
+  'A store served now that the snapshot in force at `since` did not serve, as served now.',
+);
+
+export const ClosedLocation = Location.extend({ last_seen: seen('the as-of of the last refresh that served the store.') }).describe(
+  'A store the snapshot in force at `since` served and the serving one does not, as it was last served.',
+);
+
+export const ChangesJson = z.object({
+  brand: z.string().describe('Canonical name.'),
+  region: z.string().describe('The filter as text, e.g. "US / IL / Chicago" or "worldwide".'),
+  since: seen('the as-of of the snapshot in force at the requested `since` (the last refresh at or before it).'),
+  until: seen('the as-of of the serving snapshot.'),
+  opened_count: z.number().int(),
+  closed_count: z.number().int(),
+  opened: z.array(OpenedLocation),
+  closed: z.array(ClosedLocation),
+});
+
+/** A change as a GeoJSON Point feature: the row's fields (less id, lat, lng) as properties. */
+const changeProperties = Location.omit({ id: true, lat: true, lng: true }).extend({
+  brand: z.string().describe('Canonical brand name.'),
+  change: z.enum(['opened', 'closed']),
+  first_seen: OpenedLocation.shape.first_seen.optional().describe('Opened stores: ISO 8601, served without a break since.'),
+  last_seen: ClosedLocation.shape.last_seen.optional().describe('Closed stores: ISO 8601, last served.'),
+});
+
+export const ChangesGeoJson = z
+  .object({
+    type: z.literal('FeatureCollection'),
+    since: ChangesJson.shape.since,
+    until: ChangesJson.shape.until,
+    features: z.array(
+      z.object({
+        type: z.literal('Feature'),
+        id: z.string().describe('The location id (loc_ and 16 hex digits).'),
+        geometry: z.object({ type: z.literal('Point'), coordinates: z.tuple([z.number().describe('Longitude.'), z.number().describe('Latitude.')]).describe('[lng, lat].') }),
+        properties: changeProperties,
+      }),
+    ),
+  })
+  .describe('format geojson: the opened stores, then the closed ones, as Point features with `change` in their properties; since and until as foreign members.');
+
 export const DirectoryEntry = z.object({
   brand: z.string(),
   ticker: z.string().nullable(),
@@ -131,6 +178,7 @@ export const Status = z.object({
     brand_summary: z.object({ last_refreshed_at: z.string().nullable(), stale: z.boolean().nullable() }),
     snapshot_version: z.string(),
     rows: z.number().int(),
+    changes_since: z.string().nullable().describe('The earliest `since` GET /api/v1/changes answers (the as-of of the oldest snapshot kept); null when the data folder keeps no history.'),
   }),
   flags: z.object({ use_multi_source_import: z.boolean(), disabled_sources: z.array(SOURCE_TYPE) }),
 });

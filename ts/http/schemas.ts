@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
+import { DATA_FORMATS, RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
 import { TABLES_DIR } from '../paths.ts';
 import { FORMATS } from '../services/credits.ts';
 import { DEFAULT_WINDOW_DAYS } from '../services/usage.ts';
@@ -20,17 +20,22 @@ const latitude = z.number().min(-90).max(90);
 const longitude = z.number().min(-180).max(180);
 const text = (max: number) => z.string().trim().min(1).max(max);
 
+/** The location filters, shared by location-map's body and the change feed's query. */
+const LOCATION_FILTERS = {
+  country: z.string().regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 code').optional().describe('ISO 3166-1 alpha-2 country filter.'),
+  state: text(100).optional().describe('A first-level subdivision: its ISO 3166-2 code without the country ("IL", "BY", "NSW", "13" for Tokyo) or its English name ("Bavaria"), case- and accent-insensitive; without `country`, US states first.'),
+  city: text(200).optional().describe('Case-insensitive exact match on the city; with radius_km, the centre.'),
+  postcode: text(20).optional().describe('Postcode filter (case and spaces ignored).'),
+  radius_km: z.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
+  storefront_type: z.enum(STOREFRONT_TYPES).optional().describe('Only this kind of storefront.'),
+};
+
 export const LocationMapRequest = z
   .strictObject({
     brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Required unless tickers is given.'),
     tickers: z.array(text(20)).min(1).max(MAX_TICKERS).optional().describe('Up to five tickers, used instead of brand: one marker colour per company.'),
-    country: z.string().regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 code').optional().describe('ISO 3166-1 alpha-2 country filter.'),
-    state: text(100).optional().describe('A first-level subdivision: its ISO 3166-2 code without the country ("IL", "BY", "NSW", "13" for Tokyo) or its English name ("Bavaria"), case- and accent-insensitive; without `country`, US states first.'),
-    city: text(200).optional().describe('Case-insensitive exact match on the city; with radius_km, the centre.'),
-    postcode: text(20).optional().describe('Postcode filter (case and spaces ignored).'),
-    radius_km: z.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
+    ...LOCATION_FILTERS,
     format: z.enum(FORMATS).default('json').describe('Response format.'),
-    storefront_type: z.enum(STOREFRONT_TYPES).optional().describe('Only this kind of storefront.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
     style: z.enum(STYLES).default('light').describe('Image theme.'),
     width: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(1200).describe('Image width in pixels (before scale).'),
@@ -109,6 +114,22 @@ export const UsageQuery = z.strictObject({
   to: isoTime.optional().describe('Window end (default: now).'),
 });
 
+export const ChangesQuery = z
+  .strictObject({
+    brand: text(200).describe('Brand name, alias or stock ticker (case-insensitive).'),
+    since: z
+      .union([z.iso.datetime({ offset: true }), z.iso.date()])
+      .describe('The date to compare with: the snapshot in force then (the last refresh at or before it) against the serving one. An ISO 8601 timestamp or a date (midnight UTC); at most as old as the oldest snapshot the service keeps (the status endpoint\'s data.changes_since).'),
+    ...LOCATION_FILTERS,
+    radius_km: z.coerce.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
+    format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
+    include_provenance: z.enum(['true', 'false']).optional().describe('true adds source_types, confidence, storefront_type, alias_sources and last_verified to each row (json, geojson).'),
+  })
+  .superRefine((r, ctx) => {
+    if (r.radius_km !== undefined && !r.city) ctx.addIssue({ code: 'custom', path: ['radius_km'], message: 'radius_km requires city' });
+  });
+
+export type ChangesQuery = z.infer<typeof ChangesQuery>;
 export type BrandsQuery = z.infer<typeof BrandsQuery>;
 export type SearchQuery = z.infer<typeof SearchQuery>;
 export type UsageQuery = z.infer<typeof UsageQuery>;

@@ -62,7 +62,7 @@ async function check(deps: ApiDeps): Promise<Omit<StatusBody, 'elapsed_ms'>> {
     api: { ok: apiOk, version: API_VERSION },
     renderer,
     database,
-    data: { brand_summary: brandSummary, snapshot_version: deps.store.version, rows: deps.store.info.rows },
+    data: { brand_summary: brandSummary, snapshot_version: deps.store.version, rows: deps.store.info.rows, changes_since: deps.store.info.changes_since ?? null },
     flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },
   };
 }
@@ -87,7 +87,7 @@ export function handlers(deps: ApiDeps): Handlers {
         api: { ok: false, version: API_VERSION },
         renderer: { ok: false, elapsed_ms: 0, detail: { error: e instanceof Error ? e.message : String(e) } },
         database: { ok: false, kind: deps.ledger.kind, latency_ms: null, error: 'not checked' },
-        data: { brand_summary: { last_refreshed_at: null, stale: null }, snapshot_version: deps.store.version, rows: 0 },
+        data: { brand_summary: { last_refreshed_at: null, stale: null }, snapshot_version: deps.store.version, rows: 0, changes_since: null },
         flags: { use_multi_source_import: deps.config.multiSource, disabled_sources: deps.config.disabledSources },
       };
     }

@@ -3,7 +3,6 @@
 //! from the data folder's history (`history`): the ids each snapshot served, and the rows of
 //! stores no longer served as they were last served.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use crate::error::{CoreError, Result};
@@ -17,8 +16,6 @@ use crate::time::format_iso;
 pub struct ChangeFeed {
     history: IdHistory,
     departed: Snapshot,
-    /// Ids the serving snapshot serves.
-    now: HashSet<u64>,
 }
 
 /// One brand's changes.
@@ -51,8 +48,7 @@ impl ChangeFeed {
         let Some(n) = history.entries().iter().rposition(|e| &e.version == version) else { return Ok(None) };
         history.truncate(n + 1);
         let departed = Snapshot::load(&data_dir.join(HISTORY_DIR).join(HISTORY_DEPARTED_FILE))?;
-        let now = history.set_at(n + 1).into_iter().collect();
-        Ok(Some(ChangeFeed { history, departed, now }))
+        Ok(Some(ChangeFeed { history, departed }))
     }
 
     /// The as-of of the oldest snapshot the history holds: the earliest `since` it answers.
@@ -71,31 +67,38 @@ impl ChangeFeed {
         // The feed lists data rows: what a data format would serve then and now.
         let filters = &Filters { verified_only: true, ..filters.clone() };
         let Some(k) = self.history.index_at(since) else {
-            return Err(CoreError::InvalidFilter(format!("since: the history begins at {}", format_iso(self.reaches_back_to()))));
+            return Err(CoreError::SinceBeforeHistory(format_iso(self.reaches_back_to())));
         };
         let entries = self.history.entries();
         let until = entries.last().map_or(since, |e| e.as_of);
-        let then: HashSet<u64> = self.history.set_at(k + 1).into_iter().collect();
+        // Whether the snapshot in force at `since` served an id: read from the differences after
+        // it, per id, so a request costs its brand's rows and not a rebuild of a past id set.
+        let served_then = |id: u64, served_now: bool| self.history.first_change_after(k, id).map_or(served_now, |added| !added);
 
-        let rows: Vec<u32> = current.query(brand, filters)?.rows.into_iter().filter(|&r| !then.contains(&current.id[r as usize])).collect();
-        let ids: Vec<u64> = rows.iter().map(|&r| current.id[r as usize]).collect();
-        let opened = rows.into_iter().zip(self.history.first_seen(&ids)).map(|(r, t)| (r, t.unwrap_or(until))).collect();
+        let opened = current
+            .query(brand, filters)?
+            .rows
+            .into_iter()
+            .filter(|&r| !served_then(current.id[r as usize], true))
+            .map(|r| (r, self.history.first_seen(current.id[r as usize]).unwrap_or(until)))
+            .collect();
 
         let identity = current.brands[brand as usize].identity();
         let closed = match self.departed.brands.iter().position(|b| b.identity() == identity) {
-            Some(b) => {
-                let rows: Vec<u32> = self
-                    .departed
-                    .query(b as u32, filters)?
-                    .rows
-                    .into_iter()
-                    .filter(|&r| {
-                        let id = self.departed.id[r as usize];
-                        then.contains(&id) && !self.now.contains(&id)
-                    })
-                    .collect();
-                rows.iter().map(|&r| (r, self.departed.last_updated[r as usize])).collect()
-            }
+            Some(b) => self
+                .departed
+                .query(b as u32, filters)?
+                .rows
+                .into_iter()
+                .filter(|&r| {
+                    let id = self.departed.id[r as usize];
+                    // A departed row can be served again (a reopening the departed file has
+                    // not caught up with, after a rollback): then it did not close.
+                    let served_now = self.history.first_seen(id).is_some();
+                    !served_now && served_then(id, served_now)
+                })
+                .map(|r| (r, self.departed.last_updated[r as usize]))
+                .collect(),
             None => Vec::new(),
         };
         Ok(Changes { since: entries[k].as_of, until, opened, closed })

@@ -14,6 +14,9 @@ pub enum CoreError {
     RadiusWithoutCity,
     #[error("invalid filter: {0}")]
     InvalidFilter(String),
+    /// A change-feed date before the oldest snapshot the history holds (ISO 8601).
+    #[error("since: the history begins at {0}")]
+    SinceBeforeHistory(String),
 }
 
 impl CoreError {
@@ -24,6 +27,7 @@ impl CoreError {
             CoreError::UnknownCity(_) => "UNKNOWN_CITY",
             CoreError::RadiusWithoutCity => "INVALID_REQUEST",
             CoreError::InvalidFilter(_) => "INVALID_REQUEST",
+            CoreError::SinceBeforeHistory(_) => "SINCE_OUT_OF_RANGE",
         }
     }
 }

@@ -127,44 +127,34 @@ impl IdHistory {
         self.entries.iter().rposition(|e| e.as_of <= t)
     }
 
-    /// Since when each id in `ids` has been served without a break up to the newest entry
-    /// (as-of of the entry that last added it); None for an id the newest entry does not serve.
-    pub fn first_seen(&self, ids: &[u64]) -> Vec<Option<i64>> {
-        let mut out: Vec<Option<i64>> = vec![None; ids.len()];
-        let index: std::collections::HashMap<u64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-        for e in &self.entries {
-            for id in &e.added {
-                if let Some(&i) = index.get(id) {
-                    out[i] = Some(e.as_of);
-                }
+    /// How the entries after the `k`th first change `id`: `Some(true)` when one adds it (entry
+    /// `k` did not serve it), `Some(false)` when one removes it (entry `k` served it), `None`
+    /// when none does (entry `k` serves it exactly when the newest entry does). Reads only the
+    /// differences after `k`, a binary search each: no set is rebuilt.
+    pub fn first_change_after(&self, k: usize, id: u64) -> Option<bool> {
+        self.entries.iter().skip(k + 1).find_map(|e| {
+            if e.added.binary_search(&id).is_ok() {
+                Some(true)
+            } else if e.removed.binary_search(&id).is_ok() {
+                Some(false)
+            } else {
+                None
             }
-            for id in &e.removed {
-                if let Some(&i) = index.get(id) {
-                    out[i] = None;
-                }
-            }
-        }
-        out
+        })
     }
 
-    /// When each id in `ids` was last served: the as-of of the entry before the one that last
-    /// removed it; None for an id that was never removed.
-    pub fn last_seen(&self, ids: &[u64]) -> Vec<Option<i64>> {
-        let mut out: Vec<Option<i64>> = vec![None; ids.len()];
-        let index: std::collections::HashMap<u64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-        for (k, e) in self.entries.iter().enumerate().skip(1) {
-            for id in &e.removed {
-                if let Some(&i) = index.get(id) {
-                    out[i] = Some(self.entries[k - 1].as_of);
-                }
+    /// Since when `id` has been served without a break up to the newest entry: the as-of of the
+    /// entry that last added it. `None` when the newest entry does not serve it.
+    pub fn first_seen(&self, id: u64) -> Option<i64> {
+        self.entries.iter().rev().find_map(|e| {
+            if e.added.binary_search(&id).is_ok() {
+                Some(Some(e.as_of))
+            } else if e.removed.binary_search(&id).is_ok() {
+                Some(None)
+            } else {
+                None
             }
-            for id in &e.added {
-                if let Some(&i) = index.get(id) {
-                    out[i] = None;
-                }
-            }
-        }
-        out
+        })?
     }
 
     /// Reads `path`; a missing file is an empty history.
@@ -276,12 +266,28 @@ mod tests {
     }
 
     #[test]
-    fn first_and_last_seen_follow_the_breaks() {
+    fn first_seen_follows_the_breaks() {
         let h = weeks();
         // 3 was served at 100, gone at 200, back at 300: served without a break since 300.
-        assert_eq!(h.first_seen(&[1, 3, 4, 5, 2]), vec![Some(100), Some(300), Some(200), Some(300), None]);
-        // 2 was last served by the snapshot as of 200; 3 came back, so it is not gone.
-        assert_eq!(h.last_seen(&[2, 3, 1]), vec![Some(200), None, None]);
+        let seen: Vec<Option<i64>> = [1, 3, 4, 5, 2, 9].iter().map(|&id| h.first_seen(id)).collect();
+        assert_eq!(seen, vec![Some(100), Some(300), Some(200), Some(300), None, None]);
+    }
+
+    #[test]
+    fn the_first_change_after_an_entry_tells_whether_it_served_an_id() {
+        let h = weeks();
+        // Expected from the sets themselves: an id's membership of entry k, against the newest.
+        for k in 0..3 {
+            let then = h.set_at(k + 1);
+            let now = h.set_at(3);
+            for id in 1..=6 {
+                let served_then = match h.first_change_after(k, id) {
+                    Some(added) => !added,
+                    None => now.contains(&id),
+                };
+                assert_eq!(served_then, then.contains(&id), "id {id} at entry {k}");
+            }
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! data pipeline (`crates/ingest`) are its two callers.
 
 mod aliases;
+mod change_answer;
 mod changes;
 mod cluster;
 mod coverage;
@@ -23,6 +24,7 @@ mod strings;
 mod time;
 
 pub use aliases::{AliasIndex, Resolution, ResolvedBy, Suggestion};
+pub use change_answer::{ChangeAnswer, ChangeQuery};
 pub use changes::{ChangeFeed, Changes};
 pub use cluster::{cluster, ClusterPoint, Clusters};
 pub use coverage::{chao, chapman, lincoln_petersen, Estimator, Sightings, TotalEstimate, MIN_OBSERVED};

@@ -87,6 +87,28 @@ fn the_change_feed_answers_from_the_history_what_the_snapshots_say() {
             }
         }
     }
-    let err = feed.changes(current, 0, &Filters::default(), weeks[0] - DAY).unwrap_err().to_string();
-    assert!(err.contains("history begins at"), "{err}");
+    let err = feed.changes(current, 0, &Filters::default(), weeks[0] - DAY).unwrap_err();
+    assert_eq!((err.code(), err.to_string()), ("SINCE_OUT_OF_RANGE", format!("since: the history begins at {}", format_iso(weeks[0]))));
+
+    // Priced before a byte is written: the answer's count is the feed's, and a budget of fewer
+    // rows gets no body.
+    use storemap_core::{Budget, ChangeQuery, Refusal};
+    let b = current.brands().iter().position(|x| x.identity() == both[0].as_str()).unwrap() as u32;
+    let expected = feed.changes(current, b, &Filters::default(), weeks[0]).unwrap();
+    let query = |max_rows| ChangeQuery {
+        brand: b,
+        filters: Filters::default(),
+        since: weeks[0],
+        format: Format::Json,
+        provenance: false,
+        brand_label: None,
+        budget: Budget { max_rows, deadline: None },
+    };
+    let paid = feed.answer(current, &query(None)).unwrap();
+    assert_eq!((paid.answer.count, paid.opened, paid.closed), (expected.count(), expected.opened.len() as u32, expected.closed.len() as u32));
+    assert_eq!(paid.span, Some((weeks[0], weeks[2])));
+    let opts = WriteOptions { brand_label: current.brands()[b as usize].name.clone(), region: "worldwide".into(), ..WriteOptions::default() };
+    assert_eq!(paid.answer.body, storemap_core::write_changes(current, feed.departed(), &expected, Format::Json, &opts));
+    let refused = feed.answer(current, &query(Some(expected.count() - 1))).unwrap();
+    assert_eq!((refused.answer.refused, refused.answer.count, refused.answer.body.len()), (Some(Refusal::Credits), expected.count(), 0));
 }

@@ -1,0 +1,87 @@
+// GET /api/v1/changes: a brand's stores opened and closed since a date, from the data folder's
+// change feed. The request's life (key, rate, charge, usage row, timeout, hang-up) is
+// http/charged.ts's; here: the query, the plan, the brand, and the priced work.
+import type { Request } from 'restify';
+import { ApiError } from '../errors.ts';
+import { chargedRoute, fromNative, planRules, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { ATTRIBUTION, headerText } from '../http/headers.ts';
+import { parseQuery } from '../http/query.ts';
+import { ChangesQuery } from '../http/schemas.ts';
+import { contentTypeFor, pathOf } from '../http/operations.ts';
+import { changes, DATA_FORMATS, type DataFormat } from '../native.ts';
+import { suggestionsFor } from '../services/directory.ts';
+import { affordableRows } from '../services/credits.ts';
+import type { ApiDeps } from '../http/context.ts';
+import type { Handlers } from '../http/mount.ts';
+
+const ENDPOINT = pathOf('changes');
+const CONTENT_TYPES = Object.fromEntries(DATA_FORMATS.map((f) => [f, contentTypeFor('changes', f)])) as Record<DataFormat, string>;
+
+export function handlers(deps: ApiDeps): Handlers {
+  return { changes: [chargedRoute(deps, ENDPOINT, (req, ctx) => changeFeed(req, deps, ctx))] };
+}
+
+/** The format a usage row records before the query is validated: a data format (json when none
+ * is given), else `invalid`. */
+function usageFormat(req: Request): DataFormat | 'invalid' {
+  const given = new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('format');
+  if (given.length === 0) return 'json';
+  return given.length === 1 && (DATA_FORMATS as readonly string[]).includes(given[0]) ? (given[0] as DataFormat) : 'invalid';
+}
+
+async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
+  ctx.recordFormat(usageFormat(req));
+  const q = parseQuery(ChangesQuery, req);
+  const format = q.format;
+  const rules = planRules(deps, ctx.key, format);
+
+  const store = deps.store.current;
+  const found = store.resolve(q.brand);
+  if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.brand}".`, { suggestions: suggestionsFor(store, q.brand) });
+  // The balance now, as rows: the charge checks it again atomically after the work.
+  const maxRows = rules.unlimited ? undefined : affordableRows(await deps.billing.balance(ctx.key), format);
+  const request = {
+    brand: found.brand,
+    since: Math.floor(Date.parse(q.since) / 1000),
+    country: q.country,
+    state: q.state !== undefined && deps.subdivisions ? deps.subdivisions.code(q.state, q.country) : q.state,
+    city: q.city,
+    postcode: q.postcode,
+    radiusKm: q.radius_km,
+    storefrontType: q.storefront_type,
+    format,
+    includeProvenance: q.include_provenance === 'true',
+    brandLabel: found.name,
+    maxRows,
+  };
+  const started = performance.now();
+  deps.pending.admit();
+  const out = await deps.pool
+    .run(() => {
+      const left = Math.floor(ctx.deadline - performance.now());
+      if (left <= 0) throw new ApiError('TIMEOUT');
+      return changes(store, { ...request, timeBudgetMs: left });
+    }, { owner: ctx.key.id, cancel: ctx.cancel })
+    .catch((e: unknown) => {
+      throw fromNative(e);
+    });
+  return {
+    body: out.body,
+    count: out.count,
+    format,
+    refused: out.refused as ChargedWork['refused'],
+    contentType: CONTENT_TYPES[format],
+    headers: {
+      'X-Attribution': ATTRIBUTION,
+      'X-Data-Sources': out.sources.join(','),
+      'X-Brand': headerText(found.name),
+      'X-Region': headerText(out.region),
+      'X-Render-Time': `${Math.round(performance.now() - started)}ms`,
+      'X-Location-Count': String(out.count),
+      'X-Opened-Count': String(out.opened),
+      'X-Closed-Count': String(out.closed),
+      'X-Changes-Since': out.since ?? undefined,
+      'X-Changes-Until': out.until ?? undefined,
+    },
+  };
+}
