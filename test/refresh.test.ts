@@ -72,6 +72,8 @@ test('data refresh swaps the snapshot under load with no failed request, and sta
   const srv = await startServe(t, { dataDir: dir, dbPath, env: { ...NO_RATE_LIMIT, ...PINNED } });
   const health = async () => (await request(srv.base, { method: 'GET', path: '/healthz', timeoutMs: 5_000 })).json<{ snapshot_version: string }>();
   t.is((await health()).snapshot_version, before.version);
+  const firstFeed = await request(srv.base, { method: 'GET', path: `/api/v1/changes?brand=${encodeURIComponent(brand)}&since=${BUILD_AS_OF}`, headers: { 'x-api-key': key } });
+  t.like(firstFeed.json<{ since: string; until: string }>(), { since: BUILD_AS_OF, until: BUILD_AS_OF }, 'the build started the history');
 
   // Requests in a loop, one brands and one location-map at a time, until told to stop.
   const seen: Seen[] = [];
@@ -197,6 +199,13 @@ test('data refresh swaps the snapshot under load with no failed request, and sta
   t.true(Date.now() - stampedAt < 40 * DAY_MS);
   t.is(status.data.snapshot_version, after.version);
   t.is(status.status, 'ok');
+  // The swapped-in snapshot brought its folder's change feed with it. A refresh imports the
+  // sources, which is another world than the synthetic build's (no scale or seed), so the
+  // history starts over at the refresh.
+  t.is((status.data as { changes_since?: string | null }).changes_since, REFRESH_AS_OF);
+  const feed = await request(srv.base, { method: 'GET', path: `/api/v1/changes?brand=${encodeURIComponent(brand)}&since=${REFRESH_AS_OF}`, headers: { 'x-api-key': key } });
+  t.is(feed.status, 200, feed.text.slice(0, 300));
+  t.like(feed.json<{ since: string; until: string }>(), { since: REFRESH_AS_OF, until: REFRESH_AS_OF });
 
   // The brand summary endpoint answers from the new snapshot too.
   const sum = await request(srv.base, { method: 'GET', path: `/api/v1/brands/summary?brand=${encodeURIComponent(brand)}` });
