@@ -18,6 +18,7 @@ import { ATTRIBUTION_FILE } from '../ts/routes/docs.ts';
 import { postMap, request, type HttpResult } from './helpers/http.ts';
 import { testDataDir } from './helpers/dataset.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { random } from './helpers/random.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
@@ -292,17 +293,6 @@ test('every GET operation answers its documented content with a body its schema 
 });
 
 // ------------------------------------------------------------------ the request schema against zod
-
-/** A small seeded generator, so a failure names a body that fails again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const colours = (n: number) => Array.from({ length: n }, (_, i) => `#${String(i).repeat(6).slice(0, 6)}`);
 

@@ -21,6 +21,7 @@ export type QueryRequest = Omit<Binding.QueryRequest, 'format' | 'storefrontType
 export type QueryResponse = Binding.QueryResponse;
 export type ChangesRequest = Omit<Binding.ChangesRequest, 'format' | 'storefrontType'> & { format: DataFormat; storefrontType?: StorefrontKind };
 export type ChangesResponse = Binding.ChangesResponse;
+export type NearbyRequest = Omit<Binding.NearbyRequest, 'format'> & { format: DataFormat };
 export type BrandInfo = Binding.BrandInfo;
 export type Resolved = Binding.Resolved;
 export type SnapshotInfo = Binding.SnapshotInfo;
@@ -126,6 +127,15 @@ export function changes(store: Store, req: ChangesRequest): Promise<ChangesRespo
 
 export function changesSync(store: Store, req: ChangesRequest): ChangesResponse {
   return wrapSync(() => store.changesSync(req as Binding.ChangesRequest));
+}
+
+/** The stores nearest a point, nearest first. */
+export function nearby(store: Store, req: NearbyRequest): Promise<QueryResponse> {
+  return wrap(() => store.nearby(req as Binding.NearbyRequest));
+}
+
+export function nearbySync(store: Store, req: NearbyRequest): QueryResponse {
+  return wrapSync(() => store.nearbySync(req as Binding.NearbyRequest));
 }
 
 /** DejaVu Sans, from its npm package: broad Unicode coverage for city names worldwide. */

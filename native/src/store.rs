@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use storemap_core::{ChangeFeed, Snapshot, SourceImport};
+use storemap_core::{ChangeFeed, NearbyIndex, Snapshot, SourceImport};
 
 use crate::error::{guarded, run, settle, Code, Failure, Outcome};
 
@@ -26,6 +26,8 @@ pub(crate) enum Feed {
 pub struct Store {
     pub(crate) inner: Arc<Snapshot>,
     pub(crate) feed: Arc<Feed>,
+    /// Nearest-store trees, built as requests need them.
+    pub(crate) nearby: Arc<NearbyIndex>,
     path: String,
 }
 
@@ -49,7 +51,8 @@ fn load(path: &str) -> Outcome<Loaded> {
 
 impl Store {
     fn new(loaded: Loaded, path: String) -> Store {
-        Store { inner: Arc::new(loaded.snapshot), feed: Arc::new(loaded.feed), path }
+        let nearby = Arc::new(NearbyIndex::new(&loaded.snapshot));
+        Store { inner: Arc::new(loaded.snapshot), feed: Arc::new(loaded.feed), nearby, path }
     }
 }
 
@@ -310,6 +313,9 @@ pub struct DataDefaults {
     pub previous_snapshot_file: String,
     /// CSV's columns, in order.
     pub csv_columns: Vec<String>,
+    /// Nearest-store requests: stores given when none is asked for, and the most.
+    pub nearby_default_limit: u32,
+    pub nearby_max_limit: u32,
 }
 
 #[napi]
@@ -320,5 +326,7 @@ pub fn data_defaults() -> DataDefaults {
         snapshot_file: storemap_core::SNAPSHOT_FILE.into(),
         previous_snapshot_file: storemap_core::PREVIOUS_SNAPSHOT_FILE.into(),
         csv_columns: storemap_core::CSV_HEADER.trim_end().split(',').map(String::from).collect(),
+        nearby_default_limit: storemap_core::NEARBY_DEFAULT_LIMIT,
+        nearby_max_limit: storemap_core::NEARBY_MAX_LIMIT,
     }
 }

@@ -32,6 +32,12 @@ export declare class Store {
   /** A brand's stores opened and closed since a date, on the libuv pool. */
   changes(req: ChangesRequest): Promise<ChangesResponse>
   changesSync(req: ChangesRequest): ChangesResponse
+  /**
+   * The stores nearest a point, nearest first, on the libuv pool (a brand's tree is built by
+   * the first request that needs it).
+   */
+  nearby(req: NearbyRequest): Promise<QueryResponse>
+  nearbySync(req: NearbyRequest): QueryResponse
   /** Runs a query on the libuv pool; the rows come back serialized in one Buffer. */
   query(req: QueryRequest): Promise<QueryResponse>
   querySync(req: QueryRequest): QueryResponse
@@ -127,6 +133,9 @@ export interface DataDefaults {
   previousSnapshotFile: string
   /** CSV's columns, in order. */
   csvColumns: Array<string>
+  /** Nearest-store requests: stores given when none is asked for, and the most. */
+  nearbyDefaultLimit: number
+  nearbyMaxLimit: number
 }
 
 /** The data formats. */
@@ -182,6 +191,24 @@ export declare function loadStore(path: string): Promise<Store>
 
 /** Loads a snapshot file on the calling thread (CLI tools and tests). */
 export declare function loadStoreSync(path: string): Store
+
+/** A nearest-store request. */
+export interface NearbyRequest {
+  /** Brand indices, as `resolve` returns them; empty for stores of any brand. */
+  brands: Array<number>
+  lat: number
+  lng: number
+  limit: number
+  radiusKm?: number
+  format: DataFormat
+  includeProvenance?: boolean
+  /** The document's `brand`. */
+  brandLabel: string
+  /** As in `QueryRequest`. */
+  maxRows?: number
+  /** As in `QueryRequest`. */
+  timeBudgetMs?: number
+}
 
 /**
  * Panics inside the addon (on the calling thread, or on the pool when `on_pool`), to prove a

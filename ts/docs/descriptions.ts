@@ -70,6 +70,10 @@ export const EXAMPLES: Record<string, { summary: string; value: Record<string, u
     { summary: 'Two tickers on one PNG map, one colour each', value: { tickers: ['SBUX', 'MCD'], format: 'png', width: 800, height: 500, marker_colors: ['#00704A', '#DA291C'] } },
     { summary: 'A JPEG focus map of the contiguous US', value: { brand: 'Starbucks', format: 'jpeg', style: 'dark', focus_country: 'US', conus: true, width: 600, height: 400 } },
   ],
+  nearby: [
+    { summary: 'The 10 Starbucks nearest Pike Place Market', value: { brand: 'Starbucks', lat: 47.6097, lng: -122.3422 } },
+    { summary: 'Any store within 500 m, as GeoJSON', value: { lat: 48.8566, lng: 2.3522, radius_km: 0.5, limit: 50, format: 'geojson' } },
+  ],
   changes: [{ summary: 'US Starbucks opened and closed since the start of November 2026', value: { brand: 'Starbucks', since: '2026-11-01', country: 'US' } }],
   listBrands: [{ summary: 'Brands containing "coffee", A-Z', value: { q: 'coffee', sort: 'name', limit: 20 } }],
   brandSummary: [{ summary: 'A ticker resolves to its brand', value: { brand: 'SBUX' } }],

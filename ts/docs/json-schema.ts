@@ -130,6 +130,8 @@ export function buildSchemas(bodies: z.ZodType[]): SchemaSet {
   const components = { ...convertRegistry(outputs, 'output'), ...convertRegistry(inputs, 'input') };
   const request = inputs.get(requests.LocationMapRequest);
   if (request) Object.assign(components[request], locationMapRules(components[request]));
+  const nearby = inputs.get(requests.NearbyRequest);
+  if (nearby) Object.assign(components[nearby], NEARBY_RULES);
   const ids = new Map([...outputs, ...inputs]);
   return {
     components,
@@ -141,6 +143,12 @@ export function buildSchemas(bodies: z.ZodType[]): SchemaSet {
 }
 
 // ---- the location-map request's superRefine, in JSON Schema
+
+/** NearbyRequest's superRefine in schemas.ts, in JSON Schema. */
+const NEARBY_RULES: JsonSchema = {
+  not: { required: ['brand', 'tickers'] },
+  description: 'Give `brand`, or `tickers`, or neither (stores of any brand); not both. Unknown fields are rejected.',
+};
 
 const whenTrue = (field: string) => ({ properties: { [field]: { const: true } }, required: [field] });
 

@@ -21,6 +21,7 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
   const has = (id: string) => operations.find((o) => o.id === id);
   const summary = has('locationMap');
   const feed = has('changes');
+  const near = has('nearby');
   const docs: Link[] = [
     { title: 'API reference', path: at('/api/agent-docs'), notes: 'every endpoint, parameter, response field, header and error code in one markdown document' },
     { title: 'OpenAPI 3.1 description', path: at('/api/openapi.yaml'), notes: 'the same reference, machine-readable (YAML)' },
@@ -37,6 +38,10 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
     '',
     summary
       ? `The main call is \`${summary.method.toUpperCase()} ${summary.path}\` with a JSON body such as \`{"brand": "starbucks", "country": "US", "format": "csv"}\`: \`brand\` takes a name in any case, a common variant or a stock ticker; filters (\`country\`, \`state\`, \`city\`, \`postcode\`, \`radius_km\`, \`storefront_type\`) combine with AND; formats are json, csv, geojson, png and jpeg. Every answer says how complete it is likely to be: \`coverage_confidence\` (in the JSON envelope and the GeoJSON collection, and the X-Coverage-Confidence header) is the estimated share of the brand's storefronts within the filters that it holds, null where too few storefronts or sources to estimate.`
+      : '',
+    '',
+    near
+      ? `Nearest stores: \`${near.method.toUpperCase()} ${near.path}\` with \`{"brand": "starbucks", "lat": 47.6097, "lng": -122.3422, "limit": 10}\` returns the nearest storefronts first, each with \`distance_m\` (great-circle metres); leave out \`brand\` for stores of any brand, add \`radius_km\` to bound the search; data plans only, priced like the main call by result count.`
       : '',
     '',
     feed

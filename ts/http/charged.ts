@@ -52,6 +52,25 @@ export function fromNative(e: unknown): unknown {
   return e;
 }
 
+/** Runs addon work in the key's share of the native pool (refused when slow clients already
+ * hold too many unsent bytes), given the milliseconds left when it starts: work that starts
+ * after the deadline never starts. The addon's errors come back as API errors. */
+export function runNative<T>(deps: ApiDeps, ctx: WorkContext, work: (timeBudgetMs: number) => Promise<T>): Promise<T> {
+  deps.pending.admit();
+  return deps.pool
+    .run(
+      () => {
+        const left = Math.floor(ctx.deadline - performance.now());
+        if (left <= 0) throw new ApiError('TIMEOUT');
+        return work(left);
+      },
+      { owner: ctx.key.id, cancel: ctx.cancel },
+    )
+    .catch((e: unknown) => {
+      throw fromNative(e);
+    });
+}
+
 /** The key's plan rules, once it is known to be in its trial (if it has one) and its plan
  * allows `format`: data formats need a data plan. */
 export function planRules(deps: ApiDeps, key: ApiKey, format: Format): (typeof PLAN_RULES)[keyof typeof PLAN_RULES] {

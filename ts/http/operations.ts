@@ -8,8 +8,8 @@ import { CONFIDENCE_FLOOR, DATA_DEFAULTS } from '../native.ts';
 import { LOW_CREDIT_THRESHOLD, tiersText } from '../services/credits.ts';
 import { PLAN_RULES } from '../services/keys.ts';
 import type { ErrorCode } from '../errors.ts';
-import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, LocationMapJson, SearchResults, Status, Usage } from './responses.ts';
-import { BrandsQuery, ChangesQuery, LocationMapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
+import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, LocationMapJson, NearbyGeoJson, NearbyJson, SearchResults, Status, Usage } from './responses.ts';
+import { BrandsQuery, ChangesQuery, LocationMapRequest, NearbyRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
 
 /** A response header: its name, what it means, and whether every success carries it. */
 export interface HeaderDoc {
@@ -30,6 +30,7 @@ export type Content = ({ type: string; schema: z.ZodType } | { type: string; for
 export type OperationId =
   | 'locationMap'
   | 'changes'
+  | 'nearby'
   | 'listBrands'
   | 'brandSummary'
   | 'searchBrands'
@@ -81,6 +82,12 @@ const LOCATION_MAP_HEADERS: HeaderDoc[] = [
   { name: 'X-Coverage-Confidence', description: 'coverage_confidence: the estimated share of the storefronts within the filters that the response holds (for images, the markers drawn), in [0, 1]; absent where it cannot be estimated.', schema: 'number', required: false },
   { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only the first ${PLAN_RULES.trial.maxLocations} locations.`, schema: 'boolean', required: false },
   { name: 'X-Total-Available', description: 'Locations before the trial cap.', schema: 'integer', required: false },
+  ...RATE_HEADERS,
+];
+
+const NEARBY_HEADERS: HeaderDoc[] = [
+  { name: 'X-Location-Count', description: 'Stores in the response.', schema: 'integer', required: true },
+  ...CHARGED_HEADERS,
   ...RATE_HEADERS,
 ];
 
@@ -155,6 +162,27 @@ export const OPERATIONS: Operation[] = [
       headers: CHANGES_HEADERS,
     },
     errors: ['INVALID_REQUEST', 'UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'TRIAL_EXPIRED', 'DATA_ACCESS_FORBIDDEN', 'NOT_FOUND', 'RATE_LIMITED', 'INTERNAL', 'NOT_IMPLEMENTED', 'TIMEOUT', 'SERVICE_BUSY'],
+  },
+  {
+    id: 'nearby',
+    method: 'post',
+    path: '/api/v1/nearby',
+    tag: 'Locations',
+    summary: 'The stores nearest a point',
+    description: `The nearest storefronts of one brand (name, alias or ticker), of up to five tickers, or of any brand to a point, nearest first, each row as location-map's plus distance_m (great-circle metres); within radius_km when given. Rows are data rows (confidence at least ${CONFIDENCE_FLOOR}); needs an enterprise or internal key. Credits by result count, like location-map: ${tiersText()}; no store within the radius is 404 and costs nothing.`,
+    auth: true,
+    body: NearbyRequest,
+    success: {
+      status: 200,
+      description: 'The stores, nearest first, in the requested format.',
+      content: [
+        { answers: 'json', type: 'application/json', schema: NearbyJson },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')},distance_m; nearest first.` },
+        { answers: 'geojson', type: 'application/geo+json', schema: NearbyGeoJson },
+      ],
+      headers: NEARBY_HEADERS,
+    },
+    errors: ['INVALID_JSON', 'INVALID_REQUEST', 'UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'TRIAL_EXPIRED', 'DATA_ACCESS_FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'TIMEOUT', 'SERVICE_BUSY'],
   },
   {
     id: 'listBrands',

@@ -61,6 +61,33 @@ export const LocationMapJson = z.object({
   locations: z.array(Location),
 });
 
+// ---- nearest stores
+
+const distance = z.number().min(0).describe('Great-circle distance from the point, in metres (to the decimetre).');
+
+export const NearbyLocation = Location.extend({ distance_m: distance }).describe('A storefront near the point.');
+
+export const NearbyJson = z.object({
+  brand: z.string().describe('Canonical name (names joined for several tickers; "any brand" without brand or tickers).'),
+  region: z.string().describe('The point and radius as text, e.g. "within 5 km of 47.61, -122.33" or "near 47.61, -122.33".'),
+  count: z.number().int(),
+  locations: z.array(NearbyLocation).describe('Nearest first; equal distances in a stable order. Each row carries brand unless the request named one brand.'),
+});
+
+export const NearbyGeoJson = z
+  .object({
+    type: z.literal('FeatureCollection'),
+    features: z.array(
+      z.object({
+        type: z.literal('Feature'),
+        id: z.string().describe('The location id (loc_ and 16 hex digits).'),
+        geometry: z.object({ type: z.literal('Point'), coordinates: z.tuple([z.number().describe('Longitude.'), z.number().describe('Latitude.')]).describe('[lng, lat].') }),
+        properties: Location.omit({ id: true, lat: true, lng: true }).extend({ brand: z.string().describe('Canonical brand name.'), distance_m: distance }),
+      }),
+    ),
+  })
+  .describe('format geojson: the stores as Point features, nearest first, distance_m among their properties.');
+
 // ---- the change feed
 
 const seen = (what: string) => z.string().describe(`ISO 8601: ${what}`);

@@ -2,9 +2,10 @@
 // OpenAPI document. Unknown fields are rejected: a misspelt filter ("contry") silently ignored
 // would return the wrong data and charge for it.
 import { z } from 'zod';
+import { ApiError } from '../errors.ts';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DATA_FORMATS, RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
+import { DATA_DEFAULTS, DATA_FORMATS, RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
 import { TABLES_DIR } from '../paths.ts';
 import { FORMATS } from '../services/credits.ts';
 import { DEFAULT_WINDOW_DAYS } from '../services/usage.ts';
@@ -77,6 +78,23 @@ export const LocationMapRequest = z
 
 export type LocationMapRequest = z.infer<typeof LocationMapRequest>;
 
+export const NearbyRequest = z
+  .strictObject({
+    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Without brand and tickers: stores of any brand.'),
+    tickers: z.array(text(20)).min(1).max(MAX_TICKERS).optional().describe('Up to five tickers, used instead of brand: the nearest stores of any of them.'),
+    lat: latitude.describe('Latitude of the point, WGS 84 degrees.'),
+    lng: longitude.describe('Longitude of the point, WGS 84 degrees.'),
+    limit: z.number().int().min(1).max(DATA_DEFAULTS.nearbyMaxLimit).default(DATA_DEFAULTS.nearbyDefaultLimit).describe(`Stores to return at most, nearest first (1-${DATA_DEFAULTS.nearbyMaxLimit}).`),
+    radius_km: z.number().positive().max(20_040).optional().describe('Only stores within this great-circle distance, in km.'),
+    format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
+    include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
+  })
+  .superRefine((r, ctx) => {
+    if (r.brand && r.tickers) ctx.addIssue({ code: 'custom', path: ['tickers'], message: 'give brand or tickers, not both' });
+  });
+
+export type NearbyRequest = z.infer<typeof NearbyRequest>;
+
 /** zod issues as the `details` of a 400: one entry per failing field. */
 export function issueDetails(error: z.ZodError, whole = '(body)'): { field: string; message: string }[] {
   return error.issues.flatMap((i) =>
@@ -85,6 +103,15 @@ export function issueDetails(error: z.ZodError, whole = '(body)'): { field: stri
       ? i.keys.map((k) => ({ field: [...i.path, k].join('.'), message: 'unknown field' }))
       : [{ field: i.path.join('.') || whole, message: i.message }],
   );
+}
+
+/** A request body checked against its schema: the parsed value, or INVALID_REQUEST naming
+ * every failing field in `details`. */
+export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const details = issueDetails(parsed.error);
+  throw new ApiError('INVALID_REQUEST', `Invalid request: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, { details });
 }
 
 // ---- query strings of the GET endpoints (values arrive as text; numbers are coerced).

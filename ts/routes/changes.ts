@@ -2,14 +2,13 @@
 // change feed. The request's life (key, rate, charge, usage row, timeout, hang-up) is
 // http/charged.ts's; here: the query, the plan, the brand, and the priced work.
 import type { Request } from 'restify';
-import { ApiError } from '../errors.ts';
-import { chargedRoute, fromNative, planRules, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { chargedRoute, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { parseQuery } from '../http/query.ts';
 import { ChangesQuery } from '../http/schemas.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
 import { changes, DATA_FORMATS, type DataFormat } from '../native.ts';
-import { suggestionsFor } from '../services/directory.ts';
+import { resolveBrands } from '../services/directory.ts';
 import { affordableRows } from '../services/credits.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -36,12 +35,11 @@ async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promis
   const rules = planRules(deps, ctx.key, format);
 
   const store = deps.store.current;
-  const found = store.resolve(q.brand);
-  if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${q.brand}".`, { suggestions: suggestionsFor(store, q.brand) });
+  const { brands, label } = resolveBrands(store, [q.brand]);
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = rules.unlimited ? undefined : affordableRows(await deps.billing.balance(ctx.key), format);
   const request = {
-    brand: found.brand,
+    brand: brands[0],
     since: Math.floor(Date.parse(q.since) / 1000),
     country: q.country,
     state: q.state !== undefined && deps.subdivisions ? deps.subdivisions.code(q.state, q.country) : q.state,
@@ -51,20 +49,11 @@ async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promis
     storefrontType: q.storefront_type,
     format,
     includeProvenance: q.include_provenance === 'true',
-    brandLabel: found.name,
+    brandLabel: label,
     maxRows,
   };
   const started = performance.now();
-  deps.pending.admit();
-  const out = await deps.pool
-    .run(() => {
-      const left = Math.floor(ctx.deadline - performance.now());
-      if (left <= 0) throw new ApiError('TIMEOUT');
-      return changes(store, { ...request, timeBudgetMs: left });
-    }, { owner: ctx.key.id, cancel: ctx.cancel })
-    .catch((e: unknown) => {
-      throw fromNative(e);
-    });
+  const out = await runNative(deps, ctx, (timeBudgetMs) => changes(store, { ...request, timeBudgetMs }));
   return {
     body: out.body,
     count: out.count,
@@ -74,7 +63,7 @@ async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promis
     headers: {
       'X-Attribution': ATTRIBUTION,
       'X-Data-Sources': out.sources.join(','),
-      'X-Brand': headerText(found.name),
+      'X-Brand': headerText(label),
       'X-Region': headerText(out.region),
       'X-Render-Time': `${Math.round(performance.now() - started)}ms`,
       'X-Location-Count': String(out.count),

@@ -7,7 +7,7 @@ import { ApiError } from '../errors.ts';
 import { chargedRoute, fromNative, planRules, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { readJsonBody } from '../http/body.ts';
-import { issueDetails, LocationMapRequest, type LocationMapRequest as Req } from '../http/schemas.ts';
+import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../http/schemas.ts';
 import { query, render, type RefusalReason, type RenderRequest } from '../native.ts';
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
@@ -79,12 +79,7 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
   const raw = await readJsonBody(req, deps.config.maxBodyBytes);
   // The format is recorded in usage even when the rest of the body is invalid.
   ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format));
-  const parsed = LocationMapRequest.safeParse(raw);
-  if (!parsed.success) {
-    const details = issueDetails(parsed.error);
-    throw new ApiError('INVALID_REQUEST', `Invalid request: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, { details });
-  }
-  const r = parsed.data;
+  const r = parseBody(LocationMapRequest, raw);
   const format = r.format as Format;
   ctx.recordFormat(format);
 

@@ -2,6 +2,7 @@
 // built once per snapshot (a few thousand entries) and kept in both orders the API sorts by,
 // so a page is a filter and a slice.
 import type { Store } from '../native.ts';
+import { ApiError } from '../errors.ts';
 
 export interface DirectoryEntry {
   brand: string;
@@ -96,4 +97,21 @@ export function suggestionsFor(store: Store, name: string): { brand: string; loc
     .filter((b) => b.locationCount > 0)
     .slice(0, 5)
     .map((b) => ({ brand: b.name, location_count: b.locationCount }));
+}
+
+/** Brand names, aliases or tickers to brands, one per company (two spellings of one company
+ * count once), in the order given; the first that resolves to nothing is thrown as NOT_FOUND
+ * with suggestions. */
+export function resolveBrands(store: Store, names: string[]): { brands: number[]; label: string } {
+  const brands: number[] = [];
+  const labels: string[] = [];
+  for (const name of names) {
+    const found = store.resolve(name);
+    if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestionsFor(store, name) });
+    if (!brands.includes(found.brand)) {
+      brands.push(found.brand);
+      labels.push(found.name);
+    }
+  }
+  return { brands, label: labels.join(', ') };
 }

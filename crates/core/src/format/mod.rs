@@ -6,6 +6,7 @@ mod changes;
 mod csv;
 mod geojson;
 mod json;
+mod nearby;
 mod text;
 
 use crate::snapshot::Snapshot;
@@ -13,6 +14,7 @@ use crate::time::format_iso;
 
 pub use changes::{changes_csv_header, write_changes};
 pub use csv::CSV_HEADER;
+pub use nearby::{nearby_csv_header, write_nearby};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -1,0 +1,65 @@
+// POST /api/v1/nearby: the stores nearest a point, of a brand, of up to five tickers or of any
+// brand. The request's life (key, rate, charge, usage row, timeout, hang-up) is
+// http/charged.ts's; here: the body, the plan, the brands, and the priced work.
+import type { Request } from 'restify';
+import { ApiError } from '../errors.ts';
+import { chargedRoute, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { readJsonBody } from '../http/body.ts';
+import { ATTRIBUTION, headerText } from '../http/headers.ts';
+import { contentTypeFor, pathOf } from '../http/operations.ts';
+import { NearbyRequest, parseBody } from '../http/schemas.ts';
+import { DATA_FORMATS, nearby, type DataFormat } from '../native.ts';
+import { affordableRows } from '../services/credits.ts';
+import { resolveBrands } from '../services/directory.ts';
+import type { ApiDeps } from '../http/context.ts';
+import type { Handlers } from '../http/mount.ts';
+
+const ENDPOINT = pathOf('nearby');
+const CONTENT_TYPES = Object.fromEntries(DATA_FORMATS.map((f) => [f, contentTypeFor('nearby', f)])) as Record<DataFormat, string>;
+/** The document's brand when the request names none. */
+const ANY_BRAND = 'any brand';
+
+export function handlers(deps: ApiDeps): Handlers {
+  return { nearby: [chargedRoute(deps, ENDPOINT, (req, ctx) => nearest(req, deps, ctx))] };
+}
+
+/** The format a usage row records before the body is validated. */
+function usageFormat(format: unknown): DataFormat | 'invalid' {
+  if (format === undefined) return 'json';
+  return typeof format === 'string' && (DATA_FORMATS as readonly string[]).includes(format) ? (format as DataFormat) : 'invalid';
+}
+
+async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
+  const raw = await readJsonBody(req, deps.config.maxBodyBytes);
+  ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format));
+  const r = parseBody(NearbyRequest, raw);
+  const format = r.format;
+  ctx.recordFormat(format);
+  const rules = planRules(deps, ctx.key, format);
+
+  const store = deps.store.current;
+  const names = r.tickers ?? (r.brand ? [r.brand] : []);
+  const { brands, label } = names.length ? resolveBrands(store, names) : { brands: [], label: ANY_BRAND };
+  // The balance now, as rows: the charge checks it again atomically after the work.
+  const maxRows = rules.unlimited ? undefined : affordableRows(await deps.billing.balance(ctx.key), format);
+  const started = performance.now();
+  const out = await runNative(deps, ctx, (timeBudgetMs) =>
+    nearby(store, { brands, lat: r.lat, lng: r.lng, limit: r.limit, radiusKm: r.radius_km, format, includeProvenance: r.include_provenance, brandLabel: label, maxRows, timeBudgetMs }),
+  );
+  if (out.count === 0 && !out.refused) throw new ApiError('NOT_FOUND', `No stores of ${label} ${out.region}.`, { suggestions: [] });
+  return {
+    body: out.body,
+    count: out.count,
+    format,
+    refused: out.refused as ChargedWork['refused'],
+    contentType: CONTENT_TYPES[format],
+    headers: {
+      'X-Attribution': ATTRIBUTION,
+      'X-Data-Sources': out.sources.join(','),
+      'X-Location-Count': String(out.count),
+      'X-Brand': headerText(label),
+      'X-Region': headerText(out.region),
+      'X-Render-Time': `${Math.round(performance.now() - started)}ms`,
+    },
+  };
+}
