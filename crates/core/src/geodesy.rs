@@ -26,6 +26,12 @@ pub fn offset_m(lat: f64, lng: f64, north_m: f64, east_m: f64) -> (f64, f64) {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalMetric;
 
+/// The straight-line (chord) distance between two points on the sphere `arc_m` apart along it:
+/// what a search among `LocalMetric` points uses as its radius.
+pub fn chord_m(arc_m: f64) -> f64 {
+    2.0 * EARTH_RADIUS_M * (arc_m / (2.0 * EARTH_RADIUS_M)).min(std::f64::consts::FRAC_PI_2).sin()
+}
+
 impl LocalMetric {
     pub fn project(lat: f64, lng: f64) -> [f64; 3] {
         let (p, l) = (lat.to_radians(), lng.to_radians());

@@ -17,6 +17,7 @@ mod history;
 mod model;
 mod names;
 mod nearby;
+mod overlap;
 mod query;
 mod records;
 mod serve;
@@ -30,13 +31,18 @@ pub use changes::{ChangeFeed, Changes};
 pub use cluster::{cluster, ClusterPoint, Clusters};
 pub use coverage::{chao, chapman, lincoln_petersen, Estimator, Sightings, TotalEstimate, MIN_OBSERVED};
 pub use error::{CoreError, Result};
-pub use format::{changes_csv_header, nearby_csv_header, write_changes, write_nearby, write_rows, Format, WriteOptions, CSV_HEADER};
-pub use geodesy::{haversine_m, offset_m, LocalMetric};
+pub use format::{
+    changes_csv_header, nearby_csv_header, overlap_csv_header, write_changes, write_nearby, write_overlap, write_rows, Format, WriteOptions, CSV_HEADER,
+};
+pub use geodesy::{chord_m, haversine_m, offset_m, LocalMetric};
 pub use geojson::{polygon_features, PolygonFeature, PolygonGeometry, Ring};
 pub use history::{Entry as HistoryEntry, IdHistory, DEFAULT_KEEP as HISTORY_DEFAULT_KEEP, HISTORY_DEPARTED_FILE, HISTORY_DIR, HISTORY_IDS_FILE};
 pub use model::{is_servable, SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, DEDUP_TOLERANCE_M, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 pub use names::{name_keys, normalize_name};
 pub use nearby::{NearbyIndex, NearbyQuery, NEARBY_DEFAULT_LIMIT, NEARBY_MAX_LIMIT};
+pub use overlap::{
+    CountryOverlap, Overlap, OverlapQuery, Pair, OVERLAP_DEFAULT_DISTANCE_M, OVERLAP_MAX_BRANDS, OVERLAP_MAX_DISTANCE_M, OVERLAP_MAX_PAIRS, OVERLAP_MIN_BRANDS,
+};
 pub use query::{Filters, QueryResult};
 pub use records::{brand_identity, BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
 pub use serve::{Answer, Budget, DataQuery, Refusal, Served};

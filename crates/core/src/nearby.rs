@@ -25,7 +25,7 @@ use crate::snapshot::Snapshot;
 pub const NEARBY_DEFAULT_LIMIT: u32 = 10;
 pub const NEARBY_MAX_LIMIT: u32 = 500;
 
-type Tree = RTree<GeomWithData<[f64; 3], u32>>;
+pub(crate) type Tree = RTree<GeomWithData<[f64; 3], u32>>;
 
 /// A snapshot's spatial index for nearest-store queries (built lazily, shared by threads).
 #[derive(Debug)]
@@ -62,7 +62,7 @@ impl NearbyIndex {
         NearbyIndex { by_brand: (0..snap.brands.len()).map(|_| OnceLock::new()).collect(), all: OnceLock::new() }
     }
 
-    fn tree(&self, snap: &Snapshot, brand: Option<u32>) -> &Tree {
+    pub(crate) fn tree(&self, snap: &Snapshot, brand: Option<u32>) -> &Tree {
         match brand {
             Some(b) => self.by_brand[b as usize].get_or_init(|| {
                 let rec = &snap.brands[b as usize];

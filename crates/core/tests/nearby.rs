@@ -2,77 +2,12 @@
 //! over the globe (some community-only, some below the confidence floor, some on the very same
 //! spot), written and loaded through the real file format; for random points, every brand set
 //! and limit, with and without a radius, the index's answer equals sorting every data row by an
-//! independent haversine (this file's own) and taking the first ones.
+//! independent haversine (the tests' own) and taking the first ones.
 
 mod common;
 
-use storemap_core::{
-    BrandRecord, Budget, Format, NearbyIndex, NearbyQuery, Refusal, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, SourceMask, SourceType,
-    CONFIDENCE_FLOOR,
-};
-
-/// A small deterministic generator (xorshift), so a failure names a case that fails again.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// Great-circle metres, written here from the textbook formula (atan2 form), not the core's.
-fn distance(lat1: f64, lng1: f64, lat2: f64, lng2: f64) -> f64 {
-    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
-    let (dp, dl) = ((lat2 - lat1).to_radians(), (lng2 - lng1).to_radians());
-    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    6_371_008.8 * 2.0 * a.sqrt().atan2((1.0 - a).sqrt())
-}
-
-struct Row {
-    brand: u32,
-    lat: f64,
-    lng: f64,
-    served: bool,
-}
-
-fn world(name: &str) -> (Snapshot, Vec<Row>) {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut rows = Vec::new();
-    for i in 0..1800 {
-        let brand = i % 3;
-        // Half the stores in one dense city (ties and near ties), half anywhere.
-        let (lat, lng) =
-            if rng.next() < 0.5 { (48.85 + rng.next() * 0.05, 2.30 + rng.next() * 0.08) } else { (rng.next() * 180.0 - 90.0, rng.next() * 360.0 - 180.0) };
-        let served = rng.next() > 0.2;
-        rows.push(Row { brand, lat, lng, served });
-    }
-    // Two stores of different brands on one spot, and one near the antimeridian.
-    rows.push(Row { brand: 0, lat: 10.0, lng: 179.999, served: true });
-    rows.push(Row { brand: 1, lat: 10.0, lng: 179.999, served: true });
-    rows.push(Row { brand: 2, lat: 10.0, lng: -179.999, served: true });
-    rows.sort_by_key(|r| r.brand);
-    let brands = vec![BrandRecord::new("Alpha"), BrandRecord::new("Beta"), BrandRecord::new("Gamma")];
-    let mut b = SnapshotBuilder::new(SnapshotMeta::default(), brands, Vec::new(), Vec::new());
-    for (i, r) in rows.iter().enumerate() {
-        let mut sources = SourceMask::default();
-        sources.insert(SourceType::Atp);
-        b.push(&RowBuilder {
-            brand: r.brand,
-            lat: r.lat,
-            lng: r.lng,
-            id: i as u64 + 1,
-            name: format!("store {i}"),
-            country: "FR".into(),
-            confidence: if r.served { CONFIDENCE_FLOOR + 0.1 } else { 0.3 },
-            community_only: !r.served && i % 2 == 0,
-            sources,
-            ..RowBuilder::default()
-        });
-    }
-    (common::write_and_load(b, "nearby", name).unwrap(), rows)
-}
+use common::world::{distance, world, Rng, Row};
+use storemap_core::{Budget, Format, NearbyIndex, NearbyQuery, Refusal, Snapshot};
 
 /// This file's index of the snapshot's row `r`.
 fn mine(snap: &Snapshot, r: u32) -> u32 {
@@ -95,7 +30,7 @@ fn scan(rows: &[Row], brands: &[u32], lat: f64, lng: f64, limit: usize, radius_m
 
 #[test]
 fn the_nearest_stores_are_the_brute_force_scans_first_rows() {
-    let (snap, rows) = world("scan");
+    let (snap, rows) = world("nearby", "scan");
     // The snapshot orders rows its own way: a row is known by its id (its index here, plus 1).
     for r in 0..snap.row_count() {
         let row = &rows[mine(&snap, r as u32) as usize];
@@ -136,7 +71,7 @@ fn the_nearest_stores_are_the_brute_force_scans_first_rows() {
 
 #[test]
 fn both_stores_on_one_spot_and_across_the_antimeridian() {
-    let (snap, rows) = world("spot");
+    let (snap, rows) = world("nearby", "spot");
     let index = NearbyIndex::new(&snap);
     let got = index.nearest(&snap, &[], 10.0, 179.999, 3, None).unwrap();
     let at = |r: u32| {
@@ -154,7 +89,7 @@ fn both_stores_on_one_spot_and_across_the_antimeridian() {
 
 #[test]
 fn bad_requests_are_refused_and_the_price_is_checked_before_writing() {
-    let (snap, _) = world("bad");
+    let (snap, _) = world("nearby", "bad");
     let index = NearbyIndex::new(&snap);
     for (lat, lng, limit, radius) in
         [(91.0, 0.0, 10, None), (0.0, 180.5, 10, None), (0.0, 0.0, 0, None), (0.0, 0.0, 501, None), (0.0, 0.0, 10, Some(0.0)), (f64::NAN, 0.0, 10, None)]

@@ -7,6 +7,7 @@ mod csv;
 mod geojson;
 mod json;
 mod nearby;
+mod overlap;
 mod text;
 
 use crate::snapshot::Snapshot;
@@ -15,6 +16,7 @@ use crate::time::format_iso;
 pub use changes::{changes_csv_header, write_changes};
 pub use csv::CSV_HEADER;
 pub use nearby::{nearby_csv_header, write_nearby};
+pub use overlap::{overlap_csv_header, write_overlap};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -3,6 +3,8 @@
 // Each test file is its own crate and uses only part of this.
 #![allow(dead_code)]
 
+pub mod world;
+
 use std::path::PathBuf;
 
 use storemap_core::{Snapshot, SnapshotBuilder};
