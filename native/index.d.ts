@@ -38,6 +38,12 @@ export declare class Store {
    */
   nearby(req: NearbyRequest): Promise<QueryResponse>
   nearbySync(req: NearbyRequest): QueryResponse
+  /**
+   * Pairs of stores of different brands within a distance, on the libuv pool; `count` is
+   * the number of pairs.
+   */
+  overlap(req: OverlapRequest): Promise<QueryResponse>
+  overlapSync(req: OverlapRequest): QueryResponse
   /** Runs a query on the libuv pool; the rows come back serialized in one Buffer. */
   query(req: QueryRequest): Promise<QueryResponse>
   querySync(req: QueryRequest): QueryResponse
@@ -129,6 +135,15 @@ export interface DataDefaults {
   /** Nearest-store requests: stores given when none is asked for, and the most. */
   nearbyDefaultLimit: number
   nearbyMaxLimit: number
+  /**
+   * Overlap requests: the distance when none is given and the largest, in metres; the most
+   * pairs one answer lists; how many brands one request compares.
+   */
+  overlapDefaultDistanceM: number
+  overlapMaxDistanceM: number
+  overlapMaxPairs: number
+  overlapMinBrands: number
+  overlapMaxBrands: number
 }
 
 /** The data formats. */
@@ -192,6 +207,20 @@ export interface NearbyRequest {
   /** The document's `brand`. */
   brandLabel: string
   /** As in `QueryRequest`. */
+  maxRows?: number
+  /** As in `QueryRequest`. */
+  timeBudgetMs?: number
+}
+
+/** An overlap request: two to five brands (by index, different companies), the distance. */
+export interface OverlapRequest {
+  brands: Array<number>
+  distanceM: number
+  /** Pairs whose first store (of the brand named earlier) is in this country. */
+  country?: string
+  format: DataFormat
+  includeProvenance?: boolean
+  /** As in `QueryRequest`, counted in pairs. */
   maxRows?: number
   /** As in `QueryRequest`. */
   timeBudgetMs?: number

@@ -14,7 +14,8 @@
    the gazetteer does not know for a radius search, a focus map of a country (or US state) the
    map has no shape for, a usage window that is reversed or longer than 366 days, a change-feed
    `radius_km` without `city` (query parameters cannot state a rule between two of them), and a
-   change-feed `since` older than the history the server keeps. Those 400s
+   change-feed `since` older than the history the server keeps, two overlap names of one company,
+   and an overlap of more than 100,000 pairs. Those 400s
    are not failures of "valid data should be accepted"; every other 400 on valid data still is.
 """
 
@@ -36,6 +37,8 @@ DOCUMENTED_DETAILS = {
     ("bounds", "south must be below north"),
     ("from", "from must not be after to"),
     ("radius_km", "radius_km requires city"),
+    ("brands", "two of the names are one company"),
+    ("tickers", "two of the names are one company"),
 }
 DOCUMENTED_DETAIL_PATTERNS = [
     ("from", re.compile(r"^the window is at most \d+ days$")),
@@ -44,6 +47,7 @@ DOCUMENTED_DETAIL_PATTERNS = [
 DOCUMENTED_MESSAGES = [
     re.compile(r"^unknown city '.*': it is not in the gazetteer and no row carries it$", re.S),
     re.compile(r'^no shape for country ".*"$', re.S),
+    re.compile(r"^invalid filter: more than \d+ pairs: narrow the request with a country or a shorter distance_m$", re.S),
     re.compile(r"^invalid focus map: (conus applies to the US only|regions are available for US states only|unknown US state .*)$", re.S),
 ]
 

@@ -22,6 +22,7 @@ export type QueryResponse = Binding.QueryResponse;
 export type ChangesRequest = Omit<Binding.ChangesRequest, 'format' | 'storefrontType'> & { format: DataFormat; storefrontType?: StorefrontKind };
 export type ChangesResponse = Binding.ChangesResponse;
 export type NearbyRequest = Omit<Binding.NearbyRequest, 'format'> & { format: DataFormat };
+export type OverlapRequest = Omit<Binding.OverlapRequest, 'format'> & { format: DataFormat };
 export type BrandInfo = Binding.BrandInfo;
 export type Resolved = Binding.Resolved;
 export type SnapshotInfo = Binding.SnapshotInfo;
@@ -132,6 +133,11 @@ export function changesSync(store: Store, req: ChangesRequest): ChangesResponse 
 /** The stores nearest a point, nearest first. */
 export function nearby(store: Store, req: NearbyRequest): Promise<QueryResponse> {
   return wrap(() => store.nearby(req as Binding.NearbyRequest));
+}
+
+/** Pairs of stores of different brands within a distance. */
+export function overlap(store: Store, req: OverlapRequest): Promise<QueryResponse> {
+  return wrap(() => store.overlap(req as Binding.OverlapRequest));
 }
 
 export function nearbySync(store: Store, req: NearbyRequest): QueryResponse {

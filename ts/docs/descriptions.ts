@@ -74,6 +74,9 @@ export const EXAMPLES: Record<string, { summary: string; value: Record<string, u
     { summary: 'The 10 Starbucks nearest Pike Place Market', value: { brand: 'Starbucks', lat: 47.6097, lng: -122.3422 } },
     { summary: 'Any store within 500 m, as GeoJSON', value: { lat: 48.8566, lng: 2.3522, radius_km: 0.5, limit: 50, format: 'geojson' } },
   ],
+  overlap: [
+    { summary: "Starbucks with a McDonald's within 200 m, in the US", value: { tickers: ['SBUX', 'MCD'], distance_m: 200, country: 'US' } },
+  ],
   changes: [{ summary: 'US Starbucks opened and closed since the start of November 2026', value: { brand: 'Starbucks', since: '2026-11-01', country: 'US' } }],
   listBrands: [{ summary: 'Brands containing "coffee", A-Z', value: { q: 'coffee', sort: 'name', limit: 20 } }],
   brandSummary: [{ summary: 'A ticker resolves to its brand', value: { brand: 'SBUX' } }],

@@ -132,6 +132,8 @@ export function buildSchemas(bodies: z.ZodType[]): SchemaSet {
   if (request) Object.assign(components[request], locationMapRules(components[request]));
   const nearby = inputs.get(requests.NearbyRequest);
   if (nearby) Object.assign(components[nearby], NEARBY_RULES);
+  const overlap = inputs.get(requests.OverlapRequest);
+  if (overlap) Object.assign(components[overlap], OVERLAP_RULES);
   const ids = new Map([...outputs, ...inputs]);
   return {
     components,
@@ -148,6 +150,13 @@ export function buildSchemas(bodies: z.ZodType[]): SchemaSet {
 const NEARBY_RULES: JsonSchema = {
   not: { required: ['brand', 'tickers'] },
   description: 'Give `brand`, or `tickers`, or neither (stores of any brand); not both. Unknown fields are rejected.',
+};
+
+/** OverlapRequest's superRefine in schemas.ts, in JSON Schema. */
+const OVERLAP_RULES: JsonSchema = {
+  anyOf: [{ required: ['brands'] }, { required: ['tickers'] }],
+  not: { required: ['brands', 'tickers'] },
+  description: 'Give `brands` or `tickers` (not both). Unknown fields are rejected.',
 };
 
 const whenTrue = (field: string) => ({ properties: { [field]: { const: true } }, required: [field] });

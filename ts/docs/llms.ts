@@ -22,6 +22,7 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
   const summary = has('locationMap');
   const feed = has('changes');
   const near = has('nearby');
+  const pairs = has('overlap');
   const docs: Link[] = [
     { title: 'API reference', path: at('/api/agent-docs'), notes: 'every endpoint, parameter, response field, header and error code in one markdown document' },
     { title: 'OpenAPI 3.1 description', path: at('/api/openapi.yaml'), notes: 'the same reference, machine-readable (YAML)' },
@@ -42,6 +43,10 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
     '',
     near
       ? `Nearest stores: \`${near.method.toUpperCase()} ${near.path}\` with \`{"brand": "starbucks", "lat": 47.6097, "lng": -122.3422, "limit": 10}\` returns the nearest storefronts first, each with \`distance_m\` (great-circle metres); leave out \`brand\` for stores of any brand, add \`radius_km\` to bound the search; data plans only, priced like the main call by result count.`
+      : '',
+    '',
+    pairs
+      ? `Competitor overlap: \`${pairs.method.toUpperCase()} ${pairs.path}\` with \`{"tickers": ["SBUX", "MCD"], "distance_m": 200, "country": "US"}\` lists every pair of the chains' stores within the distance and, per brand and per country, how many stores have such a neighbour; data plans only, priced by pairs.`
       : '',
     '',
     feed

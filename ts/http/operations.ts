@@ -8,8 +8,8 @@ import { CONFIDENCE_FLOOR, DATA_DEFAULTS } from '../native.ts';
 import { LOW_CREDIT_THRESHOLD, tiersText } from '../services/credits.ts';
 import { PLAN_RULES } from '../services/keys.ts';
 import type { ErrorCode } from '../errors.ts';
-import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, LocationMapJson, NearbyGeoJson, NearbyJson, SearchResults, Status, Usage } from './responses.ts';
-import { BrandsQuery, ChangesQuery, LocationMapRequest, NearbyRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
+import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, LocationMapJson, NearbyGeoJson, NearbyJson, OverlapGeoJson, OverlapJson, SearchResults, Status, Usage } from './responses.ts';
+import { BrandsQuery, ChangesQuery, LocationMapRequest, NearbyRequest, OverlapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
 
 /** A response header: its name, what it means, and whether every success carries it. */
 export interface HeaderDoc {
@@ -31,6 +31,7 @@ export type OperationId =
   | 'locationMap'
   | 'changes'
   | 'nearby'
+  | 'overlap'
   | 'listBrands'
   | 'brandSummary'
   | 'searchBrands'
@@ -91,6 +92,12 @@ const NEARBY_HEADERS: HeaderDoc[] = [
   ...RATE_HEADERS,
 ];
 
+const OVERLAP_HEADERS: HeaderDoc[] = [
+  { name: 'X-Location-Count', description: 'Pairs in the response (what the price is reckoned on).', schema: 'integer', required: true },
+  ...CHARGED_HEADERS,
+  ...RATE_HEADERS,
+];
+
 const CHANGES_HEADERS: HeaderDoc[] = [
   { name: 'X-Location-Count', description: 'Rows in the response: opened plus closed stores (what the price is reckoned on).', schema: 'integer', required: true },
   { name: 'X-Opened-Count', description: 'Stores opened.', schema: 'integer', required: true },
@@ -140,6 +147,27 @@ export const OPERATIONS: Operation[] = [
       'TIMEOUT',
       'SERVICE_BUSY',
     ],
+  },
+  {
+    id: 'overlap',
+    method: 'post',
+    path: '/api/v1/overlap',
+    tag: 'Locations',
+    summary: 'Where two to five chains sit close to each other',
+    description: `For ${DATA_DEFAULTS.overlapMinBrands} to ${DATA_DEFAULTS.overlapMaxBrands} brands or tickers: every pair of their storefronts of different brands within distance_m (default ${DATA_DEFAULTS.overlapDefaultDistanceM} m, at most ${DATA_DEFAULTS.overlapMaxDistanceM}), with, per brand, how many of its stores have such a partner, overall and per country ("how many Starbucks have a Dunkin' within 200 m?"). Rows are data rows (confidence at least ${CONFIDENCE_FLOOR}); needs an enterprise or internal key. Credits by pairs, like location-map by rows: ${tiersText('pairs')}; no pair is 404 and costs nothing; more than ${DATA_DEFAULTS.overlapMaxPairs.toLocaleString('en-US')} pairs is 400 (narrow it with country or a shorter distance).`,
+    auth: true,
+    body: OverlapRequest,
+    success: {
+      status: 200,
+      description: 'The pairs and their counts, in the requested format.',
+      content: [
+        { answers: 'json', type: 'application/json', schema: OverlapJson },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV, one line per pair: distance_m, then ${DATA_DEFAULTS.csvColumns.map((c) => `a_${c}`).join(',')}, then the same with b_.` },
+        { answers: 'geojson', type: 'application/geo+json', schema: OverlapGeoJson },
+      ],
+      headers: OVERLAP_HEADERS,
+    },
+    errors: ['INVALID_JSON', 'INVALID_REQUEST', 'UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'TRIAL_EXPIRED', 'DATA_ACCESS_FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'TIMEOUT', 'SERVICE_BUSY'],
   },
   {
     id: 'changes',

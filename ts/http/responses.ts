@@ -88,6 +88,46 @@ export const NearbyGeoJson = z
   })
   .describe('format geojson: the stores as Point features, nearest first, distance_m among their properties.');
 
+// ---- overlap
+
+const perBrand = z.record(z.string(), z.number().int()).describe("Each brand's stores with at least one store of another of the brands within the distance.");
+const branded = Location.extend({ brand: z.string().describe('Canonical brand name.') });
+
+export const OverlapJson = z.object({
+  brands: z.array(z.string()).describe('Canonical names, in the order asked.'),
+  distance_m: z.number(),
+  region: z.string().describe('The country filter, or "worldwide".'),
+  pair_count: z.number().int(),
+  stores_with_partner: perBrand,
+  by_country: z
+    .array(z.object({ country: z.string(), pairs: z.number().int(), stores_with_partner: perBrand }))
+    .describe("By the first store's country; most pairs first, ties by code."),
+  pairs: z
+    .array(z.object({ distance_m: distance, a: branded.describe('The store of the brand named earlier.'), b: branded }))
+    .describe('Every pair once: by brand pair in the order asked, then by the first store, then nearest first.'),
+});
+
+export const OverlapGeoJson = z
+  .object({
+    type: z.literal('FeatureCollection'),
+    features: z.array(
+      z.object({
+        type: z.literal('Feature'),
+        geometry: z.object({ type: z.literal('LineString'), coordinates: z.array(z.array(z.number()).length(2)).length(2).describe('[[lng, lat] of a, [lng, lat] of b].') }),
+        properties: z.object({
+          distance_m: distance,
+          a_id: z.string(),
+          a_brand: z.string(),
+          a_name: z.string(),
+          b_id: z.string(),
+          b_brand: z.string(),
+          b_name: z.string(),
+        }),
+      }),
+    ),
+  })
+  .describe('format geojson: one LineString per pair, from the first store to the second.');
+
 // ---- the change feed
 
 const seen = (what: string) => z.string().describe(`ISO 8601: ${what}`);

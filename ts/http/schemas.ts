@@ -95,6 +95,25 @@ export const NearbyRequest = z
 
 export type NearbyRequest = z.infer<typeof NearbyRequest>;
 
+const { overlapMinBrands, overlapMaxBrands, overlapDefaultDistanceM, overlapMaxDistanceM } = DATA_DEFAULTS;
+
+export const OverlapRequest = z
+  .strictObject({
+    brands: z.array(text(200)).min(overlapMinBrands).max(overlapMaxBrands).optional().describe(`${overlapMinBrands} to ${overlapMaxBrands} brand names or aliases (any case), of different companies. Give brands or tickers.`),
+    tickers: z.array(text(20)).min(overlapMinBrands).max(overlapMaxBrands).optional().describe(`${overlapMinBrands} to ${overlapMaxBrands} stock tickers, used instead of brands.`),
+    distance_m: z.number().positive().max(overlapMaxDistanceM).default(overlapDefaultDistanceM).describe(`Pairs of stores at most this far apart (great circle), in metres, up to ${overlapMaxDistanceM}.`),
+    country: LOCATION_FILTERS.country.describe('ISO 3166-1 alpha-2: pairs whose first store (of the brand named earlier) is in this country.'),
+    format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
+    include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified to both stores of each pair (json).'),
+  })
+  .superRefine((r, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (!r.brands && !r.tickers) issue('brands', 'brands or tickers is required');
+    if (r.brands && r.tickers) issue('tickers', 'give brands or tickers, not both');
+  });
+
+export type OverlapRequest = z.infer<typeof OverlapRequest>;
+
 /** zod issues as the `details` of a 400: one entry per failing field. */
 export function issueDetails(error: z.ZodError, whole = '(body)'): { field: string; message: string }[] {
   return error.issues.flatMap((i) =>

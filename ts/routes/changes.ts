@@ -2,7 +2,7 @@
 // change feed. The request's life (key, rate, charge, usage row, timeout, hang-up) is
 // http/charged.ts's; here: the query, the plan, the brand, and the priced work.
 import type { Request } from 'restify';
-import { chargedRoute, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { chargedRoute, dataUsageFormat, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { parseQuery } from '../http/query.ts';
 import { ChangesQuery } from '../http/schemas.ts';
@@ -20,16 +20,14 @@ export function handlers(deps: ApiDeps): Handlers {
   return { changes: [chargedRoute(deps, ENDPOINT, (req, ctx) => changeFeed(req, deps, ctx))] };
 }
 
-/** The format a usage row records before the query is validated: a data format (json when none
- * is given), else `invalid`. */
-function usageFormat(req: Request): DataFormat | 'invalid' {
+/** The query's format parameter as given (a repeated one is invalid). */
+function givenFormat(req: Request): unknown {
   const given = new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('format');
-  if (given.length === 0) return 'json';
-  return given.length === 1 && (DATA_FORMATS as readonly string[]).includes(given[0]) ? (given[0] as DataFormat) : 'invalid';
+  return given.length > 1 ? given : given[0];
 }
 
 async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
-  ctx.recordFormat(usageFormat(req));
+  ctx.recordFormat(dataUsageFormat(givenFormat(req)));
   const q = parseQuery(ChangesQuery, req);
   const format = q.format;
   const rules = planRules(deps, ctx.key, format);

@@ -3,7 +3,7 @@
 // http/charged.ts's; here: the body, the plan, the brands, and the priced work.
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
-import { chargedRoute, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { chargedRoute, dataUsageFormat, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
@@ -23,15 +23,9 @@ export function handlers(deps: ApiDeps): Handlers {
   return { nearby: [chargedRoute(deps, ENDPOINT, (req, ctx) => nearest(req, deps, ctx))] };
 }
 
-/** The format a usage row records before the body is validated. */
-function usageFormat(format: unknown): DataFormat | 'invalid' {
-  if (format === undefined) return 'json';
-  return typeof format === 'string' && (DATA_FORMATS as readonly string[]).includes(format) ? (format as DataFormat) : 'invalid';
-}
-
 async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
   const raw = await readJsonBody(req, deps.config.maxBodyBytes);
-  ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format));
+  ctx.recordFormat(dataUsageFormat((raw as { format?: unknown } | null)?.format));
   const r = parseBody(NearbyRequest, raw);
   const format = r.format;
   ctx.recordFormat(format);

@@ -18,6 +18,7 @@ mod model;
 mod names;
 mod nearby;
 mod overlap;
+mod pairs;
 mod query;
 mod records;
 mod serve;
@@ -40,9 +41,8 @@ pub use history::{Entry as HistoryEntry, IdHistory, DEFAULT_KEEP as HISTORY_DEFA
 pub use model::{is_servable, SourceMask, SourceType, StorefrontType, CONFIDENCE_FLOOR, DEDUP_TOLERANCE_M, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 pub use names::{name_keys, normalize_name};
 pub use nearby::{NearbyIndex, NearbyQuery, NEARBY_DEFAULT_LIMIT, NEARBY_MAX_LIMIT};
-pub use overlap::{
-    CountryOverlap, Overlap, OverlapQuery, Pair, OVERLAP_DEFAULT_DISTANCE_M, OVERLAP_MAX_BRANDS, OVERLAP_MAX_DISTANCE_M, OVERLAP_MAX_PAIRS, OVERLAP_MIN_BRANDS,
-};
+pub use overlap::{OverlapQuery, OVERLAP_DEFAULT_DISTANCE_M, OVERLAP_MAX_BRANDS, OVERLAP_MAX_DISTANCE_M, OVERLAP_MAX_PAIRS, OVERLAP_MIN_BRANDS};
+pub use pairs::{CountryOverlap, Overlap, Pair};
 pub use query::{Filters, QueryResult};
 pub use records::{brand_identity, BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
 pub use serve::{Answer, Budget, DataQuery, Refusal, Served};

@@ -11,6 +11,7 @@ use crate::format::{write_overlap, Format, WriteOptions};
 use crate::geodesy::{chord_m, haversine_m, LocalMetric};
 use crate::model::SourceMask;
 use crate::nearby::NearbyIndex;
+use crate::pairs::{CountryOverlap, Overlap, Pair};
 use crate::serve::{Answer, Budget, Refusal};
 use crate::snapshot::Snapshot;
 
@@ -21,33 +22,6 @@ pub const OVERLAP_MAX_BRANDS: usize = 5;
 /// Pairs one answer may list: past it the request is refused, to be narrowed (a country, a
 /// shorter distance) rather than served as hundreds of megabytes.
 pub const OVERLAP_MAX_PAIRS: u32 = 100_000;
-
-/// Two stores of different brands: rows of the snapshot, `a` of the brand named earlier.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pair {
-    pub a: u32,
-    pub b: u32,
-    pub distance_m: f64,
-}
-
-/// One country's pairs (by the first store's country), and per brand (request order) its
-/// stores with at least one partner.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CountryOverlap {
-    pub country: String,
-    pub pairs: u32,
-    pub stores_with_partner: Vec<u32>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Overlap {
-    /// Ordered by brand pair (request order), then the first store's row, then distance.
-    pub pairs: Vec<Pair>,
-    /// Per brand (request order): its stores with at least one partner, everywhere.
-    pub stores_with_partner: Vec<u32>,
-    /// Most pairs first, ties by code.
-    pub by_country: Vec<CountryOverlap>,
-}
 
 #[derive(Debug, Clone)]
 pub struct OverlapQuery {

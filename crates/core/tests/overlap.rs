@@ -83,13 +83,28 @@ fn refusals_and_the_price() {
     let (snap, _) = world("overlap", "bad");
     let index = NearbyIndex::new(&snap);
     let none = Budget::default();
-    for (brands, d) in [(vec![0], 100.0), (vec![0, 1, 2, 0, 1, 2], 100.0), (vec![0, 0], 100.0), (vec![0, 9], 100.0), (vec![0, 1], 0.0), (vec![0, 1], 5_000.5), (vec![0, 1], f64::NAN)] {
+    for (brands, d) in [
+        (vec![0], 100.0),
+        (vec![0, 1, 2, 0, 1, 2], 100.0),
+        (vec![0, 0], 100.0),
+        (vec![0, 9], 100.0),
+        (vec![0, 1], 0.0),
+        (vec![0, 1], 5_000.5),
+        (vec![0, 1], f64::NAN),
+    ] {
         assert_eq!(index.overlap(&snap, &brands, d, None, &none).unwrap_err().code(), "INVALID_REQUEST", "{brands:?} {d}");
     }
     // The whole dense city within 5 km of itself: too many pairs to list, refused with advice.
     let err = index.overlap(&snap, &[0, 1, 2], OVERLAP_MAX_DISTANCE_M, None, &none).unwrap_err().to_string();
     assert!(err.contains(&format!("more than {OVERLAP_MAX_PAIRS} pairs")), "{err}");
-    let query = |max_rows, format| OverlapQuery { brands: vec![0, 1], distance_m: 1_000.0, country: None, format, provenance: false, budget: Budget { max_rows, deadline: None } };
+    let query = |max_rows, format| OverlapQuery {
+        brands: vec![0, 1],
+        distance_m: 1_000.0,
+        country: None,
+        format,
+        provenance: false,
+        budget: Budget { max_rows, deadline: None },
+    };
     let n = index.overlap(&snap, &[0, 1], 1_000.0, None, &none).unwrap().unwrap().pairs.len() as u32;
     assert!(n > 1);
     let refused = index.answer_overlap(&snap, &query(Some(n - 1), Format::Json)).unwrap();

@@ -13,7 +13,7 @@ use super::csv::{CsvRows, CSV_HEADER};
 use super::json::open_location;
 use super::text::{json_f64, json_id, json_str};
 use super::{BrandCursor, Format, TimeCache, WriteOptions};
-use crate::overlap::Overlap;
+use crate::pairs::Overlap;
 use crate::snapshot::{Snapshot, TextColumn};
 
 /// The CSV header of an overlap document.

@@ -60,7 +60,14 @@ pub fn world(file: &str, name: &str) -> (Snapshot, Vec<Row>) {
             id: i as u64 + 1,
             name: format!("store {i}"),
             // The city in France; elsewhere a country by hemisphere, so that filters have a choice.
-            country: (if (48.8..48.95).contains(&r.lat) && (2.2..2.45).contains(&r.lng) { "FR" } else if r.lng < 0.0 { "US" } else { "JP" }).into(),
+            country: (if (48.8..48.95).contains(&r.lat) && (2.2..2.45).contains(&r.lng) {
+                "FR"
+            } else if r.lng < 0.0 {
+                "US"
+            } else {
+                "JP"
+            })
+            .into(),
             confidence: if r.served { CONFIDENCE_FLOOR + 0.1 } else { 0.3 },
             community_only: !r.served && i % 2 == 0,
             sources,
