@@ -152,10 +152,18 @@ const NEARBY_RULES: JsonSchema = {
   description: 'Give `brand`, or `tickers`, or neither (stores of any brand); not both. Unknown fields are rejected.',
 };
 
+/** "One of a and b, not both" as JSON Schema. The "at least one" half is a condition, not
+ * `anyOf` of two `required` lists: openapi-generator's typescript-fetch and python generators
+ * drop a model's enums when it sees that `anyOf` (the generated TypeScript then does not compile;
+ * scripts/client-test.sh builds both clients). */
+function oneOrOther(a: string, b: string): { not: JsonSchema; condition: JsonSchema } {
+  return { not: { required: [a, b] }, condition: { if: { not: { required: [a] } }, then: { required: [b] } } };
+}
+
 /** OverlapRequest's superRefine in schemas.ts, in JSON Schema. */
 const OVERLAP_RULES: JsonSchema = {
-  anyOf: [{ required: ['brands'] }, { required: ['tickers'] }],
-  not: { required: ['brands', 'tickers'] },
+  not: oneOrOther('brands', 'tickers').not,
+  allOf: [oneOrOther('brands', 'tickers').condition],
   description: 'Give `brands` or `tickers` (not both). Unknown fields are rejected.',
 };
 
@@ -182,9 +190,9 @@ export function locationMapRules(schema: JsonSchema): JsonSchema {
       then: { properties: { marker_colors: { maxItems: k } } },
     });
   }
+  const brandOrTickers = oneOrOther('brand', 'tickers');
   return {
-    anyOf: [{ required: ['brand'] }, { required: ['tickers'] }],
-    not: { required: ['brand', 'tickers'] },
+    not: brandOrTickers.not,
     dependentRequired: {
       radius_km: ['city'],
       center: ['zoom'],
@@ -194,6 +202,7 @@ export function locationMapRules(schema: JsonSchema): JsonSchema {
       background: ['focus_country'],
     },
     allOf: [
+      brandOrTickers.condition,
       ...scales,
       ...colours,
       { if: whenTrue('mainland_only'), then: { required: ['focus_country'] } },
