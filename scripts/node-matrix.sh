@@ -16,7 +16,8 @@ VERSIONS=("$@")
 # child processes and run once, on the machine's Node, in `npm test`).
 SUITES=(test/server.test.ts test/location-map/*.test.ts test/bad-input.test.ts test/concurrency.test.ts test/directory.test.ts
   test/docs.test.ts test/unit/*.test.ts test/images.test.ts test/map-features.test.ts test/native.test.ts
-  test/refresh.test.ts test/shutdown.test.ts test/status.test.ts test/usage.test.ts test/ledger.test.ts)
+  test/refresh.test.ts test/shutdown.test.ts test/status.test.ts test/usage.test.ts test/ledger.test.ts
+  test/nearby.test.ts test/overlap.test.ts test/changes.test.ts test/playground.test.ts)
 export STOREMAP_TEST_DATA_DIR="${STOREMAP_TEST_DATA_DIR:-$PWD/data/generated/test-data}"
 export STOREMAP_REFERENCE_DIR="${STOREMAP_REFERENCE_DIR:-$PWD/data/generated/reference}"
 if [ ! -f "$STOREMAP_TEST_DATA_DIR/snapshot.smap" ]; then

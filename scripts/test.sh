@@ -44,8 +44,19 @@ elif [ -d .git ] && ! git diff --exit-code -- native/testing/index.js native/tes
   fail_runner
 fi
 
-echo "== tsc --noEmit"
-if tsc --noEmit -p .; then passed=$((passed + 1)); else fail_runner; fi
+echo "== tsc --noEmit (the service, and the playground's browser script)"
+if tsc --noEmit -p . && tsc -p web; then passed=$((passed + 1)); else fail_runner; fi
+
+# Chromium for the playground's browser test (test/playground.test.ts): Debian's package,
+# installed here when missing (as root, like PostgreSQL in scripts/postgres.sh).
+if [ ! -x /usr/lib/chromium/chromium ] && ! command -v chromium >/dev/null 2>&1; then
+  echo "== installing Chromium (apt-get) for the browser test"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null || echo "could not install chromium: the browser test will fail" >&2
+  else
+    echo "chromium is missing and installing it needs root (apt-get install chromium): the browser test will fail" >&2
+  fi
+fi
 
 # One small deterministic dataset for every ava test file (built once, read-only).
 export STOREMAP_TEST_DATA_DIR="$PWD/data/generated/test-data"
@@ -79,6 +90,7 @@ PG_SUITES=(
   test/location-map/brands.test.ts test/location-map/filters.test.ts test/location-map/formats.test.ts
   test/location-map/limits.test.ts test/location-map/plans-and-credits.test.ts
   test/map-features.test.ts test/concurrency.test.ts test/directory.test.ts test/usage.test.ts
+  test/nearby.test.ts test/overlap.test.ts
 )
 echo "== ava, the HTTP suites on the PostgreSQL ledger"
 pgdir=$(mktemp -d)

@@ -30,6 +30,7 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
   const optional: Link[] = [
     { title: 'Data licences and attribution', path: at('/ATTRIBUTION.txt'), notes: 'full licence notices of OpenStreetMap, Overture Maps, Foursquare Open Source Places, AllThePlaces and the reference data' },
     { title: 'Service status', path: at('/api/v1/status'), notes: 'health and data freshness as JSON; public, cached 30 seconds' },
+    { title: 'Playground', path: at('/playground'), notes: 'a browser page to try location-map, nearby and overlap and copy the curl command' },
     { title: 'Brand directory', path: at('/api/v1/brands'), notes: 'brands with storefronts, searchable (`q`), sorted and paged (`limit`, `offset`); public, free' },
   ];
   return [

@@ -41,6 +41,9 @@ export type OperationId =
   | 'openapi'
   | 'agentDocs'
   | 'llms'
+  | 'home'
+  | 'playground'
+  | 'playgroundScript'
   | 'attribution';
 
 export interface Operation {
@@ -324,6 +327,48 @@ export const OPERATIONS: Operation[] = [
     description: 'The service name, a summary and links to the reference, the OpenAPI document, the licence notices, the status and the brand directory.',
     auth: false,
     success: { status: 200, description: 'The llms.txt file.', content: [{ type: 'text/plain', format: 'text', description: 'Markdown following https://llmstxt.org.' }], headers: [] },
+    errors: ['RATE_LIMITED'],
+  },
+  {
+    id: 'home',
+    method: 'get',
+    path: '/',
+    tag: 'Documentation',
+    summary: 'The playground (the same page as /playground)',
+    description: 'A browser page to try the API: see /playground.',
+    auth: false,
+    success: { status: 200, description: 'The page.', content: [{ type: 'text/html', format: 'text', description: 'HTML.' }], headers: [
+        { name: 'Content-Security-Policy', description: 'Nothing is loaded from another origin.', schema: 'string', required: true },
+        { name: 'Cache-Control', description: 'public, max-age=300', schema: 'string', required: true },
+      ] },
+    errors: ['RATE_LIMITED'],
+  },
+  {
+    id: 'playground',
+    method: 'get',
+    path: '/playground',
+    tag: 'Documentation',
+    summary: 'A browser playground for location-map, nearby and overlap',
+    description: 'One static page: a form for every field of the request (built from this document\'s schemas), brand autocomplete, an API key kept in the tab\'s session storage only, the answer as an image, a table or text, the curl command for it and the response headers. No external resources.',
+    auth: false,
+    success: { status: 200, description: 'The page.', content: [{ type: 'text/html', format: 'text', description: 'HTML.' }], headers: [
+        { name: 'Content-Security-Policy', description: 'Nothing is loaded from another origin.', schema: 'string', required: true },
+        { name: 'Cache-Control', description: 'public, max-age=300', schema: 'string', required: true },
+      ] },
+    errors: ['RATE_LIMITED'],
+  },
+  {
+    id: 'playgroundScript',
+    method: 'get',
+    path: '/playground.js',
+    tag: 'Documentation',
+    summary: "The playground page's script",
+    description: 'Compiled from web/playground.ts when the server starts.',
+    auth: false,
+    success: { status: 200, description: 'The script.', content: [{ type: 'text/javascript', format: 'text', description: 'JavaScript.' }], headers: [
+        { name: 'Content-Security-Policy', description: 'Nothing is loaded from another origin.', schema: 'string', required: true },
+        { name: 'Cache-Control', description: 'public, max-age=300', schema: 'string', required: true },
+      ] },
     errors: ['RATE_LIMITED'],
   },
   {

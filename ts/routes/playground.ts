@@ -1,0 +1,62 @@
+// GET / and /playground: the browser playground, one page and its script, built once when the
+// server starts from the project's own files (web/playground.html, web/playground.ts compiled
+// by esbuild) and the request schemas of the OpenAPI document, so the form has the fields the
+// API validates. No CDN, no framework; public and free like the other documents.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Request, Response } from 'restify';
+import { transformSync } from 'esbuild';
+import { openApiDocument } from '../docs/openapi.ts';
+import { limitFreeEndpoint } from '../http/free-limit.ts';
+import { OPERATIONS, wireType, type OperationId } from '../http/operations.ts';
+import { ROOT } from '../paths.ts';
+import type { ApiDeps } from '../http/context.ts';
+import type { Handlers } from '../http/mount.ts';
+
+const WEB_DIR = path.join(ROOT, 'web');
+/** The operations the playground has a form for, in its menu's order. */
+const FORMS: OperationId[] = ['locationMap', 'nearby', 'overlap'];
+/** The page loads nothing from elsewhere; its script is /playground.js, its images blob: URLs. */
+const CSP = "default-src 'self'; img-src 'self' blob: data:; connect-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/** Each form's operation: path, summary and the JSON Schema of its body, $refs resolved. */
+function forms(): { id: string; path: string; summary: string; body: unknown }[] {
+  const doc = openApiDocument();
+  return FORMS.map((id) => {
+    const op = OPERATIONS.find((o) => o.id === id)!;
+    const ref = doc.paths[op.path][op.method].requestBody.content['application/json'].schema.$ref as string;
+    return { id, path: op.path, summary: op.summary, body: doc.components.schemas[ref.split('/').pop()!] };
+  });
+}
+
+/** The page and its script, as sent. */
+export function playgroundFiles(): { page: Buffer; script: Buffer } {
+  // JSON inside a script element: "<" escaped so no text can close the element.
+  const embedded = JSON.stringify(forms()).replace(/</g, '\\u003c');
+  const page = readFileSync(path.join(WEB_DIR, 'playground.html'), 'utf8').replace('__OPERATIONS__', () => embedded);
+  const script = transformSync(readFileSync(path.join(WEB_DIR, 'playground.ts'), 'utf8'), { loader: 'ts', format: 'iife', target: 'es2020' }).code;
+  return { page: Buffer.from(page, 'utf8'), script: Buffer.from(script, 'utf8') };
+}
+
+export function handlers(deps: ApiDeps): Handlers {
+  const files = playgroundFiles();
+  const free = limitFreeEndpoint(deps);
+  const send = (id: OperationId, body: Buffer) => {
+    const type = wireType(OPERATIONS.find((o) => o.id === id)!.success.content[0].type);
+    return (_req: Request, res: Response, next: () => void) => {
+      res.status(200);
+      res.header('content-type', type);
+      res.header('content-length', String(body.length));
+      res.header('Content-Security-Policy', CSP);
+      res.header('X-Content-Type-Options', 'nosniff');
+      res.header('Cache-Control', 'public, max-age=300');
+      res.end(body);
+      next();
+    };
+  };
+  return {
+    home: [free, send('home', files.page)],
+    playground: [free, send('playground', files.page)],
+    playgroundScript: [free, send('playgroundScript', files.script)],
+  };
+}
