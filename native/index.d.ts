@@ -11,6 +11,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /** The map renderer's loaded state: atlas shapes and theme palettes. Loaded once per server. */
 export declare class Renderer {
+  /** Draws an overlap map on the libuv pool; `count` is the number of pairs. */
+  renderOverlap(store: Store, req: OverlapRenderRequest): Promise<RenderResponse>
   /**
    * Renders a map of a query's locations on the libuv pool; the encoded image comes back
    * as one Buffer.
@@ -209,6 +211,23 @@ export interface NearbyRequest {
   /** As in `QueryRequest`. */
   maxRows?: number
   /** As in `QueryRequest`. */
+  timeBudgetMs?: number
+}
+
+/** An overlap map: the pairs drawn as lines between each brand's paired stores. */
+export interface OverlapRenderRequest {
+  brands: Array<number>
+  distanceM: number
+  country?: string
+  format: ImageKind
+  width: number
+  height: number
+  style?: string
+  markerRadius?: number
+  markerColors?: Array<string>
+  legend?: boolean
+  /** As in `OverlapRequest`. */
+  maxRows?: number
   timeBudgetMs?: number
 }
 

@@ -7,6 +7,7 @@ import type { Location } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { assertError, balance, okJson, server, usageRows } from './helpers/location-map.ts';
 import { parseCsvObjects } from './helpers/csv.ts';
+import { decodePng } from './helpers/png.ts';
 
 const OVERLAP = '/api/v1/overlap';
 type Branded = Location & { brand: string };
@@ -128,7 +129,7 @@ test('refusals: no key, image plans, bad bodies, one company twice, unknown name
     [{ brands: [STARBUCKS, MCD], tickers: ['SBUX', 'MCD'] }, 'tickers'],
     [{ tickers: ['SBUX', 'MCD'], distance_m: 0 }, 'distance_m'],
     [{ tickers: ['SBUX', 'MCD'], distance_m: 5_001 }, 'distance_m'],
-    [{ tickers: ['SBUX', 'MCD'], format: 'png' }, 'format'],
+    [{ tickers: ['SBUX', 'MCD'], format: 'svg' }, 'format'],
     [{ tickers: ['SBUX', 'MCD'], country: 'USA' }, 'country'],
     [{ brands: [STARBUCKS, 'starbucks'] }, 'brands'],
     [{ tickers: ['SBUX', 'MCD'], within: 5 }, 'within'],
@@ -144,4 +145,31 @@ test('refusals: no key, image plans, bad bodies, one company twice, unknown name
   t.is(await balance(s, s.keyId), before);
   const poor = await s.keys.create({ plan: 'enterprise', credits: 0 });
   assertError(t, await post(s.base, poor.key, { tickers: ['SBUX', 'MCD'], distance_m: 2_000 }), 402, 'INSUFFICIENT_CREDITS');
+});
+
+test('the overlap map: a PNG of the paired stores in each brand’s colour, priced as an image of that many pairs', async (t) => {
+  const s = await server(t);
+  const json = (await post(s.base, s.key, { tickers: ['SBUX', 'MCD'], distance_m: 500 })).json<OverlapJson>();
+  const before = await balance(s, s.keyId);
+  const res = await post(s.base, s.key, { tickers: ['SBUX', 'MCD'], distance_m: 500, format: 'png', width: 640, height: 400, marker_colors: ['#FF0000', '0000FF'], include_legend: true });
+  t.is(res.status, 200, res.text.slice(0, 200));
+  t.regex(res.header('content-type'), /^image\/png/);
+  t.is(res.header('x-location-count'), String(json.pair_count));
+  t.is(res.header('x-credits-charged'), '2', 'up to 500 pairs cost 1 credit, and a map twice that');
+  t.is(await balance(s, s.keyId), before - 2);
+  const img = decodePng(res.raw);
+  t.deepEqual([img.width, img.height], [640, 400]);
+  let red = 0;
+  let blue = 0;
+  for (let i = 0; i < img.data.length; i += 4) {
+    const [r, g, b] = [img.data[i], img.data[i + 1], img.data[i + 2]];
+    if (r === 255 && g === 0 && b === 0) red++;
+    if (r === 0 && g === 0 && b === 255) blue++;
+  }
+  // The two stores of a pair are at most 500 m apart, less than a pixel on a map this size:
+  // McDonald's markers (drawn last) cover Starbucks' ones; the legend shows both colours.
+  t.true(blue > 20, `McDonald's markers drawn: ${blue} blue pixels`);
+  t.true(red > 0, `Starbucks in the legend: ${red} red pixels`);
+  const standard = await s.keys.create({ plan: 'standard', credits: 100 });
+  assertError(t, await post(s.base, standard.key, { tickers: ['SBUX', 'MCD'], format: 'png' }), 403, 'DATA_ACCESS_FORBIDDEN');
 });

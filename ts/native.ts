@@ -23,6 +23,7 @@ export type ChangesRequest = Omit<Binding.ChangesRequest, 'format' | 'storefront
 export type ChangesResponse = Binding.ChangesResponse;
 export type NearbyRequest = Omit<Binding.NearbyRequest, 'format'> & { format: DataFormat };
 export type OverlapRequest = Omit<Binding.OverlapRequest, 'format'> & { format: DataFormat };
+export type OverlapRenderRequest = Omit<Binding.OverlapRenderRequest, 'format'> & { format: ImageKind };
 export type BrandInfo = Binding.BrandInfo;
 export type Resolved = Binding.Resolved;
 export type SnapshotInfo = Binding.SnapshotInfo;
@@ -138,6 +139,11 @@ export function nearby(store: Store, req: NearbyRequest): Promise<QueryResponse>
 /** Pairs of stores of different brands within a distance. */
 export function overlap(store: Store, req: OverlapRequest): Promise<QueryResponse> {
   return wrap(() => store.overlap(req as Binding.OverlapRequest));
+}
+
+/** An overlap map: each pair a line between its two stores. */
+export function renderOverlap(renderer: Renderer, store: Store, req: OverlapRenderRequest): Promise<RenderResponse> {
+  return wrap(() => renderer.renderOverlap(store, req as Binding.OverlapRenderRequest));
 }
 
 export function nearbySync(store: Store, req: NearbyRequest): QueryResponse {

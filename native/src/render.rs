@@ -16,8 +16,8 @@ use crate::store::Store;
 /// The map renderer's loaded state: atlas shapes and theme palettes. Loaded once per server.
 #[napi]
 pub struct Renderer {
-    atlas: Arc<Atlas>,
-    themes: Arc<Themes>,
+    pub(crate) atlas: Arc<Atlas>,
+    pub(crate) themes: Arc<Themes>,
 }
 
 /// Where the renderer's data lives: shapes and the gazetteer from the reference step, the
@@ -128,13 +128,19 @@ impl From<&FocusRequest> for FocusQuery {
     }
 }
 
+impl ImageKind {
+    pub(crate) fn format(self, jpeg_quality: Option<u32>) -> ImageFormat {
+        match self {
+            ImageKind::Png => ImageFormat::Png,
+            ImageKind::Jpeg => ImageFormat::jpeg(jpeg_quality),
+        }
+    }
+}
+
 impl From<&RenderRequest> for MapQuery {
     fn from(r: &RenderRequest) -> MapQuery {
         let Selection { brands, filters, limit, budget } = Selection::from(&r.query);
-        let format = match r.format {
-            ImageKind::Png => ImageFormat::Png,
-            ImageKind::Jpeg => ImageFormat::jpeg(r.jpeg_quality),
-        };
+        let format = r.format.format(r.jpeg_quality);
         MapQuery {
             brands,
             filters,

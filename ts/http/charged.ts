@@ -6,7 +6,7 @@ import type { Request, RequestHandler, Response } from 'restify';
 import { ApiError, toApiError } from '../errors.ts';
 import { sendError } from './errors.ts';
 import { requireKey, takeRate } from './auth.ts';
-import { DATA_FORMATS, NativeError, type DataFormat, type RefusalReason } from '../native.ts';
+import { NativeError, type RefusalReason } from '../native.ts';
 import { Cancel } from '../services/native-pool.ts';
 import { creditsFor, isImageFormat, LOW_CREDIT_THRESHOLD, type Format } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
@@ -52,11 +52,12 @@ export function fromNative(e: unknown): unknown {
   return e;
 }
 
-/** The format a data-only operation's usage row records before its input is validated: a data
- * format (json when none is given), else `invalid` (a client's string never reaches the ledger). */
-export function dataUsageFormat(format: unknown): DataFormat | 'invalid' {
-  if (format === undefined) return 'json';
-  return typeof format === 'string' && (DATA_FORMATS as readonly string[]).includes(format) ? (format as DataFormat) : 'invalid';
+/** The format a usage row records before the request is validated: one of the operation's
+ * `formats` (json when none is given), else `invalid` (a client's string never reaches the
+ * ledger). */
+export function usageFormat<F extends Format>(format: unknown, formats: readonly F[]): F | 'invalid' {
+  if (format === undefined) return 'json' as F;
+  return typeof format === 'string' && (formats as readonly string[]).includes(format) ? (format as F) : 'invalid';
 }
 
 /** Runs addon work in the key's share of the native pool (refused when slow clients already

@@ -96,7 +96,7 @@ const NEARBY_HEADERS: HeaderDoc[] = [
 ];
 
 const OVERLAP_HEADERS: HeaderDoc[] = [
-  { name: 'X-Location-Count', description: 'Pairs in the response (what the price is reckoned on).', schema: 'integer', required: true },
+  { name: 'X-Location-Count', description: 'Pairs in the response, or drawn on the map (what the price is reckoned on).', schema: 'integer', required: true },
   ...CHARGED_HEADERS,
   ...RATE_HEADERS,
 ];
@@ -157,7 +157,7 @@ export const OPERATIONS: Operation[] = [
     path: '/api/v1/overlap',
     tag: 'Locations',
     summary: 'Where two to five chains sit close to each other',
-    description: `For ${DATA_DEFAULTS.overlapMinBrands} to ${DATA_DEFAULTS.overlapMaxBrands} brands or tickers: every pair of their storefronts of different brands within distance_m (default ${DATA_DEFAULTS.overlapDefaultDistanceM} m, at most ${DATA_DEFAULTS.overlapMaxDistanceM}), with, per brand, how many of its stores have such a partner, overall and per country ("how many Starbucks have a Dunkin' within 200 m?"). Rows are data rows (confidence at least ${CONFIDENCE_FLOOR}); needs an enterprise or internal key. Credits by pairs, like location-map by rows: ${tiersText('pairs')}; no pair is 404 and costs nothing; more than ${DATA_DEFAULTS.overlapMaxPairs.toLocaleString('en-US')} pairs is 400 (narrow it with country or a shorter distance).`,
+    description: `For ${DATA_DEFAULTS.overlapMinBrands} to ${DATA_DEFAULTS.overlapMaxBrands} brands or tickers: every pair of their storefronts of different brands within distance_m (default ${DATA_DEFAULTS.overlapDefaultDistanceM} m, at most ${DATA_DEFAULTS.overlapMaxDistanceM}), with, per brand, how many of its stores have such a partner, overall and per country ("how many Starbucks have a Dunkin' within 200 m?"). Rows are data rows (confidence at least ${CONFIDENCE_FLOOR}); needs an enterprise or internal key. Credits by pairs, like location-map by rows: ${tiersText('pairs')}; maps cost twice that; no pair is 404 and costs nothing; more than ${DATA_DEFAULTS.overlapMaxPairs.toLocaleString('en-US')} pairs is 400 (narrow it with country or a shorter distance).`,
     auth: true,
     body: OverlapRequest,
     success: {
@@ -167,10 +167,12 @@ export const OPERATIONS: Operation[] = [
         { answers: 'json', type: 'application/json', schema: OverlapJson },
         { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV, one line per pair: distance_m, then ${DATA_DEFAULTS.csvColumns.map((c) => `a_${c}`).join(',')}, then the same with b_.` },
         { answers: 'geojson', type: 'application/geo+json', schema: OverlapGeoJson },
+        { answers: 'png', type: 'image/png', format: 'binary', description: "A map of the paired stores, each brand in its colour, a line between the two stores of each pair." },
+        { answers: 'jpeg', type: 'image/jpeg', format: 'binary', description: 'The same map as a JPEG.' },
       ],
       headers: OVERLAP_HEADERS,
     },
-    errors: ['INVALID_JSON', 'INVALID_REQUEST', 'UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'TRIAL_EXPIRED', 'DATA_ACCESS_FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'TIMEOUT', 'SERVICE_BUSY'],
+    errors: ['INVALID_JSON', 'INVALID_REQUEST', 'UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'TRIAL_EXPIRED', 'DATA_ACCESS_FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'NOT_IMPLEMENTED', 'TIMEOUT', 'SERVICE_BUSY'],
   },
   {
     id: 'changes',

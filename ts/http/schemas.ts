@@ -103,8 +103,14 @@ export const OverlapRequest = z
     tickers: z.array(text(20)).min(overlapMinBrands).max(overlapMaxBrands).optional().describe(`${overlapMinBrands} to ${overlapMaxBrands} stock tickers, used instead of brands.`),
     distance_m: z.number().positive().max(overlapMaxDistanceM).default(overlapDefaultDistanceM).describe(`Pairs of stores at most this far apart (great circle), in metres, up to ${overlapMaxDistanceM}.`),
     country: LOCATION_FILTERS.country.describe('ISO 3166-1 alpha-2: pairs whose first store (of the brand named earlier) is in this country.'),
-    format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
+    format: z.enum(FORMATS).default('json').describe('Response format: the pairs as data, or a map (png, jpeg) of the paired stores with a line between the two stores of each pair.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified to both stores of each pair (json).'),
+    width: LocationMapRequest.shape.width,
+    height: LocationMapRequest.shape.height,
+    style: LocationMapRequest.shape.style,
+    marker_colors: z.array(hexColor).min(1).max(overlapMaxBrands).optional().describe('Map: one marker colour per brand or ticker, in order; the company palette otherwise.'),
+    marker_radius: LocationMapRequest.shape.marker_radius,
+    include_legend: z.boolean().optional().describe("Map: a legend of each brand's colour, name and paired stores."),
   })
   .superRefine((r, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });

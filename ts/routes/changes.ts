@@ -2,7 +2,7 @@
 // change feed. The request's life (key, rate, charge, usage row, timeout, hang-up) is
 // http/charged.ts's; here: the query, the plan, the brand, and the priced work.
 import type { Request } from 'restify';
-import { chargedRoute, dataUsageFormat, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { parseQuery } from '../http/query.ts';
 import { ChangesQuery } from '../http/schemas.ts';
@@ -27,7 +27,7 @@ function givenFormat(req: Request): unknown {
 }
 
 async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
-  ctx.recordFormat(dataUsageFormat(givenFormat(req)));
+  ctx.recordFormat(usageFormat(givenFormat(req), DATA_FORMATS));
   const q = parseQuery(ChangesQuery, req);
   const format = q.format;
   const rules = planRules(deps, ctx.key, format);

@@ -4,7 +4,7 @@
 // again). Every request with a valid key writes exactly one usage row.
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
-import { chargedRoute, fromNative, planRules, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { chargedRoute, fromNative, planRules, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { readJsonBody } from '../http/body.ts';
 import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../http/schemas.ts';
@@ -26,12 +26,6 @@ const CONTENT_TYPES = Object.fromEntries(FORMATS.map((f) => [f, contentTypeFor('
 
 export function handlers(deps: ApiDeps): Handlers {
   return { locationMap: [chargedRoute(deps, ENDPOINT, (req, ctx) => locationMap(req, deps, ctx))] };
-}
-
-/** The format a usage row records: a known one (json when none is given), else `invalid`. */
-export function usageFormat(format: unknown): Format | 'invalid' {
-  if (format === undefined) return 'json';
-  return typeof format === 'string' && (FORMATS as readonly string[]).includes(format) ? (format as Format) : 'invalid';
 }
 
 /** "ff00ff" and "#FF00FF" are one colour, and one image-cache entry. */
@@ -78,7 +72,7 @@ function renderRequest(r: Req, format: ImageFormat, filters: Omit<RenderRequest[
 async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
   const raw = await readJsonBody(req, deps.config.maxBodyBytes);
   // The format is recorded in usage even when the rest of the body is invalid.
-  ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format));
+  ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format, FORMATS));
   const r = parseBody(LocationMapRequest, raw);
   const format = r.format as Format;
   ctx.recordFormat(format);

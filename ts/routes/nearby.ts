@@ -3,7 +3,7 @@
 // http/charged.ts's; here: the body, the plan, the brands, and the priced work.
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
-import { chargedRoute, dataUsageFormat, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
@@ -25,7 +25,7 @@ export function handlers(deps: ApiDeps): Handlers {
 
 async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
   const raw = await readJsonBody(req, deps.config.maxBodyBytes);
-  ctx.recordFormat(dataUsageFormat((raw as { format?: unknown } | null)?.format));
+  ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format, DATA_FORMATS));
   const r = parseBody(NearbyRequest, raw);
   const format = r.format;
   ctx.recordFormat(format);

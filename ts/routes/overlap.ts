@@ -3,19 +3,19 @@
 // row, timeout, hang-up) is http/charged.ts's; here: the body, the plan, the brands, the work.
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
-import { chargedRoute, dataUsageFormat, planRules, runNative, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
 import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
 import { OverlapRequest, parseBody } from '../http/schemas.ts';
-import { DATA_FORMATS, overlap, type DataFormat } from '../native.ts';
-import { affordableRows } from '../services/credits.ts';
+import { overlap, renderOverlap } from '../native.ts';
+import { affordableRows, FORMATS, isImageFormat, type Format } from '../services/credits.ts';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
 
 const ENDPOINT = pathOf('overlap');
-const CONTENT_TYPES = Object.fromEntries(DATA_FORMATS.map((f) => [f, contentTypeFor('overlap', f)])) as Record<DataFormat, string>;
+const CONTENT_TYPES = Object.fromEntries(FORMATS.map((f) => [f, contentTypeFor('overlap', f)])) as Record<Format, string>;
 
 export function handlers(deps: ApiDeps): Handlers {
   return { overlap: [chargedRoute(deps, ENDPOINT, (req, ctx) => pairs(req, deps, ctx))] };
@@ -23,11 +23,15 @@ export function handlers(deps: ApiDeps): Handlers {
 
 async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
   const raw = await readJsonBody(req, deps.config.maxBodyBytes);
-  ctx.recordFormat(dataUsageFormat((raw as { format?: unknown } | null)?.format));
+  ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format, FORMATS));
   const r = parseBody(OverlapRequest, raw);
-  const format = r.format;
+  const format = r.format as Format;
   ctx.recordFormat(format);
   const rules = planRules(deps, ctx.key, format);
+  // Overlap is a data plan's question, whatever its answer's format.
+  if (!rules.dataFormats) throw new ApiError('DATA_ACCESS_FORBIDDEN', 'Overlap needs an enterprise or internal key, for maps too.');
+  const image = isImageFormat(format);
+  if (image && !deps.renderer) throw new ApiError('NOT_IMPLEMENTED', 'Map images (png, jpeg) are not available on this server.');
 
   const store = deps.store.current;
   const field = r.tickers ? 'tickers' : 'brands';
@@ -40,7 +44,22 @@ async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<Cha
   const maxRows = rules.unlimited ? undefined : affordableRows(await deps.billing.balance(ctx.key), format);
   const started = performance.now();
   const out = await runNative(deps, ctx, (timeBudgetMs) =>
-    overlap(store, { brands, distanceM: r.distance_m, country: r.country, format, includeProvenance: r.include_provenance, maxRows, timeBudgetMs }),
+    image
+      ? renderOverlap(deps.renderer!, store, {
+          brands,
+          distanceM: r.distance_m,
+          country: r.country,
+          format,
+          width: r.width,
+          height: r.height,
+          style: r.style,
+          markerRadius: r.marker_radius,
+          markerColors: r.marker_colors?.map((c) => `#${c.replace(/^#/, '')}`),
+          legend: r.include_legend,
+          maxRows,
+          timeBudgetMs,
+        })
+      : overlap(store, { brands, distanceM: r.distance_m, country: r.country, format, includeProvenance: r.include_provenance, maxRows, timeBudgetMs }),
   );
   if (out.count === 0 && !out.refused) throw new ApiError('NOT_FOUND', `No stores of ${label} are within ${r.distance_m} m of each other (${out.region}).`, { suggestions: [] });
   return {

@@ -40,6 +40,9 @@ const HEAT_RADIUS: f32 = 24.0;
 /// The default marker (radius 5, scale 1) covers 225 px, so over a million points fit.
 pub const MAX_MARKER_PIXELS: u64 = 1 << 28;
 
+/// The width of a line between two stores (an overlap map's pair), at scale 1.
+const LINK_WIDTH: f32 = 1.5;
+
 /// One company's markers (a single group for a brand; one per ticker).
 #[derive(Debug, Clone, Default)]
 pub struct MarkerGroup {
@@ -63,6 +66,13 @@ pub struct MapRequest {
     /// Marker radius at scale 1, in pixels.
     pub marker_radius: f32,
     pub groups: Vec<MarkerGroup>,
+    /// Lines between two points ((lat, lng) each), drawn under the markers: an overlap map's
+    /// pairs.
+    pub links: Vec<[(f64, f64); 2]>,
+    /// Each later group's markers smaller than the one before, so stores of several groups on
+    /// one spot (an overlap map's pairs) show as rings around each other instead of the last
+    /// group's marker hiding the rest.
+    pub rings: bool,
     pub heatmap: bool,
     pub legend: bool,
     /// Draw one country alone instead of the basemap (the viewport is then the country's).
@@ -85,6 +95,8 @@ impl MapRequest {
             viewport: Viewport::Auto,
             marker_radius: DEFAULT_MARKER_RADIUS,
             groups,
+            links: Vec::new(),
+            rings: false,
             heatmap: false,
             legend: false,
             focus: None,
@@ -249,9 +261,33 @@ pub fn render(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Vec<u8
         })
         .collect::<Result<_>>()?;
     // One prepared sprite per company, shared by every band.
-    let stamps: Vec<(Stamp, f32)> =
-        colors.iter().filter_map(|&fill| sprite(req.marker_radius * scale, 1.2 * scale, fill, theme.marker_stroke).map(|(p, c)| (Stamp::new(&p), c))).collect();
+    let stamps: Vec<(Stamp, f32)> = colors
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &fill)| {
+            sprite(req.marker_radius * ring_factor(req, i) * scale, 1.2 * scale, fill, theme.marker_stroke).map(|(p, c)| (Stamp::new(&p), c))
+        })
+        .collect();
+    // Lines in the theme's text colour: it stands out from land and water in every theme (the
+    // markers' rim colour is the land's in several).
+    let link_paint = {
+        let mut p = Paint { anti_alias: true, ..Paint::default() };
+        let e = theme.text;
+        p.set_color_rgba8(e[0], e[1], e[2], 255);
+        p
+    };
+    let link_stroke = Stroke { width: LINK_WIDTH * scale, ..Stroke::default() };
     let draw_markers = |target: &mut PixmapMut, projection: &Projection| {
+        // Links first, so that markers sit on their ends.
+        for &[a, b] in &req.links {
+            let (Some(p), Some(q)) = (projection.pixel(a.0, a.1), projection.pixel(b.0, b.1)) else { continue };
+            let mut path = PathBuilder::new();
+            path.move_to(p.0 as f32, p.1 as f32);
+            path.line_to(q.0 as f32, q.1 as f32);
+            if let Some(path) = path.finish() {
+                target.stroke_path(&path, &link_paint, &link_stroke, Transform::identity(), None);
+            }
+        }
         for (g, (stamp, c)) in req.groups.iter().zip(&stamps) {
             let reach = stamp.size as f64;
             let (tw, th) = (target.width() as f64, target.height() as f64);
@@ -331,6 +367,16 @@ pub fn render(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Vec<u8
     }
     on_time(req)?;
     encode(pixmap, req.format, req.dpi)
+}
+
+/// Group `i`'s marker radius as a share of the request's: 1 for every group, or with `rings`
+/// shrinking group by group (two groups: 1 and 0.5; five: 1 down to 0.2).
+fn ring_factor(req: &MapRequest, i: usize) -> f32 {
+    let n = req.groups.len();
+    if !req.rings || n < 2 {
+        return 1.0;
+    }
+    1.0 - i as f32 * (0.8 / (n - 1) as f32).min(0.5)
 }
 
 /// Bands to draw a map of `height` rows in: two (the cores of the machine this serves from),

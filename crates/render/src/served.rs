@@ -2,7 +2,9 @@
 //! rows (a focus map is a map of its country's stores), prices them before drawing, and turns
 //! the request's picture options into a [`MapRequest`] with the product's defaults.
 
-use storemap_core::{Budget, Filters, Refusal, Snapshot, SourceMask};
+use std::collections::BTreeSet;
+
+use storemap_core::{Budget, Filters, NearbyIndex, Refusal, Snapshot, SourceMask};
 
 use crate::atlas::Atlas;
 use crate::camera::Viewport;
@@ -192,6 +194,8 @@ pub fn render_served(snap: &Snapshot, atlas: &Atlas, themes: &Themes, q: &MapQue
         viewport: q.viewport,
         marker_radius: q.marker_radius.unwrap_or(DEFAULT_MARKER_RADIUS),
         groups,
+        links: Vec::new(),
+        rings: false,
         heatmap: q.heatmap,
         legend: q.legend,
         focus,
@@ -206,6 +210,80 @@ pub fn render_served(snap: &Snapshot, atlas: &Atlas, themes: &Themes, q: &MapQue
         r => r?,
     };
     Ok(MapAnswer { body, count, total: served.total, sources: served.sources, region, focus_country, coverage: served.coverage(), refused: None })
+}
+
+/// An overlap map: the pairs of stores of two to five brands within a distance, drawn as a line
+/// between the two stores of each pair, over each brand's paired stores as markers.
+#[derive(Debug, Clone)]
+pub struct OverlapMapQuery {
+    pub brands: Vec<u32>,
+    pub distance_m: f64,
+    /// Pairs whose first store is in this country.
+    pub country: Option<String>,
+    /// Priced in pairs.
+    pub budget: Budget,
+    pub width: u32,
+    pub height: u32,
+    pub style: String,
+    pub format: ImageFormat,
+    pub marker_radius: Option<f32>,
+    /// One colour per brand; the company palette otherwise.
+    pub marker_colors: Vec<String>,
+    pub legend: bool,
+}
+
+/// Draws an overlap request's map: the pairs worked out, priced (`count` is the pairs), then
+/// drawn, fitted to the paired stores. No pair: an empty answer, which the service answers 404.
+pub fn render_overlap(snap: &Snapshot, index: &NearbyIndex, atlas: &Atlas, themes: &Themes, q: &OverlapMapQuery) -> Result<MapAnswer> {
+    let region = q.country.as_deref().map_or_else(|| "worldwide".to_string(), str::to_uppercase);
+    if q.budget.passed() {
+        return Ok(MapAnswer::refused(Refusal::Deadline, 0, 0, region, None));
+    }
+    let Some(overlap) = index.overlap(snap, &q.brands, q.distance_m, q.country.as_deref(), &q.budget)? else {
+        return Ok(MapAnswer::refused(Refusal::Deadline, 0, 0, region, None));
+    };
+    let count = overlap.pairs.len() as u32;
+    let mut sources = SourceMask::default();
+    for p in &overlap.pairs {
+        sources.0 |= snap.row_sources(p.a as usize).0 | snap.row_sources(p.b as usize).0;
+    }
+    if count == 0 {
+        return Ok(MapAnswer { region, ..MapAnswer::default() });
+    }
+    // Each brand's stores that have a partner, once each.
+    let groups = q
+        .brands
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            let rec = &snap.brands()[b as usize];
+            let rows: BTreeSet<u32> = overlap.pairs.iter().flat_map(|p| [p.a, p.b]).filter(|r| (rec.row_start..rec.row_end).contains(r)).collect();
+            Ok(MarkerGroup {
+                color: q.marker_colors.get(i).map(|c| parse_hex(c)).transpose()?,
+                name: rec.name.clone(),
+                points: rows.into_iter().map(|r| snap.row_lat_lng(r as usize)).collect(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let map = MapRequest {
+        style: q.style.clone(),
+        format: q.format,
+        marker_radius: q.marker_radius.unwrap_or(DEFAULT_MARKER_RADIUS),
+        links: overlap.pairs.iter().map(|p| [snap.row_lat_lng(p.a as usize), snap.row_lat_lng(p.b as usize)]).collect(),
+        rings: true,
+        legend: q.legend,
+        deadline: q.budget.deadline,
+        ..MapRequest::new(q.width, q.height, groups)
+    };
+    admit(&map)?;
+    if q.budget.cannot_pay(count) {
+        return Ok(MapAnswer::refused(Refusal::Credits, count, count, region, None));
+    }
+    let body = match render(atlas, themes, &map) {
+        Err(RenderError::DeadlinePassed) => return Ok(MapAnswer::refused(Refusal::Deadline, count, count, region, None)),
+        r => r?,
+    };
+    Ok(MapAnswer { body, count, total: count, sources, region, focus_country: None, coverage: None, refused: None })
 }
 
 /// What the status endpoint reports of the renderer.

@@ -156,3 +156,50 @@ fn a_passed_deadline_stops_the_render() {
     let later = MapRequest { deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(3600)), ..req };
     assert!(render(&atlas(), &Themes::from_json(THEMES).unwrap(), &later).is_ok());
 }
+
+#[test]
+fn a_link_is_a_line_between_its_two_points_across_both_bands() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let stroke = themes.get("light").unwrap().text;
+    let (clat, clng, zoom) = (-30.0, -60.0, 5.0);
+    let (a, b) = ((-28.6, -61.5), (-31.4, -58.5));
+    let with = MapRequest { links: vec![[a, b]], ..request("light", Viewport::CenterZoom([clat, clng], zoom), vec![a, b]) };
+    let without = request("light", Viewport::CenterZoom([clat, clng], zoom), vec![a, b]);
+    let (img, plain) = (decode(&render(&atlas(), &themes, &with).unwrap()), decode(&render(&atlas(), &themes, &without).unwrap()));
+    let (ax, ay) = expected_pixel(a.0, a.1, clat, clng, zoom, 400.0, 300.0);
+    let (bx, by) = expected_pixel(b.0, b.1, clat, clng, zoom, 400.0, 300.0);
+    assert!(ay < 150.0 && by > 150.0, "the line crosses the band boundary at row 150");
+    let near = |p: [u8; 3], c: [u8; 3]| p.iter().zip(c).all(|(x, y)| (*x as i32 - y as i32).abs() <= 40);
+    // Along the line, between the markers: the stroke colour, where the plain map has none.
+    for t in [0.3, 0.5, 0.7] {
+        let (x, y) = ((ax + (bx - ax) * t).round() as u32, (ay + (by - ay) * t).round() as u32);
+        let on = (0..3).flat_map(|dx| (0..3).map(move |dy| (x + dx - 1, y + dy - 1))).any(|(x, y)| near(pixel(&img, x, y), stroke));
+        assert!(on, "the line at t = {t} ({x}, {y})");
+        assert!(!near(pixel(&plain, x, y), stroke), "no line without links at ({x}, {y})");
+    }
+    // Off the line: untouched.
+    let (mx, my) = (((ax + bx) / 2.0) as u32 + 30, ((ay + by) / 2.0) as u32);
+    assert_eq!(pixel(&img, mx, my), pixel(&plain, mx, my));
+}
+
+#[test]
+fn rings_keep_every_group_visible_on_one_spot() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let spot = (-30.0, -60.0);
+    let groups = || {
+        vec![
+            MarkerGroup { color: Some([255, 0, 0]), name: "A".into(), points: vec![spot] },
+            MarkerGroup { color: Some([0, 0, 255]), name: "B".into(), points: vec![spot] },
+        ]
+    };
+    let count = |rings: bool, c: [u8; 3]| {
+        let req = MapRequest { rings, viewport: Viewport::CenterZoom([spot.0, spot.1], 5.0), ..MapRequest::new(400, 300, groups()) };
+        let img = decode(&render(&atlas(), &themes, &req).unwrap());
+        let near = |p: [u8; 3]| p.iter().zip(c).all(|(x, y)| (*x as i32 - y as i32).abs() <= 60);
+        (0..300u32).flat_map(|y| (0..400u32).map(move |x| (x, y))).filter(|&(x, y)| near(pixel(&img, x, y))).count()
+    };
+    // Without rings the second group's marker covers the first's; with them both show.
+    assert_eq!(count(false, [255, 0, 0]), 0);
+    let (a, b) = (count(true, [255, 0, 0]), count(true, [0, 0, 255]));
+    assert!(a >= 4 && b >= 4, "{a} red and {b} blue pixels");
+}
