@@ -6,6 +6,7 @@ import type { Request, RequestHandler, Response } from 'restify';
 import { ApiError, toApiError } from '../errors.ts';
 import { sendError } from './errors.ts';
 import { requireKey, takeRate } from './auth.ts';
+import { ATTRIBUTION, headerText } from './headers.ts';
 import { NativeError, type RefusalReason } from '../native.ts';
 import { Cancel } from '../services/native-pool.ts';
 import { creditsFor, isImageFormat, LOW_CREDIT_THRESHOLD, type Format } from '../services/credits.ts';
@@ -36,7 +37,16 @@ export interface ChargedWork {
   /** The work stopped before writing: the balance cannot pay for `count`, or time ran out. */
   refused?: RefusalReason;
   contentType: string;
-  /** The operation's own headers, sent with a success after the credit headers. */
+  /** Sources of the rows answered, alphabetical (X-Data-Sources). */
+  sources: string[];
+  /** The canonical brand name or names (X-Brand). */
+  brand: string;
+  /** The filter as text (X-Region). */
+  region: string;
+  /** Server time spent on the work (X-Render-Time). */
+  ms: number;
+  /** The operation's own headers, sent with a success after the ones every charged answer
+   * carries. */
   headers: Record<string, string | undefined>;
 }
 
@@ -191,6 +201,13 @@ async function handle(req: Request, res: Response, deps: ApiDeps, endpoint: stri
     if (!charge.ok) throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${charge.balance}.`);
     ctx.done = true;
 
+    // What every charged answer carries (CHARGED_HEADERS in operations.ts documents them).
+    res.header('X-Attribution', ATTRIBUTION);
+    res.header('X-Data-Sources', out.sources.join(','));
+    res.header('X-Location-Count', String(out.count));
+    res.header('X-Brand', headerText(out.brand));
+    res.header('X-Region', headerText(out.region));
+    res.header('X-Render-Time', `${Math.round(out.ms)}ms`);
     res.header('X-Credits-Charged', String(charge.charged));
     res.header('X-Credits-Remaining', String(charge.remaining));
     if (!PLAN_RULES[key.plan].unlimited && charge.remaining < LOW_CREDIT_THRESHOLD) res.header('X-Credits-Low', 'true');

@@ -3,7 +3,6 @@
 // http/charged.ts's; here: the query, the plan, the brand, and the priced work.
 import type { Request } from 'restify';
 import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
-import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { parseQuery } from '../http/query.ts';
 import { ChangesQuery } from '../http/schemas.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
@@ -58,13 +57,11 @@ async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promis
     format,
     refused: out.refused as ChargedWork['refused'],
     contentType: CONTENT_TYPES[format],
+    sources: out.sources,
+    brand: label,
+    region: out.region,
+    ms: performance.now() - started,
     headers: {
-      'X-Attribution': ATTRIBUTION,
-      'X-Data-Sources': out.sources.join(','),
-      'X-Brand': headerText(label),
-      'X-Region': headerText(out.region),
-      'X-Render-Time': `${Math.round(performance.now() - started)}ms`,
-      'X-Location-Count': String(out.count),
       'X-Opened-Count': String(out.opened),
       'X-Closed-Count': String(out.closed),
       'X-Changes-Since': out.since ?? undefined,

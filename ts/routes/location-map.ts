@@ -5,7 +5,6 @@
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
 import { chargedRoute, fromNative, planRules, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
-import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { readJsonBody } from '../http/body.ts';
 import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../http/schemas.ts';
 import { query, render, type RefusalReason, type RenderRequest } from '../native.ts';
@@ -86,13 +85,11 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
     format,
     refused: out.refused,
     contentType: CONTENT_TYPES[format],
+    sources: out.sources,
+    brand: plan.label,
+    region: out.region,
+    ms: out.ms,
     headers: {
-      'X-Attribution': ATTRIBUTION,
-      'X-Data-Sources': out.sources.join(','),
-      'X-Location-Count': String(out.count),
-      'X-Brand': headerText(plan.label),
-      'X-Region': headerText(out.region),
-      'X-Render-Time': `${Math.round(out.ms)}ms`,
       'X-Cached': String(out.cached),
       'X-Coverage-Confidence': typeof out.coverageConfidence === 'number' ? String(out.coverageConfidence) : undefined,
       ...(out.total > out.count ? { 'X-Trial-Cap-Applied': 'true', 'X-Total-Available': String(out.total) } : {}),

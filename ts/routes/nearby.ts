@@ -5,7 +5,6 @@ import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
 import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
-import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
 import { NearbyRequest, parseBody } from '../http/schemas.ts';
 import { DATA_FORMATS, nearby, type DataFormat } from '../native.ts';
@@ -47,13 +46,10 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
     format,
     refused: out.refused as ChargedWork['refused'],
     contentType: CONTENT_TYPES[format],
-    headers: {
-      'X-Attribution': ATTRIBUTION,
-      'X-Data-Sources': out.sources.join(','),
-      'X-Location-Count': String(out.count),
-      'X-Brand': headerText(label),
-      'X-Region': headerText(out.region),
-      'X-Render-Time': `${Math.round(performance.now() - started)}ms`,
-    },
+    sources: out.sources,
+    brand: label,
+    region: out.region,
+    ms: performance.now() - started,
+    headers: {},
   };
 }

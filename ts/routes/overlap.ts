@@ -5,7 +5,6 @@ import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
 import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
-import { ATTRIBUTION, headerText } from '../http/headers.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
 import { OverlapRequest, parseBody } from '../http/schemas.ts';
 import { overlap, renderOverlap } from '../native.ts';
@@ -68,13 +67,10 @@ async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<Cha
     format,
     refused: out.refused as ChargedWork['refused'],
     contentType: CONTENT_TYPES[format],
-    headers: {
-      'X-Attribution': ATTRIBUTION,
-      'X-Data-Sources': out.sources.join(','),
-      'X-Location-Count': String(out.count),
-      'X-Brand': headerText(label),
-      'X-Region': headerText(out.region),
-      'X-Render-Time': `${Math.round(performance.now() - started)}ms`,
-    },
+    sources: out.sources,
+    brand: label,
+    region: out.region,
+    ms: performance.now() - started,
+    headers: {},
   };
 }

@@ -4,7 +4,7 @@
 //! Dunkin' within 200 m?". Read from the nearest-store index's per-brand trees: each store of
 //! one brand looks among the other brand's stores within the distance, never a scan of pairs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{CoreError, Result};
 use crate::format::{write_overlap, Format, WriteOptions};
@@ -86,25 +86,23 @@ impl NearbyIndex {
                 }
             }
         }
-        // Counts per country, by the first store's country.
-        let mut by_country: BTreeMap<&str, (u32, Vec<Vec<bool>>)> = BTreeMap::new();
+        // Counts per country, by the first store's country: each brand's distinct partnered rows
+        // there (sets of the rows in pairs, not a mark per store of the brand per country).
+        let mut by_country: BTreeMap<&str, (u32, Vec<BTreeSet<u32>>)> = BTreeMap::new();
+        let brand_of = |r: u32| brands.iter().position(|&b| (snap.brands[b as usize].row_start..snap.brands[b as usize].row_end).contains(&r));
         for p in &out.pairs {
-            let entry = by_country.entry(snap.row_country(p.a as usize)).or_insert_with(|| (0, partnered.iter().map(|v| vec![false; v.len()]).collect()));
+            let entry = by_country.entry(snap.row_country(p.a as usize)).or_insert_with(|| (0, vec![BTreeSet::new(); brands.len()]));
             entry.0 += 1;
-            for (k, &b) in brands.iter().enumerate() {
-                let rec = &snap.brands[b as usize];
-                for r in [p.a, p.b] {
-                    if (rec.row_start..rec.row_end).contains(&r) {
-                        entry.1[k][(r - rec.row_start) as usize] = true;
-                    }
+            for r in [p.a, p.b] {
+                if let Some(k) = brand_of(r) {
+                    entry.1[k].insert(r);
                 }
             }
         }
-        let count = |v: &Vec<bool>| v.iter().filter(|&&x| x).count() as u32;
-        out.stores_with_partner = partnered.iter().map(count).collect();
+        out.stores_with_partner = partnered.iter().map(|v| v.iter().filter(|&&x| x).count() as u32).collect();
         out.by_country = by_country
             .into_iter()
-            .map(|(c, (pairs, marks))| CountryOverlap { country: c.to_string(), pairs, stores_with_partner: marks.iter().map(count).collect() })
+            .map(|(c, (pairs, rows))| CountryOverlap { country: c.to_string(), pairs, stores_with_partner: rows.iter().map(|r| r.len() as u32).collect() })
             .collect();
         out.by_country.sort_by(|x, y| y.pairs.cmp(&x.pairs).then_with(|| x.country.cmp(&y.country)));
         Ok(Some(out))
