@@ -9,6 +9,7 @@ import { prepareReference, type ReferenceSummary } from '../ts/data/reference.ts
 const require = createRequire(import.meta.url);
 // Not reachable through require.resolve: the package's `exports` hides dist/json.
 const NSI_JSON = new URL('../node_modules/name-suggestion-index/dist/json/nsi.json', import.meta.url);
+const NSI_KEEP = new URL('../node_modules/name-suggestion-index/dist/json/filtered/brands_keep.json', import.meta.url);
 
 interface Brand {
   nsi_id: string;
@@ -18,6 +19,7 @@ interface Brand {
   countries: string[];
   match_names: string[];
   names?: Record<string, string>;
+  osm_count: number;
 }
 type Area = FeatureCollection<Polygon | MultiPolygon, Record<string, string>>;
 interface NsiItem {
@@ -150,6 +152,29 @@ test("McDonald's: wikidata, and countries follow its NSI locationSet", (t) => {
   // Conversely "fr" covers the overseas departments, e.g. Réunion.
   const france = brands.find((b) => b.name === "McDonald's (France)");
   t.true(france?.countries.includes('FR') && france.countries.includes('RE'));
+});
+
+test("osm_count: NSI's tally of OpenStreetMap names, a shared name split by countries covered", async (t) => {
+  const { keep } = JSON.parse(await readFile(NSI_KEEP, 'utf8')) as { keep: Record<string, number> };
+  // Dunkin's worldwide entry shares "Dunkin'" with its regional ones (China's lists it as a
+  // match name), and covers far more countries: most of the tally is its own.
+  const dunkin = brands.find((b) => b.wikidata === 'Q847743' && b.name === "Dunkin'");
+  const dunkinTally = keep["amenity/fast_food|Dunkin'"];
+  t.true(dunkin!.osm_count > 0.8 * dunkinTally && dunkin!.osm_count <= dunkinTally, `${dunkin!.osm_count} of ${dunkinTally}`);
+  // "McDonald's" is shared by the worldwide entry and one-country ones (Ukraine): each gets a
+  // share by the countries it covers, and the shares add up to the tally.
+  const tally = keep["amenity/fast_food|McDonald's"];
+  const claimants = brands.filter(
+    (b) => b.category === 'amenity/fast_food' && [b.name, (nsiItems.get(b.nsi_id)!.tags.name as string | undefined), ...b.match_names].some((n) => n?.toLowerCase() === "mcdonald's"),
+  );
+  const ukraine = claimants.find((b) => b.countries.length === 1 && b.countries[0] === 'UA');
+  const world = claimants.find((b) => b.name === "McDonald's");
+  t.truthy(ukraine && world);
+  t.true(world!.osm_count > 20 * ukraine!.osm_count, `${world!.osm_count} against Ukraine's ${ukraine!.osm_count}`);
+  const covered = claimants.reduce((n, b) => n + b.countries.length, 0);
+  t.true(Math.abs(ukraine!.osm_count - (tally * 1) / covered) <= 1);
+  // A fashion house OpenStreetMap has fewer than 50 times is not in the tally.
+  t.is(brands.find((b) => b.name === 'Bugatti' && b.category === 'shop/car')?.osm_count, 0);
 });
 
 test('subdivisions and circles name their country; excluding them keeps it', (t) => {

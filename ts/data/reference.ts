@@ -24,6 +24,12 @@ export interface ReferenceSummary {
 
 const require = createRequire(import.meta.url);
 
+/**
+ * What the files written here hold, recorded in `meta.json`: a data folder whose reference
+ * was written by another version is written again (2: brands carry `osm_count`).
+ */
+export const REFERENCE_FORMAT = 2;
+
 const SOURCES = [
   'name-suggestion-index',
   '@rapideditor/country-coder',
@@ -147,25 +153,62 @@ function localizedNames(tags: Record<string, string>): Record<string, string> | 
   return langs.length > 0 ? names : undefined;
 }
 
+// The OSM keys an item's storefronts carry: its category and each name it is known by, in
+// lower case (OpenStreetMap has "Banque Populaire" and "Banque populaire").
+function osmKeys(category: string, item: NsiItem): string[] {
+  const names = [item.tags.name, item.displayName, ...(item.matchNames ?? [])].filter((n): n is string => !!n);
+  return [...new Set(names.map((n) => `${category}|${n}`.toLowerCase()))];
+}
+
+/**
+ * How often OpenStreetMap tags each item's name in its category: NSI's own tally of names
+ * seen 50 times or more (`brands_keep.json`), the one size figure there is for the long tail
+ * of brands. The tally is worldwide, so a name several items share is split between them by
+ * how many countries each covers: McDonald's in Ukraine gets a share of "McDonald's" the size
+ * of one country, not half of it. An item whose names are all rarer than that gets 0.
+ */
+async function osmCounts(items: [string, NsiItem, string[]][]): Promise<Map<string, number>> {
+  const { keep } = await readPackageJson<{ keep: Record<string, number> }>(
+    'name-suggestion-index',
+    'dist/json/filtered/brands_keep.json',
+  );
+  const seen = new Map<string, number>();
+  for (const [key, n] of Object.entries(keep)) seen.set(key.toLowerCase(), (seen.get(key.toLowerCase()) ?? 0) + n);
+  const claims = new Map<string, number>();
+  for (const [category, item, countries] of items) {
+    for (const k of osmKeys(category, item)) claims.set(k, (claims.get(k) ?? 0) + countries.length);
+  }
+  const counts = new Map<string, number>();
+  for (const [category, item, countries] of items) {
+    const n = osmKeys(category, item).reduce((sum, k) => sum + ((seen.get(k) ?? 0) * countries.length) / claims.get(k)!, 0);
+    counts.set(item.id, Math.round(n));
+  }
+  return counts;
+}
+
 async function writeBrands(outDir: string): Promise<number> {
   const { nsi } = await readPackageJson<{ nsi: Record<string, { items: NsiItem[] }> }>(
     'name-suggestion-index',
     'dist/json/nsi.json',
   );
-  const brands = Object.entries(nsi)
+  const items: [string, NsiItem, string[]][] = Object.entries(nsi)
     .filter(([tree]) => tree.startsWith('brands/'))
     .flatMap(([tree, { items }]) =>
-      items.map((item) => ({
-        nsi_id: item.id,
-        name: item.displayName,
-        wikidata: item.tags['brand:wikidata'] ?? null,
-        category: tree.slice('brands/'.length),
-        countries: resolveCountries(item.locationSet),
-        match_names: item.matchNames ?? [],
-        names: localizedNames(item.tags),
-      })),
+      items.map((item): [string, NsiItem, string[]] => [tree.slice('brands/'.length), item, resolveCountries(item.locationSet)]),
     )
-    .filter((b) => b.countries.length > 0)
+    .filter(([, , countries]) => countries.length > 0);
+  const osm = await osmCounts(items);
+  const brands = items
+    .map(([category, item, countries]) => ({
+      nsi_id: item.id,
+      name: item.displayName,
+      wikidata: item.tags['brand:wikidata'] ?? null,
+      category,
+      countries,
+      match_names: item.matchNames ?? [],
+      names: localizedNames(item.tags),
+      osm_count: osm.get(item.id) ?? 0,
+    }))
     .sort(byKey((b) => b.nsi_id));
   await writeFile(path.join(outDir, 'brands.jsonl'), brands.map((b) => JSON.stringify(b) + '\n').join(''));
   return brands.length;
@@ -433,7 +476,7 @@ export async function prepareReference(outDir: string): Promise<ReferenceSummary
   for (const name of [...SOURCES].sort()) {
     sources[name] = (await readPackageJson<{ version: string }>(name, 'package.json')).version;
   }
-  await writeFile(path.join(outDir, 'meta.json'), JSON.stringify({ sources, counts: summary }, null, 2) + '\n');
+  await writeFile(path.join(outDir, 'meta.json'), JSON.stringify({ format: REFERENCE_FORMAT, sources, counts: summary }, null, 2) + '\n');
   return summary;
 }
 

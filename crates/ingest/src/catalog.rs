@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use storemap_core::{name_keys, BrandRecord, SourceType, StorefrontType, TickerRecord};
 
+use crate::countries::CountryIndex;
 use crate::footprint::{Footprint, Footprints, HomeCity, WORLDWIDE_SET};
 use crate::hash::fnv1a;
 use crate::import::PLACE_KEYS;
@@ -39,6 +40,9 @@ pub struct CatalogBrand {
     pub absent: Vec<String>,
     /// The city the chain is densest around, if known.
     pub home: Option<HomeCity>,
+    /// How often OpenStreetMap tags its in-scope entries' names: what ranks a brand without a
+    /// known size.
+    pub osm_count: u32,
 }
 
 #[derive(Debug)]
@@ -123,6 +127,7 @@ impl Catalog {
                 footprint: fp.counts.clone(),
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),
+                osm_count: items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.osm_count).sum(),
                 known_stores: (known > 0).then_some(known),
                 name: main.name.clone(),
                 wikidata: main.wikidata.clone(),
@@ -136,10 +141,14 @@ impl Catalog {
             });
         }
 
-        // Rank: brands with a known size (listed or with published counts) first, biggest first; then by
-        // how many countries the brand trades in; a fixed hash breaks ties without favouring
-        // the alphabet.
-        brands.sort_by_key(|b| (std::cmp::Reverse(b.known_stores.unwrap_or(0)), std::cmp::Reverse(b.countries.len()), fnv1a(b.nsi_id.as_bytes())));
+        // Rank: brands with a known size (listed or with published counts) first, biggest first;
+        // then by how often OpenStreetMap has their storefronts, since the width of a location
+        // set says nothing of size (a fashion house listed worldwide has a few dozen shops);
+        // then by how many countries the brand trades in; a fixed hash breaks ties without
+        // favouring the alphabet.
+        brands.sort_by_key(|b| {
+            (std::cmp::Reverse(b.known_stores.unwrap_or(0)), std::cmp::Reverse(b.osm_count), std::cmp::Reverse(b.countries.len()), fnv1a(b.nsi_id.as_bytes()))
+        });
 
         for m in misspellings {
             if let Some(b) = brands.iter_mut().find(|b| b.name == m.brand) {
@@ -277,23 +286,31 @@ impl Catalog {
     /// Which brand a row belongs to: its wikidata id when it carries one, else its brand tag,
     /// else its name (Foursquare has no brand column), and for name matches only when the
     /// row's category fits the brand's class.
-    pub fn match_row(&self, row: &SourceRow) -> Option<u32> {
+    pub fn match_row(&self, row: &SourceRow, countries: &CountryIndex) -> Option<u32> {
         if let Some(q) = &row.brand_wikidata {
             if let Some(&b) = self.by_wikidata.get(q) {
                 return Some(b);
             }
         }
         let row_class = row.category.as_deref().and_then(|c| self.class_of(c));
+        // Only a name several brands share needs the row's country, and locating is the costly
+        // part: it is looked up once, when first needed.
+        let here = std::cell::OnceCell::new();
+        let country = || *here.get_or_init(|| row.country.as_deref().or_else(|| countries.locate(row.lat, row.lng)));
         let pick = |name: &str, need_class: bool| -> Option<u32> {
             let key = name_keys(name).into_iter().next()?;
             let cands = self.by_key.get(&key)?;
-            cands.iter().copied().find(|&b| Self::compatible(&self.brands[b as usize].class, row_class)).or_else(|| {
-                if need_class {
-                    None
-                } else {
-                    cands.first().copied()
-                }
-            })
+            let fits: Vec<u32> = cands.iter().copied().filter(|&b| Self::compatible(&self.brands[b as usize].class, row_class)).collect();
+            match fits.as_slice() {
+                [] if need_class => None,
+                [] => cands.first().copied(),
+                [only] => Some(*only),
+                // Namesakes ("BBVA" in Spain is BBVA, not the US bank that bought BBVA USA):
+                // the biggest one that trades where the row is, else the biggest.
+                [first, ..] => country()
+                    .and_then(|c| fits.iter().copied().find(|&b| self.brands[b as usize].countries.binary_search_by(|x| x.as_str().cmp(c)).is_ok()))
+                    .or(Some(*first)),
+            }
         };
         if let Some(b) = row.brand.as_deref().and_then(|n| pick(n, false)) {
             return Some(b);

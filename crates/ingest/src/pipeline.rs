@@ -284,7 +284,7 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
                     outside += (before - batch.len()) as u64;
                 }
                 ticker.add(batch.len());
-                buckets.add(catalog, batch);
+                buckets.add(catalog, countries, batch);
             };
             match source {
                 SourceType::Osm => import::import_osm_into(path, &mut sink),

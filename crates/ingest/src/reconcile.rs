@@ -142,9 +142,9 @@ impl BrandBuckets {
 
     /// Matches rows to brands (in parallel) and moves them into their buckets. Rows no brand
     /// claims are dropped and counted in `unmatched`, by source and by why (`Catalog::unmatched`).
-    pub fn add(&mut self, catalog: &Catalog, rows: Vec<SourceRow>) {
+    pub fn add(&mut self, catalog: &Catalog, countries: &CountryIndex, rows: Vec<SourceRow>) {
         self.stats.rows_in += rows.len() as u64;
-        let brand_of: Vec<Option<u32>> = parallel_map(&rows, |r| catalog.match_row(r));
+        let brand_of: Vec<Option<u32>> = parallel_map(&rows, |r| catalog.match_row(r, countries));
         for (r, b) in rows.into_iter().zip(brand_of) {
             match b {
                 Some(b) => self.rows[b as usize].push(BucketRow::from(r)),
@@ -174,7 +174,7 @@ impl Reconciler<'_> {
     /// All rows at once: for tests and small imports.
     pub fn run(&self, rows: &[SourceRow]) -> (Vec<RowBuilder>, ReconcileStats) {
         let mut buckets = BrandBuckets::new(self.catalog.brands.len());
-        buckets.add(self.catalog, rows.to_vec());
+        buckets.add(self.catalog, self.countries, rows.to_vec());
         let mut out = Vec::new();
         let stats = self.run_buckets(buckets, &mut |r| out.push(r));
         (out, stats)

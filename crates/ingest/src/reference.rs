@@ -20,6 +20,10 @@ pub struct NsiBrand {
     pub match_names: Vec<String>,
     #[serde(default)]
     pub names: BTreeMap<String, String>,
+    /// How often OpenStreetMap tags this item's names in its category (NSI's tally; 0 below
+    /// its threshold of 50).
+    #[serde(default)]
+    pub osm_count: u32,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

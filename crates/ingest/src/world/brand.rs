@@ -144,11 +144,24 @@ const MAIN_MARKETS_SHARE: f64 = 0.5;
 /// Named in this many countries besides its published ones, a chain is a global chain.
 const GLOBAL_CHAIN: usize = 20;
 
+/// The middle of a chain's published markets: no market it has no figure for is bigger. Not
+/// the smallest, since one small market in the table (McDonald's Vietnam, 30 restaurants) would
+/// then cap Britain and lose a third of the chain.
+fn median(counts: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = counts.filter(|n| *n > 0.0).collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::INFINITY,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// How many stores go to each country: the published counts times the scale, and the rest of
 /// the brand's size spread over the other countries it trades in by how much chains trade
 /// there. When the published counts are its main markets, the rest goes only to countries
-/// named for it, none beyond its smallest published market. Fractions round at random, so
-/// counts are right on average at any scale.
+/// named for it, none beyond the median of its published markets. Fractions round at random,
+/// so counts are right on average at any scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
     let scale = cal.scale;
     let published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
@@ -164,7 +177,7 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         // few (7-Eleven) is not.
         let global = brand.trade.len() >= GLOBAL_CHAIN;
         let rich = brand.countries.iter().filter(|c| global && places::country_factor(c) >= 1.0);
-        (brand.trade.iter().chain(rich).collect(), published.iter().map(|(_, n)| *n).fold(f64::INFINITY, f64::min))
+        (brand.trade.iter().chain(rich).collect(), median(published.iter().map(|(_, n)| *n)))
     } else if published.is_empty() {
         (brand.trade.iter().collect(), f64::INFINITY)
     } else {

@@ -170,3 +170,86 @@ fn the_contracts_known_limits_hold_on_the_real_footprints() {
     }
     assert!(sightings > 0, "the long tail has stores in the community map");
 }
+
+#[derive(Deserialize)]
+struct Listed {
+    brand: String,
+    wikidata: String,
+    stores: u32,
+}
+
+/// A global chain's markets without a figure take the rest of it: one small market in the
+/// table (McDonald's Vietnam) or a market it has left (Russia) does not cap Britain. The size
+/// is the ticker table's, read here.
+#[test]
+fn a_global_chain_reaches_its_listed_size() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let listed: HashMap<String, Listed> = read::<Listed>("tickers.csv").into_iter().map(|t| (t.wikidata.clone(), t)).collect();
+    for qid in ["Q38076", "Q37158", "Q524757"] {
+        let t = &listed[qid];
+        let world = gen.brand(rank_of(qid).unwrap());
+        let rows: u32 = published().into_iter().filter(|((q, _), _)| q == qid).map(|(_, (_, n))| n).sum();
+        let open = world.stores.len() as f64;
+        assert!(open >= 0.85 * f64::from(t.stores.max(rows)), "{}: {open} stores against {} listed", t.brand, t.stores);
+    }
+}
+
+#[derive(Deserialize)]
+struct NsiTally {
+    wikidata: Option<String>,
+    category: String,
+    osm_count: u32,
+}
+
+#[derive(Deserialize)]
+struct Category {
+    category: String,
+}
+
+/// A brand with no published size is ranked by how often OpenStreetMap has its storefronts
+/// (NSI's tally, read here from the reference extract), not by how wide its location set is:
+/// a fashion house or a car maker listed worldwide has fewer stores than a doughnut chain
+/// OpenStreetMap has thousands of.
+#[test]
+fn brands_without_a_published_size_follow_openstreetmap() {
+    let r = reference();
+    let path = crate::common::reference_dir().join("brands.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let scope: HashSet<String> = read::<Category>("categories.csv").into_iter().map(|c| c.category).collect();
+    let mut tally: HashMap<String, u32> = HashMap::new();
+    for line in text.lines() {
+        let b: NsiTally = serde_json::from_str(line).expect("brands.jsonl line parses");
+        if let (Some(q), true) = (b.wikidata, scope.contains(&b.category)) {
+            *tally.entry(q).or_default() += b.osm_count;
+        }
+    }
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let size = |name: &str| {
+        let rank = r.catalog.brands.iter().position(|b| b.name == name).unwrap_or_else(|| panic!("{name} is not a catalog brand"));
+        assert!(r.catalog.brands[rank].known_stores.is_none(), "{name} has a published size");
+        (gen.brand(rank).stores.len(), tally.get(r.catalog.brands[rank].wikidata.as_deref().unwrap_or("")).copied().unwrap_or(0))
+    };
+    let (dunkin, dunkin_osm) = size("Dunkin'");
+    assert!(dunkin_osm >= 5000, "NSI tallies Dunkin' {dunkin_osm} times");
+    for house in ["Bugatti", "McLaren", "Fendi", "Four Seasons", "Salvatore Ferragamo"] {
+        let (n, osm) = size(house);
+        assert!(osm < 200, "NSI tallies {house} {osm} times");
+        // The rank's power law is shallow (Four Seasons, tallied 105 times, still gets several
+        // hundred hotels), but far below a chain OpenStreetMap has thousands of.
+        assert!(n < 1000 && n * 8 < dunkin, "{house}: {n} stores at scale 1, Dunkin' {dunkin}");
+    }
+    // Among the brands without a published size, the more OpenStreetMap storefronts, the
+    // higher the rank (and sizes fall with rank).
+    let unknown: Vec<(&str, u32)> = r
+        .catalog
+        .brands
+        .iter()
+        .filter(|b| b.known_stores.is_none())
+        .filter_map(|b| Some((b.name.as_str(), tally.get(b.wikidata.as_deref()?).copied().unwrap_or(0))))
+        .collect();
+    assert!(unknown.len() > 5000, "{} brands without a published size", unknown.len());
+    for w in unknown.windows(2) {
+        assert!(w[0].1 >= w[1].1, "ranked out of OpenStreetMap order: {:?}", w);
+    }
+}

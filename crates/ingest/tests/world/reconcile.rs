@@ -180,3 +180,19 @@ fn border_rows_get_their_country_from_the_shapes() {
         problems.join("\n  ")
     );
 }
+
+/// A name two brands share goes to the one trading where the row is: the name-suggestion
+/// index lists "BBVA" as a name of PNC Bank (which bought BBVA USA) and as BBVA's own, so a
+/// "BBVA" bank in Madrid is BBVA and one in Birmingham, Alabama is PNC. The row carries no
+/// country: it is located by its coordinates.
+#[test]
+fn a_shared_name_goes_to_the_brand_trading_where_the_row_is() {
+    let r = reference();
+    let bank = |lat: f64, lng: f64| SourceRow { name: "BBVA".into(), category: Some("amenity/bank".into()), lat, lng, ..Default::default() };
+    let brand = |row: &SourceRow| r.catalog.match_row(row, &r.countries).and_then(|b| r.catalog.brands[b as usize].wikidata.clone());
+    assert_eq!(brand(&bank(40.4168, -3.7038)).as_deref(), Some("Q806189"), "Madrid");
+    assert_eq!(brand(&bank(33.5186, -86.8104)).as_deref(), Some("Q38928"), "Birmingham, Alabama");
+    // With a country on the row, that country decides.
+    let tagged = SourceRow { country: Some("MX".into()), ..bank(33.5186, -86.8104) };
+    assert_eq!(brand(&tagged).as_deref(), Some("Q806189"), "a row that says Mexico");
+}
