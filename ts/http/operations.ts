@@ -84,7 +84,7 @@ const LOCATION_MAP_HEADERS: HeaderDoc[] = [
   ...CHARGED_HEADERS,
   { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
   { name: 'X-Coverage-Confidence', description: 'coverage_confidence: the estimated share of the storefronts within the filters that the response holds (for images, the markers drawn), in [0, 1]; absent where it cannot be estimated.', schema: 'number', required: false },
-  { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only the first ${PLAN_RULES.trial.maxLocations} locations.`, schema: 'boolean', required: false },
+  { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only ${PLAN_RULES.trial.maxLocations} of the locations, spread evenly over them (not the southernmost ones).`, schema: 'boolean', required: false },
   { name: 'X-Total-Available', description: 'Locations before the trial cap.', schema: 'integer', required: false },
   ...RATE_HEADERS,
 ];

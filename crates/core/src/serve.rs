@@ -121,6 +121,17 @@ impl Answer {
     }
 }
 
+/// `take` of `rows`, spread evenly over them: a brand's rows are in latitude order, so a trial
+/// key's first 50 would all be its southernmost stores (Florida and Texas on a US map). Every
+/// (len / take)-th row keeps the cap's sample the shape of the whole, and the same on every
+/// request.
+fn spread(rows: Vec<u32>, take: usize) -> Vec<u32> {
+    if take >= rows.len() {
+        return rows;
+    }
+    (0..take).map(|i| rows[i * rows.len() / take]).collect()
+}
+
 impl Snapshot {
     /// The request's brands checked against the snapshot.
     pub fn check_brands(&self, brands: &[u32]) -> Result<()> {
@@ -131,7 +142,8 @@ impl Snapshot {
     }
 
     /// The rows `brands` serve under `filters` (one filter set, or several whose matches add
-    /// up: a country and its territories), the first `limit` of them in brand order.
+    /// up: a country and its territories), at most `limit` of them: each brand in turn takes
+    /// what is left of it, spread over its rows.
     pub fn serve(&self, brands: &[u32], filters: &[Filters], limit: Option<u32>) -> Result<Served> {
         self.check_brands(brands)?;
         let mut left = limit.unwrap_or(u32::MAX);
@@ -146,7 +158,7 @@ impl Snapshot {
             served.total += found.len() as u32;
             let take = (found.len() as u32).min(left);
             left -= take;
-            found.truncate(take as usize);
+            let found = spread(found, take as usize);
             for &r in &found {
                 served.sources.0 |= self.sources[r as usize];
             }

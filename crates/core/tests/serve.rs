@@ -92,6 +92,26 @@ fn a_limit_cuts_across_brands_in_order_and_names_only_the_served_rows_sources() 
     assert_eq!(names(served.sources), ["atp", "fsq"]);
 }
 
+/// A trial key's cap takes rows spread over the brand's, not its first ones: the snapshot
+/// keeps a brand's rows in latitude order, so the first 50 would be its southernmost stores.
+#[test]
+fn a_cap_keeps_rows_spread_over_the_brand_not_its_first_ones() {
+    let snap = snapshot("spread");
+    let all = snap.serve(&[0], &[Filters::default()], None).unwrap().by_brand[0].clone();
+    assert_eq!(all.len(), expected(0, |_| true));
+    let capped = snap.serve(&[0], &[Filters::default()], Some(3)).unwrap();
+    assert_eq!(capped.total as usize, all.len(), "total counts every match");
+    let at: Vec<usize> = capped.by_brand[0].iter().map(|r| all.iter().position(|a| a == r).expect("a row of the brand")).collect();
+    assert_eq!(at.len(), 3);
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "in snapshot order, no row twice: {at:?}");
+    assert_eq!(at[0], 0, "from the first row");
+    assert!(at[2] >= all.len() / 2, "into the second half of the brand's rows: {at:?}");
+    let gaps: Vec<usize> = at.windows(2).map(|w| w[1] - w[0]).chain(std::iter::once(all.len() - at[2])).collect();
+    assert!(gaps.iter().max().unwrap() - gaps.iter().min().unwrap() <= 1, "evenly spaced: {at:?} of {}", all.len());
+    // The same sample on every request.
+    assert_eq!(snap.serve(&[0], &[Filters::default()], Some(3)).unwrap().by_brand, capped.by_brand);
+}
+
 #[test]
 fn filter_sets_add_up() {
     let snap = snapshot("sets");
