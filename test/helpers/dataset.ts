@@ -40,14 +40,15 @@ export function testStore(): Store {
  * test reads rows as the documents describe them, not as a copy of them. */
 export type Location = z.infer<typeof LocationSchema>;
 
-/** The test dataset's brand with the most verified rows. */
-export function largestBrand(): { index: number; name: string; locationCount: number } {
+/** The test dataset's brand with the most verified rows, of at most `max` of them. */
+export function largestBrand(max = Infinity): { index: number; name: string; locationCount: number } {
   const store = testStore();
-  let best = store.brand(0)!;
-  for (let i = 1; ; i++) {
+  let best: { index: number; name: string; locationCount: number } | undefined;
+  for (let i = 0; ; i++) {
     const b = store.brand(i);
     if (!b) break;
-    if (b.locationCount > best.locationCount) best = b;
+    if (b.locationCount <= max && b.locationCount > (best?.locationCount ?? -1)) best = b;
   }
+  if (!best) throw new Error(`the test dataset has no brand with at most ${max} verified rows`);
   return { index: best.index, name: best.name, locationCount: best.locationCount };
 }

@@ -118,8 +118,10 @@ test('a task past STOREMAP_REQUEST_TIMEOUT_MS gets 503 TIMEOUT at the deadline',
 test('location-map behind a full pool: 503 SERVICE_BUSY, and a queued request past its deadline 503 TIMEOUT; neither is charged', async (t) => {
   const s = await server(t, {
     credits: 100,
-    env: { STOREMAP_TEST_HOOKS: '1', STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_NATIVE_QUEUE: '1', STOREMAP_REQUEST_TIMEOUT_MS: '300' },
+    env: { STOREMAP_TEST_HOOKS: '1', STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_NATIVE_QUEUE: '1', STOREMAP_REQUEST_TIMEOUT_MS: '3000' },
   });
+  // The deadline is long enough that a loaded machine never reaches it before the pool turns
+  // the first request away (TIMEOUT instead of SERVICE_BUSY), and short enough to wait out.
   // Tasks that hold the pool until the test opens their gate, and the pool's state read from
   // the server: no step depends on how fast a loaded machine is.
   const open = (gate: string) => request(s.base, { path: `/api/v1/__test/open?gate=${gate}` });
@@ -143,7 +145,7 @@ test('location-map behind a full pool: 503 SERVICE_BUSY, and a queued request pa
   await Promise.all([a, b]);
   await poolIs(0, 0);
 
-  // Timeout: one task holds the pool; the map request waits in the queue past its 300 ms
+  // Timeout: one task holds the pool; the map request waits in the queue past its 3 s
   // deadline and is answered then, with the pool still held; its query runs (uncharged) once
   // the pool frees.
   const c = request(s.base, { path: '/api/v1/__test/slow?gate=c' });

@@ -132,11 +132,13 @@ test('402 INSUFFICIENT_CREDITS when the balance is below the cost; the balance i
   t.true(big.locationCount > 500, 'the largest brand costs 2');
   assertError(t, await postMap(s.base, s.key, { brand: big.name }), 402, 'INSUFFICIENT_CREDITS');
   t.is((await balance(s, s.keyId)), 1);
-  const res = await ok(t, s, { brand: MCD });
+  // The contract's tiers: up to 500 locations cost 1 credit.
+  const small = largestBrand(500).name;
+  const res = await ok(t, s, { brand: small });
   t.is(res.header('x-credits-charged'), '1');
   t.is(res.header('x-credits-remaining'), '0');
   t.is(res.header('x-credits-low'), 'true');
-  assertError(t, await postMap(s.base, s.key, { brand: MCD }), 402, 'INSUFFICIENT_CREDITS');
+  assertError(t, await postMap(s.base, s.key, { brand: small }), 402, 'INSUFFICIENT_CREDITS');
   t.is((await balance(s, s.keyId)), 0);
   t.deepEqual(
     (await usageRows(s, s.keyId)).map((r) => [r.status, r.credits]),
@@ -172,10 +174,11 @@ test('internal keys are charged 0 and their balance never moves', async (t) => {
 test('X-Credits-Low: true appears exactly when the remaining balance is below 50', async (t) => {
   const s = await server(t, { credits: 53 });
   const big = largestBrand();
+  const small = largestBrand(500).name;
   const steps: [Record<string, unknown>, number][] = [
-    [{ brand: MCD }, 52],
+    [{ brand: small }, 52],
     [{ brand: big.name }, 50],
-    [{ brand: MCD }, 49],
+    [{ brand: small }, 49],
     [{ brand: big.name }, 47],
   ];
   for (const [body, remaining] of steps) {
