@@ -23,6 +23,17 @@ pub struct HomeCity {
     pub admin1: String,
     /// A GeoNames city name.
     pub city: String,
+    pub reach: Reach,
+}
+
+/// How far beyond home a chain has spread in its home country.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Reach {
+    /// Trades across the country, a little denser at home (Starbucks, Tim Hortons).
+    National,
+    /// A few states or provinces around home (Publix, Wawa, a regional bank).
+    Regional,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -7,9 +7,10 @@ use rand_chacha::ChaCha8Rng;
 use storemap_core::{haversine_m, offset_m, SourceType};
 
 use super::churn::{self, Event, SURVEY};
-use super::places::{self, Gazetteer};
+use super::places::{self, Area, Gazetteer};
 use super::Calibration;
 use crate::catalog::CatalogBrand;
+use crate::footprint::Reach;
 use crate::hash::fnv1a;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +69,11 @@ pub struct BrandWorld {
 const MIN_SPACING_M: f64 = 120.0;
 /// How fast a chain's extra density around its home fades with distance.
 const HOME_REACH_KM: f64 = 300.0;
+/// How much a regional chain's city weights grow near home (see [`Home`]).
+const REGIONAL_HOME_BOOST: f64 = 10.0;
+/// The share of a regional chain's home-country stores drawn among the towns around its home
+/// (Wegmans around Rochester, Publix in Florida); the rest follow [`REGIONAL_HOME_BOOST`].
+const REGIONAL_HOME_SHARE: f64 = 0.4;
 
 /// How a chain sits in the land.
 struct Habits {
@@ -81,12 +87,15 @@ struct Habits {
 }
 
 /// The city a chain is densest around: a city's weight is multiplied by
-/// `1 + boost * exp(-distance / HOME_REACH_KM)`.
+/// `1 + boost * exp(-distance / HOME_REACH_KM)`, and a share of the chain's stores in its home
+/// country is drawn among the towns within [`HOME_REACH_KM`] of home, however small (Dutch Bros
+/// around Grants Pass, where no city is a metro).
 struct Home {
     lat: f64,
     lng: f64,
     country: String,
     boost: f64,
+    around: Option<(Area, f64)>,
 }
 
 const SUBURBAN: &[&str] = &[
@@ -124,15 +133,30 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
         ("hotel", _) => 0.15,
         _ => 0.0,
     };
-    let curated = brand.home.as_ref().and_then(|h| g.find_city(&h.country, &h.admin1, &h.city)).map(|c| (c, 2.0));
+    // A curated national chain draws as many of its home-country stores around home as the
+    // people there would get anyway, so home has about twice its people's share (Starbucks
+    // around Seattle); a curated regional chain draws a fixed share there and leans the rest
+    // towards home.
+    let curated = brand.home.as_ref().and_then(|h| {
+        let c = g.find_city(&h.country, &h.admin1, &h.city)?;
+        let city = &g.cities[c as usize];
+        let area = g.area_around(&h.country, city.lat, city.lng, HOME_REACH_KM)?;
+        Some(match h.reach {
+            Reach::National => (c, 0.0, Some((area.people_share, area))),
+            Reach::Regional => (c, REGIONAL_HOME_BOOST, Some((REGIONAL_HOME_SHARE, area))),
+        })
+    });
     // A chain in one country with no published counts is a regional chain: it grows out of
     // one metro area.
     let regional = || {
-        (brand.footprint.is_empty() && brand.trade.len() == 1 && rank >= 300).then(|| g.sample_city(&brand.trade[0], true, rng)).flatten().map(|c| (c, 10.0))
+        (brand.footprint.is_empty() && brand.trade.len() == 1 && rank >= 300)
+            .then(|| g.sample_city(&brand.trade[0], true, rng))
+            .flatten()
+            .map(|c| (c, REGIONAL_HOME_BOOST, None))
     };
-    let home = curated.or_else(regional).map(|(c, boost)| {
+    let home = curated.or_else(regional).map(|(c, boost, around)| {
         let c = &g.cities[c as usize];
-        Home { lat: c.lat, lng: c.lng, country: c.country.clone(), boost }
+        Home { lat: c.lat, lng: c.lng, country: c.country.clone(), boost, around: around.map(|(share, area)| (area, share)) }
     });
     Habits { metro: (base + rng.random_range(-0.1f64..0.1)).clamp(0.0, 1.0), highway, suburban, home }
 }
@@ -352,8 +376,13 @@ fn age(ctx: &Ctx, world: &mut BrandWorld, taken: &mut HashMap<(i64, i64), Vec<(f
 /// A city for one store: by the chain's metro share, then kept with a probability that grows
 /// near its home, so that a chain is denser there without a per-brand weight table.
 fn pick_city(country: &str, habits: &Habits, g: &Gazetteer, rng: &mut ChaCha8Rng) -> Option<u32> {
-    let metro = rng.random::<f64>() < habits.metro;
     let home = habits.home.as_ref().filter(|h| h.country == country);
+    if let Some((area, share)) = home.and_then(|h| h.around.as_ref()) {
+        if rng.random::<f64>() < *share {
+            return area.draw(rng);
+        }
+    }
+    let metro = rng.random::<f64>() < habits.metro;
     for _ in 0..32 {
         let city = g.sample_city(country, metro, rng)?;
         let Some(h) = home else { return Some(city) };

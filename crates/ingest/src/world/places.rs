@@ -42,6 +42,19 @@ const LEG_MAX_KM: f64 = 250.0;
 /// Cities indexed for sampling.
 type Weighted = (Vec<u32>, Vec<f64>);
 
+/// The cities around a point, drawn by size as [`Gazetteer::sample_city`] draws all cities.
+pub struct Area {
+    cities: Weighted,
+    /// The share of the country's people who live here.
+    pub people_share: f64,
+}
+
+impl Area {
+    pub fn draw(&self, rng: &mut ChaCha8Rng) -> Option<u32> {
+        draw(&self.cities, rng)
+    }
+}
+
 /// Cities grouped by country with cumulative weights for sampling: every city by
 /// population^0.9, and metro cities by population.
 pub struct Gazetteer<'a> {
@@ -98,6 +111,22 @@ impl<'a> Gazetteer<'a> {
             Some(m) if metro => draw(m, rng),
             _ => draw(self.by_country.get(code)?, rng),
         }
+    }
+
+    /// The cities of `country` within `km` of a point (small towns included), and the share of
+    /// the country's people living in them.
+    pub fn area_around(&self, country: &str, lat: f64, lng: f64, km: f64) -> Option<Area> {
+        let (ids, _) = self.by_country.get(country)?;
+        let (mut cities, mut near, mut all) = (Weighted::default(), 0.0, 0.0);
+        for &i in ids {
+            let c = &self.cities[i as usize];
+            all += c.population as f64;
+            if storemap_core::haversine_m(c.lat, c.lng, lat, lng) < km * 1000.0 {
+                near += c.population as f64;
+                push(&mut cities, i as usize, (c.population.max(1000) as f64).powf(0.9));
+            }
+        }
+        (!cities.0.is_empty() && all > 0.0).then(|| Area { cities, people_share: near / all })
     }
 
     /// The biggest city of this name in a country's admin-1 unit.

@@ -253,3 +253,73 @@ fn brands_without_a_published_size_follow_openstreetmap() {
         assert!(w[0].1 >= w[1].1, "ranked out of OpenStreetMap order: {:?}", w);
     }
 }
+
+#[derive(Deserialize)]
+struct Home {
+    brand_wikidata: String,
+    brand: String,
+    country: String,
+    admin1: String,
+    city: String,
+    reach: String,
+}
+
+/// Chains are densest around home (`data/home-cities.csv`: Starbucks in Seattle, Dunkin' near
+/// Boston): in its home country, a chain's share of stores within 300 km of its home city is
+/// above the share of the country's city population living there (GeoNames, read here). A
+/// national chain has half as much again, or where many people already live near home, a tenth
+/// of the way to all of them (Tim Hortons: about half its Canadian stores within 300 km of
+/// Toronto, where a third of Canadians live); a regional chain (Wegmans, Publix, a regional
+/// bank) a third of the way to all of them at least.
+#[test]
+fn chains_are_densest_around_their_home_city() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.3, 7);
+    let near = |a: (f64, f64), b: (f64, f64)| storemap_core::haversine_m(a.0, a.1, b.0, b.1) < 300_000.0;
+    let mut checked = 0;
+    let mut short = Vec::new();
+    for h in read::<Home>("home-cities.csv") {
+        let rank = rank_of(&h.brand_wikidata).unwrap_or_else(|| panic!("{} ({}) is not a catalog brand", h.brand, h.brand_wikidata));
+        let city = r
+            .cities
+            .iter()
+            .filter(|c| c.country == h.country && c.admin1 == h.admin1 && c.name == h.city)
+            .max_by_key(|c| c.population)
+            .unwrap_or_else(|| panic!("{}: {}, {} {} is not a GeoNames city", h.brand, h.city, h.admin1, h.country));
+        let home = (city.lat, city.lng);
+        let world = gen.brand(rank);
+        let stores: Vec<(f64, f64)> = world.stores.iter().filter(|s| s.country == h.country).map(|s| (s.lat, s.lng)).collect();
+        if stores.len() < 100 {
+            continue;
+        }
+        let store_share = stores.iter().filter(|&&s| near(s, home)).count() as f64 / stores.len() as f64;
+        let people = |keep: &dyn Fn(&storemap_ingest::reference::City) -> bool| {
+            r.cities.iter().filter(|c| c.country == h.country && keep(c)).map(|c| c.population as f64).sum::<f64>()
+        };
+        let people_share = people(&|c| near((c.lat, c.lng), home)) / people(&|_| true);
+        let want =
+            if h.reach == "regional" { people_share + 0.3 * (1.0 - people_share) } else { (1.5 * people_share).min(people_share + 0.1 * (1.0 - people_share)) };
+        let line = format!(
+            "{} ({}): {:.1} % of its {} stores in {} within 300 km of {}, where {:.1} % of the people live (want {:.1} %)",
+            h.brand,
+            h.reach,
+            100.0 * store_share,
+            stores.len(),
+            h.country,
+            h.city,
+            100.0 * people_share,
+            100.0 * want
+        );
+        // Never thinner at home than the people are, beyond two standard errors of a sample
+        // of this many stores.
+        let slack = 2.0 * (people_share * (1.0 - people_share) / stores.len() as f64).sqrt();
+        assert!(store_share >= people_share - slack, "{line}");
+        if store_share < want {
+            short.push(line);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 25, "only {checked} chains with 100 stores in their home country");
+    // A chain of a few hundred stores can fall short by chance; most must not.
+    assert!(short.len() * 10 <= checked, "{} of {checked} chains short of home density:\n{}", short.len(), short.join("\n"));
+}
