@@ -174,14 +174,15 @@ async function osmCounts(items: [string, NsiItem, string[]][]): Promise<Map<stri
   );
   const seen = new Map<string, number>();
   for (const [key, n] of Object.entries(keep)) seen.set(key.toLowerCase(), (seen.get(key.toLowerCase()) ?? 0) + n);
+  const keyed = items.map(([category, item, countries]) => ({ id: item.id, keys: osmKeys(category, item), width: countries.length }));
   const claims = new Map<string, number>();
-  for (const [category, item, countries] of items) {
-    for (const k of osmKeys(category, item)) claims.set(k, (claims.get(k) ?? 0) + countries.length);
+  for (const { keys, width } of keyed) {
+    for (const k of keys) claims.set(k, (claims.get(k) ?? 0) + width);
   }
   const counts = new Map<string, number>();
-  for (const [category, item, countries] of items) {
-    const n = osmKeys(category, item).reduce((sum, k) => sum + ((seen.get(k) ?? 0) * countries.length) / claims.get(k)!, 0);
-    counts.set(item.id, Math.round(n));
+  for (const { id, keys, width } of keyed) {
+    const n = keys.reduce((sum, k) => sum + ((seen.get(k) ?? 0) * width) / claims.get(k)!, 0);
+    counts.set(id, Math.round(n));
   }
   return counts;
 }

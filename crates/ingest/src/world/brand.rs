@@ -95,7 +95,8 @@ struct Home {
     lng: f64,
     country: String,
     boost: f64,
-    around: Option<(Area, f64)>,
+    /// The towns around home, and the share of home-country stores drawn among them.
+    around: Option<(f64, Area)>,
 }
 
 const SUBURBAN: &[&str] = &[
@@ -156,7 +157,7 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
     };
     let home = curated.or_else(regional).map(|(c, boost, around)| {
         let c = &g.cities[c as usize];
-        Home { lat: c.lat, lng: c.lng, country: c.country.clone(), boost, around: around.map(|(share, area)| (area, share)) }
+        Home { lat: c.lat, lng: c.lng, country: c.country.clone(), boost, around }
     });
     Habits { metro: (base + rng.random_range(-0.1f64..0.1)).clamp(0.0, 1.0), highway, suburban, home }
 }
@@ -377,7 +378,7 @@ fn age(ctx: &Ctx, world: &mut BrandWorld, taken: &mut HashMap<(i64, i64), Vec<(f
 /// near its home, so that a chain is denser there without a per-brand weight table.
 fn pick_city(country: &str, habits: &Habits, g: &Gazetteer, rng: &mut ChaCha8Rng) -> Option<u32> {
     let home = habits.home.as_ref().filter(|h| h.country == country);
-    if let Some((area, share)) = home.and_then(|h| h.around.as_ref()) {
+    if let Some((share, area)) = home.and_then(|h| h.around.as_ref()) {
         if rng.random::<f64>() < *share {
             return area.draw(rng);
         }
