@@ -69,10 +69,11 @@ pub struct BrandWorld {
 const MIN_SPACING_M: f64 = 120.0;
 /// How fast a chain's extra density around its home fades with distance.
 const HOME_REACH_KM: f64 = 300.0;
-/// How much a regional chain's city weights grow near home (see [`Home`]).
+/// How much an unlisted one-country chain's city weights grow near home (see [`Home`]).
 const REGIONAL_HOME_BOOST: f64 = 10.0;
-/// The share of a regional chain's home-country stores drawn among the towns around its home
-/// (Wegmans around Rochester, Publix in Florida); the rest follow [`REGIONAL_HOME_BOOST`].
+/// The share of a listed regional chain's home-country stores drawn among the towns around its
+/// home (Wegmans around Rochester, Publix in Florida); the rest fade with distance from home,
+/// so that none are a continent away.
 const REGIONAL_HOME_SHARE: f64 = 0.4;
 
 /// How a chain sits in the land.
@@ -87,7 +88,8 @@ struct Habits {
 }
 
 /// The city a chain is densest around: a city's weight is multiplied by
-/// `1 + boost * exp(-distance / HOME_REACH_KM)`, and a share of the chain's stores in its home
+/// `1 + boost * exp(-distance / HOME_REACH_KM)` (by `exp(-distance / HOME_REACH_KM)` alone
+/// when `confined`: a regional chain), and a share of the chain's stores in its home
 /// country is drawn among the towns within [`HOME_REACH_KM`] of home, however small (Dutch Bros
 /// around Grants Pass, where no city is a metro).
 struct Home {
@@ -95,6 +97,7 @@ struct Home {
     lng: f64,
     country: String,
     boost: f64,
+    confined: bool,
     /// The towns around home, and the share of home-country stores drawn among them.
     around: Option<(f64, Area)>,
 }
@@ -143,8 +146,8 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
         let city = &g.cities[c as usize];
         let area = g.area_around(&h.country, city.lat, city.lng, HOME_REACH_KM)?;
         Some(match h.reach {
-            Reach::National => (c, 0.0, Some((area.people_share, area))),
-            Reach::Regional => (c, REGIONAL_HOME_BOOST, Some((REGIONAL_HOME_SHARE, area))),
+            Reach::National => (c, 0.0, false, Some((area.people_share, area))),
+            Reach::Regional => (c, 0.0, true, Some((REGIONAL_HOME_SHARE, area))),
         })
     });
     // A chain in one country with no published counts is a regional chain: it grows out of
@@ -153,11 +156,11 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
         (brand.footprint.is_empty() && brand.trade.len() == 1 && rank >= 300)
             .then(|| g.sample_city(&brand.trade[0], true, rng))
             .flatten()
-            .map(|c| (c, REGIONAL_HOME_BOOST, None))
+            .map(|c| (c, REGIONAL_HOME_BOOST, false, None))
     };
-    let home = curated.or_else(regional).map(|(c, boost, around)| {
+    let home = curated.or_else(regional).map(|(c, boost, confined, around)| {
         let c = &g.cities[c as usize];
-        Home { lat: c.lat, lng: c.lng, country: c.country.clone(), boost, around }
+        Home { lat: c.lat, lng: c.lng, country: c.country.clone(), boost, confined, around }
     });
     Habits { metro: (base + rng.random_range(-0.1f64..0.1)).clamp(0.0, 1.0), highway, suburban, home }
 }
@@ -389,11 +392,15 @@ fn pick_city(country: &str, habits: &Habits, g: &Gazetteer, rng: &mut ChaCha8Rng
         let Some(h) = home else { return Some(city) };
         let c = &g.cities[city as usize];
         let near = (-haversine_m(c.lat, c.lng, h.lat, h.lng) / 1000.0 / HOME_REACH_KM).exp();
-        if rng.random::<f64>() * (1.0 + h.boost) < 1.0 + h.boost * near {
+        let keep = if h.confined { near } else { (1.0 + h.boost * near) / (1.0 + h.boost) };
+        if rng.random::<f64>() < keep {
             return Some(city);
         }
     }
-    g.sample_city(country, metro, rng)
+    match home.and_then(|h| h.around.as_ref()) {
+        Some((_, area)) => area.draw(rng),
+        None => g.sample_city(country, metro, rng),
+    }
 }
 
 /// Where one store goes: a city and a point in or around it (or on the road to a neighbour

@@ -34,6 +34,9 @@ pub fn country_factor(code: &str) -> f64 {
 pub const METRO_POPULATION: u64 = 250_000;
 /// A big place this close to a bigger one is part of it.
 const METRO_CORE_M: f64 = 20_000.0;
+/// The towns this close to a metro's core are its suburbs: a chain's metro stores spread over
+/// them, not only over the core city.
+const METRO_REACH_M: f64 = 35_000.0;
 /// Towns this big are the ends of the highway legs fuel stations and motels line.
 const HUB_POPULATION: u64 = 20_000;
 /// How far apart two hubs joined by a highway leg may be.
@@ -60,7 +63,10 @@ impl Area {
 pub struct Gazetteer<'a> {
     pub cities: &'a [City],
     by_country: HashMap<String, Weighted>,
+    /// Metro areas by country, weighted by the people in them (indices into `members`).
     metros: HashMap<String, Weighted>,
+    /// Each metro's core and suburbs, weighted by population.
+    members: Vec<Weighted>,
     /// Hub towns by one-degree cell, for highway legs.
     hubs: HashMap<(i32, i32), Vec<u32>>,
     zips: ZipGrid,
@@ -80,7 +86,6 @@ fn draw(e: &Weighted, rng: &mut ChaCha8Rng) -> Option<u32> {
 impl<'a> Gazetteer<'a> {
     pub fn new(cities: &'a [City], zips: &[Zip]) -> Gazetteer<'a> {
         let mut by_country: HashMap<String, Weighted> = HashMap::new();
-        let mut metros: HashMap<String, Weighted> = HashMap::new();
         let mut hubs: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
         for (i, c) in cities.iter().enumerate() {
             push(by_country.entry(c.country.clone()).or_default(), i, (c.population.max(1000) as f64).powf(0.9));
@@ -99,16 +104,41 @@ impl<'a> Gazetteer<'a> {
                 continue;
             }
             kept.push(i);
-            push(metros.entry(c.country.clone()).or_default(), i, c.population as f64);
         }
-        Gazetteer { cities, by_country, metros, hubs, zips: ZipGrid::new(zips) }
+        // Every town joins the nearest core of its country within reach.
+        let cell = |lat: f64, lng: f64| (lat.floor() as i32, lng.floor() as i32);
+        let mut cores: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
+        for (m, &k) in kept.iter().enumerate() {
+            cores.entry(cell(cities[k].lat, cities[k].lng)).or_default().push(m);
+        }
+        let mut members: Vec<Weighted> = vec![Weighted::default(); kept.len()];
+        for (i, c) in cities.iter().enumerate() {
+            let (cy, cx) = cell(c.lat, c.lng);
+            let nearest = (-1..=1)
+                .flat_map(|dy| (-1..=1).map(move |dx| (cy + dy, cx + dx)))
+                .flat_map(|key| cores.get(&key).into_iter().flatten())
+                .filter(|&&m| cities[kept[m]].country == c.country)
+                .map(|&m| (storemap_core::haversine_m(c.lat, c.lng, cities[kept[m]].lat, cities[kept[m]].lng), m))
+                .filter(|&(d, _)| d < METRO_REACH_M)
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, m)) = nearest {
+                push(&mut members[m], i, c.population.max(1) as f64);
+            }
+        }
+        let mut metros: HashMap<String, Weighted> = HashMap::new();
+        for (m, &k) in kept.iter().enumerate() {
+            let people = members[m].1.last().copied().unwrap_or(0.0);
+            push(metros.entry(cities[k].country.clone()).or_default(), m, people);
+        }
+        Gazetteer { cities, by_country, metros, members, hubs, zips: ZipGrid::new(zips) }
     }
 
-    /// A city drawn by population: among metro cities when `metro` (and the country has
-    /// any), else among all its cities with a weight that still favours the big ones.
+    /// A city drawn by population: a metro area by its people and then one of its towns, core
+    /// or suburb, when `metro` (and the country has any), else among all its cities with a
+    /// weight that still favours the big ones.
     pub fn sample_city(&self, code: &str, metro: bool, rng: &mut ChaCha8Rng) -> Option<u32> {
         match self.metros.get(code) {
-            Some(m) if metro => draw(m, rng),
+            Some(m) if metro => draw(&self.members[draw(m, rng)? as usize], rng),
             _ => draw(self.by_country.get(code)?, rng),
         }
     }

@@ -270,7 +270,7 @@ struct Home {
 /// national chain has half as much again, or where many people already live near home, a tenth
 /// of the way to all of them (Tim Hortons: about half its Canadian stores within 300 km of
 /// Toronto, where a third of Canadians live); a regional chain (Wegmans, Publix, a regional
-/// bank) a third of the way to all of them at least.
+/// bank) a third of the way to all of them at least, and hardly any store 2,000 km away.
 #[test]
 fn chains_are_densest_around_their_home_city() {
     let r = reference();
@@ -317,9 +317,62 @@ fn chains_are_densest_around_their_home_city() {
         if store_share < want {
             short.push(line);
         }
+        // A regional chain trades in a few states or provinces around home: none of its stores
+        // a continent away (Publix in Washington, Wegmans in California).
+        if h.reach == "regional" {
+            let far = stores.iter().filter(|&&s| storemap_core::haversine_m(s.0, s.1, home.0, home.1) > 2_000_000.0).count();
+            assert!(
+                far * 50 <= stores.len(),
+                "{} (regional): {far} of its {} stores in {} are more than 2,000 km from {}",
+                h.brand,
+                stores.len(),
+                h.country,
+                h.city
+            );
+        }
         checked += 1;
     }
     assert!(checked >= 25, "only {checked} chains with 100 stores in their home country");
     // A chain of a few hundred stores can fall short by chance; most must not.
     assert!(short.len() * 10 <= checked, "{} of {checked} chains short of home density:\n{}", short.len(), short.join("\n"));
+}
+
+/// A chain's metro stores spread over the metro's core and its suburbs as people do, not only
+/// over the core cities (about ninety in the US). Metro areas here are read from GeoNames
+/// directly: a town within 35 km of a city of 250,000 or more is in its metro area, and a
+/// suburb when it is smaller. Across the ten biggest chains' US stores, the suburbs' share of
+/// the stores in metro areas is at least 60 % of their share of the metro areas' people.
+#[test]
+fn metro_stores_reach_the_suburbs() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.1, 7);
+    let us: Vec<usize> = (0..r.cities.len()).filter(|&i| r.cities[i].country == "US").collect();
+    let cores: Vec<usize> = us.iter().copied().filter(|&i| r.cities[i].population >= 250_000).collect();
+    // Each US town: None outside metro areas, Some(true) for a suburb, Some(false) for a core.
+    let mut metro: HashMap<usize, bool> = HashMap::new();
+    for &i in &us {
+        let c = &r.cities[i];
+        if cores.iter().any(|&k| storemap_core::haversine_m(c.lat, c.lng, r.cities[k].lat, r.cities[k].lng) < 35_000.0) {
+            metro.insert(i, c.population < 250_000);
+        }
+    }
+    let people = |suburb: bool| metro.iter().filter(|&(_, &s)| s == suburb).map(|(&i, _)| r.cities[i].population as f64).sum::<f64>();
+    let people_share = people(true) / (people(true) + people(false));
+    let (mut suburbs, mut in_metros) = (0u64, 0u64);
+    for rank in 0..10 {
+        for s in gen.brand(rank).stores.iter().filter(|s| s.country == "US") {
+            if let Some(&suburb) = metro.get(&(s.city as usize)) {
+                in_metros += 1;
+                suburbs += suburb as u64;
+            }
+        }
+    }
+    assert!(in_metros >= 2_000, "only {in_metros} US stores of the ten biggest chains in metro areas");
+    let store_share = suburbs as f64 / in_metros as f64;
+    assert!(
+        store_share >= 0.6 * people_share,
+        "{:.1} % of {in_metros} metro-area stores are in suburbs, where {:.1} % of the metro areas' people live",
+        100.0 * store_share,
+        100.0 * people_share
+    );
 }
