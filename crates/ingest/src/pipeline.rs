@@ -305,8 +305,9 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         return Err(nothing_kept(&path, &imports));
     }
     let population = PopulationGrid::new(&reference.cities);
-    let previous_snapshot = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, opts.synthetic)))?;
-    let previous = previous_snapshot.as_ref().map(PreviousIds::from_snapshot);
+    // Only the previous snapshot's ids are kept through the reconcile, the build's peak; the
+    // history reads the snapshot again afterwards (about a gigabyte at scale 1 not held twice).
+    let previous = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, opts.synthetic).as_ref().map(PreviousIds::from_snapshot)))?;
     let reconciler = Reconciler {
         catalog: &reference.catalog,
         countries: &reference.countries,
@@ -381,8 +382,13 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     // The history first: a history a step ahead of the snapshot (the write below failed) is
     // put right by the next build, and the service reads it only up to the snapshot it serves.
     let built = history::Built { as_of: opts.as_of, version: &version, served, brands: reference.catalog.brand_records(), cities, meta: &meta };
-    let history = phases.run("record history", || history::record(&opts.data_dir, previous_snapshot.as_ref(), built, opts.keep_history))?;
-    drop(previous_snapshot);
+    let had_previous = previous.is_some();
+    drop(reconciler);
+    drop(previous);
+    let history = phases.run("record history", || {
+        let previous_snapshot = had_previous.then(|| previous_snapshot(&path, opts.synthetic)).flatten();
+        history::record(&opts.data_dir, previous_snapshot.as_ref(), built, opts.keep_history)
+    })?;
     phases.run("write snapshot", || {
         std::fs::create_dir_all(&opts.data_dir).map_err(|e| IngestError::io(opts.data_dir.display(), e))?;
         keep_previous(&path, &opts.data_dir.join(PREVIOUS_SNAPSHOT_FILE))?;
