@@ -383,7 +383,6 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     // put right by the next build, and the service reads it only up to the snapshot it serves.
     let built = history::Built { as_of: opts.as_of, version: &version, served, brands: reference.catalog.brand_records(), cities, meta: &meta };
     let had_previous = previous.is_some();
-    drop(reconciler);
     drop(previous);
     let history = phases.run("record history", || {
         let previous_snapshot = had_previous.then(|| previous_snapshot(&path, opts.synthetic)).flatten();
