@@ -72,10 +72,20 @@ pub struct Gazetteer<'a> {
     zips: ZipGrid,
 }
 
+/// The sum of a [`Weighted`]'s weights.
+fn total(e: &Weighted) -> f64 {
+    e.1.last().copied().unwrap_or(0.0)
+}
+
 fn push(e: &mut Weighted, i: usize, w: f64) {
-    let total = e.1.last().copied().unwrap_or(0.0) + w;
+    let total = total(e) + w;
     e.0.push(i as u32);
     e.1.push(total);
+}
+
+/// The one-degree cell a point is in: the grid the hub and metro-core indexes use.
+fn degree_cell(lat: f64, lng: f64) -> (i32, i32) {
+    (lat.floor() as i32, lng.floor() as i32)
 }
 
 fn draw(e: &Weighted, rng: &mut ChaCha8Rng) -> Option<u32> {
@@ -90,7 +100,7 @@ impl<'a> Gazetteer<'a> {
         for (i, c) in cities.iter().enumerate() {
             push(by_country.entry(c.country.clone()).or_default(), i, (c.population.max(1000) as f64).powf(0.9));
             if c.population >= HUB_POPULATION {
-                hubs.entry((c.lat.floor() as i32, c.lng.floor() as i32)).or_default().push(i as u32);
+                hubs.entry(degree_cell(c.lat, c.lng)).or_default().push(i as u32);
             }
         }
         // GeoNames lists a city and its boroughs or wards as places of their own (New York City
@@ -106,14 +116,13 @@ impl<'a> Gazetteer<'a> {
             kept.push(i);
         }
         // Every town joins the nearest core of its country within reach.
-        let cell = |lat: f64, lng: f64| (lat.floor() as i32, lng.floor() as i32);
         let mut cores: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
         for (m, &k) in kept.iter().enumerate() {
-            cores.entry(cell(cities[k].lat, cities[k].lng)).or_default().push(m);
+            cores.entry(degree_cell(cities[k].lat, cities[k].lng)).or_default().push(m);
         }
         let mut members: Vec<Weighted> = vec![Weighted::default(); kept.len()];
         for (i, c) in cities.iter().enumerate() {
-            let (cy, cx) = cell(c.lat, c.lng);
+            let (cy, cx) = degree_cell(c.lat, c.lng);
             let nearest = (-1..=1)
                 .flat_map(|dy| (-1..=1).map(move |dx| (cy + dy, cx + dx)))
                 .flat_map(|key| cores.get(&key).into_iter().flatten())
@@ -127,8 +136,7 @@ impl<'a> Gazetteer<'a> {
         }
         let mut metros: HashMap<String, Weighted> = HashMap::new();
         for (m, &k) in kept.iter().enumerate() {
-            let people = members[m].1.last().copied().unwrap_or(0.0);
-            push(metros.entry(cities[k].country.clone()).or_default(), m, people);
+            push(metros.entry(cities[k].country.clone()).or_default(), m, total(&members[m]));
         }
         Gazetteer { cities, by_country, metros, members, hubs, zips: ZipGrid::new(zips) }
     }
@@ -175,7 +183,7 @@ impl<'a> Gazetteer<'a> {
     /// so legs join neighbours as trunk roads do.
     pub fn highway_neighbour(&self, city: u32, rng: &mut ChaCha8Rng) -> Option<u32> {
         let c = &self.cities[city as usize];
-        let (cy, cx) = (c.lat.floor() as i32, c.lng.floor() as i32);
+        let (cy, cx) = degree_cell(c.lat, c.lng);
         let reach = (LEG_MAX_KM / 111.0).ceil() as i32 + 1;
         let mut near: Vec<(f64, u32)> = Vec::new();
         for dy in -reach..=reach {
