@@ -10,6 +10,12 @@ use storemap_core::{parse_iso, Snapshot, SourceType};
 use storemap_ingest::pipeline::{self, BuildOptions, Phases, Region, SourcePaths, SNAPSHOT_FILE};
 use storemap_ingest::reference::ReferencePaths;
 
+/// A build holds millions of small rows from several threads at once and frees them phase by
+/// phase; glibc's per-thread arenas kept the freed memory fragmented and resident, so a
+/// refresh peaked over the 8 GiB a scale-1 build may use. jemalloc returns it.
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(name = "storemap-ingest", about = "storemap data pipeline")]
 struct Cli {
