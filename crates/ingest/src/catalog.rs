@@ -32,6 +32,9 @@ pub struct CatalogBrand {
     /// The brand's real store count: the ticker table's figure or the sum of its published
     /// counts per country, whichever is larger.
     pub known_stores: Option<u32>,
+    /// Whether the ticker table gives the chain's size. Without it, `known_stores` is only the
+    /// sum of the table's rows, which leaves out every market nobody found a figure for.
+    pub listed: bool,
     /// Published store counts per country (`data/footprints.csv`), largest first.
     pub footprint: Vec<(String, u32)>,
     /// Where the rest of its stores may go (see [`Footprint::trade_countries`]).
@@ -129,6 +132,7 @@ impl Catalog {
                 home: fp.home.clone(),
                 osm_count: items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.osm_count).sum(),
                 known_stores: (known > 0).then_some(known),
+                listed: listed > 0,
                 name: main.name.clone(),
                 wikidata: main.wikidata.clone(),
                 nsi_id: main.nsi_id.clone(),

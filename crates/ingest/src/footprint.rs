@@ -62,6 +62,8 @@ impl Footprint {
     ///   chain: a country-specific spider or a regional NSI entry.
     /// - Without, a brand whose spiders are all country-specific is confined to them and to a
     ///   narrow NSI set; otherwise its NSI set stands, worldwide or not.
+    /// - A regional chain (see [`Reach::Regional`]) trades only in its home country: NSI's US
+    ///   set also names Puerto Rico and Guam, where Publix has no store.
     pub fn trade_countries(&self, nsi: &[String], narrow: &[String]) -> Vec<String> {
         let scraped = self.scraped.iter().map(String::as_str);
         let named: BTreeSet<&str> = if !self.counts.is_empty() {
@@ -72,7 +74,13 @@ impl Footprint {
         } else {
             nsi.iter().map(String::as_str).collect()
         };
-        named.into_iter().filter(|c| !self.absent.iter().any(|a| a == c) && !self.counts.iter().any(|(k, _)| k == c)).map(str::to_string).collect()
+        let home_only = self.home.as_ref().filter(|h| h.reach == Reach::Regional).map(|h| h.country.as_str());
+        named
+            .into_iter()
+            .filter(|c| home_only.is_none_or(|h| h == *c))
+            .filter(|c| !self.absent.iter().any(|a| a == c) && !self.counts.iter().any(|(k, _)| k == c))
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -157,5 +165,12 @@ mod tests {
         assert_eq!(counted.trade_countries(&world, &codes(&["DE", "JP", "TH"])), codes(&["TH"]), "regional entries, not the counted nor the absent");
         let counted_and_scraped = Footprint { scraped: codes(&["GB"]), scraped_complete: false, ..counted };
         assert_eq!(counted_and_scraped.trade_countries(&world, &codes(&["TH"])), codes(&["GB", "TH"]), "any country-specific spider names a market");
+
+        let home = |reach| HomeCity { brand_wikidata: "Q1".into(), country: "US".into(), admin1: "FL".into(), city: "Lakeland".into(), reach };
+        let us_set = codes(&["GU", "PR", "US", "VI"]);
+        let regional = Footprint { home: Some(home(Reach::Regional)), ..Default::default() };
+        assert_eq!(regional.trade_countries(&us_set, &us_set), codes(&["US"]), "a regional chain stays in its home country");
+        let national = Footprint { home: Some(home(Reach::National)), ..Default::default() };
+        assert_eq!(national.trade_countries(&us_set, &us_set), us_set, "a national chain trades where its location set says");
     }
 }

@@ -171,6 +171,9 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
 const MAIN_MARKETS_SHARE: f64 = 0.5;
 /// Named in this many countries besides its published ones, a chain is a global chain.
 const GLOBAL_CHAIN: usize = 20;
+/// How dense a chain of unlisted size is in a market without a figure, against its published
+/// markets (per person, weighted as [`Gazetteer::country_weight`]).
+const UNPUBLISHED_DENSITY: f64 = 0.5;
 
 /// The middle of a chain's published markets: no market it has no figure for is bigger. Not
 /// the smallest, since one small market in the table (McDonald's Vietnam, 30 restaurants) would
@@ -188,8 +191,9 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// How many stores go to each country: the published counts times the scale, and the rest of
 /// the brand's size spread over the other countries it trades in by how much chains trade
 /// there. When the published counts are its main markets, the rest goes only to countries
-/// named for it, none beyond the median of its published markets. Fractions round at random,
-/// so counts are right on average at any scale.
+/// named for it, none beyond the median of its published markets; a chain whose size nobody
+/// lists gets its published markets' density there instead. Fractions round at random, so
+/// counts are right on average at any scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
     let scale = cal.scale;
     let published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
@@ -223,7 +227,16 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
     let weight: f64 = others.iter().map(|(_, w)| w).sum();
     let rest = total - published_total;
     let mut expected: Vec<(&str, f64)> = published.into_iter().filter(|(c, _)| g.has_country(c)).collect();
-    if rest > 0.0 && weight > 0.0 {
+    if main_markets && !brand.listed {
+        // Its size is only the table's sum, which misses every market nobody found a figure
+        // for (Lidl in Poland): those get the chain's density in its published markets, thinned,
+        // since the markets a search finds first are a chain's biggest.
+        let published_weight: f64 = expected.iter().map(|(c, _)| g.country_weight(c)).sum();
+        if published_weight > 0.0 {
+            let density = UNPUBLISHED_DENSITY * published_total / published_weight;
+            expected.extend(others.iter().map(|&(c, w)| (c, (density * w).min(cap))));
+        }
+    } else if rest > 0.0 && weight > 0.0 {
         expected.extend(others.iter().map(|&(c, w)| (c, (rest * w / weight).min(cap))));
     }
     expected

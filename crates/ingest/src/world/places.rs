@@ -14,6 +14,10 @@ use crate::reference::{City, Zip};
 const HIGH: &[&str] = &[
     "US", "CA", "GB", "IE", "FR", "DE", "NL", "BE", "LU", "CH", "AT", "IT", "ES", "PT", "DK", "SE", "NO", "FI", "IS", "JP", "KR", "TW", "SG", "HK", "AU", "NZ",
     "IL", "AE", "QA", "KW", "SA", "BH", "OM", "CZ", "SI", "EE", "LV", "LT", "SK", "PL", "HU", "HR", "GR", "CY", "MT", "PR",
+    // The small high-income states and territories (World Bank): few people, but shops on
+    // every street (Monaco, Andorra, Bermuda), which the low weight left with none at all.
+    "AD", "MC", "SM", "LI", "GI", "JE", "GG", "IM", "FO", "GL", "BM", "KY", "VG", "TC", "AW", "CW", "SX", "MF", "BL", "BS", "BB", "KN", "AG", "TT", "GU", "VI",
+    "MP", "NC", "PF", "MO", "BN", "SC", "NR", "PW",
 ];
 const MIDDLE: &[&str] = &[
     "CN", "MX", "BR", "AR", "CL", "CO", "PE", "TR", "RU", "MY", "TH", "ZA", "RO", "BG", "RS", "KZ", "CR", "PA", "UY", "DO", "EC", "ID", "PH", "VN", "GT", "JO",

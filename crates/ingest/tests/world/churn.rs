@@ -173,14 +173,17 @@ pub(crate) fn truth(dir: &Path) -> HashMap<String, String> {
 fn ids_by_store(dir: &Path) -> HashMap<String, u64> {
     let truth = truth(dir);
     let snap = Snapshot::load(&dir.join(SNAPSHOT_FILE)).expect("snapshot loads");
-    let mut rows_of: HashMap<String, Vec<u64>> = HashMap::new();
+    // Every row holding one of a store's sightings, and whether that row holds other stores
+    // too: a store split between its own row and a neighbour's (dense Taiwan) is not one row.
+    let mut rows_of: HashMap<String, Vec<(u64, bool)>> = HashMap::new();
     for r in 0..snap.row_count() {
         let stores: BTreeSet<&String> = snap.row_aliases(r).filter_map(|(s, id)| truth.get(&format!("{}:{id}", s.as_str()))).collect();
-        if stores.len() == 1 {
-            rows_of.entry(stores.into_iter().next().unwrap().clone()).or_default().push(snap.row_id(r));
+        let alone = stores.len() == 1;
+        for store in stores {
+            rows_of.entry(store.clone()).or_default().push((snap.row_id(r), alone));
         }
     }
-    rows_of.into_iter().filter(|(_, ids)| ids.len() == 1).map(|(k, ids)| (k, ids[0])).collect()
+    rows_of.into_iter().filter(|(_, rows)| rows.len() == 1 && rows[0].1).map(|(k, rows)| (k, rows[0].0)).collect()
 }
 
 /// Stores one row stands for in both builds, and how many of them changed id.
