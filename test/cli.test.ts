@@ -115,6 +115,34 @@ test('data report --json describes the test dataset', async (t) => {
   t.is(c.calibration.reduce((n: number, b: { pairs: number }) => n + b.pairs, 0), c.pairs);
   t.true(c.spearman > 0 && c.spearman <= 1, `spearman ${c.spearman}`);
   t.true(c.mean_absolute_error >= 0 && c.mean_absolute_error < 1);
+
+  // realism: the 100 biggest chains by true open stores, each against its listed size, or, where
+  // no one lists it, in the countries data/footprints.csv counts only (recomputed here from
+  // truth-brands.csv and the store's verified rows).
+  const scale = (store.info() as { scale?: number }).scale ?? 1;
+  const realism = report.realism as { brand: string; true_open: number; verified: number; real: number | null; published_only: boolean }[];
+  t.deepEqual(
+    realism.map((l) => l.brand),
+    [...open.entries()]
+      .sort((a, b) => b[1].total - a[1].total || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 100)
+      .map(([b]) => b),
+  );
+  const index = new Map(Array.from({ length: info.brands }, (_, i) => [store.brand(i)!.name, i]));
+  let compared = 0;
+  for (const line of realism.filter((l) => l.published_only)) {
+    const rows = truth.filter((r) => r.brand === line.brand && r.published !== '');
+    t.true(rows.length > 0 && truth.every((r) => r.brand !== line.brand || r.real === ''), `${line.brand}: published-only without a listed size`);
+    const countries = new Set(rows.map((r) => r.country));
+    t.is(line.true_open, rows.reduce((n, r) => n + Number(r.open), 0), `${line.brand}: true open in its published countries`);
+    t.is(line.real, rows.reduce((n, r) => n + Number(r.published), 0) * scale, `${line.brand}: real`);
+    const verifiedRows = JSON.parse((await query(store, { brands: [index.get(line.brand)!], format: 'json', verifiedOnly: true })).body.toString()) as { locations: Loc[] };
+    t.is(line.verified, verifiedRows.locations.filter((l) => countries.has(l.country)).length, `${line.brand}: verified in its published countries`);
+    compared++;
+  }
+  t.true(compared > 0, 'a chain of unlisted size among the 100 biggest');
+  const listed = realism.find((l) => !l.published_only && l.real !== null)!;
+  t.is(listed.true_open, open.get(listed.brand)!.total);
 });
 
 // ---------------------------------------------------------------------------------------------

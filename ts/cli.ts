@@ -258,6 +258,8 @@ interface Realism {
   real: number | null;
   true_ratio: number | null;
   verified_ratio: number | null;
+  /** No one lists the chain's size: the line compares its published countries only. */
+  published_only: boolean;
 }
 
 function printRealism(rows: Realism[]): void {
@@ -266,10 +268,12 @@ function printRealism(rows: Realism[]): void {
   console.log(`  ${'brand'.padEnd(32)} ${'true'.padStart(8)} ${'verified'.padStart(9)} ${'real'.padStart(9)} ${'true/real'.padStart(10)} ${'verif/real'.padStart(10)}`);
   for (const r of rows) {
     const real = r.real === null ? '-' : r.real.toFixed(0);
+    const brand = r.published_only ? `${r.brand.slice(0, 30)} *` : r.brand.slice(0, 32);
     console.log(
-      `  ${r.brand.slice(0, 32).padEnd(32)} ${String(r.true_open).padStart(8)} ${String(r.verified).padStart(9)} ${real.padStart(9)} ${ratio(r.true_ratio).padStart(10)} ${ratio(r.verified_ratio).padStart(10)}`,
+      `  ${brand.padEnd(32)} ${String(r.true_open).padStart(8)} ${String(r.verified).padStart(9)} ${real.padStart(9)} ${ratio(r.true_ratio).padStart(10)} ${ratio(r.verified_ratio).padStart(10)}`,
     );
   }
+  if (rows.some((r) => r.published_only)) console.log('  * no listed size: compared in the countries with a published count only');
 }
 
 const keys = program.command('keys').description('API keys: create, list, revoke, top up');

@@ -90,6 +90,9 @@ pub struct Realism {
     pub real: Option<f64>,
     pub true_ratio: Option<f64>,
     pub verified_ratio: Option<f64>,
+    /// Nobody lists the chain's size, so the line covers only the countries with a published
+    /// count: `true_open`, `verified` and `real` there (its other markets are estimated).
+    pub published_only: bool,
 }
 
 pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
@@ -230,28 +233,51 @@ pub fn spearman(a: &[f64], b: &[f64]) -> f64 {
 
 /// The [`REALISM_BRANDS`] brands with the most true open stores, by `truth-brands.csv`.
 pub fn realism(snapshot: &Snapshot, brand_truth: &Path) -> Result<Vec<Realism>> {
+    #[derive(Default)]
+    struct Truth {
+        open: u64,
+        real: Option<u32>,
+        /// Open stores, and the published counts, in the countries that have one.
+        published: HashMap<String, (u64, u64)>,
+    }
     let name = brand_truth.display().to_string();
     let mut r = csv::Reader::from_path(brand_truth).map_err(|e| IngestError::file(&name, e))?;
-    let mut brands: HashMap<String, (u64, Option<u32>)> = HashMap::new();
+    let mut brands: HashMap<String, Truth> = HashMap::new();
     for row in r.deserialize::<BrandTruth>() {
         let row = row.map_err(|e| IngestError::file(&name, e))?;
-        let e = brands.entry(row.brand).or_insert((0, row.real));
-        e.0 += row.open;
+        let e = brands.entry(row.brand).or_default();
+        e.open += row.open;
+        e.real = e.real.or(row.real);
+        if let Some(n) = row.published {
+            e.published.insert(row.country, (row.open, u64::from(n)));
+        }
     }
     let scale = snapshot.meta().scale.unwrap_or(1.0);
-    let verified: HashMap<&str, u64> = snapshot.brands().iter().map(|b| (b.name.as_str(), b.verified_count as u64)).collect();
-    let mut lines: Vec<Realism> = brands
+    let by_name: HashMap<&str, &storemap_core::BrandRecord> = snapshot.brands().iter().map(|b| (b.name.as_str(), b)).collect();
+    let mut lines: Vec<(u64, Realism)> = brands
         .into_iter()
-        .map(|(brand, (true_open, real))| {
-            let verified = verified.get(brand.as_str()).copied().unwrap_or(0);
+        .map(|(brand, t)| {
+            let record = by_name.get(brand.as_str());
+            let published_only = t.real.is_none() && !t.published.is_empty();
+            let (true_open, verified, real) = if published_only {
+                let verified = record.map_or(0, |b| {
+                    (b.row_start as usize..b.row_end as usize)
+                        .filter(|&r| snapshot.row_is_verified(r) && t.published.contains_key(snapshot.row_country(r)))
+                        .count()
+                });
+                let (open, real) = t.published.values().fold((0, 0), |(o, p), (open, n)| (o + open, p + n));
+                (open, verified as u64, Some(real))
+            } else {
+                (t.open, record.map_or(0, |b| u64::from(b.verified_count)), t.real.map(u64::from))
+            };
             let real = real.map(|n| n as f64 * scale);
             let ratio = |x: u64| real.filter(|&r| r > 0.0).map(|r| x as f64 / r);
-            Realism { true_ratio: ratio(true_open), verified_ratio: ratio(verified), brand, true_open, verified, real }
+            (t.open, Realism { true_ratio: ratio(true_open), verified_ratio: ratio(verified), brand, true_open, verified, real, published_only })
         })
         .collect();
-    lines.sort_by(|a, b| b.true_open.cmp(&a.true_open).then_with(|| a.brand.cmp(&b.brand)));
-    lines.truncate(REALISM_BRANDS);
-    Ok(lines)
+    // The biggest chains in the world, however much of them is compared.
+    lines.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.brand.cmp(&b.1.brand)));
+    Ok(lines.into_iter().take(REALISM_BRANDS).map(|(_, line)| line).collect())
 }
 
 fn pairs(k: u64) -> u64 {

@@ -100,7 +100,8 @@ pub struct BrandTruth {
     pub open: u64,
     /// The published count in this country.
     pub published: Option<u32>,
-    /// The brand's real size worldwide, where known (the ticker table or its published counts).
+    /// The brand's real size worldwide, where the ticker table lists it (at least its published
+    /// counts' sum). A chain without one is compared in its published countries only.
     pub real: Option<u32>,
 }
 

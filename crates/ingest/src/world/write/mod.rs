@@ -123,7 +123,7 @@ impl SourceWriters {
                 stores,
                 open,
                 published: brand.footprint.iter().find(|(c, _)| c == country).map(|(_, n)| *n),
-                real: brand.known_stores,
+                real: brand.known_stores.filter(|_| brand.listed),
             };
             self.brand_truth.serialize(row).map_err(|e| IngestError::file("truth-brands.csv", e))?;
         }
