@@ -226,7 +226,16 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         .collect();
     let weight: f64 = others.iter().map(|(_, w)| w).sum();
     let rest = total - published_total;
-    let mut expected: Vec<(&str, f64)> = published.into_iter().filter(|(c, _)| g.has_country(c)).collect();
+    // A territory named with its parent country (NSI's US set names Puerto Rico and Guam) is
+    // no denser than the chain's published figure for the parent says: the rest of 7-Eleven
+    // is not two thousand stores in Puerto Rico.
+    let parent_cap = |c: &str, w: f64| {
+        places::parent_market(c)
+            .and_then(|p| published.iter().find(|(q, _)| *q == p).map(|&(_, n)| n * w / g.country_weight(p).max(f64::MIN_POSITIVE)))
+            .unwrap_or(f64::INFINITY)
+    };
+    let others: Vec<(&str, f64, f64)> = others.into_iter().map(|(c, w)| (c, w, cap.min(parent_cap(c, w)))).collect();
+    let mut expected: Vec<(&str, f64)> = published.iter().copied().filter(|(c, _)| g.has_country(c)).collect();
     if main_markets && !brand.listed {
         // Its size is only the table's sum, which misses every market nobody found a figure
         // for (Lidl in Poland): those get the chain's density in its published markets, thinned,
@@ -234,10 +243,10 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         let published_weight: f64 = expected.iter().map(|(c, _)| g.country_weight(c)).sum();
         if published_weight > 0.0 {
             let density = UNPUBLISHED_DENSITY * published_total / published_weight;
-            expected.extend(others.iter().map(|&(c, w)| (c, (density * w).min(cap))));
+            expected.extend(others.iter().map(|&(c, w, cap)| (c, (density * w).min(cap))));
         }
     } else if rest > 0.0 && weight > 0.0 {
-        expected.extend(others.iter().map(|&(c, w)| (c, (rest * w / weight).min(cap))));
+        expected.extend(others.iter().map(|&(c, w, cap)| (c, (rest * w / weight).min(cap))));
     }
     expected
         .into_iter()

@@ -24,6 +24,15 @@ const MIDDLE: &[&str] = &[
     "LB", "MA", "EG", "UA", "BY", "GE", "AZ", "AM", "BA", "MK", "AL", "ME", "MU", "BW", "NA", "TN", "DZ", "IR", "IQ", "IN",
 ];
 
+/// The territories the name-suggestion-index's US location set names with the United States:
+/// a chain listed for "the US" is listed there too, whether or not it trades there.
+const US_SET_TERRITORIES: &[&str] = &["AS", "GU", "MP", "PR", "UM", "VI"];
+
+/// The country a territory is named with in location sets (Puerto Rico with the US).
+pub fn parent_market(code: &str) -> Option<&'static str> {
+    US_SET_TERRITORIES.contains(&code).then_some("US")
+}
+
 pub fn country_factor(code: &str) -> f64 {
     if HIGH.contains(&code) {
         1.0

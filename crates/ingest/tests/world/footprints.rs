@@ -167,6 +167,38 @@ fn a_partial_table_leaves_a_chains_other_markets() {
     assert!(reached * 10 >= pairs * 8, "only {reached} of {pairs} unpublished spider markets of partially published chains have stores");
 }
 
+/// NSI's US location set names Puerto Rico, Guam and the other US territories with the US, so
+/// a US chain is listed there whether or not it trades there. A chain with a published US count
+/// is no denser in them than in the US (7-Eleven had two thousand stores in Puerto Rico).
+#[test]
+fn a_us_chain_is_no_denser_in_the_us_territories_than_at_home() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let people = |c: &str| r.cities.iter().filter(|x| x.country == c).map(|x| x.population as f64).sum::<f64>();
+    let us_people = people("US");
+    let territories = ["AS", "GU", "MP", "PR", "UM", "VI"];
+    let share: Vec<(&str, f64)> = territories.iter().map(|&t| (t, people(t) / us_people)).collect();
+    let mut checked = 0;
+    for ((q, c), (name, us)) in published() {
+        if c != "US" || us == 0 {
+            continue;
+        }
+        let Some(rank) = rank_of(&q) else { continue };
+        let world = gen.brand(rank);
+        let by_country = stores_by_country(&world);
+        for &(t, s) in &share {
+            if published().contains_key(&(q.clone(), t.to_string())) {
+                continue;
+            }
+            let want = f64::from(us) * s;
+            let n = by_country.get(t).copied().unwrap_or(0) as f64;
+            assert!(n <= want + 3.0 * want.sqrt() + 1.0, "{name}: {n} stores in {t}, where its US density gives {want:.1}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 50, "only {checked} chains with a US count");
+}
+
 /// Share of a brand's stores in `country` (or outside it) that a source other than the
 /// community map saw.
 fn seen_beyond_osm(w: &BrandWorld, keep: impl Fn(&str) -> bool) -> (usize, f64) {
