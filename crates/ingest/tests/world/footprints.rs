@@ -92,12 +92,19 @@ fn a_chain_gets_no_stores_where_it_has_none() {
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
     let absent: Vec<_> = published().into_iter().filter(|(_, (_, n))| *n == 0).collect();
     assert!(!absent.is_empty(), "the table records no market exit");
+    let (mut named_exits, mut elsewhere) = (0, 0);
     for ((qid, country), (brand, _)) in absent {
         let rank = rank_of(&qid).unwrap_or_else(|| panic!("{brand} ({qid}) is not a catalog brand"));
         let world = gen.brand(rank);
-        assert!(world.stores.len() > 100, "{brand} has {} stores", world.stores.len());
         assert!(world.stores.iter().all(|s| s.country != country), "{brand} has stores in {country}, a market it left");
+        // An exit is put to the test where the chain would otherwise trade: its location set
+        // names the country (Ulster Bank's names Ireland; Rite Aid's the US, its only market).
+        named_exits += r.catalog.brands[rank].countries.contains(&country) as usize;
+        elsewhere += world.stores.len();
     }
+    assert!(named_exits >= 10, "only {named_exits} exits from a country the chain's location set names");
+    // Most chains that left a market still trade in others (McDonald's left Russia).
+    assert!(elsewhere > 10_000, "the chains with an exit have only {elsewhere} stores elsewhere");
 }
 
 #[test]
