@@ -37,6 +37,8 @@ pub struct CatalogBrand {
     pub listed: bool,
     /// Published store counts per country (`data/footprints.csv`), largest first.
     pub footprint: Vec<(String, u32)>,
+    /// AllThePlaces has a spider for it (`data/atp-presence.csv`).
+    pub spidered: bool,
     /// Where the rest of its stores may go (see [`Footprint::trade_countries`]).
     pub trade: Vec<String>,
     /// Countries it has no stores in.
@@ -128,6 +130,7 @@ impl Catalog {
                     c
                 },
                 footprint: fp.counts.clone(),
+                spidered: fp.spidered,
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),
                 osm_count: items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.osm_count).sum(),

@@ -46,6 +46,8 @@ pub struct Footprint {
     pub scraped: Vec<String>,
     /// `scraped` is all AllThePlaces knows (no multi-country spider).
     pub scraped_complete: bool,
+    /// AllThePlaces has a spider for the chain, country-specific or not.
+    pub spidered: bool,
     pub home: Option<HomeCity>,
 }
 
@@ -112,6 +114,7 @@ impl Footprints {
             let f = by_wikidata.entry(p.brand_wikidata.clone()).or_default();
             f.scraped = p.countries.split_whitespace().map(str::to_string).collect();
             f.scraped_complete = p.complete;
+            f.spidered = true;
         }
         for h in homes {
             by_wikidata.entry(h.brand_wikidata.clone()).or_default().home = Some(h.clone());

@@ -84,8 +84,8 @@ pub struct FootprintRow {
     pub count: u32,
 }
 
-/// One row of `data/atp-presence.csv`: the countries AllThePlaces has a country-specific spider
-/// for a brand in.
+/// One row of `data/atp-presence.csv`: a brand AllThePlaces has a spider for, and the countries
+/// it has a country-specific spider in (none when its only spiders span several countries).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct AtpPresence {
     pub brand_wikidata: String,

@@ -263,8 +263,12 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
 pub fn generate(rank: usize, brand: &CatalogBrand, g: &Gazetteer, cal: &Calibration, seed: u64, as_of: i64) -> BrandWorld {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ fnv1a(brand.nsi_id.as_bytes()));
     let plan = plan(rank, brand, g, cal, &mut rng);
-    // Every chain of known size publishes a store locator that AllThePlaces scrapes.
-    let has_spider = brand.known_stores.is_some() || rng.random::<f64>() < cal.spider_probability(rank);
+    // A chain of known size is scraped where AllThePlaces really has a spider for it (not
+    // Luckin or Indian Oil); the rank-sized rest by a chance calibrated to the dataset.
+    let has_spider = match brand.known_stores {
+        Some(_) => brand.spidered,
+        None => rng.random::<f64>() < cal.spider_probability(rank),
+    };
     if plan.is_empty() {
         return BrandWorld { stores: Vec::new(), sightings: Vec::new() };
     }
@@ -494,7 +498,7 @@ fn observe(
     let region = if undercounted { cal.undercount_factor } else { 1.0 };
     let p = |base: f64| if long_tail { 0.0 } else { base * region };
     let (p_atp, p_ov, p_fsq, p_osm) = if jp_konbini {
-        (p(0.05), p(0.1), p(0.1), 0.85)
+        (if has_spider { p(0.05) } else { 0.0 }, p(0.1), p(0.1), 0.85)
     } else {
         (
             if has_spider { p(cal.atp_coverage) } else { 0.0 },

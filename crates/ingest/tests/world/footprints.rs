@@ -474,3 +474,31 @@ fn metro_stores_reach_the_suburbs() {
         100.0 * people_share
     );
 }
+
+/// A chain of known size is in AllThePlaces exactly where AllThePlaces has a spider for it
+/// (`data/atp-presence.csv`, from its spider list): Starbucks yes, Luckin and Indian Oil no.
+#[test]
+fn allthe_places_scrapes_the_chains_it_has_spiders_for() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.1, 7);
+    let spidered: HashSet<String> = read::<Presence>("atp-presence.csv").into_iter().map(|p| p.brand_wikidata).collect();
+    let listed: HashSet<String> = read::<Listed>("tickers.csv").into_iter().map(|t| t.wikidata).collect();
+    let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();
+    let (mut with, mut without) = (0, 0);
+    for (rank, b) in r.catalog.brands.iter().enumerate() {
+        let Some(q) = b.wikidata.as_ref().filter(|q| listed.contains(*q) || counted.contains(*q)) else { continue };
+        let world = gen.brand(rank);
+        if world.stores.len() < 100 {
+            continue;
+        }
+        let atp = world.sightings.iter().filter(|s| s.source == storemap_core::SourceType::Atp).count();
+        if spidered.contains(q) {
+            assert!(atp > 0, "{} has a spider and {} stores, but no AllThePlaces row", b.name, world.stores.len());
+            with += 1;
+        } else {
+            assert_eq!(atp, 0, "{} has no spider, but {atp} AllThePlaces rows", b.name);
+            without += 1;
+        }
+    }
+    assert!(with >= 50 && without >= 10, "{with} chains with a spider, {without} without");
+}
