@@ -497,16 +497,13 @@ fn observe(
     let jp_konbini = s.country == "JP" && brand.categories.iter().any(|c| c == "shop/convenience");
     let region = if undercounted { cal.undercount_factor } else { 1.0 };
     let p = |base: f64| if long_tail { 0.0 } else { base * region };
-    let (p_atp, p_ov, p_fsq, p_osm) = if jp_konbini {
-        (if has_spider { p(0.05) } else { 0.0 }, p(0.1), p(0.1), 0.85)
+    let (spider_recall, p_ov, p_fsq, p_osm) = if jp_konbini {
+        (0.05, p(0.1), p(0.1), 0.85)
     } else {
-        (
-            if has_spider { p(cal.atp_coverage) } else { 0.0 },
-            p(cal.overture_coverage(rank)),
-            p(cal.fsq_coverage),
-            if long_tail { cal.osm_long_tail } else { cal.osm_coverage * region },
-        )
+        (cal.atp_coverage, p(cal.overture_coverage(rank)), p(cal.fsq_coverage), if long_tail { cal.osm_long_tail } else { cal.osm_coverage * region })
     };
+    // No spider, no AllThePlaces row, in Japan as anywhere.
+    let p_atp = if has_spider { p(spider_recall) } else { 0.0 };
     let base = crate::catalog::store_name(&brand.name);
     let suffix = match s.kind {
         Kind::Full => "",

@@ -478,7 +478,7 @@ fn metro_stores_reach_the_suburbs() {
 /// A chain of known size is in AllThePlaces exactly where AllThePlaces has a spider for it
 /// (`data/atp-presence.csv`, from its spider list): Starbucks yes, Luckin and Indian Oil no.
 #[test]
-fn allthe_places_scrapes_the_chains_it_has_spiders_for() {
+fn all_the_places_scrapes_the_chains_it_has_spiders_for() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.1, 7);
     let spidered: HashSet<String> = read::<Presence>("atp-presence.csv").into_iter().map(|p| p.brand_wikidata).collect();
