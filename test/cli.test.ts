@@ -2,14 +2,15 @@
 // import of the hand-made fixture scene (checked against test/fixtures/expected.json), and
 // the failures an operator must see.
 import test from 'ava';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadStore, query, type Store } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { SNAPSHOT_FILE } from '../ts/native.ts';
-import { AS_OF, describe, FIXTURE_IMPORT_ARGS, FIXTURES, runCli, tempDataDir } from './helpers/cli.ts';
+import { AS_OF, CLI, describe, FIXTURE_IMPORT_ARGS, FIXTURES, runCli, tempDataDir } from './helpers/cli.ts';
 import { parseCsvObjects } from './helpers/csv.ts';
 import { testDataDir, testStore } from './helpers/dataset.ts';
 
@@ -173,6 +174,29 @@ async function allRows(store: Store): Promise<Loc[]> {
   if (brands.length === 1) for (const l of locs) l.brand = store.brand(brands[0])!.name;
   return locs;
 }
+
+test('data report into a pipe nobody reads (`| head` gone) exits 0 without an EPIPE trace', async (t) => {
+  // A FIFO whose only reader is closed before the CLI starts: its first write fails with EPIPE
+  // whatever the timing, as `storemap data report | head -1` does once head has exited.
+  const dir = await mkdtemp(path.join(tmpdir(), 'storemap-epipe-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const fifo = path.join(dir, 'out');
+  execFileSync('mkfifo', [fifo]);
+  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  const writer = openSync(fifo, constants.O_WRONLY);
+  closeSync(reader);
+  const child = spawn(process.execPath, [CLI, 'data', 'report'], {
+    cwd: ROOT,
+    env: { ...process.env, STOREMAP_DATA_DIR: testDataDir() },
+    stdio: ['ignore', writer, 'pipe'],
+  });
+  closeSync(writer);
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  t.is(code, 0, stderr);
+  t.false(/EPIPE|Unhandled/.test(stderr), stderr);
+});
 
 test('data import: exits 0 and keeps exactly the open branded rows of expected.json', async (t) => {
   const { store, stdout } = await fixtureImport();

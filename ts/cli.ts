@@ -16,6 +16,13 @@ import { writeBrandSummary } from './services/brand-summary.ts';
 import { SqliteLedger } from './db/sqlite-ledger.ts';
 import type { LedgerOps } from './db/ledger.ts';
 
+// `storemap data report | head` closes the pipe before the report ends: stop quietly, as Unix
+// tools do, rather than die with an unhandled EPIPE and a stack trace.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+
 function number(min: number, max: number) {
   return (v: string) => {
     const n = Number(v);
