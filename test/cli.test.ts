@@ -192,6 +192,7 @@ test('data report into a pipe nobody reads (`| head` gone) exits 0 without an EP
   });
   closeSync(writer);
   let stderr = '';
+  if (!child.stderr) throw new Error('spawn gave no stderr pipe');
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   t.is(code, 0, stderr);
