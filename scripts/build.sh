@@ -12,19 +12,25 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+# napi builds for an explicit target triple (target/<triple>/release), and cargo shares nothing
+# between a build with --target and one without: the pipeline is built for the same triple, so
+# the crates both graphs use (serde, libc, jemalloc's C build, storemap-core, …) compile once.
+TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
 
 if [ "${1:-}" = "--testing" ]; then
-  napi build --platform --release --cwd native --manifest-path Cargo.toml --features testing --output-dir testing \
-    --js index.js --dts index.d.ts --target-dir "$CARGO_TARGET_DIR"
+  # Through the same one-run cargo as below, so that only the addon itself compiles again.
+  CARGO="$PWD/scripts/cargo-with-pipeline.sh" napi build --platform --release --cwd native --manifest-path Cargo.toml --features testing --output-dir testing \
+    --js index.js --dts index.d.ts --target "$TRIPLE" --target-dir "$CARGO_TARGET_DIR"
   echo "storemap: built native/testing/storemap.linux-x64-gnu.node (test variant)"
   exit 0
 fi
 
-cargo build --release --locked -p storemap-ingest --bin storemap-ingest
+# One cargo run builds the addon and the pipeline (scripts/cargo-with-pipeline.sh says why).
 # napi writes native/index.js and index.d.ts (committed; CI checks they match a fresh build)
 # and the .node binary beside them (a build output, ignored by git).
-napi build --platform --release --cwd native --manifest-path Cargo.toml --output-dir . --target-dir "$CARGO_TARGET_DIR"
+CARGO="$PWD/scripts/cargo-with-pipeline.sh" napi build --platform --release --cwd native --manifest-path Cargo.toml \
+  --output-dir . --target "$TRIPLE" --target-dir "$CARGO_TARGET_DIR"
 mkdir -p native/bin
-cp "$CARGO_TARGET_DIR/release/storemap-ingest" native/bin/storemap-ingest.tmp
+cp "$CARGO_TARGET_DIR/$TRIPLE/release/storemap-ingest" native/bin/storemap-ingest.tmp
 mv native/bin/storemap-ingest.tmp native/bin/storemap-ingest
 echo "storemap: built native/storemap.linux-x64-gnu.node and native/bin/storemap-ingest"

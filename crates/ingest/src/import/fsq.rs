@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 use storemap_core::{parse_iso, SourceType};
 
 use super::parquet::{f64_col, list_first_str, missing_columns, str_col, str_col_any};

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 use storemap_core::{parse_iso, SourceType};
 
 use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2};

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 
 use crate::error::{IngestError, Result};
 use crate::{ImportReport, SourceRow};

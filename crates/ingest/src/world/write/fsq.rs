@@ -1,7 +1,7 @@
 //! Foursquare OS Places as Parquet with its column names: `fsq_place_id`, `latitude`,
 //! `longitude`, address fields, `date_refreshed`, `date_closed`, `fsq_category_labels`.
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 use storemap_core::format_iso;
 
 use super::parquet::{opt_strs, singleton_lists, strs};

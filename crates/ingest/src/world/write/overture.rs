@@ -2,7 +2,7 @@
 //! geometry, `bbox`, `names`, `brand`, `categories`, `addresses`, `sources` (naming the
 //! AllThePlaces or Foursquare record a row was taken from), `operating_status`.
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use super::atp::atp_feature_id;
 use super::parquet::{opt_strs, singleton_lists, strs, structs};

@@ -4,7 +4,8 @@
 use std::fs::File;
 use std::path::Path;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 
 use crate::error::{IngestError, Result};
 
