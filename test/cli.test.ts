@@ -3,11 +3,11 @@
 // the failures an operator must see.
 import test from 'ava';
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadStore, query, type Store } from '../ts/native.ts';
+import { DATA_DEFAULTS, loadStore, query, type Store } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { SNAPSHOT_FILE } from '../ts/native.ts';
 import { AS_OF, CLI, describe, FIXTURE_IMPORT_ARGS, FIXTURES, runCli, tempDataDir } from './helpers/cli.ts';
@@ -288,4 +288,39 @@ test('data import of a malformed source exits non-zero and names the file', asyn
   t.not(r.code, 0, describe(r));
   t.true(r.stderr.includes('atp_not_json.geojson'), `stderr should name the file: ${describe(r)}`);
   t.false(existsSync(path.join(dir, SNAPSHOT_FILE)), 'no snapshot may be written');
+});
+
+/** A copy of the test snapshot whose header names another format (bytes 8-11, little-endian). */
+async function snapshotOfFormat(t: import('ava').ExecutionContext, format: number): Promise<string> {
+  const dir = await tempDataDir(t);
+  const bytes = readFileSync(path.join(testDataDir(), SNAPSHOT_FILE));
+  t.is(bytes.toString('latin1', 0, 8), 'STOREMAP', 'the header this test patches');
+  bytes.writeUInt32LE(format, 8);
+  writeFileSync(path.join(dir, SNAPSHOT_FILE), bytes);
+  return dir;
+}
+
+test('--version prints the version, the commit, the snapshot format and the Node', async (t) => {
+  const r = await runCli(['--version'], {});
+  t.is(r.code, 0, describe(r));
+  const version = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  t.is(r.stdout.trim(), `storemap ${version} (commit ${head}; snapshot format ${DATA_DEFAULTS.snapshotFormat}; Node ${process.version})`);
+});
+
+test('serve on a data folder from a newer storemap refuses, and says which storemap or folder to use', async (t) => {
+  const dir = await snapshotOfFormat(t, DATA_DEFAULTS.snapshotFormat + 1);
+  const r = await runCli(['serve'], { STOREMAP_DATA_DIR: dir, PORT: '0' });
+  t.is(r.code, 1, describe(r));
+  t.regex(r.stderr, new RegExp(`has snapshot format ${DATA_DEFAULTS.snapshotFormat + 1}, written by a newer storemap`));
+  t.regex(r.stderr, /Run the newer storemap on this data folder/);
+  t.notRegex(r.stdout, /listening/);
+});
+
+test('serve on a snapshot older than this storemap reads says which command rebuilds it', async (t) => {
+  const dir = await snapshotOfFormat(t, DATA_DEFAULTS.oldestSnapshotFormat - 1);
+  const r = await runCli(['serve'], { STOREMAP_DATA_DIR: dir, PORT: '0' });
+  t.is(r.code, 1, describe(r));
+  t.regex(r.stderr, /no longer reads/);
+  t.regex(r.stderr, /`storemap data build` for the synthetic world, `storemap data refresh` for imported sources/);
 });

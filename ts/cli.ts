@@ -9,7 +9,10 @@ import { Subdivisions } from './services/subdivisions.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { loadRenderer, loadStore, loadStoreSync } from './native.ts';
-import { DEMO_KEYS_FILE } from './paths.ts';
+import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './paths.ts';
+import { checkSnapshotFormat } from './data/snapshot-format.ts';
+import { DATA_DEFAULTS } from './native.ts';
+import { execFileSync } from 'node:child_process';
 import { KeyStore, PLANS, type Plan } from './services/keys.ts';
 import { StoreHolder, watchSnapshot } from './store-holder.ts';
 import { writeBrandSummary } from './services/brand-summary.ts';
@@ -46,6 +49,7 @@ async function ensureDataset(config: Config): Promise<string> {
       progress: true,
     });
   }
+  checkSnapshotFormat(snap, API_VERSION);
   return snap;
 }
 
@@ -159,7 +163,25 @@ function printImport(summary: ImportSummary): void {
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 
+/** The checkout's commit, when git can say (a release records its own). */
+function checkoutCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** `storemap --version`: what an operator quotes in a bug report. */
+export function versionText(): string {
+  const commit = RELEASE?.commit ?? PACKAGE_COMMIT ?? checkoutCommit();
+  const node = RELEASE ? `Node ${RELEASE.node} (embedded)` : `Node ${process.version}`;
+  return `storemap ${API_VERSION} (commit ${commit}; snapshot format ${DATA_DEFAULTS.snapshotFormat}; ${node})`;
+}
+
 const program = new Command('storemap').description('Store-location data service');
+// Answered in main() before parsing, so that ordinary commands never ask git for the commit.
+program.option('-V, --version', 'print the version, commit, snapshot format and Node');
 program.command('serve').description('run the HTTP service (builds the default dataset on first start)').action(serve);
 
 const data = program.command('data').description('build, import, refresh and inspect the dataset');
@@ -357,7 +379,11 @@ program
     }
   });
 
-await program.parseAsync(process.argv).catch((e: unknown) => {
-  console.error(`storemap: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
-});
+/** Runs one command line (`node bin/storemap.js …`, or the single executable's). */
+export async function main(argv: string[]): Promise<void> {
+  if (argv[2] === '--version' || argv[2] === '-V') return void console.log(versionText());
+  await program.parseAsync(argv).catch((e: unknown) => {
+    console.error(`storemap: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  });
+}

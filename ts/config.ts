@@ -2,7 +2,7 @@
 // process at start instead of failing the first request.
 import path from 'node:path';
 import { z } from 'zod';
-import { ROOT } from './paths.ts';
+import { DEFAULT_DATA_DIR } from './paths.ts';
 import { SOURCE_KINDS } from './native.ts';
 
 /** The sources, as the addon names them (the core crate is their one home). */
@@ -15,7 +15,7 @@ const csv = z
 const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  STOREMAP_DATA_DIR: z.string().min(1).default(path.join(ROOT, 'data', 'generated')),
+  STOREMAP_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   STOREMAP_DB: z.string().min(1).optional(),
   /** A PostgreSQL ledger shared by several nodes (postgres://…); without it, the SQLite file. */
   STOREMAP_DATABASE_URL: z

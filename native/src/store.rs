@@ -311,6 +311,9 @@ pub struct DataDefaults {
     pub snapshot_file: String,
     /// The snapshot a build replaced, kept for rollback.
     pub previous_snapshot_file: String,
+    /// The snapshot format this build writes, and the oldest it still reads.
+    pub snapshot_format: u32,
+    pub oldest_snapshot_format: u32,
     /// CSV's columns, in order.
     pub csv_columns: Vec<String>,
     /// Nearest-store requests: stores given when none is asked for, and the most.
@@ -332,6 +335,8 @@ pub fn data_defaults() -> DataDefaults {
         confidence_floor: storemap_core::CONFIDENCE_FLOOR.to_string().parse().unwrap_or(storemap_core::CONFIDENCE_FLOOR as f64),
         snapshot_file: storemap_core::SNAPSHOT_FILE.into(),
         previous_snapshot_file: storemap_core::PREVIOUS_SNAPSHOT_FILE.into(),
+        snapshot_format: storemap_core::FORMAT_VERSION,
+        oldest_snapshot_format: storemap_core::OLDEST_READABLE,
         csv_columns: storemap_core::CSV_HEADER.trim_end().split(',').map(String::from).collect(),
         nearby_default_limit: storemap_core::NEARBY_DEFAULT_LIMIT,
         nearby_max_limit: storemap_core::NEARBY_MAX_LIMIT,

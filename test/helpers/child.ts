@@ -35,13 +35,23 @@ export interface ChildServer {
 
 export async function startServe(
   t: ExecutionContext,
-  opts: { dataDir: string; dbPath: string; env?: Record<string, string> },
+  opts: {
+    dataDir: string;
+    dbPath: string;
+    env?: Record<string, string>;
+    /** The program and its first arguments: the checkout's CLI unless given (a release executable). */
+    command?: string[];
+    cwd?: string;
+    /** The environment the child starts from (this process's unless given). */
+    baseEnv?: NodeJS.ProcessEnv;
+  },
 ): Promise<ChildServer> {
+  const [program, ...args] = opts.command ?? [process.execPath, CLI];
   // Port 0: the child binds a port of its own and says which (a port found free beforehand can
   // be taken by another test's server before the child binds it).
-  const child = spawn(process.execPath, [CLI, 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, ...UNTHROTTLED, HOST: '127.0.0.1', PORT: '0', STOREMAP_DATA_DIR: opts.dataDir, STOREMAP_DB: opts.dbPath, ...opts.env },
+  const child = spawn(program!, [...args, 'serve'], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...(opts.baseEnv ?? process.env), ...UNTHROTTLED, HOST: '127.0.0.1', PORT: '0', STOREMAP_DATA_DIR: opts.dataDir, STOREMAP_DB: opts.dbPath, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

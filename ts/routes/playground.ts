@@ -2,10 +2,10 @@
 // server starts from the project's own files (web/playground.html, web/playground.ts compiled
 // by esbuild) and the request schemas of the OpenAPI document, so the form has the fields the
 // API validates. No CDN, no framework; public and free like the other documents.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Request, Response } from 'restify';
-import { transformSync } from 'esbuild';
 import { openApiDocument } from '../docs/openapi.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
 import { OPERATIONS, wireType, type OperationId } from '../http/operations.ts';
@@ -34,8 +34,19 @@ export function playgroundFiles(): { page: Buffer; script: Buffer } {
   // JSON inside a script element: "<" escaped so no text can close the element.
   const embedded = JSON.stringify(forms()).replace(/</g, '\\u003c');
   const page = readFileSync(path.join(WEB_DIR, 'playground.html'), 'utf8').replace('__OPERATIONS__', () => embedded);
-  const script = transformSync(readFileSync(path.join(WEB_DIR, 'playground.ts'), 'utf8'), { loader: 'ts', format: 'iife', target: 'es2020' }).code;
+  const prebuilt = path.join(WEB_DIR, PLAYGROUND_SCRIPT);
+  const script = existsSync(prebuilt) ? readFileSync(prebuilt, 'utf8') : compilePlaygroundScript();
   return { page: Buffer.from(page, 'utf8'), script: Buffer.from(script, 'utf8') };
+}
+
+/** The compiled script's name beside the page: a release carries it (it has no esbuild);
+ * a checkout compiles web/playground.ts at start. */
+export const PLAYGROUND_SCRIPT = 'playground.js';
+
+/** web/playground.ts as the browser runs it. esbuild is loaded here only, on first use. */
+export function compilePlaygroundScript(): string {
+  const { transformSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+  return transformSync(readFileSync(path.join(WEB_DIR, 'playground.ts'), 'utf8'), { loader: 'ts', format: 'iife', target: 'es2020' }).code;
 }
 
 export function handlers(deps: ApiDeps): Handlers {

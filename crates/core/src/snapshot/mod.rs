@@ -34,7 +34,7 @@ pub(crate) const MAGIC: &[u8; 8] = b"STOREMAP";
 pub const FORMAT_VERSION: u32 = 2;
 /// Version 1 files (no checksum) still load, unverified, so an upgrade does not strand a
 /// snapshot; everything written now is version 2.
-pub(crate) const OLDEST_READABLE: u32 = 1;
+pub const OLDEST_READABLE: u32 = 1;
 /// The last section of a version 2 file: the CRC-32 of every byte before it (the header,
 /// the section table with this entry, every other section), then four zero bytes. A file
 /// cut short or changed on disk fails to load instead of serving wrong rows.
