@@ -7,6 +7,8 @@
 //
 // The stage folder (target/release-stage, or $STOREMAP_RELEASE_STAGE) keeps the bundle, the
 // compressed assets and the manifest beside the executable for inspection and for the tests.
+// For comparing builds: STOREMAP_RELEASE_MINIFY=0 bundles unminified (readable stack traces),
+// STOREMAP_RELEASE_CODE_CACHE=0 leaves V8's code cache out of the blob.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -93,7 +95,7 @@ async function bundleEntry(entry: string, outfile: string): Promise<void> {
     platform: 'node',
     format: 'cjs',
     target: 'node22',
-    minify: true,
+    minify: process.env.STOREMAP_RELEASE_MINIFY !== '0',
     keepNames: true,
     legalComments: 'none',
     define: { 'import.meta.url': 'globalThis.__storemapModuleUrl' },
@@ -145,7 +147,7 @@ files.forEach((f, i) => (assets[f.asset] = path.join(assetsDir, `${i}.br`)));
 const blob = path.join(stage, 'sea.blob');
 writeFileSync(
   path.join(stage, 'sea-config.json'),
-  JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets }, null, 1),
+  JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache: process.env.STOREMAP_RELEASE_CODE_CACHE !== '0', assets }, null, 1),
 );
 execFileSync(node, ['--experimental-sea-config', path.join(stage, 'sea-config.json')], { stdio: ['ignore', 'ignore', 'inherit'] });
 log(`SEA blob ${(statSync(blob).size / 2 ** 20).toFixed(1)} MiB`);
