@@ -28,7 +28,8 @@ test.serial.before(() => {
 const EXE = () => process.env.STOREMAP_RELEASE_EXE!;
 const STAGE = () => process.env.STOREMAP_RELEASE_STAGE ?? path.join(ROOT, 'target', 'release-stage');
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const REAL = path.resolve(ROOT, '..', 'shared', 'realdata');
+// The publishers' real sample files (copies of ../shared/realdata, committed: see its README).
+const REAL = path.join(ROOT, 'test', 'fixtures', 'real');
 
 interface Sandbox {
   dir: string;
