@@ -21,6 +21,7 @@ mod served;
 mod shapes;
 mod text;
 mod theme;
+pub mod tiles;
 
 pub use atlas::Atlas;
 pub use camera::{Camera, Viewport};
