@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.Renderer = nativeBinding.Renderer
 module.exports.Store = nativeBinding.Store
+module.exports.basemapInfo = nativeBinding.basemapInfo
 module.exports.dataDefaults = nativeBinding.dataDefaults
 module.exports.DataFormat = nativeBinding.DataFormat
 module.exports.ImageKind = nativeBinding.ImageKind

@@ -8,7 +8,7 @@ import { FETCH_SOURCES, fetchSources, loadFetchConfig } from './data/fetch.ts';
 import { Subdivisions } from './services/subdivisions.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
-import { loadRenderer, loadStore, loadStoreSync } from './native.ts';
+import { basemapInfo, loadRenderer, loadStore, loadStoreSync } from './native.ts';
 import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './paths.ts';
 import { checkSnapshotFormat } from './data/snapshot-format.ts';
 import { DATA_DEFAULTS } from './native.ts';
@@ -98,7 +98,10 @@ async function serve(): Promise<void> {
   const ledger = await openLedger(config);
   await ensureDemoKeys(new KeyStore(ledger), store.info.synthetic, config.dataDir);
   const referenceDir = await ensureReference(config.dataDir);
-  const renderer = loadRenderer(referenceDir);
+  const renderer = loadRenderer(referenceDir, config.basemap);
+  const basemap = renderer.basemapStatus();
+  if (basemap?.error) console.log(`basemap ${basemap.path} is not used: ${basemap.error}; maps are drawn from Natural Earth`);
+  else if (basemap?.info) console.log(`basemap ${basemap.path}: ${basemap.info.schema} tiles, zooms ${basemap.info.minZoom}-${basemap.info.maxZoom}`);
   const subdivisions = Subdivisions.fromCsv(path.join(referenceDir, 'subdivisions.csv'));
   const server = createServer({ config, store, ledger, renderer, subdivisions });
   const url = await listen(server, config.host, config.port);
@@ -377,6 +380,30 @@ program
       db.close();
       await pool.end();
     }
+  });
+
+program
+  .command('basemap')
+  .description('street-map tiles (STOREMAP_BASEMAP)')
+  .command('info <file>')
+  .description("a PMTiles archive's schema, zooms, bounds and attribution, as the renderer reads them")
+  .option('--json', 'print it as JSON')
+  .action((file: string, o: { json?: boolean }) => {
+    const i = basemapInfo(file);
+    if (o.json) return void console.log(JSON.stringify(i, null, 2));
+    const [w, s, e, n] = i.bounds;
+    console.log(
+      [
+        `${file}${i.name ? ` (${i.name})` : ''}`,
+        `  schema       ${i.schema}`,
+        `  zooms        ${i.minZoom}-${i.maxZoom} (maps deeper than ${i.maxZoom + 1} stretch zoom-${i.maxZoom} tiles)`,
+        `  bounds       west ${w}, south ${s}, east ${e}, north ${n}`,
+        `  center       ${i.center[1]}, ${i.center[0]} at zoom ${i.center[2]}`,
+        `  tiles        ${i.addressedTiles} addressed, ${i.tileContents} distinct, ${i.tileCompression}`,
+        `  size         ${(i.bytes / 2 ** 20).toFixed(1)} MiB`,
+        `  attribution  ${i.attribution}`,
+      ].join('\n'),
+    );
   });
 
 /** Runs one command line (`node bin/storemap.js …`, or the single executable's). */

@@ -67,6 +67,11 @@ const EnvSchema = z.object({
   STOREMAP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1e6).default(4096),
   /** Bytes of encoded map images kept for repeated requests; 0 turns the cache off. */
   STOREMAP_IMAGE_CACHE_BYTES: z.coerce.number().int().min(0).max(2 ** 32).default(64 * 2 ** 20),
+  /** A PMTiles archive of vector tiles (Protomaps basemap or OpenMapTiles schema): city and
+   * street views are drawn from it, the Natural Earth map elsewhere. */
+  STOREMAP_BASEMAP: z.string().min(1).optional(),
+  /** Megabytes of decoded basemap tiles kept in memory. */
+  STOREMAP_BASEMAP_CACHE_MB: z.coerce.number().int().min(1).max(65_536).default(64),
   /** Mounts test-only routes (a panic inside the addon, a slow task). Never in production. */
   STOREMAP_TEST_HOOKS: z.enum(['0', '1']).default('0'),
 });
@@ -103,6 +108,7 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     idleTimeoutMs: c.STOREMAP_IDLE_TIMEOUT_MS,
     maxConnections: c.STOREMAP_MAX_CONNECTIONS,
     imageCacheBytes: c.STOREMAP_IMAGE_CACHE_BYTES,
+    basemap: c.STOREMAP_BASEMAP === undefined ? undefined : { path: path.resolve(c.STOREMAP_BASEMAP), cacheBytes: c.STOREMAP_BASEMAP_CACHE_MB * 2 ** 20 },
     testHooks: c.STOREMAP_TEST_HOOKS === '1',
   };
 });

@@ -30,6 +30,8 @@ export type SnapshotInfo = Binding.SnapshotInfo;
 export type Renderer = Binding.Renderer;
 export type RenderRequest = Omit<Binding.RenderRequest, 'query' | 'format'> & { query: QueryRequest; format: ImageKind };
 export type RenderResponse = Binding.RenderResponse;
+export type BasemapInfo = Binding.BasemapInfo;
+export type BasemapStatus = Binding.BasemapStatus;
 /** The renderer's defaults and bounds (the image side, marker radius, JPEG quality, focus-map
  * colours, the bound on one map's marker work): their one home is the render crate. */
 export const RENDER_DEFAULTS: Binding.RenderDefaults = binding.renderDefaults();
@@ -153,11 +155,19 @@ export function nearbySync(store: Store, req: NearbyRequest): QueryResponse {
 /** DejaVu Sans, from its npm package: broad Unicode coverage for city names worldwide. */
 export const LABEL_FONT = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
 
+/** Where city and street views are drawn from: a PMTiles archive of vector tiles. */
+export interface BasemapOptions {
+  path: string;
+  cacheBytes: number;
+}
+
 /**
  * The map renderer, from the reference folder the data step writes (country and US state
- * shapes, the gazetteer for city labels), the theme table and the label font.
+ * shapes, the gazetteer for city labels), the theme table, the label font and, when given, a
+ * basemap archive. An archive that cannot be opened does not stop it: `basemapStatus()` says
+ * why, and the Natural Earth map is drawn.
  */
-export function loadRenderer(referenceDir: string): Renderer {
+export function loadRenderer(referenceDir: string, basemap?: BasemapOptions): Renderer {
   return wrapSync(() =>
     binding.loadRendererSync({
       countriesGeojson: path.join(referenceDir, 'countries.geojson'),
@@ -165,8 +175,15 @@ export function loadRenderer(referenceDir: string): Renderer {
       citiesCsv: path.join(referenceDir, 'cities.csv'),
       font: LABEL_FONT,
       themesJson: path.join(TABLES_DIR, 'themes.json'),
+      basemap: basemap?.path,
+      basemapCacheBytes: basemap?.cacheBytes,
     }),
   );
+}
+
+/** What a basemap archive holds (`storemap basemap info`); INVALID_BASEMAP when it is not one. */
+export function basemapInfo(file: string): BasemapInfo {
+  return wrapSync(() => binding.basemapInfo(file));
 }
 
 export function render(renderer: Renderer, store: Store, req: RenderRequest): Promise<RenderResponse> {

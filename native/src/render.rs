@@ -7,6 +7,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use storemap_core::Snapshot;
+use storemap_render::tiles::source::{VectorTiles, DEFAULT_CACHE_BYTES};
 use storemap_render::{Atlas, FocusCountry, FocusQuery, ImageFormat, MapAnswer, MapQuery, Themes, Viewport};
 
 use crate::error::{guarded, run, settle, Code, Failure, Outcome};
@@ -18,6 +19,8 @@ use crate::store::Store;
 pub struct Renderer {
     pub(crate) atlas: Arc<Atlas>,
     pub(crate) themes: Arc<Themes>,
+    /// The basemap archive asked for, and why it is not drawn from when it could not be opened.
+    basemap: Option<(String, Option<String>)>,
 }
 
 /// Where the renderer's data lives: shapes and the gazetteer from the reference step, the
@@ -29,6 +32,11 @@ pub struct RendererAssets {
     pub cities_csv: Option<String>,
     pub font: Option<String>,
     pub themes_json: String,
+    /// A PMTiles archive of vector tiles (Protomaps or OpenMapTiles schema) to draw city and
+    /// street views from.
+    pub basemap: Option<String>,
+    /// The decoded-tile cache's bound, in bytes.
+    pub basemap_cache_bytes: Option<f64>,
 }
 
 fn read(path: &str) -> Outcome<Vec<u8>> {
@@ -54,7 +62,20 @@ pub fn load_renderer_sync(assets: RendererAssets) -> Result<Renderer, Code> {
             atlas = atlas.with_font(&read(p)?)?;
         }
         let themes = Themes::from_json(&read_text(&assets.themes_json)?)?;
-        Ok(Renderer { atlas: Arc::new(atlas), themes: Arc::new(themes) })
+        // An archive that cannot be opened leaves the Natural Earth map: the service starts and
+        // says why (basemapStatus), rather than not starting over a map layer.
+        let mut basemap = None;
+        if let Some(p) = &assets.basemap {
+            let bytes = assets.basemap_cache_bytes.map_or(DEFAULT_CACHE_BYTES, |b| b.max(0.0) as u64);
+            match VectorTiles::open(std::path::Path::new(p), bytes) {
+                Ok(tiles) => {
+                    atlas = atlas.with_streets(Arc::new(tiles));
+                    basemap = Some((p.clone(), None));
+                }
+                Err(e) => basemap = Some((p.clone(), Some(e.to_string()))),
+            }
+        }
+        Ok(Renderer { atlas: Arc::new(atlas), themes: Arc::new(themes), basemap })
     })
 }
 
@@ -179,6 +200,10 @@ pub struct RenderResponse {
     pub coverage_confidence: Option<f64>,
     /// Set when nothing was drawn; `body` is then empty.
     pub refused: Option<Refusal>,
+    /// The attribution of the street map's tiles, when the image shows them.
+    pub basemap_attribution: Option<String>,
+    /// A basemap tile failed for the first time while drawing this map (it was skipped): why.
+    pub basemap_warning: Option<String>,
 }
 
 impl From<MapAnswer> for RenderResponse {
@@ -192,6 +217,8 @@ impl From<MapAnswer> for RenderResponse {
             focus_country: a.focus_country,
             coverage_confidence: a.coverage,
             refused: a.refused.map(Into::into),
+            basemap_attribution: a.attribution,
+            basemap_warning: a.warning,
         }
     }
 }
@@ -258,6 +285,36 @@ impl Renderer {
         run(|| Ok(storemap_render::render_served(&store.inner, &self.atlas, &self.themes, &query)?)).map(Into::into)
     }
 
+    /// The basemap archive's state: null without STOREMAP_BASEMAP; `error` when it could not be
+    /// opened (the Natural Earth map is drawn instead); the tiles read, skipped and cached.
+    #[napi]
+    pub fn basemap_status(&self) -> Option<BasemapStatus> {
+        let (path, error) = self.basemap.clone()?;
+        let Some(tiles) = self.atlas.streets() else {
+            return Some(BasemapStatus {
+                path,
+                ok: false,
+                error,
+                info: None,
+                tiles_decoded: 0.0,
+                tiles_failed: 0.0,
+                first_tile_error: None,
+                cached_bytes: 0.0,
+            });
+        };
+        let s = tiles.stats();
+        Some(BasemapStatus {
+            path,
+            ok: true,
+            error: None,
+            info: Some(tiles.info().into()),
+            tiles_decoded: s.decoded as f64,
+            tiles_failed: s.failed as f64,
+            first_tile_error: s.first_error,
+            cached_bytes: s.cached_bytes as f64,
+        })
+    }
+
     /// Draws and encodes a small map with a label and a marker on the libuv pool: the status
     /// endpoint's proof that the renderer works end to end.
     #[napi(ts_return_type = "Promise<RendererHealth>")]
@@ -297,4 +354,66 @@ pub fn render_defaults() -> RenderDefaults {
         focus_outline_width: storemap_render::FOCUS_OUTLINE_WIDTH as f64,
         max_marker_pixels: storemap_render::MAX_MARKER_PIXELS as f64,
     }
+}
+
+/// What a basemap archive holds, as `storemap basemap info` prints it.
+#[napi(object)]
+pub struct BasemapInfo {
+    /// "protomaps" or "openmaptiles".
+    pub schema: String,
+    pub min_zoom: u32,
+    pub max_zoom: u32,
+    /// [west, south, east, north], degrees.
+    pub bounds: Vec<f64>,
+    /// [longitude, latitude, zoom].
+    pub center: Vec<f64>,
+    pub attribution: String,
+    /// The metadata's name, when it has one.
+    pub name: Option<String>,
+    pub tile_compression: String,
+    pub addressed_tiles: f64,
+    pub tile_contents: f64,
+    pub bytes: f64,
+}
+
+impl From<storemap_render::tiles::source::ArchiveInfo> for BasemapInfo {
+    fn from(i: storemap_render::tiles::source::ArchiveInfo) -> BasemapInfo {
+        BasemapInfo {
+            schema: i.schema.name().to_string(),
+            min_zoom: u32::from(i.min_zoom),
+            max_zoom: u32::from(i.max_zoom),
+            bounds: i.bounds.to_vec(),
+            center: i.center.to_vec(),
+            attribution: i.attribution,
+            name: i.name,
+            tile_compression: i.tile_compression.to_string(),
+            addressed_tiles: i.addressed_tiles as f64,
+            tile_contents: i.tile_contents as f64,
+            bytes: i.bytes as f64,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct BasemapStatus {
+    pub path: String,
+    /// Whether maps are drawn from it.
+    pub ok: bool,
+    /// Why it could not be opened.
+    pub error: Option<String>,
+    pub info: Option<BasemapInfo>,
+    pub tiles_decoded: f64,
+    /// Tiles skipped because they could not be read or decoded.
+    pub tiles_failed: f64,
+    pub first_tile_error: Option<String>,
+    pub cached_bytes: f64,
+}
+
+/// Opens a basemap archive and says what it holds (`storemap basemap info`).
+#[napi]
+pub fn basemap_info(path: String) -> Result<BasemapInfo, Code> {
+    run(|| {
+        let tiles = VectorTiles::open(std::path::Path::new(&path), 1 << 20).map_err(|e| Failure::new("INVALID_BASEMAP", format!("{path}: {e}")))?;
+        Ok(tiles.info().into())
+    })
 }

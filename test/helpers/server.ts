@@ -47,7 +47,7 @@ export interface TestServer {
 
 export async function startServer(
   t: ExecutionContext,
-  opts: { env?: Record<string, string>; now?: () => number; dbPath?: string; renderer?: boolean } = {},
+  opts: { env?: Record<string, string>; now?: () => number; dbPath?: string; renderer?: boolean; log?: (line: string) => void } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-server-'));
   const dbPath = opts.dbPath ?? path.join(dir, 'storemap.db');
@@ -59,9 +59,9 @@ export async function startServer(
   const db = ledger ? undefined : openDatabase(dbPath);
   const store = new StoreHolder(testStore());
   // Off only to test a server that cannot draw (the status endpoint's degraded case).
-  const renderer = opts.renderer === false ? undefined : loadRenderer(path.join(testDataDir(), 'reference'));
+  const renderer = opts.renderer === false ? undefined : loadRenderer(path.join(testDataDir(), 'reference'), config.basemap);
   const subdivisions = Subdivisions.fromCsv(path.join(testDataDir(), 'reference', 'subdivisions.csv'));
-  const server = createServer({ config, store, db, ledger: ledger?.ledger, renderer, subdivisions, now: opts.now, log: () => {} });
+  const server = createServer({ config, store, db, ledger: ledger?.ledger, renderer, subdivisions, now: opts.now, log: opts.log ?? (() => {}) });
   const base = await listen(server, '127.0.0.1', 0);
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= closeServer(server));

@@ -48,6 +48,11 @@ export interface ChargedWork {
   /** The operation's own headers, sent with a success after the ones every charged answer
    * carries. */
   headers: Record<string, string | undefined>;
+  /** The street map's tile attribution, when the image shows basemap tiles: added to
+   * X-Attribution. */
+  basemapAttribution?: string | null;
+  /** A basemap tile that failed for the first time while drawing (skipped): logged here once. */
+  basemapWarning?: string | null;
 }
 
 /** Errors from the addon, as API errors: the request's mistakes as 400s (a change-feed date
@@ -202,7 +207,8 @@ async function handle(req: Request, res: Response, deps: ApiDeps, endpoint: stri
     ctx.done = true;
 
     // What every charged answer carries (CHARGED_HEADERS in operations.ts documents them).
-    res.header('X-Attribution', ATTRIBUTION);
+    if (out.basemapWarning) deps.log(`basemap: ${out.basemapWarning}; the tile is skipped (later failures are counted in /api/v1/status)`);
+    res.header('X-Attribution', out.basemapAttribution ? headerText(`${ATTRIBUTION}; basemap: ${out.basemapAttribution}`) : ATTRIBUTION);
     res.header('X-Data-Sources', out.sources.join(','));
     res.header('X-Location-Count', String(out.count));
     res.header('X-Brand', headerText(out.brand));

@@ -69,7 +69,12 @@ const RATE_HEADERS: HeaderDoc[] = [
 
 /** Every charged answer's headers: what it holds, and what it cost. */
 const CHARGED_HEADERS: HeaderDoc[] = [
-  { name: 'X-Attribution', description: `Always all four sources, alphabetical: "${ATTRIBUTION}".`, schema: 'string', required: true },
+  {
+    name: 'X-Attribution',
+    description: `Always all four sources, alphabetical: "${ATTRIBUTION}". A map image drawn over a street basemap's tiles adds "; basemap: " and the tiles' attribution (non-ASCII text percent-encoded).`,
+    schema: 'string',
+    required: true,
+  },
   { name: 'X-Data-Sources', description: 'Comma-separated sources that contributed the returned rows, alphabetical.', schema: 'string', required: true },
   { name: 'X-Brand', description: 'Canonical brand name (a ticker is echoed as its brand). Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },
   { name: 'X-Region', description: 'The filter as text. Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },

@@ -89,6 +89,8 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
     brand: plan.label,
     region: out.region,
     ms: out.ms,
+    basemapAttribution: out.basemapAttribution,
+    basemapWarning: out.basemapWarning,
     headers: {
       'X-Cached': String(out.cached),
       'X-Coverage-Confidence': typeof out.coverageConfidence === 'number' ? String(out.coverageConfidence) : undefined,
@@ -145,6 +147,8 @@ interface WorkOut {
   refused?: RefusalReason;
   cached: boolean;
   ms: number;
+  basemapAttribution?: string | null;
+  basemapWarning?: string | null;
 }
 
 /** The heavy step, priced: the addon stops before serializing or drawing when the key's
@@ -179,7 +183,7 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
     const request = renderRequest(r, format, filters);
     const cacheKey = ImageCache.key([deps.store.version, request]);
     const hit = deps.images.get(cacheKey);
-    if (hit) return { ...hit, cached: true, ms: performance.now() - started };
+    if (hit) return { ...hit, basemapWarning: undefined, cached: true, ms: performance.now() - started };
     deps.pending.admit();
     const out = await deps.pool
       .run(() => render(deps.renderer!, store, { ...request, query: { ...request.query, maxRows, timeBudgetMs: budget() } }), ticket)

@@ -7,7 +7,7 @@ import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type
 import { readJsonBody } from '../http/body.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
 import { OverlapRequest, parseBody } from '../http/schemas.ts';
-import { overlap, renderOverlap } from '../native.ts';
+import { overlap, renderOverlap, type RenderResponse } from '../native.ts';
 import { affordableRows, FORMATS, isImageFormat, type Format } from '../services/credits.ts';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
@@ -72,5 +72,6 @@ async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<Cha
     region: out.region,
     ms: performance.now() - started,
     headers: {},
+    ...(image ? { basemapAttribution: (out as RenderResponse).basemapAttribution, basemapWarning: (out as RenderResponse).basemapWarning } : {}),
   };
 }

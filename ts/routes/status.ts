@@ -33,7 +33,16 @@ async function rendererCheck(deps: ApiDeps): Promise<StatusBody['renderer']> {
     return {
       ok: health.pngBytes > 0,
       elapsed_ms: elapsed(),
-      detail: { ...health, pool_threads: Number(process.env.UV_THREADPOOL_SIZE ?? 4), running: pool.running, queue_depth: pool.waiting },
+      detail: {
+        ...health,
+        pool_threads: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
+        running: pool.running,
+        queue_depth: pool.waiting,
+        // The street-map archive (STOREMAP_BASEMAP): why it is not used, or what it holds and
+        // the tiles read, skipped and cached. Its trouble leaves the renderer up: maps fall back
+        // to Natural Earth.
+        basemap: deps.renderer.basemapStatus() ?? null,
+      },
     };
   } catch (e) {
     return { ok: false, elapsed_ms: elapsed(), detail: { error: e instanceof Error ? e.message : String(e) } };

@@ -9,6 +9,9 @@ use crate::focus::{FocusMaps, FocusSpec};
 use crate::labels::{read_cities_csv, City};
 use crate::shapes::{parse_shapes, Shape, Shapes};
 use crate::text::Font;
+use crate::tiles::source::VectorTiles;
+
+use std::sync::Arc;
 
 pub struct Atlas {
     pub(crate) shapes: Shapes,
@@ -17,6 +20,8 @@ pub struct Atlas {
     pub(crate) cities: Vec<City>,
     pub(crate) font: Option<Font>,
     pub(crate) focus: FocusMaps,
+    /// The street map's tiles, when the operator gave an archive.
+    pub(crate) streets: Option<Arc<VectorTiles>>,
 }
 
 impl Atlas {
@@ -28,7 +33,7 @@ impl Atlas {
             return Err(RenderError::Shapes("no polygon rings".into()));
         }
         let shapes = Shapes { countries, us_states: Vec::new() };
-        Ok(Atlas { basemap: Basemap::new(&shapes), shapes, cities: Vec::new(), font: None, focus: FocusMaps::default() })
+        Ok(Atlas { basemap: Basemap::new(&shapes), shapes, cities: Vec::new(), font: None, focus: FocusMaps::default(), streets: None })
     }
 
     /// US state shapes (coded by USPS code): state lines on the basemap, `regions` and `conus`
@@ -50,6 +55,16 @@ impl Atlas {
     pub fn with_font(mut self, bytes: &[u8]) -> Result<Atlas> {
         self.font = Some(Font::from_bytes(bytes)?);
         Ok(self)
+    }
+
+    /// Vector tiles to draw city and street views from (Natural Earth elsewhere).
+    pub fn with_streets(mut self, tiles: Arc<VectorTiles>) -> Atlas {
+        self.streets = Some(tiles);
+        self
+    }
+
+    pub fn streets(&self) -> Option<&Arc<VectorTiles>> {
+        self.streets.as_ref()
     }
 
     pub fn has_font(&self) -> bool {

@@ -99,6 +99,30 @@ pub fn place(cities: &[City], font: Option<&Font>, cam: &Camera, occupied: &mut 
     placed
 }
 
+/// Place names from a street map's tiles (ranked, largest first; image pixels), each centred
+/// on its place without a dot, as street maps show towns and neighbourhoods.
+pub fn place_names(places: &[(String, u32, (f32, f32))], font: Option<&Font>, cam: &Camera, occupied: &mut Vec<Rect>) -> Placed {
+    let s = cam.scale as f32;
+    let mut placed = Placed { dots: Vec::new(), texts: Vec::new(), dot_radius: 2.0 * s };
+    let Some(font) = font else { return placed };
+    let (w, h) = (cam.width as f32, cam.height as f32);
+    let budget = ((w * h) / (s * s * AREA_PER_LABEL)).clamp(3.0, 40.0) as usize;
+    for (name, _, (x, y)) in places {
+        if placed.texts.len() >= budget {
+            break;
+        }
+        let line = font.layout(name, LABEL_PX * s);
+        let (tx, baseline) = (x - line.width / 2.0, y + line.ascent / 2.0);
+        let rect = Rect { x0: tx - 2.0 * s, y0: baseline - line.ascent - s, x1: tx + line.width + 2.0 * s, y1: baseline + 3.0 * s };
+        if rect.x0 < 0.0 || rect.y0 < 0.0 || rect.x1 > w || rect.y1 > h || occupied.iter().any(|o| o.overlaps(&rect)) {
+            continue;
+        }
+        occupied.push(rect);
+        placed.texts.push((line, tx, baseline));
+    }
+    placed
+}
+
 impl Placed {
     /// Draws the labels onto an image whose top row is row `y0` of the whole image.
     pub fn draw(&self, pixmap: &mut PixmapMut, theme: &Theme, y0: f32) {

@@ -10,6 +10,7 @@ mod basemap;
 mod blend;
 mod camera;
 mod color;
+mod credit;
 mod encode;
 mod error;
 mod focus;
@@ -19,6 +20,7 @@ mod legend;
 mod render;
 mod served;
 mod shapes;
+mod streets;
 mod text;
 mod theme;
 pub mod tiles;
@@ -30,6 +32,10 @@ pub use encode::{ImageFormat, DEFAULT_JPEG_QUALITY};
 pub use error::{RenderError, Result};
 pub use focus::{territories_of, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
 pub use labels::LABEL_MIN_POPULATION;
-pub use render::{admit, encode_blank, render, MapRequest, MarkerGroup, COMPANY_PALETTE, DEFAULT_DPI, DEFAULT_MARKER_RADIUS, MAX_MARKER_PIXELS, MAX_SIDE};
+pub use render::{
+    admit, encode_blank, render, render_map, MapRequest, MarkerGroup, Rendered, COMPANY_PALETTE, DEFAULT_DPI, DEFAULT_MARKER_RADIUS, MAX_MARKER_PIXELS,
+    MAX_SIDE,
+};
 pub use served::{health_check, render_overlap, render_served, FocusCountry, FocusQuery, MapAnswer, MapQuery, OverlapMapQuery, RendererHealth};
-pub use theme::{Theme, Themes};
+pub use streets::tile_zoom;
+pub use theme::{StreetColors, Theme, Themes};

@@ -9,11 +9,13 @@ use crate::atlas::Atlas;
 use crate::basemap::Basemap;
 use crate::blend::over;
 use crate::camera::{Camera, Viewport};
+use crate::credit::Credit;
 use crate::encode::{encode, ImageFormat};
 use crate::error::{RenderError, Result};
 use crate::focus::{FocusCamera, FocusPlan, FocusSpec};
 use crate::labels::{self, Rect};
 use crate::legend::{Legend, LegendEntry};
+use crate::streets::StreetPlan;
 use crate::theme::Themes;
 use crate::{heatmap, parse_hex};
 
@@ -244,7 +246,24 @@ fn check(req: &MapRequest) -> Result<(u32, u32)> {
     Ok((w, h))
 }
 
+/// A drawn map: the encoded image, and the attribution of the street map's tiles when the
+/// image shows them.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Vec<u8>,
+    pub attribution: Option<String>,
+    /// A basemap tile failed to read or decode for the first time (it was skipped): why, for the
+    /// service's log.
+    pub warning: Option<String>,
+}
+
+/// Draws and encodes a map.
 pub fn render(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Vec<u8>> {
+    render_map(atlas, themes, req).map(|r| r.body)
+}
+
+/// Draws and encodes a map, saying whose tiles it shows.
+pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Rendered> {
     // Sizes and work are checked before any pixel buffer exists.
     let (w, h) = admit(req)?;
     on_time(req)?;
@@ -318,10 +337,23 @@ pub fn render(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Vec<u8
         None => {
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
             let cam = Camera::new(req.viewport, &all, w, h, req.scale as f64);
-            let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).collect();
-            let labels = labels::place(&atlas.cities, atlas.font.as_ref(), &cam, &mut occupied);
-            Scene::Mercator(cam, labels)
+            let streets = atlas.streets.as_deref().and_then(|t| StreetPlan::new(t, &cam, theme));
+            let credit = match (&streets, &atlas.font, &atlas.streets) {
+                (Some(_), Some(font), Some(tiles)) => Credit::layout(font, &tiles.attribution, w, h, scale),
+                _ => None,
+            };
+            let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).chain(credit.iter().map(|c| c.rect)).collect();
+            // A street map names the places its tiles name; elsewhere the gazetteer's cities.
+            let labels = match &streets {
+                Some(plan) if !plan.places.is_empty() => labels::place_names(&plan.places, atlas.font.as_ref(), &cam, &mut occupied),
+                _ => labels::place(&atlas.cities, atlas.font.as_ref(), &cam, &mut occupied),
+            };
+            Scene::Mercator(cam, labels, streets, credit)
         }
+    };
+    let attribution = match (&scene, &atlas.streets) {
+        (Scene::Mercator(_, _, Some(_), _), Some(tiles)) => Some(tiles.attribution.clone()),
+        _ => None,
     };
     on_time(req)?;
     let density = if req.heatmap { heatmap::Density::new(&heat_points(req, &scene.projection(0)), w, h, HEAT_RADIUS * scale) } else { None };
@@ -365,8 +397,12 @@ pub fn render(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Vec<u8
     if let Some(l) = &legend {
         l.draw(&mut pixmap.as_mut(), theme);
     }
+    if let Scene::Mercator(_, _, _, Some(credit)) = &scene {
+        credit.draw(&mut pixmap.as_mut(), theme);
+    }
     on_time(req)?;
-    encode(pixmap, req.format, req.dpi)
+    let warning = atlas.streets.as_ref().and_then(|t| t.take_first_error());
+    Ok(Rendered { body: encode(pixmap, req.format, req.dpi)?, attribution, warning })
 }
 
 /// Group `i`'s marker radius as a share of the request's: 1 for every group, or with `rings`
@@ -392,7 +428,9 @@ fn heat_points(req: &MapRequest, projection: &Projection) -> Vec<(f32, f32)> {
 
 /// What a map is drawn over.
 enum Scene {
-    Mercator(Camera, labels::Placed),
+    /// The camera, the labels placed, the street map when the basemap archive covers the view,
+    /// and its credit.
+    Mercator(Camera, labels::Placed, Option<StreetPlan>, Option<Credit>),
     Focus(FocusPlan),
 }
 
@@ -400,16 +438,19 @@ impl Scene {
     /// Where a lat/lng lands in a band whose top row is row `y0` of the image.
     fn projection(&self, y0: u32) -> Projection {
         match self {
-            Scene::Mercator(cam, _) => Projection::Mercator(cam.band(y0, cam.height.saturating_sub(y0))),
+            Scene::Mercator(cam, ..) => Projection::Mercator(cam.band(y0, cam.height.saturating_sub(y0))),
             Scene::Focus(plan) => Projection::Focus(plan.cam.band(y0)),
         }
     }
 
     fn background(&self, band: &mut PixmapMut, y0: u32, rows: u32, basemap: &Basemap, theme: &crate::theme::Theme) {
         match self {
-            Scene::Mercator(cam, _) => {
+            Scene::Mercator(cam, _, streets, _) => {
                 band.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
                 basemap.draw(band, &cam.band(y0, rows), theme);
+                if let Some(plan) = streets {
+                    plan.draw(band, y0);
+                }
             }
             Scene::Focus(plan) => plan.draw(band, y0),
         }
@@ -417,7 +458,7 @@ impl Scene {
 
     /// City labels (Web Mercator maps only: a focus map shows the country alone).
     fn labels(&self, band: &mut PixmapMut, y0: u32, theme: &crate::theme::Theme) {
-        if let Scene::Mercator(_, placed) = self {
+        if let Scene::Mercator(_, placed, ..) = self {
             placed.draw(band, theme, y0 as f32);
         }
     }

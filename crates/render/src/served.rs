@@ -12,7 +12,7 @@ use crate::color::parse_hex;
 use crate::encode::ImageFormat;
 use crate::error::{RenderError, Result};
 use crate::focus::{territories_of, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
-use crate::render::{admit, render, MapRequest, MarkerGroup, DEFAULT_MARKER_RADIUS};
+use crate::render::{admit, render, render_map, MapRequest, MarkerGroup, DEFAULT_MARKER_RADIUS};
 use crate::theme::Themes;
 
 /// Which country a focus map draws.
@@ -80,6 +80,10 @@ pub struct MapAnswer {
     /// `coverage_confidence` of the markers drawn (community-only rows included).
     pub coverage: Option<f64>,
     pub refused: Option<Refusal>,
+    /// The street map's tile attribution, when the image shows its tiles.
+    pub attribution: Option<String>,
+    /// A basemap tile's first failure (skipped), for the log.
+    pub warning: Option<String>,
 }
 
 impl MapAnswer {
@@ -205,11 +209,22 @@ pub fn render_served(snap: &Snapshot, atlas: &Atlas, themes: &Themes, q: &MapQue
     if q.budget.cannot_pay(count) {
         return Ok(MapAnswer::refused(Refusal::Credits, count, served.total, region, focus_country));
     }
-    let body = match render(atlas, themes, &map) {
+    let drawn = match render_map(atlas, themes, &map) {
         Err(RenderError::DeadlinePassed) => return Ok(MapAnswer::refused(Refusal::Deadline, count, served.total, region, focus_country)),
         r => r?,
     };
-    Ok(MapAnswer { body, count, total: served.total, sources: served.sources, region, focus_country, coverage: served.coverage(), refused: None })
+    Ok(MapAnswer {
+        body: drawn.body,
+        count,
+        total: served.total,
+        sources: served.sources,
+        region,
+        focus_country,
+        coverage: served.coverage(),
+        refused: None,
+        attribution: drawn.attribution,
+        warning: drawn.warning,
+    })
 }
 
 /// An overlap map: the pairs of stores of two to five brands within a distance, drawn as a line
@@ -279,11 +294,22 @@ pub fn render_overlap(snap: &Snapshot, index: &NearbyIndex, atlas: &Atlas, theme
     if q.budget.cannot_pay(count) {
         return Ok(MapAnswer::refused(Refusal::Credits, count, count, region, None));
     }
-    let body = match render(atlas, themes, &map) {
+    let drawn = match render_map(atlas, themes, &map) {
         Err(RenderError::DeadlinePassed) => return Ok(MapAnswer::refused(Refusal::Deadline, count, count, region, None)),
         r => r?,
     };
-    Ok(MapAnswer { body, count, total: count, sources, region, focus_country: None, coverage: None, refused: None })
+    Ok(MapAnswer {
+        body: drawn.body,
+        count,
+        total: count,
+        sources,
+        region,
+        focus_country: None,
+        coverage: None,
+        refused: None,
+        attribution: drawn.attribution,
+        warning: drawn.warning,
+    })
 }
 
 /// What the status endpoint reports of the renderer.

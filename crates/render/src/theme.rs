@@ -2,8 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
 use crate::color::parse_hex;
 use crate::error::{RenderError, Result};
 
@@ -16,17 +14,25 @@ pub struct Theme {
     pub marker_stroke: [u8; 3],
     pub text: [u8; 3],
     pub panel: [u8; 3],
+    /// The street map's colours (drawn from vector tiles when a basemap archive is set).
+    pub streets: StreetColors,
 }
 
-#[derive(Deserialize)]
-struct RawTheme {
-    water: String,
-    land: String,
-    border: String,
-    marker: String,
-    marker_stroke: String,
-    text: String,
-    panel: String,
+/// Colours of what a street map draws over land and water.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreetColors {
+    pub urban: [u8; 3],
+    pub park: [u8; 3],
+    pub wood: [u8; 3],
+    pub building: [u8; 3],
+    /// Minor streets.
+    pub road: [u8; 3],
+    /// The edge drawn under every road.
+    pub road_casing: [u8; 3],
+    pub major: [u8; 3],
+    pub highway: [u8; 3],
+    pub rail: [u8; 3],
+    pub path: [u8; 3],
 }
 
 #[derive(Debug, Clone)]
@@ -34,21 +40,33 @@ pub struct Themes(BTreeMap<String, Theme>);
 
 impl Themes {
     pub fn from_json(text: &str) -> Result<Themes> {
-        let raw: BTreeMap<String, RawTheme> = serde_json::from_str(text).map_err(|e| RenderError::Shapes(format!("themes: {e}")))?;
+        let raw: BTreeMap<String, BTreeMap<String, String>> = serde_json::from_str(text).map_err(|e| RenderError::Shapes(format!("themes: {e}")))?;
         let mut out = BTreeMap::new();
         for (name, t) in raw {
-            out.insert(
-                name,
-                Theme {
-                    water: parse_hex(&t.water)?,
-                    land: parse_hex(&t.land)?,
-                    border: parse_hex(&t.border)?,
-                    marker: parse_hex(&t.marker)?,
-                    marker_stroke: parse_hex(&t.marker_stroke)?,
-                    text: parse_hex(&t.text)?,
-                    panel: parse_hex(&t.panel)?,
-                },
-            );
+            let c = |key: &str| t.get(key).ok_or_else(|| RenderError::Shapes(format!("themes: {name} has no {key}"))).and_then(|v| parse_hex(v));
+            let streets = StreetColors {
+                urban: c("urban")?,
+                park: c("park")?,
+                wood: c("wood")?,
+                building: c("building")?,
+                road: c("road")?,
+                road_casing: c("road_casing")?,
+                major: c("major")?,
+                highway: c("highway")?,
+                rail: c("rail")?,
+                path: c("path")?,
+            };
+            let theme = Theme {
+                water: c("water")?,
+                land: c("land")?,
+                border: c("border")?,
+                marker: c("marker")?,
+                marker_stroke: c("marker_stroke")?,
+                text: c("text")?,
+                panel: c("panel")?,
+                streets,
+            };
+            out.insert(name, theme);
         }
         Ok(Themes(out))
     }

@@ -1,8 +1,10 @@
 //! Vector basemap tiles: PMTiles version 3 archives and the Mapbox Vector Tiles inside them.
 //! Reading only; drawing them is the renderer's.
 
+pub mod classify;
 pub mod mvt;
 pub mod pmtiles;
+pub mod source;
 
 /// A LEB128 varint (protobuf's and PMTiles directories' unsigned numbers) at `*pos`, which moves
 /// past it; None when the bytes end inside it or it runs past 64 bits.

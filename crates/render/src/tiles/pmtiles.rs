@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use thiserror::Error;
 
@@ -27,6 +28,9 @@ pub const MAX_DIRECTORY_BYTES: u64 = 8 << 20;
 pub const MAX_TILE_BYTES: u64 = 16 << 20;
 /// The deepest zoom a tile id can name in 64 bits.
 pub const MAX_ZOOM: u8 = 31;
+/// Bytes of parsed leaf directories kept: a city view needs one or two leaves, each a few
+/// hundred KiB parsed; reading and inflating one again costs more than drawing a tile.
+pub const LEAF_CACHE_BYTES: u64 = 16 << 20;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum PmtilesError {
@@ -266,13 +270,25 @@ pub fn decompress(bytes: &[u8], compression: Compression, limit: u64) -> Result<
     Ok(out)
 }
 
-/// An open archive: the header, the root directory, and the file for everything else.
+#[derive(Clone)]
+struct LeafWeigh;
+
+impl quick_cache::Weighter<u64, Arc<Vec<Entry>>> for LeafWeigh {
+    fn weight(&self, _: &u64, v: &Arc<Vec<Entry>>) -> u64 {
+        (v.len() * std::mem::size_of::<Entry>()) as u64 + 64
+    }
+}
+
+/// An open archive: the header, the root directory, the leaf directories read so far, and the
+/// file for everything else. Reads are positioned (`pread`), not memory-mapped: a file cut
+/// short under a mapping kills the process with SIGBUS, where a read returns an error.
 pub struct Archive {
     path: String,
     file: File,
     len: u64,
     pub header: Header,
     root: Vec<Entry>,
+    leaves: quick_cache::sync::Cache<u64, Arc<Vec<Entry>>, LeafWeigh>,
 }
 
 impl Archive {
@@ -300,12 +316,18 @@ impl Archive {
         if header.min_zoom > header.max_zoom || header.max_zoom > MAX_ZOOM {
             return Err(PmtilesError::Damaged(format!("zooms {}..{}", header.min_zoom, header.max_zoom)));
         }
-        let mut archive = Archive { path: shown, file, len, header, root: Vec::new() };
+        let leaves = quick_cache::sync::Cache::with_weighter(64, LEAF_CACHE_BYTES, LeafWeigh);
+        let mut archive = Archive { path: shown, file, len, header, root: Vec::new(), leaves };
         archive.root = archive.directory(archive.header.root_offset, archive.header.root_length)?;
         if archive.root.is_empty() {
             return Err(PmtilesError::Damaged("the root directory is empty".into()));
         }
         Ok(archive)
+    }
+
+    /// The file's size in bytes.
+    pub fn file_bytes(&self) -> u64 {
+        self.len
     }
 
     fn read(&self, offset: u64, length: u64, limit: u64) -> Result<Vec<u8>> {
@@ -338,14 +360,16 @@ impl Archive {
     /// Where tile `id`'s bytes are, following leaf directories; None when the archive has no
     /// such tile.
     pub fn find(&self, id: u64) -> Result<Option<(u64, u32)>> {
-        let mut entries = std::borrow::Cow::Borrowed(&self.root);
+        let mut leaf: Option<Arc<Vec<Entry>>> = None;
         for _ in 0..MAX_DEPTH {
+            let entries: &[Entry] = leaf.as_deref().map_or(&self.root, |l| l);
             // The last entry whose id is at most `id`.
             let i = entries.partition_point(|e| e.tile_id <= id);
             let Some(e) = i.checked_sub(1).map(|i| entries[i]) else { return Ok(None) };
             if e.run_length == 0 {
-                let leaf = self.header.leaf_offset.checked_add(e.offset).ok_or_else(|| PmtilesError::Damaged("a leaf offset overflows".into()))?;
-                entries = std::borrow::Cow::Owned(self.directory(leaf, u64::from(e.length))?);
+                let at = self.header.leaf_offset.checked_add(e.offset).ok_or_else(|| PmtilesError::Damaged("a leaf offset overflows".into()))?;
+                let read = || self.directory(at, u64::from(e.length)).map(Arc::new);
+                leaf = Some(self.leaves.get_or_insert_with(&at, read)?);
                 continue;
             }
             if id - e.tile_id >= u64::from(e.run_length) {

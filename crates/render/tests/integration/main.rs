@@ -4,6 +4,7 @@
 use storemap_render::{render, Atlas, ImageFormat, MapRequest, MarkerGroup, RenderError, Themes, Viewport};
 
 mod references;
+mod streets;
 mod tiles;
 
 const THEMES: &str = include_str!("../../../../data/themes.json");

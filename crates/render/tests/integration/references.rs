@@ -38,6 +38,18 @@ fn atlas() -> &'static Atlas {
     })
 }
 
+/// The same basemap with a street map's vector tiles over it.
+fn streets_atlas(archive: &'static str) -> Atlas {
+    let read = |name: &str| std::fs::read_to_string(data(name)).unwrap();
+    let tiles = storemap_render::tiles::source::VectorTiles::open(&data("tiles").join(archive), 64 << 20).unwrap();
+    Atlas::from_geojson(&read("countries.geojson"))
+        .and_then(|b| b.with_us_states(&read("us_states.geojson")))
+        .and_then(|b| b.with_cities_csv(&read("cities.csv")))
+        .and_then(|b| b.with_font(&std::fs::read(data("DejaVuSans.ttf")).unwrap()))
+        .unwrap()
+        .with_streets(std::sync::Arc::new(tiles))
+}
+
 /// Deterministic scattered points around a centre (an LCG, so no dependency decides them).
 fn scatter(seed: u64, n: usize, lat: f64, lng: f64, spread: f64) -> Vec<(f64, f64)> {
     let mut s = seed;
@@ -355,4 +367,40 @@ fn reference_multi_company_legend() {
     let req =
         MapRequest { legend: true, style: "pitchbook".into(), viewport: Viewport::Bounds([24.0, -125.0, 50.0, -66.0]), ..MapRequest::new(420, 280, groups) };
     check("legend-three-companies", &draw(&req));
+}
+
+#[test]
+fn reference_street_maps() {
+    // Zugerland from the real extract (tilemaker's OpenMapTiles profile, one zoom-14 tile) at a
+    // town's, a neighbourhood's and a street's zoom, in a pale and a warm theme: at 13 the
+    // extract is a patch in the Natural Earth map, at 17 it fills most of the picture and its
+    // edge runs through it. Then a whole city, Monaco, and the same extract in the Protomaps
+    // schema.
+    let themes = Themes::from_json(THEMES).unwrap();
+    let zug = streets_atlas("zug-openmaptiles.pmtiles");
+    let stores = vec![(47.1925, 8.4772), (47.1912, 8.4785), (47.1931, 8.4790)];
+    for style in ["light", "voyager"] {
+        for zoom in [13.0, 15.0, 17.0] {
+            let req = MapRequest {
+                style: style.into(),
+                viewport: Viewport::CenterZoom([47.1918, 8.4777], zoom),
+                ..MapRequest::new(480, 320, vec![group("Stores", stores.clone())])
+            };
+            check(&format!("streets-zug-z{zoom}-{style}"), &render(&zug, &themes, &req).unwrap());
+        }
+    }
+    let monaco = streets_atlas("monaco-openmaptiles.pmtiles");
+    let req = MapRequest {
+        style: "voyager".into(),
+        viewport: Viewport::CenterZoom([43.7366, 7.4214], 15.0),
+        ..MapRequest::new(480, 320, vec![group("Stores", scatter(3, 12, 43.737, 7.422, 0.006))])
+    };
+    check("streets-monaco-z15-voyager", &render(&monaco, &themes, &req).unwrap());
+    let pm = streets_atlas("zug-protomaps.pmtiles");
+    let req = MapRequest {
+        style: "dark".into(),
+        viewport: Viewport::CenterZoom([47.1918, 8.4777], 17.0),
+        ..MapRequest::new(480, 320, vec![group("Stores", stores.clone())])
+    };
+    check("streets-zug-protomaps-z17-dark", &render(&pm, &themes, &req).unwrap());
 }

@@ -1,0 +1,329 @@
+//! A street map from vector tiles: the tiles a view needs (at the view's zoom, or the archive's
+//! deepest one stretched), sorted into areas and lines, turned into image-pixel outlines once per
+//! image (lines are stroked here, so bands only fill), and drawn over the Natural Earth map in a
+//! fixed order: the tile's own ground, land use, water, rivers, buildings, borders, road casings,
+//! roads. Where the archive has no tile, the Natural Earth map shows through, so a view across
+//! the archive's edge has no seam of background colour.
+
+use tiny_skia::{FillRule, LineCap, LineJoin, Mask, Paint, Path, PathBuilder, PixmapMut, Stroke, StrokeDash, Transform};
+
+use crate::camera::Camera;
+use crate::theme::Theme;
+use crate::tiles::classify::{Area, Line, Schema};
+use crate::tiles::source::{TileShapes, VectorTiles};
+
+/// The most tiles one image draws from: a 4096-pixel square at a tile's natural size of 512
+/// pixels needs 81.
+const MAX_TILES: usize = 100;
+
+/// Roads of each class appear from these zooms (the service's 256-pixel zoom), as on common web
+/// maps: streets at 12, paths and buildings at 14.
+fn min_zoom(line: Line) -> f64 {
+    match line {
+        Line::Highway | Line::Major | Line::Boundary => 0.0,
+        Line::Rail | Line::Waterway => 11.0,
+        Line::Minor => 12.0,
+        Line::Path => 14.0,
+    }
+}
+
+const BUILDINGS_MIN_ZOOM: f64 = 14.0;
+
+/// A line's width in pixels at zoom 15 and scale 1; it grows by 2^0.7 a zoom level, so streets
+/// widen as the map closes in, though slower than the ground does.
+fn width_at_15(line: Line) -> f32 {
+    match line {
+        Line::Highway => 6.5,
+        Line::Major => 5.0,
+        Line::Minor => 3.0,
+        Line::Path => 1.2,
+        Line::Rail => 1.6,
+        Line::Waterway => 2.5,
+        Line::Boundary => 1.2,
+    }
+}
+
+fn width(line: Line, zoom: f64, scale: f32) -> f32 {
+    let w = match line {
+        // Borders and paths keep a fine, steady line.
+        Line::Boundary | Line::Path => width_at_15(line),
+        _ => width_at_15(line) * 2f32.powf(0.7 * (zoom as f32 - 15.0)),
+    };
+    w.max(0.5) * scale
+}
+
+/// The zoom of the tiles a view draws from: vector tiles are drawn at 512 pixels, a zoom level
+/// deeper than the 256-pixel zoom the service speaks (Mapbox and MapLibre do the same), capped
+/// at the archive's deepest and stretched past it. None below the archive's shallowest.
+pub fn tile_zoom(cam: &Camera, min: u8, max: u8) -> Option<u8> {
+    let z = (cam.zoom + cam.scale.log2() - 1.0).floor().max(0.0);
+    (z >= f64::from(min)).then(|| (z as u8).min(max))
+}
+
+/// One image's street map, ready to draw band by band.
+pub struct StreetPlan {
+    /// Filled outlines in drawing order, in image pixels.
+    layers: Vec<(Path, [u8; 3], u8)>,
+    /// Place names from the tiles: name, rank (larger first), image pixel.
+    pub places: Vec<(String, u32, (f32, f32))>,
+    /// The tiles' squares, when they do not cover the whole view: features reach past their
+    /// tile into a buffer, and are cut at its edge, so the Natural Earth map beside an archive's
+    /// last tile is untouched.
+    clip: Option<Path>,
+}
+
+/// One tile placed in the image: its shapes, the image pixel of its top-left corner and image
+/// pixels per tile unit.
+struct Placed<'a> {
+    tile: &'a TileShapes,
+    ox: f64,
+    oy: f64,
+    f: f64,
+}
+
+impl Placed<'_> {
+    /// Adds parts to a path, skipping those wholly outside the image (grown by `margin`).
+    fn push(&self, pb: &mut PathBuilder, parts: &[Vec<(i32, i32)>], close: bool, cam: &Camera, margin: f64) {
+        let (w, h) = (cam.width as f64 + margin, cam.height as f64 + margin);
+        for p in parts {
+            let (mut x0, mut y0, mut x1, mut y1) = (i32::MAX, i32::MAX, i32::MIN, i32::MIN);
+            for &(x, y) in p {
+                x0 = x0.min(x);
+                y0 = y0.min(y);
+                x1 = x1.max(x);
+                y1 = y1.max(y);
+            }
+            let (px0, py0) = (self.ox + f64::from(x0) * self.f, self.oy + f64::from(y0) * self.f);
+            let (px1, py1) = (self.ox + f64::from(x1) * self.f, self.oy + f64::from(y1) * self.f);
+            if px1 < -margin || py1 < -margin || px0 > w || py0 > h {
+                continue;
+            }
+            for (i, &(x, y)) in p.iter().enumerate() {
+                let (px, py) = ((self.ox + f64::from(x) * self.f) as f32, (self.oy + f64::from(y) * self.f) as f32);
+                if i == 0 {
+                    pb.move_to(px, py);
+                } else {
+                    pb.line_to(px, py);
+                }
+            }
+            if close {
+                pb.close();
+            }
+        }
+    }
+}
+
+impl StreetPlan {
+    /// The street map of a view, or None when the archive has nothing for it (outside its
+    /// bounds, below its shallowest zoom, or no tile there).
+    pub fn new(source: &VectorTiles, cam: &Camera, theme: &Theme) -> Option<StreetPlan> {
+        let tz = tile_zoom(cam, source.min_zoom(), source.max_zoom())?;
+        let n = 1u64 << tz;
+        // Image pixels per tile.
+        let ts = cam.k() * 256.0 / n as f64;
+        let (vx0, vy0, vx1, vy1) = (cam.left / ts, cam.top / ts, (cam.left + cam.width as f64) / ts, (cam.top + cam.height as f64) / ts);
+        // The archive's bounds, in tiles of this zoom.
+        let [w, s, e, nth] = source.bounds();
+        let (bx0, by0) = crate::camera::world(nth, w);
+        let (bx1, by1) = crate::camera::world(s, e);
+        let t = n as f64 / 256.0;
+        let ys = (vy0.floor().max((by0 * t).floor()).max(0.0) as i64)..=(vy1.floor().min((by1 * t).floor()).min(n as f64 - 1.0) as i64);
+        let xs = vx0.floor() as i64..=vx1.floor() as i64;
+        let mut tiles = Vec::new();
+        // Whether every tile the view needs is there (then nothing needs cutting).
+        let full_rows = (vy0.floor() as i64..=vy1.floor() as i64).all(|y| ys.contains(&y));
+        let mut whole = full_rows;
+        for ty in ys {
+            for tx in xs.clone() {
+                let wx = tx.rem_euclid(n as i64);
+                // Outside the archive's bounds (on this copy of the world): no tile to look for.
+                let tile =
+                    if (wx as f64 + 1.0) < bx0 * t || wx as f64 > bx1 * t || tiles.len() >= MAX_TILES { None } else { source.get(tz, wx as u32, ty as u32) };
+                match tile {
+                    Some(tile) => tiles.push((tile, tx as f64 * ts - cam.left, ty as f64 * ts - cam.top)),
+                    None => whole = false,
+                }
+            }
+        }
+        if tiles.is_empty() {
+            return None;
+        }
+        let clip = if whole {
+            None
+        } else {
+            let mut pb = PathBuilder::new();
+            for (_, ox, oy) in &tiles {
+                pb.push_rect(tiny_skia::Rect::from_xywh(*ox as f32, *oy as f32, ts as f32, ts as f32)?);
+            }
+            pb.finish()
+        };
+        let placed: Vec<Placed> = tiles.iter().map(|(t, ox, oy)| Placed { tile: t, ox: *ox, oy: *oy, f: ts / f64::from(t.extent.max(1)) }).collect();
+        Some(StreetPlan { layers: layers(source.schema, &placed, cam, theme, ts), places: places(&placed, cam), clip })
+    }
+
+    /// Draws onto a band whose top row is row `y0` of the image.
+    pub fn draw(&self, band: &mut PixmapMut, y0: u32) {
+        let t = Transform::from_translate(0.0, -(y0 as f32));
+        let mask = self.clip.as_ref().and_then(|clip| {
+            let mut m = Mask::new(band.width(), band.height())?;
+            m.fill_path(clip, FillRule::Winding, false, t);
+            Some(m)
+        });
+        let mut paint = Paint { anti_alias: true, ..Paint::default() };
+        for (path, [r, g, b], a) in &self.layers {
+            paint.set_color_rgba8(*r, *g, *b, *a);
+            band.fill_path(path, &paint, FillRule::Winding, t, mask.as_ref());
+        }
+    }
+}
+
+fn area_color(a: Area, theme: &Theme) -> [u8; 3] {
+    let s = &theme.streets;
+    match a {
+        Area::Earth => theme.land,
+        Area::Urban => s.urban,
+        Area::Park => s.park,
+        Area::Wood => s.wood,
+        Area::Water => theme.water,
+        Area::Building => s.building,
+    }
+}
+
+fn line_color(l: Line, theme: &Theme) -> [u8; 3] {
+    let s = &theme.streets;
+    match l {
+        Line::Waterway => theme.water,
+        Line::Boundary => theme.border,
+        Line::Path => s.path,
+        Line::Rail => s.rail,
+        Line::Minor => s.road,
+        Line::Major => s.major,
+        Line::Highway => s.highway,
+    }
+}
+
+fn has_casing(l: Line) -> bool {
+    matches!(l, Line::Minor | Line::Major | Line::Highway)
+}
+
+fn lines_of(placed: &[Placed], l: Line, tunnel: bool, cam: &Camera, margin: f64) -> Option<Path> {
+    let at = Line::ALL.iter().position(|&k| k == l).expect("every line is in ALL");
+    let mut pb = PathBuilder::new();
+    for p in placed {
+        p.push(&mut pb, &p.tile.lines[at][usize::from(tunnel)], false, cam, margin);
+    }
+    pb.finish()
+}
+
+fn stroked(path: &Path, width: f32, dash: Option<StrokeDash>) -> Option<Path> {
+    let stroke = Stroke { width, line_cap: LineCap::Round, line_join: LineJoin::Round, dash, ..Stroke::default() };
+    path.stroke(&stroke, 1.0)
+}
+
+fn layers(schema: Schema, placed: &[Placed], cam: &Camera, theme: &Theme, ts: f64) -> Vec<(Path, [u8; 3], u8)> {
+    let z = cam.zoom;
+    let s = cam.scale as f32;
+    let mut out = Vec::new();
+    // The ground under the tile's own shapes: Protomaps tiles draw land (`earth`) over water;
+    // OpenMapTiles tiles that carry the ocean draw everything over land. Tiles of an extract
+    // made without the ocean (tilemaker without coastline files) leave the ground to Natural
+    // Earth beneath.
+    let ground = match schema {
+        Schema::Protomaps => Some(theme.water),
+        Schema::OpenMapTiles if placed.iter().any(|p| p.tile.ocean) => Some(theme.land),
+        Schema::OpenMapTiles => None,
+    };
+    if let Some(color) = ground {
+        let mut pb = PathBuilder::new();
+        for p in placed.iter().filter(|p| schema == Schema::Protomaps || p.tile.ocean) {
+            if let Some(r) = tiny_skia::Rect::from_xywh(p.ox as f32, p.oy as f32, ts as f32, ts as f32) {
+                pb.push_rect(r);
+            }
+        }
+        out.extend(pb.finish().map(|p| (p, color, 255)));
+    }
+    for (i, &a) in Area::ALL.iter().enumerate() {
+        if a == Area::Building && z < BUILDINGS_MIN_ZOOM {
+            continue;
+        }
+        if a == Area::Building {
+            // Rivers go under buildings and bridges: they are drawn here, after water.
+            push_lines(&mut out, placed, &[Line::Waterway], cam, theme);
+        }
+        let mut pb = PathBuilder::new();
+        for p in placed {
+            p.push(&mut pb, &p.tile.areas[i], true, cam, 0.0);
+        }
+        if let Some(path) = pb.finish() {
+            out.push((path, area_color(a, theme), 255));
+        }
+    }
+    if z < BUILDINGS_MIN_ZOOM {
+        push_lines(&mut out, placed, &[Line::Waterway], cam, theme);
+    }
+    push_lines(&mut out, placed, &[Line::Boundary], cam, theme);
+    // Tunnels faint and under everything else on the road.
+    for &l in &[Line::Minor, Line::Major, Line::Highway, Line::Rail] {
+        if z < min_zoom(l) {
+            continue;
+        }
+        let margin = f64::from(width(l, z, s));
+        if let Some(path) = lines_of(placed, l, true, cam, margin).and_then(|p| stroked(&p, width(l, z, s), None)) {
+            out.push((path, line_color(l, theme), 90));
+        }
+    }
+    // Every road's casing first, then the roads from the least to the most important, so a
+    // junction of two streets shows no edge across it and a highway passes over a street.
+    let roads = [Line::Path, Line::Rail, Line::Minor, Line::Major, Line::Highway];
+    let open: Vec<(Line, Path)> =
+        roads.iter().filter(|&&l| z >= min_zoom(l)).filter_map(|&l| lines_of(placed, l, false, cam, f64::from(width(l, z, s)) + 2.0).map(|p| (l, p))).collect();
+    for (l, path) in &open {
+        if has_casing(*l) {
+            let w = width(*l, z, s);
+            let edge = (0.12 * w).max(0.6 * s);
+            out.extend(stroked(path, w + 2.0 * edge, None).map(|p| (p, theme.streets.road_casing, 255)));
+        }
+    }
+    for (l, path) in &open {
+        let w = width(*l, z, s);
+        let dash = match l {
+            Line::Path => StrokeDash::new(vec![3.0 * s, 2.0 * s], 0.0),
+            _ => None,
+        };
+        out.extend(stroked(path, w, dash).map(|p| (p, line_color(*l, theme), 255)));
+    }
+    out
+}
+
+fn push_lines(out: &mut Vec<(Path, [u8; 3], u8)>, placed: &[Placed], lines: &[Line], cam: &Camera, theme: &Theme) {
+    let s = cam.scale as f32;
+    for &l in lines {
+        if cam.zoom < min_zoom(l) {
+            continue;
+        }
+        let w = width(l, cam.zoom, s);
+        if let Some(path) = lines_of(placed, l, false, cam, f64::from(w)).and_then(|p| stroked(&p, w, None)) {
+            out.push((path, line_color(l, theme), 255));
+        }
+    }
+}
+
+/// Place names in view, each once (a place near a tile's edge is in its neighbours' buffers
+/// too), largest first.
+fn places(placed: &[Placed], cam: &Camera) -> Vec<(String, u32, (f32, f32))> {
+    let mut out: Vec<(String, u32, (f32, f32))> = Vec::new();
+    for p in placed {
+        for (name, rank, (x, y)) in &p.tile.places {
+            let (px, py) = ((p.ox + f64::from(*x) * p.f) as f32, (p.oy + f64::from(*y) * p.f) as f32);
+            if px < 0.0 || py < 0.0 || px > cam.width as f32 || py > cam.height as f32 {
+                continue;
+            }
+            if out.iter().any(|(n, _, (qx, qy))| n == name && (qx - px).abs() < 64.0 && (qy - py).abs() < 64.0) {
+                continue;
+            }
+            out.push((name.clone(), *rank, (px, py)));
+        }
+    }
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}

@@ -1,0 +1,152 @@
+// Street maps over HTTP (STOREMAP_BASEMAP): a real server on 127.0.0.1 drawing from the vector
+// tile archives the render crate's tests use (crates/render/tests/data/tiles: tilemaker's
+// OpenMapTiles profile over the real Zugerland extract, and the same tiles rewritten in the
+// Protomaps schema by the mapbox-vector-tile encoder). Where a colour must show comes from
+// streets.json, worked out by shapely over the decoded tiles, not by our renderer; colours from
+// data/themes.json. Then the bad days: a damaged archive, damaged tiles, and `basemap info`.
+import test, { type ExecutionContext } from 'ava';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from '../ts/paths.ts';
+import { ATTRIBUTION, headerText } from '../ts/http/headers.ts';
+import { decodePng, hex, near, pixel, fmt } from './helpers/png.ts';
+import { startServer, type TestServer } from './helpers/server.ts';
+import { describe, runCli } from './helpers/cli.ts';
+
+const TILES = path.join(ROOT, 'crates/render/tests/data/tiles');
+const THEMES = JSON.parse(readFileSync(path.join(ROOT, 'data', 'themes.json'), 'utf8')) as Record<string, Record<string, string>>;
+interface Probe {
+  kind: string;
+  lat: number;
+  lng: number;
+}
+const PROBES = JSON.parse(readFileSync(path.join(TILES, 'streets.json'), 'utf8')) as Record<string, Probe[]>;
+const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
+
+type S = TestServer & { key: string; logs: string[] };
+
+async function server(t: ExecutionContext, basemap?: string): Promise<S> {
+  const logs: string[] = [];
+  const env: Record<string, string> = { ...NO_RATE_LIMIT, STOREMAP_IMAGE_CACHE_BYTES: '0', ...(basemap ? { STOREMAP_BASEMAP: basemap } : {}) };
+  const s = await startServer(t, { env, log: (line) => logs.push(line) });
+  const k = await s.keys.create({ plan: 'enterprise', credits: 1_000_000 });
+  return { ...s, key: k.key, logs };
+}
+
+/** A 64 x 64 map centred on a point at a zoom: Starbucks' stores are all far away, so the
+ * pixels are the map's own. */
+async function mapAt(t: ExecutionContext, s: S, lat: number, lng: number, zoom: number, style: string) {
+  const res = await fetch(`${s.base}/api/v1/location-map`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': s.key },
+    body: JSON.stringify({ brand: 'Starbucks', format: 'png', width: 64, height: 64, center: [lat, lng], zoom, style }),
+  });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  t.is(res.status, 200, bytes.toString().slice(0, 300));
+  return { res, bytes, img: decodePng(bytes) };
+}
+
+async function status(s: S): Promise<{ renderer: { ok: boolean; detail: { basemap: Record<string, unknown> | null } } }> {
+  return (await (await fetch(`${s.base}/api/v1/status`)).json()) as never;
+}
+
+test('every kind of street-map feature shows in its theme colour where the tiles put it, in both schemas', async (t) => {
+  for (const archive of ['zug-openmaptiles', 'zug-protomaps']) {
+    const s = await server(t, path.join(TILES, `${archive}.pmtiles`));
+    // Land shows from the Protomaps archive's own `earth`; an OpenMapTiles archive without the
+    // ocean leaves it to Natural Earth.
+    const probes = PROBES[archive].filter((p) => p.kind !== 'land' || archive === 'zug-protomaps');
+    t.true(probes.length >= 6, archive);
+    for (const p of probes) {
+      for (const style of ['light', 'warm']) {
+        const { img, res } = await mapAt(t, s, p.lat, p.lng, 17, style);
+        const want = hex(THEMES[style][p.kind === 'minor' ? 'road' : p.kind]);
+        const got = pixel(img, 32, 32);
+        t.true(near(got, want, 3), `${archive} ${p.kind} ${style}: ${fmt(got)}, want ${fmt(want)}`);
+        const attribution = archive === 'zug-protomaps' ? 'Protomaps © OpenStreetMap' : '© OpenStreetMap contributors';
+        t.is(res.headers.get('x-attribution'), headerText(`${ATTRIBUTION}; basemap: ${attribution}`));
+      }
+    }
+  }
+});
+
+test('without STOREMAP_BASEMAP, or outside the archive, the map is the Natural Earth one and X-Attribution the four sources', async (t) => {
+  const plain = await server(t);
+  const streets = await server(t, path.join(TILES, 'zug-openmaptiles.pmtiles'));
+  const building = PROBES['zug-openmaptiles'].find((p) => p.kind === 'building')!;
+  const a = await mapAt(t, plain, building.lat, building.lng, 17, 'light');
+  t.is(a.res.headers.get('x-attribution'), ATTRIBUTION);
+  t.true(near(pixel(a.img, 32, 32), hex(THEMES.light.land), 2), 'Zugerland is land on the Natural Earth map');
+  // Paris: no tile there.
+  const [b, c] = [await mapAt(t, plain, 48.8566, 2.3522, 15, 'light'), await mapAt(t, streets, 48.8566, 2.3522, 15, 'light')];
+  t.deepEqual(c.bytes, b.bytes);
+  t.is(c.res.headers.get('x-attribution'), ATTRIBUTION);
+  const st = await status(plain);
+  t.is(st.renderer.detail.basemap, null);
+});
+
+test('a damaged archive: the server starts, says why in its log and status, and draws Natural Earth', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-basemap-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const whole = readFileSync(path.join(TILES, 'zug-openmaptiles.pmtiles'));
+  const cut = path.join(dir, 'cut.pmtiles');
+  writeFileSync(cut, whole.subarray(0, Math.floor(whole.length / 2)));
+  const s = await server(t, cut);
+  const plain = await server(t);
+  const building = PROBES['zug-openmaptiles'].find((p) => p.kind === 'building')!;
+  const [a, b] = [await mapAt(t, s, building.lat, building.lng, 17, 'light'), await mapAt(t, plain, building.lat, building.lng, 17, 'light')];
+  t.deepEqual(a.bytes, b.bytes);
+  const st = await status(s);
+  t.true(st.renderer.ok, 'the renderer is up: maps fall back to Natural Earth');
+  const bm = st.renderer.detail.basemap!;
+  t.is(bm.ok, false);
+  t.is(bm.path, cut);
+  t.regex(String(bm.error), /runs past the end of the file/);
+});
+
+test('damaged tiles are skipped, logged once and counted in status', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-basemap-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const bytes = Buffer.from(readFileSync(path.join(TILES, 'zug-openmaptiles.pmtiles')));
+  // The tile data section, from the header as the PMTiles spec lays it out, scrambled.
+  const [off, len] = [Number(bytes.readBigUInt64LE(56)), Number(bytes.readBigUInt64LE(64))];
+  for (let i = off; i < off + len; i++) bytes[i] ^= 0x5a;
+  const file = path.join(dir, 'scrambled.pmtiles');
+  writeFileSync(file, bytes);
+  const s = await server(t, file);
+  const plain = await server(t);
+  const building = PROBES['zug-openmaptiles'].find((p) => p.kind === 'building')!;
+  for (const zoom of [17, 16, 17]) {
+    const [a, b] = [await mapAt(t, s, building.lat, building.lng, zoom, 'light'), await mapAt(t, plain, building.lat, building.lng, zoom, 'light')];
+    t.deepEqual(a.bytes, b.bytes, 'nothing drawn from a damaged tile');
+    t.is(a.res.headers.get('x-attribution'), ATTRIBUTION, 'no tile shown, no tile credit');
+  }
+  const logged = s.logs.filter((l) => l.startsWith('basemap:'));
+  t.is(logged.length, 1, logged.join('\n'));
+  t.regex(logged[0], /tile 14\/\d+\/\d+: .*gzip/);
+  const bm = (await status(s)).renderer.detail.basemap!;
+  t.is(bm.ok, true);
+  t.true(Number(bm.tilesFailed) >= 1);
+  t.regex(String(bm.firstTileError), /^tile 14\//);
+});
+
+test('storemap basemap info prints the schema, zooms, bounds and attribution; a file that is not one exits 1', async (t) => {
+  const r = await runCli(['basemap', 'info', path.join(TILES, 'zug-protomaps.pmtiles'), '--json'], {});
+  t.is(r.code, 0, describe(r));
+  const info = JSON.parse(r.stdout) as { schema: string; minZoom: number; maxZoom: number; bounds: number[]; attribution: string };
+  t.is(info.schema, 'protomaps');
+  t.is(info.maxZoom, 14);
+  // The bounds the pmtiles package wrote into the header (expected.json, from its reader).
+  const expected = JSON.parse(readFileSync(path.join(TILES, 'expected.json'), 'utf8')) as { zug: { header: Record<string, number> } };
+  const h = expected.zug.header;
+  t.deepEqual(info.bounds, [h.min_lon_e7 / 1e7, h.min_lat_e7 / 1e7, h.max_lon_e7 / 1e7, h.max_lat_e7 / 1e7]);
+  t.is(info.attribution, 'Protomaps © OpenStreetMap');
+  const text = await runCli(['basemap', 'info', path.join(TILES, 'zug-openmaptiles.pmtiles')], {});
+  t.is(text.code, 0, describe(text));
+  t.regex(text.stdout, /schema\s+openmaptiles/);
+  t.regex(text.stdout, /zooms\s+0-14/);
+  const bad = await runCli(['basemap', 'info', path.join(ROOT, 'package.json')], {});
+  t.is(bad.code, 1, describe(bad));
+  t.regex(bad.stderr, /package\.json: not a PMTiles version 3 archive/);
+});
