@@ -20,6 +20,11 @@ export declare class Renderer {
   render(store: Store, req: RenderRequest): Promise<RenderResponse>
   renderSync(store: Store, req: RenderRequest): RenderResponse
   /**
+   * The basemap archive's state: null without STOREMAP_BASEMAP; `error` when it could not be
+   * opened (the Natural Earth map is drawn instead); the tiles read, skipped and cached.
+   */
+  basemapStatus(): BasemapStatus | null
+  /**
    * Draws and encodes a small map with a label and a marker on the libuv pool: the status
    * endpoint's proof that the renderer works end to end.
    */
@@ -59,6 +64,58 @@ export declare class Store {
   /** Storefronts the data formats serve, by country, most first (ties by code). */
   countryCounts(index: number): Array<CountryCount>
   brand(index: number): BrandInfo | null
+}
+
+/**
+ * A street map drawn by our renderer, and its drawing operations for a peer renderer: the
+ * benchmark's two sides (`bench/streets.ts`). Built from the files given, with and without the
+ * basemap archive (the Natural Earth map of the same view is the baseline).
+ */
+export declare class StreetBench {
+  constructor(countriesGeojson: string, font: string, themesJson: string, archive: string)
+  /**
+   * Draws a map centred on (lat, lng): over the street map (`streets`, with its caches as the
+   * previous calls left them; `cold` empties them first) or the Natural Earth map alone.
+   */
+  render(lat: number, lng: number, zoom: number, width: number, height: number, markersLat: Float64Array, markersLng: Float64Array, style: string, streets: boolean, cold: boolean): Buffer
+  /** The street map's drawing operations for the same view, before stroking. */
+  ops(lat: number, lng: number, zoom: number, width: number, height: number, style: string): Array<PeerOp>
+}
+
+/** Opens a basemap archive and says what it holds (`storemap basemap info`). */
+export declare function basemapInfo(path: string): BasemapInfo
+
+/** What a basemap archive holds, as `storemap basemap info` prints it. */
+export interface BasemapInfo {
+  /** "protomaps" or "openmaptiles". */
+  schema: string
+  minZoom: number
+  maxZoom: number
+  /** [west, south, east, north], degrees. */
+  bounds: Array<number>
+  /** [longitude, latitude, zoom]. */
+  center: Array<number>
+  attribution: string
+  /** The metadata's name, when it has one. */
+  name?: string
+  tileCompression: string
+  addressedTiles: number
+  tileContents: number
+  bytes: number
+}
+
+export interface BasemapStatus {
+  path: string
+  /** Whether maps are drawn from it. */
+  ok: boolean
+  /** Why it could not be opened. */
+  error?: string
+  info?: BasemapInfo
+  tilesDecoded: number
+  /** Tiles skipped because they could not be read or decoded. */
+  tilesFailed: number
+  firstTileError?: string
+  cachedBytes: number
 }
 
 export interface BrandInfo {
@@ -268,6 +325,19 @@ export interface OverlapRequest {
  */
 export declare function panicForTest(onPool: boolean): Promise<unknown>
 
+/**
+ * One drawing operation, in image pixels: `commands` holds triples (0 move to, 1 line to,
+ * 2 close; then x, y); `width` is set for a stroke (else the path is filled, non-zero winding).
+ */
+export interface PeerOp {
+  color: string
+  alpha: number
+  width?: number
+  dash?: Array<number>
+  round: boolean
+  commands: Float64Array
+}
+
 /** A query: one or more brands (by index), the contract's filters, the output format. */
 export interface QueryRequest {
   /** Brand indices, as `resolve` returns them (several for a multi-ticker request). */
@@ -360,6 +430,13 @@ export interface RendererAssets {
   citiesCsv?: string
   font?: string
   themesJson: string
+  /**
+   * A PMTiles archive of vector tiles (Protomaps or OpenMapTiles schema) to draw city and
+   * street views from.
+   */
+  basemap?: string
+  /** The decoded-tile cache's bound, in bytes. */
+  basemapCacheBytes?: number
 }
 
 export interface RendererHealth {
@@ -421,6 +498,10 @@ export interface RenderResponse {
   coverageConfidence?: number
   /** Set when nothing was drawn; `body` is then empty. */
   refused?: Refusal
+  /** The attribution of the street map's tiles, when the image shows them. */
+  basemapAttribution?: string
+  /** A basemap tile failed for the first time while drawing this map (it was skipped): why. */
+  basemapWarning?: string
 }
 
 export interface Resolved {

@@ -8,6 +8,7 @@ use crate::error::{RenderError, Result};
 use crate::focus::{FocusMaps, FocusSpec};
 use crate::labels::{read_cities_csv, City};
 use crate::shapes::{parse_shapes, Shape, Shapes};
+use crate::streets::Streets;
 use crate::text::Font;
 use crate::tiles::source::VectorTiles;
 
@@ -20,8 +21,8 @@ pub struct Atlas {
     pub(crate) cities: Vec<City>,
     pub(crate) font: Option<Font>,
     pub(crate) focus: FocusMaps,
-    /// The street map's tiles, when the operator gave an archive.
-    pub(crate) streets: Option<Arc<VectorTiles>>,
+    /// The street map's tiles and the cells drawn from them, when the operator gave an archive.
+    pub(crate) streets: Option<Streets>,
 }
 
 impl Atlas {
@@ -59,12 +60,17 @@ impl Atlas {
 
     /// Vector tiles to draw city and street views from (Natural Earth elsewhere).
     pub fn with_streets(mut self, tiles: Arc<VectorTiles>) -> Atlas {
-        self.streets = Some(tiles);
+        self.streets = Some(Streets::new(tiles));
         self
     }
 
+    /// Replaces the street map's tiles (and forgets every cell drawn from the old ones).
+    pub fn set_streets(&mut self, tiles: Arc<VectorTiles>) {
+        self.streets = Some(Streets::new(tiles));
+    }
+
     pub fn streets(&self) -> Option<&Arc<VectorTiles>> {
-        self.streets.as_ref()
+        self.streets.as_ref().map(|s| &s.tiles)
     }
 
     pub fn has_font(&self) -> bool {

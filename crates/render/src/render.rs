@@ -336,10 +336,10 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
         Some(spec) => Scene::Focus(atlas.focus.plan(&atlas.shapes, spec, w, h, scale, (req.marker_radius + 1.2) * scale)?),
         None => {
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
-            let cam = Camera::new(req.viewport, &all, w, h, req.scale as f64);
-            let streets = atlas.streets.as_deref().and_then(|t| StreetPlan::new(t, &cam, theme));
+            let cam = mercator_camera(atlas, req, &all, w, h);
+            let streets = atlas.streets.as_ref().and_then(|t| StreetPlan::new(t, &cam, theme));
             let credit = match (&streets, &atlas.font, &atlas.streets) {
-                (Some(_), Some(font), Some(tiles)) => Credit::layout(font, &tiles.attribution, w, h, scale),
+                (Some(_), Some(font), Some(s)) => Credit::layout(font, &s.tiles.attribution, w, h, scale),
                 _ => None,
             };
             let mut occupied: Vec<Rect> = legend.iter().map(|l| l.rect).chain(credit.iter().map(|c| c.rect)).collect();
@@ -352,7 +352,7 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
         }
     };
     let attribution = match (&scene, &atlas.streets) {
-        (Scene::Mercator(_, _, Some(_), _), Some(tiles)) => Some(tiles.attribution.clone()),
+        (Scene::Mercator(_, _, Some(_), _), Some(s)) => Some(s.tiles.attribution.clone()),
         _ => None,
     };
     on_time(req)?;
@@ -401,8 +401,29 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
         credit.draw(&mut pixmap.as_mut(), theme);
     }
     on_time(req)?;
-    let warning = atlas.streets.as_ref().and_then(|t| t.take_first_error());
+    let warning = atlas.streets.as_ref().and_then(|s| s.tiles.take_first_error());
     Ok(Rendered { body: encode(pixmap, req.format, req.dpi)?, attribution, warning })
+}
+
+/// A Web Mercator map's camera. With a street map, on whole pixels, so the street map's cells
+/// are copied, never resampled: the map moves by less than half a pixel.
+fn mercator_camera(atlas: &Atlas, req: &MapRequest, points: &[(f64, f64)], w: u32, h: u32) -> Camera {
+    let mut cam = Camera::new(req.viewport, points, w, h, req.scale as f64);
+    if atlas.streets.is_some() {
+        (cam.left, cam.top) = (cam.left.round(), cam.top.round());
+    }
+    cam
+}
+
+/// The street map's drawing operations for a request's view, as `render` would draw them, before
+/// stroking: what the benchmark hands its peer renderer. None without a basemap archive or where
+/// it has nothing for the view.
+pub fn street_ops(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Option<Vec<crate::streets::Op>>> {
+    let (w, h) = check(req)?;
+    let theme = themes.get(&req.style)?;
+    let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
+    let cam = mercator_camera(atlas, req, &all, w, h);
+    Ok(atlas.streets.as_ref().and_then(|s| crate::streets::view_ops(s, &cam, theme)))
 }
 
 /// Group `i`'s marker radius as a share of the request's: 1 for every group, or with `rings`

@@ -1,11 +1,16 @@
 //! A street map from vector tiles: the tiles a view needs (at the view's zoom, or the archive's
-//! deepest one stretched), sorted into areas and lines, turned into image-pixel outlines once per
-//! image (lines are stroked here, so bands only fill), and drawn over the Natural Earth map in a
-//! fixed order: the tile's own ground, land use, water, rivers, buildings, borders, road casings,
-//! roads. Where the archive has no tile, the Natural Earth map shows through, so a view across
+//! deepest one stretched), sorted into areas and lines, turned into outlines (lines stroked) and
+//! drawn in a fixed order: the tile's own ground, land use, water, rivers, buildings, borders,
+//! road casings, roads. They are drawn in cells of 512 pixels on the world's pixel grid, kept in
+//! a cache bounded in bytes and copied into each image over the Natural Earth map: where the
+//! archive has no tile, the cell is transparent and Natural Earth shows through, so a view across
 //! the archive's edge has no seam of background colour.
 
-use tiny_skia::{FillRule, LineCap, LineJoin, Mask, Paint, Path, PathBuilder, PixmapMut, Stroke, StrokeDash, Transform};
+use std::sync::Arc;
+
+use tiny_skia::{FillRule, LineCap, LineJoin, Mask, Paint, Path, PathBuilder, Pixmap, PixmapMut, Stroke, StrokeDash, Transform};
+
+use crate::blend::over;
 
 use crate::camera::Camera;
 use crate::theme::Theme;
@@ -28,6 +33,16 @@ fn min_zoom(line: Line) -> f64 {
 }
 
 const BUILDINGS_MIN_ZOOM: f64 = 14.0;
+
+/// Paths are dashed from this zoom; thinner, further out, a dash pattern is noise (and costly).
+const DASH_MIN_ZOOM: f64 = 16.0;
+
+/// The smallest step between two points kept, in image pixels (Manhattan distance).
+const MIN_STEP: f32 = 0.35;
+
+/// Lines at least this wide get round joins and caps; thinner ones look the same with bevels
+/// and butts, which stroke into far fewer edges.
+const ROUND_MIN_WIDTH: f32 = 2.5;
 
 /// A line's width in pixels at zoom 15 and scale 1; it grows by 2^0.7 a zoom level, so streets
 /// widen as the map closes in, though slower than the ground does.
@@ -60,16 +75,132 @@ pub fn tile_zoom(cam: &Camera, min: u8, max: u8) -> Option<u8> {
     (z >= f64::from(min)).then(|| (z as u8).min(max))
 }
 
-/// One image's street map, ready to draw band by band.
+/// The side of a cell, in image pixels: a street map is drawn in squares of the world's pixel
+/// grid at the view's zoom, kept as images, so the next view over the same streets at the same
+/// zoom (a store locator's pan, another brand in the same city) copies them instead of drawing
+/// them again. 512 is a zoom-14 tile at zoom 15: a cell is then exactly one tile.
+pub const CELL: u32 = 512;
+
+/// A cell's pixels, premultiplied RGBA, transparent where the tiles draw nothing.
+struct Cell {
+    pixmap: Pixmap,
+    /// Every pixel opaque: copied row by row instead of blended.
+    opaque: bool,
+}
+
+/// What a cell is drawn for: the zoom and scale (as bits: any zoom a fit gives), the theme and
+/// the cell's place in the world grid.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct CellKey {
+    zoom: u64,
+    scale: u64,
+    theme: Theme,
+    x: i64,
+    y: i64,
+}
+
+#[derive(Clone)]
+struct CellWeigh;
+
+impl quick_cache::Weighter<CellKey, Option<Arc<Cell>>> for CellWeigh {
+    fn weight(&self, _: &CellKey, v: &Option<Arc<Cell>>) -> u64 {
+        v.as_ref().map_or(64, |_| u64::from(CELL * CELL * 4))
+    }
+}
+
+/// A basemap archive with the cells drawn from it.
+pub struct Streets {
+    pub tiles: Arc<VectorTiles>,
+    cells: quick_cache::sync::Cache<CellKey, Option<Arc<Cell>>, CellWeigh>,
+}
+
+impl Streets {
+    /// The cells get a bound of their own as large as the decoded tiles': 64 MiB keeps 64
+    /// cells, five 1200 x 800 views.
+    pub fn new(tiles: Arc<VectorTiles>) -> Streets {
+        let bytes = tiles.cache_bytes();
+        Streets { tiles, cells: quick_cache::sync::Cache::with_weighter(256, bytes, CellWeigh) }
+    }
+
+    fn cell(&self, key: &CellKey, cam: &Camera, theme: &Theme) -> Option<Arc<Cell>> {
+        let draw = || -> std::result::Result<Option<Arc<Cell>>, ()> { Ok(draw_cell(&self.tiles, key, cam, theme).map(Arc::new)) };
+        self.cells.get_or_insert_with(key, draw).ok().flatten()
+    }
+}
+
+/// Draws one cell from the tiles under it; None when there are none.
+fn draw_cell(source: &VectorTiles, key: &CellKey, cam: &Camera, theme: &Theme) -> Option<Cell> {
+    let c = f64::from(CELL);
+    let cell_cam = Camera { left: key.x as f64 * c, top: key.y as f64 * c, width: CELL, height: CELL, ..*cam };
+    let (tiles, ts, whole) = view_tiles(source, &cell_cam)?;
+    let placed = place_tiles(&tiles, ts);
+    let mut pixmap = Pixmap::new(CELL, CELL)?;
+    // Features reach past their tile into a buffer; where the archive stops inside the cell they
+    // are cut at the last tile's edge, so the Natural Earth map beside it is untouched.
+    let mask = if whole {
+        None
+    } else {
+        let mut pb = PathBuilder::new();
+        for p in &placed {
+            pb.push_rect(tiny_skia::Rect::from_xywh(p.ox as f32, p.oy as f32, ts as f32, ts as f32)?);
+        }
+        let mut m = Mask::new(CELL, CELL)?;
+        m.fill_path(&pb.finish()?, FillRule::Winding, false, Transform::identity());
+        Some(m)
+    };
+    let mut paint = Paint { anti_alias: true, ..Paint::default() };
+    for (path, [r, g, b], a) in layers(source.schema, &placed, &cell_cam, theme, ts) {
+        paint.set_color_rgba8(r, g, b, a);
+        pixmap.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), mask.as_ref());
+    }
+    let opaque = pixmap.pixels().iter().all(|p| p.alpha() == 255);
+    Some(Cell { pixmap, opaque })
+}
+
+/// The tiles a view needs that the archive has, each with the image pixel of its top-left
+/// corner; the tile size in image pixels; and whether they cover the whole view. None when it
+/// has none there (outside its bounds, below its shallowest zoom).
+#[allow(clippy::type_complexity)]
+fn view_tiles(source: &VectorTiles, cam: &Camera) -> Option<(Vec<(Arc<TileShapes>, f64, f64)>, f64, bool)> {
+    let tz = tile_zoom(cam, source.min_zoom(), source.max_zoom())?;
+    let n = 1u64 << tz;
+    // Image pixels per tile.
+    let ts = cam.k() * 256.0 / n as f64;
+    // The last pixel's tile, not the one past the edge.
+    let (vx0, vy0, vx1, vy1) = (cam.left / ts, cam.top / ts, (cam.left + cam.width as f64 - 0.5) / ts, (cam.top + cam.height as f64 - 0.5) / ts);
+    // The archive's bounds, in tiles of this zoom.
+    let [w, s, e, nth] = source.bounds();
+    let (bx0, by0) = crate::camera::world(nth, w);
+    let (bx1, by1) = crate::camera::world(s, e);
+    let t = n as f64 / 256.0;
+    let ys = (vy0.floor().max((by0 * t).floor()).max(0.0) as i64)..=(vy1.floor().min((by1 * t).floor()).min(n as f64 - 1.0) as i64);
+    let xs = vx0.floor() as i64..=vx1.floor() as i64;
+    let mut tiles = Vec::new();
+    let mut whole = (vy0.floor() as i64..=vy1.floor() as i64).all(|y| ys.contains(&y));
+    for ty in ys {
+        for tx in xs.clone() {
+            let wx = tx.rem_euclid(n as i64);
+            // Outside the archive's bounds (on this copy of the world): no tile to look for.
+            let tile = if (wx as f64 + 1.0) < bx0 * t || wx as f64 > bx1 * t || tiles.len() >= MAX_TILES { None } else { source.get(tz, wx as u32, ty as u32) };
+            match tile {
+                Some(tile) => tiles.push((tile, tx as f64 * ts - cam.left, ty as f64 * ts - cam.top)),
+                None => whole = false,
+            }
+        }
+    }
+    (!tiles.is_empty()).then_some((tiles, ts, whole))
+}
+
+fn place_tiles(tiles: &[(Arc<TileShapes>, f64, f64)], ts: f64) -> Vec<Placed<'_>> {
+    tiles.iter().map(|(t, ox, oy)| Placed { tile: t, ox: *ox, oy: *oy, f: ts / f64::from(t.extent.max(1)) }).collect()
+}
+
+/// One image's street map: its cells, ready to copy band by band, and the place names in view.
 pub struct StreetPlan {
-    /// Filled outlines in drawing order, in image pixels.
-    layers: Vec<(Path, [u8; 3], u8)>,
+    /// Each cell with the image pixel of its top-left corner.
+    cells: Vec<(Arc<Cell>, i64, i64)>,
     /// Place names from the tiles: name, rank (larger first), image pixel.
     pub places: Vec<(String, u32, (f32, f32))>,
-    /// The tiles' squares, when they do not cover the whole view: features reach past their
-    /// tile into a buffer, and are cut at its edge, so the Natural Earth map beside an archive's
-    /// last tile is untouched.
-    clip: Option<Path>,
 }
 
 /// One tile placed in the image: its shapes, the image pixel of its top-left corner and image
@@ -98,13 +229,19 @@ impl Placed<'_> {
             if px1 < -margin || py1 < -margin || px0 > w || py0 > h {
                 continue;
             }
+            // Points closer than a third of a pixel to the last one kept add edges to rasterize
+            // and nothing to see: at zoom 15 a zoom-14 tile has eight units to the pixel.
+            let mut last = (f32::NAN, f32::NAN);
             for (i, &(x, y)) in p.iter().enumerate() {
                 let (px, py) = ((self.ox + f64::from(x) * self.f) as f32, (self.oy + f64::from(y) * self.f) as f32);
                 if i == 0 {
                     pb.move_to(px, py);
-                } else {
+                } else if i + 1 == p.len() || (px - last.0).abs() + (py - last.1).abs() >= MIN_STEP {
                     pb.line_to(px, py);
+                } else {
+                    continue;
                 }
+                last = (px, py);
             }
             if close {
                 pb.close();
@@ -114,65 +251,72 @@ impl Placed<'_> {
 }
 
 impl StreetPlan {
-    /// The street map of a view, or None when the archive has nothing for it (outside its
-    /// bounds, below its shallowest zoom, or no tile there).
-    pub fn new(source: &VectorTiles, cam: &Camera, theme: &Theme) -> Option<StreetPlan> {
-        let tz = tile_zoom(cam, source.min_zoom(), source.max_zoom())?;
-        let n = 1u64 << tz;
-        // Image pixels per tile.
-        let ts = cam.k() * 256.0 / n as f64;
-        let (vx0, vy0, vx1, vy1) = (cam.left / ts, cam.top / ts, (cam.left + cam.width as f64) / ts, (cam.top + cam.height as f64) / ts);
-        // The archive's bounds, in tiles of this zoom.
-        let [w, s, e, nth] = source.bounds();
-        let (bx0, by0) = crate::camera::world(nth, w);
-        let (bx1, by1) = crate::camera::world(s, e);
-        let t = n as f64 / 256.0;
-        let ys = (vy0.floor().max((by0 * t).floor()).max(0.0) as i64)..=(vy1.floor().min((by1 * t).floor()).min(n as f64 - 1.0) as i64);
-        let xs = vx0.floor() as i64..=vx1.floor() as i64;
-        let mut tiles = Vec::new();
-        // Whether every tile the view needs is there (then nothing needs cutting).
-        let full_rows = (vy0.floor() as i64..=vy1.floor() as i64).all(|y| ys.contains(&y));
-        let mut whole = full_rows;
-        for ty in ys {
-            for tx in xs.clone() {
-                let wx = tx.rem_euclid(n as i64);
-                // Outside the archive's bounds (on this copy of the world): no tile to look for.
-                let tile =
-                    if (wx as f64 + 1.0) < bx0 * t || wx as f64 > bx1 * t || tiles.len() >= MAX_TILES { None } else { source.get(tz, wx as u32, ty as u32) };
-                match tile {
-                    Some(tile) => tiles.push((tile, tx as f64 * ts - cam.left, ty as f64 * ts - cam.top)),
-                    None => whole = false,
+    /// The street map of a view, or None when the archive has nothing for it. The camera's
+    /// corner must be on a whole pixel (the renderer rounds it), so cells land on whole pixels
+    /// and are copied, never resampled.
+    pub fn new(streets: &Streets, cam: &Camera, theme: &Theme) -> Option<StreetPlan> {
+        let (tiles, ts, _) = view_tiles(&streets.tiles, cam)?;
+        let places = places(&place_tiles(&tiles, ts), cam);
+        let c = f64::from(CELL);
+        let (x0, y0) = ((cam.left / c).floor() as i64, (cam.top / c).floor() as i64);
+        let (x1, y1) = (((cam.left + cam.width as f64 - 0.5) / c).floor() as i64, ((cam.top + cam.height as f64 - 0.5) / c).floor() as i64);
+        let keys: Vec<CellKey> = (y0..=y1)
+            .flat_map(|y| (x0..=x1).map(move |x| (x, y)))
+            .map(|(x, y)| CellKey { zoom: cam.zoom.to_bits(), scale: cam.scale.to_bits(), theme: *theme, x, y })
+            .collect();
+        // Cells not yet drawn are drawn on two threads (the cores this serves from), as the
+        // bands are.
+        let mut drawn: Vec<Option<Arc<Cell>>> = vec![None; keys.len()];
+        std::thread::scope(|s| {
+            let half = keys.len().div_ceil(2);
+            let (a, b) = drawn.split_at_mut(half);
+            let (ka, kb) = keys.split_at(half);
+            s.spawn(|| {
+                for (k, out) in kb.iter().zip(b.iter_mut()) {
+                    *out = streets.cell(k, cam, theme);
                 }
+            });
+            for (k, out) in ka.iter().zip(a.iter_mut()) {
+                *out = streets.cell(k, cam, theme);
             }
-        }
-        if tiles.is_empty() {
-            return None;
-        }
-        let clip = if whole {
-            None
-        } else {
-            let mut pb = PathBuilder::new();
-            for (_, ox, oy) in &tiles {
-                pb.push_rect(tiny_skia::Rect::from_xywh(*ox as f32, *oy as f32, ts as f32, ts as f32)?);
-            }
-            pb.finish()
-        };
-        let placed: Vec<Placed> = tiles.iter().map(|(t, ox, oy)| Placed { tile: t, ox: *ox, oy: *oy, f: ts / f64::from(t.extent.max(1)) }).collect();
-        Some(StreetPlan { layers: layers(source.schema, &placed, cam, theme, ts), places: places(&placed, cam), clip })
+        });
+        let cells = keys
+            .iter()
+            .zip(drawn)
+            .filter_map(|(k, c)| c.map(|c| (c, k.x * i64::from(CELL) - cam.left.round() as i64, k.y * i64::from(CELL) - cam.top.round() as i64)))
+            .collect();
+        Some(StreetPlan { cells, places })
     }
 
-    /// Draws onto a band whose top row is row `y0` of the image.
+    /// Copies the cells onto a band whose top row is row `y0` of the image: opaque cells row by
+    /// row, others blended over the Natural Earth map beneath.
     pub fn draw(&self, band: &mut PixmapMut, y0: u32) {
-        let t = Transform::from_translate(0.0, -(y0 as f32));
-        let mask = self.clip.as_ref().and_then(|clip| {
-            let mut m = Mask::new(band.width(), band.height())?;
-            m.fill_path(clip, FillRule::Winding, false, t);
-            Some(m)
-        });
-        let mut paint = Paint { anti_alias: true, ..Paint::default() };
-        for (path, [r, g, b], a) in &self.layers {
-            paint.set_color_rgba8(*r, *g, *b, *a);
-            band.fill_path(path, &paint, FillRule::Winding, t, mask.as_ref());
+        let (bw, bh) = (i64::from(band.width()), i64::from(band.height()));
+        let top = i64::from(y0);
+        let data = band.data_mut();
+        let side = i64::from(CELL);
+        for (cell, cx, cy) in &self.cells {
+            let (xa, xb) = ((*cx).max(0), (cx + side).min(bw));
+            let (ya, yb) = ((*cy).max(top), (cy + side).min(top + bh));
+            if xa >= xb || ya >= yb {
+                continue;
+            }
+            let src = cell.pixmap.data();
+            for y in ya..yb {
+                let s0 = (((y - cy) * side + (xa - cx)) * 4) as usize;
+                let d0 = (((y - top) * bw + xa) * 4) as usize;
+                let n = ((xb - xa) * 4) as usize;
+                let (from, to) = (&src[s0..s0 + n], &mut data[d0..d0 + n]);
+                if cell.opaque {
+                    to.copy_from_slice(from);
+                } else {
+                    for (p, q) in from.chunks_exact(4).zip(to.chunks_exact_mut(4)) {
+                        if p[3] != 0 {
+                            over([p[0], p[1], p[2], p[3]], q);
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -215,15 +359,61 @@ fn lines_of(placed: &[Placed], l: Line, tunnel: bool, cam: &Camera, margin: f64)
     pb.finish()
 }
 
-fn stroked(path: &Path, width: f32, dash: Option<StrokeDash>) -> Option<Path> {
-    let stroke = Stroke { width, line_cap: LineCap::Round, line_join: LineJoin::Round, dash, ..Stroke::default() };
-    path.stroke(&stroke, 1.0)
+/// How a line is stroked: width in pixels, an on/off dash pattern, round joins and caps (else
+/// bevels and butts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pen {
+    pub width: f32,
+    pub dash: Option<[f32; 2]>,
+    pub round: bool,
+}
+
+/// One drawing operation of a street map: a path filled (non-zero winding), or stroked with a
+/// pen, in one colour and alpha. The order of a plan's operations is the drawing order.
+#[derive(Debug, Clone)]
+pub struct Op {
+    pub path: Path,
+    pub color: [u8; 3],
+    pub alpha: u8,
+    pub pen: Option<Pen>,
+}
+
+impl Op {
+    /// The outline to fill: the path itself, or the stroke's outline.
+    fn outline(self) -> Option<(Path, [u8; 3], u8)> {
+        let path = match &self.pen {
+            None => self.path,
+            Some(pen) => {
+                let (line_cap, line_join) = if pen.round { (LineCap::Round, LineJoin::Round) } else { (LineCap::Butt, LineJoin::Bevel) };
+                let dash = pen.dash.and_then(|[on, off]| StrokeDash::new(vec![on, off], 0.0));
+                self.path.stroke(&Stroke { width: pen.width, line_cap, line_join, dash, ..Stroke::default() }, 1.0)?
+            }
+        };
+        Some((path, self.color, self.alpha))
+    }
+}
+
+fn pen(width: f32) -> Option<Pen> {
+    Some(Pen { width, dash: None, round: width >= ROUND_MIN_WIDTH })
 }
 
 fn layers(schema: Schema, placed: &[Placed], cam: &Camera, theme: &Theme, ts: f64) -> Vec<(Path, [u8; 3], u8)> {
+    ops(schema, placed, cam, theme, ts).into_iter().filter_map(Op::outline).collect()
+}
+
+/// A street map's operations for a whole view, before stroking, in image pixels: what a peer
+/// renderer is handed in the benchmark (`bench/streets.ts`), so that it draws exactly our
+/// geometry. None where the archive has nothing for the view.
+pub fn view_ops(streets: &Streets, cam: &Camera, theme: &Theme) -> Option<Vec<Op>> {
+    let (tiles, ts, _) = view_tiles(&streets.tiles, cam)?;
+    Some(ops(streets.tiles.schema, &place_tiles(&tiles, ts), cam, theme, ts))
+}
+
+fn ops(schema: Schema, placed: &[Placed], cam: &Camera, theme: &Theme, ts: f64) -> Vec<Op> {
     let z = cam.zoom;
     let s = cam.scale as f32;
     let mut out = Vec::new();
+    let fill = |path: Path, color: [u8; 3]| Op { path, color, alpha: 255, pen: None };
     // The ground under the tile's own shapes: Protomaps tiles draw land (`earth`) over water;
     // OpenMapTiles tiles that carry the ocean draw everything over land. Tiles of an extract
     // made without the ocean (tilemaker without coastline files) leave the ground to Natural
@@ -240,7 +430,7 @@ fn layers(schema: Schema, placed: &[Placed], cam: &Camera, theme: &Theme, ts: f6
                 pb.push_rect(r);
             }
         }
-        out.extend(pb.finish().map(|p| (p, color, 255)));
+        out.extend(pb.finish().map(|p| fill(p, color)));
     }
     for (i, &a) in Area::ALL.iter().enumerate() {
         if a == Area::Building && z < BUILDINGS_MIN_ZOOM {
@@ -254,9 +444,7 @@ fn layers(schema: Schema, placed: &[Placed], cam: &Camera, theme: &Theme, ts: f6
         for p in placed {
             p.push(&mut pb, &p.tile.areas[i], true, cam, 0.0);
         }
-        if let Some(path) = pb.finish() {
-            out.push((path, area_color(a, theme), 255));
-        }
+        out.extend(pb.finish().map(|p| fill(p, area_color(a, theme))));
     }
     if z < BUILDINGS_MIN_ZOOM {
         push_lines(&mut out, placed, &[Line::Waterway], cam, theme);
@@ -267,9 +455,9 @@ fn layers(schema: Schema, placed: &[Placed], cam: &Camera, theme: &Theme, ts: f6
         if z < min_zoom(l) {
             continue;
         }
-        let margin = f64::from(width(l, z, s));
-        if let Some(path) = lines_of(placed, l, true, cam, margin).and_then(|p| stroked(&p, width(l, z, s), None)) {
-            out.push((path, line_color(l, theme), 90));
+        let w = width(l, z, s);
+        if let Some(path) = lines_of(placed, l, true, cam, f64::from(w)) {
+            out.push(Op { path, color: line_color(l, theme), alpha: 90, pen: pen(w) });
         }
     }
     // Every road's casing first, then the roads from the least to the most important, so a
@@ -281,29 +469,29 @@ fn layers(schema: Schema, placed: &[Placed], cam: &Camera, theme: &Theme, ts: f6
         if has_casing(*l) {
             let w = width(*l, z, s);
             let edge = (0.12 * w).max(0.6 * s);
-            out.extend(stroked(path, w + 2.0 * edge, None).map(|p| (p, theme.streets.road_casing, 255)));
+            out.push(Op { path: path.clone(), color: theme.streets.road_casing, alpha: 255, pen: pen(w + 2.0 * edge) });
         }
     }
-    for (l, path) in &open {
-        let w = width(*l, z, s);
-        let dash = match l {
-            Line::Path => StrokeDash::new(vec![3.0 * s, 2.0 * s], 0.0),
-            _ => None,
-        };
-        out.extend(stroked(path, w, dash).map(|p| (p, line_color(*l, theme), 255)));
+    for (l, path) in open {
+        let w = width(l, z, s);
+        let mut p = pen(w);
+        if l == Line::Path && z >= DASH_MIN_ZOOM {
+            p = p.map(|p| Pen { dash: Some([3.0 * s, 2.0 * s]), ..p });
+        }
+        out.push(Op { path, color: line_color(l, theme), alpha: 255, pen: p });
     }
     out
 }
 
-fn push_lines(out: &mut Vec<(Path, [u8; 3], u8)>, placed: &[Placed], lines: &[Line], cam: &Camera, theme: &Theme) {
+fn push_lines(out: &mut Vec<Op>, placed: &[Placed], lines: &[Line], cam: &Camera, theme: &Theme) {
     let s = cam.scale as f32;
     for &l in lines {
         if cam.zoom < min_zoom(l) {
             continue;
         }
         let w = width(l, cam.zoom, s);
-        if let Some(path) = lines_of(placed, l, false, cam, f64::from(w)).and_then(|p| stroked(&p, w, None)) {
-            out.push((path, line_color(l, theme), 255));
+        if let Some(path) = lines_of(placed, l, false, cam, f64::from(w)) {
+            out.push(Op { path, color: line_color(l, theme), alpha: 255, pen: pen(w) });
         }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::color::parse_hex;
 use crate::error::{RenderError, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Theme {
     pub water: [u8; 3],
     pub land: [u8; 3],
@@ -19,7 +19,7 @@ pub struct Theme {
 }
 
 /// Colours of what a street map draws over land and water.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StreetColors {
     pub urban: [u8; 3],
     pub park: [u8; 3],

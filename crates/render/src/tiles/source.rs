@@ -125,6 +125,7 @@ pub struct VectorTiles {
     /// Plain text, for the image's corner and the X-Attribution header.
     pub attribution: String,
     name: Option<String>,
+    cache_bytes: u64,
     /// Absent tiles are cached too (as None): the view around an extract asks for them again
     /// and again.
     cache: quick_cache::sync::Cache<(u8, u32, u32), Option<Arc<TileShapes>>, Weigh>,
@@ -154,12 +155,18 @@ impl VectorTiles {
             schema,
             attribution,
             name,
+            cache_bytes: cache_bytes.max(1 << 20),
             cache: quick_cache::sync::Cache::with_weighter(1024, cache_bytes.max(1 << 20), Weigh),
             decoded: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             first_error: Mutex::new(None),
             reported: AtomicBool::new(false),
         })
+    }
+
+    /// The decoded-tile cache's bound, in bytes.
+    pub fn cache_bytes(&self) -> u64 {
+        self.cache_bytes
     }
 
     pub fn min_zoom(&self) -> u8 {

@@ -226,3 +226,30 @@ fn archives_that_are_not_street_tiles_are_refused_at_open() {
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     assert!(VectorTiles::open(&path, 1 << 20).is_err());
 }
+
+#[test]
+fn a_panned_view_shows_the_same_streets_where_the_two_overlap() {
+    // The street map is drawn in cells on the world's pixel grid and copied into each image: a
+    // view 100 pixels further east must show the first view's pixels 100 pixels to the left.
+    let themes = Themes::from_json(THEMES).unwrap();
+    let atlas = land().with_streets(open("monaco-openmaptiles"));
+    let (lat, lng, zoom, w, h) = (43.7366, 7.4214, 16.0, 500u32, 300u32);
+    let dx = 100.0;
+    let east = lng + dx / (256.0 * 2f64.powf(zoom)) * 360.0;
+    let (_, a) = rgb(&render(&atlas, &themes, &map("voyager", lat, lng, zoom, w, h)).unwrap());
+    let (_, b) = rgb(&render(&atlas, &themes, &map("voyager", lat, east, zoom, w, h)).unwrap());
+    let at = |img: &[u8], x: u32, y: u32| {
+        let i = ((y * w + x) * 3) as usize;
+        [img[i], img[i + 1], img[i + 2]]
+    };
+    let mut differ = 0;
+    for y in 0..h {
+        for x in 0..w - 100 {
+            differ += usize::from(at(&a, x + 100, y) != at(&b, x, y));
+        }
+    }
+    assert_eq!(differ, 0);
+    // And the view is a street map, not a blank: many colours.
+    let colours: std::collections::BTreeSet<[u8; 3]> = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).map(|(x, y)| at(&a, x, y)).collect();
+    assert!(colours.len() > 50, "{} colours", colours.len());
+}
