@@ -705,3 +705,26 @@ test('image cache: a cached image still costs its credits (402 when the key cann
   t.is(a.res.headers.get('x-trial-cap-applied'), 'true');
   t.true(Number(a.res.headers.get('x-location-count')) <= 50);
 });
+
+test('a country filter alone frames the country’s mainland; a state filter still fits its markers', async (t) => {
+  // The contiguous US by its published extremes (Key West to the Northwest Angle, Cape Alava to
+  // West Quoddy Head): every store the JSON answer lists there must be drawn where a map of that
+  // box puts it, to within the few pixels the box and the Natural Earth shape differ by.
+  const s = await server(t);
+  const [w, h] = [800, 500];
+  const q = { brand: 'Starbucks', country: 'US' };
+  const { img } = await png(t, s, { ...q, width: w, height: h, marker_color: '#0000FF' });
+  const { bytes } = await okPost(t, s, { ...q, format: 'json' });
+  const locs = (JSON.parse(bytes.toString()) as { locations: Location[] }).locations.filter((l) => l.lat > 24 && l.lat < 50 && l.lng > -125 && l.lng < -66);
+  t.true(locs.length > 20);
+  const project = boundsProjector([24.5, -124.7, 49.4, -66.9], w, h);
+  const blue = hex('#0000FF');
+  for (const l of locs.slice(0, 40)) {
+    const [x, y] = project(l.lat, l.lng);
+    const box = { x0: x - 4, y0: y - 4, x1: x + 5, y1: y + 5 };
+    t.true(countIn(img, box, (p) => near(p, blue, 8)) > 0, `${l.lat}, ${l.lng} at (${x.toFixed(1)}, ${y.toFixed(1)})`);
+  }
+  // A state: fitted to its stores, so far closer in than the whole country.
+  const ca = await png(t, s, { ...q, state: 'CA', width: w, height: h, marker_color: '#0000FF' });
+  t.notDeepEqual(ca.bytes, (await png(t, s, { ...q, width: w, height: h, marker_color: '#0000FF' })).bytes);
+});

@@ -7,7 +7,7 @@ import type { Location } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { assertError, balance, okJson, server, usageRows } from './helpers/location-map.ts';
 import { parseCsvObjects } from './helpers/csv.ts';
-import { decodePng } from './helpers/png.ts';
+import { boundsProjector, decodePng } from './helpers/png.ts';
 
 const OVERLAP = '/api/v1/overlap';
 type Branded = Location & { brand: string };
@@ -172,4 +172,39 @@ test('the overlap map: a PNG of the paired stores in each brand’s colour, pric
   t.true(red > 0, `Starbucks in the legend: ${red} red pixels`);
   const standard = await s.keys.create({ plan: 'standard', credits: 100 });
   assertError(t, await post(s.base, standard.key, { tickers: ['SBUX', 'MCD'], format: 'png' }), 403, 'DATA_ACCESS_FORBIDDEN');
+});
+
+test('an overlap map filtered to a country frames its mainland, not just its pairs', async (t) => {
+  // The contiguous US by its published extremes (Key West to the Northwest Angle, Cape Alava to
+  // West Quoddy Head): each pair's marker must be drawn where a map of that box puts it, to
+  // within the few pixels the box and the Natural Earth shape differ by.
+  const s = await server(t);
+  const [W, H] = [800, 500];
+  const json = (await post(s.base, s.key, { tickers: ['SBUX', 'MCD'], distance_m: 500, country: 'US' })).json<OverlapJson>();
+  t.true(json.pairs.length > 0);
+  const res = await post(s.base, s.key, { tickers: ['SBUX', 'MCD'], distance_m: 500, country: 'US', format: 'png', width: W, height: H, marker_colors: ['#FF0000', '#0000FF'] });
+  t.is(res.status, 200, res.text.slice(0, 200));
+  const img = decodePng(res.raw);
+  const project = boundsProjector([24.5, -124.7, 49.4, -66.9], W, H);
+  const marked = (x: number, y: number) => {
+    for (let dy = -4; dy <= 4; dy++) {
+      for (let dx = -4; dx <= 4; dx++) {
+        const [px, py] = [Math.round(x) + dx, Math.round(y) + dy];
+        if (px < 0 || py < 0 || px >= W || py >= H) continue;
+        const i = (py * W + px) * 4;
+        // Red or blue (a city's label dot may sit on McDonald's small inner marker).
+        const [r, g, b] = [img.data[i], img.data[i + 1], img.data[i + 2]];
+        if (g < 90 && ((r > 200 && b < 90) || (b > 200 && r < 90))) return true;
+      }
+    }
+    return false;
+  };
+  // Each pair's markers (Starbucks red, McDonald's blue inside) at its stores on the contiguous
+  // US.
+  const conus = json.pairs.filter((p) => p.b.lat > 24 && p.b.lat < 50 && p.b.lng > -125 && p.b.lng < -66).slice(0, 30);
+  t.true(conus.length > 0);
+  for (const p of conus) {
+    const [x, y] = project(p.b.lat, p.b.lng);
+    t.true(marked(x, y), `${p.b.lat}, ${p.b.lng} at (${x.toFixed(1)}, ${y.toFixed(1)})`);
+  }
 });

@@ -73,6 +73,12 @@ impl Atlas {
         self.streets.as_ref().map(|s| &s.tiles)
     }
 
+    /// A country's mainland as focus maps cut it, [south, west, north, east] degrees: what a map
+    /// filtered to the country frames.
+    pub fn mainland_bounds(&self, code: &str) -> Option<[f64; 4]> {
+        crate::focus::mainland_bounds(&self.shapes, code)
+    }
+
     pub fn has_font(&self) -> bool {
         self.font.is_some()
     }

@@ -153,6 +153,43 @@ fn box_gap_km(a: [f64; 4], b: [f64; 4]) -> f64 {
     (lat_gap * 111.2).hypot(lng_gap * 111.2 * lat_mid.to_radians().cos())
 }
 
+/// A country's mainland as a focus map cuts it (the largest polygon and those hop by hop within
+/// `MAINLAND_KM`), as [south, west, north, east] degrees; west is east of east when it crosses
+/// the antimeridian. None for a code with no shape.
+pub fn mainland_bounds(shapes: &Shapes, code: &str) -> Option<[f64; 4]> {
+    let spec = FocusSpec {
+        country: code.to_ascii_uppercase(),
+        mainland_only: true,
+        conus: false,
+        regions: Vec::new(),
+        territories: Vec::new(),
+        fill: [0; 3],
+        outline: [0; 3],
+        outline_width: 0.0,
+        background: None,
+    };
+    let parts = select(shapes, &spec).ok()?;
+    let mainland = parts.first()?;
+    let (mut south, mut north) = (f64::MAX, f64::MIN);
+    let mut lngs: Vec<f64> = Vec::new();
+    for p in mainland {
+        south = south.min(p.bbox[1]);
+        north = north.max(p.bbox[3]);
+        lngs.extend(p.rings.iter().flatten().map(|&(lng, _)| wrap(lng)));
+    }
+    // The frame is the circle of longitudes less its widest stretch with no land: Russia's runs
+    // from the Baltic east past 180 to Chukotka, though its shapes are cut at the antimeridian.
+    lngs.sort_by(f64::total_cmp);
+    let (first, last) = (*lngs.first()?, *lngs.last()?);
+    let (mut gap, mut west, mut east) = (first + 360.0 - last, first, last);
+    for w in lngs.windows(2) {
+        if w[1] - w[0] > gap {
+            (gap, west, east) = (w[1] - w[0], w[1], w[0]);
+        }
+    }
+    Some([south, west, north, east])
+}
+
 /// The polygons a focus map draws, in parts: the mainland (the largest polygon and those
 /// within `MAINLAND_KM` of it, hop by hop) first, then the far-flung ones grouped by nearness, largest
 /// first, at most `MAX_INSETS` (none when the map is cut to its mainland).

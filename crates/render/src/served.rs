@@ -125,6 +125,17 @@ fn row_filters(snap: &Snapshot, atlas: &Atlas, q: &MapQuery) -> Result<Vec<Filte
     Ok(sets)
 }
 
+/// A map filtered to a country alone (no state, city, postcode or radius) and given no bounds or
+/// centre frames the country's mainland, as a focus map does, instead of fitting its markers:
+/// fitted, a map of a brand's US stores loses the north-west and Maine wherever the brand has
+/// none. Any narrower filter fits the markers as before.
+fn framed(atlas: &Atlas, viewport: Viewport, country: Option<&str>, narrower: bool) -> Viewport {
+    match (viewport, country) {
+        (Viewport::Auto, Some(code)) if !narrower => atlas.mainland_bounds(code).map_or(Viewport::Auto, Viewport::Bounds),
+        (v, _) => v,
+    }
+}
+
 /// The focus request as the renderer's spec, with the product's defaults; "auto" is the
 /// country most served rows are in.
 fn focus_spec(snap: &Snapshot, f: &FocusQuery, rows: &[u32]) -> Result<FocusSpec> {
@@ -195,7 +206,10 @@ pub fn render_served(snap: &Snapshot, atlas: &Atlas, themes: &Themes, q: &MapQue
         dpi: q.dpi,
         style: q.style.clone(),
         format: q.format,
-        viewport: q.viewport,
+        viewport: framed(atlas, q.viewport, q.filters.country.as_deref(), {
+            let f = &q.filters;
+            f.state.is_some() || f.city.is_some() || f.postcode.is_some() || f.radius_km.is_some()
+        }),
         marker_radius: q.marker_radius.unwrap_or(DEFAULT_MARKER_RADIUS),
         groups,
         links: Vec::new(),
@@ -283,6 +297,7 @@ pub fn render_overlap(snap: &Snapshot, index: &NearbyIndex, atlas: &Atlas, theme
     let map = MapRequest {
         style: q.style.clone(),
         format: q.format,
+        viewport: framed(atlas, Viewport::Auto, q.country.as_deref(), false),
         marker_radius: q.marker_radius.unwrap_or(DEFAULT_MARKER_RADIUS),
         links: overlap.pairs.iter().map(|p| [snap.row_lat_lng(p.a as usize), snap.row_lat_lng(p.b as usize)]).collect(),
         rings: true,
