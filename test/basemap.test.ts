@@ -5,7 +5,9 @@
 // streets.json, worked out by shapely over the decoded tiles, not by our renderer; colours from
 // data/themes.json. Then the bad days: a damaged archive, damaged tiles, and `basemap info`.
 import test, { type ExecutionContext } from 'ava';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../ts/paths.ts';
@@ -13,6 +15,7 @@ import { ATTRIBUTION, headerText } from '../ts/http/headers.ts';
 import { decodePng, hex, near, pixel, fmt } from './helpers/png.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { describe, runCli } from './helpers/cli.ts';
+import { testDataDir } from './helpers/dataset.ts';
 
 const TILES = path.join(ROOT, 'crates/render/tests/data/tiles');
 const THEMES = JSON.parse(readFileSync(path.join(ROOT, 'data', 'themes.json'), 'utf8')) as Record<string, Record<string, string>>;
@@ -149,4 +152,99 @@ test('storemap basemap info prints the schema, zooms, bounds and attribution; a 
   const bad = await runCli(['basemap', 'info', path.join(ROOT, 'package.json')], {});
   t.is(bad.code, 1, describe(bad));
   t.regex(bad.stderr, /package\.json: not a PMTiles version 3 archive/);
+});
+
+/** A loopback server for one file: range requests answered 206 (or, `ranges: false`, the
+ * whole file with 200, as a server without range support does); counts what it sent. */
+async function fileServer(t: ExecutionContext, file: string, opts: { ranges?: boolean } = {}) {
+  const body = readFileSync(file);
+  const served = { bytes: 0, requests: 0 };
+  const server = http.createServer((req, res) => {
+    served.requests++;
+    const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    if (opts.ranges === false || !m) {
+      served.bytes += body.length;
+      res.writeHead(200, { 'content-length': body.length, etag: '"v1"' });
+      res.end(body);
+      return;
+    }
+    const [a, b] = [Number(m[1]), Math.min(Number(m[2]), body.length - 1)];
+    if (a >= body.length || (req.headers['if-match'] && req.headers['if-match'] !== '"v1"')) {
+      res.writeHead(a >= body.length ? 416 : 412);
+      res.end();
+      return;
+    }
+    const part = body.subarray(a, b + 1);
+    served.bytes += part.length;
+    res.writeHead(206, { 'content-range': `bytes ${a}-${b}/${body.length}`, 'content-length': part.length, etag: '"v1"' });
+    res.end(part);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/${path.basename(file)}`, served, size: body.length };
+}
+
+test('basemap extract over HTTP range requests: every tile of the box and no other, reading under a quarter of the archive', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-extract-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // 21,845 tiles in leaf directories, each holding its own tile id.
+  const src = await fileServer(t, path.join(TILES, 'leaves.pmtiles'));
+  const out = path.join(dir, 'ch.pmtiles');
+  const r = await runCli(['basemap', 'extract', '--from', src.url, '--bbox', '45.8,5.9,47.8,10.5', '--out', out], {});
+  t.is(r.code, 0, describe(r));
+  t.regex(r.stdout, /wrote .*ch\.pmtiles: \d+ tiles/);
+  t.true(src.served.bytes * 4 < src.size, `served ${src.served.bytes} of ${src.size} bytes`);
+  // Every tile of the box at each zoom (columns and rows by Web Mercator arithmetic here), and
+  // nothing else: the tile count the header gives.
+  const n = (z: number) => 2 ** z;
+  let want = 0;
+  for (let z = 0; z <= 7; z++) {
+    const x = (lng: number) => Math.floor(((lng + 180) / 360) * n(z));
+    const y = (lat: number) => Math.floor(((1 - Math.log(Math.tan((lat * Math.PI) / 180) + 1 / Math.cos((lat * Math.PI) / 180)) / Math.PI) / 2) * n(z));
+    want += (x(10.5) - x(5.9) + 1) * (y(45.8) - y(47.8) + 1);
+  }
+  // The header as the PMTiles spec lays it out (these tiles are not vector tiles, so `basemap
+  // info` refuses them): magic, version, addressed tiles, bounds.
+  const bytes = readFileSync(out);
+  t.is(bytes.subarray(0, 7).toString(), 'PMTiles');
+  t.is(bytes[7], 3);
+  t.is(Number(bytes.readBigUInt64LE(72)), want, 'addressed tiles');
+  t.deepEqual([102, 106, 110, 114].map((o) => bytes.readInt32LE(o) / 1e7), [5.9, 45.8, 10.5, 47.8]);
+});
+
+test('basemap extract --country frames the mainland and makes an archive the service draws from', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-extract-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const src = await fileServer(t, path.join(TILES, 'monaco-openmaptiles.pmtiles'));
+  const out = path.join(dir, 'mc.pmtiles');
+  const r = await runCli(['basemap', 'extract', '--from', src.url, '--country', 'MC', '--maxzoom', '14', '--out', out], { STOREMAP_DATA_DIR: testDataDir() });
+  t.is(r.code, 0, describe(r));
+  const info = JSON.parse((await runCli(['basemap', 'info', out, '--json'], {})).stdout) as { schema: string; maxZoom: number; bounds: number[] };
+  t.is(info.schema, 'openmaptiles');
+  t.is(info.maxZoom, 14);
+  // Monaco lies within 7.40-7.44 E, 43.72-43.76 N.
+  const [w, s, e, n] = info.bounds;
+  t.true(w <= 7.41 && e >= 7.43 && s <= 43.73 && n >= 43.75, JSON.stringify(info.bounds));
+  // A map drawn from the extract is the map drawn from the whole archive.
+  const [whole, cut] = [await server(t, path.join(TILES, 'monaco-openmaptiles.pmtiles')), await server(t, out)];
+  const [a, b] = [await mapAt(t, whole, 43.7384, 7.4246, 16, 'voyager'), await mapAt(t, cut, 43.7384, 7.4246, 16, 'voyager')];
+  t.deepEqual(b.bytes, a.bytes);
+});
+
+test('basemap extract refuses a server without range requests, a bad box and a file that is not an archive, and leaves nothing behind', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-extract-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const src = await fileServer(t, path.join(TILES, 'leaves.pmtiles'), { ranges: false });
+  const out = path.join(dir, 'x.pmtiles');
+  const r = await runCli(['basemap', 'extract', '--from', src.url, '--bbox', '45.8,5.9,47.8,10.5', '--out', out], {});
+  t.is(r.code, 1, describe(r));
+  t.regex(r.stderr, /answered 200 to a range request/);
+  const bad = await runCli(['basemap', 'extract', '--from', path.join(TILES, 'leaves.pmtiles'), '--bbox', '47.8,5.9,45.8,10.5', '--out', out], {});
+  t.is(bad.code, 1, describe(bad));
+  t.regex(bad.stderr, /south must be at most north/);
+  const notArchive = await runCli(['basemap', 'extract', '--from', path.join(ROOT, 'package.json'), '--bbox', '45.8,5.9,47.8,10.5', '--out', out], {});
+  t.is(notArchive.code, 1, describe(notArchive));
+  t.regex(notArchive.stderr, /not a PMTiles version 3 archive/);
+  t.deepEqual(readdirSync(dir), []);
 });

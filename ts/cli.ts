@@ -4,7 +4,8 @@ import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
-import { FETCH_SOURCES, fetchSources, loadFetchConfig } from './data/fetch.ts';
+import { FETCH_SOURCES, fetchSources, formatBytes, loadFetchConfig, parseCountry } from './data/fetch.ts';
+import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
@@ -382,9 +383,8 @@ program
     }
   });
 
-program
-  .command('basemap')
-  .description('street-map tiles (STOREMAP_BASEMAP)')
+const basemap = program.command('basemap').description('street-map tiles (STOREMAP_BASEMAP)');
+basemap
   .command('info <file>')
   .description("a PMTiles archive's schema, zooms, bounds and attribution, as the renderer reads them")
   .option('--json', 'print it as JSON')
@@ -403,6 +403,35 @@ program
         `  size         ${(i.bytes / 2 ** 20).toFixed(1)} MiB`,
         `  attribution  ${i.attribution}`,
       ].join('\n'),
+    );
+  });
+
+basemap
+  .command('extract')
+  .description('cut a region out of a PMTiles archive (an https URL, read with range requests, or a file) into a new archive')
+  .requiredOption('--from <url|file>', 'the source archive: the Protomaps daily build, or any PMTiles file or URL')
+  .requiredOption('--out <file>', 'the archive to write')
+  .option('--bbox <S,W,N,E>', 'the region: south, west, north, east in degrees')
+  .option('--country <CC>', "the region: a country's mainland (as focus maps cut it), by ISO 3166-1 alpha-2 code")
+  .option('--minzoom <n>', 'the shallowest zoom to keep', number(0, 31), 0)
+  .option('--maxzoom <n>', "the deepest zoom to keep (default: the source's)", number(0, 31), 31)
+  .action(async (o: { from: string; out: string; bbox?: string; country?: string; minzoom: number; maxzoom: number }) => {
+    if ((o.bbox === undefined) === (o.country === undefined)) throw new InvalidArgumentError('give one of --bbox or --country');
+    let bbox: [number, number, number, number];
+    if (o.bbox !== undefined) bbox = parseBbox(o.bbox);
+    else {
+      const config = loadConfig();
+      const code = parseCountry(o.country!);
+      const frame = loadRenderer(await ensureReference(config.dataDir)).mainlandBounds(code);
+      if (!frame) throw new Error(`no country ${code} in the reference shapes`);
+      const [s, w, n, e] = frame;
+      bbox = [w, s, e, n];
+    }
+    const started = performance.now();
+    const r = await extractBasemap({ from: o.from, out: o.out, bbox, minZoom: o.minzoom, maxZoom: o.maxzoom });
+    const of = r.sourceBytes ? ` of ${formatBytes(r.sourceBytes)}` : '';
+    console.log(
+      `wrote ${o.out}: ${r.tiles} tiles (${r.tileContents} distinct), zooms ${r.minZoom}-${r.maxZoom}, ${formatBytes(r.bytes)}; read ${formatBytes(r.bytesRead)}${of} in ${r.requests} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   });
 

@@ -181,6 +181,34 @@ export function loadRenderer(referenceDir: string, basemap?: BasemapOptions): Re
   );
 }
 
+export type ExtractSummary = Binding.ExtractSummary;
+export interface ByteRange {
+  offset: number;
+  length: number;
+}
+
+/** A region cut out of a PMTiles archive by byte ranges (`storemap basemap extract`): the
+ * addon's state machine, its errors as NativeError (INVALID_BASEMAP). */
+export class BasemapExtract {
+  private readonly inner: Binding.BasemapExtract;
+  constructor(head: Buffer, bbox: [number, number, number, number], minZoom: number, maxZoom: number, dataPath: string) {
+    this.inner = wrapSync(() => new binding.BasemapExtract(head, bbox, minZoom, maxZoom, dataPath));
+  }
+  /** The ranges to read next; none when it is time to finish. */
+  ranges(): ByteRange[] {
+    return this.inner.ranges();
+  }
+  feed(chunks: Buffer[]): void {
+    wrapSync(() => this.inner.feed(chunks));
+  }
+  get bytesAsked(): number {
+    return this.inner.bytesAsked;
+  }
+  finish(out: string): ExtractSummary {
+    return wrapSync(() => this.inner.finish(out));
+  }
+}
+
 /** What a basemap archive holds (`storemap basemap info`); INVALID_BASEMAP when it is not one. */
 export function basemapInfo(file: string): BasemapInfo {
   return wrapSync(() => binding.basemapInfo(file));

@@ -285,6 +285,13 @@ impl Renderer {
         run(|| Ok(storemap_render::render_served(&store.inner, &self.atlas, &self.themes, &query)?)).map(Into::into)
     }
 
+    /// A country's mainland as focus maps cut it, [south, west, north, east] degrees (west east
+    /// of east across the antimeridian); null for a code with no shape.
+    #[napi]
+    pub fn mainland_bounds(&self, code: String) -> Option<Vec<f64>> {
+        self.atlas.mainland_bounds(&code).map(|b| b.to_vec())
+    }
+
     /// The basemap archive's state: null without STOREMAP_BASEMAP; `error` when it could not be
     /// opened (the Natural Earth map is drawn instead); the tiles read, skipped and cached.
     #[napi]
@@ -416,4 +423,95 @@ pub fn basemap_info(path: String) -> Result<BasemapInfo, Code> {
         let tiles = VectorTiles::open(std::path::Path::new(&path), 1 << 20).map_err(|e| Failure::new("INVALID_BASEMAP", format!("{path}: {e}")))?;
         Ok(tiles.info().into())
     })
+}
+
+/// A byte range of a basemap archive to read.
+#[napi(object)]
+pub struct ByteRange {
+    pub offset: f64,
+    pub length: f64,
+}
+
+/// What `storemap basemap extract` wrote.
+#[napi(object)]
+pub struct ExtractSummary {
+    pub tiles: f64,
+    pub tile_contents: f64,
+    pub bytes: f64,
+    pub min_zoom: u32,
+    pub max_zoom: u32,
+    /// [west, south, east, north]
+    pub bounds: Vec<f64>,
+}
+
+/// A region cut out of a PMTiles archive by byte ranges (the crate's `tiles::extract`): the
+/// caller reads the ranges it asks for (HTTP range requests or a file) and feeds them back.
+#[napi]
+pub struct BasemapExtract {
+    inner: Option<storemap_render::tiles::extract::Extract>,
+    pending: Vec<storemap_render::tiles::extract::Range>,
+}
+
+fn extract_failure(e: storemap_render::tiles::pmtiles::PmtilesError) -> Failure {
+    Failure::new("INVALID_BASEMAP", e.to_string())
+}
+
+fn byte_ranges(r: &[storemap_render::tiles::extract::Range]) -> Vec<ByteRange> {
+    r.iter().map(|r| ByteRange { offset: r.offset as f64, length: r.length as f64 }).collect()
+}
+
+#[napi]
+impl BasemapExtract {
+    /// From the archive's first bytes (16 KiB: the header and, by the spec, the root
+    /// directory), a box [west, south, east, north] and zooms; tile contents are kept at
+    /// `data_path` until `finish`.
+    #[napi(constructor)]
+    pub fn new(head: Buffer, bbox: Vec<f64>, min_zoom: u32, max_zoom: u32, data_path: String) -> Result<BasemapExtract, Code> {
+        run(|| {
+            let bbox: [f64; 4] = bbox.as_slice().try_into().map_err(|_| Failure::invalid("bbox must be [west, south, east, north]"))?;
+            let zoom = |z: u32| u8::try_from(z.min(31)).unwrap_or(31);
+            let region = storemap_render::tiles::extract::Region { bbox, min_zoom: zoom(min_zoom), max_zoom: zoom(max_zoom) };
+            let (ex, pending) = storemap_render::tiles::extract::Extract::new(&head, region, std::path::Path::new(&data_path)).map_err(extract_failure)?;
+            Ok(BasemapExtract { inner: Some(ex), pending })
+        })
+    }
+
+    /// The ranges to read next, in order; none when it is time to `finish`.
+    #[napi]
+    pub fn ranges(&self) -> Vec<ByteRange> {
+        byte_ranges(&self.pending)
+    }
+
+    /// The bytes of the ranges `ranges()` gave, in the same order.
+    #[napi]
+    pub fn feed(&mut self, chunks: Vec<Buffer>) -> Result<(), Code> {
+        run(|| {
+            let ex = self.inner.as_mut().ok_or_else(|| Failure::invalid("the extract is finished"))?;
+            self.pending = ex.feed(chunks.into_iter().map(|b| b.to_vec()).collect()).map_err(extract_failure)?;
+            Ok(())
+        })
+    }
+
+    /// Bytes asked for so far (the header's 16 KiB included).
+    #[napi(getter)]
+    pub fn bytes_asked(&self) -> f64 {
+        self.inner.as_ref().map_or(0.0, |e| e.bytes_asked as f64)
+    }
+
+    /// Writes the archive to `out` (through a temporary file renamed into place).
+    #[napi]
+    pub fn finish(&mut self, out: String) -> Result<ExtractSummary, Code> {
+        run(|| {
+            let ex = self.inner.take().ok_or_else(|| Failure::invalid("the extract is finished"))?;
+            let s = ex.finish(std::path::Path::new(&out)).map_err(extract_failure)?;
+            Ok(ExtractSummary {
+                tiles: s.tiles as f64,
+                tile_contents: s.tile_contents as f64,
+                bytes: s.bytes as f64,
+                min_zoom: u32::from(s.min_zoom),
+                max_zoom: u32::from(s.max_zoom),
+                bounds: s.bounds.to_vec(),
+            })
+        })
+    }
 }

@@ -2,6 +2,7 @@
 //! Reading only; drawing them is the renderer's.
 
 pub mod classify;
+pub mod extract;
 pub mod mvt;
 pub mod pmtiles;
 pub mod source;

@@ -3,6 +3,7 @@
 
 use storemap_render::{render, Atlas, ImageFormat, MapRequest, MarkerGroup, RenderError, Themes, Viewport};
 
+mod extract;
 mod references;
 mod streets;
 mod tiles;

@@ -1,0 +1,127 @@
+//! Cutting a region out of an archive by ranges (`tiles::extract`), read from a local file here
+//! as the service reads a remote one: what comes out must be a valid archive holding exactly the
+//! source's tiles in the region (tile columns and rows worked out here with Web Mercator
+//! arithmetic of its own), byte for byte, after reading a fraction of the source.
+
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use storemap_render::tiles::extract::{Extract, Region, HEAD_BYTES};
+use storemap_render::tiles::pmtiles::{tile_id, Archive, Compression};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tiles").join(name)
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs an extract against a local file; returns the bytes it asked for.
+fn run(source: &Path, region: Region, out: &Path) -> storemap_render::tiles::pmtiles::Result<u64> {
+    let f = std::fs::File::open(source).unwrap();
+    let len = f.metadata().unwrap().len();
+    let read = |offset: u64, length: u64| {
+        let mut b = vec![0u8; length.min(len.saturating_sub(offset)) as usize];
+        f.read_exact_at(&mut b, offset).unwrap();
+        b
+    };
+    let (mut ex, mut want) = Extract::new(&read(0, HEAD_BYTES), region, &out.with_extension("data"))?;
+    while !want.is_empty() {
+        want = ex.feed(want.iter().map(|r| read(r.offset, r.length)).collect())?;
+    }
+    let asked = ex.bytes_asked;
+    ex.finish(out)?;
+    Ok(asked)
+}
+
+/// The tile columns and rows of a box at zoom z.
+fn span(bbox: [f64; 4], z: u8) -> ((u32, u32), (u32, u32)) {
+    let n = f64::from(1u32 << z);
+    let x = |lng: f64| ((lng + 180.0) / 360.0 * n).floor().clamp(0.0, n - 1.0) as u32;
+    let y = |lat: f64| {
+        let r = lat.to_radians();
+        ((1.0 - (r.tan() + 1.0 / r.cos()).ln() / std::f64::consts::PI) / 2.0 * n).floor().clamp(0.0, n - 1.0) as u32
+    };
+    ((x(bbox[0]), x(bbox[2])), (y(bbox[3]), y(bbox[1])))
+}
+
+#[test]
+fn an_extract_holds_exactly_the_sources_tiles_in_the_box_after_reading_a_fraction_of_it() {
+    // 21,845 tiles (zooms 0-7) in leaf directories, each holding its own id.
+    let source = data("leaves.pmtiles");
+    let size = std::fs::metadata(&source).unwrap().len();
+    let bbox = [5.9, 45.8, 10.5, 47.8];
+    let out = out_dir("extract-leaves").join("ch.pmtiles");
+    let asked = run(&source, Region { bbox, min_zoom: 0, max_zoom: 7 }, &out).unwrap();
+    assert!(asked * 4 < size, "read {asked} of {size} bytes");
+    let a = Archive::open(&out).unwrap();
+    let b = Archive::open(&source).unwrap();
+    let mut inside = 0;
+    for z in 0..=7u8 {
+        let ((x0, x1), (y0, y1)) = span(bbox, z);
+        for x in 0..(1u32 << z) {
+            for y in 0..(1u32 << z) {
+                let got = a.tile(z, x, y).unwrap();
+                if (x0..=x1).contains(&x) && (y0..=y1).contains(&y) {
+                    inside += 1;
+                    assert_eq!(got, b.tile(z, x, y).unwrap(), "{z}/{x}/{y}");
+                    assert_eq!(got.unwrap(), tile_id(z, x, y).unwrap().to_le_bytes());
+                } else {
+                    assert_eq!(got, None, "{z}/{x}/{y} is outside the box");
+                }
+            }
+        }
+    }
+    assert_eq!(a.header.addressed_tiles, inside);
+    assert_eq!((a.header.min_zoom, a.header.max_zoom), (0, 7));
+    assert_eq!(a.header.internal_compression, Compression::Gzip);
+    assert!(a.header.clustered);
+}
+
+#[test]
+fn a_real_basemap_extract_keeps_the_tiles_byte_for_byte_and_the_metadata() {
+    let source = data("monaco-openmaptiles.pmtiles");
+    // The eastern half of Monaco, to zoom 13 only.
+    let bbox = [7.42, 43.72, 7.45, 43.76];
+    let out = out_dir("extract-monaco").join("east.pmtiles");
+    run(&source, Region { bbox, min_zoom: 0, max_zoom: 13 }, &out).unwrap();
+    let (a, b) = (Archive::open(&out).unwrap(), Archive::open(&source).unwrap());
+    assert_eq!(a.metadata().unwrap(), b.metadata().unwrap());
+    assert_eq!(a.header.max_zoom, 13);
+    assert_eq!((a.header.tile_compression, a.header.tile_type), (b.header.tile_compression, b.header.tile_type));
+    for z in 0..=14u8 {
+        let ((x0, x1), (y0, y1)) = span(bbox, z);
+        for x in x0..=x1 {
+            for y in y0..=y1 {
+                let want = if z <= 13 { b.tile_raw(z, x, y).unwrap() } else { None };
+                assert_eq!(a.tile_raw(z, x, y).unwrap(), want, "{z}/{x}/{y}");
+            }
+        }
+    }
+    // Bounds: the box within the source's.
+    let sb = b.header.bounds;
+    let want = [bbox[0].max(sb[0]), bbox[1].max(sb[1]), bbox[2].min(sb[2]), bbox[3].min(sb[3])];
+    assert!(a.header.bounds.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-6), "{:?} vs {want:?}", a.header.bounds);
+}
+
+#[test]
+fn bad_sources_and_regions_are_refused() {
+    let dir = out_dir("extract-bad");
+    let not = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let region = Region { bbox: [7.42, 43.72, 7.45, 43.76], min_zoom: 0, max_zoom: 14 };
+    assert!(Extract::new(&not, region, &dir.join("a.data")).is_err(), "not an archive");
+    let head = std::fs::read(data("monaco-openmaptiles.pmtiles")).unwrap();
+    assert!(Extract::new(&head[..16_384], Region { bbox: [7.0, 44.0, 8.0, 43.0], ..region }, &dir.join("b.data")).is_err(), "south of north");
+    assert!(Extract::new(&head[..16_384], Region { bbox: [7.0, 43.0, 200.0, 44.0], ..region }, &dir.join("c.data")).is_err(), "past 180");
+    // The Pacific from zoom 8: no tile there (the archive's shallow tiles cover the world).
+    let pacific = Region { bbox: [-150.0, -10.0, -140.0, 0.0], min_zoom: 8, max_zoom: 14 };
+    let e = run(&data("monaco-openmaptiles.pmtiles"), pacific, &dir.join("d.pmtiles")).unwrap_err();
+    assert!(e.to_string().contains("no tile"), "{e}");
+    // Fed the wrong number of ranges.
+    let (mut ex, want) = Extract::new(&head[..16_384], region, &dir.join("e.data")).unwrap();
+    assert!(!want.is_empty());
+    assert!(ex.feed(vec![]).is_err());
+}
