@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './paths.ts';
 import { SOURCE_KINDS } from './native.ts';
+import { trustedProxies } from './http/client-address.ts';
 
 /** The sources, as the addon names them (the core crate is their one home). */
 export const SOURCE_TYPES = SOURCE_KINDS;
@@ -51,12 +52,27 @@ const EnvSchema = z.object({
   /** Refused (429) requests are counted in memory and written as one row per key this often. */
   STOREMAP_USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(86_400_000).default(1000),
   /** Free endpoints (directory, search, summary, status, docs): per client address. */
+  /** Addresses or CIDR blocks of the load balancers in front: from them, and only from them,
+   * X-Forwarded-For names the client the free endpoints' per-address limit counts. */
+  STOREMAP_TRUSTED_PROXIES: csv
+    .superRefine((entries, ctx) => {
+      try {
+        trustedProxies(entries);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      }
+    })
+    .default([]),
   STOREMAP_FREE_RATE_LIMIT: z.coerce.number().positive().max(1e6).default(20),
   STOREMAP_FREE_RATE_BURST: z.coerce.number().int().min(1).max(1e6).default(60),
   /** Bytes of response bodies written but not yet taken by slow clients; past it, heavy
    * requests get 503 SERVICE_BUSY until the clients catch up. Bounds memory. */
   STOREMAP_MAX_PENDING_RESPONSE_BYTES: z.coerce.number().int().min(1).max(2 ** 40).default(256 * 2 ** 20),
   /** Node's server limits: time to receive a request's headers, and the whole request. */
+  /** A client must take its answer within STOREMAP_SLOW_READER_GRACE_MS (0: never checked) plus
+   * its size at STOREMAP_SLOW_READER_BYTES_PER_S, or its connection is cut. */
+  STOREMAP_SLOW_READER_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  STOREMAP_SLOW_READER_BYTES_PER_S: z.coerce.number().int().min(1).max(2 ** 34).default(65_536),
   STOREMAP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   STOREMAP_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** An idle keep-alive connection is closed after this. */
@@ -108,6 +124,9 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     idleTimeoutMs: c.STOREMAP_IDLE_TIMEOUT_MS,
     maxConnections: c.STOREMAP_MAX_CONNECTIONS,
     imageCacheBytes: c.STOREMAP_IMAGE_CACHE_BYTES,
+    trustedProxies: c.STOREMAP_TRUSTED_PROXIES,
+    slowReaderGraceMs: c.STOREMAP_SLOW_READER_GRACE_MS,
+    slowReaderBytesPerS: c.STOREMAP_SLOW_READER_BYTES_PER_S,
     basemap: c.STOREMAP_BASEMAP === undefined ? undefined : { path: path.resolve(c.STOREMAP_BASEMAP), cacheBytes: c.STOREMAP_BASEMAP_CACHE_MB * 2 ** 20 },
     testHooks: c.STOREMAP_TEST_HOOKS === '1',
   };

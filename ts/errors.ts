@@ -14,6 +14,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this path.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be application/json.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests for this key; retry after the time in Retry-After.' },
   INTERNAL: { status: 500, message: 'An internal error occurred.' },
   NOT_IMPLEMENTED: { status: 501, message: 'This feature is not available yet.' },

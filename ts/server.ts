@@ -1,9 +1,10 @@
 // The HTTP service. createServer takes everything it needs as arguments (config, database,
 // snapshot, clock); nothing is global, so tests build as many servers as they like.
+import { trustedProxies } from './http/client-address.ts';
 import restify from 'restify';
 import type { Config } from './config.ts';
 import type { DB } from './db/database.ts';
-import { ApiError, errorBody } from './errors.ts';
+import { ApiError, errorBody, ERRORS, type ErrorCode } from './errors.ts';
 import type { ApiDeps } from './http/context.ts';
 import { jsonRoute } from './http/json-route.ts';
 import { mountOperations } from './http/mount.ts';
@@ -65,7 +66,13 @@ export function createServer(deps: Deps): restify.Server {
       : new RateLimiter(deps.config.rateLimit, deps.config.rateBurst, now),
     pool: new NativePool(deps.config.nativeConcurrency, deps.config.nativeQueue, deps.config.nativeKeyShare),
     freeLimiter: new RateLimiter(deps.config.freeRateLimit, deps.config.freeRateBurst, now),
-    pending: new PendingResponses(deps.config.maxPendingResponseBytes),
+    proxies: deps.config.trustedProxies.length ? trustedProxies(deps.config.trustedProxies) : undefined,
+    pending: new PendingResponses({
+      limit: deps.config.maxPendingResponseBytes,
+      keyShare: deps.config.nativeKeyShare,
+      graceMs: deps.config.slowReaderGraceMs,
+      minBytesPerS: deps.config.slowReaderBytesPerS,
+    }),
     images: new ImageCache(deps.config.imageCacheBytes),
     usage: new UsageReports(ledger),
     ledger,
@@ -96,9 +103,22 @@ export function createServer(deps: Deps): restify.Server {
   return server;
 }
 
+/** Node's own answers to requests it cannot parse (malformed, headers too large), in the
+ * contract's error shape instead of an empty body. */
+const CLIENT_ERRORS: Record<string, [number, string, ErrorCode, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE', ERRORS.HEADERS_TOO_LARGE.message],
+};
+
 /** Node's own limits on the listening server: slow senders, idle sockets, connection count. */
 function applyServerLimits(server: restify.Server, config: Config): void {
   const http = server.server;
+  http.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
+    // A reset or a socket already written to gets nothing more.
+    if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
+    const [status, reason, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'INVALID_REQUEST', 'The request is not valid HTTP.'];
+    const body = JSON.stringify({ error: message, code });
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   http.headersTimeout = config.headersTimeoutMs;
   http.requestTimeout = config.receiveTimeoutMs;
   http.keepAliveTimeout = config.keepAliveTimeoutMs;

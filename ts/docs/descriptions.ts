@@ -20,13 +20,14 @@ export const ERROR_CASES = {
   INVALID_JSON: 'The request body is not valid JSON.',
   INVALID_REQUEST: 'A field or query parameter is missing, of the wrong type, out of range, unknown, or breaks a rule between fields (`details` lists every failing field); or a map whose markers would cover more pixels than the work limit.',
   UNAUTHORIZED: 'No x-api-key header, or an unknown, malformed or revoked key.',
-  INSUFFICIENT_CREDITS: "The key's balance is below the cost of the request; it is known before any work, so nothing is drawn, serialized or charged.",
+  INSUFFICIENT_CREDITS: "The key's balance is below the cost of the request; it is known before any work, so nothing is drawn, serialized or charged. A key with less than 1 credit is refused before the request's work is even counted: nothing costs less.",
   TRIAL_EXPIRED: `A trial key more than ${PLAN_RULES.trial.trialDays} days old.`,
-  DATA_ACCESS_FORBIDDEN: 'A trial or standard key asked for json, csv or geojson (json is the default format; the change feed has only these); such keys must request png or jpeg.',
+  DATA_ACCESS_FORBIDDEN: 'A trial or standard key asked for json, csv or geojson (json is the default format); such keys must request png or jpeg where the endpoint draws maps. Nearby and the change feed answer data formats only, so they need an enterprise or internal key.',
   NOT_FOUND: 'No brand or ticker matches (with `suggestions` of close names), no location matches the filters, or the path does not exist.',
   METHOD_NOT_ALLOWED: 'The path exists but not with this method (the Allow header lists the methods it has).',
   PAYLOAD_TOO_LARGE: `The request body is over the size limit (${DEFAULT_CONFIG.maxBodyBytes / 1024} KiB by default), counted after gzip or deflate decoding.`,
   UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as application/json, or has a Content-Encoding other than gzip or deflate.',
+  HEADERS_TOO_LARGE: "The request's headers are over Node's limit (16 KiB); the connection is closed after the answer.",
   RATE_LIMITED: "Over the key's request rate (on the free endpoints: the client address's); retry after the seconds in Retry-After.",
   INTERNAL: 'A bug on the server; the service keeps serving.',
   NOT_IMPLEMENTED: 'A feature this server cannot provide: map images on a server without the renderer, or the change feed on a data folder that keeps no history yet.',
@@ -47,7 +48,7 @@ const TRIAL = PLAN_RULES.trial;
 export const AUTH = `Keyed endpoints take the API key in the \`x-api-key\` header: \`sm_live_\` followed by 24 hexadecimal characters. Keys stay server-side. Trial and standard keys get map images only; data formats (json, csv, geojson) need an enterprise or internal key. Trial keys last ${TRIAL.trialDays} days, start with ${TRIAL.defaultCredits} credits and get at most ${TRIAL.maxLocations} locations per request.`;
 
 export function creditsText(): string {
-  return `Only successful location-map requests are charged, by the number of locations in the response: ${tiersText()}; map images cost twice that. Internal keys are never debited. Responses carry X-Credits-Low: true when the balance falls below ${LOW_CREDIT_THRESHOLD}. Brand directory, summaries, search, usage and status cost nothing.`;
+  return `Successful requests to the four charged endpoints (location-map, nearby, overlap and changes) are charged by the rows in the answer (locations, stores, pairs of stores, changes): ${tiersText()}; map images cost twice that. A key with less than 1 credit is refused at once. Internal keys are never debited. Responses carry X-Credits-Low: true when the balance falls below ${LOW_CREDIT_THRESHOLD}. Brand directory, summaries, search, usage and status cost nothing.`;
 }
 
 export const PLANS_TEXT = Object.entries(PLAN_RULES)

@@ -9,7 +9,10 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json') throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes.`);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.pause();
+    throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes.`);
+  }
 
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   let stream: NodeJS.ReadableStream = req;
@@ -35,9 +38,15 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
       stream.pipe(counter);
     });
   } catch (e) {
-    // Stop reading a body we are refusing; the response still goes out.
     req.unpipe();
-    req.resume();
+    if (e instanceof ApiError && e.code === 'PAYLOAD_TOO_LARGE') {
+      // The rest of a body too large is not read: the answer says Connection: close
+      // (http/errors.ts) and the socket ends after it, instead of draining megabytes first.
+      req.pause();
+    } else {
+      // Stop reading a body we are refusing; the response still goes out.
+      req.resume();
+    }
     throw e;
   }
   // RFC 8259 lets a parser ignore a leading byte order mark.

@@ -9,7 +9,7 @@ import { requireKey, takeRate } from './auth.ts';
 import { ATTRIBUTION, headerText } from './headers.ts';
 import { NativeError, type RefusalReason } from '../native.ts';
 import { Cancel } from '../services/native-pool.ts';
-import { creditsFor, isImageFormat, LOW_CREDIT_THRESHOLD, type Format } from '../services/credits.ts';
+import { affordableRows, creditsFor, isImageFormat, LOW_CREDIT_THRESHOLD, type Format } from '../services/credits.ts';
 import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from './context.ts';
 
@@ -79,7 +79,7 @@ export function usageFormat<F extends Format>(format: unknown, formats: readonly
  * hold too many unsent bytes), given the milliseconds left when it starts: work that starts
  * after the deadline never starts. The addon's errors come back as API errors. */
 export function runNative<T>(deps: ApiDeps, ctx: WorkContext, work: (timeBudgetMs: number) => Promise<T>): Promise<T> {
-  deps.pending.admit();
+  deps.pending.admit(ctx.key.id);
   return deps.pool
     .run(
       () => {
@@ -95,12 +95,25 @@ export function runNative<T>(deps: ApiDeps, ctx: WorkContext, work: (timeBudgetM
 }
 
 /** The key's plan rules, once it is known to be in its trial (if it has one) and its plan
- * allows `format`: data formats need a data plan. */
-export function planRules(deps: ApiDeps, key: ApiKey, format: Format): (typeof PLAN_RULES)[keyof typeof PLAN_RULES] {
+ * allows `format`: data formats need a data plan. `dataOnly` names an endpoint with no image
+ * format, whose refusal must not tell the key to ask for one. */
+export function planRules(deps: ApiDeps, key: ApiKey, format: Format, dataOnly?: string): (typeof PLAN_RULES)[keyof typeof PLAN_RULES] {
   if (deps.keys.isExpired(key)) throw new ApiError('TRIAL_EXPIRED');
   const rules = PLAN_RULES[key.plan];
-  if (!isImageFormat(format) && !rules.dataFormats) throw new ApiError('DATA_ACCESS_FORBIDDEN');
+  if (!isImageFormat(format) && !rules.dataFormats) {
+    throw new ApiError('DATA_ACCESS_FORBIDDEN', dataOnly ? `${dataOnly} answers data formats only (json, csv, geojson), which need an enterprise or internal key.` : undefined);
+  }
   return rules;
+}
+
+/** The key's balance as the rows it can pay for (undefined: any count), checked before the
+ * work: the addon stops before serializing or drawing what it cannot pay for. A key that cannot
+ * pay one credit is refused here, before any work is enumerated: nothing costs less. */
+export async function affordable(deps: ApiDeps, key: ApiKey, rules: (typeof PLAN_RULES)[keyof typeof PLAN_RULES], format: Format): Promise<number | undefined> {
+  if (rules.unlimited) return undefined;
+  const balance = await deps.billing.balance(key);
+  if (balance < 1) throw new ApiError('INSUFFICIENT_CREDITS', `Every request costs at least 1 credit; the key has ${balance}.`);
+  return affordableRows(balance, format);
 }
 
 /** The request's state shared by its steps, its timer and its client's hang-up. */
@@ -220,7 +233,7 @@ async function handle(req: Request, res: Response, deps: ApiDeps, endpoint: stri
     for (const [name, value] of Object.entries(out.headers)) if (value !== undefined) res.header(name, value);
     res.status(200);
     res.header('content-type', out.contentType);
-    deps.pending.track(res, out.body.length);
+    deps.pending.track(res, out.body.length, key.id);
     res.end(out.body);
   } catch (e) {
     if (ctx.done) return; // the timeout or the hang-up already ended it (a cancelled charge ends here too)

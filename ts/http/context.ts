@@ -1,5 +1,6 @@
 // What every route and HTTP step gets: the services built once per server by createServer.
 // Its own module, so routes and steps need not import the server that mounts them.
+import type { BlockList } from 'node:net';
 import type { Config } from '../config.ts';
 import type { LedgerOps } from '../db/ledger.ts';
 import type { Renderer } from '../native.ts';
@@ -25,6 +26,8 @@ export interface ApiDeps {
   pool: NativePool;
   /** Per client address, for the free endpoints. */
   freeLimiter: RateLimiter;
+  /** The trusted load balancers (STOREMAP_TRUSTED_PROXIES), when there are any. */
+  proxies?: BlockList;
   pending: PendingResponses;
   images: ImageCache;
   usage: UsageReports;

@@ -1,16 +1,19 @@
-// The free endpoints (directory, search, summary, status, docs) need no key, so their limit is
-// per client address: a token bucket like the keyed one, answered 429 with the same headers.
+// The free endpoints (directory, search, summary, docs) need no key, so their limit is per
+// client address (http/client-address.ts: behind trusted proxies, X-Forwarded-For; an IPv6
+// client by its /64): a token bucket like the keyed one, answered 429 with the same headers.
 // It is the first handler of each free route (not a server-wide step, which every keyed
-// request would pay for too); keyed endpoints have their own per-key limit, and /healthz has
-// none (load balancers poll it).
+// request would pay for too); keyed endpoints have their own per-key limit. /healthz has none
+// (load balancers poll it), and neither has the status endpoint: the contract has it always
+// answered, and its body is computed at most every 30 seconds, so a flood costs little.
 import type { Request, Response } from 'restify';
 import type { ApiDeps } from './context.ts';
 import { ApiError } from '../errors.ts';
 import { sendError } from './errors.ts';
+import { clientKey } from './client-address.ts';
 
 export function limitFreeEndpoint(deps: ApiDeps) {
   return (req: Request, res: Response, next: (ok?: false) => void) => {
-    const rate = deps.freeLimiter.take(req.socket.remoteAddress ?? 'unknown');
+    const rate = deps.freeLimiter.take(clientKey(req, deps.proxies));
     res.header('X-RateLimit-Limit', String(rate.limit));
     res.header('X-RateLimit-Remaining', String(rate.remaining));
     res.header('X-RateLimit-Reset', String(rate.resetS));

@@ -1,30 +1,80 @@
 // Bytes of response bodies handed to Node but not yet taken by their clients. A slow reader
 // keeps its whole body in memory until it has read it; past the limit, new heavy requests are
 // refused (503 SERVICE_BUSY, Retry-After) until readers catch up, so 64 or 6,400 slow clients
-// cost at most the limit, not their number times the body size.
+// cost at most the limit, not their number times the body size. One key may hold only its
+// share of the limit (STOREMAP_NATIVE_KEY_SHARE, as of the native pool): sixteen sockets of
+// one key that never read cannot fill it for everyone. And a reader too slow to take its answer
+// within a grace period plus its size at a floor rate is cut off, so periodic tiny reads cannot
+// hold the memory past the idle timeout either.
 import type { Response } from 'restify';
 import { ApiError } from '../errors.ts';
 
+export interface PendingLimits {
+  /** Bytes waiting, all keys together. */
+  limit: number;
+  /** The part of it one key may hold. */
+  keyShare: number;
+  /** An answer must be taken within graceMs plus its size at minBytesPerS (graceMs 0: never
+   * checked). */
+  graceMs: number;
+  minBytesPerS: number;
+}
+
 export class PendingResponses {
   #bytes = 0;
-  constructor(readonly limit: number) {}
+  readonly #byKey = new Map<string, number>();
+  /** Readers cut off for making no progress, since start. */
+  stalled = 0;
+  constructor(readonly limits: PendingLimits) {}
 
   get bytes(): number {
     return this.#bytes;
   }
 
-  /** Throws 503 when the bodies in flight already fill the budget. */
-  admit(): void {
-    if (this.#bytes >= this.limit) {
+  get limit(): number {
+    return this.limits.limit;
+  }
+
+  /** Throws 503 when the bodies in flight already fill the budget, or this key's share of it. */
+  admit(owner?: string): void {
+    if (this.#bytes >= this.limits.limit) {
       throw new ApiError('SERVICE_BUSY', 'Too many responses are waiting for slow clients; retry shortly.', { headers: { 'Retry-After': '1' } });
+    }
+    if (owner !== undefined && (this.#byKey.get(owner) ?? 0) >= this.limits.limit * this.limits.keyShare) {
+      throw new ApiError('SERVICE_BUSY', "This key's answers already waiting for its clients to read them fill its share; read them, then retry.", { headers: { 'Retry-After': '1' } });
     }
   }
 
-  /** Counts `bytes` until the response is done with them (sent, or its client gone). */
-  track(res: Response, bytes: number): void {
+  /** Counts `bytes` for `owner` until the response is done with them (sent, or its client gone);
+   * cuts the connection off when its client stops reading. */
+  track(res: Response, bytes: number, owner?: string): void {
     this.#bytes += bytes;
+    if (owner !== undefined) this.#byKey.set(owner, (this.#byKey.get(owner) ?? 0) + bytes);
+    // A reader must take its answer at `minBytesPerS` after a grace period, or its connection is
+    // cut: the deadline is per answer, so a pipelined answer waiting behind a stalled one is cut
+    // with it (Node writes one body as one chunk, so progress inside it is not visible; the
+    // deadline needs none).
+    const socket = (res as unknown as { req?: { socket?: import('node:net').Socket } }).req?.socket ?? res.socket;
+    const { graceMs, minBytesPerS } = this.limits;
+    const watch =
+      socket && graceMs > 0
+        ? setTimeout(
+            () => {
+              if (res.writableFinished || socket.destroyed) return;
+              this.stalled++;
+              socket.destroy();
+            },
+            graceMs + (bytes / minBytesPerS) * 1000,
+          )
+        : undefined;
+    watch?.unref();
     res.once('close', () => {
+      clearTimeout(watch);
       this.#bytes -= bytes;
+      if (owner === undefined) return;
+      const left = (this.#byKey.get(owner) ?? 0) - bytes;
+      if (left > 0) this.#byKey.set(owner, left);
+      else this.#byKey.delete(owner);
     });
   }
 }

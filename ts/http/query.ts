@@ -2,8 +2,7 @@
 // in `details`, unknown parameters rejected.
 import type { Request } from 'restify';
 import type { z } from 'zod';
-import { ApiError } from '../errors.ts';
-import { issueDetails } from './schemas.ts';
+import { invalidRequest, issueDetails } from './schemas.ts';
 
 export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.infer<S> {
   const params = new URL(req.url ?? '/', 'http://localhost').searchParams;
@@ -21,12 +20,9 @@ export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.infe
     if (typeof v !== 'string' || !kind || NUMBER_TEXT[kind].test(v)) return [];
     return [{ field: k, message: kind === 'integer' ? 'expected a decimal integer' : 'expected a decimal number' }];
   });
-  if (loose.length) throw new ApiError('INVALID_REQUEST', `Invalid query: ${loose.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, { details: loose });
+  if (loose.length) throw invalidRequest('query', loose);
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const details = issueDetails(parsed.error, '(query)');
-    throw new ApiError('INVALID_REQUEST', `Invalid query: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, { details });
-  }
+  if (!parsed.success) throw invalidRequest('query', issueDetails(parsed.error, '(query)'));
   return parsed.data;
 }
 

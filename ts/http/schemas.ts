@@ -116,7 +116,12 @@ export const OverlapRequest = z
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     if (!r.brands && !r.tickers) issue('brands', 'brands or tickers is required');
     if (r.brands && r.tickers) issue('tickers', 'give brands or tickers, not both');
+    const names = (r.brands ?? r.tickers ?? []).length;
+    if (r.marker_colors && names && r.marker_colors.length > names) issue('marker_colors', `one colour per brand or ticker: ${r.marker_colors.length} given for ${names}`);
   });
+
+/** The overlap fields that shape a map, refused with a data format (they would be ignored). */
+export const OVERLAP_MAP_FIELDS = ['width', 'height', 'style', 'marker_colors', 'marker_radius', 'include_legend'] as const;
 
 export type OverlapRequest = z.infer<typeof OverlapRequest>;
 
@@ -130,13 +135,24 @@ export function issueDetails(error: z.ZodError, whole = '(body)'): { field: stri
   );
 }
 
-/** A request body checked against its schema: the parsed value, or INVALID_REQUEST naming
- * every failing field in `details`. */
+/** Failing fields named in a 400 at most: a body of 6,400 unknown fields gets an answer of a
+ * few KB, not one longer than itself. */
+export const MAX_DETAILS = 20;
+
+/** INVALID_REQUEST naming the first MAX_DETAILS failing fields, in the message and in
+ * `details`, and how many more there are. */
+export function invalidRequest(what: 'request' | 'query', details: { field: string; message: string }[]): ApiError {
+  const shown = details.slice(0, MAX_DETAILS);
+  const more = details.length > shown.length ? `; and ${details.length - shown.length} more` : '';
+  return new ApiError('INVALID_REQUEST', `Invalid ${what}: ${shown.map((d) => `${d.field}: ${d.message}`).join('; ')}${more}.`, { details: shown });
+}
+
+/** A request body checked against its schema: the parsed value, or INVALID_REQUEST naming the
+ * failing fields in `details`. */
 export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
-  const details = issueDetails(parsed.error);
-  throw new ApiError('INVALID_REQUEST', `Invalid request: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, { details });
+  throw invalidRequest('request', issueDetails(parsed.error));
 }
 
 // ---- query strings of the GET endpoints (values arrive as text; numbers are coerced).

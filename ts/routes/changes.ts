@@ -2,13 +2,12 @@
 // change feed. The request's life (key, rate, charge, usage row, timeout, hang-up) is
 // http/charged.ts's; here: the query, the plan, the brand, and the priced work.
 import type { Request } from 'restify';
-import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { parseQuery } from '../http/query.ts';
-import { ChangesQuery } from '../http/schemas.ts';
+import { ChangesQuery, invalidRequest } from '../http/schemas.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
 import { changes, DATA_FORMATS, type DataFormat } from '../native.ts';
 import { resolveBrands } from '../services/directory.ts';
-import { affordableRows } from '../services/credits.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
 
@@ -28,13 +27,19 @@ function givenFormat(req: Request): unknown {
 async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
   ctx.recordFormat(usageFormat(givenFormat(req), DATA_FORMATS));
   const q = parseQuery(ChangesQuery, req);
+  // Nothing has changed since a moment still to come (after the clock and after the serving
+  // snapshot's date, which a world built ahead may pass the clock by): a mistake, not an empty
+  // answer to charge.
+  if (Date.parse(q.since) > Math.max(deps.now(), Date.parse(deps.store.info.as_of))) {
+    throw invalidRequest('query', [{ field: 'since', message: 'is in the future' }]);
+  }
   const format = q.format;
-  const rules = planRules(deps, ctx.key, format);
+  const rules = planRules(deps, ctx.key, format, 'The change feed');
 
   const store = deps.store.current;
   const { brands, label } = resolveBrands(store, [q.brand]);
   // The balance now, as rows: the charge checks it again atomically after the work.
-  const maxRows = rules.unlimited ? undefined : affordableRows(await deps.billing.balance(ctx.key), format);
+  const maxRows = await affordable(deps, ctx.key, rules, format);
   const request = {
     brand: brands[0],
     since: Math.floor(Date.parse(q.since) / 1000),

@@ -4,14 +4,14 @@
 // again). Every request with a valid key writes exactly one usage row.
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
-import { chargedRoute, fromNative, planRules, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { affordable, chargedRoute, fromNative, planRules, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
 import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../http/schemas.ts';
 import { query, render, type RefusalReason, type RenderRequest } from '../native.ts';
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
 import { Cancel } from '../services/native-pool.ts';
-import { affordableRows, FORMATS, isImageFormat, type Format, type ImageFormat } from '../services/credits.ts';
+import { FORMATS, isImageFormat, type Format, type ImageFormat } from '../services/credits.ts';
 import type { ApiKey, PLAN_RULES } from '../services/keys.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -169,7 +169,7 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
     limit: plan.rules.maxLocations,
   };
   // The balance now, as rows: the charge checks it again atomically after the work.
-  const maxRows = plan.rules.unlimited ? undefined : affordableRows(await deps.billing.balance(key), format);
+  const maxRows = await affordable(deps, key, plan.rules, format);
   const ticket = { owner: key.id, cancel: when.cancel };
   /** The time left when the task starts: work that starts late never starts. */
   const budget = () => {
@@ -184,7 +184,7 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
     const cacheKey = ImageCache.key([deps.store.version, request]);
     const hit = deps.images.get(cacheKey);
     if (hit) return { ...hit, basemapWarning: undefined, cached: true, ms: performance.now() - started };
-    deps.pending.admit();
+    deps.pending.admit(key.id);
     const out = await deps.pool
       .run(() => render(deps.renderer!, store, { ...request, query: { ...request.query, maxRows, timeBudgetMs: budget() } }), ticket)
       .catch((e: unknown) => {
@@ -193,7 +193,7 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
     if (out.count > 0 && !out.refused) deps.images.set(cacheKey, out);
     return { ...out, refused: out.refused as RefusalReason | undefined, cached: false, ms: performance.now() - started };
   }
-  deps.pending.admit();
+  deps.pending.admit(key.id);
   const out = await deps.pool
     .run(() => query(store, { ...filters, maxRows, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: plan.label, timeBudgetMs: budget() }), ticket)
     .catch((e: unknown) => {

@@ -3,12 +3,11 @@
 // http/charged.ts's; here: the body, the plan, the brands, and the priced work.
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
-import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
 import { NearbyRequest, parseBody } from '../http/schemas.ts';
 import { DATA_FORMATS, nearby, type DataFormat } from '../native.ts';
-import { affordableRows } from '../services/credits.ts';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -28,13 +27,13 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
   const r = parseBody(NearbyRequest, raw);
   const format = r.format;
   ctx.recordFormat(format);
-  const rules = planRules(deps, ctx.key, format);
+  const rules = planRules(deps, ctx.key, format, 'Nearby');
 
   const store = deps.store.current;
   const names = r.tickers ?? (r.brand ? [r.brand] : []);
   const { brands, label } = names.length ? resolveBrands(store, names) : { brands: [], label: ANY_BRAND };
   // The balance now, as rows: the charge checks it again atomically after the work.
-  const maxRows = rules.unlimited ? undefined : affordableRows(await deps.billing.balance(ctx.key), format);
+  const maxRows = await affordable(deps, ctx.key, rules, format);
   const started = performance.now();
   const out = await runNative(deps, ctx, (timeBudgetMs) =>
     nearby(store, { brands, lat: r.lat, lng: r.lng, limit: r.limit, radiusKm: r.radius_km, format, includeProvenance: r.include_provenance, brandLabel: label, maxRows, timeBudgetMs }),

@@ -3,12 +3,12 @@
 // row, timeout, hang-up) is http/charged.ts's; here: the body, the plan, the brands, the work.
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
-import { chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
 import { contentTypeFor, pathOf } from '../http/operations.ts';
-import { OverlapRequest, parseBody } from '../http/schemas.ts';
+import { invalidRequest, OVERLAP_MAP_FIELDS, OverlapRequest, parseBody } from '../http/schemas.ts';
 import { overlap, renderOverlap, type RenderResponse } from '../native.ts';
-import { affordableRows, FORMATS, isImageFormat, type Format } from '../services/credits.ts';
+import { FORMATS, isImageFormat, type Format } from '../services/credits.ts';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -30,6 +30,8 @@ async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<Cha
   // Overlap is a data plan's question, whatever its answer's format.
   if (!rules.dataFormats) throw new ApiError('DATA_ACCESS_FORBIDDEN', 'Overlap needs an enterprise or internal key, for maps too.');
   const image = isImageFormat(format);
+  const mapOnly = image ? [] : OVERLAP_MAP_FIELDS.filter((f) => (raw as Record<string, unknown>)[f] !== undefined);
+  if (mapOnly.length) throw invalidRequest('request', mapOnly.map((field) => ({ field, message: `applies to maps only (format png or jpeg), not to ${format}` })));
   if (image && !deps.renderer) throw new ApiError('NOT_IMPLEMENTED', 'Map images (png, jpeg) are not available on this server.');
 
   const store = deps.store.current;
@@ -40,7 +42,7 @@ async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<Cha
     const message = 'two of the names are one company';
     throw new ApiError('INVALID_REQUEST', `Invalid request: ${field}: ${message}.`, { details: [{ field, message }] });
   }
-  const maxRows = rules.unlimited ? undefined : affordableRows(await deps.billing.balance(ctx.key), format);
+  const maxRows = await affordable(deps, ctx.key, rules, format);
   const started = performance.now();
   const out = await runNative(deps, ctx, (timeBudgetMs) =>
     image

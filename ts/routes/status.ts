@@ -8,7 +8,6 @@ import type { Status } from '../http/responses.ts';
 import { API_VERSION } from '../paths.ts';
 import { freshness } from '../services/brand-summary.ts';
 import type { ApiDeps } from '../http/context.ts';
-import { limitFreeEndpoint } from '../http/free-limit.ts';
 import type { Handlers } from '../http/mount.ts';
 
 export const STATUS_CACHE_MS = 30_000;
@@ -38,6 +37,10 @@ async function rendererCheck(deps: ApiDeps): Promise<StatusBody['renderer']> {
         pool_threads: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
         running: pool.running,
         queue_depth: pool.waiting,
+        // Answers written but not yet taken by slow clients, and readers cut off for taking
+        // nothing (STOREMAP_SLOW_READER_*).
+        pending_response_bytes: deps.pending.bytes,
+        slow_readers_cut_off: deps.pending.stalled,
         // The street-map archive (STOREMAP_BASEMAP): why it is not used, or what it holds and
         // the tiles read, skipped and cached. Its trouble leaves the renderer up: maps fall back
         // to Natural Earth.
@@ -107,5 +110,5 @@ export function handlers(deps: ApiDeps): Handlers {
     res.header('access-control-allow-origin', '*');
     res.end(JSON.stringify(body));
   };
-  return { status: [limitFreeEndpoint(deps), status] };
+  return { status: [status] };
 }

@@ -18,6 +18,7 @@ use crate::error::{CoreError, Result};
 use crate::format::{write_nearby, Format, WriteOptions};
 use crate::geodesy::{haversine_m, LocalMetric};
 use crate::model::SourceMask;
+use crate::query::number_text;
 use crate::serve::{Answer, Budget, Refusal};
 use crate::snapshot::Snapshot;
 
@@ -118,8 +119,8 @@ impl NearbyIndex {
     /// written.
     pub fn answer(&self, snap: &Snapshot, q: &NearbyQuery) -> Result<Answer> {
         let region = match q.radius_m {
-            Some(m) => format!("within {} km of {}, {}", m / 1000.0, q.lat, q.lng),
-            None => format!("near {}, {}", q.lat, q.lng),
+            Some(m) => format!("within {} km of {}, {}", number_text(m / 1000.0), number_text(q.lat), number_text(q.lng)),
+            None => format!("near {}, {}", number_text(q.lat), number_text(q.lng)),
         };
         if q.budget.passed() {
             return Ok(Answer::refused(Refusal::Deadline, 0, 0, region));

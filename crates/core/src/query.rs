@@ -51,7 +51,7 @@ impl Filters {
             parts.push(s.to_uppercase());
         }
         match (&self.city, self.radius_km) {
-            (Some(c), Some(r)) => parts.push(format!("{} +{} km", c.trim(), r)),
+            (Some(c), Some(r)) => parts.push(format!("{} +{} km", c.trim(), number_text(r))),
             (Some(c), None) => parts.push(c.trim().to_string()),
             _ => {}
         }
@@ -63,6 +63,22 @@ impl Filters {
         } else {
             parts.join(" / ")
         }
+    }
+}
+
+/// A request's number as text for a message or header: as written when short, else in
+/// scientific notation with five significant digits. `5e-324` is 324 digits in plain notation;
+/// nobody needs them echoed into `X-Region`.
+pub fn number_text(x: f64) -> String {
+    let plain = format!("{x}");
+    if plain.len() <= 12 {
+        return plain;
+    }
+    let sci = format!("{x:.4e}");
+    // 1.2500e3 -> 1.25e3
+    match sci.split_once('e') {
+        Some((m, e)) if m.contains('.') => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
+        _ => sci,
     }
 }
 
@@ -173,5 +189,20 @@ impl Snapshot {
             return Err(CoreError::UnknownCity(f.city.clone().unwrap_or_default()));
         }
         Ok((lat / n, lng / n))
+    }
+}
+
+#[cfg(test)]
+mod number_text_tests {
+    use super::number_text;
+
+    #[test]
+    fn short_numbers_as_written_long_ones_in_five_digits() {
+        assert_eq!(number_text(2.5), "2.5");
+        assert_eq!(number_text(-122.4194), "-122.4194");
+        assert_eq!(number_text(5e-324), "4.9407e-324");
+        assert_eq!(number_text(1e300), "1e300");
+        assert_eq!(number_text(0.1 + 0.2), "3e-1");
+        assert!(number_text(f64::MIN_POSITIVE).len() <= 12);
     }
 }
