@@ -9,6 +9,27 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * A region cut out of a PMTiles archive by byte ranges (the crate's `tiles::extract`): the
+ * caller reads the ranges it asks for (HTTP range requests or a file) and feeds them back.
+ */
+export declare class BasemapExtract {
+  /**
+   * From the archive's first bytes (16 KiB: the header and, by the spec, the root
+   * directory), a box [west, south, east, north] and zooms; tile contents are kept at
+   * `data_path` until `finish`.
+   */
+  constructor(head: Buffer, bbox: Array<number>, minZoom: number, maxZoom: number, dataPath: string)
+  /** The ranges to read next, in order; none when it is time to `finish`. */
+  ranges(): Array<ByteRange>
+  /** The bytes of the ranges `ranges()` gave, in the same order. */
+  feed(chunks: Array<Buffer>): void
+  /** Bytes asked for so far (the header's 16 KiB included). */
+  get bytesAsked(): number
+  /** Writes the archive to `out` (through a temporary file renamed into place). */
+  finish(out: string): ExtractSummary
+}
+
 /** The map renderer's loaded state: atlas shapes and theme palettes. Loaded once per server. */
 export declare class Renderer {
   /** Draws an overlap map on the libuv pool; `count` is the number of pairs. */
@@ -19,6 +40,11 @@ export declare class Renderer {
    */
   render(store: Store, req: RenderRequest): Promise<RenderResponse>
   renderSync(store: Store, req: RenderRequest): RenderResponse
+  /**
+   * A country's mainland as focus maps cut it, [south, west, north, east] degrees (west east
+   * of east across the antimeridian); null for a code with no shape.
+   */
+  mainlandBounds(code: string): Array<number> | null
   /**
    * The basemap archive's state: null without STOREMAP_BASEMAP; `error` when it could not be
    * opened (the Natural Earth map is drawn instead); the tiles read, skipped and cached.
@@ -130,6 +156,12 @@ export interface BrandInfo {
   poolCount: number
 }
 
+/** A byte range of a basemap archive to read. */
+export interface ByteRange {
+  offset: number
+  length: number
+}
+
 /** A change-feed request: one brand (by index), the date, the location filters, the format. */
 export interface ChangesRequest {
   brand: number
@@ -227,6 +259,17 @@ export declare const enum DataFormat {
  * floor under any render time.
  */
 export declare function encodeBlankPng(width: number, height: number): Buffer
+
+/** What `storemap basemap extract` wrote. */
+export interface ExtractSummary {
+  tiles: number
+  tileContents: number
+  bytes: number
+  minZoom: number
+  maxZoom: number
+  /** [west, south, east, north] */
+  bounds: Array<number>
+}
 
 export interface FocusRequest {
   /** ISO 3166-1 alpha-2, or "auto": the country most of the result's locations are in. */

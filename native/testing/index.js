@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.BasemapExtract = nativeBinding.BasemapExtract
 module.exports.Renderer = nativeBinding.Renderer
 module.exports.Store = nativeBinding.Store
 module.exports.StreetBench = nativeBinding.StreetBench
