@@ -45,6 +45,12 @@ interface Seen {
 }
 
 interface PublisherOptions {
+  /** How runs/latest.json looks: one combined zip (before AllThePlaces grouped its runs), the
+   * grouped runs (groups[] with a zip each, no output_url), or neither (only
+   * runs/brands/latest.json has a run). */
+  atpShape?: 'combined' | 'grouped' | 'brands-only';
+  /** The Overture STAC catalog answers 503. */
+  overtureDown?: boolean;
   /** What the .md5 sidecar says: the real digest (default), a wrong one, or 404. */
   md5?: 'right' | 'wrong' | 'missing';
   /** Serve files whole (200) even when asked for a range. */
@@ -159,6 +165,30 @@ async function publisher(t: ExecutionContext, o: PublisherOptions = {}): Promise
       return res.end(`${digest}  switzerland-latest.osm.pbf\n`);
     }
 
+    if (p === '/atp/runs/latest.json' && o.atpShape === 'grouped') {
+      // The schema of AllThePlaces' grouped-runs design doc (runs/latest.json).
+      const group = (name: string, zip: Buffer) => ({
+        name,
+        spider_count: 3,
+        feature_count: 100,
+        last_run_time: '2026-11-01T13:32:09Z',
+        last_run_id: atp.run,
+        zip_url: `${origin}/atp-data/runs/${name}/${atp.run}/${name}.zip`,
+        parquet_url: `${origin}/atp-data/runs/${name}/${atp.run}/${name}.parquet`,
+        pmtiles_url: `${origin}/atp-data/runs/${name}/${atp.run}/${name}.pmtiles`,
+        size_bytes: zip.length,
+      });
+      return json(res, { updated_at: '2026-11-01T15:00:00Z', spiders: 6, total_lines: 200, groups: [group('brands', atp.zip), group('infrastructure', Buffer.from('masts'))] });
+    }
+    if (p === `/atp-data/runs/brands/${atp.run}/brands.zip`) return sendFile(req, res, atp.zip);
+    if (p === '/atp/runs/latest.json' && o.atpShape === 'brands-only') return json(res, { updated_at: '2026-11-01T15:00:00Z' });
+    if (p === '/atp/runs/brands/latest.json') {
+      return json(res, { run_id: atp.run, output_url: `${origin}/atp-data/runs/brands/${atp.run}/brands.zip`, size_bytes: atp.zip.length });
+    }
+    if (p === '/stac/catalog.json' && o.overtureDown) {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      return res.end('maintenance');
+    }
     if (p === '/atp/runs/latest.json') {
       return json(res, {
         run_id: atp.run,
@@ -569,4 +599,42 @@ test('storemap data fetch is wired into the CLI', async (t) => {
   const bad = await runCli(['data', 'fetch', '--country', 'CH', '--sources', 'osm,maps'], env);
   t.is(bad.code, 1, describe(bad));
   t.is(bad.stderr.trim(), 'storemap: unknown source "maps": the sources are osm, overture, atp, fsq');
+});
+
+test('AllThePlaces grouped runs: the storefront groups are fetched, infrastructure is not, and the combined zip they replace is removed', async (t) => {
+  const pub = await publisher(t, { atpShape: 'grouped' });
+  const out = await tempDir(t);
+  await mkdir(path.join(out, 'atp'));
+  // A combined zip from a fetch before the publisher grouped its runs.
+  await writeFile(path.join(out, ATP_FILE), ZIP);
+  const lines: string[] = [];
+  const summary = await fetchSources({ country: 'CH', sources: 'atp', outDir: out, config: pub.config, log: (l) => lines.push(l) });
+  t.deepEqual(summary.files.map((f) => path.relative(out, f.path)), ['atp/brands.zip']);
+  t.deepEqual(await readFile(path.join(out, 'atp/brands.zip')), ZIP);
+  t.deepEqual(await readdir(path.join(out, 'atp')), ['brands.zip'], 'output.zip removed: importing both would count every store twice');
+  t.deepEqual(pub.requestsFor('infrastructure.zip'), []);
+  t.true(lines.some((l) => /group infrastructure skipped/.test(l)), lines.join('\n'));
+});
+
+test('AllThePlaces without groups or an output_url: runs/brands/latest.json is read instead', async (t) => {
+  const pub = await publisher(t, { atpShape: 'brands-only' });
+  const out = await tempDir(t);
+  const summary = await fetchSources({ country: 'CH', sources: 'atp', outDir: out, config: pub.config });
+  t.deepEqual(summary.files.map((f) => path.relative(out, f.path)), ['atp/brands.zip']);
+  t.is(pub.requestsFor('/atp/runs/brands/latest.json').length, 1);
+});
+
+test("one publisher's outage: the others are fetched, then the command fails naming it; a stale Foursquare release is a warning naming the Portal", async (t) => {
+  const pub = await publisher(t, { overtureDown: true });
+  const out = await tempDir(t);
+  const err = await t.throwsAsync(fetchSources({ country: 'CH', outDir: out, config: pub.config }));
+  t.regex(err!.message, /^overture: .*503/);
+  const summary = (err as unknown as { summary: { files: { path: string }[]; failed: { source: string }[]; warnings: string[] } }).summary;
+  t.deepEqual(summary.failed.map((f) => f.source), ['overture']);
+  t.deepEqual(summary.files.map((f) => path.relative(out, f.path)).sort(), [ATP_FILE, FSQ_FILE, OSM_FILE].sort());
+  // The listing's newest folder is 2026-03-12; by the test's clock it is over 60 days old.
+  t.true(summary.warnings.some((w) => /dt=2026-03-12\) is \d+ days old/.test(w) && /Places Portal/.test(w)), summary.warnings.join('\n'));
+  // With a clock a month after that release, no warning.
+  const fresh = await fetchSources({ country: 'CH', sources: 'fsq', outDir: await tempDir(t), config: pub.config, now: () => Date.parse('2026-04-12T00:00:00Z') });
+  t.deepEqual(fresh.warnings, []);
 });

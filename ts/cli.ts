@@ -4,7 +4,7 @@ import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
-import { FETCH_SOURCES, fetchSources, formatBytes, loadFetchConfig, parseCountry } from './data/fetch.ts';
+import { FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
@@ -269,8 +269,14 @@ data
     const config = loadFetchConfig();
     const outDir = o.out ? path.resolve(o.out) : path.join(loadConfig().dataDir, 'sources');
     const progress = { isTTY: process.stderr.isTTY === true, write: (s: string) => process.stderr.write(s) };
-    const summary = await fetchSources({ ...o, outDir, config, progress, log: (line) => console.error(line) });
-    for (const f of summary.files) console.log(f.path);
+    try {
+      const summary = await fetchSources({ ...o, outDir, config, progress, log: (line) => console.error(line) });
+      for (const f of summary.files) console.log(f.path);
+    } catch (e) {
+      // Some sources failed: the ones fetched are still listed, then the command fails.
+      if (e instanceof FetchFailed) for (const f of e.summary.files) console.log(f.path);
+      throw e;
+    }
   });
 data
   .command('report')

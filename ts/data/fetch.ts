@@ -158,6 +158,8 @@ export function parseSources(value: string | readonly string[]): FetchSource[] {
 
 const OVERTURE_RELEASE = /^\d{4}-\d{2}-\d{2}\.\d+$/;
 const FSQ_RELEASE = /^\d{4}-\d{2}-\d{2}$/;
+/** A newest Hugging Face release older than this is stale: Foursquare publishes monthly. */
+export const FSQ_STALE_DAYS = 60;
 
 // ---------------------------------------------------------------------------------------------
 // The run
@@ -180,6 +182,8 @@ export interface FetchOptions {
   progress?: { isTTY: boolean; write: (s: string) => void };
   /** Defaults to the global `fetch`. */
   fetch?: typeof globalThis.fetch;
+  /** The clock a release's age is read against. */
+  now?: () => number;
 }
 
 export interface FetchedFile {
@@ -197,6 +201,18 @@ export interface FetchSummary {
   country: string;
   files: FetchedFile[];
   skipped: { source: FetchSource; reason: string }[];
+  /** Sources that could not be planned or fetched; the others were fetched all the same. */
+  failed: { source: FetchSource; reason: string }[];
+  /** What the operator should know (a stale release). */
+  warnings: string[];
+}
+
+/** Thrown after every source was tried when any failed: the message is each failure's, one a
+ * line; `summary` holds what was fetched. */
+export class FetchFailed extends Error {
+  constructor(readonly summary: FetchSummary) {
+    super(summary.failed.map((f) => f.reason).join('\n'));
+  }
 }
 
 /** One file to download, with what the publisher says about it. */
@@ -218,9 +234,14 @@ interface Ctx {
   config: FetchConfig;
   fetch: typeof globalThis.fetch;
   log: (line: string) => void;
+  /** A warning for the summary (and the log). */
+  warn: (line: string) => void;
+  now: () => number;
 }
 
-type Plan = { files: FileSpec[] } | { skip: string };
+/** A source's files; `supersedes` names files of an older layout this fetch replaces (removed
+ * once every file is in place), `supersedesGroups` the per-group zips of AllThePlaces. */
+type Plan = { files: FileSpec[]; supersedes?: string[]; supersedesGroups?: boolean } | { skip: string };
 
 /**
  * Finds each source's current files (small metadata requests first, so a bad country, release
@@ -241,28 +262,63 @@ export async function fetchSources(opts: FetchOptions): Promise<FetchSummary> {
     config: opts.config,
     fetch: opts.fetch ?? globalThis.fetch,
     log: opts.log ?? (() => {}),
+    warn: () => {},
+    now: opts.now ?? Date.now,
   };
 
+  const summary: FetchSummary = { country, files: [], skipped: [], failed: [], warnings: [] };
+  ctx.warn = (line) => {
+    summary.warnings.push(line);
+    ctx.log(`warning: ${line}`);
+  };
+  // Every source is planned first (small metadata requests, so a bad country, release or token
+  // shows before any large download), each on its own: one publisher's outage or change of
+  // layout is reported and the others are fetched all the same.
+  // Reported once, at the end, by the error that lists every failure.
+  const fail = (source: FetchSource, e: unknown) => summary.failed.push({ source, reason: e instanceof Error ? e.message : String(e) });
   const plans = new Map<FetchSource, Plan>();
   for (const s of sources) {
     const out = path.join(opts.outDir, s);
-    if (s === 'osm') plans.set(s, await planOsm(ctx, country, out));
-    else if (s === 'atp') plans.set(s, await planAtp(ctx, out));
-    else if (s === 'overture') plans.set(s, await planOverture(ctx, out));
-    else plans.set(s, await planFsq(ctx, out));
+    try {
+      if (s === 'osm') plans.set(s, await planOsm(ctx, country, out));
+      else if (s === 'atp') plans.set(s, await planAtp(ctx, out));
+      else if (s === 'overture') plans.set(s, await planOverture(ctx, out));
+      else plans.set(s, await planFsq(ctx, out));
+    } catch (e) {
+      fail(s, e);
+    }
   }
-
-  const summary: FetchSummary = { country, files: [], skipped: [] };
   for (const [source, plan] of plans) {
     if ('skip' in plan) {
       ctx.log(`${source}: skipped: ${plan.skip}`);
       summary.skipped.push({ source, reason: plan.skip });
       continue;
     }
-    for (const spec of plan.files) summary.files.push(await downloadFile(ctx, spec));
-    await noteForeignFiles(ctx, source, path.join(opts.outDir, source), plan.files);
+    try {
+      for (const spec of plan.files) summary.files.push(await downloadFile(ctx, spec));
+      await removeSuperseded(ctx, source, path.join(opts.outDir, source), plan);
+      await noteForeignFiles(ctx, source, path.join(opts.outDir, source), plan.files);
+    } catch (e) {
+      fail(source, e);
+    }
   }
+  if (summary.failed.length) throw new FetchFailed(summary);
   return summary;
+}
+
+/** Removes the files of a layout this fetch replaced (AllThePlaces' combined zip once its groups
+ * are fetched, or the groups' zips once a combined one is), after every new file is in place. */
+async function removeSuperseded(ctx: Ctx, source: FetchSource, dir: string, plan: { files: FileSpec[]; supersedes?: string[]; supersedesGroups?: boolean }): Promise<void> {
+  const ours = new Set(plan.files.map((f) => path.basename(f.dest)));
+  let names = plan.supersedes ?? [];
+  if (plan.supersedesGroups) {
+    const present = await readdir(dir).catch(() => [] as string[]);
+    names = present.filter((n) => n.endsWith('.zip') && !ours.has(n));
+  }
+  for (const name of names.filter((n) => !ours.has(n))) {
+    const file = path.join(dir, name);
+    if (await rm(file).then(() => true, () => false)) ctx.log(`${source}: removed ${name}, replaced by ${[...ours].join(', ')} (importing both would count every store twice)`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -348,18 +404,68 @@ function onMirror(url: string, mirror: string): string {
 // ---------------------------------------------------------------------------------------------
 // AllThePlaces
 
+/** A run as `runs/latest.json` described it before AllThePlaces grouped its runs, and as
+ * `runs/<group>/latest.json` still does: one combined zip. */
 const AtpRun = z.object({
   run_id: z.string().optional(),
   output_url: z.string().min(1),
   size_bytes: z.number().optional(),
 });
 
+/** `runs/latest.json` since the grouped runs (AllThePlaces' design doc
+ * docs/superpowers/specs/2026-04-11-grouped-spider-runs-design.md): no combined zip, a `groups`
+ * array with one zip per group. */
+const AtpGroups = z.object({
+  updated_at: z.string().optional(),
+  groups: z.array(
+    z.object({
+      name: z.string(),
+      zip_url: z.string().min(1).optional(),
+      size_bytes: z.number().optional(),
+      last_run_id: z.string().optional(),
+      last_run_time: z.string().optional(),
+    }),
+  ),
+});
+
+/** Groups whose spiders are not storefronts: street addresses, government registers, and
+ * infrastructure (masts, chargers, post boxes). Every other group, `brands` and `aggregators`
+ * and any added later, is fetched. */
+const ATP_SKIPPED_GROUPS = new Set(['addresses', 'government', 'infrastructure']);
+
+/** The combined zip of the runs before grouping, and the groups' zips: a fetch removes the
+ * layout it did not write, or the importer would read every store twice. */
+const ATP_COMBINED = 'output.zip';
+
 async function planAtp(ctx: Ctx, out: string): Promise<Plan> {
   const latestUrl = `${ctx.config.atpBase}/runs/latest.json`;
-  const run = parseWith(AtpRun, await jsonBody(await request(ctx, latestUrl), latestUrl, 'atp'), latestUrl, 'atp', 'run metadata with an output_url');
-  const url = new URL(run.output_url, latestUrl).href;
-  ctx.log(`atp: latest run ${run.run_id ?? '(no run_id)'}: ${url}`);
-  return { files: [{ source: 'atp', url, dest: path.join(out, 'output.zip') }] };
+  const latest = await jsonBody(await request(ctx, latestUrl), latestUrl, 'atp');
+  const grouped = AtpGroups.safeParse(latest);
+  if (grouped.success) {
+    const groups = grouped.data.groups.filter((g) => !ATP_SKIPPED_GROUPS.has(g.name) && g.zip_url);
+    if (groups.length === 0) throw new Error(`atp: ${latestUrl} lists no storefront group with a zip_url (groups: ${grouped.data.groups.map((g) => g.name).join(', ') || 'none'})`);
+    for (const g of grouped.data.groups.filter((g) => ATP_SKIPPED_GROUPS.has(g.name))) ctx.log(`atp: group ${g.name} skipped (not storefronts)`);
+    const files = groups.map((g): FileSpec => {
+      if (!/^[a-z0-9_-]+$/i.test(g.name)) throw new Error(`atp: ${latestUrl} names a group "${g.name}", which is not a plain name`);
+      const url = new URL(g.zip_url!, latestUrl).href;
+      ctx.log(`atp: group ${g.name}, run ${g.last_run_id ?? '(no run id)'}: ${url}`);
+      return { source: 'atp', url, dest: path.join(out, `${g.name}.zip`), size: g.size_bytes, sizeFrom: latestUrl };
+    });
+    return { files, supersedes: [ATP_COMBINED] };
+  }
+  const combined = AtpRun.safeParse(latest);
+  if (combined.success) {
+    const url = new URL(combined.data.output_url, latestUrl).href;
+    ctx.log(`atp: latest run ${combined.data.run_id ?? '(no run_id)'}: ${url}`);
+    return { files: [{ source: 'atp', url, dest: path.join(out, ATP_COMBINED), size: combined.data.size_bytes, sizeFrom: latestUrl }], supersedesGroups: true };
+  }
+  // Neither shape: the brands group's own run metadata (the old shape, its zip brands.zip).
+  const brandsUrl = `${ctx.config.atpBase}/runs/brands/latest.json`;
+  ctx.log(`atp: ${latestUrl} has neither groups nor an output_url; trying ${brandsUrl}`);
+  const run = parseWith(AtpRun, await jsonBody(await request(ctx, brandsUrl), brandsUrl, 'atp'), brandsUrl, 'atp', 'run metadata with an output_url');
+  const url = new URL(run.output_url, brandsUrl).href;
+  ctx.log(`atp: brands run ${run.run_id ?? '(no run_id)'}: ${url}`);
+  return { files: [{ source: 'atp', url, dest: path.join(out, 'brands.zip'), size: run.size_bytes, sizeFrom: brandsUrl }], supersedes: [ATP_COMBINED] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -462,6 +568,12 @@ async function planFsq(ctx: Ctx, out: string): Promise<Plan> {
     dt = dates.at(-1);
     if (!dt) throw new Error(`fsq: no release/dt=YYYY-MM-DD folder in ${ctx.config.fsqApi}/tree/main/release`);
     ctx.log(`fsq: latest release dt=${dt}`);
+    const days = Math.floor((ctx.now() - Date.parse(`${dt}T00:00:00Z`)) / 86_400_000);
+    if (days > FSQ_STALE_DAYS) {
+      ctx.warn(
+        `fsq: the newest release on Hugging Face (dt=${dt}) is ${days} days old. Foursquare now publishes OS Places first through its Places Portal (an Iceberg catalog, with a Portal token); export a current release to Parquet and import it with \`storemap data import --fsq\` (see the README)`,
+      );
+    }
   }
   const dir = `release/dt=${dt}/places/parquet`;
   const files = (await listHf(ctx, dir, headers)).filter((e) => e.type === 'file' && e.path.endsWith('.parquet'));
