@@ -145,3 +145,61 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return parsed.data;
 }
+
+// ---- `storemap data fetch`: every publisher's base URL from the environment, checked once at
+// the command's start.
+
+const baseUrl = z
+  .string()
+  .trim()
+  .pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }))
+  .transform((u) => u.replace(/\/+$/, ''));
+
+export const FetchEnvSchema = z.object({
+  /** Geofabrik or a mirror of it (serves index-v1.json and the extracts). */
+  STOREMAP_OSM_MIRROR: baseUrl.default('https://download.geofabrik.de'),
+  /** AllThePlaces' data site (serves runs/latest.json). */
+  STOREMAP_ATP_BASE: baseUrl.default('https://data.alltheplaces.xyz'),
+  /** The Overture release bucket over HTTPS (S3 ListObjectsV2 and the objects). */
+  STOREMAP_OVERTURE_BASE: baseUrl.default('https://overturemaps-us-west-2.s3.us-west-2.amazonaws.com'),
+  /** The Overture STAC root catalog; its `latest` names the current release. */
+  STOREMAP_OVERTURE_STAC: baseUrl.default('https://stac.overturemaps.org/catalog.json'),
+  /** Where the Foursquare OS Places files are downloaded from (`<base>/<path in the dataset>`). */
+  STOREMAP_FSQ_BASE: baseUrl.default('https://huggingface.co/datasets/foursquare/fsq-os-places/resolve/main'),
+  /** The Hugging Face API for the same dataset (`<api>/tree/main/<path>` lists files). */
+  STOREMAP_FSQ_API: baseUrl.default('https://huggingface.co/api/datasets/foursquare/fsq-os-places'),
+  /** The operator's Hugging Face access token; without it Foursquare is skipped. */
+  STOREMAP_FSQ_TOKEN: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => v || undefined),
+});
+
+export interface FetchConfig {
+  osmMirror: string;
+  atpBase: string;
+  overtureBase: string;
+  overtureStac: string;
+  fsqBase: string;
+  fsqApi: string;
+  fsqToken?: string;
+}
+
+export function loadFetchConfig(env: NodeJS.ProcessEnv = process.env): FetchConfig {
+  const parsed = FetchEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  return {
+    osmMirror: c.STOREMAP_OSM_MIRROR,
+    atpBase: c.STOREMAP_ATP_BASE,
+    overtureBase: c.STOREMAP_OVERTURE_BASE,
+    overtureStac: c.STOREMAP_OVERTURE_STAC,
+    fsqBase: c.STOREMAP_FSQ_BASE,
+    fsqApi: c.STOREMAP_FSQ_API,
+    fsqToken: c.STOREMAP_FSQ_TOKEN,
+  };
+}
