@@ -48,4 +48,4 @@ pub use records::{brand_identity, BrandRecord, CityRecord, SnapshotMeta, SourceI
 pub use serve::{Answer, Budget, DataQuery, Refusal, Served};
 pub use snapshot::{RowBuilder, Snapshot, SnapshotBuilder, TextColumn, FORMAT_VERSION, OLDEST_READABLE, PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE};
 pub use strings::{StringPool, StringPoolBuilder};
-pub use time::{format_iso, parse_iso};
+pub use time::{format_iso, parse_iso, DAY_S};

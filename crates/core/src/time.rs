@@ -1,6 +1,9 @@
 //! ISO-8601 UTC timestamps <-> unix seconds, without a date library: the snapshot stores seconds
 //! and the writers print `YYYY-MM-DDTHH:MM:SSZ`.
 
+/// Seconds in a day: the one home of the number for every crate.
+pub const DAY_S: i64 = 86_400;
+
 /// Days since 1970-01-01 for a civil date (Howard Hinnant's days_from_civil).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -27,8 +30,8 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 
 /// Formats unix seconds as `2026-11-01T00:00:00Z`.
 pub fn format_iso(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
+    let days = secs.div_euclid(DAY_S);
+    let rem = secs.rem_euclid(DAY_S);
     let (y, m, d) = civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
 }
@@ -52,7 +55,7 @@ pub fn parse_iso(s: &str) -> Option<i64> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
         return None;
     }
-    let mut secs = days_from_civil(y, mo, d) * 86_400;
+    let mut secs = days_from_civil(y, mo, d) * DAY_S;
     if b.len() == 10 {
         return Some(secs);
     }

@@ -149,7 +149,7 @@ pub fn change_score(data_dir: &Path, current: &Snapshot) -> Result<Option<Change
     let mut lag_days: Vec<f64> = churn
         .iter()
         .filter(|(s, c)| c.1.is_some_and(|t| t <= until) && served_until.contains(*s))
-        .map(|(_, c)| (until - c.1.unwrap_or(until)) as f64 / 86_400.0)
+        .map(|(_, c)| (until - c.1.unwrap_or(until)) as f64 / storemap_core::DAY_S as f64)
         .collect();
     lag_days.sort_by(f64::total_cmp);
     let ratio = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };

@@ -1,6 +1,7 @@
 // Foursquare OS Places from its Hugging Face copy: the newest (or a named) release's places
 // files, checked against their SHA-256, and a warning when that copy is stale.
 import path from 'node:path';
+import { DAY_MS } from '../../time.ts';
 import { z } from 'zod';
 import type { Ctx, Plan } from './plan.ts';
 import { encodePath, formatBytes, jsonBody, parseWith, request } from './download.ts';
@@ -40,7 +41,7 @@ export async function planFsq(ctx: Ctx, out: string): Promise<Plan> {
     dt = dates.at(-1);
     if (!dt) throw new Error(`fsq: no release/dt=YYYY-MM-DD folder in ${ctx.config.fsqApi}/tree/main/release`);
     ctx.log(`fsq: latest release dt=${dt}`);
-    const days = Math.floor((ctx.now() - Date.parse(`${dt}T00:00:00Z`)) / 86_400_000);
+    const days = Math.floor((ctx.now() - Date.parse(`${dt}T00:00:00Z`)) / DAY_MS);
     if (days > FSQ_STALE_DAYS) {
       ctx.warn(
         `fsq: the newest release on Hugging Face (dt=${dt}) is ${days} days old. Foursquare now publishes OS Places first through its Places Portal (an Iceberg catalog, with a Portal token); export a current release to Parquet and import it with \`storemap data import --fsq\` (see the README)`,

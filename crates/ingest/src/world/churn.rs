@@ -13,7 +13,8 @@ use storemap_core::SourceType;
 /// surveyed world itself (it does not age backwards).
 pub const SURVEY: i64 = 1_793_491_200;
 
-pub const DAY_S: f64 = 86_400.0;
+/// A day in seconds, as the churn model's rates are reckoned (core's `DAY_S`).
+pub const DAY_S: f64 = storemap_core::DAY_S as f64;
 pub const YEAR_S: f64 = 365.25 * DAY_S;
 
 /// Mixed into a brand's seed for its churn stream, so that stream is not the surveyed world's.

@@ -18,7 +18,7 @@ use storemap_ingest::world::{BrandWorld, Generator};
 
 use crate::common::{reference, reference_paths, TempDir};
 
-pub(crate) const DAY: i64 = 86_400;
+pub(crate) const DAY: i64 = storemap_core::DAY_S;
 const YEAR: i64 = 365 * DAY + DAY / 4;
 /// Brands looked at: enough for thousands of stores at scale 0.1.
 const BRANDS: usize = 400;

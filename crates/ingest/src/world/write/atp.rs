@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use storemap_core::format_iso;
+use storemap_core::{format_iso, DAY_S};
 
 use super::tags::Tags;
 use super::{create, round7, Sighted};
@@ -48,7 +48,7 @@ impl AtpWriter {
             p.insert("@spider".into(), spider.into());
             p.insert("branch".into(), x.city.name.clone().into());
             if x.s.closed_marker {
-                p.insert("end_date".into(), format_iso(x.as_of - 30 * 86_400)[..10].into());
+                p.insert("end_date".into(), format_iso(x.as_of - 30 * DAY_S)[..10].into());
             }
         }
         self.features.push(serde_json::json!({
@@ -65,7 +65,7 @@ impl AtpWriter {
             "type": "FeatureCollection",
             "dataset_attributes": {
                 "@spider": spider,
-                "spider:collection_time": format_iso(as_of - 2 * 86_400),
+                "spider:collection_time": format_iso(as_of - 2 * DAY_S),
                 "spider:lineage": "S_ATP_BRANDS",
                 "license": "CC0-1.0",
             },

@@ -2,7 +2,7 @@
 //! `longitude`, address fields, `date_refreshed`, `date_closed`, `fsq_category_labels`.
 
 use polars_core::prelude::*;
-use storemap_core::format_iso;
+use storemap_core::{format_iso, DAY_S};
 
 use super::parquet::{opt_strs, singleton_lists, strs};
 use super::{hex_id, round6, Sighted};
@@ -49,9 +49,9 @@ impl FsqColumns {
         f.postcode.push((addr && !store.postcode.is_empty()).then(|| store.postcode.clone()));
         f.country.push(s.with_country.then(|| store.country.clone()));
         f.tel.push((!store.phone.is_empty()).then(|| store.phone.clone()));
-        f.created.push(format_iso(x.as_of - 3 * 365 * 86_400)[..10].into());
+        f.created.push(format_iso(x.as_of - 3 * 365 * DAY_S)[..10].into());
         f.refreshed.push(x.seen[..10].into());
-        f.closed.push(s.closed_marker.then(|| format_iso(x.as_of - 30 * 86_400)[..10].to_string()));
+        f.closed.push(s.closed_marker.then(|| format_iso(x.as_of - 30 * DAY_S)[..10].to_string()));
         f.label.push(fsq_label(x.brand).into());
         id
     }

@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use storemap_core::{format_iso, SourceType};
+use storemap_core::{format_iso, SourceType, DAY_S};
 
 use super::brand::{BrandWorld, Sighting, TrueStore};
 use super::BrandTruth;
@@ -135,7 +135,7 @@ impl SourceWriters {
         for s in &world.sightings {
             let store = &world.stores[s.store as usize];
             let store_key = format!("{}#{}", brand.nsi_id, store.number);
-            let seen = format_iso(self.as_of - s.days_ago as i64 * 86_400);
+            let seen = format_iso(self.as_of - s.days_ago as i64 * DAY_S);
             let x = Sighted { brand, s, store, city: &cities[store.city as usize], store_key: &store_key, seen: &seen, seed: self.seed, as_of: self.as_of };
             let source_id = match s.source {
                 SourceType::Osm => self.osm.write(&x)?,
