@@ -412,6 +412,8 @@ export interface RenderDefaults {
   focusOutlineWidth: number
   /** The most pixels one map's markers may cover in all (the bound on a request's work). */
   maxMarkerPixels: number
+  /** The theme a map is drawn in when the request names none. */
+  style: string
 }
 
 /**

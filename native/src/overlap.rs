@@ -103,7 +103,7 @@ impl From<OverlapRenderRequest> for OverlapMapQuery {
             budget: budget(r.max_rows, r.time_budget_ms),
             width: r.width,
             height: r.height,
-            style: r.style.unwrap_or_else(|| "light".into()),
+            style: r.style.unwrap_or_else(|| storemap_render::DEFAULT_STYLE.into()),
             format: r.format.format(None),
             marker_radius: r.marker_radius.map(|m| m as f32),
             marker_colors: r.marker_colors.unwrap_or_default(),

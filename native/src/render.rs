@@ -347,6 +347,8 @@ pub struct RenderDefaults {
     pub focus_outline_width: f64,
     /// The most pixels one map's markers may cover in all (the bound on a request's work).
     pub max_marker_pixels: f64,
+    /// The theme a map is drawn in when the request names none.
+    pub style: String,
 }
 
 #[napi]
@@ -360,6 +362,7 @@ pub fn render_defaults() -> RenderDefaults {
         focus_outline: storemap_render::FOCUS_OUTLINE.into(),
         focus_outline_width: storemap_render::FOCUS_OUTLINE_WIDTH as f64,
         max_marker_pixels: storemap_render::MAX_MARKER_PIXELS as f64,
+        style: storemap_render::DEFAULT_STYLE.into(),
     }
 }
 

@@ -38,7 +38,7 @@ export const LocationMapRequest = z
     ...LOCATION_FILTERS,
     format: z.enum(FORMATS).default('json').describe('Response format.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
-    style: z.enum(STYLES).default('light').describe('Image theme.'),
+    style: z.enum(STYLES).default(RENDER_DEFAULTS.style).describe('Image theme.'),
     width: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(1200).describe('Image width in pixels (before scale).'),
     height: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(800).describe('Image height in pixels (before scale).'),
     scale: z.number().int().min(1).max(4).default(1).describe(`Pixel multiplier for print output; width x scale and height x scale must stay within ${MAX_IMAGE_SIDE}.`),

@@ -30,6 +30,9 @@ pub const COMPANY_PALETTE: [&str; 5] = ["#2563EB", "#DC2626", "#16A34A", "#D9770
 /// reference pixel's 96 per inch).
 pub const DEFAULT_DPI: u32 = 96;
 
+/// The theme of `data/themes.json` a map is drawn in when the request names none.
+pub const DEFAULT_STYLE: &str = "light";
+
 /// Marker radius at scale 1, in pixels, when the request gives none.
 pub const DEFAULT_MARKER_RADIUS: f32 = 5.0;
 
@@ -92,7 +95,7 @@ impl MapRequest {
             height,
             scale: 1,
             dpi: DEFAULT_DPI,
-            style: "light".into(),
+            style: DEFAULT_STYLE.into(),
             format: ImageFormat::Png,
             viewport: Viewport::Auto,
             marker_radius: DEFAULT_MARKER_RADIUS,
