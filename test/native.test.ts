@@ -6,7 +6,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { NativeError, panicForTest, query, querySync, testingAddon, toNativeError, type QueryRequest, type QueryResponse, type StorefrontKind } from '../ts/native.ts';
+import { loadRenderer, NativeError, panicForTest, query, querySync, render, testingAddon, toNativeError, type QueryRequest, type QueryResponse, type StorefrontKind } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { parseCsv, parseCsvObjects } from './helpers/csv.ts';
 import { testDataDir, testStore, type Location as Loc } from './helpers/dataset.ts';
@@ -667,4 +667,15 @@ test.serial('panicForTest: refused with FORBIDDEN without STOREMAP_TEST_HOOKS=1'
     if (old === undefined) delete process.env.STOREMAP_TEST_HOOKS;
     else process.env.STOREMAP_TEST_HOOKS = old;
   }
+});
+
+test('a map request whose bounds or center has the wrong length is refused at the binding, not drawn auto-fitted', async (t) => {
+  const renderer = loadRenderer(path.join(testDataDir(), 'reference'));
+  const store = testStore();
+  const brand = store.resolve('Starbucks')!.brand;
+  const base = { query: { brands: [brand], format: 'json' as const, verifiedOnly: false }, format: 'png' as const, width: 200, height: 100, scale: 1, dpi: 96, style: 'light' };
+  await rejectsWith(t, render(renderer, store, { ...base, bounds: [10, 20, 30] }), 'INVALID_REQUEST', 'three bounds');
+  await rejectsWith(t, render(renderer, store, { ...base, center: [10, 20, 30], zoom: 4 }), 'INVALID_REQUEST', 'three-number center');
+  const ok = await render(renderer, store, { ...base, bounds: [10, 20, 30, 40] });
+  t.true(ok.body.length > 0);
 });

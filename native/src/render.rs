@@ -158,11 +158,21 @@ impl ImageKind {
     }
 }
 
-impl From<&RenderRequest> for MapQuery {
-    fn from(r: &RenderRequest) -> MapQuery {
+/// A fixed-length list from JavaScript, or INVALID_REQUEST naming what it must be: a bounds of
+/// three numbers is the caller's mistake, not a request for an auto-fitted map.
+fn exactly<const N: usize>(v: Option<&[f64]>, what: &str) -> Outcome<Option<[f64; N]>> {
+    v.map(|v| v.try_into().map_err(|_| Failure::invalid(format!("{what} must be {N} numbers, not {}", v.len())))).transpose()
+}
+
+impl TryFrom<&RenderRequest> for MapQuery {
+    type Error = Failure;
+
+    fn try_from(r: &RenderRequest) -> Outcome<MapQuery> {
         let Selection { brands, filters, limit, budget } = Selection::from(&r.query);
         let format = r.format.format(r.jpeg_quality);
-        MapQuery {
+        let bounds = exactly::<4>(r.bounds.as_deref(), "bounds [south, west, north, east]")?;
+        let center = exactly::<2>(r.center.as_deref(), "center [lat, lng]")?;
+        Ok(MapQuery {
             brands,
             filters,
             limit,
@@ -173,14 +183,14 @@ impl From<&RenderRequest> for MapQuery {
             dpi: r.dpi,
             style: r.style.clone(),
             format,
-            viewport: Viewport::from_parts(r.bounds.as_deref().and_then(|b| b.try_into().ok()), r.center.as_deref().and_then(|c| c.try_into().ok()), r.zoom),
+            viewport: Viewport::from_parts(bounds, center, r.zoom),
             marker_radius: r.marker_radius.map(|m| m as f32),
             marker_colors: r.marker_colors.clone().unwrap_or_default(),
             marker_color: r.marker_color.clone(),
             heatmap: r.heatmap.unwrap_or(false),
             legend: r.legend.unwrap_or(false),
             focus: r.focus.as_ref().map(Into::into),
-        }
+        })
     }
 }
 
@@ -275,14 +285,14 @@ impl Renderer {
     /// Renders a map of a query's locations on the libuv pool; the encoded image comes back
     /// as one Buffer.
     #[napi(ts_return_type = "Promise<RenderResponse>")]
-    pub fn render(&self, store: &Store, req: RenderRequest) -> AsyncTask<RenderTask> {
-        AsyncTask::new(RenderTask { snap: store.inner.clone(), atlas: self.atlas.clone(), themes: self.themes.clone(), query: (&req).into() })
+    pub fn render(&self, store: &Store, req: RenderRequest) -> Result<AsyncTask<RenderTask>, Code> {
+        let query = run(|| MapQuery::try_from(&req))?;
+        Ok(AsyncTask::new(RenderTask { snap: store.inner.clone(), atlas: self.atlas.clone(), themes: self.themes.clone(), query }))
     }
 
     #[napi]
     pub fn render_sync(&self, store: &Store, req: RenderRequest) -> Result<RenderResponse, Code> {
-        let query: MapQuery = (&req).into();
-        run(|| Ok(storemap_render::render_served(&store.inner, &self.atlas, &self.themes, &query)?)).map(Into::into)
+        run(|| Ok(storemap_render::render_served(&store.inner, &self.atlas, &self.themes, &MapQuery::try_from(&req)?)?)).map(Into::into)
     }
 
     /// A country's mainland as focus maps cut it, [south, west, north, east] degrees (west east
