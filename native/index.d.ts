@@ -283,6 +283,24 @@ export declare function loadStore(path: string): Promise<Store>
 /** Loads a snapshot file on the calling thread (CLI tools and tests). */
 export declare function loadStoreSync(path: string): Store
 
+/**
+ * Every code an error from the addon carries, as a string enum TypeScript gets too
+ * (`NativeCode`): `NativeError.code` is typed by it and `fromNative` maps each one with the
+ * compiler checking that none is missed.
+ */
+export declare const enum NativeCode {
+  InvalidRequest = 'INVALID_REQUEST',
+  UnknownCity = 'UNKNOWN_CITY',
+  SinceOutOfRange = 'SINCE_OUT_OF_RANGE',
+  SnapshotInvalid = 'SNAPSHOT_INVALID',
+  IoError = 'IO_ERROR',
+  Timeout = 'TIMEOUT',
+  Internal = 'INTERNAL',
+  NotImplemented = 'NOT_IMPLEMENTED',
+  Forbidden = 'FORBIDDEN',
+  InvalidBasemap = 'INVALID_BASEMAP',
+}
+
 /** A nearest-store request. */
 export interface NearbyRequest {
   /** Brand indices, as `resolve` returns them; empty for stores of any brand. */

@@ -6,7 +6,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadRenderer, NativeError, panicForTest, query, querySync, render, testingAddon, toNativeError, type QueryRequest, type QueryResponse, type StorefrontKind } from '../ts/native.ts';
+import { loadRenderer, NativeError, type NativeCode, panicForTest, query, querySync, render, testingAddon, toNativeError, type QueryRequest, type QueryResponse, type StorefrontKind } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { parseCsv, parseCsvObjects } from './helpers/csv.ts';
 import { testDataDir, testStore, type Location as Loc } from './helpers/dataset.ts';
@@ -72,7 +72,7 @@ function mostCommon<T>(ls: Loc[], key: (l: Loc) => T | null | undefined): [T, nu
 }
 
 /** Asserts that a NativeError with `code` was raised. */
-async function rejectsWith(t: ExecutionContext, p: Promise<unknown>, code: string, what: string) {
+async function rejectsWith(t: ExecutionContext, p: Promise<unknown>, code: NativeCode, what: string) {
   const err = await t.throwsAsync(p, undefined, `${what}: expected a rejection with code ${code}`);
   t.true(err instanceof NativeError, `${what}: expected a NativeError, got ${err?.name}`);
   t.is((err as NativeError | undefined)?.code, code, `${what}: ${err?.message}`);

@@ -40,7 +40,7 @@ export const MAX_MARKER_PIXELS: number = RENDER_DEFAULTS.maxMarkerPixels;
 
 /** A string enum's values at run time, in declaration order: the addon exports each enum as an
  * object (TypeScript sees a const enum, which has no value of its own). */
-function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'StorefrontKind' | 'SourceKind'): [Values<E>, ...Values<E>[]] {
+function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'StorefrontKind' | 'SourceKind' | 'NativeCode'): [Values<E>, ...Values<E>[]] {
   const e = (binding as unknown as Record<string, Record<string, string>>)[name];
   return Object.values(e) as unknown as [Values<E>, ...Values<E>[]];
 }
@@ -65,9 +65,13 @@ export const CONFIDENCE_FLOOR = DATA_DEFAULTS.confidenceFloor;
 /** Why the addon did no work (`refused` of a response): the enum's values. */
 export type RefusalReason = Values<Binding.Refusal>;
 
+/** Every code an error from the addon carries (the addon's `NativeCode` string enum). */
+export type NativeCode = Values<Binding.NativeCode>;
+const NATIVE_CODES: readonly string[] = values<Binding.NativeCode>('NativeCode');
+
 export class NativeError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: NativeCode,
     message: string,
   ) {
     super(message);
@@ -75,9 +79,8 @@ export class NativeError extends Error {
   }
 }
 
-/** The service's error codes are SCREAMING_SNAKE; napi's own (an argument of the wrong type,
- * 'InvalidArg', 'StringExpected') are PascalCase. */
-const SERVICE_CODE = /^[A-Z][A-Z0-9_]+$/;
+/** napi's own codes (an argument of the wrong type: 'InvalidArg', 'StringExpected') are
+ * PascalCase. */
 const NAPI_CODE = /^[A-Z][a-z]+(?:[A-Z][a-z]*)*$/;
 
 /** The addon's error as a NativeError: its own code; a value napi could not convert is the
@@ -86,7 +89,7 @@ export function toNativeError(e: unknown): NativeError {
   if (e instanceof NativeError) return e;
   const message = e instanceof Error ? e.message : String(e);
   const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && SERVICE_CODE.test(code)) return new NativeError(code, message);
+  if (typeof code === 'string' && NATIVE_CODES.includes(code)) return new NativeError(code as NativeCode, message);
   if (typeof code === 'string' && NAPI_CODE.test(code) && code !== 'GenericFailure') return new NativeError('INVALID_REQUEST', message);
   return new NativeError('INTERNAL', message);
 }

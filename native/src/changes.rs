@@ -7,7 +7,7 @@ use napi_derive::napi;
 use std::sync::Arc;
 use storemap_core::{format_iso, ChangeAnswer, ChangeFeed, ChangeQuery, Snapshot};
 
-use crate::error::{guarded, run, settle, Code, Failure, Outcome};
+use crate::error::{guarded, run, settle, Code, Failure, NativeCode, Outcome};
 use crate::query::{budget, source_names, DataFormat, LocationFilters, Refusal, StorefrontKind};
 use crate::store::{Feed, Store};
 
@@ -98,10 +98,11 @@ impl From<ChangeAnswer> for ChangesResponse {
 fn ready(feed: &Feed) -> Outcome<&ChangeFeed> {
     match feed {
         Feed::Ready(f) => Ok(f),
-        Feed::Absent => {
-            Err(Failure::new("NOT_IMPLEMENTED", "this server's data folder has no change history: the next `storemap data build` or `data refresh` starts one"))
-        }
-        Feed::Unreadable(why) => Err(Failure::new("INTERNAL", format!("the change history cannot be read: {why}"))),
+        Feed::Absent => Err(Failure::new(
+            NativeCode::NotImplemented,
+            "this server's data folder has no change history: the next `storemap data build` or `data refresh` starts one",
+        )),
+        Feed::Unreadable(why) => Err(Failure::new(NativeCode::Internal, format!("the change history cannot be read: {why}"))),
     }
 }
 

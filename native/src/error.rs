@@ -7,48 +7,108 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use napi::bindgen_prelude::*;
-use storemap_core::CoreError;
+use napi_derive::napi;
+use storemap_core::{CoreError, ErrorCode};
 use storemap_render::RenderError;
+
+/// Every code an error from the addon carries, as a string enum TypeScript gets too
+/// (`NativeCode`): `NativeError.code` is typed by it and `fromNative` maps each one with the
+/// compiler checking that none is missed.
+#[napi(string_enum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NativeCode {
+    #[napi(value = "INVALID_REQUEST")]
+    InvalidRequest,
+    #[napi(value = "UNKNOWN_CITY")]
+    UnknownCity,
+    #[napi(value = "SINCE_OUT_OF_RANGE")]
+    SinceOutOfRange,
+    #[napi(value = "SNAPSHOT_INVALID")]
+    SnapshotInvalid,
+    #[napi(value = "IO_ERROR")]
+    IoError,
+    #[napi(value = "TIMEOUT")]
+    Timeout,
+    #[napi(value = "INTERNAL")]
+    Internal,
+    #[napi(value = "NOT_IMPLEMENTED")]
+    NotImplemented,
+    #[napi(value = "FORBIDDEN")]
+    Forbidden,
+    #[napi(value = "INVALID_BASEMAP")]
+    InvalidBasemap,
+}
+
+impl NativeCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NativeCode::InvalidRequest => "INVALID_REQUEST",
+            NativeCode::UnknownCity => "UNKNOWN_CITY",
+            NativeCode::SinceOutOfRange => "SINCE_OUT_OF_RANGE",
+            NativeCode::SnapshotInvalid => "SNAPSHOT_INVALID",
+            NativeCode::IoError => "IO_ERROR",
+            NativeCode::Timeout => "TIMEOUT",
+            NativeCode::Internal => "INTERNAL",
+            NativeCode::NotImplemented => "NOT_IMPLEMENTED",
+            NativeCode::Forbidden => "FORBIDDEN",
+            NativeCode::InvalidBasemap => "INVALID_BASEMAP",
+        }
+    }
+}
+
+impl From<ErrorCode> for NativeCode {
+    fn from(c: ErrorCode) -> NativeCode {
+        match c {
+            ErrorCode::InvalidRequest => NativeCode::InvalidRequest,
+            ErrorCode::UnknownCity => NativeCode::UnknownCity,
+            ErrorCode::SinceOutOfRange => NativeCode::SinceOutOfRange,
+            ErrorCode::SnapshotInvalid => NativeCode::SnapshotInvalid,
+            ErrorCode::IoError => NativeCode::IoError,
+            ErrorCode::Timeout => NativeCode::Timeout,
+            ErrorCode::Internal => NativeCode::Internal,
+        }
+    }
+}
 
 /// A stable error code as napi's error status: napi-rs sets it as the JS error's `code`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Code(pub &'static str);
+pub struct Code(pub NativeCode);
 
 impl AsRef<str> for Code {
     fn as_ref(&self) -> &str {
-        self.0
+        self.0.as_str()
     }
 }
 
 /// A failure on its way to JavaScript.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
-    pub code: &'static str,
+    pub code: NativeCode,
     pub message: String,
 }
 
 pub type Outcome<T> = std::result::Result<T, Failure>;
 
 impl Failure {
-    pub fn new(code: &'static str, message: impl std::fmt::Display) -> Failure {
+    pub fn new(code: NativeCode, message: impl std::fmt::Display) -> Failure {
         Failure { code, message: message.to_string() }
     }
 
     /// The request's mistake, found while converting it.
     pub fn invalid(message: impl std::fmt::Display) -> Failure {
-        Failure::new("INVALID_REQUEST", message)
+        Failure::new(NativeCode::InvalidRequest, message)
     }
 }
 
 impl From<CoreError> for Failure {
     fn from(e: CoreError) -> Failure {
-        Failure::new(e.code(), e)
+        Failure::new(e.kind().into(), e)
     }
 }
 
 impl From<RenderError> for Failure {
     fn from(e: RenderError) -> Failure {
-        Failure::new(e.code(), e)
+        Failure::new(e.kind().into(), e)
     }
 }
 
@@ -65,7 +125,7 @@ pub fn guarded<T>(f: impl FnOnce() -> Outcome<T>) -> Outcome<T> {
         Err(p) => {
             let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into());
             eprintln!("storemap-native: panic caught at the boundary: {msg}");
-            Err(Failure::new("INTERNAL", msg))
+            Err(Failure::new(NativeCode::Internal, msg))
         }
     }
 }

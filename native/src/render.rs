@@ -10,7 +10,7 @@ use storemap_core::Snapshot;
 use storemap_render::tiles::source::{VectorTiles, DEFAULT_CACHE_BYTES};
 use storemap_render::{Atlas, FocusCountry, FocusQuery, ImageFormat, MapAnswer, MapQuery, Themes, Viewport};
 
-use crate::error::{guarded, run, settle, Code, Failure, Outcome};
+use crate::error::{guarded, run, settle, Code, Failure, NativeCode, Outcome};
 use crate::query::{source_names, QueryRequest, Refusal, Selection};
 use crate::store::Store;
 
@@ -40,11 +40,11 @@ pub struct RendererAssets {
 }
 
 fn read(path: &str) -> Outcome<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Failure::new("IO_ERROR", format!("{path}: {e}")))
+    std::fs::read(path).map_err(|e| Failure::new(NativeCode::IoError, format!("{path}: {e}")))
 }
 
 fn read_text(path: &str) -> Outcome<String> {
-    String::from_utf8(read(path)?).map_err(|e| Failure::new("IO_ERROR", format!("{path}: {e}")))
+    String::from_utf8(read(path)?).map_err(|e| Failure::new(NativeCode::IoError, format!("{path}: {e}")))
 }
 
 /// Loads the renderer from the reference step's files, the theme table and the font.
@@ -433,7 +433,7 @@ pub struct BasemapStatus {
 #[napi]
 pub fn basemap_info(path: String) -> Result<BasemapInfo, Code> {
     run(|| {
-        let tiles = VectorTiles::open(std::path::Path::new(&path), 1 << 20).map_err(|e| Failure::new("INVALID_BASEMAP", format!("{path}: {e}")))?;
+        let tiles = VectorTiles::open(std::path::Path::new(&path), 1 << 20).map_err(|e| Failure::new(NativeCode::InvalidBasemap, format!("{path}: {e}")))?;
         Ok(tiles.info().into())
     })
 }
@@ -466,7 +466,7 @@ pub struct BasemapExtract {
 }
 
 fn extract_failure(e: storemap_render::tiles::pmtiles::PmtilesError) -> Failure {
-    Failure::new("INVALID_BASEMAP", e.to_string())
+    Failure::new(NativeCode::InvalidBasemap, e.to_string())
 }
 
 fn byte_ranges(r: &[storemap_render::tiles::extract::Range]) -> Vec<ByteRange> {

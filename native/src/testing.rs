@@ -5,7 +5,7 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::error::{guarded, run, settle, Code, Failure, Outcome};
+use crate::error::{guarded, run, settle, Code, Failure, NativeCode, Outcome};
 
 /// 100 m anchor clustering over raw points (the algorithm reconciliation uses), for the
 /// side-by-side benchmark. `source` holds source type codes (0 atp, 1 fsq, 2 osm, 3 overture).
@@ -40,7 +40,7 @@ pub fn encode_blank_png(width: u32, height: u32) -> Result<Buffer, Code> {
 #[napi]
 pub fn panic_for_test(on_pool: bool) -> Result<AsyncTask<PanicTask>, Code> {
     if std::env::var("STOREMAP_TEST_HOOKS").as_deref() != Ok("1") {
-        return Err(Failure::new("FORBIDDEN", "test hooks are disabled").into());
+        return Err(Failure::new(NativeCode::Forbidden, "test hooks are disabled").into());
     }
     if !on_pool {
         return run(|| panic!("panic_for_test (sync)"));
@@ -102,8 +102,8 @@ impl StreetBench {
     #[napi(constructor)]
     pub fn new(countries_geojson: String, font: String, themes_json: String, archive: String) -> Result<StreetBench, Code> {
         run(|| {
-            let read = |p: &str| std::fs::read(p).map_err(|e| Failure::new("IO_ERROR", format!("{p}: {e}")));
-            let text = |p: &str| read(p).and_then(|b| String::from_utf8(b).map_err(|e| Failure::new("IO_ERROR", e.to_string())));
+            let read = |p: &str| std::fs::read(p).map_err(|e| Failure::new(NativeCode::IoError, format!("{p}: {e}")));
+            let text = |p: &str| read(p).and_then(|b| String::from_utf8(b).map_err(|e| Failure::new(NativeCode::IoError, e.to_string())));
             let atlas =
                 || -> Outcome<storemap_render::Atlas> { Ok(storemap_render::Atlas::from_geojson(&text(&countries_geojson)?)?.with_font(&read(&font)?)?) };
             let tiles = open_tiles(&archive)?;
@@ -184,6 +184,6 @@ impl StreetBench {
 
 fn open_tiles(path: &str) -> Outcome<std::sync::Arc<storemap_render::tiles::source::VectorTiles>> {
     let tiles = storemap_render::tiles::source::VectorTiles::open(std::path::Path::new(path), storemap_render::tiles::source::DEFAULT_CACHE_BYTES)
-        .map_err(|e| Failure::new("INVALID_BASEMAP", format!("{path}: {e}")))?;
+        .map_err(|e| Failure::new(NativeCode::InvalidBasemap, format!("{path}: {e}")))?;
     Ok(std::sync::Arc::new(tiles))
 }

@@ -848,6 +848,7 @@ module.exports.ImageKind = nativeBinding.ImageKind
 module.exports.loadRendererSync = nativeBinding.loadRendererSync
 module.exports.loadStore = nativeBinding.loadStore
 module.exports.loadStoreSync = nativeBinding.loadStoreSync
+module.exports.NativeCode = nativeBinding.NativeCode
 module.exports.panicForTest = nativeBinding.panicForTest
 module.exports.Refusal = nativeBinding.Refusal
 module.exports.renderDefaults = nativeBinding.renderDefaults

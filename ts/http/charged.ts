@@ -60,11 +60,28 @@ export interface ChargedWork {
  * cannot give as NOT_IMPLEMENTED. */
 export function fromNative(e: unknown): unknown {
   if (!(e instanceof NativeError)) return e;
-  if (e.code === 'INVALID_REQUEST' || e.code === 'UNKNOWN_CITY') return new ApiError('INVALID_REQUEST', e.message);
-  if (e.code === 'SINCE_OUT_OF_RANGE') return new ApiError('INVALID_REQUEST', `Invalid query: ${e.message}.`, { details: [{ field: 'since', message: e.message.replace(/^since: /, '') }] });
-  if (e.code === 'TIMEOUT') return new ApiError('TIMEOUT');
-  if (e.code === 'NOT_IMPLEMENTED') return new ApiError('NOT_IMPLEMENTED', `Not available on this server: ${e.message}.`);
-  return e;
+  switch (e.code) {
+    case 'INVALID_REQUEST':
+    case 'UNKNOWN_CITY':
+      return new ApiError('INVALID_REQUEST', e.message);
+    case 'SINCE_OUT_OF_RANGE':
+      return new ApiError('INVALID_REQUEST', `Invalid query: since: ${e.message}.`, { details: [{ field: 'since', message: e.message }] });
+    case 'TIMEOUT':
+      return new ApiError('TIMEOUT');
+    case 'NOT_IMPLEMENTED':
+      return new ApiError('NOT_IMPLEMENTED', `Not available on this server: ${e.message}.`);
+    // The server's own faults and files: an internal error (logged where it is answered).
+    case 'INTERNAL':
+    case 'SNAPSHOT_INVALID':
+    case 'IO_ERROR':
+    case 'FORBIDDEN':
+    case 'INVALID_BASEMAP':
+      return e;
+    default: {
+      const unmapped: never = e.code;
+      return unmapped;
+    }
+  }
 }
 
 /** The format a usage row records before the request is validated: one of the operation's

@@ -14,21 +14,54 @@ pub enum CoreError {
     RadiusWithoutCity,
     #[error("invalid filter: {0}")]
     InvalidFilter(String),
-    /// A change-feed date before the oldest snapshot the history holds (ISO 8601).
-    #[error("since: the history begins at {0}")]
+    /// A change-feed date before the oldest snapshot the history holds (ISO 8601). The field is
+    /// the code's to name (`since`), not the message's.
+    #[error("the history begins at {0}")]
     SinceBeforeHistory(String),
 }
 
-impl CoreError {
-    pub fn code(&self) -> &'static str {
+/// The stable codes failures carry to the service, for every crate (the renderer's too). The
+/// addon's napi string enum is matched against this one, so the compiler sees every code cross
+/// the binding; renaming one is a breaking change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    InvalidRequest,
+    UnknownCity,
+    SinceOutOfRange,
+    SnapshotInvalid,
+    IoError,
+    Timeout,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
         match self {
-            CoreError::Snapshot { .. } => "SNAPSHOT_INVALID",
-            CoreError::Io { .. } => "IO_ERROR",
-            CoreError::UnknownCity(_) => "UNKNOWN_CITY",
-            CoreError::RadiusWithoutCity => "INVALID_REQUEST",
-            CoreError::InvalidFilter(_) => "INVALID_REQUEST",
-            CoreError::SinceBeforeHistory(_) => "SINCE_OUT_OF_RANGE",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::UnknownCity => "UNKNOWN_CITY",
+            ErrorCode::SinceOutOfRange => "SINCE_OUT_OF_RANGE",
+            ErrorCode::SnapshotInvalid => "SNAPSHOT_INVALID",
+            ErrorCode::IoError => "IO_ERROR",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::Internal => "INTERNAL",
         }
+    }
+}
+
+impl CoreError {
+    pub fn kind(&self) -> ErrorCode {
+        match self {
+            CoreError::Snapshot { .. } => ErrorCode::SnapshotInvalid,
+            CoreError::Io { .. } => ErrorCode::IoError,
+            CoreError::UnknownCity(_) => ErrorCode::UnknownCity,
+            CoreError::RadiusWithoutCity | CoreError::InvalidFilter(_) => ErrorCode::InvalidRequest,
+            CoreError::SinceBeforeHistory(_) => ErrorCode::SinceOutOfRange,
+        }
+    }
+
+    /// The code as the service spells it.
+    pub fn code(&self) -> &'static str {
+        self.kind().as_str()
     }
 }
 

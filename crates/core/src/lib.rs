@@ -31,7 +31,7 @@ pub use change_answer::{ChangeAnswer, ChangeQuery};
 pub use changes::{ChangeFeed, Changes};
 pub use cluster::{cluster, ClusterPoint, Clusters};
 pub use coverage::{chao, chapman, lincoln_petersen, Estimator, Sightings, TotalEstimate, MIN_OBSERVED};
-pub use error::{CoreError, Result};
+pub use error::{CoreError, ErrorCode, Result};
 pub use format::{
     changes_csv_header, nearby_csv_header, overlap_csv_header, write_changes, write_nearby, write_overlap, write_rows, Format, WriteOptions, CSV_HEADER,
 };

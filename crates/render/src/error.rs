@@ -1,3 +1,4 @@
+use storemap_core::ErrorCode;
 use thiserror::Error;
 
 /// Every renderer failure, with the stable code the service maps to an HTTP status.
@@ -29,7 +30,7 @@ pub enum RenderError {
 }
 
 impl RenderError {
-    pub fn code(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorCode {
         match self {
             RenderError::InvalidSize { .. }
             | RenderError::InvalidColor(_)
@@ -37,11 +38,16 @@ impl RenderError {
             | RenderError::InvalidViewport(_)
             | RenderError::UnknownCountry(_)
             | RenderError::InvalidFocus(_)
-            | RenderError::TooMuchWork { .. } => "INVALID_REQUEST",
-            RenderError::DeadlinePassed => "TIMEOUT",
-            RenderError::Shapes(_) | RenderError::Encode(_) => "INTERNAL",
-            RenderError::Data(e) => e.code(),
+            | RenderError::TooMuchWork { .. } => ErrorCode::InvalidRequest,
+            RenderError::DeadlinePassed => ErrorCode::Timeout,
+            RenderError::Shapes(_) | RenderError::Encode(_) => ErrorCode::Internal,
+            RenderError::Data(e) => e.kind(),
         }
+    }
+
+    /// The code as the service spells it.
+    pub fn code(&self) -> &'static str {
+        self.kind().as_str()
     }
 }
 

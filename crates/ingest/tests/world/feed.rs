@@ -88,7 +88,7 @@ fn the_change_feed_answers_from_the_history_what_the_snapshots_say() {
         }
     }
     let err = feed.changes(current, 0, &Filters::default(), weeks[0] - DAY).unwrap_err();
-    assert_eq!((err.code(), err.to_string()), ("SINCE_OUT_OF_RANGE", format!("since: the history begins at {}", format_iso(weeks[0]))));
+    assert_eq!((err.code(), err.to_string()), ("SINCE_OUT_OF_RANGE", format!("the history begins at {}", format_iso(weeks[0]))));
 
     // Priced before a byte is written: the answer's count is the feed's, and a budget of fewer
     // rows gets no body.
