@@ -264,22 +264,31 @@ impl StreetPlan {
             .flat_map(|y| (x0..=x1).map(move |x| (x, y)))
             .map(|(x, y)| CellKey { zoom: cam.zoom.to_bits(), scale: cam.scale.to_bits(), theme: *theme, x, y })
             .collect();
-        // Cells not yet drawn are drawn on two threads (the cores this serves from), as the
-        // bands are.
-        let mut drawn: Vec<Option<Arc<Cell>>> = vec![None; keys.len()];
-        std::thread::scope(|s| {
-            let half = keys.len().div_ceil(2);
-            let (a, b) = drawn.split_at_mut(half);
-            let (ka, kb) = keys.split_at(half);
-            s.spawn(|| {
-                for (k, out) in kb.iter().zip(b.iter_mut()) {
-                    *out = streets.cell(k, cam, theme);
+        // Cells already drawn are taken from the cache; the rest are drawn on two threads (the
+        // cores this serves from), as the bands are, and none is started when all are there.
+        let mut drawn: Vec<Option<Arc<Cell>>> = Vec::with_capacity(keys.len());
+        let mut missing: Vec<usize> = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            match streets.cells.get(k) {
+                Some(cell) => drawn.push(cell),
+                None => {
+                    drawn.push(None);
+                    missing.push(i);
                 }
-            });
-            for (k, out) in ka.iter().zip(a.iter_mut()) {
-                *out = streets.cell(k, cam, theme);
             }
-        });
+        }
+        if !missing.is_empty() {
+            let half = missing.len().div_ceil(2);
+            let (ma, mb) = missing.split_at(half);
+            let draw = |part: &[usize]| part.iter().map(|&i| (i, streets.cell(&keys[i], cam, theme))).collect::<Vec<_>>();
+            let (a, b) = std::thread::scope(|s| {
+                let other = s.spawn(|| draw(mb));
+                (draw(ma), other.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            });
+            for (i, cell) in a.into_iter().chain(b) {
+                drawn[i] = cell;
+            }
+        }
         let cells = keys
             .iter()
             .zip(drawn)
