@@ -13,8 +13,9 @@
    400 INVALID_REQUEST, as the documentation says: `bounds` with south not below north, a `city`
    the gazetteer does not know for a radius search, a focus map of a country (or US state) the
    map has no shape for, a usage window that is reversed or longer than 366 days, a change-feed
-   `radius_km` without `city` (query parameters cannot state a rule between two of them), and a
-   change-feed `since` older than the history the server keeps, two overlap names of one company,
+   `radius_km` without `city` (query parameters cannot state a rule between two of them), a
+   change-feed `since` older than the history the server keeps or after both the serving
+   snapshot and the clock, two overlap names of one company,
    and an overlap of more than 100,000 pairs. Those 400s
    are not failures of "valid data should be accepted"; every other 400 on valid data still is.
 """
@@ -39,6 +40,7 @@ DOCUMENTED_DETAILS = {
     ("radius_km", "radius_km requires city"),
     ("brands", "two of the names are one company"),
     ("tickers", "two of the names are one company"),
+    ("since", "is in the future"),
 }
 DOCUMENTED_DETAIL_PATTERNS = [
     ("from", re.compile(r"^the window is at most \d+ days$")),

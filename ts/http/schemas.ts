@@ -187,7 +187,7 @@ export const ChangesQuery = z
     brand: text(200).describe('Brand name, alias or stock ticker (case-insensitive).'),
     since: z
       .union([z.iso.datetime({ offset: true }), z.iso.date()])
-      .describe('The date to compare with: the snapshot in force then (the last refresh at or before it) against the serving one. An ISO 8601 timestamp or a date (midnight UTC); at most as old as the oldest snapshot the service keeps (the status endpoint\'s data.changes_since).'),
+      .describe('The date to compare with: the snapshot in force then (the last refresh at or before it) against the serving one. An ISO 8601 timestamp or a date (midnight UTC); at most as old as the oldest snapshot the service keeps (the status endpoint\'s data.changes_since), and not after both the serving snapshot and the clock (400: nothing can have changed since then).'),
     ...LOCATION_FILTERS,
     radius_km: z.coerce.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
     format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
