@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
 import type { z } from 'zod';
-import type { Ctx, FetchedFile, FetchSource, FileSpec } from './plan.ts';
+import type { Ctx, FetchedFile, FetchSource, FileSpec, Plan } from './plan.ts';
 
 // ---------------------------------------------------------------------------------------------
 // HTTP helpers
@@ -325,7 +325,7 @@ export async function noteForeignFiles(ctx: Ctx, source: FetchSource, dir: strin
 
 /** Removes the files of a layout this fetch replaced (AllThePlaces' combined zip once its groups
  * are fetched, or the groups' zips once a combined one is), after every new file is in place. */
-export async function removeSuperseded(ctx: Ctx, source: FetchSource, dir: string, plan: { files: FileSpec[]; supersedes?: string[]; supersedesGroups?: boolean }): Promise<void> {
+export async function removeSuperseded(ctx: Ctx, source: FetchSource, dir: string, plan: Exclude<Plan, { skip: string }>): Promise<void> {
   const ours = new Set(plan.files.map((f) => path.basename(f.dest)));
   let names = plan.supersedes ?? [];
   if (plan.supersedesGroups) {

@@ -317,7 +317,7 @@ impl Extract {
         // Entries: consecutive ids with the same contents make one run.
         let mut entries: Vec<Entry> = Vec::new();
         for &(id, source, _) in &self.found {
-            let (offset, length) = self.written[&source];
+            let &(offset, length) = self.written.get(&source).ok_or_else(|| PmtilesError::Damaged(format!("tile {id}'s contents were never fed")))?;
             match entries.last_mut() {
                 Some(e) if e.offset == offset && e.tile_id + u64::from(e.run_length) == id && e.run_length < u32::MAX => e.run_length += 1,
                 _ => entries.push(Entry { tile_id: id, offset, length, run_length: 1 }),
