@@ -30,6 +30,21 @@ export declare class BasemapExtract {
   finish(out: string): ExtractSummary
 }
 
+export declare class GeoParquetCut {
+  /**
+   * From the file's last `parquetFooterLength` bytes (or more), its size, and the area as
+   * boxes [west, south, east, north] (west east of east across the antimeridian).
+   */
+  constructor(tail: Buffer, fileSize: number, area: Array<Array<number>>)
+  /** Whether the file has bbox statistics; without them the cut keeps every row group. */
+  get filterable(): boolean
+  /** The ranges to read, in file order, to be stored one after another. */
+  ranges(): Array<ByteRange>
+  summary(): CutSummary
+  /** Writes the kept row groups, read from `rangesFile`, as a GeoParquet file at `out`. */
+  write(rangesFile: string, out: string): CutSummary
+}
+
 /** The map renderer's loaded state: atlas shapes and theme palettes. Loaded once per server. */
 export declare class Renderer {
   /** Draws an overlap map on the libuv pool; `count` is the number of pairs. */
@@ -45,6 +60,11 @@ export declare class Renderer {
    * of east across the antimeridian); null for a code with no shape.
    */
   mainlandBounds(code: string): Array<number> | null
+  /**
+   * Each polygon of a country as a box [west, south, east, north]; null for a code with no
+   * shape.
+   */
+  countryBoxes(code: string): Array<Array<number>> | null
   /**
    * The basemap archive's state: null without STOREMAP_BASEMAP; `error` when it could not be
    * opened (the Natural Earth map is drawn instead); the tiles read, skipped and cached.
@@ -192,6 +212,17 @@ export interface CountryCount {
   locationCount: number
 }
 
+/** What a cut keeps. */
+export interface CutSummary {
+  rowGroups: number
+  keptRowGroups: number
+  rows: number
+  keptRows: number
+  /** The bytes the ranges cover. */
+  rangeBytes: number
+  fileSize: number
+}
+
 export declare function dataDefaults(): DataDefaults
 
 /**
@@ -299,6 +330,8 @@ export declare const enum NativeCode {
   NotImplemented = 'NOT_IMPLEMENTED',
   Forbidden = 'FORBIDDEN',
   InvalidBasemap = 'INVALID_BASEMAP',
+  /** A publisher's file that is not what it should be (a damaged Parquet footer). */
+  InvalidSource = 'INVALID_SOURCE',
 }
 
 /** A nearest-store request. */
@@ -349,6 +382,12 @@ export interface OverlapRequest {
   /** As in `QueryRequest`. */
   timeBudgetMs?: number
 }
+
+/** What a first read from the end of a file takes (the footer usually fits in it). */
+export declare const PARQUET_TAIL_BYTES: number
+
+/** How many bytes at the end of the file hold its footer, from its last bytes (at least 8). */
+export declare function parquetFooterLength(tail: Buffer, fileSize: number): number
 
 /** A query: one or more brands (by index), the contract's filters, the output format. */
 export interface QueryRequest {

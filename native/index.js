@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.BasemapExtract = nativeBinding.BasemapExtract
+module.exports.GeoParquetCut = nativeBinding.GeoParquetCut
 module.exports.Renderer = nativeBinding.Renderer
 module.exports.Store = nativeBinding.Store
 module.exports.basemapInfo = nativeBinding.basemapInfo
@@ -846,6 +847,8 @@ module.exports.loadRendererSync = nativeBinding.loadRendererSync
 module.exports.loadStore = nativeBinding.loadStore
 module.exports.loadStoreSync = nativeBinding.loadStoreSync
 module.exports.NativeCode = nativeBinding.NativeCode
+module.exports.PARQUET_TAIL_BYTES = nativeBinding.PARQUET_TAIL_BYTES
+module.exports.parquetFooterLength = nativeBinding.parquetFooterLength
 module.exports.Refusal = nativeBinding.Refusal
 module.exports.renderDefaults = nativeBinding.renderDefaults
 module.exports.SourceKind = nativeBinding.SourceKind

@@ -27,7 +27,7 @@ fi
 
 echo "== cargo test"
 # For the host triple, as scripts/build.sh builds: the dependencies `npm install` compiled are reused.
-cargo test --release --locked --target "$(rustc -vV | sed -n 's/^host: //p')" -p storemap-core -p storemap-ingest -p storemap-render --features storemap-ingest/reference-data 2>&1 | tee "$logs/cargo.txt"
+cargo test --release --locked --target "$(rustc -vV | sed -n 's/^host: //p')" -p storemap-core -p storemap-geoparquet -p storemap-ingest -p storemap-render --features storemap-ingest/reference-data 2>&1 | tee "$logs/cargo.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 while read -r p f; do
   passed=$((passed + p))

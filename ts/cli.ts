@@ -4,7 +4,7 @@ import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
-import { FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry } from './data/fetch.ts';
+import { countryArea, FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry, parseSources, type Area, type FetchedFile } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
 import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
@@ -260,17 +260,31 @@ data
 data
   .command('fetch')
   .description("download the publishers' current files into the data folder's sources/ (resumable, verified)")
-  .requiredOption('--country <cc>', 'ISO 3166-1 alpha-2 code; picks the OpenStreetMap extract (the others publish worldwide files)')
+  .option('--country <cc>', 'ISO 3166-1 alpha-2 code: picks the OpenStreetMap extract and cuts Overture to the country')
+  .option('--bbox <S,W,N,E>', "cut Overture to this box instead of the country's (degrees; west east of east crosses 180°)")
   .option('--sources <list>', `comma-separated, any of ${FETCH_SOURCES.join(', ')}`, FETCH_SOURCES.join(','))
   .option('--out <dir>', 'the folder to fill instead of $STOREMAP_DATA_DIR/sources (one folder per source inside)')
   .option('--overture-release <release>', 'Overture release such as 2026-04-15.0 (default: the latest)')
+  .option('--overture-worldwide', "download Overture's worldwide files whole instead of cutting them to the area")
   .option('--fsq-release <date>', 'Foursquare OS Places release date such as 2026-03-12 (default: the latest)')
-  .action(async (o: { country: string; sources: string; out?: string; overtureRelease?: string; fsqRelease?: string }) => {
+  .action(async (o: { country?: string; bbox?: string; sources: string; out?: string; overtureRelease?: string; overtureWorldwide?: boolean; fsqRelease?: string }) => {
+    if (o.country === undefined && o.bbox === undefined) throw new InvalidArgumentError('give --country, --bbox or both');
     const config = loadFetchConfig();
-    const outDir = o.out ? path.resolve(o.out) : path.join(loadConfig().dataDir, 'sources');
+    const dataDir = loadConfig().dataDir;
+    const outDir = o.out ? path.resolve(o.out) : path.join(dataDir, 'sources');
     const progress = { isTTY: process.stderr.isTTY === true, write: (s: string) => process.stderr.write(s) };
+    let area: Area | undefined;
+    if (!o.overtureWorldwide && parseSources(o.sources).includes('overture')) {
+      if (o.bbox !== undefined) area = { label: `--bbox ${o.bbox}`, boxes: [parseBbox(o.bbox)] };
+      else {
+        const code = parseCountry(o.country!);
+        area = countryArea(code, loadRenderer(await ensureReference(dataDir)).countryBoxes(code));
+      }
+    }
+    const { bbox: _bbox, overtureWorldwide: _worldwide, ...rest } = o;
     try {
-      const summary = await fetchSources({ ...o, outDir, config, progress, log: (line) => console.error(line) });
+      const summary = await fetchSources({ ...rest, area, outDir, config, progress, log: (line) => console.error(line) });
+      printCutTotals(summary.files);
       for (const f of summary.files) console.log(f.path);
     } catch (e) {
       // Some sources failed: the ones fetched are still listed, then the command fails.
@@ -278,6 +292,16 @@ data
       throw e;
     }
   });
+
+/** What the cut files cost against their whole size. */
+function printCutTotals(files: FetchedFile[]): void {
+  const cuts = files.flatMap((f) => (f.cut ? [f.cut] : []));
+  if (cuts.length === 0) return;
+  const read = cuts.reduce((n, c) => n + c.bytesRead, 0);
+  const whole = cuts.reduce((n, c) => n + c.fileSize, 0);
+  const share = whole > 0 ? ((read / whole) * 100).toFixed(1) : '0';
+  console.error(`overture: read ${formatBytes(read)} of ${formatBytes(whole)} (${share} %) in ${cuts.reduce((n, c) => n + c.requests, 0)} requests for ${cuts.reduce((n, c) => n + c.rows, 0)} rows`);
+}
 data
   .command('report')
   .description("the dataset's figures")

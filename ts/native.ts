@@ -212,6 +212,39 @@ export class BasemapExtract {
   }
 }
 
+export type CutSummary = Binding.CutSummary;
+/** The first read from the end of a Parquet file. */
+export const PARQUET_TAIL_BYTES: number = binding.PARQUET_TAIL_BYTES;
+
+/** How many bytes at the end of a Parquet file hold its footer, from its last bytes;
+ * INVALID_SOURCE when they are not a Parquet footer. */
+export function parquetFooterLength(tail: Buffer, fileSize: number): number {
+  return wrapSync(() => binding.parquetFooterLength(tail, fileSize));
+}
+
+/** An area cut out of a GeoParquet file by byte ranges (`data fetch` of Overture by country):
+ * the row groups whose bbox statistics meet the boxes [west, south, east, north]. */
+export class GeoParquetCut {
+  private readonly inner: Binding.GeoParquetCut;
+  constructor(tail: Buffer, fileSize: number, boxes: [number, number, number, number][]) {
+    this.inner = wrapSync(() => new binding.GeoParquetCut(tail, fileSize, boxes));
+  }
+  /** False when the file has no bbox statistics: the cut would keep it whole. */
+  get filterable(): boolean {
+    return this.inner.filterable;
+  }
+  ranges(): ByteRange[] {
+    return this.inner.ranges();
+  }
+  summary(): CutSummary {
+    return this.inner.summary();
+  }
+  /** `rangesFile` holds the ranges' bytes one after another. */
+  write(rangesFile: string, out: string): CutSummary {
+    return wrapSync(() => this.inner.write(rangesFile, out));
+  }
+}
+
 /** What a basemap archive holds (`storemap basemap info`); INVALID_BASEMAP when it is not one. */
 export function basemapInfo(file: string): BasemapInfo {
   return wrapSync(() => binding.basemapInfo(file));

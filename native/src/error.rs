@@ -37,6 +37,9 @@ pub enum NativeCode {
     Forbidden,
     #[napi(value = "INVALID_BASEMAP")]
     InvalidBasemap,
+    /// A publisher's file that is not what it should be (a damaged Parquet footer).
+    #[napi(value = "INVALID_SOURCE")]
+    InvalidSource,
 }
 
 impl NativeCode {
@@ -52,6 +55,7 @@ impl NativeCode {
             NativeCode::NotImplemented => "NOT_IMPLEMENTED",
             NativeCode::Forbidden => "FORBIDDEN",
             NativeCode::InvalidBasemap => "INVALID_BASEMAP",
+            NativeCode::InvalidSource => "INVALID_SOURCE",
         }
     }
 }

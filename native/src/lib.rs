@@ -13,6 +13,7 @@
 // is what uses them; without it they would read as dead code).
 pub mod changes;
 pub mod error;
+pub mod geoparquet;
 pub mod nearby;
 pub mod overlap;
 pub mod query;

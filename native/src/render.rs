@@ -302,6 +302,13 @@ impl Renderer {
         self.atlas.mainland_bounds(&code).map(|b| b.to_vec())
     }
 
+    /// Each polygon of a country as a box [west, south, east, north]; null for a code with no
+    /// shape.
+    #[napi]
+    pub fn country_boxes(&self, code: String) -> Option<Vec<Vec<f64>>> {
+        self.atlas.country_boxes(&code).map(|b| b.iter().map(|b| b.to_vec()).collect())
+    }
+
     /// The basemap archive's state: null without STOREMAP_BASEMAP; `error` when it could not be
     /// opened (the Natural Earth map is drawn instead); the tiles read, skipped and cached.
     #[napi]

@@ -34,15 +34,17 @@
  *   files are deprecated per https://github.com/OvertureMaps/data). The data sits in the public
  *   bucket `s3://overturemaps-us-west-2/release/<release>/theme=places/type=place/`, readable
  *   anonymously over HTTPS at `https://overturemaps-us-west-2.s3.us-west-2.amazonaws.com`.
- *   **What we chose, and why:** the `overturemaps` CLI cuts a bbox out of those files by
- *   reading Parquet row groups over S3, which needs a Parquet reader; without one, the honest
- *   plain-HTTPS download is the whole release's places files (a handful of GeoParquet files,
- *   several GB for the world). We list them with one S3 `ListObjectsV2` request
+ *   **What we chose, and why:** the files are listed with one S3 `ListObjectsV2` request
  *   (`<base>/?list-type=2&prefix=release/<R>/theme=places/type=place/`, XML, followed through
- *   `NextContinuationToken`) and download every `.parquet` object, checking each one's size
- *   against the listing. Places are published worldwide only, so `--country` does not narrow
- *   this download (the import keeps every country it is given; queries filter by country).
- *   `--overture-release R` pins a release (Overture removes old releases after a few months).
+ *   `NextContinuationToken`). With an area (`--country`, `--bbox`) each file is cut by range
+ *   requests (`fetch/cut.ts`): its footer, then only the row groups whose `bbox` column
+ *   statistics meet the country's boxes (GeoParquet 1.1's `covering`, which Overture writes so
+ *   that readers can do exactly this; overturemaps-py and DuckDB read the release the same way),
+ *   written as a GeoParquet file of those row groups. A file without the statistics is
+ *   downloaded whole with a warning, as is every file with `--overture-worldwide`, its size
+ *   checked against the listing. A cut keeps row groups by their boxes, not by borders, so it
+ *   holds some rows of neighbours; the import's `--country` drops them.
+ *   `--overture-release R` pins a release (Overture removes a release about 60 days after it appears).
  *   The files keep the bucket's hive layout below the release,
  *   `sources/overture/theme=places/type=place/*.parquet` (the importer reads subfolders).
  * - **Foursquare OS Places.** Published on Hugging Face as the gated dataset
@@ -68,13 +70,14 @@
  */
 import path from 'node:path';
 import { planAtp } from './fetch/atp.ts';
+import { cutFile } from './fetch/cut.ts';
 import { noteForeignFiles, downloadFile, removeSuperseded } from './fetch/download.ts';
 import { FSQ_RELEASE, planFsq } from './fetch/fsq.ts';
 import { planOsm } from './fetch/geofabrik.ts';
 import { OVERTURE_RELEASE, planOverture } from './fetch/overture.ts';
-import { FETCH_SOURCES, type Ctx, type FetchedFile, type FetchOptions, type FetchSource, type Plan } from './fetch/plan.ts';
+import { FETCH_SOURCES, type Area, type Ctx, type FetchedFile, type FetchOptions, type FetchSource, type Plan } from './fetch/plan.ts';
 
-export { FETCH_SOURCES, type FetchedFile, type FetchOptions, type FetchSource } from './fetch/plan.ts';
+export { FETCH_SOURCES, type Area, type FetchedFile, type FetchOptions, type FetchSource } from './fetch/plan.ts';
 export { formatBytes } from './fetch/download.ts';
 export { rankExtracts } from './fetch/geofabrik.ts';
 export { FSQ_STALE_DAYS } from './fetch/fsq.ts';
@@ -100,8 +103,22 @@ export function parseSources(value: string | readonly string[]): FetchSource[] {
   return [...new Set(names)] as FetchSource[];
 }
 
+/** Our borders are Natural Earth's, which leave out small islands and simplify coasts: a
+ * country's boxes are widened by this much (degrees) so a cut keeps the stores along them. */
+export const COUNTRY_MARGIN_DEG = 0.25;
+
+/** A country's area for cutting Overture: each of its polygons' boxes, widened. */
+export function countryArea(code: string, boxes: number[][] | null): Area {
+  if (!boxes || boxes.length === 0) throw new Error(`no country ${code} in the reference borders`);
+  const m = COUNTRY_MARGIN_DEG;
+  return {
+    label: code,
+    boxes: boxes.map(([w, s, e, n]) => [Math.max(w - m, -180), Math.max(s - m, -90), Math.min(e + m, 180), Math.min(n + m, 90)]),
+  };
+}
+
 export interface FetchSummary {
-  country: string;
+  country?: string;
   files: FetchedFile[];
   skipped: { source: FetchSource; reason: string }[];
   /** Sources that could not be planned or fetched; the others were fetched all the same. */
@@ -123,8 +140,11 @@ export class FetchFailed extends Error {
  * or token fails before any large download), then downloads them one at a time.
  */
 export async function fetchSources(opts: FetchOptions): Promise<FetchSummary> {
-  const country = parseCountry(opts.country);
+  const country = opts.country === undefined ? undefined : parseCountry(opts.country);
   const sources = parseSources(opts.sources ?? FETCH_SOURCES);
+  if (country === undefined && sources.includes('osm')) {
+    throw new Error('OpenStreetMap is published per country: give --country, or leave osm out of --sources');
+  }
   if (opts.overtureRelease !== undefined && !OVERTURE_RELEASE.test(opts.overtureRelease)) {
     throw new Error(`--overture-release must look like 2026-04-15.0, not "${opts.overtureRelease}"`);
   }
@@ -155,7 +175,7 @@ export async function fetchSources(opts: FetchOptions): Promise<FetchSummary> {
   for (const s of sources) {
     const out = path.join(opts.outDir, s);
     try {
-      if (s === 'osm') plans.set(s, await planOsm(ctx, country, out));
+      if (s === 'osm') plans.set(s, await planOsm(ctx, country!, out));
       else if (s === 'atp') plans.set(s, await planAtp(ctx, out));
       else if (s === 'overture') plans.set(s, await planOverture(ctx, out));
       else plans.set(s, await planFsq(ctx, out));
@@ -170,7 +190,10 @@ export async function fetchSources(opts: FetchOptions): Promise<FetchSummary> {
       continue;
     }
     try {
-      for (const spec of plan.files) summary.files.push(await downloadFile(ctx, spec));
+      for (const spec of plan.files) {
+        const cut = spec.cut && spec.size !== undefined ? await cutFile(ctx, { ...spec, size: spec.size }, spec.cut) : undefined;
+        summary.files.push(cut ?? (await downloadFile(ctx, spec)));
+      }
       await removeSuperseded(ctx, source, path.join(opts.outDir, source), plan);
       await noteForeignFiles(ctx, source, path.join(opts.outDir, source), plan.files);
     } catch (e) {

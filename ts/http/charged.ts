@@ -76,6 +76,7 @@ export function fromNative(e: unknown): unknown {
     case 'IO_ERROR':
     case 'FORBIDDEN':
     case 'INVALID_BASEMAP':
+    case 'INVALID_SOURCE':
       return e;
     default: {
       const unmapped: never = e.code;

@@ -86,6 +86,20 @@ enum Command {
         #[arg(long)]
         data_dir: PathBuf,
     },
+    /// For tests and benchmarks: a worldwide Overture file made of copies of a real one moved
+    /// to every continent (storemap_ingest::world::WORLD), in row groups with bbox statistics.
+    #[command(hide = true)]
+    OvertureWorld {
+        #[arg(long)]
+        sample: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        groups_per_copy: usize,
+        /// Write no column statistics (a file that cannot be cut by area).
+        #[arg(long)]
+        no_statistics: bool,
+    },
 }
 
 fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, String> {
@@ -163,6 +177,17 @@ fn run(cli: Cli) -> Result<String, String> {
             let mut r = storemap_ingest::report::report(&snap, Some(&truth)).map_err(|e| e.to_string())?;
             r.changes = storemap_ingest::feed_score::change_score(&data_dir, &snap).map_err(|e| e.to_string())?;
             Ok(json(&r))
+        }
+        Command::OvertureWorld { sample, out, groups_per_copy, no_statistics } => {
+            let world = storemap_ingest::world::WORLD;
+            let s = storemap_ingest::world::spread_overture(
+                &sample,
+                &out,
+                &storemap_ingest::world::Spread { places: world, groups_per_copy, statistics: !no_statistics },
+            )
+            .map_err(|e| e.to_string())?;
+            let copies: Vec<_> = world.iter().zip(&s.boxes).map(|(p, b)| serde_json::json!({"country": p.0, "bbox": b})).collect();
+            Ok(json(&serde_json::json!({"rows_per_copy": s.rows_per_copy, "row_groups": s.row_groups, "copies": copies})))
         }
     }
 }

@@ -79,6 +79,12 @@ impl Atlas {
         crate::focus::mainland_bounds(&self.shapes, code)
     }
 
+    /// Each polygon of a country as a box [west, south, east, north]: what a download cut to the
+    /// country keeps (every part, islands and exclaves included). None for an unknown code.
+    pub fn country_boxes(&self, code: &str) -> Option<Vec<[f64; 4]>> {
+        self.shapes.country(code).map(|s| s.polygons.iter().map(|p| p.bbox).collect())
+    }
+
     pub fn has_font(&self) -> bool {
         self.font.is_some()
     }

@@ -23,12 +23,17 @@ export async function planOverture(ctx: Ctx, out: string): Promise<Plan> {
     (o) => o.key.startsWith(prefix) && o.key.endsWith('.parquet') && !o.key.split('/').some((seg) => seg === '..' || seg === '.' || seg === ''),
   );
   if (objects.length === 0) {
-    throw new Error(`overture: no places files under ${base}/${prefix}: is ${release} a published release? (Overture removes old releases after a few months)`);
+    throw new Error(`overture: no places files under ${base}/${prefix}: is ${release} a published release? (Overture removes a release about 60 days after it appears)`);
   }
   const total = objects.reduce((n, o) => n + o.size, 0);
-  ctx.log(`overture: release ${release}: ${objects.length} places file(s), ${formatBytes(total)} (worldwide; --country does not narrow Overture)`);
+  const area = ctx.opts.area;
+  ctx.log(
+    `overture: release ${release}: ${objects.length} places file(s), ${formatBytes(total)} worldwide` +
+      (area ? `; each is cut to ${area.label} by range requests` : ''),
+  );
   return {
     files: objects.map((o) => ({
+      ...(area ? { cut: area } : {}),
       source: 'overture' as const,
       url: `${base}/${encodePath(o.key)}`,
       // The hive folders below the release, as published: theme=places/type=place/<file>.

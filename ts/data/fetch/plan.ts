@@ -6,9 +6,19 @@ import type { FetchConfig } from '../../config.ts';
 export const FETCH_SOURCES = ['osm', 'overture', 'atp', 'fsq'] as const;
 export type FetchSource = (typeof FETCH_SOURCES)[number];
 
+/** Where a fetch is for: boxes [west, south, east, north] (west east of east across the
+ * antimeridian), and how to name them in messages. */
+export interface Area {
+  label: string;
+  boxes: [number, number, number, number][];
+}
+
 export interface FetchOptions {
-  /** ISO 3166-1 alpha-2; picks the OpenStreetMap extract (the other three publish worldwide files). */
-  country: string;
+  /** ISO 3166-1 alpha-2; picks the OpenStreetMap extract, which needs one. */
+  country?: string;
+  /** What Overture's files are cut to by range requests (a country's boxes, or `--bbox`); none:
+   * the whole worldwide files. */
+  area?: Area;
   /** Default: all four. */
   sources?: string | readonly string[];
   /** The `sources` folder; each source goes to `<outDir>/<source>/`. */
@@ -33,10 +43,12 @@ export interface FetchedFile {
   url: string;
   path: string;
   bytes: number;
-  /** What the file was checked against. */
-  check: 'md5' | 'sha256' | 'size';
+  /** What the file was checked against (`ranges`: cut to an area, every range's length). */
+  check: 'md5' | 'sha256' | 'size' | 'ranges';
   /** `resumed`: continued from a `.part`; `up-to-date`: already in place and its checksum matched. */
   status: 'downloaded' | 'resumed' | 'up-to-date';
+  /** A file cut to an area: what was read of how much. */
+  cut?: { bytesRead: number; fileSize: number; requests: number; rowGroups: number; keptRowGroups: number; rows: number };
 }
 
 /** One file to download, with what the publisher says about it. */
@@ -51,6 +63,8 @@ export interface FileSpec {
   size?: number;
   /** Where `size` came from, for messages. */
   sizeFrom?: string;
+  /** Cut to this area by range requests (a GeoParquet file whose size is known). */
+  cut?: Area;
 }
 
 export interface Ctx {

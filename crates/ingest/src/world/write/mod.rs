@@ -8,6 +8,7 @@ mod fsq;
 mod osm;
 mod overture;
 mod parquet;
+mod spread;
 mod tags;
 
 use std::fs::File;
@@ -24,6 +25,7 @@ use crate::hash::fnv1a;
 use crate::reference::City;
 
 pub use atp::atp_feature_id;
+pub use spread::{spread_overture, Spread, SpreadSummary, WORLD};
 
 pub struct SourceWriters {
     dir: PathBuf,
