@@ -128,7 +128,7 @@ writeSection(
 | storemap import of that export | ${fmt(fromSeq.importS, 2)} s | | ${fmt(fromSeq.wallS)} s | ${fmt(fromSeq.maxRssGiB, 2)} GiB | ${fromSeq.read} → ${fromSeq.kept} |
 
 - Both paths give the same snapshot rows (${fromPbf.rows} and ${fromSeq.rows}); the export's closed ways come twice and are counted as \`duplicate_id\` once each.
-- The PBF is decoded three times (relations, ways, nodes; 64 blocks at a time in parallel, in file order). Point places go to matching as they are decoded; memory grows with the tagged areas and the nodes they name, not with the file. Its peak is above the export's by the node positions the areas need (here ${areas * 4} nodes).
+- Three passes (relations, ways, nodes; 64 blocks at a time in parallel, in file order), each over the blocks of its type only (osmium writes one type to a block, sorted by type), so every block is decoded about once. Point places go to matching as they are decoded; memory grows with the tagged areas and the nodes they name, not with the file. Its peak is above the export's by the node positions the areas need (here ${areas * 4} nodes).
 - "import" includes matching every row to a brand, which is most of it: the PBF path costs ${fmt(fromPbf.importS - fromSeq.importS, 2)} s more than reading the same stores from the export, and spares the ${fmt(exported.wallS)} s export step.
 - Peak RSS includes the reference data every import loads (about 1 GiB: the brand catalog, the gazetteer, 100 m borders).`,
 );

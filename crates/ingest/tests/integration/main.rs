@@ -5,6 +5,8 @@
 //!   (`expected.json`), good and malformed inputs.
 //! - `real`: the importers on files the publishers' tools wrote (`test/fixtures/real`) and on
 //!   other releases' shapes (`test/fixtures/variants`).
+//! - `osm_order`: the .osm.pbf reader on the real extract padded to many blocks, and in block
+//!   orders no sorted file has (`test/fixtures/osm-order`).
 //! - `geoparquet_cut`: a worldwide Overture file made from the real one, cut to an area by
 //!   storemap-geoparquet, and the cut imported.
 //!
@@ -18,4 +20,5 @@ mod common;
 
 mod fixtures;
 mod geoparquet_cut;
+mod osm_order;
 mod real;

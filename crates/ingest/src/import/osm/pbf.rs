@@ -3,7 +3,14 @@
 //! A PBF holds nodes, then ways (lists of node ids), then relations (lists of members), so a
 //! building's position needs its nodes, which come before the way that names them. Three
 //! passes, each decoding a group of blocks at a time in parallel and handing what it found to
-//! the next step in file order:
+//! the next step in file order. Every writer we know of (osmium, osmosis, osmx; the planet and
+//! Geofabrik's extracts) sorts by type then id, one type to a block, so each pass reads only its
+//! own blocks: the blocks' offsets come from their headers alone, the first way block and the
+//! first relation block are found by binary search, and every block a pass decodes is checked
+//! to be of its type; a file that is not sorted that way is read by three passes over every
+//! block instead (or, when that shows only once point places have gone out, refused with the
+//! command that sorts it). A country extract is nine parts nodes, so the passes for relations
+//! and ways cost little and every block is decoded about once.
 //! 1. relations: place-tagged multipolygons and the ids of their outer ways;
 //! 2. ways: place-tagged ways (already as rows, waiting for a position) and those outer ways,
 //!    with their node ids;
@@ -14,9 +21,11 @@
 //! its point places.
 
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::BufReader;
 use std::path::Path;
 
-use osmpbf::{BlobDecode, BlobReader, Element, RelMemberType};
+use osmpbf::{BlobDecode, BlobReader, BlobType, ByteOffset, Element, PrimitiveBlock, RelMemberType};
 use rayon::prelude::*;
 
 use super::{classify, place_row, Batcher, Kind, Seen};
@@ -47,33 +56,176 @@ fn unreadable(name: &str, e: impl std::fmt::Display) -> IngestError {
     IngestError::file(name, format!("not a readable .osm.pbf: {e}"))
 }
 
+/// Element types, as bits of a block's contents.
+const NODES: u8 = 1;
+const WAYS: u8 = 2;
+const RELATIONS: u8 = 4;
+
+fn kinds(block: &PrimitiveBlock) -> u8 {
+    block.groups().fold(0, |k, g| {
+        k | if g.dense_nodes().next().is_some() || g.nodes().next().is_some() { NODES } else { 0 }
+            | if g.ways().next().is_some() { WAYS } else { 0 }
+            | if g.relations().next().is_some() { RELATIONS } else { 0 }
+    })
+}
+
+/// Which blocks a pass reads: every block in file order, or (a file sorted by type) the data
+/// blocks at these offsets, each checked to hold only `kind`.
+enum Blocks<'a> {
+    All,
+    Sorted { reader: &'a mut BlobReader<BufReader<File>>, offsets: &'a [ByteOffset], kind: u8 },
+}
+
+/// A sorted pass met a block of another type: the file is not sorted by type.
+struct Unsorted;
+
 /// One pass: `pick` maps each element to what it keeps (in parallel, a group of blocks at a
-/// time); `take` receives the finds in file order.
-fn pass(file: &Path, name: &str, pick: impl for<'a> Fn(Element<'a>) -> Option<Found> + Sync + Send, mut take: impl FnMut(Found)) -> Result<()> {
-    let mut blobs = BlobReader::from_path(file).map_err(|e| unreadable(name, e))?;
-    loop {
-        let group = blobs.by_ref().take(GROUP).collect::<std::result::Result<Vec<_>, _>>().map_err(|e| unreadable(name, e))?;
-        if group.is_empty() {
-            return Ok(());
+/// time); `take` receives the finds in file order. A sorted pass checks a group's blocks before
+/// any of its finds are taken.
+fn pass(
+    file: &Path,
+    name: &str,
+    blocks: Blocks,
+    pick: impl for<'a> Fn(Element<'a>) -> Option<Found> + Sync + Send,
+    mut take: impl FnMut(Found),
+) -> Result<std::result::Result<(), Unsorted>> {
+    let decode = |blob: &osmpbf::Blob, kind: Option<u8>| -> Result<std::result::Result<Vec<Found>, Unsorted>> {
+        match blob.decode() {
+            Ok(BlobDecode::OsmData(block)) => {
+                if kind.is_some_and(|k| kinds(&block) & !k != 0) {
+                    return Ok(Err(Unsorted));
+                }
+                Ok(Ok(block.elements().filter_map(&pick).collect()))
+            }
+            Ok(_) => Ok(Ok(Vec::new())),
+            Err(e) => Err(unreadable(name, e)),
         }
-        let found: Vec<Vec<Found>> = group
-            .par_iter()
-            .map(|blob| match blob.decode() {
-                Ok(BlobDecode::OsmData(block)) => Ok(block.elements().filter_map(&pick).collect()),
-                Ok(_) => Ok(Vec::new()),
-                Err(e) => Err(unreadable(name, e)),
-            })
-            .collect::<Result<_>>()?;
-        found.into_iter().flatten().for_each(&mut take);
+    };
+    match blocks {
+        Blocks::All => {
+            let mut blobs = BlobReader::from_path(file).map_err(|e| unreadable(name, e))?;
+            loop {
+                let group = blobs.by_ref().take(GROUP).collect::<std::result::Result<Vec<_>, _>>().map_err(|e| unreadable(name, e))?;
+                if group.is_empty() {
+                    return Ok(Ok(()));
+                }
+                let found = group.par_iter().map(|b| decode(b, None)).collect::<Result<Vec<_>>>()?;
+                found.into_iter().flat_map(|f| f.unwrap_or_default()).for_each(&mut take);
+            }
+        }
+        Blocks::Sorted { reader, offsets, kind } => {
+            for chunk in offsets.chunks(GROUP) {
+                let group = chunk.iter().map(|&o| reader.blob_from_offset(o)).collect::<std::result::Result<Vec<_>, _>>().map_err(|e| unreadable(name, e))?;
+                let found = group.par_iter().map(|b| decode(b, Some(kind))).collect::<Result<Vec<_>>>()?;
+                let Ok(found) = found.into_iter().collect::<std::result::Result<Vec<_>, Unsorted>>() else { return Ok(Err(Unsorted)) };
+                found.into_iter().flatten().for_each(&mut take);
+            }
+            Ok(Ok(()))
+        }
     }
 }
 
+/// A file sorted by type: its data blocks' offsets (from the headers, nothing decompressed) and
+/// where its way blocks and relation blocks begin, found by binary search. Whether it really is
+/// sorted shows as the passes read their blocks.
+struct Layout {
+    reader: BlobReader<BufReader<File>>,
+    offsets: Vec<ByteOffset>,
+    first_way: usize,
+    first_relation: usize,
+}
+
+fn layout(file: &Path, name: &str) -> Result<Layout> {
+    let mut reader = BlobReader::seekable_from_path(file).map_err(|e| unreadable(name, e))?;
+    let mut offsets = Vec::new();
+    while let Some(h) = reader.next_header_skip_blob() {
+        let (header, offset) = h.map_err(|e| unreadable(name, e))?;
+        if matches!(header.blob_type(), BlobType::OsmData) {
+            offsets.push(offset.ok_or_else(|| unreadable(name, "a block without an offset"))?);
+        }
+    }
+    // The highest type in each probed block, decoded once however often the searches ask.
+    let mut probed: HashMap<usize, u8> = HashMap::new();
+    let mut highest = |reader: &mut BlobReader<BufReader<File>>, i: usize| -> Result<u8> {
+        if let Some(&k) = probed.get(&i) {
+            return Ok(k);
+        }
+        let blob = reader.blob_from_offset(offsets[i]).map_err(|e| unreadable(name, e))?;
+        let k = match blob.decode().map_err(|e| unreadable(name, e))? {
+            BlobDecode::OsmData(block) => kinds(&block),
+            _ => 0,
+        };
+        // Only the highest bit: what a block holds at most.
+        let k = if k >= RELATIONS {
+            RELATIONS
+        } else if k >= WAYS {
+            WAYS
+        } else {
+            k
+        };
+        probed.insert(i, k);
+        Ok(k)
+    };
+    let mut first_at_least = |reader: &mut BlobReader<BufReader<File>>, kind: u8| -> Result<usize> {
+        let (mut lo, mut hi) = (0, offsets.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if highest(reader, mid)? >= kind {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Ok(lo)
+    };
+    let first_relation = first_at_least(&mut reader, RELATIONS)?;
+    let first_way = first_at_least(&mut reader, WAYS)?.min(first_relation);
+    Ok(Layout { reader, offsets, first_way, first_relation })
+}
+
 pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
+    let before = report.clone();
+    let mut layout = layout(file, name)?;
+    match read_passes(file, name, Some(&mut layout), report, seen, out)? {
+        Ok(()) => Ok(()),
+        Err(Unsorted) => {
+            // Found by the relation or way pass, before any row went out: read it the slow way.
+            *report = before;
+            read_passes(file, name, None, report, seen, out)?.map_err(|_| unreachable!("every block is read"))
+        }
+    }
+}
+
+/// The blocks a pass of `kind` reads.
+fn blocks<'a>(sorted: &'a mut Option<&mut Layout>, kind: u8) -> Blocks<'a> {
+    match sorted.as_deref_mut() {
+        None => Blocks::All,
+        Some(l) => {
+            let range = match kind {
+                RELATIONS => l.first_relation..l.offsets.len(),
+                WAYS => l.first_way..l.first_relation,
+                _ => 0..l.first_way,
+            };
+            Blocks::Sorted { reader: &mut l.reader, offsets: &l.offsets[range], kind }
+        }
+    }
+}
+
+/// The three passes, over the blocks of their type when `sorted` is given, else over every block.
+fn read_passes(
+    file: &Path,
+    name: &str,
+    mut sorted: Option<&mut Layout>,
+    report: &mut ImportReport,
+    seen: &mut Seen,
+    out: &mut Batcher,
+) -> Result<std::result::Result<(), Unsorted>> {
     // Pass 1: relations.
     let mut relations = Vec::new();
-    pass(
+    if let Err(u) = pass(
         file,
         name,
+        blocks(&mut sorted, RELATIONS),
         |e| match e {
             Element::Relation(r) => match classify(r.tags()) {
                 Kind::Ignore => None,
@@ -97,15 +249,18 @@ pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mu
             Found::Skipped(s) => count(report, s),
             _ => unreachable!("pass 1 keeps relations"),
         },
-    )?;
+    )? {
+        return Ok(Err(u));
+    }
     let outer_ways: HashSet<i64> = relations.iter().flat_map(|(_, _, o)| o.iter().copied()).collect();
 
     // Pass 2: ways. A place way's row is made now (its tags dropped), its position later.
     let mut place_ways: Vec<(i64, std::result::Result<SourceRow, Skipped>, Vec<i64>)> = Vec::new();
     let mut member_ways: HashMap<i64, Vec<i64>> = HashMap::new();
-    pass(
+    if let Err(u) = pass(
         file,
         name,
+        blocks(&mut sorted, WAYS),
         |e| match e {
             Element::Way(w) => match classify(w.tags()) {
                 Kind::Place => Some(Found::Way { id: w.id(), tags: Some(tag_map(w.tags())), refs: w.refs().collect() }),
@@ -127,7 +282,9 @@ pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mu
             Found::Skipped(s) => count(report, s),
             _ => unreachable!("pass 2 keeps ways"),
         },
-    )?;
+    )? {
+        return Ok(Err(u));
+    }
     let needed: HashSet<i64> = place_ways.iter().flat_map(|(_, _, r)| r.iter().copied()).chain(member_ways.values().flatten().copied()).collect();
 
     // Pass 3: nodes. Place nodes go out as they come.
@@ -140,9 +297,11 @@ pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mu
             Kind::Ignore => None,
         }
     };
-    pass(
+    let mut emitted = false;
+    let nodes = pass(
         file,
         name,
+        blocks(&mut sorted, NODES),
         |e| match e {
             Element::DenseNode(n) => node(n.id(), n.lon(), n.lat(), classify(n.tags()), &|| tag_map(n.tags())),
             Element::Node(n) => node(n.id(), n.lon(), n.lat(), classify(n.tags()), &|| tag_map(n.tags())),
@@ -155,6 +314,7 @@ pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mu
                 }
                 let row = geometry::checked(pos).and_then(|pos| place_row('n', id, tags, pos));
                 emit(name, 'n', id, row, report, seen, out);
+                emitted = true;
             }
             Found::Location { id, pos } => {
                 located.insert(id, pos);
@@ -163,6 +323,17 @@ pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mu
             _ => unreachable!("pass 3 keeps nodes"),
         },
     )?;
+    if let Err(u) = nodes {
+        if !emitted {
+            return Ok(Err(u));
+        }
+        // Some point places already went to the build: reading again would count them twice.
+        return Err(IngestError::file(
+            name,
+            "its blocks are not sorted by type (nodes, then ways, then relations) as OpenStreetMap files are published; \
+             sort it with `osmium sort IN.osm.pbf -o OUT.osm.pbf` and import that",
+        ));
+    }
 
     // Areas, once their nodes are known: ways, then relations.
     for (id, row, refs) in place_ways {
@@ -177,7 +348,7 @@ pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mu
         let row = relation_point(&outer, &member_ways, &located).and_then(|pos| place_row('r', id, tags, pos));
         emit(name, 'r', id, row, report, seen, out);
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
 /// A row made before its position was known, placed.
