@@ -129,7 +129,7 @@ writeSection(
 
 - Both paths give the same snapshot rows (${fromPbf.rows} and ${fromSeq.rows}); the export's closed ways come twice and are counted as \`duplicate_id\` once each.
 - Three passes (relations, ways, nodes; 64 blocks at a time in parallel, in file order), each over the blocks of its type only (osmium writes one type to a block, sorted by type), so every block is decoded about once. Point places go to matching as they are decoded; memory grows with the tagged areas and the nodes they name, not with the file. Its peak is above the export's by the node positions the areas need (here ${areas * 4} nodes).
-- "import" includes matching every row to a brand, which is most of it: the PBF path costs ${fmt(fromPbf.importS - fromSeq.importS, 2)} s more than reading the same stores from the export, and spares the ${fmt(exported.wallS)} s export step.
+- "import" includes matching every row to a brand, which is most of it: the PBF path takes ${fmt(Math.abs(fromPbf.importS - fromSeq.importS), 2)} s ${fromPbf.importS > fromSeq.importS ? 'more' : 'less'} than reading the same stores from the export, and spares the ${fmt(exported.wallS)} s export step.
 - Peak RSS includes the reference data every import loads (about 1 GiB: the brand catalog, the gazetteer, 100 m borders).`,
 );
 console.log(`osm-pbf: ${nodes} nodes; import ${fmt(fromPbf.importS, 2)} s, wall ${fmt(fromPbf.wallS)} s, peak ${fmt(fromPbf.maxRssGiB, 2)} GiB`);

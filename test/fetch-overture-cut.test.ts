@@ -300,3 +300,21 @@ test('the CLI: --bbox across the antimeridian, the bytes read reported, and the 
   t.is(badBox.code, 1, describe(badBox));
   t.regex(badBox.stderr, /--bbox must be S,W,N,E/);
 });
+
+test("next week's release replaces this one's files: the older files and their notes are removed once the new ones are in", async (t) => {
+  const w = await world();
+  const files = new Map([[WORLD_KEY, w.file]]);
+  const b = await bucket(t, { files });
+  const out = await tempDir(t);
+  const ch = area('CH');
+  await fetchSources({ sources: 'overture', area: ch, outDir: out, config: b.config });
+  const dir = path.dirname(fileOf(out, WORLD_KEY));
+  t.deepEqual((await readdir(dir)).sort(), ['.part-00000-world.zstd.parquet.cut-info', 'part-00000-world.zstd.parquet']);
+  // The new release lists other files.
+  files.delete(WORLD_KEY);
+  files.set(BOULDER_KEY, readFileSync(SAMPLE));
+  const lines: string[] = [];
+  await fetchSources({ sources: 'overture', area: ch, outDir: out, config: b.config, log: (l) => lines.push(l) });
+  t.deepEqual((await readdir(dir)).sort(), ['.part-00001-boulder.zstd.parquet.cut-info', 'part-00001-boulder.zstd.parquet']);
+  t.true(lines.some((l) => /removed theme=places\/type=place\/part-00000-world\.zstd\.parquet, replaced by part-00001-boulder/.test(l)), lines.join('\n'));
+});

@@ -324,9 +324,10 @@ export async function noteForeignFiles(ctx: Ctx, source: FetchSource, dir: strin
 }
 
 /** Removes the files of a layout this fetch replaced (AllThePlaces' combined zip once its groups
- * are fetched, or the groups' zips once a combined one is), after every new file is in place. */
+ * are fetched, or the groups' zips once a combined one is; an older Overture release's files),
+ * after every new file is in place, with the hidden notes kept beside them. */
 export async function removeSuperseded(ctx: Ctx, source: FetchSource, dir: string, plan: Exclude<Plan, { skip: string }>): Promise<void> {
-  const ours = new Set(plan.files.map((f) => path.basename(f.dest)));
+  const ours = new Set(plan.files.map((f) => path.relative(dir, f.dest)));
   let names = plan.supersedes ?? [];
   if (plan.supersedesGroups) {
     const present = await readdir(dir).catch(() => [] as string[]);
@@ -334,6 +335,10 @@ export async function removeSuperseded(ctx: Ctx, source: FetchSource, dir: strin
   }
   for (const name of names.filter((n) => !ours.has(n))) {
     const file = path.join(dir, name);
-    if (await rm(file).then(() => true, () => false)) ctx.log(`${source}: removed ${name}, replaced by ${[...ours].join(', ')} (importing both would count every store twice)`);
+    if (await rm(file).then(() => true, () => false)) {
+      await rm(path.join(path.dirname(file), `.${path.basename(file)}.cut-info`), { force: true });
+      const by = plan.files.map((f) => path.basename(f.dest));
+      ctx.log(`${source}: removed ${name}, replaced by ${by.length > 3 ? `${by.slice(0, 3).join(', ')}, … (${by.length} files)` : by.join(', ')} (importing both would count every store twice)`);
+    }
   }
 }

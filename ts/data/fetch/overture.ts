@@ -1,4 +1,5 @@
 // Overture Maps places: every places file of a release, listed from the bucket.
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Ctx, Plan } from './plan.ts';
@@ -27,6 +28,11 @@ export async function planOverture(ctx: Ctx, out: string): Promise<Plan> {
   }
   const total = objects.reduce((n, o) => n + o.size, 0);
   const area = ctx.opts.area;
+  // The folder is this fetch's own: Parquet files in it that the release does not list are an
+  // older release's, removed once the new ones are in place.
+  const own = path.join(out, 'theme=places', 'type=place');
+  const listed = new Set(objects.map((o) => path.posix.basename(o.key)));
+  const older = (await readdir(own).catch(() => [] as string[])).filter((n) => n.endsWith('.parquet') && !listed.has(n));
   ctx.log(
     `overture: release ${release}: ${objects.length} places file(s), ${formatBytes(total)} worldwide` +
       (area ? `; each is cut to ${area.label} by range requests` : ''),
@@ -41,6 +47,7 @@ export async function planOverture(ctx: Ctx, out: string): Promise<Plan> {
       size: o.size,
       sizeFrom: 'the bucket listing',
     })),
+    supersedes: older.map((n) => path.join('theme=places', 'type=place', n)),
   };
 }
 
