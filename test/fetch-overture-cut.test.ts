@@ -212,7 +212,7 @@ test('a cut interrupted mid-range resumes where its part ends and ends byte-iden
   const expected = await readFile(fileOf(whole, WORLD_KEY));
 
   const out = await tempDir(t);
-  const part = `${fileOf(out, WORLD_KEY)}.part`;
+  const part = `${fileOf(out, WORLD_KEY)}.ranges.part`;
   const b = await bucket(t, { files: new Map([[WORLD_KEY, w.file]]), cutAfter: 100_000, cutPart: part });
   const err = await t.throwsAsync(fetchSources({ country: 'US', sources: 'overture', area: us, outDir: out, config: b.config }));
   t.regex(err!.message, /run the command again to resume it/);
@@ -239,7 +239,7 @@ test('a file replaced on the server: a part cut from the old version is dropped;
   await fetchSources({ sources: 'overture', area: ch, outDir: clean, config: ref.config });
 
   const out = await tempDir(t);
-  const part = `${fileOf(out, WORLD_KEY)}.part`;
+  const part = `${fileOf(out, WORLD_KEY)}.ranges.part`;
   const b = await bucket(t, { files: new Map([[WORLD_KEY, v1.file]]), cutAfter: 50_000, cutPart: part });
   await t.throwsAsync(fetchSources({ sources: 'overture', area: ch, outDir: out, config: b.config }));
   t.true(existsSync(part));
@@ -317,4 +317,27 @@ test("next week's release replaces this one's files: the older files and their n
   await fetchSources({ sources: 'overture', area: ch, outDir: out, config: b.config, log: (l) => lines.push(l) });
   t.deepEqual((await readdir(dir)).sort(), ['.part-00001-boulder.zstd.parquet.cut-info', 'part-00001-boulder.zstd.parquet']);
   t.true(lines.some((l) => /removed theme=places\/type=place\/part-00000-world\.zstd\.parquet, replaced by part-00001-boulder/.test(l)), lines.join('\n'));
+});
+
+test('a cut and a whole download of the same file never mistake one another: each starts its own part, and a whole file is not taken for a current cut', async (t) => {
+  const w = await world();
+  const out = await tempDir(t);
+  const ch = area('CH');
+  const ranges = `${fileOf(out, WORLD_KEY)}.ranges.part`;
+  const b = await bucket(t, { files: new Map([[WORLD_KEY, w.file]]), cutAfter: 50_000, cutPart: ranges });
+  // An interrupted cut, then the whole file: the whole download does not continue the ranges.
+  await t.throwsAsync(fetchSources({ sources: 'overture', area: ch, outDir: out, config: b.config }));
+  t.true(existsSync(ranges));
+  const whole = await fetchSources({ sources: 'overture', outDir: out, config: b.config });
+  t.is(whole.files[0].status, 'downloaded');
+  t.is(sha256(await readFile(fileOf(out, WORLD_KEY))), sha256(w.file));
+  t.false(existsSync(ranges), "the cut's part is gone");
+  // A cut after the whole file: cut again, not "up to date".
+  const cut = await fetchSources({ sources: 'overture', area: ch, outDir: out, config: b.config });
+  t.is(cut.files[0].status, 'downloaded');
+  t.is(cut.files[0].cut!.keptRowGroups, 5);
+  // And the whole file once more after that cut: downloaded, and the cut's note forgotten.
+  await fetchSources({ sources: 'overture', outDir: out, config: b.config });
+  t.is(sha256(await readFile(fileOf(out, WORLD_KEY))), sha256(w.file));
+  t.false(existsSync(path.join(path.dirname(fileOf(out, WORLD_KEY)), '.part-00000-world.zstd.parquet.cut-info')));
 });

@@ -70,7 +70,7 @@
  */
 import path from 'node:path';
 import { planAtp } from './fetch/atp.ts';
-import { cutFile } from './fetch/cut.ts';
+import { cutFile, forgetCut } from './fetch/cut.ts';
 import { noteForeignFiles, downloadFile, removeSuperseded } from './fetch/download.ts';
 import { FSQ_RELEASE, planFsq } from './fetch/fsq.ts';
 import { planOsm } from './fetch/geofabrik.ts';
@@ -192,6 +192,7 @@ export async function fetchSources(opts: FetchOptions): Promise<FetchSummary> {
     try {
       for (const spec of plan.files) {
         const cut = spec.cut && spec.size !== undefined ? await cutFile(ctx, { ...spec, size: spec.size }, spec.cut) : undefined;
+        if (!cut) await forgetCut(spec.dest);
         summary.files.push(cut ?? (await downloadFile(ctx, spec)));
       }
       await removeSuperseded(ctx, source, path.join(opts.outDir, source), plan);

@@ -2,8 +2,10 @@
 // `overturemaps download --bbox` and DuckDB read Overture: the footer from the end of the file,
 // then only the row groups whose bbox statistics meet the area (the addon's GeoParquetCut
 // decides which, and writes the file of just those). A country costs its row groups, not the
-// release. Resumable like a whole download: the ranges go one after another to `<file>.part`,
-// with what they were cut from (URL, ETag, ranges) in a hidden `.part-info`; a run that finds
+// release. Resumable like a whole download: the ranges go one after another to
+// `<file>.ranges.part` (its own name: a whole download's `.part` of the same file must never be
+// continued from it), with what they were cut from (URL, ETag, ranges) in a hidden
+// `.ranges-info`; a run that finds
 // the same plan appends where the part ends. Every range is asked with `If-Match` on the ETag
 // the first answer gave, so a file replaced on the server mid-way is refused, not spliced.
 import { createWriteStream } from 'node:fs';
@@ -45,6 +47,14 @@ function rangeStart(res: Response): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/** The notes and part a cut of `dest` keeps: removed when the file is downloaded whole instead,
+ * so that no later run takes the whole file for a current cut or continues a part of ranges. */
+export async function forgetCut(dest: string): Promise<void> {
+  const dir = path.dirname(dest);
+  const name = path.basename(dest);
+  for (const f of [`${dest}.ranges.part`, path.join(dir, `.${name}.ranges-info`), path.join(dir, `.${name}.cut-info`)]) await rm(f, { force: true });
+}
+
 /**
  * Cuts `spec` (whose size the listing gave) to `area` into `spec.dest`; `undefined` when the file
  * cannot be cut (no bbox statistics, a server without ranges): the caller downloads it whole.
@@ -52,8 +62,8 @@ function rangeStart(res: Response): number | undefined {
 export async function cutFile(ctx: Ctx, spec: FileSpec & { size: number }, area: Area): Promise<FetchedFile | undefined> {
   const { dest, url, size } = spec;
   const label = `${spec.source}: ${path.basename(dest)}`;
-  const part = `${dest}.part`;
-  const partInfoFile = path.join(path.dirname(dest), `.${path.basename(dest)}.part-info`);
+  const part = `${dest}.ranges.part`;
+  const partInfoFile = path.join(path.dirname(dest), `.${path.basename(dest)}.ranges-info`);
   const cutInfoFile = path.join(path.dirname(dest), `.${path.basename(dest)}.cut-info`);
   await mkdir(path.dirname(dest), { recursive: true });
   let requests = 0;
@@ -186,8 +196,8 @@ export async function cutFile(ctx: Ctx, spec: FileSpec & { size: number }, area:
   }
   await rename(tmp, dest);
   await writeFile(cutInfoFile, JSON.stringify(want));
-  await rm(part, { force: true });
-  await rm(partInfoFile, { force: true });
+  // This run's part, and any a whole download of the file left.
+  for (const f of [part, partInfoFile, `${dest}.part`, path.join(path.dirname(dest), `.${path.basename(dest)}.part-info`)]) await rm(f, { force: true });
   const bytes = (await stat(dest)).size;
   ctx.log(`${label}: done, ${plan.keptRows} rows in ${formatBytes(bytes)}, ${formatBytes(bytesRead)} read in ${requests} requests`);
   return result(resumedAt > 0 ? 'resumed' : 'downloaded', bytes);
