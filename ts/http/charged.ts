@@ -134,22 +134,67 @@ export async function affordable(deps: ApiDeps, key: ApiKey, rules: (typeof PLAN
   return affordableRows(balance, format);
 }
 
-/** The request's state shared by its steps, its timer and its client's hang-up. */
-interface Ctx {
+/** What the request's end needs to know of it, filled in by its steps as they learn it. */
+interface Known {
   key?: ApiKey;
   format: Format | 'invalid' | null;
-  /** Its usage row is written (or, the ledger failing, given up). */
-  recorded: boolean;
-  /** Answered, timed out, or its client gone: nothing more may be written or charged. */
-  done: boolean;
+}
+
+/** How a charged request ended: its answer and what its one usage row must say. */
+type Ending =
+  /** Answered 200; the charge wrote the row. */
+  | { kind: 'charged' }
+  /** An error answer. `rowWritten`: the charge itself settled the row (a refusal it recorded, or
+   * a ledger that failed and wrote nothing): no second one. */
+  | { kind: 'failed'; err: ApiError; rowWritten: boolean }
+  /** Out of time: a TIMEOUT answer and its row. */
+  | { kind: 'timed-out' }
+  /** The client hung up before its answer: a 499 row, never charged. */
+  | { kind: 'gone' };
+
+/** A charged request's end, reached once: by its own steps, its timer or its client's hang-up,
+ * whichever comes first (later ones are ignored); reaching it runs the `after` hook. */
+class End {
+  private reached: Promise<void> | undefined;
+  constructor(private readonly after: (ending: Ending) => Promise<void>) {}
+  get isReached(): boolean {
+    return this.reached !== undefined;
+  }
+  reach(ending: Ending): void {
+    this.reached ??= this.after(ending);
+  }
+  settled(): Promise<void> {
+    return this.reached ?? Promise.resolve();
+  }
+}
+
+/** The `after` hook: writes the request's one usage row (unless the charge wrote it) and the
+ * error answer, if there is still someone to answer. A ledger that cannot record turns the
+ * answer into its 503; never throws. */
+async function after(deps: ApiDeps, res: Response, endpoint: string, known: Known, ending: Ending): Promise<void> {
+  let err = ending.kind === 'failed' ? ending.err : ending.kind === 'timed-out' ? new ApiError('TIMEOUT') : null;
+  const status = ending.kind === 'gone' ? CLIENT_GONE_STATUS : (err?.status ?? 200);
+  const rowWritten = ending.kind === 'charged' || (ending.kind === 'failed' && ending.rowWritten);
+  if (known.key && !rowWritten) {
+    const entry = { endpoint, status, format: known.format };
+    if (err?.code === 'RATE_LIMITED') deps.billing.countRejected(known.key, entry);
+    else {
+      try {
+        await deps.billing.record(known.key, entry);
+      } catch (e) {
+        if (err) err = toApiError(e, deps.log);
+      }
+    }
+  }
+  if (err && !res.headersSent && !res.destroyed) sendError(res, err);
 }
 
 /**
  * The handler of a charged operation whose usage rows record `endpoint`. The price is known
  * before the work writes anything: `work` counts the rows, refuses when the balance cannot pay
  * for them, and gives up at the request's deadline. Exactly one usage row per request with a
- * valid key, written by `finish` or by the charge; refusals for the rate limit are counted,
- * not written one by one.
+ * valid key, written by the `after` hook or by the charge; refusals for the rate limit are
+ * counted, not written one by one.
  */
 export function chargedRoute(deps: ApiDeps, endpoint: string, work: (req: Request, ctx: WorkContext) => Promise<ChargedWork>): RequestHandler {
   // restify tells a promise-returning step from a callback one by being an async function.
@@ -158,109 +203,97 @@ export function chargedRoute(deps: ApiDeps, endpoint: string, work: (req: Reques
   };
 }
 
+/** The steps: key → rate → the operation's work (its input, plan and priced rows) → price →
+ * charge → respond. Each step that refuses throws an ApiError; the end is reached once. */
 async function handle(req: Request, res: Response, deps: ApiDeps, endpoint: string, work: (req: Request, ctx: WorkContext) => Promise<ChargedWork>): Promise<void> {
-  const ctx: Ctx = { format: null, recorded: false, done: false };
+  const known: Known = { format: null };
   const cancel = new Cancel();
   const deadline = performance.now() + deps.config.requestTimeoutMs;
-
-  /** Writes the request's one usage row (unless written) and the answer, if there is still
-   * someone to answer. A ledger that cannot record turns the answer into its 503; never throws. */
-  async function finish(err: ApiError | null, status: number): Promise<void> {
-    if (ctx.key && !ctx.recorded) {
-      ctx.recorded = true;
-      const entry = { endpoint, status, format: ctx.format };
-      if (err?.code === 'RATE_LIMITED') deps.billing.countRejected(ctx.key, entry);
-      else {
-        try {
-          await deps.billing.record(ctx.key, entry);
-        } catch (e) {
-          if (err) err = toApiError(e, deps.log);
-        }
-      }
-    }
-    if (err && !res.headersSent && !res.destroyed) sendError(res, err);
-  }
-
-  // The timeout's or the hang-up's finish: the handler returns only once it has answered, or
+  const end = new End((ending) => after(deps, res, endpoint, known, ending));
+  // The timeout's or the hang-up's end: the handler returns only once it has answered, or
   // restify, seeing a handler end without an answer, sends one of its own (a 500).
-  let ending: Promise<void> | undefined;
-  const timer = setTimeout(() => {
-    if (ctx.done) return;
-    ctx.done = true;
-    const err = new ApiError('TIMEOUT');
-    cancel.cancel(err);
-    // Nothing may escape from a timer: finish() answers whatever the ledger does.
-    ending = finish(err, err.status);
-  }, deps.config.requestTimeoutMs);
-  // A client that hangs up before its answer is written: recorded as 499, never charged.
-  const gone = () => {
-    if (ctx.done) return;
-    ctx.done = true;
-    cancel.cancel(new ApiError('TIMEOUT', 'The client went away.'));
-    ending = finish(null, CLIENT_GONE_STATUS);
+  const stop = (why: ApiError, ending: Ending) => {
+    if (end.isReached) return;
+    cancel.cancel(why);
+    end.reach(ending);
   };
+  const timer = setTimeout(() => stop(new ApiError('TIMEOUT'), { kind: 'timed-out' }), deps.config.requestTimeoutMs);
+  const gone = () => stop(new ApiError('TIMEOUT', 'The client went away.'), { kind: 'gone' });
   res.once('close', gone);
 
   try {
-    const key = await requireKey(deps, req, res);
-    // From here on every answer, errors included, is recorded against the key.
-    ctx.key = key;
+    // From the key on, every answer, errors included, is recorded against it.
+    const key = (known.key = await requireKey(deps, req, res));
     await takeRate(deps, key, res);
-
-    const out = await work(req, {
-      key,
-      cancel,
-      deadline,
-      recordFormat: (f) => {
-        ctx.format = f;
-      },
-    });
-    if (out.refused === 'deadline') throw new ApiError('TIMEOUT');
-    const cost = creditsFor(out.count, out.format);
-    if (out.refused === 'credits') {
-      throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${await deps.billing.balance(key)}. Nothing was written or charged.`);
-    }
-
-    if (ctx.done) return; // timed out or hung up meanwhile: answered and recorded already
-    let charge;
-    try {
-      // The charge is refused (nothing written) if the request ends while it waits for the
-      // ledger; its first try runs in this same tick, so a hang-up seen before it pays nothing.
-      charge = await deps.billing.charge(key, cost, { endpoint, status: 200, format: out.format }, () => ctx.done);
-    } finally {
-      // Charged and recorded, or (the ledger failed) nothing written at all: either way no
-      // second row for this request.
-      ctx.recorded = true;
-    }
-    if (ctx.done) return;
-    if (!charge.ok && charge.revoked) throw new ApiError('UNAUTHORIZED', 'The key was revoked while the request ran; nothing was charged.');
-    if (!charge.ok) throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${charge.balance}.`);
-    ctx.done = true;
-
-    // What every charged answer carries (CHARGED_HEADERS in operations.ts documents them).
-    if (out.basemapWarning) deps.log(`basemap: ${out.basemapWarning}; the tile is skipped (later failures are counted in /api/v1/status)`);
-    res.header('X-Attribution', out.basemapAttribution ? headerText(`${ATTRIBUTION}; basemap: ${out.basemapAttribution}`) : ATTRIBUTION);
-    res.header('X-Data-Sources', out.sources.join(','));
-    res.header('X-Location-Count', String(out.count));
-    res.header('X-Brand', headerText(out.brand));
-    res.header('X-Region', headerText(out.region));
-    res.header('X-Render-Time', `${Math.round(out.ms)}ms`);
-    res.header('X-Credits-Charged', String(charge.charged));
-    res.header('X-Credits-Remaining', String(charge.remaining));
-    if (!PLAN_RULES[key.plan].unlimited && charge.remaining < LOW_CREDIT_THRESHOLD) res.header('X-Credits-Low', 'true');
-    for (const [name, value] of Object.entries(out.headers)) if (value !== undefined) res.header(name, value);
-    res.status(200);
-    res.header('content-type', out.contentType);
-    deps.pending.track(res, out.body.length, key.id);
-    res.end(out.body);
+    const out = await work(req, { key, cancel, deadline, recordFormat: (f) => void (known.format = f) });
+    const cost = await price(deps, key, out);
+    if (end.isReached) return; // timed out or hung up meanwhile: answered and recorded already
+    const charged = await charge(deps, key, cost, { endpoint, status: 200, format: out.format }, () => end.isReached);
+    if (end.isReached) return;
+    if (!charged.ok) return end.reach({ kind: 'failed', err: toApiError(charged.cause, deps.log), rowWritten: true });
+    end.reach({ kind: 'charged' });
+    respond(res, deps, key, out, charged.result);
   } catch (e) {
-    if (ctx.done) return; // the timeout or the hang-up already ended it (a cancelled charge ends here too)
-    ctx.done = true;
-    const err = toApiError(e, deps.log);
-    await finish(err, err.status);
+    // Unless the timeout or the hang-up already ended it.
+    if (!end.isReached) end.reach({ kind: 'failed', err: toApiError(e, deps.log), rowWritten: false });
   } finally {
     clearTimeout(timer);
     res.off('close', gone);
-    await ending;
+    await end.settled();
   }
+}
+
+/** The work's price in credits; its refusals (out of time, a balance that cannot pay) as errors. */
+async function price(deps: ApiDeps, key: ApiKey, out: ChargedWork): Promise<number> {
+  if (out.refused === 'deadline') throw new ApiError('TIMEOUT');
+  const cost = creditsFor(out.count, out.format);
+  if (out.refused === 'credits') {
+    throw new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${await deps.billing.balance(key)}. Nothing was written or charged.`);
+  }
+  return cost;
+}
+
+type ChargeResult = Awaited<ReturnType<ApiDeps['billing']['charge']>>;
+type Charged = Extract<ChargeResult, { ok: true }>;
+
+/** Debits `cost` and writes the usage row in one ledger transaction, refused (nothing written)
+ * if the request ends while it waits for the ledger; its first try runs in this same tick, so a
+ * hang-up seen before it pays nothing. Whatever it returns, the row is settled: written with
+ * the charge or the refusal, or (the ledger failing) not at all, never twice. */
+async function charge(
+  deps: ApiDeps,
+  key: ApiKey,
+  cost: number,
+  entry: { endpoint: string; status: number; format: Format },
+  ended: () => boolean,
+): Promise<{ ok: true; result: Charged } | { ok: false; cause: unknown }> {
+  let c: ChargeResult;
+  try {
+    c = await deps.billing.charge(key, cost, entry, ended);
+  } catch (e) {
+    return { ok: false, cause: e };
+  }
+  if (c.ok) return { ok: true, result: c };
+  if (c.revoked) return { ok: false, cause: new ApiError('UNAUTHORIZED', 'The key was revoked while the request ran; nothing was charged.') };
+  return { ok: false, cause: new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${c.balance}.`) };
+}
+
+/** The answer: what every charged answer carries (CHARGED_HEADERS in operations.ts documents
+ * them), the operation's own headers, and the body, tracked until the client has it. */
+function respond(res: Response, deps: ApiDeps, key: ApiKey, out: ChargedWork, charge: Charged): void {
+  if (out.basemapWarning) deps.log(`basemap: ${out.basemapWarning}; the tile is skipped (later failures are counted in /api/v1/status)`);
+  res.header('X-Attribution', out.basemapAttribution ? headerText(`${ATTRIBUTION}; basemap: ${out.basemapAttribution}`) : ATTRIBUTION);
+  res.header('X-Data-Sources', out.sources.join(','));
+  res.header('X-Location-Count', String(out.count));
+  res.header('X-Brand', headerText(out.brand));
+  res.header('X-Region', headerText(out.region));
+  res.header('X-Render-Time', `${Math.round(out.ms)}ms`);
+  res.header('X-Credits-Charged', String(charge.charged));
+  res.header('X-Credits-Remaining', String(charge.remaining));
+  if (!PLAN_RULES[key.plan].unlimited && charge.remaining < LOW_CREDIT_THRESHOLD) res.header('X-Credits-Low', 'true');
+  for (const [name, value] of Object.entries(out.headers)) if (value !== undefined) res.header(name, value);
+  res.status(200);
+  res.header('content-type', out.contentType);
+  deps.pending.track(res, out.body.length, key.id);
+  res.end(out.body);
 }
