@@ -4,13 +4,12 @@
 // again). Every request with a valid key writes exactly one usage row.
 import type { Request } from 'restify';
 import { ApiError } from '../errors.ts';
-import { affordable, chargedRoute, fromNative, planRules, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
 import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../http/schemas.ts';
 import { query, render, type RefusalReason, type RenderRequest } from '../native.ts';
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
-import { Cancel } from '../services/native-pool.ts';
 import { FORMATS, isImageFormat, type Format, type ImageFormat } from '../services/credits.ts';
 import type { ApiKey, PLAN_RULES } from '../services/keys.ts';
 import type { ApiDeps } from '../http/context.ts';
@@ -77,7 +76,7 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
   ctx.recordFormat(format);
 
   const plan = planOf(deps, ctx.key, r);
-  const out = await work(deps, ctx.key, r, plan, ctx);
+  const out = await work(deps, ctx, r, plan);
   if (out.count === 0 && !out.refused) throw new ApiError('NOT_FOUND', `No locations of ${plan.label} match these filters.`, { suggestions: [] });
   return {
     body: out.body,
@@ -154,7 +153,8 @@ interface WorkOut {
 /** The heavy step, priced: the addon stops before serializing or drawing when the key's
  * balance cannot pay (`refused: "credits"`), and at the deadline. Runs in the key's share of
  * the native pool; refused when slow clients already hold too many unsent bytes. */
-async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { cancel: Cancel; deadline: number }): Promise<WorkOut> {
+async function work(deps: ApiDeps, ctx: WorkContext, r: Req, plan: Plan): Promise<WorkOut> {
+  const { key } = ctx;
   const format = r.format as Format;
   const store = deps.store.current;
   const filters = {
@@ -170,13 +170,6 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
   };
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = await affordable(deps, key, plan.rules, format);
-  const ticket = { owner: key.id, cancel: when.cancel };
-  /** The time left when the task starts: work that starts late never starts. */
-  const budget = () => {
-    const left = Math.floor(when.deadline - performance.now());
-    if (left <= 0) throw new ApiError('TIMEOUT');
-    return left;
-  };
   const started = performance.now();
   if (isImageFormat(format)) {
     // The cache key leaves out the caller's balance and time: one picture for every caller.
@@ -184,20 +177,12 @@ async function work(deps: ApiDeps, key: ApiKey, r: Req, plan: Plan, when: { canc
     const cacheKey = ImageCache.key([deps.store.version, request]);
     const hit = deps.images.get(cacheKey);
     if (hit) return { ...hit, basemapWarning: undefined, cached: true, ms: performance.now() - started };
-    deps.pending.admit(key.id);
-    const out = await deps.pool
-      .run(() => render(deps.renderer!, store, { ...request, query: { ...request.query, maxRows, timeBudgetMs: budget() } }), ticket)
-      .catch((e: unknown) => {
-        throw fromNative(e);
-      });
+    const out = await runNative(deps, ctx, (timeBudgetMs) => render(deps.renderer!, store, { ...request, query: { ...request.query, maxRows, timeBudgetMs } }));
     if (out.count > 0 && !out.refused) deps.images.set(cacheKey, out);
     return { ...out, refused: out.refused as RefusalReason | undefined, cached: false, ms: performance.now() - started };
   }
-  deps.pending.admit(key.id);
-  const out = await deps.pool
-    .run(() => query(store, { ...filters, maxRows, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: plan.label, timeBudgetMs: budget() }), ticket)
-    .catch((e: unknown) => {
-      throw fromNative(e);
-    });
+  const out = await runNative(deps, ctx, (timeBudgetMs) =>
+    query(store, { ...filters, maxRows, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: plan.label, timeBudgetMs }),
+  );
   return { ...out, refused: out.refused as RefusalReason | undefined, cached: false, ms: performance.now() - started };
 }
