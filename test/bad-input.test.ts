@@ -4,7 +4,7 @@
 // certain assert the exact status and code (and, for 400 INVALID_REQUEST, the failing field).
 // Afterwards nothing has been charged and the server still answers a normal request.
 import test from 'ava';
-import { ERRORS, type ErrorCode } from '../ts/errors.ts';
+import { ERRORS, type ErrorCode } from '../ts/api/errors.ts';
 import { request } from './helpers/http.ts';
 import { startServer } from './helpers/server.ts';
 

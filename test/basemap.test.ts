@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../ts/paths.ts';
-import { ATTRIBUTION, headerText } from '../ts/http/headers.ts';
+import { ATTRIBUTION, headerText } from '../ts/api/headers.ts';
 import { decodePng, hex, near, pixel, fmt } from './helpers/png.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { describe, runCli } from './helpers/cli.ts';

@@ -6,7 +6,7 @@ import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
 import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
-import { creditsFor, type Format } from '../ts/services/credits.ts';
+import { creditsFor, type Format } from '../ts/api/prices.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { snapshotDir, startServe } from './helpers/child.ts';
 import { largestBrand } from './helpers/dataset.ts';

@@ -5,7 +5,7 @@
 // the test dataset's Store (brand(i) for every i, and the brand's own json rows), never from
 // another response of the endpoint under test.
 import test, { type ExecutionContext } from 'ava';
-import { ERRORS } from '../ts/errors.ts';
+import { ERRORS } from '../ts/api/errors.ts';
 import { querySync } from '../ts/native.ts';
 import { testStore, type Location } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';

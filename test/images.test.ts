@@ -4,7 +4,7 @@
 import test from 'ava';
 import jpeg from 'jpeg-js';
 import { PNG } from 'pngjs';
-import { creditsFor } from '../ts/services/credits.ts';
+import { creditsFor } from '../ts/api/prices.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };

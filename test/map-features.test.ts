@@ -12,7 +12,7 @@ import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../ts/paths.ts';
-import { creditsFor } from '../ts/services/credits.ts';
+import { creditsFor } from '../ts/api/prices.ts';
 import { testDataDir, type Location } from './helpers/dataset.ts';
 import {
   boundsProjector,

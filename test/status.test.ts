@@ -12,7 +12,7 @@ import { request, type HttpResult } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { DAY_MS } from '../ts/time.ts';
 import type { z } from 'zod';
-import type { Status } from '../ts/http/responses.ts';
+import type { Status } from '../ts/api/responses.ts';
 
 // ------------------------------------------------------------------ fixtures and helpers
 

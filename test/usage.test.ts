@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
 import { KeyStore } from '../ts/services/keys.ts';
-import { ERRORS } from '../ts/errors.ts';
+import { ERRORS } from '../ts/api/errors.ts';
 import { postMap, request, type HttpResult } from './helpers/http.ts';
 import { sqliteOnly, startServer, type TestServer } from './helpers/server.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';

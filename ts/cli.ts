@@ -14,7 +14,8 @@ import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './pa
 import { checkSnapshotFormat } from './data/snapshot-format.ts';
 import { DATA_DEFAULTS } from './native.ts';
 import { execFileSync } from 'node:child_process';
-import { KeyStore, PLANS, type Plan } from './services/keys.ts';
+import { PLANS, type Plan } from './api/plans.ts';
+import { KeyStore } from './services/keys.ts';
 import { StoreHolder, watchSnapshot } from './store-holder.ts';
 import { writeBrandSummary } from './services/brand-summary.ts';
 import { SqliteLedger } from './db/sqlite-ledger.ts';

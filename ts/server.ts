@@ -4,7 +4,7 @@ import { trustedProxies } from './http/client-address.ts';
 import restify from 'restify';
 import type { Config } from './config.ts';
 import type { DB } from './db/database.ts';
-import { ApiError, errorBody, ERRORS, type ErrorCode } from './errors.ts';
+import { ApiError, errorBody, ERRORS, type ErrorCode } from './api/errors.ts';
 import type { ApiDeps } from './http/context.ts';
 import { jsonRoute } from './http/json-route.ts';
 import { mountOperations } from './http/mount.ts';

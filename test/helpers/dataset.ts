@@ -6,7 +6,7 @@ import { loadStoreSync, type Store } from '../../ts/native.ts';
 import { ROOT } from '../../ts/paths.ts';
 import { SNAPSHOT_FILE } from '../../ts/native.ts';
 import type { z } from 'zod';
-import type { Location as LocationSchema } from '../../ts/http/responses.ts';
+import type { Location as LocationSchema } from '../../ts/api/responses.ts';
 
 export const DEFAULT_TEST_DATA_DIR = path.join(ROOT, 'data', 'generated', 'test-data');
 

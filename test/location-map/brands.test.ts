@@ -2,7 +2,7 @@
 // to the canonical brand, typos with suggestions, several tickers in one request, and
 // non-ASCII brand and city names in bodies and headers.
 import test from 'ava';
-import { creditsFor } from '../../ts/services/credits.ts';
+import { creditsFor } from '../../ts/api/prices.ts';
 import { parseCsv } from '../helpers/csv.ts';
 import { postMap } from '../helpers/http.ts';
 import { MCD, assertDataHeaders, assertError, balance, ids, ok, okJson, server, sortedUnique, usageRows } from '../helpers/location-map.ts';

@@ -2,7 +2,7 @@
 // request crashes the server, the failure is reported here instead of killing the test
 // runner. Restify's own 404 and 405, and the native pool refusing a third concurrent call.
 import test from 'ava';
-import { ERRORS } from '../../ts/errors.ts';
+import { ERRORS } from '../../ts/api/errors.ts';
 import { openDatabase } from '../../ts/db/database.ts';
 import { postMap, request } from '../helpers/http.ts';
 import { MCD, assertError, childWithKey, lastLines, stillServing } from '../helpers/location-map.ts';

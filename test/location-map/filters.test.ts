@@ -4,7 +4,7 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { creditsFor } from '../../ts/services/credits.ts';
+import { creditsFor } from '../../ts/api/prices.ts';
 import { parseCsv } from '../helpers/csv.ts';
 import { testDataDir, type Location } from '../helpers/dataset.ts';
 import { postMap } from '../helpers/http.ts';

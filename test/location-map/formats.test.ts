@@ -5,7 +5,7 @@ import test from 'ava';
 import { check as checkGeoJson } from '@placemarkio/check-geojson';
 import { parse as csvParse } from 'csv-parse/sync';
 import { query } from '../../ts/native.ts';
-import { creditsFor } from '../../ts/services/credits.ts';
+import { creditsFor } from '../../ts/api/prices.ts';
 import { parseCsv } from '../helpers/csv.ts';
 import { testStore, largestBrand, type Location } from '../helpers/dataset.ts';
 import { geojsonProblems, type FeatureCollection } from '../helpers/geojson.ts';

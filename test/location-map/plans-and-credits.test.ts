@@ -2,8 +2,8 @@
 // standard keys get images only), trial expiry, a revoked key, the credits charged and left,
 // internal keys, X-Credits-Low, and the usage rows every request writes.
 import test from 'ava';
-import { creditsFor, type Format } from '../../ts/services/credits.ts';
-import type { Plan } from '../../ts/services/keys.ts';
+import { creditsFor, type Format } from '../../ts/api/prices.ts';
+import type { Plan } from '../../ts/api/plans.ts';
 import { DAY_MS } from '../../ts/time.ts';
 import { largestBrand } from '../helpers/dataset.ts';
 import { postMap } from '../helpers/http.ts';

@@ -1,7 +1,7 @@
-// The credit calculator on its own (ts/services/credits.ts): the tier breakpoints of
+// The credit calculator on its own (ts/api/prices.ts): the tier breakpoints of
 // baseCredits and creditsFor's 2x multiplier for images.
 import test from 'ava';
-import { baseCredits, creditsFor, type Format } from '../../ts/services/credits.ts';
+import { baseCredits, creditsFor, type Format } from '../../ts/api/prices.ts';
 
 test('credit tiers: baseCredits breakpoints and the 2x image multiplier', (t) => {
   const expected: [number, number][] = [

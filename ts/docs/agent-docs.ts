@@ -1,16 +1,14 @@
 // /api/agent-docs: the whole API reference as one flat markdown document, for agents and people.
 // Generated from the same OpenAPI document (and so from OPERATIONS and the zod schemas) as
 // /api/openapi.yaml: every endpoint, parameter, response field, header and error code.
-import { ERRORS, type ErrorCode } from '../errors.ts';
-import { OPERATIONS, type Operation } from '../http/operations.ts';
-import { MAX_IMAGE_SIDE, MAX_TICKERS } from '../http/schemas.ts';
+import { ERRORS, type ErrorCode } from '../api/errors.ts';
+import { OPERATIONS, wireType, type Operation } from '../api/operations.ts';
+import { DEFAULT_WINDOW_DAYS, MAX_IMAGE_SIDE, MAX_TICKERS, MAX_WINDOW_DAYS } from '../api/schemas.ts';
 import { CONFIDENCE_FLOOR, MAX_MARKER_PIXELS } from '../native.ts';
-import { PLAN_RULES } from '../services/keys.ts';
-import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../services/usage.ts';
+import { PLAN_RULES } from '../api/plans.ts';
 import { API_VERSION, ATTRIBUTION_TEXT, AUTH, creditsText, ERROR_CASES, EXAMPLES, PLANS_TEXT, SUMMARY, TITLE } from './descriptions.ts';
 import { COMPONENT_PREFIX, type JsonSchema } from './json-schema.ts';
 import { errorsByStatus, openApiDocument } from './openapi.ts';
-import { wireType } from '../http/operations.ts';
 
 /** The server's own settings, when known: the limits section then states them, not defaults. */
 export interface Limits {

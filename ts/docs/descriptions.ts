@@ -2,11 +2,11 @@
 // the tags, and example requests. Everything else in the documents comes from OPERATIONS and the
 // zod schemas; the `satisfies` clauses make the compiler ask for an entry for every new code or
 // tag.
-import type { ErrorCode } from '../errors.ts';
-import type { Operation } from '../http/operations.ts';
-import { LOW_CREDIT_THRESHOLD, tiersText } from '../services/credits.ts';
+import type { ErrorCode } from '../api/errors.ts';
+import type { Operation } from '../api/operations.ts';
+import { LOW_CREDIT_THRESHOLD, tiersText } from '../api/prices.ts';
 import { DEFAULT_CONFIG } from '../config.ts';
-import { PLAN_RULES } from '../services/keys.ts';
+import { PLAN_RULES } from '../api/plans.ts';
 
 export const TITLE = 'storemap';
 

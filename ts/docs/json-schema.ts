@@ -4,9 +4,9 @@
 // request, which live in a superRefine (test/docs.test.ts checks that zod and the JSON Schema
 // accept the same bodies).
 import { z } from 'zod';
-import * as responses from '../http/responses.ts';
-import * as requests from '../http/schemas.ts';
-import { MAX_IMAGE_SIDE, MAX_TICKERS } from '../http/schemas.ts';
+import * as responses from '../api/responses.ts';
+import * as requests from '../api/schemas.ts';
+import { MAX_IMAGE_SIDE, MAX_TICKERS } from '../api/schemas.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON Schema is JSON of any shape
 export type JsonSchema = Record<string, any>;

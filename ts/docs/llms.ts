@@ -1,7 +1,7 @@
 // /llms.txt, per the llms.txt convention (https://llmstxt.org): an H1 with the name, a
 // blockquote summary, prose without headings, then H2 sections of link lists; the section named
 // "Optional" holds what a reader short of context may skip.
-import { OPERATIONS, type Operation } from '../http/operations.ts';
+import { OPERATIONS, type Operation } from '../api/operations.ts';
 import { AUTH, creditsText, SUMMARY, TITLE } from './descriptions.ts';
 
 interface Link {

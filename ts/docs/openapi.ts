@@ -4,8 +4,8 @@
 // the server sends (nullable fields, no extra properties, integers), media types carry the
 // charset the server sends, and headers present only sometimes are not marked required.
 import { stringify } from 'yaml';
-import { ERRORS, type ErrorCode } from '../errors.ts';
-import { OPERATIONS, wireType, type Content, type HeaderDoc, type Operation } from '../http/operations.ts';
+import { ERRORS, type ErrorCode } from '../api/errors.ts';
+import { OPERATIONS, wireType, type Content, type HeaderDoc, type Operation } from '../api/operations.ts';
 import { API_VERSION, ATTRIBUTION_TEXT, AUTH, creditsText, ERROR_CASES, EXAMPLES, SUMMARY, TAGS, TITLE } from './descriptions.ts';
 import { buildSchemas, COMPONENT_PREFIX, inlineSchema, type JsonSchema, type SchemaSet } from './json-schema.ts';
 

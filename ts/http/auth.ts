@@ -5,7 +5,7 @@
 import type { Request, Response } from 'restify';
 import type { ApiDeps } from './context.ts';
 import type { ApiKey } from '../services/keys.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 
 /** `Cache-Control` and `Vary` of every keyed answer. */
 export const KEYED_CACHE_HEADERS = { 'Cache-Control': 'private, no-store', Vary: 'x-api-key' } as const;

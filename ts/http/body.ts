@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();

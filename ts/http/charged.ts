@@ -3,14 +3,15 @@
 // its client's hang-up and its one usage row. An operation gives only its work; billing, the
 // credit headers and the usage row are written here and nowhere else.
 import type { Request, RequestHandler, Response } from 'restify';
-import { ApiError, toApiError } from '../errors.ts';
-import { sendError } from './errors.ts';
+import { ApiError } from '../api/errors.ts';
+import { sendError, toApiError } from './errors.ts';
 import { requireKey, takeRate } from './auth.ts';
-import { ATTRIBUTION, headerText } from './headers.ts';
+import { ATTRIBUTION, headerText } from '../api/headers.ts';
 import { NativeError, type RefusalReason } from '../native.ts';
 import { Cancel } from '../services/native-pool.ts';
-import { affordableRows, creditsFor, isImageFormat, LOW_CREDIT_THRESHOLD, type Format } from '../services/credits.ts';
-import { PLAN_RULES, type ApiKey } from '../services/keys.ts';
+import { affordableRows, creditsFor, isImageFormat, LOW_CREDIT_THRESHOLD, type Format } from '../api/prices.ts';
+import { PLAN_RULES } from '../api/plans.ts';
+import type { ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from './context.ts';
 
 /** Why a request ended without its answer being written: its client hung up first. */

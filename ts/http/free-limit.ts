@@ -7,7 +7,7 @@
 // answered, and its body is computed at most every 30 seconds, so a flood costs little.
 import type { Request, Response } from 'restify';
 import type { ApiDeps } from './context.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 import { sendError } from './errors.ts';
 import { clientKey } from './client-address.ts';
 

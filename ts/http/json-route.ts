@@ -2,8 +2,7 @@
 // thrown into the contract's error body.
 import type { Request, Response } from 'restify';
 import type { ApiDeps } from './context.ts';
-import { toApiError } from '../errors.ts';
-import { sendError } from './errors.ts';
+import { sendError, toApiError } from './errors.ts';
 
 /** Sends a JSON body, or the error any step threw (the handler may be async). */
 export function jsonRoute(deps: ApiDeps, handler: (req: Request, res: Response) => unknown) {

@@ -3,7 +3,7 @@
 // without a handler, or a handler without an operation, stops the server at start instead of
 // leaving a documented path unserved or a served path undocumented.
 import type { RequestHandler, Server } from 'restify';
-import { OPERATIONS, type OperationId } from './operations.ts';
+import { OPERATIONS, type OperationId } from '../api/operations.ts';
 
 /** A route module's handlers: the steps of each operation it serves, in order. */
 export type Handlers = Partial<Record<OperationId, RequestHandler[]>>;

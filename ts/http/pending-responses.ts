@@ -7,7 +7,7 @@
 // within a grace period plus its size at a floor rate is cut off, so periodic tiny reads cannot
 // hold the memory past the idle timeout either.
 import type { Response } from 'restify';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 
 export interface PendingLimits {
   /** Bytes waiting, all keys together. */

@@ -2,7 +2,7 @@
 // in `details`, unknown parameters rejected.
 import type { Request } from 'restify';
 import type { z } from 'zod';
-import { invalidRequest, issueDetails } from './schemas.ts';
+import { invalidRequest, issueDetails } from '../api/schemas.ts';
 
 export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.infer<S> {
   const params = new URL(req.url ?? '/', 'http://localhost').searchParams;

@@ -1,11 +1,11 @@
 // The public brand endpoints: the directory, a brand's summary and autocomplete. Free, no key.
 import type { z } from 'zod';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 import { jsonRoute } from '../http/json-route.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
 import { parseQuery } from '../http/query.ts';
-import type { BrandSummary, BrandsPage, SearchResults } from '../http/responses.ts';
-import { BrandsQuery, SearchQuery, SummaryQuery } from '../http/schemas.ts';
+import type { BrandSummary, BrandsPage, SearchResults } from '../api/responses.ts';
+import { BrandsQuery, SearchQuery, SummaryQuery } from '../api/schemas.ts';
 import { directoryOf, suggestionsFor } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';

@@ -4,8 +4,8 @@
 import type { Request } from 'restify';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { parseQuery } from '../http/query.ts';
-import { ChangesQuery, invalidRequest } from '../http/schemas.ts';
-import { contentTypeFor, pathOf } from '../http/operations.ts';
+import { ChangesQuery, invalidRequest } from '../api/schemas.ts';
+import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { changes, DATA_FORMATS, type DataFormat } from '../native.ts';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';

@@ -9,7 +9,7 @@ import type { Request, Response } from 'restify';
 import { agentDocs } from '../docs/agent-docs.ts';
 import { llmsTxt } from '../docs/llms.ts';
 import { openApiYaml } from '../docs/openapi.ts';
-import { OPERATIONS, wireType } from '../http/operations.ts';
+import { OPERATIONS, wireType } from '../api/operations.ts';
 import { TABLES_DIR } from '../paths.ts';
 import type { ApiDeps } from '../http/context.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';

@@ -3,18 +3,19 @@
 // validation, plan, brand resolution, query or render, then charge and response (charged.ts
 // again). Every request with a valid key writes exactly one usage row.
 import type { Request } from 'restify';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
-import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../http/schemas.ts';
+import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../api/schemas.ts';
 import { query, render, type RefusalReason, type RenderRequest } from '../native.ts';
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
-import { FORMATS, isImageFormat, type Format, type ImageFormat } from '../services/credits.ts';
-import type { ApiKey, PLAN_RULES } from '../services/keys.ts';
+import { FORMATS, isImageFormat, type Format, type ImageFormat } from '../api/prices.ts';
+import type { PLAN_RULES } from '../api/plans.ts';
+import type { ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
-import { contentTypeFor, pathOf } from '../http/operations.ts';
+import { contentTypeFor, pathOf } from '../api/operations.ts';
 
 /** The path usage rows record for this operation. */
 const ENDPOINT = pathOf('locationMap');

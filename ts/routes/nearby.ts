@@ -2,11 +2,11 @@
 // brand. The request's life (key, rate, charge, usage row, timeout, hang-up) is
 // http/charged.ts's; here: the body, the plan, the brands, and the priced work.
 import type { Request } from 'restify';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
-import { contentTypeFor, pathOf } from '../http/operations.ts';
-import { NearbyRequest, parseBody } from '../http/schemas.ts';
+import { contentTypeFor, pathOf } from '../api/operations.ts';
+import { NearbyRequest, parseBody } from '../api/schemas.ts';
 import { DATA_FORMATS, nearby, type DataFormat } from '../native.ts';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';

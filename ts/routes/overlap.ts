@@ -2,13 +2,13 @@
 // different brands within a distance, with counts. The request's life (key, rate, charge, usage
 // row, timeout, hang-up) is http/charged.ts's; here: the body, the plan, the brands, the work.
 import type { Request } from 'restify';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
-import { contentTypeFor, pathOf } from '../http/operations.ts';
-import { invalidRequest, OVERLAP_MAP_FIELDS, OverlapRequest, parseBody } from '../http/schemas.ts';
+import { contentTypeFor, pathOf } from '../api/operations.ts';
+import { invalidRequest, OVERLAP_MAP_FIELDS, OverlapRequest, parseBody } from '../api/schemas.ts';
 import { overlap, renderOverlap, type RenderResponse } from '../native.ts';
-import { FORMATS, isImageFormat, type Format } from '../services/credits.ts';
+import { FORMATS, isImageFormat, type Format } from '../api/prices.ts';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Request, Response } from 'restify';
 import { openApiDocument } from '../docs/openapi.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
-import { OPERATIONS, wireType, type OperationId } from '../http/operations.ts';
+import { OPERATIONS, wireType, type OperationId } from '../api/operations.ts';
 import { ROOT } from '../paths.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';

@@ -4,7 +4,7 @@
 // result is served, as the contract's edge cache would.
 import type { Request, Response } from 'restify';
 import type { z } from 'zod';
-import type { Status } from '../http/responses.ts';
+import type { Status } from '../api/responses.ts';
 import { API_VERSION } from '../paths.ts';
 import { freshness } from '../services/brand-summary.ts';
 import type { ApiDeps } from '../http/context.ts';

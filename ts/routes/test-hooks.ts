@@ -2,8 +2,8 @@
 // the real server: a panic inside the addon must become 500 INTERNAL with the server still
 // serving, and a slow task must hit the request time limit.
 import type { Request, Response, Server } from 'restify';
-import { ApiError, toApiError } from '../errors.ts';
-import { sendError } from '../http/errors.ts';
+import { ApiError } from '../api/errors.ts';
+import { sendError, toApiError } from '../http/errors.ts';
 import { panicForTest } from '../native.ts';
 import type { ApiDeps } from '../http/context.ts';
 

@@ -1,11 +1,10 @@
 // GET /api/v1/usage: the calling key's own usage, never another's. Free; rate-limited per key
 // like every keyed endpoint.
 import type { z } from 'zod';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 import { parseQuery } from '../http/query.ts';
-import type { Usage } from '../http/responses.ts';
-import { UsageQuery } from '../http/schemas.ts';
-import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../services/usage.ts';
+import type { Usage } from '../api/responses.ts';
+import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS, UsageQuery } from '../api/schemas.ts';
 import { DAY_MS } from '../time.ts';
 import type { ApiDeps } from '../http/context.ts';
 import { jsonRoute } from '../http/json-route.ts';

@@ -5,8 +5,9 @@
 // with a valid key writes exactly one usage row (reading the free usage report writes none: the
 // report is about the billable API).
 import type { ChargeResult, LedgerOps, UsageEntry } from '../db/ledger.ts';
-import { PLAN_RULES, type ApiKey } from './keys.ts';
-import { MAX_WINDOW_DAYS } from './usage.ts';
+import { PLAN_RULES } from '../api/plans.ts';
+import type { ApiKey } from './keys.ts';
+import { MAX_WINDOW_DAYS } from '../api/schemas.ts';
 import { DAY_MS } from '../time.ts';
 
 /** Raw usage rows are kept this long (the longest report window plus its partial first day);

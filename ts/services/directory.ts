@@ -2,7 +2,7 @@
 // built once per snapshot (a few thousand entries) and kept in both orders the API sorts by,
 // so a page is a filter and a slice.
 import type { Store } from '../native.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 
 export interface DirectoryEntry {
   brand: string;

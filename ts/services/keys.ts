@@ -3,18 +3,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KeyRow, LedgerOps } from '../db/ledger.ts';
 import { DAY_MS } from '../time.ts';
-
-export const PLANS = ['trial', 'standard', 'enterprise', 'internal'] as const;
-export type Plan = (typeof PLANS)[number];
+import { PLAN_RULES, type Plan } from '../api/plans.ts';
 
 export const KEY_PATTERN = /^sm_live_[0-9a-f]{24}$/;
-
-export const PLAN_RULES: Record<Plan, { dataFormats: boolean; unlimited: boolean; defaultCredits: number; trialDays?: number; maxLocations?: number }> = {
-  trial: { dataFormats: false, unlimited: false, defaultCredits: 50, trialDays: 5, maxLocations: 50 },
-  standard: { dataFormats: false, unlimited: false, defaultCredits: 1_000 },
-  enterprise: { dataFormats: true, unlimited: false, defaultCredits: 10_000 },
-  internal: { dataFormats: true, unlimited: true, defaultCredits: 0 },
-};
 
 export interface ApiKey {
   id: string;

@@ -7,7 +7,7 @@
 // flooding the service fills its own share and gets 503s while every other key's requests keep
 // starting. A waiting task whose request is abandoned (its client hung up, its time ran out) is
 // taken out of the queue at once and never starts.
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../api/errors.ts';
 
 /**
  * A request's "no one wants this any more" (its time ran out, its client hung up). A plain

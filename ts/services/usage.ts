@@ -4,8 +4,6 @@
 import type { LedgerOps, UsageGroup } from '../db/ledger.ts';
 import { DAY_MS } from '../time.ts';
 
-export const MAX_WINDOW_DAYS = 366;
-export const DEFAULT_WINDOW_DAYS = 30;
 
 export interface UsageReport {
   api_key_id: string;

@@ -1,7 +1,6 @@
 // Every error the API can return: one registry of stable codes and one class. It sits below
 // every layer (services throw these, routes write them with http/errors.ts, the docs list every
 // code here: a test checks that), so no layer imports upward to reach it.
-import { isBusy, isUnavailable, isUnwritable } from './db/faults.ts';
 
 export const ERRORS = {
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
@@ -47,21 +46,4 @@ export function errorBody(e: ApiError): Record<string, unknown> {
   if (e.extra.suggestions) body.suggestions = e.extra.suggestions;
   if (e.extra.details !== undefined) body.details = e.extra.details;
   return body;
-}
-
-/** Any thrown value as an ApiError; unknown ones become INTERNAL and are logged. */
-export function toApiError(e: unknown, log: (line: string) => void = console.error): ApiError {
-  if (e instanceof ApiError) return e;
-  // The ledger's faults are the service's state, not bugs: the client may retry.
-  if (isBusy(e)) return new ApiError('SERVICE_BUSY', 'The ledger is busy; retry in a second.', { headers: { 'Retry-After': '1' } });
-  if (isUnavailable(e)) {
-    log(`ledger unreachable: ${e instanceof Error ? e.message : String(e)}`);
-    return new ApiError('SERVICE_BUSY', 'The ledger cannot be reached right now; retry shortly.', { headers: { 'Retry-After': '5' } });
-  }
-  if (isUnwritable(e)) {
-    log(`ledger error: ${e instanceof Error ? e.message : String(e)}`);
-    return new ApiError('SERVICE_BUSY', 'The ledger cannot record requests right now; retry later.', { headers: { 'Retry-After': '30' } });
-  }
-  log(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-  return new ApiError('INTERNAL');
 }

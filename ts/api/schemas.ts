@@ -2,19 +2,21 @@
 // OpenAPI document. Unknown fields are rejected: a misspelt filter ("contry") silently ignored
 // would return the wrong data and charge for it.
 import { z } from 'zod';
-import { ApiError } from '../errors.ts';
+import { ApiError } from './errors.ts';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DATA_DEFAULTS, DATA_FORMATS, RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
 import { TABLES_DIR } from '../paths.ts';
-import { FORMATS } from '../services/credits.ts';
-import { DEFAULT_WINDOW_DAYS } from '../services/usage.ts';
+import { FORMATS } from './prices.ts';
 
 /** The image themes: the keys of data/themes.json, which the renderer draws from. */
 export const STYLES = Object.keys(JSON.parse(readFileSync(path.join(TABLES_DIR, 'themes.json'), 'utf8')) as Record<string, unknown>) as [string, ...string[]];
 export const STOREFRONT_TYPES = STOREFRONT_KINDS;
 export const MAX_IMAGE_SIDE = RENDER_DEFAULTS.maxSide;
 export const MAX_TICKERS = 5;
+/** The usage report's window: its longest, and its length when only `to` is given. */
+export const MAX_WINDOW_DAYS = 366;
+export const DEFAULT_WINDOW_DAYS = 30;
 
 const hexColor = z.string().regex(/^#?[0-9a-fA-F]{6}$/, 'a 6-digit hex colour such as #1D4ED8');
 const latitude = z.number().min(-90).max(90);

@@ -5,9 +5,9 @@
 import type { z } from 'zod';
 import { ATTRIBUTION } from './headers.ts';
 import { CONFIDENCE_FLOOR, DATA_DEFAULTS } from '../native.ts';
-import { LOW_CREDIT_THRESHOLD, tiersText } from '../services/credits.ts';
-import { PLAN_RULES } from '../services/keys.ts';
-import type { ErrorCode } from '../errors.ts';
+import { LOW_CREDIT_THRESHOLD, tiersText } from './prices.ts';
+import { PLAN_RULES } from './plans.ts';
+import type { ErrorCode } from './errors.ts';
 import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, LocationMapJson, NearbyGeoJson, NearbyJson, OverlapGeoJson, OverlapJson, SearchResults, Status, Usage } from './responses.ts';
 import { BrandsQuery, ChangesQuery, LocationMapRequest, NearbyRequest, OverlapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
 

@@ -1,7 +1,7 @@
 // Response bodies as zod schemas: the routes' return types are inferred from them and the
 // OpenAPI document and agent-docs are generated from them, so the three never disagree.
 import { z } from 'zod';
-import { ERRORS } from '../errors.ts';
+import { ERRORS } from './errors.ts';
 import { SOURCE_TYPES } from '../config.ts';
 import { CONFIDENCE_FLOOR } from '../native.ts';
 

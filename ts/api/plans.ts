@@ -1,0 +1,12 @@
+// The plans a key can have and what each allows: the one list (the ledgers' schemas check the
+// same four names; their migrations are append-only, so a new plan is a new migration, and
+// test/unit/plans.test.ts keeps the two in step).
+export const PLANS = ['trial', 'standard', 'enterprise', 'internal'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const PLAN_RULES: Record<Plan, { dataFormats: boolean; unlimited: boolean; defaultCredits: number; trialDays?: number; maxLocations?: number }> = {
+  trial: { dataFormats: false, unlimited: false, defaultCredits: 50, trialDays: 5, maxLocations: 50 },
+  standard: { dataFormats: false, unlimited: false, defaultCredits: 1_000 },
+  enterprise: { dataFormats: true, unlimited: false, defaultCredits: 10_000 },
+  internal: { dataFormats: true, unlimited: true, defaultCredits: 0 },
+};
