@@ -154,144 +154,188 @@ async function readPartInfo(file: string): Promise<PartInfo | undefined> {
   }
 }
 
+/** One file's download: where it goes, its part and the part's note, and how it is named in
+ * messages. */
+interface Job {
+  spec: FileSpec;
+  part: string;
+  info: string;
+  label: string;
+}
+
+/** What a response to a (range) request lets the download do. */
+type Answer =
+  /** Write the body from `from` (0: the whole file), `total` bytes in all when known. */
+  | { kind: 'write'; res: Response; from: number; total?: number; partInfo?: PartInfo }
+  /** The part was already the whole file, proved by its checksum. */
+  | { kind: 'complete' }
+  /** Drop the part and ask for the whole file. */
+  | { kind: 'restart' };
+
 export async function downloadFile(ctx: Ctx, spec: FileSpec): Promise<FetchedFile> {
-  const { dest, checksum } = spec;
-  const part = `${dest}.part`;
-  const info = path.join(path.dirname(dest), `.${path.basename(dest)}.part-info`);
-  const label = `${spec.source}: ${path.basename(dest)}`;
-  const check: FetchedFile['check'] = checksum?.alg ?? 'size';
-  const result = (bytes: number, status: FetchedFile['status']): FetchedFile => ({ source: spec.source, url: spec.url, path: dest, bytes, check, status });
-  const discard = async () => {
-    await rm(part, { force: true });
-    await rm(info, { force: true });
-  };
-  const finish = async () => {
-    await rename(part, dest);
-    await rm(info, { force: true });
-  };
+  const { dest } = spec;
+  const job: Job = { spec, part: `${dest}.part`, info: path.join(path.dirname(dest), `.${path.basename(dest)}.part-info`), label: `${spec.source}: ${path.basename(dest)}` };
   await mkdir(path.dirname(dest), { recursive: true });
+  const kept = await keptIfCurrent(ctx, job);
+  if (kept) return kept;
 
-  // Already in place and provably the published file: keep it.
-  const existing = await sizeOf(dest);
-  if (checksum && existing !== undefined && (spec.size === undefined || existing === spec.size)) {
-    if ((await hashFile(dest, checksum.alg)) === checksum.hex) {
-      ctx.log(`${label}: up to date (${formatBytes(existing)}, ${ALG_NAME[checksum.alg]} verified)`);
-      return result(existing, 'up-to-date');
-    }
-  }
-
-  let offset = (await sizeOf(part)) ?? 0;
-  let partInfo = offset > 0 ? await readPartInfo(info) : undefined;
-  if (offset > 0 && partInfo && partInfo.url !== spec.url) {
-    ctx.log(`${label}: the partial file came from ${partInfo.url}, not the current ${spec.url}; starting again`);
-    await discard();
-    offset = 0;
-  } else if (spec.size !== undefined && offset > spec.size) {
-    ctx.log(`${label}: the partial file is larger than the published size; starting again`);
-    await discard();
-    offset = 0;
-  }
-
+  let { offset, partInfo } = await resumePoint(ctx, job);
   // At most: a range request, a restart from zero, and one more restart after a resumed
   // download turned out wrong (a part left from an older version of the file).
   for (let attempt = 0; attempt < 4; attempt++) {
-    const headers: Record<string, string> = { ...spec.headers, 'accept-encoding': 'identity' };
-    if (offset > 0) {
-      headers.range = `bytes=${offset}-`;
-      const validator = partInfo?.etag && !partInfo.etag.startsWith('W/') ? partInfo.etag : partInfo?.lastModified;
-      if (validator) headers['if-range'] = validator;
+    const answer = await ask(ctx, job, offset, partInfo);
+    if (answer.kind === 'complete') {
+      await finishPart(job);
+      ctx.log(`${job.label}: the partial file was already complete (${formatBytes(offset)}, ${ALG_NAME[spec.checksum!.alg]} verified)`);
+      return result(job, offset, 'resumed');
     }
-    const res = await request(ctx, spec.url, headers);
-
-    let total: number | undefined;
-    if (res.status === 416 && offset > 0) {
-      await res.body?.cancel();
-      if (checksum && (spec.size === undefined || offset === spec.size) && (await hashFile(part, checksum.alg)) === checksum.hex) {
-        await finish();
-        ctx.log(`${label}: the partial file was already complete (${formatBytes(offset)}, ${ALG_NAME[checksum.alg]} verified)`);
-        return result(offset, 'resumed');
-      }
-      ctx.log(`${label}: the server has nothing past byte ${offset} (HTTP 416) and no checksum confirms the partial file; starting again`);
-      await discard();
+    if (answer.kind === 'restart') {
+      await discardPart(job);
       offset = 0;
       continue;
-    } else if (res.status === 206 && offset > 0) {
-      const range = contentRange(res.headers.get('content-range'));
-      if (!range || range.start !== offset) {
-        await res.body?.cancel();
-        ctx.log(`${label}: the server answered the range request with another range (${res.headers.get('content-range')}); starting again`);
-        await discard();
-        offset = 0;
-        continue;
-      }
-      const length = contentLength(res);
-      total = range.total ?? (length !== undefined ? offset + length : undefined);
-    } else if (res.status === 200) {
-      if (offset > 0) {
-        ctx.log(`${label}: the server sent the whole file (HTTP 200) to the range request: it changed since the partial download, or it does not resume; starting again from zero`);
-      }
-      offset = 0;
-      total = contentLength(res);
-      partInfo = { url: spec.url, etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };
-      await writeFile(info, JSON.stringify(partInfo));
-    } else {
-      throw await httpError(res, spec.url, spec.source);
     }
-
-    const resumedAt = offset;
-    ctx.log(
-      resumedAt > 0
-        ? `${label}: resuming at ${formatBytes(resumedAt)}${total !== undefined ? ` of ${formatBytes(total)}` : ''} from ${spec.url}`
-        : `${label}: downloading${total !== undefined ? ` ${formatBytes(total)}` : ''} from ${spec.url}`,
-    );
-    const hash = checksum ? createHash(checksum.alg) : undefined;
-    if (hash && resumedAt > 0) await hashInto(part, hash);
-    const meter = progressMeter(ctx, label, total);
-    let written = resumedAt;
-    const count = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        hash?.update(chunk);
-        written += chunk.length;
-        meter.update(written);
-        cb(null, chunk);
-      },
-    });
-    const body = res.body ? Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>) : Readable.from([]);
-    try {
-      await pipeline(body, count, createWriteStream(part, { flags: resumedAt > 0 ? 'a' : 'w' }));
-    } catch (e) {
-      meter.done();
-      throw new Error(`${label}: download interrupted at ${formatBytes(written)} (${causeMessage(e)}); run the command again to resume it`);
-    }
-    meter.done();
-
-    if (total !== undefined && written !== total) {
-      throw new Error(`${label}: the connection ended at ${written} of ${total} bytes; run the command again to resume it`);
-    }
-    let wrong: string | undefined;
-    if (spec.size !== undefined && written !== spec.size) {
-      wrong = `got ${written} bytes but ${spec.sizeFrom ?? 'the publisher'} says ${spec.size}`;
-    } else if (checksum) {
-      const got = hash!.digest('hex');
-      if (got !== checksum.hex) wrong = `${ALG_NAME[checksum.alg]} checksum mismatch: the download hashes to ${got} but ${checksum.from} says ${checksum.hex}`;
-    }
+    partInfo = answer.partInfo ?? partInfo;
+    const { written, digest } = await receive(ctx, job, answer);
+    const wrong = mismatch(spec, written, digest);
     if (wrong) {
-      await discard();
-      if (resumedAt > 0) {
+      await discardPart(job);
+      if (answer.from > 0) {
         // The part may have been the start of an older version of the file: once more, whole.
-        ctx.log(`${label}: ${wrong} after resuming; starting again from zero`);
+        ctx.log(`${job.label}: ${wrong} after resuming; starting again from zero`);
         offset = 0;
         partInfo = undefined;
         continue;
       }
-      throw new Error(`${label}: ${wrong}; the download was removed`);
+      throw new Error(`${job.label}: ${wrong}; the download was removed`);
     }
-    await finish();
-    const how = checksum ? `${ALG_NAME[checksum.alg]} verified` : total !== undefined || spec.size !== undefined ? 'size verified' : 'no size or checksum published';
-    ctx.log(`${label}: done, ${formatBytes(written)}, ${how}`);
-    return result(written, resumedAt > 0 ? 'resumed' : 'downloaded');
+    await finishPart(job);
+    const how = spec.checksum ? `${ALG_NAME[spec.checksum.alg]} verified` : answer.total !== undefined || spec.size !== undefined ? 'size verified' : 'no size or checksum published';
+    ctx.log(`${job.label}: done, ${formatBytes(written)}, ${how}`);
+    return result(job, written, answer.from > 0 ? 'resumed' : 'downloaded');
   }
-  throw new Error(`${label}: the server would neither resume nor restart ${spec.url}`);
+  throw new Error(`${job.label}: the server would neither resume nor restart ${spec.url}`);
+}
+
+function result(job: Job, bytes: number, status: FetchedFile['status']): FetchedFile {
+  const { spec } = job;
+  return { source: spec.source, url: spec.url, path: spec.dest, bytes, check: spec.checksum?.alg ?? 'size', status };
+}
+
+async function discardPart(job: Job): Promise<void> {
+  await rm(job.part, { force: true });
+  await rm(job.info, { force: true });
+}
+
+async function finishPart(job: Job): Promise<void> {
+  await rename(job.part, job.spec.dest);
+  await rm(job.info, { force: true });
+}
+
+/** The file already in place, kept when its published checksum proves it current. */
+async function keptIfCurrent(ctx: Ctx, job: Job): Promise<FetchedFile | undefined> {
+  const { checksum, size, dest } = job.spec;
+  const existing = await sizeOf(dest);
+  if (!checksum || existing === undefined || (size !== undefined && existing !== size)) return undefined;
+  if ((await hashFile(dest, checksum.alg)) !== checksum.hex) return undefined;
+  ctx.log(`${job.label}: up to date (${formatBytes(existing)}, ${ALG_NAME[checksum.alg]} verified)`);
+  return result(job, existing, 'up-to-date');
+}
+
+/** Where a `.part` left by an earlier run lets this one continue (0: from the start). */
+async function resumePoint(ctx: Ctx, job: Job): Promise<{ offset: number; partInfo?: PartInfo }> {
+  const offset = (await sizeOf(job.part)) ?? 0;
+  if (offset === 0) return { offset };
+  const partInfo = await readPartInfo(job.info);
+  let why: string | undefined;
+  if (partInfo && partInfo.url !== job.spec.url) why = `the partial file came from ${partInfo.url}, not the current ${job.spec.url}`;
+  else if (job.spec.size !== undefined && offset > job.spec.size) why = 'the partial file is larger than the published size';
+  if (!why) return { offset, partInfo };
+  ctx.log(`${job.label}: ${why}; starting again`);
+  await discardPart(job);
+  return { offset: 0 };
+}
+
+/** Asks for the file from `offset` (with `If-Range`, so a file changed since the part began
+ * comes whole) and reads what the answer allows. */
+async function ask(ctx: Ctx, job: Job, offset: number, partInfo: PartInfo | undefined): Promise<Answer> {
+  const { spec, label } = job;
+  const headers: Record<string, string> = { ...spec.headers, 'accept-encoding': 'identity' };
+  if (offset > 0) {
+    headers.range = `bytes=${offset}-`;
+    const validator = partInfo?.etag && !partInfo.etag.startsWith('W/') ? partInfo.etag : partInfo?.lastModified;
+    if (validator) headers['if-range'] = validator;
+  }
+  const res = await request(ctx, spec.url, headers);
+  if (res.status === 416 && offset > 0) {
+    await res.body?.cancel();
+    const { checksum, size } = spec;
+    if (checksum && (size === undefined || offset === size) && (await hashFile(job.part, checksum.alg)) === checksum.hex) return { kind: 'complete' };
+    ctx.log(`${label}: the server has nothing past byte ${offset} (HTTP 416) and no checksum confirms the partial file; starting again`);
+    return { kind: 'restart' };
+  }
+  if (res.status === 206 && offset > 0) {
+    const range = contentRange(res.headers.get('content-range'));
+    if (!range || range.start !== offset) {
+      await res.body?.cancel();
+      ctx.log(`${label}: the server answered the range request with another range (${res.headers.get('content-range')}); starting again`);
+      return { kind: 'restart' };
+    }
+    const length = contentLength(res);
+    return { kind: 'write', res, from: offset, total: range.total ?? (length !== undefined ? offset + length : undefined) };
+  }
+  if (res.status === 200) {
+    if (offset > 0) {
+      ctx.log(`${label}: the server sent the whole file (HTTP 200) to the range request: it changed since the partial download, or it does not resume; starting again from zero`);
+    }
+    const started: PartInfo = { url: spec.url, etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };
+    await writeFile(job.info, JSON.stringify(started));
+    return { kind: 'write', res, from: 0, total: contentLength(res), partInfo: started };
+  }
+  throw await httpError(res, spec.url, spec.source);
+}
+
+/** Streams the answer's body onto the part (hashing the whole file when a checksum is
+ * published), with a progress line on a terminal. */
+async function receive(ctx: Ctx, job: Job, answer: Extract<Answer, { kind: 'write' }>): Promise<{ written: number; digest?: string }> {
+  const { spec, label, part } = job;
+  const { res, from, total } = answer;
+  ctx.log(
+    from > 0
+      ? `${label}: resuming at ${formatBytes(from)}${total !== undefined ? ` of ${formatBytes(total)}` : ''} from ${spec.url}`
+      : `${label}: downloading${total !== undefined ? ` ${formatBytes(total)}` : ''} from ${spec.url}`,
+  );
+  const hash = spec.checksum ? createHash(spec.checksum.alg) : undefined;
+  if (hash && from > 0) await hashInto(part, hash);
+  const meter = progressMeter(ctx, label, total);
+  let written = from;
+  const count = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash?.update(chunk);
+      written += chunk.length;
+      meter.update(written);
+      cb(null, chunk);
+    },
+  });
+  const body = res.body ? Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>) : Readable.from([]);
+  try {
+    await pipeline(body, count, createWriteStream(part, { flags: from > 0 ? 'a' : 'w' }));
+  } catch (e) {
+    meter.done();
+    throw new Error(`${label}: download interrupted at ${formatBytes(written)} (${causeMessage(e)}); run the command again to resume it`);
+  }
+  meter.done();
+  if (total !== undefined && written !== total) {
+    throw new Error(`${label}: the connection ended at ${written} of ${total} bytes; run the command again to resume it`);
+  }
+  return { written, digest: hash?.digest('hex') };
+}
+
+/** Why a complete download is not the published file, if it is not. */
+function mismatch(spec: FileSpec, written: number, digest: string | undefined): string | undefined {
+  if (spec.size !== undefined && written !== spec.size) return `got ${written} bytes but ${spec.sizeFrom ?? 'the publisher'} says ${spec.size}`;
+  const { checksum } = spec;
+  if (checksum && digest !== checksum.hex) return `${ALG_NAME[checksum.alg]} checksum mismatch: the download hashes to ${digest} but ${checksum.from} says ${checksum.hex}`;
+  return undefined;
 }
 
 /**
