@@ -1,0 +1,69 @@
+// How the synthetic build uses the cores (issue 33): the scale-0.1 build pinned to one core and
+// to two (taskset), each phase's time and speed-up, and what the phases' measured parallel
+// shares make of 16 cores by Amdahl's law (an expectation, not a measurement: the parallel
+// steps deal brands to one thread per core, so the biggest brand bounds a step's time).
+//
+//   node --import tsx bench/cores.ts [--runs 3]
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { prepareReference } from '../ts/data/reference.ts';
+import { INGEST_BIN, ROOT, TABLES_DIR } from '../ts/paths.ts';
+import { median, writeSection } from './results.ts';
+
+const args = process.argv.slice(2);
+const RUNS = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 3;
+const base = path.join(ROOT, 'data', 'generated', 'bench');
+const reference = path.join(base, 'reference');
+mkdirSync(base, { recursive: true });
+await prepareReference(reference);
+const dir = path.join(base, 'cores-build');
+
+function build(cpus: string): { wall: number; phases: Record<string, number> } {
+  rmSync(dir, { recursive: true, force: true });
+  const t0 = performance.now();
+  const r = spawnSync('taskset', ['-c', cpus, INGEST_BIN, 'build', '--data-dir', dir, '--reference', reference, '--tables', TABLES_DIR, '--scale', '0.1', '--seed', '1', '--as-of', '2026-11-01T00:00:00Z'], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
+  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
+  return { wall: (performance.now() - t0) / 1000, phases: (JSON.parse(r.stdout) as { seconds: Record<string, number> }).seconds };
+}
+
+// Alternating, so that a slow spell of the machine falls on both.
+const runs: Record<string, { wall: number; phases: Record<string, number> }[]> = { '0': [], '0,1': [] };
+for (let i = 0; i < RUNS; i++) for (const cpus of Object.keys(runs)) runs[cpus].push(build(cpus));
+rmSync(dir, { recursive: true, force: true });
+
+const med = (cpus: string, phase?: string) => median(runs[cpus].map((r) => (phase ? (r.phases[phase] ?? 0) : r.wall)));
+const phases = Object.keys(runs['0'][0].phases).filter((p) => med('0', p) >= 0.3);
+/** The parallel share p from the two-core speed-up s: 1/s = (1 - p) + p/2. */
+const share = (s: number) => Math.min(1, Math.max(0, 2 * (1 - 1 / s)));
+const at = (p: number, n: number) => 1 / (1 - p + p / n);
+const rows = phases.map((p) => {
+  const [one, two] = [med('0', p), med('0,1', p)];
+  const s = one / two;
+  return `| ${p} | ${one.toFixed(1)} | ${two.toFixed(1)} | ${s.toFixed(2)}x | ${(share(s) * 100).toFixed(0)} % | ${at(share(s), 16).toFixed(1)}x |`;
+});
+const [w1, w2] = [med('0'), med('0,1')];
+const pAll = share(w1 / w2);
+console.error(`cores: 1 core ${w1.toFixed(1)} s, 2 cores ${w2.toFixed(1)} s (${(w1 / w2).toFixed(2)}x)`);
+
+writeSection(
+  'cores',
+  `## The build on one core and on two (\`bench/cores.ts\`)
+
+\`node --import tsx bench/cores.ts\`: \`storemap-ingest build --scale 0.1 --seed 1\` under \`taskset -c 0\` and \`taskset -c 0,1\`, ${RUNS} runs each,
+alternating, medians. Phases under 0.3 s on one core are left out. The last two columns are Amdahl's law from the measured two-core
+speed-up (parallel share p from 1/s = (1 − p) + p/2), an expectation for 16 cores, not a measurement.
+
+| phase | 1 core, s | 2 cores, s | speed-up | parallel share | expected at 16 cores |
+|---|---:|---:|---:|---:|---:|
+${rows.join('\n')}
+| **whole build** | **${w1.toFixed(1)}** | **${w2.toFixed(1)}** | **${(w1 / w2).toFixed(2)}x** | ${(pAll * 100).toFixed(0)} % | ${at(pAll, 16).toFixed(1)}x |
+
+The parallel steps (generating each brand's world, matching rows to brands, reconciling each brand) deal brands to one thread per core
+(no longer at most four); loading the borders runs beside generation on a thread of its own, so on one core it adds to generation and on
+two it hides behind it. What bounds 16 cores: the serial imports (each source's files are read in order), the snapshot write, and the
+biggest brands, each one thread's work.`,
+);
