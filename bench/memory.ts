@@ -41,7 +41,7 @@ import { readFileSync } from 'node:fs';
 const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
 const settle = () => new Promise((r) => setTimeout(r, ${SETTLE_MS}));
 const out = [];
-await settle(); out.push(['Node, the service modules and the addon', rss()]);
+await settle(); out.push(['Node, the service modules (through tsx here; serve runs a bundle, about 28 MiB less) and the addon', rss()]);
 const store = loadStoreSync(${JSON.stringify(path.join(dataDir, SNAPSHOT_FILE))});
 await settle(); out.push(['the snapshot', rss()]);
 const renderer = loadRenderer(${JSON.stringify(referenceDir)});
