@@ -59,12 +59,32 @@ await stop(profiled);
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
+/** `storemap serve` runs ts/ as one esbuild bundle (bin/storemap.js), which marks where each
+ * module's code starts with a `// ts/…` line: a frame in it belongs to the module above it. */
+const BUNDLE = path.join(ROOT, 'node_modules', '.cache', 'storemap', 'cli.mjs');
+const moduleStarts: [number, string][] = existsSync(BUNDLE)
+  ? readFileSync(BUNDLE, 'utf8')
+      .split('\n')
+      .flatMap((line, i): [number, string][] => {
+        const m = /^\/\/ (ts\/\S+\.ts)$/.exec(line);
+        return m ? [[i, m[1]]] : [];
+      })
+  : [];
+function bundledModule(line: number): string | undefined {
+  let found: string | undefined;
+  for (const [start, name] of moduleStarts) {
+    if (start > line) break;
+    found = name;
+  }
+  return found;
+}
 /** The bucket of a frame: a package, one of our modules, or V8's own states. */
-function bucket(url: string, fn: string): string | undefined {
+function bucket(url: string, fn: string, line: number): string | undefined {
   if (fn === '(idle)' || fn === '(garbage collector)' || fn === '(program)') return fn;
+  if (url.endsWith('/.cache/storemap/cli.mjs')) return bundledModule(line) ?? 'ts (bundle)';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1] === 'better-sqlite3-napi' ? 'better-sqlite3' : pkg[1];
   const ours = /\/(ts\/[^?]+)/.exec(url);
@@ -81,7 +101,7 @@ for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n
 function sampleBucket(id: number): string {
   for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
     const n = byId.get(at)!;
-    const b = bucket(n.callFrame.url, n.callFrame.functionName);
+    const b = bucket(n.callFrame.url, n.callFrame.functionName, n.callFrame.lineNumber);
     if (b) return b;
   }
   return 'other';
