@@ -341,3 +341,21 @@ test('a cut and a whole download of the same file never mistake one another: eac
   t.is(sha256(await readFile(fileOf(out, WORLD_KEY))), sha256(w.file));
   t.false(existsSync(path.join(path.dirname(fileOf(out, WORLD_KEY)), '.part-00000-world.zstd.parquet.cut-info')));
 });
+
+test('a listed object that is not Parquet, or whose footer is damaged, fails the source naming the file and why; nothing is written', async (t) => {
+  const sample = readFileSync(SAMPLE);
+  // The sample with its footer's last metadata bytes overwritten: the length and magic still say
+  // Parquet, the Thrift does not decode.
+  const damaged = Buffer.from(sample);
+  damaged.fill(0xff, damaged.length - 400, damaged.length - 8);
+  for (const [body, why] of [
+    [Buffer.from('{"type":"FeatureCollection","features":[]}'), /part-00001-boulder\.zstd\.parquet: .*not a Parquet file/],
+    [damaged, /part-00001-boulder\.zstd\.parquet: .*damaged Parquet file/],
+  ] as [Buffer, RegExp][]) {
+    const b = await bucket(t, { files: new Map([[BOULDER_KEY, body]]) });
+    const out = await tempDir(t);
+    const err = await t.throwsAsync(fetchSources({ sources: 'overture', area: area('CH'), outDir: out, config: b.config }));
+    t.regex(err!.message, why);
+    t.false(existsSync(fileOf(out, BOULDER_KEY)));
+  }
+});

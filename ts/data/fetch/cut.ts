@@ -110,12 +110,20 @@ export async function cutFile(ctx: Ctx, spec: FileSpec & { size: number }, area:
     ctx.warn(`${label}: ${url} does not answer range requests (HTTP 200), so it cannot be cut to ${area.label}; downloading it whole`);
     return undefined;
   }
-  const need = parquetFooterLength(tail, size);
+  // The addon's refusal (INVALID_SOURCE: not Parquet, a damaged footer) names no file: this does.
+  const named = <T>(step: () => T): T => {
+    try {
+      return step();
+    } catch (e) {
+      throw new Error(`${label}: ${url}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  const need = named(() => parquetFooterLength(tail!, size));
   if (need > tail.length) {
     const more = await readBytes(size - need, need - tail.length);
     tail = Buffer.concat([more!, tail]);
   }
-  const cut = new GeoParquetCut(tail, size, area.boxes);
+  const cut = named(() => new GeoParquetCut(tail!, size, area.boxes));
   if (!cut.filterable) {
     ctx.warn(`${label}: the file has no bbox column statistics to cut by, so all of it is downloaded (${formatBytes(size)})`);
     return undefined;
