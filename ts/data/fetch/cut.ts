@@ -15,7 +15,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { GeoParquetCut, PARQUET_TAIL_BYTES, parquetFooterLength, type ByteRange } from '../../native.ts';
-import { formatBytes, httpError, request } from './download.ts';
+import { contentRange, formatBytes, httpError, request } from './download.ts';
 import type { Area, Ctx, FetchedFile, FileSpec } from './plan.ts';
 
 /** What a cut file was made from, kept beside it so that next week's run can tell it is current. */
@@ -40,12 +40,6 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
-/** `Content-Range: bytes a-b/total` → a. */
-function rangeStart(res: Response): number | undefined {
-  const m = /^bytes\s+(\d+)-\d+\/(\d+|\*)$/i.exec(res.headers.get('content-range')?.trim() ?? '');
-  return m ? Number(m[1]) : undefined;
-}
 
 /** The notes and part a cut of `dest` keeps: removed when the file is downloaded whole instead,
  * so that no later run takes the whole file for a current cut or continues a part of ranges. */
@@ -84,7 +78,7 @@ export async function cutFile(ctx: Ctx, spec: FileSpec & { size: number }, area:
       if (res.status === 200) return res;
       throw await httpError(res, url, spec.source);
     }
-    if (rangeStart(res) !== offset) {
+    if (contentRange(res.headers.get('content-range'))?.start !== offset) {
       await res.body?.cancel();
       throw new Error(`${label}: asked for bytes from ${offset}, ${url} answered ${res.headers.get('content-range')}`);
     }

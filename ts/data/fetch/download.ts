@@ -103,7 +103,7 @@ async function hashFile(file: string, alg: 'md5' | 'sha256'): Promise<string> {
 }
 
 /** `Content-Range: bytes <start>-<end>/<total|*>` */
-function contentRange(v: string | null): { start: number; total?: number } | undefined {
+export function contentRange(v: string | null): { start: number; total?: number } | undefined {
   const m = /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(v?.trim() ?? '');
   if (!m) return undefined;
   return { start: Number(m[1]), total: m[3] === '*' ? undefined : Number(m[3]) };
