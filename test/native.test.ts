@@ -4,6 +4,7 @@
 // tickers and misspellings come from the project's CSV tables, radius centres from the
 // gazetteer in the dataset's reference folder.
 import test, { type ExecutionContext } from 'ava';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadRenderer, NativeError, type NativeCode, panicForTest, query, querySync, render, testingAddon, toNativeError, type QueryRequest, type QueryResponse, type StorefrontKind } from '../ts/native.ts';
@@ -667,6 +668,29 @@ test.serial('panicForTest: refused with FORBIDDEN without STOREMAP_TEST_HOOKS=1'
     if (old === undefined) delete process.env.STOREMAP_TEST_HOOKS;
     else process.env.STOREMAP_TEST_HOOKS = old;
   }
+});
+
+// Rust's default panic hook walks the whole stack when RUST_BACKTRACE is set, on through V8's
+// generated code; Node 24 aborted there. The addon's own hook prints where, never a trace.
+test('panicForTest under RUST_BACKTRACE=full: every panic is INTERNAL, reported with its place and no stack walk', (t) => {
+  const script = `
+    const addon = require(process.argv[1]);
+    const codes = [];
+    for (let i = 0; i < 25; i++) {
+      try { addon.panicForTest(false); codes.push('none'); } catch (e) { codes.push(e.code); }
+    }
+    process.stdout.write(JSON.stringify(codes));`;
+  const child = spawnSync(process.execPath, ['-e', script, path.join(ROOT, 'native', 'testing', 'index.js')], {
+    env: { ...process.env, RUST_BACKTRACE: 'full', STOREMAP_TEST_HOOKS: '1' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  t.is(child.signal, null, child.stderr.slice(-2000));
+  t.is(child.status, 0, child.stderr.slice(-2000));
+  t.deepEqual(JSON.parse(child.stdout), Array(25).fill('INTERNAL'));
+  t.false(child.stderr.includes('stack backtrace'), child.stderr.slice(0, 2000));
+  const places = child.stderr.split('\n').filter((l) => /^storemap-native: panicked at native\/src\/testing\.rs:\d+: panic_for_test \(sync\)$/.test(l));
+  t.is(places.length, 25, child.stderr.slice(0, 2000));
 });
 
 test('a map request whose bounds or center has the wrong length is refused at the binding, not drawn auto-fitted', async (t) => {

@@ -122,12 +122,29 @@ impl From<Failure> for napi::Error<Code> {
     }
 }
 
+/// The process's panic hook, set before the addon's first call: the message and where, never a
+/// stack trace. Rust's own hook walks the whole stack when RUST_BACKTRACE is set, and from the
+/// addon that stack runs on through V8's generated code, which carries no unwind tables: Node 24
+/// aborted the process there (SIGABRT in `npm test`'s Node 24 run, under RUST_BACKTRACE=1), so a
+/// caught panic would still have taken the server down.
+static PANIC_HOOK: std::sync::Once = std::sync::Once::new();
+
+fn quiet_panic_hook(info: &std::panic::PanicHookInfo<'_>) {
+    let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+    eprintln!("storemap-native: panicked{at}: {}", panic_message(info.payload()));
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into())
+}
+
 /// Runs `f`, turning a panic into an `INTERNAL` failure.
 pub fn guarded<T>(f: impl FnOnce() -> Outcome<T>) -> Outcome<T> {
+    PANIC_HOOK.call_once(|| std::panic::set_hook(Box::new(quiet_panic_hook)));
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {
-            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into());
+            let msg = panic_message(p.as_ref());
             eprintln!("storemap-native: panic caught at the boundary: {msg}");
             Err(Failure::new(NativeCode::Internal, msg))
         }
