@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
-use polars_core::prelude::*;
+use polars_arrow::array::StaticArray;
+use polars_error::{polars_bail, PolarsResult};
 use storemap_core::{parse_iso, SourceType};
 
-use super::parquet::{f64_col, list_first_str, missing_columns, str_col, str_col_any};
+use super::parquet::{f64_col, list_first_str, missing_columns, str_col, str_col_any, Frame};
 use crate::error::Result;
 use crate::source_row::{clean, valid_point, Skip, Skipped};
 use crate::{ImportReport, SourceRow};
@@ -26,13 +27,13 @@ pub fn import_fsq_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
 /// 2024-11 release; either will do.
 const REQUIRED: [&str; 3] = ["name", "latitude", "longitude"];
 
-fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut ImportReport) -> PolarsResult<()> {
+fn read_rows(df: &Frame, file: &str, rows: &mut Vec<SourceRow>, report: &mut ImportReport) -> PolarsResult<()> {
     let mut missing = missing_columns(df, &REQUIRED);
     if missing_columns(df, &["fsq_place_id"]).len() + missing_columns(df, &["fsq_id"]).len() == 2 {
         missing.insert(0, "fsq_place_id".into());
     }
     if !missing.is_empty() {
-        let have: Vec<String> = df.get_column_names().iter().map(|c| c.to_string()).collect();
+        let have = df.names();
         polars_bail!(ColumnNotFound: "not a Foursquare OS Places file: missing required column(s) {} (it has {})", missing.join(", "), have.join(", "));
     }
     let id = str_col_any(df, &["fsq_place_id", "fsq_id"])?;
@@ -50,7 +51,7 @@ fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut
 
     for i in 0..df.height() {
         report.rows_read += 1;
-        let line = i as u64 + 1;
+        let line = (df.first_row + i) as u64 + 1;
         let Some(pid) = clean(id.get(i)) else {
             report.skip(file, line, Skipped::new(Skip::Invalid, "no fsq_place_id"));
             continue;

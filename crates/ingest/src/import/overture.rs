@@ -5,10 +5,11 @@
 
 use std::path::Path;
 
-use polars_core::prelude::*;
+use polars_arrow::datatypes::ArrowDataType;
+use polars_error::{polars_bail, PolarsResult};
 use storemap_core::{parse_iso, SourceType};
 
-use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2};
+use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2, Frame};
 use super::wkb;
 use crate::error::Result;
 use crate::source_row::{clean, Skip, Skipped};
@@ -26,16 +27,16 @@ pub fn import_overture_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -
     super::parquet::import_files(path, SourceType::Overture, read_rows, sink)
 }
 
-fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut ImportReport) -> PolarsResult<()> {
+fn read_rows(df: &Frame, file: &str, rows: &mut Vec<SourceRow>, report: &mut ImportReport) -> PolarsResult<()> {
     let missing = missing_columns(df, &["id", "geometry"]);
     if !missing.is_empty() {
         polars_bail!(ColumnNotFound: "not an Overture places file: missing column(s) {}", missing.join(", "));
     }
     // 2023's alpha releases had `names` as a map of lists and temporary ids that were never
     // stable: not worth importing, and not to be read as empty names.
-    if let Ok(c) = df.column("names") {
-        if !matches!(c.dtype(), DataType::Struct(_) | DataType::Null) {
-            polars_bail!(SchemaMismatch: "names is a {}, not a struct: a pre-2024 Overture release, which is not supported", c.dtype());
+    if let Some(t) = df.dtype("names") {
+        if !matches!(t, ArrowDataType::Struct(_) | ArrowDataType::Null) {
+            polars_bail!(SchemaMismatch: "names is a {t:?}, not a struct: a pre-2024 Overture release, which is not supported");
         }
     }
     let n = df.height();
@@ -66,7 +67,7 @@ fn read_rows(df: &DataFrame, file: &str, rows: &mut Vec<SourceRow>, report: &mut
 
     for i in 0..n {
         report.rows_read += 1;
-        let line = i as u64 + 1;
+        let line = (df.first_row + i) as u64 + 1;
         let Some(gid) = clean(id.get(i)) else {
             report.skip(file, line, Skipped::new(Skip::Invalid, "no id"));
             continue;

@@ -1,23 +1,34 @@
-//! Column access over a polars DataFrame read from Parquet: plain, struct-field and list
-//! columns, all read column-at-a-time (lists through their offsets and flattened values, not a
-//! Series per row). A column the file lacks reads as all-null, since publishers add and drop
-//! columns between releases.
+//! Column access over a Parquet file read with polars-parquet's Arrow reader (no DataFrame:
+//! polars-core and its query engine were most of a cold build, for a table we only read
+//! column by column). A file is read one row group at a time, each column only when an
+//! importer asks for it; plain, struct-field and list columns are read whole (lists through
+//! their offsets and flattened values, not an array per row). A column the file lacks reads as
+//! all-null, since publishers add and drop columns between releases.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use polars_core::prelude::*;
-use polars_io::prelude::*;
+use polars_arrow::array::{Array, BinaryViewArray, ListArray, PrimitiveArray, StructArray, Utf8ViewArray};
+use polars_arrow::bitmap::Bitmap;
+use polars_arrow::datatypes::{ArrowDataType, ArrowSchema, Field, TimeUnit};
+use polars_buffer::Buffer;
+use polars_error::{polars_bail, PolarsResult};
+use polars_parquet::read::{column_iter_to_arrays, infer_schema, read_metadata, BasicDecompressor, FileMetadata, PageReader};
 
 use crate::error::{IngestError, Result};
 use crate::{ImportReport, SourceRow};
 
 /// The file loop both Parquet importers share: every `.parquet` file of a file or a folder
-/// tree, read one at a time and handed to `read_rows`, whose rows go to `sink` before the next
-/// file is read (a release is hundreds of parts); a file that fails names itself.
+/// tree, read one at a time and one row group at a time, handed to `read_rows`, whose rows go
+/// to `sink` before the next row group is read (a release is hundreds of parts of millions of
+/// rows); a file that fails names itself.
 pub fn import_files(
     path: &Path,
     source: storemap_core::SourceType,
-    read_rows: fn(&DataFrame, &str, &mut Vec<SourceRow>, &mut ImportReport) -> PolarsResult<()>,
+    read_rows: fn(&Frame, &str, &mut Vec<SourceRow>, &mut ImportReport) -> PolarsResult<()>,
     sink: &mut dyn FnMut(Vec<SourceRow>),
 ) -> Result<ImportReport> {
     let mut report = ImportReport::new(source);
@@ -28,147 +39,288 @@ pub fn import_files(
             report.files_empty += 1;
             continue;
         }
-        let df = read_frame(&file)?;
-        let mut rows = Vec::new();
-        read_rows(&df, &name, &mut rows, &mut report).map_err(|e| IngestError::file(&name, e))?;
-        report.rows_kept += rows.len() as u64;
-        sink(rows);
+        let reader = ParquetFile::open(&file)?;
+        for group in 0..reader.row_groups() {
+            let frame = reader.frame(group);
+            let mut rows = Vec::new();
+            read_rows(&frame, &name, &mut rows, &mut report).map_err(|e| IngestError::file(&name, e))?;
+            report.rows_kept += rows.len() as u64;
+            sink(rows);
+        }
     }
     Ok(report)
 }
 
-/// A column only when the file has it with a value type (Arrow writers emit `null`-typed
-/// columns for fields no row of a file has), as its storage type: an Arrow extension type
-/// (`geoarrow.wkb`) reads as the binary it is stored in.
-fn column<'a>(df: &'a DataFrame, name: &str) -> Option<&'a Series> {
-    df.column(name).ok().map(|c| c.as_materialized_series().to_storage()).filter(|s| s.dtype() != &DataType::Null)
+/// An open Parquet file: its footer and its Arrow schema.
+pub struct ParquetFile {
+    name: String,
+    file: RefCell<File>,
+    metadata: FileMetadata,
+    schema: ArrowSchema,
+}
+
+impl ParquetFile {
+    pub fn open(path: &Path) -> Result<ParquetFile> {
+        let name = path.display().to_string();
+        let mut file = File::open(path).map_err(|e| IngestError::io(&name, e))?;
+        // A truncated or non-Parquet file is an error for the whole file, named.
+        let unreadable = |e: &dyn std::fmt::Display| IngestError::file(&name, format!("not a readable Parquet file: {e}"));
+        let metadata = read_metadata(&mut file).map_err(|e| unreadable(&e))?;
+        let schema = infer_schema(&metadata).map_err(|e| unreadable(&e))?;
+        Ok(ParquetFile { name, file: RefCell::new(file), metadata, schema })
+    }
+
+    pub fn row_groups(&self) -> usize {
+        self.metadata.row_groups.len()
+    }
+
+    /// Row group `group`, its columns read when asked for.
+    pub fn frame(&self, group: usize) -> Frame<'_> {
+        let first_row = self.metadata.row_groups[..group].iter().map(|g| g.num_rows()).sum();
+        Frame { file: self, group, first_row, columns: RefCell::new(HashMap::new()) }
+    }
+
+    /// Every row group as one array per column (for files small enough to hold: the samples
+    /// a test or benchmark spreads).
+    pub fn read_all(&self) -> Result<Vec<(Field, Box<dyn Array>)>> {
+        let fail = |e: polars_error::PolarsError| IngestError::file(&self.name, e);
+        let mut out = Vec::new();
+        for field in self.schema.iter_values() {
+            let mut parts = Vec::new();
+            for group in 0..self.row_groups() {
+                match self.read_column(group, field).map_err(fail)? {
+                    Some(a) => parts.push(a),
+                    None => parts.push(polars_arrow::array::new_null_array(field.dtype.clone(), self.metadata.row_groups[group].num_rows())),
+                }
+            }
+            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            let all = if refs.len() == 1 { parts.pop().expect("one part") } else { polars_arrow::compute::concatenate::concatenate(&refs).map_err(fail)? };
+            out.push((field.clone(), all));
+        }
+        Ok(out)
+    }
+
+    /// One top-level column of one row group (its leaf columns' chunks read from the file),
+    /// or `None` when the row group has no chunk for it.
+    fn read_column(&self, group: usize, field: &Field) -> PolarsResult<Option<Box<dyn Array>>> {
+        let rg = &self.metadata.row_groups[group];
+        let Some(chunks) = rg.columns_under_root_iter(&field.name) else { return Ok(None) };
+        let mut file = self.file.borrow_mut();
+        let mut decompressors = Vec::new();
+        let mut types = Vec::new();
+        for meta in chunks {
+            let range = meta.byte_range();
+            let mut bytes = vec![0u8; (range.end - range.start) as usize];
+            file.seek(SeekFrom::Start(range.start))?;
+            file.read_exact(&mut bytes)?;
+            let pages = PageReader::new(Cursor::new(Buffer::from(bytes)), meta, vec![], usize::MAX);
+            decompressors.push(BasicDecompressor::new(pages, vec![]));
+            types.push(&meta.descriptor().descriptor.primitive_type);
+        }
+        let (mut arrays, _) = column_iter_to_arrays(decompressors, types, field.clone(), None)?;
+        Ok(Some(match arrays.len() {
+            1 => arrays.pop().expect("one array"),
+            _ => polars_arrow::compute::concatenate::concatenate(&arrays.iter().map(|a| a.as_ref()).collect::<Vec<_>>())?,
+        }))
+    }
+}
+
+/// One row group: its rows start at `first_row` of the file (for the line numbers skipped
+/// rows are reported at).
+pub struct Frame<'a> {
+    file: &'a ParquetFile,
+    group: usize,
+    pub first_row: usize,
+    columns: RefCell<HashMap<String, Option<Box<dyn Array>>>>,
+}
+
+impl Frame<'_> {
+    pub fn height(&self) -> usize {
+        self.file.metadata.row_groups[self.group].num_rows()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.file.schema.iter_names().map(|n| n.to_string()).collect()
+    }
+
+    /// The column's declared type (storage type for an extension), if the file has it.
+    pub fn dtype(&self, name: &str) -> Option<&ArrowDataType> {
+        self.file.schema.get(name).map(|f| f.dtype.to_storage())
+    }
+
+    /// A column only when the file has it with a value type (Arrow writers emit `null`-typed
+    /// columns for fields no row of a file has).
+    fn column(&self, name: &str) -> PolarsResult<Option<Box<dyn Array>>> {
+        if let Some(c) = self.columns.borrow().get(name) {
+            return Ok(c.clone());
+        }
+        let array = match self.file.schema.get(name) {
+            Some(field) if field.dtype.to_storage() != &ArrowDataType::Null => self.file.read_column(self.group, field)?,
+            _ => None,
+        };
+        self.columns.borrow_mut().insert(name.to_string(), array.clone());
+        Ok(array)
+    }
 }
 
 /// The names of `required` columns the file lacks (all null-typed counts as lacking).
-pub fn missing_columns(df: &DataFrame, required: &[&str]) -> Vec<String> {
-    required.iter().filter(|c| column(df, c).is_none()).map(|c| c.to_string()).collect()
-}
-
-pub fn read_frame(path: &Path) -> Result<DataFrame> {
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| IngestError::io(&name, e))?;
-    // A truncated or non-Parquet file is an error for the whole file, named.
-    ParquetReader::new(file).finish().map_err(|e| IngestError::file(&name, format!("not a readable Parquet file: {e}")))
+pub fn missing_columns(df: &Frame, required: &[&str]) -> Vec<String> {
+    required.iter().filter(|c| df.dtype(c).is_none_or(|t| t == &ArrowDataType::Null)).map(|c| c.to_string()).collect()
 }
 
 /// A string column, or a column the file does not have.
 pub enum Col {
-    Str(StringChunked),
+    Str(Utf8ViewArray),
+    Owned(Vec<Option<String>>),
     Missing,
 }
 
 impl Col {
-    pub fn from_series(s: &Series) -> PolarsResult<Col> {
-        let s = if s.dtype() == &DataType::String { s.clone() } else { s.cast(&DataType::String)? };
-        Ok(Col::Str(s.str()?.rechunk().into_owned()))
+    /// Any array as strings: strings as they are, dictionaries by their values, numbers in
+    /// decimal, dates and timestamps in ISO 8601 (Foursquare's schema types its dates as
+    /// Parquet DATE).
+    fn from_array(a: &dyn Array) -> PolarsResult<Col> {
+        let any = a.as_any();
+        if let Some(s) = any.downcast_ref::<Utf8ViewArray>() {
+            return Ok(Col::Str(s.clone()));
+        }
+        if let Some(b) = any.downcast_ref::<BinaryViewArray>() {
+            return Ok(Col::Str(b.to_utf8view()?));
+        }
+        let owned = |f: &dyn Fn(usize) -> String| Col::Owned((0..a.len()).map(|i| a.is_valid(i).then(|| f(i))).collect());
+        match a.dtype().to_storage() {
+            ArrowDataType::Date32 => {
+                let days = any.downcast_ref::<PrimitiveArray<i32>>().expect("Date32 is i32");
+                Ok(owned(&|i| storemap_core::format_iso(days.value(i) as i64 * storemap_core::DAY_S)[..10].to_string()))
+            }
+            ArrowDataType::Timestamp(unit, _) => {
+                let per_s = match unit {
+                    TimeUnit::Second => 1,
+                    TimeUnit::Millisecond => 1_000,
+                    TimeUnit::Microsecond => 1_000_000,
+                    TimeUnit::Nanosecond => 1_000_000_000,
+                };
+                let t = any.downcast_ref::<PrimitiveArray<i64>>().expect("Timestamp is i64");
+                Ok(owned(&|i| storemap_core::format_iso(t.value(i).div_euclid(per_s))))
+            }
+            _ => {
+                let cast = polars_compute::cast::cast(a, &ArrowDataType::Utf8View, Default::default())?;
+                match cast.as_any().downcast_ref::<Utf8ViewArray>() {
+                    Some(s) => Ok(Col::Str(s.clone())),
+                    None => polars_bail!(SchemaMismatch: "a {:?} column cannot be read as text", a.dtype()),
+                }
+            }
+        }
     }
 
     pub fn get(&self, i: usize) -> Option<&str> {
         match self {
-            Col::Str(ca) => ca.get(i),
+            Col::Str(a) => a.get(i),
+            Col::Owned(v) => v[i].as_deref(),
             Col::Missing => None,
         }
     }
 }
 
-pub fn str_col(df: &DataFrame, name: &str) -> PolarsResult<Col> {
-    match column(df, name) {
-        Some(s) => Col::from_series(s),
+pub fn str_col(df: &Frame, name: &str) -> PolarsResult<Col> {
+    match df.column(name)? {
+        Some(a) => Col::from_array(a.as_ref()),
         None => Ok(Col::Missing),
     }
 }
 
 /// The first of several columns the file has (publishers rename columns between releases).
-pub fn str_col_any(df: &DataFrame, names: &[&str]) -> PolarsResult<Col> {
-    match names.iter().find_map(|n| column(df, n)) {
-        Some(s) => Col::from_series(s),
-        None => Ok(Col::Missing),
+pub fn str_col_any(df: &Frame, names: &[&str]) -> PolarsResult<Col> {
+    for n in names {
+        if let Some(a) = df.column(n)? {
+            return Col::from_array(a.as_ref());
+        }
     }
+    Ok(Col::Missing)
 }
 
-pub fn f64_col(df: &DataFrame, name: &str) -> PolarsResult<Option<Float64Chunked>> {
-    match column(df, name) {
-        Some(s) => Ok(Some(s.cast(&DataType::Float64)?.f64()?.rechunk().into_owned())),
-        None => Ok(None),
-    }
+pub fn f64_col(df: &Frame, name: &str) -> PolarsResult<Option<PrimitiveArray<f64>>> {
+    let Some(a) = df.column(name)? else { return Ok(None) };
+    let a = if a.dtype() == &ArrowDataType::Float64 { a } else { polars_compute::cast::cast(a.as_ref(), &ArrowDataType::Float64, Default::default())? };
+    Ok(a.as_any().downcast_ref::<PrimitiveArray<f64>>().cloned())
 }
 
 /// A binary column (WKB geometry), whether the file tags it as `geoarrow.wkb` or not.
-pub fn binary_col(df: &DataFrame, name: &str) -> PolarsResult<Option<BinaryChunked>> {
-    match column(df, name) {
-        Some(s) => {
-            let s = if matches!(s.dtype(), DataType::Binary) { s.clone() } else { s.cast(&DataType::Binary)? };
-            Ok(Some(s.binary()?.rechunk().into_owned()))
-        }
-        None => Ok(None),
+pub fn binary_col(df: &Frame, name: &str) -> PolarsResult<Option<BinaryViewArray>> {
+    let Some(a) = df.column(name)? else { return Ok(None) };
+    match a.as_any().downcast_ref::<BinaryViewArray>() {
+        Some(b) => Ok(Some(b.clone())),
+        None => polars_bail!(SchemaMismatch: "{name} is a {:?}, not binary", a.dtype()),
     }
 }
 
+/// `field` of a struct array, null wherever the struct itself is null.
+fn struct_field(a: &dyn Array, field: &str) -> Option<Box<dyn Array>> {
+    let s = a.as_any().downcast_ref::<StructArray>()?;
+    let k = s.fields().iter().position(|f| f.name.as_str() == field)?;
+    let values = s.values()[k].clone();
+    if values.dtype().to_storage() == &ArrowDataType::Null {
+        return None;
+    }
+    Some(match (s.validity(), values.validity()) {
+        (Some(outer), Some(inner)) => values.with_validity(Some(outer & inner)),
+        (Some(outer), None) => values.with_validity(Some(outer.clone())),
+        _ => values,
+    })
+}
+
 /// `column.field` of a struct column.
-pub fn struct_str(df: &DataFrame, name: &str, field: &str) -> PolarsResult<Col> {
-    match column(df, name).filter(|s| matches!(s.dtype(), DataType::Struct(_))) {
-        Some(s) => match s.struct_()?.field_by_name(field) {
-            Ok(f) if f.dtype() != &DataType::Null => Col::from_series(&f),
-            _ => Ok(Col::Missing),
-        },
+pub fn struct_str(df: &Frame, name: &str, field: &str) -> PolarsResult<Col> {
+    match df.column(name)?.and_then(|s| struct_field(s.as_ref(), field)) {
+        Some(f) => Col::from_array(f.as_ref()),
         None => Ok(Col::Missing),
     }
 }
 
 /// `column.field.subfield` of a struct column (Overture's `brand.names.primary`).
-pub fn struct_str2(df: &DataFrame, name: &str, field: &str, sub: &str) -> PolarsResult<Col> {
-    let Some(s) = column(df, name).filter(|s| matches!(s.dtype(), DataType::Struct(_))) else { return Ok(Col::Missing) };
-    let Ok(f) = s.struct_()?.field_by_name(field) else { return Ok(Col::Missing) };
-    if !matches!(f.dtype(), DataType::Struct(_)) {
-        return Ok(Col::Missing);
-    }
-    match f.struct_()?.field_by_name(sub) {
-        Ok(g) if g.dtype() != &DataType::Null => Col::from_series(&g),
-        _ => Ok(Col::Missing),
+pub fn struct_str2(df: &Frame, name: &str, field: &str, sub: &str) -> PolarsResult<Col> {
+    match df.column(name)?.and_then(|s| struct_field(s.as_ref(), field)).and_then(|f| struct_field(f.as_ref(), sub)) {
+        Some(g) => Col::from_array(g.as_ref()),
+        None => Ok(Col::Missing),
     }
 }
 
 /// For each row, the first element of a list column (of strings, or of structs when `field`
 /// names the struct field to take).
-pub fn list_first_str(df: &DataFrame, column: &str, field: Option<&str>) -> PolarsResult<Col> {
-    let Some((offsets, values)) = list_parts(df, column, field)? else {
+pub fn list_first_str(df: &Frame, column: &str, field: Option<&str>) -> PolarsResult<Col> {
+    let Some((ranges, values)) = list_parts(df, column, field)? else {
         return Ok(Col::Missing);
     };
-    let firsts: StringChunked = offsets.windows(2).map(|w| if w[0] < w[1] { values.get(w[0] as usize) } else { None }).collect();
-    Ok(Col::Str(firsts.with_name(column.into())))
+    Ok(Col::Owned(ranges.iter().map(|r| if r.start < r.end { values.get(r.start).map(str::to_string) } else { None }).collect()))
 }
 
 /// For each row, every element's `field` of a list-of-structs column.
-pub fn list_strs(df: &DataFrame, column: &str, field: &str) -> PolarsResult<Vec<Vec<Option<String>>>> {
-    let Some((offsets, values)) = list_parts(df, column, Some(field))? else {
+pub fn list_strs(df: &Frame, column: &str, field: &str) -> PolarsResult<Vec<Vec<Option<String>>>> {
+    let Some((ranges, values)) = list_parts(df, column, Some(field))? else {
         return Ok(vec![Vec::new(); df.height()]);
     };
-    Ok(offsets.windows(2).map(|w| (w[0] as usize..w[1] as usize).map(|k| values.get(k).map(str::to_string)).collect()).collect())
+    Ok(ranges.into_iter().map(|r| r.map(|k| values.get(k).map(str::to_string)).collect()).collect())
 }
 
-/// The list's offsets and its flattened values (as strings).
-fn list_parts(df: &DataFrame, name: &str, field: Option<&str>) -> PolarsResult<Option<(Vec<i64>, StringChunked)>> {
-    let Some(c) = column(df, name).filter(|s| matches!(s.dtype(), DataType::List(_))) else {
+/// Each row's range of the list's flattened values (a null list as an empty one), and those
+/// values as strings.
+fn list_parts(df: &Frame, name: &str, field: Option<&str>) -> PolarsResult<Option<(Vec<std::ops::Range<usize>>, Col)>> {
+    let Some(a) = df.column(name)? else { return Ok(None) };
+    let (offsets, validity, inner): (Vec<usize>, Option<&Bitmap>, Box<dyn Array>) = if let Some(l) = a.as_any().downcast_ref::<ListArray<i64>>() {
+        (l.offsets().as_slice().iter().map(|&o| o as usize).collect(), l.validity(), l.values().clone())
+    } else if let Some(l) = a.as_any().downcast_ref::<ListArray<i32>>() {
+        (l.offsets().as_slice().iter().map(|&o| o as usize).collect(), l.validity(), l.values().clone())
+    } else {
         return Ok(None);
     };
-    let list = c.list()?.rechunk().into_owned();
-    let offsets: Vec<i64> = list.offsets()?.as_slice().to_vec();
-    let inner = list.get_inner();
+    let ranges = offsets.windows(2).enumerate().map(|(i, w)| if validity.is_none_or(|v| v.get_bit(i)) { w[0]..w[1] } else { 0..0 }).collect();
     let values = match field {
-        Some(f) if matches!(inner.dtype(), DataType::Struct(_)) => match inner.struct_()?.field_by_name(f) {
-            Ok(s) if s.dtype() != &DataType::Null => s,
-            _ => return Ok(None),
+        Some(f) => match struct_field(inner.as_ref(), f) {
+            Some(v) => v,
+            None => return Ok(None),
         },
-        Some(_) => return Ok(None),
-        None if inner.dtype() == &DataType::Null => return Ok(None),
+        None if inner.dtype().to_storage() == &ArrowDataType::Null => return Ok(None),
         None => inner,
     };
-    let values = if values.dtype() == &DataType::String { values } else { values.cast(&DataType::String)? };
-    let values = values.str()?.rechunk().into_owned();
-    Ok(Some((offsets, values)))
+    Ok(Some((ranges, Col::from_array(values.as_ref())?)))
 }

@@ -1,10 +1,10 @@
 //! Foursquare OS Places as Parquet with its column names: `fsq_place_id`, `latitude`,
 //! `longitude`, address fields, `date_refreshed`, `date_closed`, `fsq_category_labels`.
 
-use polars_core::prelude::*;
+use polars_error::PolarsResult;
 use storemap_core::{format_iso, DAY_S};
 
-use super::parquet::{opt_strs, singleton_lists, strs};
+use super::parquet::{numbers, opt_strs, singleton_lists, strs, Column};
 use super::{hex_id, round6, Sighted};
 use crate::catalog::CatalogBrand;
 
@@ -75,25 +75,21 @@ fn fsq_label(brand: &CatalogBrand) -> &'static str {
     }
 }
 
-pub(super) fn fsq_frame(f: FsqColumns) -> PolarsResult<DataFrame> {
-    let n = f.id.len();
-    DataFrame::new(
-        n,
-        vec![
-            strs("fsq_place_id", f.id).into(),
-            strs("name", f.name).into(),
-            Series::new("latitude".into(), f.lat).into(),
-            Series::new("longitude".into(), f.lng).into(),
-            opt_strs("address", f.address).into(),
-            opt_strs("locality", f.locality).into(),
-            opt_strs("region", f.region).into(),
-            opt_strs("postcode", f.postcode).into(),
-            opt_strs("country", f.country).into(),
-            strs("date_created", f.created).into(),
-            strs("date_refreshed", f.refreshed).into(),
-            opt_strs("date_closed", f.closed).into(),
-            opt_strs("tel", f.tel).into(),
-            singleton_lists(strs("fsq_category_labels", f.label))?.into(),
-        ],
-    )
+pub(super) fn fsq_frame(f: FsqColumns) -> PolarsResult<Vec<Column>> {
+    Ok(vec![
+        strs("fsq_place_id", f.id),
+        strs("name", f.name),
+        numbers("latitude", f.lat),
+        numbers("longitude", f.lng),
+        opt_strs("address", f.address),
+        opt_strs("locality", f.locality),
+        opt_strs("region", f.region),
+        opt_strs("postcode", f.postcode),
+        opt_strs("country", f.country),
+        strs("date_created", f.created),
+        strs("date_refreshed", f.refreshed),
+        opt_strs("date_closed", f.closed),
+        opt_strs("tel", f.tel),
+        singleton_lists(strs("fsq_category_labels", f.label), None),
+    ])
 }

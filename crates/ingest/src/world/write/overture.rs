@@ -2,10 +2,10 @@
 //! geometry, `bbox`, `names`, `brand`, `categories`, `addresses`, `sources` (naming the
 //! AllThePlaces or Foursquare record a row was taken from), `operating_status`.
 
-use polars_core::prelude::*;
+use polars_error::PolarsResult;
 
 use super::atp::atp_feature_id;
-use super::parquet::{opt_strs, singleton_lists, strs, structs};
+use super::parquet::{binaries, numbers, opt_strs, singleton_lists, strs, structs, Column};
 use super::{fsq, hex_id, Sighted};
 use storemap_core::SourceType;
 
@@ -103,49 +103,49 @@ fn overture_category(category: &str) -> String {
     }
 }
 
-pub(super) fn overture_frame(o: OvertureColumns) -> PolarsResult<DataFrame> {
+pub(super) fn overture_frame(o: OvertureColumns) -> PolarsResult<Vec<Column>> {
     let n = o.id.len();
-    let names = structs("names", &[strs("primary", o.name)])?;
-    let brand_names = structs("names", &[opt_strs("primary", o.brand_name.clone())])?;
-    let has_brand: Vec<bool> = o.brand_name.iter().map(|b| b.is_some()).collect();
-    let brand = structs("brand", &[brand_names, opt_strs("wikidata", o.brand_wikidata)])?;
     // A row without a brand has a null `brand` struct, as in Overture's files.
-    let brand = brand.zip_with(&BooleanChunked::new("m".into(), &has_brand), &Series::full_null("brand".into(), n, brand.dtype()))?;
-    let addresses = singleton_lists(structs(
-        "addresses",
-        &[
-            opt_strs("freeform", o.freeform),
-            opt_strs("locality", o.locality),
-            opt_strs("postcode", o.postcode),
-            opt_strs("region", o.region),
-            opt_strs("country", o.country),
-        ],
-    )?)?;
-    let sources = singleton_lists(structs(
-        "sources",
-        &[strs("property", vec![String::new(); n]), strs("dataset", o.dataset), strs("record_id", o.record_id), strs("update_time", o.update_time)],
-    )?)?;
-    let phones: Series =
-        o.phone.iter().map(|p| p.as_ref().map(|p| Series::new("".into(), [p.as_str()]))).collect::<ListChunked>().with_name("phones".into()).into_series();
-    let bbox = structs(
-        "bbox",
-        &[Series::new("xmin".into(), o.xmin), Series::new("xmax".into(), o.xmax), Series::new("ymin".into(), o.ymin), Series::new("ymax".into(), o.ymax)],
-    )?;
-    DataFrame::new(
-        n,
-        vec![
-            strs("id", o.id).into(),
-            Series::new("geometry".into(), o.geometry.iter().map(|g| g.as_slice()).collect::<Vec<&[u8]>>()).into(),
-            bbox.into(),
-            Series::new("version".into(), vec![0i32; n]).into(),
-            sources.into(),
-            names.into(),
-            structs("categories", &[strs("primary", o.category)])?.into(),
-            Series::new("confidence".into(), o.confidence).into(),
-            phones.into(),
-            brand.into(),
-            addresses.into(),
-            strs("operating_status", o.status).into(),
-        ],
-    )
+    let has_brand: Vec<bool> = o.brand_name.iter().map(|b| b.is_some()).collect();
+    let brand =
+        structs("brand", vec![structs("names", vec![opt_strs("primary", o.brand_name)], None), opt_strs("wikidata", o.brand_wikidata)], Some(has_brand));
+    let addresses = singleton_lists(
+        structs(
+            "addresses",
+            vec![
+                opt_strs("freeform", o.freeform),
+                opt_strs("locality", o.locality),
+                opt_strs("postcode", o.postcode),
+                opt_strs("region", o.region),
+                opt_strs("country", o.country),
+            ],
+            None,
+        ),
+        None,
+    );
+    let sources = singleton_lists(
+        structs(
+            "sources",
+            vec![strs("property", vec![String::new(); n]), strs("dataset", o.dataset), strs("record_id", o.record_id), strs("update_time", o.update_time)],
+            None,
+        ),
+        None,
+    );
+    let has_phone: Vec<bool> = o.phone.iter().map(|p| p.is_some()).collect();
+    let phones = singleton_lists(opt_strs("phones", o.phone), Some(has_phone));
+    let bbox = structs("bbox", vec![numbers("xmin", o.xmin), numbers("xmax", o.xmax), numbers("ymin", o.ymin), numbers("ymax", o.ymax)], None);
+    Ok(vec![
+        strs("id", o.id),
+        binaries("geometry", &o.geometry),
+        bbox,
+        numbers("version", vec![0i32; n]),
+        sources,
+        structs("names", vec![strs("primary", o.name)], None),
+        structs("categories", vec![strs("primary", o.category)], None),
+        numbers("confidence", o.confidence),
+        phones,
+        brand,
+        addresses,
+        strs("operating_status", o.status),
+    ])
 }

@@ -6,11 +6,12 @@
 
 use std::path::Path;
 
-use polars_core::prelude::*;
-use polars_io::prelude::*;
+use polars_arrow::array::{Array, BinaryViewArray, PrimitiveArray, StructArray};
+use polars_arrow::datatypes::{ArrowDataType, Field};
 
+use super::parquet::{numbers, structs, write_groups, Layout};
 use crate::error::{IngestError, Result};
-use crate::import::parquet::{binary_col, read_frame};
+use crate::import::parquet::ParquetFile;
 
 /// A copy on every continent, named by the country it lands in: three in the US (its mainland,
 /// Alaska and Hawaii, which a country's boxes must all cover) and one each side of the
@@ -60,45 +61,54 @@ pub struct SpreadSummary {
 /// Writes `out` from the Overture file `sample` (which must carry the `bbox` struct column).
 pub fn spread_overture(sample: &Path, out: &Path, spread: &Spread) -> Result<SpreadSummary> {
     let name = out.display().to_string();
-    let fail = |e: PolarsError| IngestError::file(&name, e);
-    let df = read_frame(sample)?;
-    let n = df.height();
+    let bad = |what: &str| IngestError::file(sample.display(), what.to_string());
+    let columns = ParquetFile::open(sample)?.read_all()?;
+    let n = columns.first().map_or(0, |c| c.1.len());
     let per_group = n.div_ceil(spread.groups_per_copy.max(1)).max(1);
-    let bbox = df.column("bbox").map_err(fail)?.as_materialized_series().struct_().map_err(fail)?.clone();
-    let field =
-        |f: &str| -> Result<Float64Chunked> { Ok(bbox.field_by_name(f).map_err(fail)?.cast(&DataType::Float64).map_err(fail)?.f64().map_err(fail)?.clone()) };
+    let find = |c: &str| columns.iter().position(|(f, _)| f.name.as_str() == c);
+    let (Some(g), Some(b)) = (find("geometry"), find("bbox")) else { return Err(bad("the sample has no geometry or no bbox column")) };
+    let geometry = columns[g].1.as_any().downcast_ref::<BinaryViewArray>().ok_or_else(|| bad("geometry is not binary"))?.clone();
+    let bbox = columns[b].1.as_any().downcast_ref::<StructArray>().ok_or_else(|| bad("bbox is not a struct"))?;
+    let field = |f: &str| -> Result<Vec<f64>> {
+        let k = bbox.fields().iter().position(|x| x.name.as_str() == f).ok_or_else(|| bad("bbox lacks a corner"))?;
+        let v = polars_compute::cast::cast(bbox.values()[k].as_ref(), &ArrowDataType::Float64, Default::default())
+            .map_err(|e| IngestError::file(sample.display(), e))?;
+        let v = v.as_any().downcast_ref::<PrimitiveArray<f64>>().expect("cast to f64");
+        Ok(v.values().as_slice().to_vec())
+    };
     let (xmin, ymin, xmax, ymax) = (field("xmin")?, field("ymin")?, field("xmax")?, field("ymax")?);
-    let bounds = [xmin.min().unwrap_or(0.0), ymin.min().unwrap_or(0.0), xmax.max().unwrap_or(0.0), ymax.max().unwrap_or(0.0)];
+    let fold = |v: &[f64], init: f64, f: fn(f64, f64) -> f64| if v.is_empty() { 0.0 } else { v.iter().copied().fold(init, f) };
+    let bounds = [fold(&xmin, f64::MAX, f64::min), fold(&ymin, f64::MAX, f64::min), fold(&xmax, f64::MIN, f64::max), fold(&ymax, f64::MIN, f64::max)];
     let centre = ((bounds[0] + bounds[2]) / 2.0, (bounds[1] + bounds[3]) / 2.0);
-    let geometry = binary_col(&df, "geometry").map_err(fail)?.ok_or_else(|| IngestError::file(&name, "the sample has no geometry column"))?;
+    let shift = |v: &[f64], d: f64| v.iter().map(|x| x + d).collect::<Vec<f64>>();
 
-    let mut copies: Vec<DataFrame> = Vec::new();
+    let mut fields: Vec<Field> = columns.iter().map(|c| c.0.clone()).collect();
+    let mut groups = Vec::new();
     let mut boxes = Vec::new();
     for &(_, lng, lat) in spread.places {
         let (dx, dy) = (lng - centre.0, lat - centre.1);
-        let moved: BinaryChunked = geometry.iter().map(|g| g.map(|wkb| move_point(wkb, dx, dy))).collect();
-        let fields = [
-            (&xmin + dx).with_name("xmin".into()),
-            (&ymin + dy).with_name("ymin".into()),
-            (&xmax + dx).with_name("xmax".into()),
-            (&ymax + dy).with_name("ymax".into()),
-        ]
-        .map(|c| c.into_series());
-        let mut copy = df.clone();
-        copy.with_column(moved.with_name("geometry".into()).into_column()).map_err(fail)?;
-        copy.with_column(StructChunked::from_series("bbox".into(), n, fields.iter()).map_err(fail)?.into_column()).map_err(fail)?;
-        // Each copy in row groups of its own: polars cuts row groups by the frame's chunks.
+        let moved = BinaryViewArray::from_slice(geometry.iter().map(|g| g.map(|wkb| move_point(wkb, dx, dy))).collect::<Vec<_>>());
+        let (bbox_field, bbox_array) = structs(
+            "bbox",
+            vec![numbers("xmin", shift(&xmin, dx)), numbers("ymin", shift(&ymin, dy)), numbers("xmax", shift(&xmax, dx)), numbers("ymax", shift(&ymax, dy))],
+            None,
+        );
+        fields[b] = bbox_field;
+        let mut copy: Vec<Box<dyn Array>> = columns.iter().map(|c| c.1.clone()).collect();
+        copy[g] = moved.boxed();
+        // Written as plain binary, as before: the `geo` footer entry says it is WKB.
+        fields[g] = Field::new(fields[g].name.clone(), ArrowDataType::BinaryView, true);
+        copy[b] = bbox_array;
+        // Each copy in row groups of its own.
         for start in (0..n).step_by(per_group) {
-            copies.push(copy.slice(start as i64, per_group.min(n - start)));
+            groups.push(copy.iter().map(|a| a.sliced(start, per_group.min(n - start))).collect());
         }
         boxes.push([bounds[0] + dx, bounds[1] + dy, bounds[2] + dx, bounds[3] + dy]);
     }
-    let row_groups = copies.len();
-    let mut all = copies.into_iter().reduce(|mut a, b| {
-        a.vstack_mut_owned(b).expect("copies share the sample's schema");
-        a
-    });
-    let Some(all) = all.as_mut() else { return Err(IngestError::file(&name, "no places to spread to")) };
+    if groups.is_empty() {
+        return Err(IngestError::file(&name, "no places to spread to"));
+    }
+    let row_groups = groups.len();
     let union = boxes.iter().fold([f64::MAX, f64::MAX, f64::MIN, f64::MIN], |u, b| [u[0].min(b[0]), u[1].min(b[1]), u[2].max(b[2]), u[3].max(b[3])]);
     // GeoParquet 1.1, as Overture writes it, with the optional file bbox a cut must narrow.
     let geo = serde_json::json!({
@@ -111,14 +121,8 @@ pub fn spread_overture(sample: &Path, out: &Path, spread: &Spread) -> Result<Spr
             "covering": {"bbox": {"xmin": ["bbox", "xmin"], "ymin": ["bbox", "ymin"], "xmax": ["bbox", "xmax"], "ymax": ["bbox", "ymax"]}}
         }}
     });
-    let file = std::fs::File::create(out).map_err(|e| IngestError::io(&name, e))?;
-    ParquetWriter::new(file)
-        .with_compression(ParquetCompression::Snappy)
-        .with_statistics(if spread.statistics { StatisticsOptions::full() } else { StatisticsOptions::empty() })
-        .with_row_group_size(Some(per_group))
-        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![("geo".to_owned(), geo.to_string())])))
-        .finish(all)
-        .map_err(fail)?;
+    let layout = Layout { row_group_rows: per_group, statistics: spread.statistics, metadata: vec![("geo".to_owned(), geo.to_string())] };
+    write_groups(out, fields, groups, &layout)?;
     Ok(SpreadSummary { rows_per_copy: n, row_groups, boxes })
 }
 
