@@ -10,7 +10,7 @@ import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import { openDatabase } from '../ts/db/database.ts';
-import type { LedgerOps, UsageGroup } from '../ts/db/ledger.ts';
+import { planCharge, type LedgerOps, type UsageGroup } from '../ts/db/ledger.ts';
 import { DAY_MS } from '../ts/time.ts';
 import { PgLedger } from '../ts/db/pg-ledger.ts';
 import { openPostgres } from '../ts/db/postgres.ts';
@@ -114,6 +114,33 @@ for (const [kind, open] of Object.entries(STORES)) {
       { status: 200, rows: 3, credits: 9, requests: 3 },
       { status: 402, rows: 5, credits: 0, requests: 5 },
     ]);
+  });
+
+  // PostgreSQL decides a charge inside one SQL statement, SQLite through planCharge itself: every
+  // branch of the rule, on every store, must do what planCharge says.
+  test(`${kind}: every branch of the charge rule (balance, cost, revoked, unlimited, unknown key) does what planCharge says`, async (t) => {
+    const s = await open(t, 1);
+    const [l] = s.ledgers;
+    let n = 0;
+    for (const credits of [0, 1, 2, 5]) {
+      for (const cost of [1, 2, 3]) {
+        for (const revoked of [false, true]) {
+          for (const unlimited of [false, true]) {
+            const keyId = `key_grid_${n++}`;
+            await s.addKey(keyId, credits, revoked);
+            const req = { keyId, cost, unlimited, entry: { ...ENTRY, status: 206 }, at: n };
+            const plan = planCharge({ credits, revoked }, req);
+            const what = JSON.stringify({ credits, cost, revoked, unlimited });
+            t.deepEqual(await l.charge(req), plan.result, what);
+            t.is(await l.balance(keyId), credits - plan.debit, what);
+            t.deepEqual(await s.usage(keyId), [{ status: plan.usage!.status!, rows: 1, credits: plan.usage!.credits, requests: 1 }], what);
+          }
+        }
+      }
+    }
+    const unknown = { keyId: 'key_grid_nobody', cost: 1, unlimited: false, entry: ENTRY, at: 0 };
+    t.deepEqual(await l.charge(unknown), planCharge(null, unknown).result);
+    t.deepEqual(await s.usage('key_grid_nobody'), []);
   });
 
   test(`${kind}: a revoked key pays nothing and is recorded as 401; an unlimited key is charged 0; an unknown key writes no row`, async (t) => {

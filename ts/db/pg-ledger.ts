@@ -6,9 +6,37 @@
 import type pg from 'pg';
 import { planCharge, WriteCancelled, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
-import { inTransaction, pingPostgres } from './postgres.ts';
+import { inTransaction, pingPostgres, withClient } from './postgres.ts';
 
 const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES ($1, $2, $3, $4, $5, $6, $7)';
+
+/**
+ * A charge as one statement: lock the key's row, carry out `planCharge`'s rule (revoked: nothing
+ * taken, a 401 row; unlimited: nothing taken; short: nothing taken, a 402 row; else the cost
+ * taken), write the usage row, and return the key as the lock found it, from which `planCharge`
+ * makes the caller's answer. The rule is written twice, here and in `planCharge`, because the
+ * point is to decide inside the statement; test/ledger.test.ts runs every branch on both stores
+ * and holds each to `planCharge`. An unknown key locks nothing, so writes nothing. Under
+ * concurrent charges `FOR UPDATE` waits and then reads the row as the one before left it, and
+ * the UPDATE runs on that same, still locked, row.
+ * $1 key, $2 cost, $3 unlimited, $4 at, $5 endpoint, $6 the answer's status, $7 format. Named, so
+ * each connection parses and plans it once.
+ */
+const CHARGE = `
+  WITH k AS (
+    SELECT credits, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE id = $1 FOR UPDATE
+  ), p AS (
+    SELECT credits, revoked,
+           CASE WHEN revoked OR $3::boolean OR credits < $2::bigint THEN 0 ELSE $2::bigint END AS debit,
+           CASE WHEN revoked THEN 401 WHEN $3::boolean THEN $6::int WHEN credits < $2::bigint THEN 402 ELSE $6::int END AS status
+      FROM k
+  ), d AS (
+    UPDATE api_keys a SET credits = a.credits - p.debit FROM p WHERE a.id = $1 AND p.debit > 0
+  ), u AS (
+    INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests)
+    SELECT $1, $4, $5, p.status, $7, p.debit, 1 FROM p
+  )
+  SELECT credits, revoked FROM p`;
 
 export class PgLedger implements LedgerOps {
   readonly kind = 'postgres';
@@ -31,23 +59,17 @@ export class PgLedger implements LedgerOps {
   }
 
 
-  charge(req: ChargeRequest, cancelled: () => boolean = () => false): Promise<ChargeResult> {
+  /** One statement, so one round trip, and the key's row is locked only while it runs (five
+   * round trips before: BEGIN, SELECT … FOR UPDATE, UPDATE, INSERT, COMMIT, the lock held
+   * across all of them, which queued a hot key's charges behind the network). */
+  async charge(req: ChargeRequest, cancelled: () => boolean = () => false): Promise<ChargeResult> {
     const { keyId, entry, at } = req;
     const notWanted = () => {
       if (cancelled()) throw new WriteCancelled('the request was answered while it waited for the ledger');
     };
-    return inTransaction(
-      this.pool,
-      async (client) => {
-        const found = await client.query<{ credits: string; revoked_at: string | null }>('SELECT credits, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [keyId]);
-        const row = found.rows[0];
-        const plan = planCharge(row ? { credits: Number(row.credits), revoked: row.revoked_at !== null } : null, req);
-        if (plan.debit > 0) await client.query('UPDATE api_keys SET credits = credits - $1 WHERE id = $2', [plan.debit, keyId]);
-        if (plan.usage) await client.query(INSERT_USAGE, [keyId, at, entry.endpoint, plan.usage.status, entry.format, plan.usage.credits, 1]);
-        return plan.result;
-      },
-      notWanted,
-    );
+    const r = await withClient(this.pool, (client) => client.query<{ credits: string; revoked: boolean }>({ name: 'storemap_charge', text: CHARGE, values: [keyId, req.cost, req.unlimited, at, entry.endpoint, entry.status, entry.format] }), notWanted);
+    const row = r.rows[0];
+    return planCharge(row ? { credits: Number(row.credits), revoked: row.revoked } : null, req).result;
   }
 
   async record(keyId: string, entry: UsageEntry, at: number, requests = 1): Promise<void> {

@@ -142,29 +142,44 @@ export async function openPostgres(url: string, opts: PgLedgerOptions): Promise<
   return pool;
 }
 
-/** Runs `work` in one transaction on one pooled connection: committed if it returns, rolled
- * back if it throws (the error is rethrown); the connection goes back to the pool either way. */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, before?: () => void): Promise<T> {
+/** Runs `work` on one pooled connection, after `before` (which may throw to give up) once the
+ * connection is had: waiting for one is where a request can run out of time. The connection goes
+ * back to the pool either way, or is discarded if it broke (or `work` called `discard`). */
+export async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient, discard: (e: Error) => void) => Promise<T>, before?: () => void): Promise<T> {
   const client = await pool.connect();
   // A checked-out client has lost the pool's error listener: a connection the server drops
-  // between two of this transaction's queries (a restart) would emit 'error' with nobody
-  // listening, and that ends the process. Kept here instead, and such a client is discarded.
+  // between two queries (a restart) would emit 'error' with nobody listening, and that ends
+  // the process. Kept here instead, and such a client is discarded.
   let broken: Error | undefined;
-  const onError = (e: Error) => (broken = e);
-  client.on('error', onError);
+  const discard = (e: Error) => (broken ??= e);
+  client.on('error', discard);
   try {
     before?.();
-    await client.query('BEGIN');
-    const out = await work(client);
-    await client.query('COMMIT');
-    return out;
-  } catch (e) {
-    await client.query('ROLLBACK').catch((rollbackFailed: Error) => (broken ??= rollbackFailed));
-    throw e;
+    return await work(client, discard);
   } finally {
-    client.off('error', onError);
+    client.off('error', discard);
     client.release(broken);
   }
+}
+
+/** Runs `work` in one transaction on one pooled connection: committed if it returns, rolled
+ * back if it throws (the error is rethrown). */
+export function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, before?: () => void): Promise<T> {
+  return withClient(
+    pool,
+    async (client, discard) => {
+      await client.query('BEGIN');
+      try {
+        const out = await work(client);
+        await client.query('COMMIT');
+        return out;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(discard);
+        throw e;
+      }
+    },
+    before,
+  );
 }
 
 /**
