@@ -166,6 +166,44 @@ for (const [kind, open] of Object.entries(STORES)) {
     t.deepEqual(await s.usage('key_gone'), []);
   });
 
+  // On PostgreSQL charges that arrive together go to the database together (group commit): the
+  // ones whose requests were answered meanwhile must drop out of the batch, and every other one
+  // must see the balance the one before it left.
+  test(`${kind}: forty charges sent at once, every third answered meanwhile: those write nothing, the rest are charged exactly`, async (t) => {
+    const s = await open(t, 1);
+    await s.addKey('key_many', 18);
+    await s.addKey('key_side', 3);
+    const sent = Array.from({ length: 40 }, (_, i) => {
+      const keyId = i % 5 === 4 ? 'key_side' : 'key_many';
+      return s.ledgers[0].charge({ keyId, cost: 1, unlimited: false, entry: ENTRY, at: i }, () => i % 3 === 0).then(
+        (r) => ({ i, keyId, r }),
+        (e: Error) => ({ i, keyId, e: e.message }),
+      );
+    });
+    const out = await Promise.all(sent);
+    for (const o of out) {
+      if (o.i % 3 === 0) t.regex('e' in o ? o.e : 'charged', /answered/, `charge ${o.i}`);
+      else t.false('e' in o, `charge ${o.i}`);
+    }
+    const results = (key: string) => out.flatMap((o) => (o.keyId === key && 'r' in o ? [o.r] : []));
+    const paid = (key: string) => results(key).flatMap((r) => (r.ok ? [r.remaining] : [])).sort((a, b) => b - a);
+    // key_many: 21 charges not cancelled on 18 credits: 18 paid, each seeing one credit fewer, 3 refused.
+    t.is(results('key_many').length, 21);
+    t.deepEqual(paid('key_many'), Array.from({ length: 18 }, (_, k) => 17 - k));
+    t.is(await s.ledgers[0].balance('key_many'), 0);
+    // key_side: 5 not cancelled on 3 credits.
+    t.deepEqual(paid('key_side'), [2, 1, 0]);
+    t.is(results('key_side').length, 5);
+    t.deepEqual(await s.usage('key_many'), [
+      { status: 200, rows: 18, credits: 18, requests: 18 },
+      { status: 402, rows: 3, credits: 0, requests: 3 },
+    ]);
+    t.deepEqual(await s.usage('key_side'), [
+      { status: 200, rows: 3, credits: 3, requests: 3 },
+      { status: 402, rows: 2, credits: 0, requests: 2 },
+    ]);
+  });
+
   test(`${kind}: refusals are written as rows standing for their count, in one write; pruning deletes only rows before the cut, in batches`, async (t) => {
     const s = await open(t, 1);
     await s.addKey('key_busy', 5);

@@ -120,6 +120,40 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
       $$;
     `,
   },
+  {
+    // A batch of charges in one call (ts/db/pg-ledger.ts gathers the charges that arrive while
+    // the node's previous batches are out): each carried out as planCharge (ts/db/ledger.ts)
+    // says, in the order they came for one key, keys taken in id order so that two batches
+    // never wait for each other's locks in a circle. Returns, for each charge whose key exists,
+    // the key as its lock found it.
+    version: 4,
+    sql: `
+      CREATE FUNCTION charge_many(p_keys TEXT[], p_costs BIGINT[], p_unlimited BOOLEAN[], p_at BIGINT[], p_endpoint TEXT[], p_status INTEGER[], p_format TEXT[])
+      RETURNS TABLE (o_i INTEGER, o_credits BIGINT, o_revoked BOOLEAN)
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        k INTEGER;
+        have BIGINT;
+        gone BOOLEAN;
+        take BIGINT;
+        st INTEGER;
+      BEGIN
+        FOR k IN SELECT s FROM generate_subscripts(p_keys, 1) AS s ORDER BY p_keys[s], s LOOP
+          SELECT a.credits, a.revoked_at IS NOT NULL INTO have, gone FROM api_keys a WHERE a.id = p_keys[k] FOR UPDATE;
+          CONTINUE WHEN NOT FOUND;
+          take := CASE WHEN gone OR p_unlimited[k] OR have < p_costs[k] THEN 0 ELSE p_costs[k] END;
+          st := CASE WHEN gone THEN 401 WHEN p_unlimited[k] THEN p_status[k] WHEN have < p_costs[k] THEN 402 ELSE p_status[k] END;
+          IF take > 0 THEN
+            UPDATE api_keys a SET credits = a.credits - take WHERE a.id = p_keys[k];
+          END IF;
+          INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES (p_keys[k], p_at[k], p_endpoint[k], st, p_format[k], take, 1);
+          o_i := k; o_credits := have; o_revoked := gone;
+          RETURN NEXT;
+        END LOOP;
+      END;
+      $$;
+    `,
+  },
 ];
 
 export interface PgLedgerOptions {
