@@ -6,6 +6,7 @@ import pg from 'pg';
 import { MIGRATION_LOCK, PG_MIGRATIONS, migrate, openPostgres, pingPostgres } from '../ts/db/postgres.ts';
 import { DAY_MS } from '../ts/time.ts';
 import { startPostgres } from './helpers/postgres.ts';
+import { startServer } from './helpers/server.ts';
 
 test('three nodes starting together migrate once: every version applied by exactly one, then nothing left', async (t) => {
   const db = await startPostgres(t);
@@ -87,4 +88,68 @@ test('a ledger that cannot be reached fails at start, naming why, and leaves no 
   await db.stop();
   const err = await t.throwsAsync(openPostgres(db.url, { poolSize: 1 }));
   t.regex(err?.message ?? '', /ECONNREFUSED|connect/i);
+});
+
+// A charge that has gone to the ledger decides its request (ts/http/charged.ts): the request's
+// deadline passing while the charge waits on the key's row lock must not answer and record it
+// a second time beside the row the charge writes. The gate: another transaction holds the
+// key's row until the charge is seen waiting on it, and for 2.5 deadlines more (charge_many's
+// lock_timeout, 5 s, is longer).
+test("a charge held on its key's row past the request's deadline settles the request: one answer, one usage row, charged once", async (t) => {
+  const db = await startPostgres(t);
+  const s = await startServer(t, { postgresUrl: db.url, env: { STOREMAP_REQUEST_TIMEOUT_MS: '1000' } });
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 100 });
+  const blocker = new pg.Client({ connectionString: s.postgresUrl });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('BEGIN');
+  await blocker.query('SELECT credits FROM api_keys WHERE id = $1 FOR UPDATE', [record.id]);
+  const pending = fetch(`${s.base}/api/v1/location-map`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ brand: 'starbucks', country: 'US', state: 'TX', format: 'json' }),
+  });
+  let early: string | undefined;
+  void pending.then(async (r) => (early = `${r.status} ${await r.clone().text()}`));
+  for (let seen = false; !seen; ) {
+    if (early) return t.fail(`the request ended before its charge waited on the lock: ${early}`);
+    // Asked on another connection: within the blocker's transaction the view would not change.
+    const w = await s.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM charge_many%'");
+    seen = Number(w[0].n) === 1;
+    if (!seen) await new Promise((r) => setTimeout(r, 20));
+  }
+  await new Promise((r) => setTimeout(r, 2500));
+  await blocker.query('COMMIT');
+  const res = await pending;
+  const body = (await res.json()) as { count?: number; code?: string };
+  t.is(res.status, 200, JSON.stringify(body));
+  const charged = Number(res.headers.get('x-credits-charged'));
+  t.true(charged > 0);
+  const rows = await s.query<{ status: number; credits: string }>('SELECT status, credits FROM usage WHERE key_id = ?', [record.id]);
+  t.deepEqual(rows.map((r) => [r.status, Number(r.credits)]), [[200, charged]], 'one usage row, the charge\'s');
+  t.is((await s.keys.get(record.id))!.credits, 100 - charged);
+});
+
+test("a charge that waits longer than charge_many's lock_timeout for its key's row: 503 SERVICE_BUSY, nothing charged or written", async (t) => {
+  const db = await startPostgres(t);
+  const s = await startServer(t, { postgresUrl: db.url });
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 100 });
+  const blocker = new pg.Client({ connectionString: s.postgresUrl });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('BEGIN');
+  await blocker.query('SELECT credits FROM api_keys WHERE id = $1 FOR UPDATE', [record.id]);
+  // Held until the answer is in: the server's own lock_timeout decides when that is.
+  const res = await fetch(`${s.base}/api/v1/location-map`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ brand: 'starbucks', country: 'US', state: 'TX', format: 'json' }),
+  });
+  await blocker.query('ROLLBACK');
+  const body = (await res.json()) as { code?: string };
+  t.is(res.status, 503, JSON.stringify(body));
+  t.is(body.code, 'SERVICE_BUSY');
+  t.is(res.headers.get('retry-after'), '1');
+  t.deepEqual(await s.query('SELECT status FROM usage WHERE key_id = ?', [record.id]), []);
+  t.is((await s.keys.get(record.id))!.credits, 100);
 });

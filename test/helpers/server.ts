@@ -36,6 +36,8 @@ export interface TestServer {
   db: DB;
   dbPath: string;
   ledger: LedgerOps;
+  /** The PostgreSQL ledger's own database, when the ledger is PostgreSQL. */
+  postgresUrl?: string;
   /** Rows of a query on the ledger's tables, on either store (`?` placeholders). */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   keys: KeyStore;
@@ -47,15 +49,17 @@ export interface TestServer {
 
 export async function startServer(
   t: ExecutionContext,
-  opts: { env?: Record<string, string>; now?: () => number; dbPath?: string; renderer?: boolean; log?: (line: string) => void } = {},
+  opts: { env?: Record<string, string>; now?: () => number; dbPath?: string; renderer?: boolean; log?: (line: string) => void; postgresUrl?: string } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-server-'));
   const dbPath = opts.dbPath ?? path.join(dir, 'storemap.db');
   // Suites revoke a key through their own KeyStore and expect the server to see it at once:
   // the PostgreSQL pass turns the keys recheck window off (test/ledger.test.ts tests it).
-  const recheck = TEST_POSTGRES_URL ? { STOREMAP_KEYS_RECHECK_MS: '0' } : {};
+  // `postgresUrl`: a PostgreSQL ledger whichever pass this is (a test of PostgreSQL itself).
+  const postgresUrl = opts.postgresUrl ?? TEST_POSTGRES_URL;
+  const recheck = postgresUrl ? { STOREMAP_KEYS_RECHECK_MS: '0' } : {};
   const config = loadConfig({ ...process.env, ...UNTHROTTLED, ...recheck, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
-  const ledger = TEST_POSTGRES_URL ? await freshPostgres(t, TEST_POSTGRES_URL) : undefined;
+  const ledger = postgresUrl ? await freshPostgres(t, postgresUrl) : undefined;
   const db = ledger ? undefined : openDatabase(dbPath);
   const store = new StoreHolder(testStore());
   // Off only to test a server that cannot draw (the status endpoint's degraded case).
@@ -90,6 +94,7 @@ export async function startServer(
     db: db ?? (new Proxy({}, { get: () => { throw new Error('this test reads SQLite itself: it has no place in the PostgreSQL pass'); } }) as DB),
     dbPath,
     ledger: ops,
+    postgresUrl: ledger?.url,
     query,
     keys: new KeyStore(ops, opts.now),
     store,
@@ -98,7 +103,7 @@ export async function startServer(
 }
 
 /** A new, migrated database on the test PostgreSQL server, dropped when the test ends. */
-async function freshPostgres(t: ExecutionContext, url: string): Promise<{ ledger: PgLedger; pool: pg.Pool }> {
+async function freshPostgres(t: ExecutionContext, url: string): Promise<{ ledger: PgLedger; pool: pg.Pool; url: string }> {
   const name = `t_${randomBytes(8).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -117,5 +122,5 @@ async function freshPostgres(t: ExecutionContext, url: string): Promise<{ ledger
     await drop.connect();
     await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => drop.end());
   });
-  return { ledger: new PgLedger(pool), pool };
+  return { ledger: new PgLedger(pool), pool, url: target.toString() };
 }

@@ -2,10 +2,11 @@
 // result code as the error's `code`; pg sets PostgreSQL's SQLSTATE, Node a socket's errno).
 // No imports: the error writer reads these too.
 
-/** SQLite's word for "another connection holds the lock". */
+/** "Another connection holds the lock": SQLite busy or locked, or PostgreSQL past lock_timeout. */
 export function isBusy(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+  // 55P03: PostgreSQL's lock_not_available, a charge that waited its lock_timeout for a key's row.
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === '55P03');
 }
 
 /** The database cannot take writes at all (full disk, I/O error, read-only file). */

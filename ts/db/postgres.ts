@@ -125,12 +125,14 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
     // the node's previous batches are out): each carried out as planCharge (ts/db/ledger.ts)
     // says, in the order they came for one key, keys taken in id order so that two batches
     // never wait for each other's locks in a circle. Returns, for each charge whose key exists,
-    // the key as its lock found it.
+    // the key as its lock found it. A request whose charge is out waits for it (ts/http/
+    // charged.ts), so a lock held elsewhere fails the call after lock_timeout instead of
+    // holding it (and the node's next batch) for good.
     version: 4,
     sql: `
       CREATE FUNCTION charge_many(p_keys TEXT[], p_costs BIGINT[], p_unlimited BOOLEAN[], p_at BIGINT[], p_endpoint TEXT[], p_status INTEGER[], p_format TEXT[])
       RETURNS TABLE (o_i INTEGER, o_credits BIGINT, o_revoked BOOLEAN)
-      LANGUAGE plpgsql AS $$
+      LANGUAGE plpgsql SET lock_timeout = '5s' AS $$
       DECLARE
         k INTEGER;
         have BIGINT;

@@ -213,8 +213,13 @@ async function handle(req: Request, res: Response, deps: ApiDeps, endpoint: stri
   const end = new End((ending) => after(deps, res, endpoint, known, ending));
   // The timeout's or the hang-up's end: the handler returns only once it has answered, or
   // restify, seeing a handler end without an answer, sends one of its own (a 500).
+  // Once the charge has gone to the ledger it decides the request: the timeout or a hang-up
+  // seen while it is out would answer (and record) the request a second time beside the row
+  // the charge writes, so they wait for it. The ledger bounds that wait (PostgreSQL's
+  // lock_timeout in charge_many).
+  let charging = false;
   const stop = (why: ApiError, ending: Ending) => {
-    if (end.isReached) return;
+    if (end.isReached || charging) return;
     cancel.cancel(why);
     end.reach(ending);
   };
@@ -229,7 +234,13 @@ async function handle(req: Request, res: Response, deps: ApiDeps, endpoint: stri
     const out = await work(req, { key, cancel, deadline, recordFormat: (f) => void (known.format = f) });
     const cost = await price(deps, key, out);
     if (end.isReached) return; // timed out or hung up meanwhile: answered and recorded already
-    const charged = await charge(deps, key, cost, { endpoint, status: 200, format: out.format }, () => end.isReached);
+    const charged = await charge(deps, key, cost, { endpoint, status: 200, format: out.format }, () => {
+      // Asked by the ledger as it sends the charge: no if the request already ended, and from
+      // here on the charge settles it.
+      if (end.isReached) return true;
+      charging = true;
+      return false;
+    });
     if (end.isReached) return;
     if (!charged.ok) return end.reach({ kind: 'failed', err: toApiError(charged.cause, deps.log), rowWritten: true });
     end.reach({ kind: 'charged' });
