@@ -1,12 +1,12 @@
 // The PostgreSQL ledger's schema on a real server (a throwaway cluster on 127.0.0.1): nodes
 // that start together migrate once, the daily rollup trigger keeps usage_daily equal to the
 // raw rows, and a ping reports an outage instead of throwing.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import { MIGRATION_LOCK, PG_MIGRATIONS, migrate, openPostgres, pingPostgres } from '../ts/db/postgres.ts';
 import { DAY_MS } from '../ts/time.ts';
 import { startPostgres } from './helpers/postgres.ts';
-import { startServer } from './helpers/server.ts';
+import { startServer, type TestServer } from './helpers/server.ts';
 
 test('three nodes starting together migrate once: every version applied by exactly one, then nothing left', async (t) => {
   const db = await startPostgres(t);
@@ -90,6 +90,26 @@ test('a ledger that cannot be reached fails at start, naming why, and leaves no 
   t.regex(err?.message ?? '', /ECONNREFUSED|connect/i);
 });
 
+/** A key of 100 credits, and another transaction holding its row (the gate the next two tests
+ * release). */
+async function keyRowHeld(t: ExecutionContext, s: TestServer) {
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 100 });
+  const blocker = new pg.Client({ connectionString: s.postgresUrl });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('BEGIN');
+  await blocker.query('SELECT credits FROM api_keys WHERE id = $1 FOR UPDATE', [record.id]);
+  return { key, record, blocker };
+}
+
+/** A charged JSON request of a few rows. */
+const smallRequest = (s: TestServer, key: string) =>
+  fetch(`${s.base}/api/v1/location-map`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ brand: 'starbucks', country: 'US', state: 'TX', format: 'json' }),
+  });
+
 // A charge that has gone to the ledger decides its request (ts/http/charged.ts): the request's
 // deadline passing while the charge waits on the key's row lock must not answer and record it
 // a second time beside the row the charge writes. The gate: another transaction holds the
@@ -98,17 +118,8 @@ test('a ledger that cannot be reached fails at start, naming why, and leaves no 
 test("a charge held on its key's row past the request's deadline settles the request: one answer, one usage row, charged once", async (t) => {
   const db = await startPostgres(t);
   const s = await startServer(t, { postgresUrl: db.url, env: { STOREMAP_REQUEST_TIMEOUT_MS: '1000' } });
-  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 100 });
-  const blocker = new pg.Client({ connectionString: s.postgresUrl });
-  await blocker.connect();
-  t.teardown(() => blocker.end());
-  await blocker.query('BEGIN');
-  await blocker.query('SELECT credits FROM api_keys WHERE id = $1 FOR UPDATE', [record.id]);
-  const pending = fetch(`${s.base}/api/v1/location-map`, {
-    method: 'POST',
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    body: JSON.stringify({ brand: 'starbucks', country: 'US', state: 'TX', format: 'json' }),
-  });
+  const { key, record, blocker } = await keyRowHeld(t, s);
+  const pending = smallRequest(s, key);
   let early: string | undefined;
   void pending.then(async (r) => (early = `${r.status} ${await r.clone().text()}`));
   for (let seen = false; !seen; ) {
@@ -133,18 +144,9 @@ test("a charge held on its key's row past the request's deadline settles the req
 test("a charge that waits longer than charge_many's lock_timeout for its key's row: 503 SERVICE_BUSY, nothing charged or written", async (t) => {
   const db = await startPostgres(t);
   const s = await startServer(t, { postgresUrl: db.url });
-  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 100 });
-  const blocker = new pg.Client({ connectionString: s.postgresUrl });
-  await blocker.connect();
-  t.teardown(() => blocker.end());
-  await blocker.query('BEGIN');
-  await blocker.query('SELECT credits FROM api_keys WHERE id = $1 FOR UPDATE', [record.id]);
+  const { key, record, blocker } = await keyRowHeld(t, s);
   // Held until the answer is in: the server's own lock_timeout decides when that is.
-  const res = await fetch(`${s.base}/api/v1/location-map`, {
-    method: 'POST',
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    body: JSON.stringify({ brand: 'starbucks', country: 'US', state: 'TX', format: 'json' }),
-  });
+  const res = await smallRequest(s, key);
   await blocker.query('ROLLBACK');
   const body = (await res.json()) as { code?: string };
   t.is(res.status, 503, JSON.stringify(body));
