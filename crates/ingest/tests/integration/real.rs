@@ -228,6 +228,28 @@ fn overture_cli_file_with_its_foursquare_and_atp_rows_linked() {
 }
 
 #[test]
+fn overture_file_reads_the_same_under_every_parquet_codec() {
+    // `test/fixtures/codecs/make_codecs.py`: the real file's first 300 rows, written by pyarrow
+    // once per codec (uncompressed, Snappy, gzip, Brotli, LZ4, Zstd).
+    let codec = |c: &str| fixtures_dir().join("codecs").join(format!("boulder_300_{c}.parquet"));
+    let (plain, report) = import_overture(&codec("none")).expect("the uncompressed file imports");
+    assert_accounted(&report);
+    assert_eq!(report.rows_read, 300);
+    // Each row as the whole real file gives it.
+    let (whole, _) = import_overture(&real("overture/boulder_places_2026-04-15.0.parquet")).unwrap();
+    let whole: BTreeMap<&str, &SourceRow> = whole.iter().map(|r| (r.source_id.as_str(), r)).collect();
+    assert!(!plain.is_empty());
+    for r in &plain {
+        assert_eq!(Some(&r), whole.get(r.source_id.as_str()), "{}", r.source_id);
+    }
+    for c in ["snappy", "gzip", "brotli", "lz4", "zstd"] {
+        let (rows, report) = import_overture(&codec(c)).unwrap_or_else(|e| panic!("{c}: {e}"));
+        assert_eq!(report.rows_read, 300, "{c}");
+        assert!(rows == plain, "{c}: the rows differ from the uncompressed file's");
+    }
+}
+
+#[test]
 fn overture_release_folder_2024_schema_and_null_typed_columns() {
     // The release's hive tree, given at its root.
     let (rows, report) = import_overture(&variant("overture_release")).expect("the partitioned release imports");
