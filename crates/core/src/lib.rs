@@ -11,6 +11,7 @@ mod cluster;
 mod coverage;
 mod error;
 mod format;
+mod gazetteer;
 mod geodesy;
 mod geojson;
 mod history;

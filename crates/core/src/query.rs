@@ -161,17 +161,14 @@ impl Snapshot {
     /// and state filters when given); failing that, the mean position of the brand's rows that
     /// carry the name, within the same filters.
     fn city_center(&self, brand: u32, city_lower: &str, f: &Filters, country: Option<u16>, state: Option<&str>) -> Result<(f64, f64)> {
-        let best = self
-            .city_index
-            .get(city_lower)
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.cities[i as usize])
-            .filter(|c| f.country.as_ref().is_none_or(|k| c.country.eq_ignore_ascii_case(k.trim())))
-            .filter(|c| f.state.as_ref().is_none_or(|s| c.admin1.eq_ignore_ascii_case(s.trim())))
-            .max_by_key(|c| c.population);
-        if let Some(c) = best {
-            return Ok((c.lat, c.lng));
+        let g = &self.cities;
+        let best = g
+            .named(city_lower)
+            .filter(|&i| f.country.as_ref().is_none_or(|k| g.country(i).eq_ignore_ascii_case(k.trim())))
+            .filter(|&i| f.state.as_ref().is_none_or(|s| g.admin1(i).eq_ignore_ascii_case(s.trim())))
+            .max_by_key(|&i| g.population(i));
+        if let Some(i) = best {
+            return Ok(g.lat_lng(i));
         }
         let b = &self.brands[brand as usize];
         let (mut n, mut lat, mut lng) = (0.0, 0.0, 0.0);

@@ -59,13 +59,13 @@ pub struct StringPoolBuilder {
 impl Default for StringPoolBuilder {
     fn default() -> Self {
         let mut b = StringPoolBuilder { blob: String::new(), offsets: vec![0, 0], ids: HashMap::new(), collisions: HashMap::new() };
-        b.ids.insert(hash(""), EMPTY);
+        b.ids.insert(fnv1a(""), EMPTY);
         b
     }
 }
 
 /// FNV-1a, 64-bit: fixed across runs and platforms, so builds stay byte-identical.
-fn hash(s: &str) -> u64 {
+pub(crate) fn fnv1a(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
@@ -82,7 +82,7 @@ impl StringPoolBuilder {
     }
 
     pub fn intern(&mut self, s: &str) -> u32 {
-        let h = hash(s);
+        let h = fnv1a(s);
         match self.ids.get(&h) {
             Some(&id) if self.text(id) == s => id,
             Some(_) => {
@@ -192,7 +192,7 @@ mod tests {
         let mut b = StringPoolBuilder::default();
         let a = b.intern("first");
         // Force the collision path: a different string under the same hash slot.
-        let h = hash("second");
+        let h = fnv1a("second");
         b.ids.insert(h, a);
         let c = b.intern("second");
         assert_ne!(a, c);

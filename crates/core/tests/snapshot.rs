@@ -400,7 +400,7 @@ fn every_field_of_every_row_survives_a_write_and_a_load() {
 
     assert_eq!(snap.row_count(), input.len());
     assert_eq!(snap.meta(), &meta());
-    assert_eq!(snap.cities(), &cities()[..]);
+    assert_eq!(snap.cities(), cities());
     assert_eq!(snap.tickers(), &tickers()[..]);
     let mut countries: Vec<&str> = snap.countries().iter().map(String::as_str).collect();
     countries.sort_unstable();

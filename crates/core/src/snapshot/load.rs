@@ -1,14 +1,13 @@
 //! Reading a snapshot file: its sections into columns, then the checks that make a corrupt
 //! file fail here instead of inside a request.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use super::file::SectionReader;
 use super::{Snapshot, TextColumn, TextColumns};
 use crate::aliases::AliasIndex;
 use crate::error::{CoreError, Result};
-use crate::names::fold_case;
+use crate::gazetteer::Gazetteer;
 use crate::records::{BrandRecord, CityRecord, SnapshotMeta, TickerRecord};
 use crate::strings::StringPool;
 
@@ -51,18 +50,14 @@ impl Snapshot {
             alias_id,
             meta,
             brands,
-            cities,
+            cities: Gazetteer::new(&cities),
             tickers,
             countries,
             strings,
             aliases: AliasIndex::default(),
-            city_index: HashMap::new(),
         };
         s.validate().map_err(bad)?;
         s.aliases = AliasIndex::build(&s.brands, &s.tickers);
-        for (i, c) in s.cities.iter().enumerate() {
-            s.city_index.entry(fold_case(&c.name)).or_default().push(i as u32);
-        }
         Ok(s)
     }
 }

@@ -12,9 +12,8 @@ mod file;
 mod load;
 mod validate;
 
-use std::collections::HashMap;
-
 use crate::aliases::AliasIndex;
+use crate::gazetteer::Gazetteer;
 use crate::model::{is_servable, SourceMask, SourceType, StorefrontType, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 use crate::records::{BrandRecord, CityRecord, SnapshotMeta, TickerRecord};
 use crate::strings::StringPool;
@@ -48,7 +47,7 @@ pub(crate) const NULL_TIME: i64 = i64::MIN;
 pub struct Snapshot {
     pub(crate) meta: SnapshotMeta,
     pub(crate) brands: Vec<BrandRecord>,
-    pub(crate) cities: Vec<CityRecord>,
+    pub(crate) cities: Gazetteer,
     pub(crate) tickers: Vec<TickerRecord>,
     pub(crate) countries: Vec<String>,
     pub(crate) strings: StringPool,
@@ -68,8 +67,6 @@ pub struct Snapshot {
     pub(crate) alias_source: Vec<u8>,
     pub(crate) alias_id: Vec<u32>,
     pub(crate) aliases: AliasIndex,
-    /// Lower-cased gazetteer name -> indices into `cities`, for radius centres.
-    pub(crate) city_index: HashMap<String, Vec<u32>>,
 }
 
 impl Snapshot {
@@ -79,8 +76,9 @@ impl Snapshot {
     pub fn brands(&self) -> &[BrandRecord] {
         &self.brands
     }
-    pub fn cities(&self) -> &[CityRecord] {
-        &self.cities
+    /// The gazetteer as records, in the order the snapshot was built with.
+    pub fn cities(&self) -> Vec<CityRecord> {
+        (0..self.cities.len()).map(|i| self.cities.record(i)).collect()
     }
     pub fn tickers(&self) -> &[TickerRecord] {
         &self.tickers
