@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::columns::TimeColumn;
 use super::file::SectionReader;
 use super::{Snapshot, TextColumn, TextColumns};
 use crate::aliases::AliasIndex;
@@ -38,8 +39,8 @@ impl Snapshot {
             id: r.pod("id", n)?,
             text: text_columns(&r, n)?,
             country: r.pod("country", n)?,
-            last_updated: r.pod("last_updated", n)?,
-            last_verified: r.pod("last_verified", n)?,
+            last_updated: TimeColumn::new(r.pod("last_updated", n)?),
+            last_verified: TimeColumn::new(r.pod("last_verified", n)?),
             confidence: r.pod("confidence", n)?,
             storefront: r.pod("storefront", n)?,
             sources: r.pod("sources", n)?,

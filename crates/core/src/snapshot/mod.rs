@@ -20,7 +20,7 @@ use crate::strings::StringPool;
 
 pub use builder::{RowBuilder, SnapshotBuilder};
 pub use columns::TextColumn;
-use columns::TextColumns;
+use columns::{TextColumns, TimeColumn};
 pub(crate) use file::temp_path;
 
 /// The serving snapshot's file name in a data folder.
@@ -57,8 +57,8 @@ pub struct Snapshot {
     /// String-pool ids, one column per `TextColumn`.
     pub(crate) text: TextColumns,
     pub(crate) country: Vec<u16>,
-    pub(crate) last_updated: Vec<i64>,
-    pub(crate) last_verified: Vec<i64>,
+    pub(crate) last_updated: TimeColumn,
+    pub(crate) last_verified: TimeColumn,
     pub(crate) confidence: Vec<f32>,
     pub(crate) storefront: Vec<u8>,
     pub(crate) sources: Vec<u8>,
