@@ -333,6 +333,48 @@ for (const [kind, open] of Object.entries(STORES)) {
   });
 }
 
+test("sqlite: the charges of one event-loop turn wait together for another process's write lock, then commit in arrival order; one that fails inside the batch fails alone", async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'storemap-ledger-'));
+  const file = path.join(dir, 'ledger.db');
+  const db = openDatabase(file);
+  const other = openDatabase(file);
+  t.teardown(async () => {
+    db.close();
+    other.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  db.prepare("INSERT INTO api_keys (id, key_hash, prefix, plan, credits, created_at, revoked_at) VALUES (?, ?, 'sm_live_0000', 'standard', ?, 0, NULL)").run('key_a', Buffer.from('key_a'), 10);
+  // A frozen clock: the batch waits for the lock for as long as the test holds it.
+  const ledger = new SqliteLedger(db, () => 0);
+  // The gate: another connection (another process, in production) holds the write lock.
+  other.exec('BEGIN IMMEDIATE');
+  // The third charge's usage row cannot be written (its format is not a value SQLite binds):
+  // its savepoint rolls its debit back.
+  const formats: unknown[] = ['json', 'png', { not: 'bindable' }, 'csv'];
+  const costs = [1, 2, 3, 1];
+  const sent = costs.map((cost, i) =>
+    ledger.charge({ keyId: 'key_a', cost, unlimited: false, entry: { ...ENTRY, format: formats[i] as string }, at: i }).then(
+      (r) => (r.ok ? { remaining: r.remaining } : { refused: true }),
+      (e: Error) => ({ failed: e instanceof Error }),
+    ),
+  );
+  // The batch was scheduled before this turn's own immediate: by now it has tried once and
+  // found the lock held.
+  await new Promise((resolve) => setImmediate(resolve));
+  t.is((other.prepare('SELECT count(*) AS n FROM usage').get() as { n: number }).n, 0, 'nothing written while the lock is held');
+  other.exec('COMMIT');
+  t.deepEqual(await Promise.all(sent), [{ remaining: 9 }, { remaining: 7 }, { failed: true }, { remaining: 6 }]);
+  t.is(await ledger.balance('key_a'), 6);
+  t.deepEqual(
+    db.prepare('SELECT at, format, credits FROM usage ORDER BY at').all(),
+    [
+      { at: 0, format: 'json', credits: 1 },
+      { at: 1, format: 'png', credits: 2 },
+      { at: 3, format: 'csv', credits: 1 },
+    ],
+  );
+});
+
 test('postgres: a node reads the keys version at most once per recheck window; a key revoked on another node is refused after it, and at its next charge at once', async (t) => {
   const server = await startPostgres(t);
   const pools = [await openPostgres(server.url, { poolSize: 2 }), await openPostgres(server.url, { poolSize: 2 })];

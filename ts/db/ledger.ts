@@ -161,6 +161,18 @@ export interface BrandStamp {
 /** Thrown by a ledger when the caller no longer wants the write (its request was answered). */
 export class WriteCancelled extends Error {}
 
+/** A charge waiting for its batch (both stores commit the charges that arrive together in one
+ * write: group commit). */
+export interface WaitingCharge {
+  req: ChargeRequest;
+  cancelled: () => boolean;
+  resolve: (r: ChargeResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** At most this many charges in one batch. */
+export const MAX_CHARGE_BATCH = 128;
+
 /** A key's row as a charge reads it (locked), or null for an unknown key. */
 export interface KeyState {
   credits: number;

@@ -4,7 +4,7 @@
 // requests however many nodes race, and never goes below zero (the column's CHECK would refuse
 // it anyway). Charges on different keys do not wait for each other.
 import type pg from 'pg';
-import { planCharge, WriteCancelled, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
 import { inTransaction, pingPostgres, withClient } from './postgres.ts';
 
@@ -27,16 +27,6 @@ const CHARGE_MANY = 'SELECT o_i, o_credits, o_revoked FROM charge_many($1, $2, $
  * (another node's batch on the same key, a top-up) holds this node's other charges for as long;
  * those locks are held only while a call or a key update runs. */
 const BATCHES_IN_FLIGHT = 1;
-/** At most this many charges in one call. */
-const MAX_BATCH = 128;
-
-interface Waiting {
-  req: ChargeRequest;
-  cancelled: () => boolean;
-  resolve: (r: ChargeResult) => void;
-  reject: (e: unknown) => void;
-}
-
 export class PgLedger implements LedgerOps {
   readonly kind = 'postgres';
   readonly rateBuckets: RateBuckets;
@@ -58,7 +48,7 @@ export class PgLedger implements LedgerOps {
   }
 
 
-  private readonly waiting: Waiting[] = [];
+  private readonly waiting: WaitingCharge[] = [];
   private inFlight = 0;
 
   /** A charge in one round trip, shared with the charges that arrive while this node's batches
@@ -76,11 +66,11 @@ export class PgLedger implements LedgerOps {
   private sendBatch(): void {
     if (this.inFlight >= BATCHES_IN_FLIGHT || this.waiting.length === 0) return;
     this.inFlight++;
-    let batch: Waiting[] = [];
+    let batch: WaitingCharge[] = [];
     // Taken once a connection is had (waiting for one is where a request can run out of
     // time): a charge whose request was answered meanwhile is dropped, and writes nothing.
     const take = () => {
-      for (const w of this.waiting.splice(0, MAX_BATCH)) {
+      for (const w of this.waiting.splice(0, MAX_CHARGE_BATCH)) {
         if (w.cancelled()) w.reject(new WriteCancelled('the request was answered while it waited for the ledger'));
         else batch.push(w);
       }
@@ -101,7 +91,7 @@ export class PgLedger implements LedgerOps {
         for (const w of batch) w.reject(e);
         // A failure before the batch was taken (no connection) fails the charges that were
         // waiting then, as a lone charge's would.
-        if (batch.length === 0) for (const w of this.waiting.splice(0, MAX_BATCH)) w.reject(e);
+        if (batch.length === 0) for (const w of this.waiting.splice(0, MAX_CHARGE_BATCH)) w.reject(e);
       })
       .finally(() => {
         batch = [];
