@@ -11,7 +11,7 @@
 // last about --seconds): a run cut off by a timer drops requests in flight, which the ledger
 // may have charged, and then rows and answers could not be compared exactly.
 //
-//   node --import tsx bench/ledger-nodes.ts [--data-dir DIR] [--seconds 10] [--connections 30] [--quick]
+//   node --import tsx bench/ledger-nodes.ts [--data-dir DIR] [--seconds 10] [--connections 30] [--steady-rate 1500] [--quick]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -37,6 +37,10 @@ const connections = Number(opt('--connections') ?? 30);
 if (connections % 6 !== 0) throw new Error('--connections must be a multiple of 6 (spread evenly over 1, 2 and 3 nodes)');
 const INITIAL_CREDITS = 1_000_000_000;
 const WARM_SECONDS = quick ? 1 : 4;
+/** The offered rate of the second run of each configuration: below every configuration's
+ * maximum, so the cost per request is compared at one load, not where each saturates the
+ * two cores (where extra processes pay in turns on the CPU, not in work per request). */
+const steadyRate = Number(opt('--steady-rate') ?? 1500);
 
 const benchDir = path.join(ROOT, 'data', 'generated', 'bench', 'scale-0.1');
 const fallbackDir = path.join(ROOT, 'data', 'generated', 'test-data');
@@ -128,7 +132,7 @@ interface Load {
 
 /** Sends exactly `amount` requests over `connections` connections spread over `bases`; the
  * CPU figures are read just before the first request and at the last answer. */
-async function load(bases: string[], keys: string[], amount: number, pids: number[], postmaster: number | undefined): Promise<Load> {
+async function load(bases: string[], keys: string[], amount: number, pids: number[], postmaster: number | undefined, overallRate?: number): Promise<Load> {
   const url = bases.map((b) => `${b}/api/v1/location-map`);
   const snap = () => ({
     t: performance.now(),
@@ -149,6 +153,7 @@ async function load(bases: string[], keys: string[], amount: number, pids: numbe
         url: url as unknown as string,
         connections,
         amount,
+        ...(overallRate ? { overallRate } : {}),
         method: 'POST',
         body,
         headers: { 'content-type': 'application/json' },
@@ -194,6 +199,8 @@ const configs: Config[] = [
 interface Outcome {
   config: Config;
   run: Load;
+  /** The run at `steadyRate` requests per second. */
+  steady: Load;
   warmOk: number;
   warmSent: number;
   /** The ledger after the configuration's warm-up and run: usage rows (all, status 200), credits. */
@@ -284,6 +291,7 @@ try {
     const amount = sized(rate, seconds);
     console.log(`${config.name}: warm-up ${warmups.map((w) => rateOf(w).toFixed(0)).join(' → ')} req/s; measuring ${amount} requests`);
     const run = await load(bases, keys, amount, pids, postmaster);
+    const steady = await load(bases, keys, sized(steadyRate, seconds), pids, postmaster, steadyRate);
     const backends =
       config.kind === 'postgres'
         ? Number((await pgPool.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name <> 'storemap-bench'")).rows[0].n)
@@ -291,12 +299,12 @@ try {
     await Promise.all(nodes.map((n) => n.stop()));
     running.length = 0;
     const counts = await ledgerCounts(config.kind, { pg: pgPool, dbPath: sqlitePath }, ids);
-    outcomes.push({ config, run, backends, warmOk: warmups.reduce((n, w) => n + w.ok, 0), warmSent: warmups.reduce((n, w) => n + w.result.requests.sent, 0), ...counts });
+    outcomes.push({ config, run, steady, backends, warmOk: warmups.reduce((n, w) => n + w.ok, 0) + steady.ok, warmSent: warmups.reduce((n, w) => n + w.result.requests.sent, 0) + steady.result.requests.sent, ...counts });
     const r = run.result;
     console.log(
       `${config.name}: ${(run.ok / run.seconds).toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}${codes(r)}, errors ${r.errors}; ` +
         `nodes ${run.nodeCpu.map((c) => (c / run.seconds).toFixed(2)).join('+')} cores, PostgreSQL ${(run.pgCpu / run.seconds).toFixed(2)}, autocannon ${(run.loadCpu / run.seconds).toFixed(2)}, machine ${(run.machineCpu / run.seconds).toFixed(2)}; ` +
-        `rows ${counts.rows} (200: ${counts.rows200}) for ${warmups.reduce((n, w) => n + w.ok, 0) + run.ok} answers of 200`,
+        `rows ${counts.rows} (200: ${counts.rows200}) for ${warmups.reduce((n, w) => n + w.ok, 0) + steady.ok + run.ok} answers of 200; at ${steadyRate} req/s: ${(steady.ok / steady.seconds).toFixed(0)} req/s, machine ${(steady.machineCpu / steady.seconds).toFixed(2)}`,
     );
   }
 } finally {
@@ -322,6 +330,11 @@ const rows = outcomes.map((o) => {
     perf: `| ${o.config.name} | ${(r.ok / r.seconds).toFixed(0)} | ${r.ok} in ${r.seconds.toFixed(1)} s | ${r.result.latency.p50} ms | ${r.result.latency.p99} ms | ${r.result.non2xx}${codes(r.result)} | ${r.result.errors} |`,
     cpu: `| ${o.config.name} | ${nodes} | ${mains} | ${o.config.kind === 'postgres' ? `${f2(r.pgCpu / r.seconds)} (${o.backends} backends)` : '— (in the node)'} | ${f2(r.loadCpu / r.seconds)} | ${f2(other / r.seconds)} | ${f2(r.machineCpu / r.seconds)} |`,
     perReq: `| ${o.config.name} | ${perK(nodeSum, r.ok)} | ${o.config.kind === 'postgres' ? perK(r.pgCpu, r.ok) : '—'} | ${perK(r.loadCpu, r.ok)} | ${perK(r.machineCpu, r.ok)} |`,
+    steady: (() => {
+      const q = o.steady;
+      const n = q.nodeCpu.reduce((a, b) => a + b, 0);
+      return `| ${o.config.name} | ${(q.ok / q.seconds).toFixed(0)} | ${q.result.latency.p50} ms | ${q.result.latency.p99} ms | ${f2(q.machineCpu / q.seconds)} | ${perK(n, q.ok)} | ${o.config.kind === 'postgres' ? perK(q.pgCpu, q.ok) : '—'} | ${perK(q.loadCpu, q.ok)} | ${perK(q.machineCpu, q.ok)} |`;
+    })(),
     check: `| ${o.config.name} | ${o.warmOk + r.ok} of ${o.warmSent + r.result.requests.sent} | ${o.rows} | ${o.rows200} | ${o.charged} | ${o.debited} | ${o.rows === o.warmOk + r.ok && o.rows200 === o.rows && o.charged === o.debited ? 'yes' : '**NO**'} |`,
   };
 });
@@ -331,11 +344,13 @@ const sqlite = byName('SQLite, 1 node');
 const pg1 = byName('PostgreSQL, 1 node');
 const pg3 = byName('PostgreSQL, 3 nodes');
 const oneKey = byName('PostgreSQL, 3 nodes, every connection on one key');
-const cpuPerReq = (o: Outcome | undefined, part: 'node' | 'pg' | 'load' | 'all') => {
+const cpuPerReq = (o: Outcome | undefined, part: 'node' | 'pg' | 'load' | 'all', which: 'run' | 'steady' = 'run') => {
   if (!o) return NaN;
-  const cpu = part === 'node' ? o.run.nodeCpu.reduce((a, b) => a + b, 0) : part === 'pg' ? o.run.pgCpu : part === 'load' ? o.run.loadCpu : o.run.machineCpu;
-  return (cpu / o.run.ok) * 1000;
+  const l = o[which];
+  const cpu = part === 'node' ? l.nodeCpu.reduce((a, b) => a + b, 0) : part === 'pg' ? l.pgCpu : part === 'load' ? l.loadCpu : l.machineCpu;
+  return (cpu / l.ok) * 1000;
 };
+const steadyRatio = (part: 'node' | 'pg' | 'all') => cpuPerReq(pg3, part, 'steady') / cpuPerReq(pg1, part, 'steady');
 const allExact = rows.every((r) => r.check.endsWith('yes |'));
 const nonOk = outcomes.reduce((s, o) => s + o.run.result.non2xx + o.run.result.errors, 0);
 const pg2 = byName('PostgreSQL, 2 nodes');
@@ -355,9 +370,9 @@ writeSection(
   'ledger-nodes',
   `## Several nodes on one PostgreSQL ledger: requests per second, and where the CPU goes
 
-\`node --import tsx bench/ledger-nodes.ts${quick ? ' --quick' : ''}${opt('--seconds') ? ` --seconds ${seconds}` : ''}${opt('--connections') ? ` --connections ${connections}` : ''}${opt('--data-dir') ? ` --data-dir ${path.relative(ROOT, dataDir)}` : ''}\` — snapshot \`${path.relative(ROOT, dataDir)}\` of ${info.rows} rows${dataNote}.
+\`node --import tsx bench/ledger-nodes.ts${quick ? ' --quick' : ''}${opt('--seconds') ? ` --seconds ${seconds}` : ''}${opt('--connections') ? ` --connections ${connections}` : ''}${opt('--steady-rate') ? ` --steady-rate ${steadyRate}` : ''}${opt('--data-dir') ? ` --data-dir ${path.relative(ROOT, dataDir)}` : ''}\` — snapshot \`${path.relative(ROOT, dataDir)}\` of ${info.rows} rows${dataNote}.
 
-Each configuration: \`storemap serve\` processes on this machine (${cores} cores), one throwaway PostgreSQL ${'(scripts/postgres.sh: fsync and synchronous_commit off)'} or one SQLite file (WAL, synchronous=NORMAL), and one autocannon instance in the benchmark's process with ${connections} connections spread round-robin over the nodes. The request: \`${body}\` (${target.count} rows), POST /api/v1/location-map with an enterprise key of ${INITIAL_CREDITS.toLocaleString('en')} credits, so each request is charged in the ledger (on PostgreSQL one call of \`charge_many\` per batch, the charges that arrived while the node's previous batch was out: lock each key's row, debit, usage row; on SQLite one local transaction per charge). Each connection has its own key, except in the last row, where all ${connections} share one. Rate limits set to 10⁶/s. A warm-up (${connections * 10} requests, then steps of about ${WARM_SECONDS} s until the rate settles within 10 %), then a run of a fixed number of requests sized to last about ${seconds} s (a fixed count, so no request is cut off in flight and the ledger can be checked exactly).
+Each configuration: \`storemap serve\` processes on this machine (${cores} cores), one throwaway PostgreSQL ${'(scripts/postgres.sh: fsync and synchronous_commit off)'} or one SQLite file (WAL, synchronous=NORMAL), and one autocannon instance in the benchmark's process with ${connections} connections spread round-robin over the nodes. The request: \`${body}\` (${target.count} rows), POST /api/v1/location-map with an enterprise key of ${INITIAL_CREDITS.toLocaleString('en')} credits, so each request is charged in the ledger (on PostgreSQL one call of \`charge_many\` per batch, the charges that arrived while the node's previous batch was out: lock each key's row, debit, usage row; on SQLite one local transaction per charge). Each connection has its own key, except in the last row, where all ${connections} share one. Rate limits set to 10⁶/s. A warm-up (${connections * 10} requests, then steps of about ${WARM_SECONDS} s until the rate settles within 10 %), then a run of a fixed number of requests sized to last about ${seconds} s (a fixed count, so no request is cut off in flight and the ledger can be checked exactly), then a second run at a fixed offered rate (below).
 
 | configuration | requests/s | 200s in | p50 | p99 | non-2xx | errors |
 |---|---|---|---|---|---|---|
@@ -375,6 +390,12 @@ CPU-seconds per 1000 answered requests:
 |---|---|---|---|---|
 ${rows.map((r) => r.perReq).join('\n')}
 
+The same configurations at one offered rate, ${steadyRate} requests per second (autocannon's \`overallRate\`, a fixed count of ${seconds} s worth), below what each reaches at most: the cost of a request where no configuration is short of CPU. At the maximum rate above, three nodes and ${pg3?.backends ?? '?'} PostgreSQL backends take turns on the same ${cores} cores, and the turns are part of what each request costs there.
+
+| configuration | requests/s | p50 | p99 | machine busy, cores | nodes, CPU-s per 1000 | PostgreSQL | autocannon | whole machine |
+|---|---|---|---|---|---|---|---|---|
+${rows.map((r) => r.steady).join('\n')}
+
 Against issue 29's goals (this run):
 
 | goal | measured | met |
@@ -383,9 +404,12 @@ Against issue 29's goals (this run):
 | 3 nodes: CPU per 1000 requests at most 1.2× one node's, the nodes | ${ratio(cpuPerReq(pg3, 'node'), nodeMs)} | ${yes(cpuPerReq(pg3, 'node') <= 1.2 * nodeMs)} |
 | … and PostgreSQL | ${ratio(cpuPerReq(pg3, 'pg'), pgMs)} | ${yes(cpuPerReq(pg3, 'pg') <= 1.2 * pgMs)} |
 | … and the whole machine | ${ratio(cpuPerReq(pg3, 'all'), cpuPerReq(pg1, 'all'))} | ${yes(cpuPerReq(pg3, 'all') <= 1.2 * cpuPerReq(pg1, 'all'))} |
+| 3 nodes against 1 at ${steadyRate} req/s offered: the nodes | ${ratio(cpuPerReq(pg3, 'node', 'steady'), cpuPerReq(pg1, 'node', 'steady'))} | ${yes(steadyRatio('node') <= 1.2)} |
+| … PostgreSQL | ${ratio(cpuPerReq(pg3, 'pg', 'steady'), cpuPerReq(pg1, 'pg', 'steady'))} | ${yes(steadyRatio('pg') <= 1.2)} |
+| … the whole machine | ${ratio(cpuPerReq(pg3, 'all', 'steady'), cpuPerReq(pg1, 'all', 'steady'))} | ${yes(steadyRatio('all') <= 1.2)} |
 | one hot key on 3 nodes: at least 90 % of the rate with a key per connection | ${pct(rps(oneKey) / rps(pg3))} | ${yes(rps(oneKey) >= 0.9 * rps(pg3))} |
 
-The ledger afterwards (warm-up and run together): one usage row per 200 answered, and every credit that left a balance is on a row.
+The ledger afterwards (warm-up and both runs together): one usage row per 200 answered, and every credit that left a balance is on a row.
 
 | configuration | 200s answered (of requests sent) | usage rows | rows of status 200 | credits on rows | credits debited from keys | exact |
 |---|---|---|---|---|---|---|
