@@ -5,37 +5,18 @@
 // server reports (`/api/v1/__test/pool`).
 import test from 'ava';
 import http from 'node:http';
-import { postMap, request, type HttpResult } from './helpers/http.ts';
+import { postMap, request } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { holdSlot, open, poolDepth, waitForPool } from './helpers/pool.ts';
 import { testStore } from './helpers/dataset.ts';
 import { openDatabase } from '../ts/db/database.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 
-const HOOKS = { STOREMAP_TEST_HOOKS: '1' };
+// Every data query on the native pool, which these tests hold and fill with JSON requests (a
+// small one otherwise runs inline: test/inline-query.test.ts).
+const HOOKS = { STOREMAP_TEST_HOOKS: '1', STOREMAP_INLINE_MAX_ROWS: '0' };
 
-async function poolDepth(s: TestServer): Promise<{ running: number; waiting: number }> {
-  return (await request(s.base, { method: 'GET', path: '/api/v1/__test/pool' })).json();
-}
-
-/** Polls the server's pool until `ok` holds (bounded). */
-async function waitForPool(s: TestServer, ok: (d: { running: number; waiting: number }) => boolean): Promise<{ running: number; waiting: number }> {
-  for (let i = 0; i < 2000; i++) {
-    const d = await poolDepth(s);
-    if (ok(d)) return d;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`pool never reached the state; last ${JSON.stringify(await poolDepth(s))}`);
-}
-
-/** A slow test task holding a pool slot (for `owner`) until its gate opens. Gates are one
- * namespace for the whole process: every test names its own. */
-function holdSlot(s: TestServer, gate: string, owner?: string): Promise<HttpResult> {
-  const q = new URLSearchParams({ gate, ...(owner ? { owner } : {}) });
-  return request(s.base, { method: 'POST', path: `/api/v1/__test/slow?${q}` });
-}
-
-const open = (s: TestServer, gate: string) => request(s.base, { method: 'POST', path: `/api/v1/__test/open?gate=${gate}` });
 
 const usage = (s: TestServer, keyId: string) =>
   s.db.prepare('SELECT status, credits, requests FROM usage WHERE key_id = ? ORDER BY id').all(keyId) as { status: number; credits: number; requests: number }[];

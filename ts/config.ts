@@ -46,6 +46,13 @@ const EnvSchema = z.object({
   STOREMAP_NATIVE_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
   /** The part of the native slots and of the queue one key may hold (fair share). */
   STOREMAP_NATIVE_KEY_SHARE: z.coerce.number().min(0.01).max(1).default(0.5),
+  /** A data query whose brands' reconciled rows add up to at most this runs on the JS thread
+   * at once instead of on the native pool: the addon scans a brand's range and serializes what
+   * matches, so 5,000 rows bound it to about a millisecond (bench/inline-query.ts), about what
+   * the pool's hand-off to a libuv thread and back costs the JS thread. Larger brands, and
+   * every image, go to the pool, whose fair share keeps one key from holding it. 0: always the
+   * pool. */
+  STOREMAP_INLINE_MAX_ROWS: z.coerce.number().int().min(0).max(1_000_000).default(5000),
   /** On PostgreSQL: how long a node trusts its cached keys before it reads the keys version
    * again (a revoked key is refused at its next charge regardless). */
   STOREMAP_KEYS_RECHECK_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
@@ -113,6 +120,7 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     nativeConcurrency: c.STOREMAP_NATIVE_CONCURRENCY,
     nativeQueue: c.STOREMAP_NATIVE_QUEUE,
     nativeKeyShare: c.STOREMAP_NATIVE_KEY_SHARE,
+    inlineMaxRows: c.STOREMAP_INLINE_MAX_ROWS,
     usageFlushMs: c.STOREMAP_USAGE_FLUSH_MS,
     keysRecheckMs: c.STOREMAP_KEYS_RECHECK_MS,
     freeRateLimit: c.STOREMAP_FREE_RATE_LIMIT,

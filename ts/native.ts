@@ -123,6 +123,17 @@ export function query(store: Store, req: QueryRequest): Promise<QueryResponse> {
   return wrap(() => store.query(req as Binding.QueryRequest));
 }
 
+const poolCounts = new WeakMap<Store, Map<number, number>>();
+
+/** A brand's reconciled rows (what a query scans), asked of the snapshot once per brand. */
+export function poolCount(store: Store, brand: number): number {
+  let counts = poolCounts.get(store);
+  if (!counts) poolCounts.set(store, (counts = new Map()));
+  let n = counts.get(brand);
+  if (n === undefined) counts.set(brand, (n = store.brand(brand)?.poolCount ?? 0));
+  return n;
+}
+
 export function querySync(store: Store, req: QueryRequest): QueryResponse {
   return wrapSync(() => store.querySync(req as Binding.QueryRequest));
 }

@@ -94,6 +94,20 @@ export function usageFormat<F extends Format>(format: unknown, formats: readonly
   return typeof format === 'string' && (formats as readonly string[]).includes(format) ? (format as F) : 'invalid';
 }
 
+/** Runs small addon work at once on the JS thread (`inlineMaxRows` in ts/config.ts), with the same
+ * checks as `runNative`: the unsent-bytes budget, the request not abandoned, time left. */
+export function runInline<T>(deps: ApiDeps, ctx: WorkContext, work: (timeBudgetMs: number) => T): T {
+  deps.pending.admit(ctx.key.id);
+  if (ctx.cancel.cancelled) throw ctx.cancel.reason ?? new ApiError('TIMEOUT');
+  const left = Math.floor(ctx.deadline - performance.now());
+  if (left <= 0) throw new ApiError('TIMEOUT');
+  try {
+    return work(left);
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
 /** Runs addon work in the key's share of the native pool (refused when slow clients already
  * hold too many unsent bytes), given the milliseconds left when it starts: work that starts
  * after the deadline never starts. The addon's errors come back as API errors. */

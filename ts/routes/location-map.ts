@@ -4,10 +4,10 @@
 // again). Every request with a valid key writes exactly one usage row.
 import type { Request } from 'restify';
 import { ApiError } from '../api/errors.ts';
-import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
+import { affordable, chargedRoute, planRules, runInline, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
 import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../api/schemas.ts';
-import { query, render, type RefusalReason, type RenderRequest } from '../native.ts';
+import { poolCount, query, querySync, render, type QueryRequest, type RefusalReason, type RenderRequest } from '../native.ts';
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
 import { FORMATS, isImageFormat, type Format, type ImageFormat } from '../api/prices.ts';
@@ -182,8 +182,10 @@ async function work(deps: ApiDeps, ctx: WorkContext, r: Req, plan: Plan): Promis
     if (out.count > 0 && !out.refused) deps.images.set(cacheKey, out);
     return { ...out, refused: out.refused as RefusalReason | undefined, cached: false, ms: performance.now() - started };
   }
-  const out = await runNative(deps, ctx, (timeBudgetMs) =>
-    query(store, { ...filters, maxRows, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: plan.label, timeBudgetMs }),
-  );
+  const request = (timeBudgetMs: number): QueryRequest => ({ ...filters, maxRows, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: plan.label, timeBudgetMs });
+  const out =
+    plan.brands.reduce((n, b) => n + poolCount(store, b), 0) <= deps.config.inlineMaxRows
+      ? runInline(deps, ctx, (timeBudgetMs) => querySync(store, request(timeBudgetMs)))
+      : await runNative(deps, ctx, (timeBudgetMs) => query(store, request(timeBudgetMs)));
   return { ...out, refused: out.refused as RefusalReason | undefined, cached: false, ms: performance.now() - started };
 }
