@@ -118,7 +118,8 @@ test('a task past STOREMAP_REQUEST_TIMEOUT_MS gets 503 TIMEOUT at the deadline',
 test('location-map behind a full pool: 503 SERVICE_BUSY, and a queued request past its deadline 503 TIMEOUT; neither is charged', async (t) => {
   const s = await server(t, {
     credits: 100,
-    env: { STOREMAP_TEST_HOOKS: '1', STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_NATIVE_QUEUE: '1', STOREMAP_REQUEST_TIMEOUT_MS: '3000' },
+    // Every data query on the pool (a small one otherwise runs inline: test/inline-query.test.ts).
+    env: { STOREMAP_TEST_HOOKS: '1', STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_NATIVE_QUEUE: '1', STOREMAP_REQUEST_TIMEOUT_MS: '3000', STOREMAP_INLINE_MAX_ROWS: '0' },
   });
   // The deadline is long enough that a loaded machine never reaches it before the pool turns
   // the first request away (TIMEOUT instead of SERVICE_BUSY), and short enough to wait out.
