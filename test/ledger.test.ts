@@ -349,7 +349,7 @@ test("sqlite: the charges of one event-loop turn wait together for another proce
   // The gate: another connection (another process, in production) holds the write lock.
   other.exec('BEGIN IMMEDIATE');
   // The third charge's usage row cannot be written (its format is not a value SQLite binds):
-  // its savepoint rolls its debit back.
+  // its debit is undone and the other three are charged.
   const formats: unknown[] = ['json', 'png', { not: 'bindable' }, 'csv'];
   const costs = [1, 2, 3, 1];
   const sent = costs.map((cost, i) =>

@@ -3,6 +3,7 @@
 // the charges that arrive within one turn of the event loop in one transaction (group commit);
 // a write that finds another process holding the lock waits off the event loop (`retryBusy`).
 import { retryBusy, type DB } from './database.ts';
+import { isBusy } from './faults.ts';
 import { DAY_MS } from '../time.ts';
 import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 
@@ -27,6 +28,7 @@ export class SqliteLedger implements LedgerOps {
   readonly #keyById;
   readonly #dataVersion;
   readonly #chargeMany;
+  readonly #chargeOne;
   readonly #waiting: WaitingCharge[] = [];
   /** A flush is due at the event loop's next check phase. */
   #scheduled = false;
@@ -54,24 +56,35 @@ export class SqliteLedger implements LedgerOps {
     this.#keyByHash = db.prepare<[Buffer], KeyTableRow>('SELECT * FROM api_keys WHERE key_hash = ?');
     this.#keyById = db.prepare<[string], KeyTableRow>('SELECT * FROM api_keys WHERE id = ?');
     this.#dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
-    // One charge: inside the batch's transaction a savepoint, so a charge that throws undoes
-    // only its own writes and fails only its own request.
-    const one = db.transaction((req: ChargeRequest): ChargeResult => {
+    const one = (req: ChargeRequest): ChargeResult => {
       const state = this.#state.get(req.keyId);
       const plan = planCharge(state ? { credits: state.credits, revoked: state.revoked_at !== null } : null, req);
       if (plan.debit > 0 && this.#debit.run(plan.debit, req.keyId, plan.debit).changes !== 1) throw new Error(`the debit of key ${req.keyId} found no balance to take`);
       if (plan.usage) this.#insertUsage.run(req.keyId, req.at, req.entry.endpoint, plan.usage.status, req.entry.format, plan.usage.credits, 1);
       return plan.result;
+    };
+    this.#chargeMany = db.transaction((batch: WaitingCharge[]) => batch.map((w) => one(w.req)));
+    this.#chargeOne = db.transaction(one);
+  }
+
+  /** The batch in one transaction. Should a charge throw, the transaction is rolled back whole
+   * and each charge is written again in a transaction of its own, once: the one that throws
+   * fails alone (a savepoint per charge would do the same at the cost of two more statements
+   * for every charge). Nothing here throws once a charge has committed, so the caller's retry
+   * of a busy batch never writes a charge twice. */
+  #write(batch: WaitingCharge[]): ({ ok: true; result: ChargeResult } | { ok: false; err: unknown })[] {
+    try {
+      return this.#chargeMany.immediate(batch).map((result) => ({ ok: true, result }));
+    } catch (e) {
+      if (isBusy(e) || batch.length === 1) throw e;
+    }
+    return batch.map((w) => {
+      try {
+        return { ok: true, result: this.#chargeOne.immediate(w.req) };
+      } catch (err) {
+        return { ok: false, err };
+      }
     });
-    this.#chargeMany = db.transaction((batch: WaitingCharge[]) =>
-      batch.map((w): { ok: true; result: ChargeResult } | { ok: false; err: unknown } => {
-        try {
-          return { ok: true, result: one(w.req) };
-        } catch (err) {
-          return { ok: false, err };
-        }
-      }),
-    );
   }
 
   /** Group commit: the charges that arrive before the event loop's next check phase go in one
@@ -109,7 +122,7 @@ export class SqliteLedger implements LedgerOps {
           return false;
         });
         if (batch.length === 0) return;
-        const outcomes = this.#chargeMany.immediate(batch);
+        const outcomes = this.#write(batch);
         batch.forEach((w, i) => {
           const o = outcomes[i];
           if (o.ok) w.resolve(o.result);
