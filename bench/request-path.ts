@@ -12,13 +12,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
-import { loadStoreSync, querySync, SNAPSHOT_FILE } from '../ts/native.ts';
+import { loadStoreSync, poolCount, querySync, SNAPSHOT_FILE } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { cannon, freePort, startBare, startStoremap, stop } from './http-peers.ts';
 import { writeSection } from './results.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 import { pickBrandCountry } from './pick.ts';
+import { DEFAULT_CONFIG } from '../ts/config.ts';
 
 const args = process.argv.slice(2);
 const dataDir = args.includes('--data-dir') ? path.resolve(args[args.indexOf('--data-dir') + 1]) : path.join(ROOT, 'data', 'generated', 'bench', 'scale-0.1');
@@ -156,7 +157,7 @@ writeSection(
 
 ### storemap beside bare node:http (autocannon, 20 connections, 10 s each)
 
-A ${precomputed.length}-byte, ${target.count}-row json request (\`${body}\`), internal key: key check, rate limit, body, validation, plan, price, query on the native pool, charge and usage row in one SQLite transaction. The bare server is \`node:http\` returning the same precomputed body.
+A ${precomputed.length}-byte, ${target.count}-row json request (\`${body}\`), internal key: key check, rate limit, body, validation, plan, price, query (${poolCount(store, store.resolve(target.brand)!.brand) <= DEFAULT_CONFIG.inlineMaxRows ? `on the JS thread: ${target.brand} has ${poolCount(store, store.resolve(target.brand)!.brand)} reconciled rows, at most \`STOREMAP_INLINE_MAX_ROWS\`` : 'on the native pool'}), charge and usage row (SQLite, the charges of one event-loop turn in one transaction). The bare server is \`node:http\` returning the same precomputed body.
 
 | server | requests/s | p50 | p99 | non-2xx |
 |---|---|---|---|---|
