@@ -169,6 +169,14 @@ for (const [kind, open] of Object.entries(STORES)) {
   // On PostgreSQL charges that arrive together go to the database together (group commit): the
   // ones whose requests were answered meanwhile must drop out of the batch, and every other one
   // must see the balance the one before it left.
+  test(`${kind}: forty balances asked at once come back each for its own key; an unknown key reads 0`, async (t) => {
+    const s = await open(t, 1);
+    const credits: Record<string, number> = { key_b1: 5, key_b2: 7, key_b3: 0 };
+    for (const [id, n] of Object.entries(credits)) await s.addKey(id, n);
+    const ids = Array.from({ length: 40 }, (_, i) => ['key_b1', 'key_b2', 'key_none', 'key_b3', 'key_b2'][i % 5]);
+    t.deepEqual(await Promise.all(ids.map((id) => s.ledgers[0].balance(id))), ids.map((id) => credits[id] ?? 0));
+  });
+
   test(`${kind}: forty charges sent at once, every third answered meanwhile: those write nothing, the rest are charged exactly`, async (t) => {
     const s = await open(t, 1);
     await s.addKey('key_many', 18);

@@ -117,9 +117,41 @@ export class PgLedger implements LedgerOps {
     return r.rowCount ?? 0;
   }
 
-  async balance(keyId: string): Promise<number> {
-    const r = await this.pool.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [keyId]);
-    return r.rows.length > 0 ? Number(r.rows[0].credits) : 0;
+  private readonly balancesWaiting: { keyId: string; resolve: (n: number) => void; reject: (e: unknown) => void }[] = [];
+  private balancesOut = false;
+
+  /** A key's balance (0 for an unknown key), read as charges are written: the reads that arrive
+   * while this node's previous read is out go together in the next, one statement. Every
+   * charged request reads its key's balance before its work (price before work), so one read a
+   * request was a second round trip beside its share of a charge batch. A read only informs:
+   * the charge checks the balance again as it debits. */
+  balance(keyId: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.balancesWaiting.push({ keyId, resolve, reject });
+      this.readBalances();
+    });
+  }
+
+  private readBalances(): void {
+    if (this.balancesOut || this.balancesWaiting.length === 0) return;
+    this.balancesOut = true;
+    const batch = this.balancesWaiting.splice(0, MAX_CHARGE_BATCH);
+    const ids = [...new Set(batch.map((w) => w.keyId))];
+    this.pool
+      .query<{ id: string; credits: string }>('SELECT id, credits FROM api_keys WHERE id = ANY($1::text[])', [ids])
+      .then(
+        (r) => {
+          const found = new Map(r.rows.map((row) => [row.id, Number(row.credits)]));
+          for (const w of batch) w.resolve(found.get(w.keyId) ?? 0);
+        },
+        (e: unknown) => {
+          for (const w of batch) w.reject(e);
+        },
+      )
+      .finally(() => {
+        this.balancesOut = false;
+        this.readBalances();
+      });
   }
 
   async rawUsage(keyId: string, from: number, to: number): Promise<UsageGroup[]> {
