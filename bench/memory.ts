@@ -3,7 +3,8 @@
 //     service's modules, the snapshot, the renderer's atlas, the nearby index built by a first
 //     nearby query, the overlap index by a first overlap) and reads its RSS after each, once
 //     jemalloc's background thread has returned what loading freed (2 s).
-//  2. `storemap serve` itself on the same data: RSS settled after start, after a first request
+//  2. `storemap serve` itself on the same data (with the Node flags `npm start` uses, then with
+//     Node's defaults): RSS settled after start, after a first request
 //     of each endpoint, and after 8 s of json and 8 s of png load (autocannon, loopback), and its
 //     peak (VmHWM).
 //
@@ -79,32 +80,43 @@ const keyOut = await new Promise<string>((resolve) => {
   c.stdout.on('data', (d: Buffer) => (t += d.toString()));
   c.on('exit', () => resolve(t.trim().split('\n').pop()!));
 });
-const server = spawn(process.execPath, [path.join(ROOT, 'bin/storemap.js'), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-await new Promise<void>((resolve) => server.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()));
-const base = `http://127.0.0.1:${port}`;
-const headers = { 'content-type': 'application/json', 'x-api-key': keyOut };
-const served: [string, number][] = [];
-const note = async (what: string) => {
-  await new Promise((r) => setTimeout(r, SETTLE_MS));
-  served.push([what, rssOf(server.pid!).rss]);
-};
-await note('started');
-await fetch(`${base}/api/v1/location-map`, { method: 'POST', headers, body: JSON.stringify({ brand: 'Starbucks' }) }).then((r) => r.arrayBuffer());
-await fetch(`${base}/api/v1/location-map`, { method: 'POST', headers, body: JSON.stringify({ brand: 'Starbucks', format: 'png', width: 1200, height: 800 }) }).then((r) => r.arrayBuffer());
-await fetch(`${base}/api/v1/nearby`, { method: 'POST', headers, body: JSON.stringify({ lat: 40.75, lng: -73.99 }) }).then((r) => r.arrayBuffer());
-await fetch(`${base}/api/v1/overlap`, { method: 'POST', headers, body: JSON.stringify({ tickers: ['SBUX', 'MCD'], distance_m: 500 }) }).then((r) => r.arrayBuffer());
-await fetch(`${base}/api/v1/changes?brand=Starbucks&since=2026-01-01`, { headers }).then((r) => r.arrayBuffer());
-await fetch(`${base}/api/v1/brands?limit=5`).then((r) => r.arrayBuffer());
-await note('after a first request of each endpoint');
-const load = (body: unknown) =>
-  autocannon({ url: `${base}/api/v1/location-map`, method: 'POST', headers, body: JSON.stringify(body), connections: 8, duration: 8 });
-await load({ brand: 'Shell', country: 'DE' });
-await note('after 8 s of json requests (8 connections)');
-await load({ brand: 'Starbucks', format: 'png', width: 1200, height: 800 });
-await note('after 8 s of 1200 x 800 png maps (8 connections)');
-const hwm = rssOf(server.pid!).hwm;
-await stop(server);
-rmSync(dir, { recursive: true, force: true });
+// The Node flags \`npm start\` gives serve (package.json), measured beside Node's defaults.
+const startFlags = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(/\s+/)
+  .filter((w) => w.startsWith('--'));
+/** \`storemap serve\` started with these Node flags, measured step by step. */
+async function measureServe(nodeFlags: string[]): Promise<{ served: [string, number][]; hwm: number }> {
+  const server = spawn(process.execPath, [...nodeFlags, path.join(ROOT, 'bin/storemap.js'), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => server.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()));
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { 'content-type': 'application/json', 'x-api-key': keyOut };
+  const served: [string, number][] = [];
+  const note = async (what: string) => {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    served.push([what, rssOf(server.pid!).rss]);
+  };
+  await note('started');
+  await fetch(`${base}/api/v1/location-map`, { method: 'POST', headers, body: JSON.stringify({ brand: 'Starbucks' }) }).then((r) => r.arrayBuffer());
+  await fetch(`${base}/api/v1/location-map`, { method: 'POST', headers, body: JSON.stringify({ brand: 'Starbucks', format: 'png', width: 1200, height: 800 }) }).then((r) => r.arrayBuffer());
+  await fetch(`${base}/api/v1/nearby`, { method: 'POST', headers, body: JSON.stringify({ lat: 40.75, lng: -73.99 }) }).then((r) => r.arrayBuffer());
+  await fetch(`${base}/api/v1/overlap`, { method: 'POST', headers, body: JSON.stringify({ tickers: ['SBUX', 'MCD'], distance_m: 500 }) }).then((r) => r.arrayBuffer());
+  await fetch(`${base}/api/v1/changes?brand=Starbucks&since=2026-01-01`, { headers }).then((r) => r.arrayBuffer());
+  await fetch(`${base}/api/v1/brands?limit=5`).then((r) => r.arrayBuffer());
+  await note('after a first request of each endpoint');
+  const load = (body: unknown) =>
+    autocannon({ url: `${base}/api/v1/location-map`, method: 'POST', headers, body: JSON.stringify(body), connections: 8, duration: 8 });
+  await load({ brand: 'Shell', country: 'DE' });
+  await note('after 8 s of json requests (8 connections)');
+  await load({ brand: 'Starbucks', format: 'png', width: 1200, height: 800 });
+  await note('after 8 s of 1200 x 800 png maps (8 connections)');
+  const hwm = rssOf(server.pid!).hwm;
+  await stop(server);
+  return { served, hwm };
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const { served, hwm } = await measureServe(startFlags);
+const plain = await measureServe([]);
 console.log(served.map(([w, kb]) => `${w}: ${mib(kb)} MiB`).join('\n'), `\npeak ${mib(hwm)} MiB`);
 
 writeSection(
@@ -122,9 +134,11 @@ ${rows.join('\n')}
 
 ### \`storemap serve\` on the same data
 
-| when | RSS, MiB |
-|---|---|
-${served.map(([w, kb]) => `| ${w} | ${mib(kb)} |`).join('\n')}
-| peak (VmHWM) | ${mib(hwm)} |
+Started as \`npm start\` starts it (\`node ${startFlags.join(' ')} bin/storemap.js serve\`), and with Node's defaults. \`--max-semi-space-size=8\` holds V8's young generation to 16 MiB instead of 32: under load a fast request path allocates enough to grow it to its limit, and V8 gives it back only slowly; bench/request-path.ts measured no change in storemap's rate with it (4,725 req/s against 4,720-4,746).
+
+| when | RSS, MiB (npm start's flags) | RSS, MiB (Node's defaults) |
+|---|---|---|
+${served.map(([w, kb], i) => `| ${w} | ${mib(kb)} | ${mib(plain.served[i][1])} |`).join('\n')}
+| peak (VmHWM) | ${mib(hwm)} | ${mib(plain.hwm)} |
 `,
 );
