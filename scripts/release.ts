@@ -145,9 +145,12 @@ const node = nodeBinary();
 const assets: Record<string, string> = { [MANIFEST_ASSET]: path.join(stage, MANIFEST_ASSET) };
 files.forEach((f, i) => (assets[f.asset] = path.join(assetsDir, `${i}.br`)));
 const blob = path.join(stage, 'sea.blob');
+// The Node flags `npm start` gives serve (V8's young generation held to 16 MiB: see bench/memory.ts),
+// given to every run of the executable as the checkout gives them to serve.
+const execArgv = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/).filter((w) => w.startsWith('--'));
 writeFileSync(
   path.join(stage, 'sea-config.json'),
-  JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache: process.env.STOREMAP_RELEASE_CODE_CACHE !== '0', assets }, null, 1),
+  JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache: process.env.STOREMAP_RELEASE_CODE_CACHE !== '0', execArgv, assets }, null, 1),
 );
 execFileSync(node, ['--experimental-sea-config', path.join(stage, 'sea-config.json')], { stdio: ['ignore', 'ignore', 'inherit'] });
 log(`SEA blob ${(statSync(blob).size / 2 ** 20).toFixed(1)} MiB`);
