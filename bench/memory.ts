@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { ROOT } from '../ts/paths.ts';
+import { ROOT, serveNodeFlags } from '../ts/paths.ts';
 import { SNAPSHOT_FILE } from '../ts/native.ts';
 import { freePort, stop } from './http-peers.ts';
 import { writeSection } from './results.ts';
@@ -80,11 +80,9 @@ const keyOut = await new Promise<string>((resolve) => {
   c.stdout.on('data', (d: Buffer) => (t += d.toString()));
   c.on('exit', () => resolve(t.trim().split('\n').pop()!));
 });
-// The Node flags \`npm start\` gives serve (package.json), measured beside Node's defaults.
-const startFlags = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(/\s+/)
-  .filter((w) => w.startsWith('--'));
-/** \`storemap serve\` started with these Node flags, measured step by step. */
+// The Node flags `npm start` gives serve, measured beside Node's defaults.
+const startFlags = serveNodeFlags();
+/** `storemap serve` started with these Node flags, measured step by step. */
 async function measureServe(nodeFlags: string[]): Promise<{ served: [string, number][]; hwm: number }> {
   const server = spawn(process.execPath, [...nodeFlags, path.join(ROOT, 'bin/storemap.js'), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => server.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()));

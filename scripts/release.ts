@@ -18,7 +18,7 @@ import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { build } from 'esbuild';
 import { prepareReference } from '../ts/data/reference.ts';
 import { DATA_DEFAULTS } from '../ts/native.ts';
-import { API_VERSION, PLATFORM_PACKAGE, ROOT } from '../ts/paths.ts';
+import { API_VERSION, PLATFORM_PACKAGE, ROOT, serveNodeFlags } from '../ts/paths.ts';
 import { buildDigest, MANIFEST_ASSET, type Manifest, type ManifestFile } from '../ts/release/unpack.ts';
 import { compilePlaygroundScript, PLAYGROUND_SCRIPT } from '../ts/routes/playground.ts';
 
@@ -147,7 +147,7 @@ files.forEach((f, i) => (assets[f.asset] = path.join(assetsDir, `${i}.br`)));
 const blob = path.join(stage, 'sea.blob');
 // The Node flags `npm start` gives serve (V8's young generation held to 16 MiB: see bench/memory.ts),
 // given to every run of the executable as the checkout gives them to serve.
-const execArgv = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/).filter((w) => w.startsWith('--'));
+const execArgv = serveNodeFlags();
 writeFileSync(
   path.join(stage, 'sea-config.json'),
   JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache: process.env.STOREMAP_RELEASE_CODE_CACHE !== '0', execArgv, assets }, null, 1),

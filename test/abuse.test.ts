@@ -8,7 +8,7 @@ import http from 'node:http';
 import { postMap, request } from './helpers/http.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { holdSlot, open, poolDepth, waitForPool } from './helpers/pool.ts';
-import { testStore } from './helpers/dataset.ts';
+import { poolCountOf } from './helpers/dataset.ts';
 import { openDatabase } from '../ts/db/database.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
@@ -23,12 +23,6 @@ const usage = (s: TestServer, keyId: string) =>
 
 const balance = (s: TestServer, keyId: string) => (s.db.prepare('SELECT credits FROM api_keys WHERE id = ?').get(keyId) as { credits: number }).credits;
 
-/** The brand counts as the data file has them (what images draw), read through the addon. */
-function poolCount(name: string): number {
-  const store = testStore();
-  const r = store.resolve(name)!;
-  return store.brand(r.brand)!.poolCount;
-}
 
 test('price before work: a key that cannot pay gets 402 and no map is drawn (the next caller is not served from a cache)', async (t) => {
   const s = await startServer(t);
@@ -36,7 +30,7 @@ test('price before work: a key that cannot pay gets 402 and no map is drawn (the
   const rich = await s.keys.create({ plan: 'standard', credits: 1000 });
   const body = { brand: '7-Eleven', format: 'png', width: 640, height: 400 };
   // 779 rows: the 501-2,000 tier (2 credits), twice for an image (the contract's prices).
-  t.true(poolCount('7-Eleven') > 500 && poolCount('7-Eleven') <= 2000);
+  t.true(poolCountOf('7-Eleven') > 500 && poolCountOf('7-Eleven') <= 2000);
   const refused = await postMap(s.base, poor.key, body);
   t.is(refused.status, 402, refused.text);
   t.is(refused.json().code, 'INSUFFICIENT_CREDITS');
@@ -55,7 +49,7 @@ test('a request beyond the work bound is 400 naming the limit, whatever the bala
   const k = await s.keys.create({ plan: 'enterprise', credits: 10_000 });
   // A marker of radius 64 at scale 4 covers a 524 px square (2 x (256 + 4.8), rounded up,
   // plus 2 px of rim): 2^28 px of marker work is 977 markers. Two big brands pass that.
-  const markers = poolCount('7-Eleven') + poolCount('Shell');
+  const markers = poolCountOf('7-Eleven') + poolCountOf('Shell');
   t.true(markers > Math.floor(2 ** 28 / 524 ** 2), `${markers} markers`);
   const res = await postMap(s.base, k.key, { tickers: ['3382.T', 'SHEL'], format: 'png', width: 1024, height: 1024, scale: 4, marker_radius: 64 });
   t.is(res.status, 400, res.text);

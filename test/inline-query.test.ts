@@ -4,22 +4,16 @@
 // Either way the answer is the same bytes.
 import test from 'ava';
 import { postMap, type HttpResult } from './helpers/http.ts';
-import { testStore } from './helpers/dataset.ts';
+import { poolCountOf } from './helpers/dataset.ts';
 import { holdSlot, open, waitForPool } from './helpers/pool.ts';
 import { startServer } from './helpers/server.ts';
-
-/** A brand's reconciled rows, read from the test snapshot through the addon. */
-function poolCount(name: string): number {
-  const store = testStore();
-  return store.brand(store.resolve(name)!.brand)!.poolCount;
-}
 
 test('with every pool slot held, a brand under the line is answered at once and a brand over it waits for a slot', async (t) => {
   const small = 'Tesla';
   const large = 'Starbucks';
-  t.true(poolCount(small) < poolCount(large), `${small} ${poolCount(small)}, ${large} ${poolCount(large)}`);
+  t.true(poolCountOf(small) < poolCountOf(large), `${small} ${poolCountOf(small)}, ${large} ${poolCountOf(large)}`);
   // The line between the two brands.
-  const s = await startServer(t, { env: { STOREMAP_TEST_HOOKS: '1', STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_INLINE_MAX_ROWS: String(poolCount(small)) } });
+  const s = await startServer(t, { env: { STOREMAP_TEST_HOOKS: '1', STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_INLINE_MAX_ROWS: String(poolCountOf(small)) } });
   const k = await s.keys.create({ plan: 'enterprise', credits: 1000 });
   const holder = holdSlot(s, 'inline-hold');
   await waitForPool(s, (d) => d.running === 1);
@@ -42,7 +36,7 @@ test('with every pool slot held, a brand under the line is answered at once and 
 test('json, csv and geojson: the same bytes inline as on the native pool, and the same charge', async (t) => {
   const inline = await startServer(t);
   const pooled = await startServer(t, { env: { STOREMAP_INLINE_MAX_ROWS: '0' } });
-  t.true(poolCount('Starbucks') <= inline.config.inlineMaxRows, 'the default line puts the test brand inline');
+  t.true(poolCountOf('Starbucks') <= inline.config.inlineMaxRows, 'the default line puts the test brand inline');
   const ki = await inline.keys.create({ plan: 'enterprise', credits: 1000 });
   const kp = await pooled.keys.create({ plan: 'enterprise', credits: 1000 });
   for (const body of [

@@ -51,6 +51,12 @@ export const DEFAULT_DATA_DIR = INSTALLED ? path.resolve('storemap-data') : path
 /** Where `serve` writes the demo keys it makes for the synthetic dataset (mode 0600). */
 export const DEMO_KEYS_FILE = 'demo-keys.txt';
 const PACKAGE = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; gitHead?: string };
+/** The Node flags `npm start` gives serve (package.json's start script); the single executable
+ * is built to run with the same (scripts/release.ts). Read when asked, never at start-up. */
+export function serveNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '';
+  return start.split(/\s+/).filter((w) => w.startsWith('--'));
+}
 /** The API version: the package's. */
 export const API_VERSION = PACKAGE.version;
 /** The commit a prebuilt npm package was made from (npm's `gitHead`); a checkout asks git. */

@@ -36,6 +36,13 @@ export function testStore(): Store {
   return cached;
 }
 
+/** A brand's reconciled rows in the test dataset (what images draw, what a query scans), read
+ * through the addon. */
+export function poolCountOf(name: string): number {
+  const store = testStore();
+  return store.brand(store.resolve(name)!.brand)!.poolCount;
+}
+
 /** A location as json (and geojson properties) serve it: the published schema's type, so a
  * test reads rows as the documents describe them, not as a copy of them. */
 export type Location = z.infer<typeof LocationSchema>;
