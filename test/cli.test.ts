@@ -144,6 +144,22 @@ test('data report --json describes the test dataset', async (t) => {
   t.true(compared > 0, 'a chain of unlisted size among the 100 biggest');
   const listed = realism.find((l) => !l.published_only && l.real !== null)!;
   t.is(listed.true_open, open.get(listed.brand)!.total);
+
+  // land: the test folder carries the reference borders, so every row is measured from the
+  // coast; the world places its stores on land, and pins stray by metres.
+  t.is(report.land.rows, report.pool_points);
+  t.is(report.land.beyond_10_km, 0, JSON.stringify(report.land));
+  t.true(report.land.share_beyond_2_km <= 0.005, JSON.stringify(report.land));
+
+  // ticker_countries: each ticker's served top three, recounted from its verified rows.
+  const lines = report.ticker_countries as { ticker: string; brand: string; served: [string, number][] }[];
+  t.is(lines.length, tickers.length);
+  const mcd = lines.find((l) => l.ticker === 'MCD')!;
+  const mcdRows = JSON.parse((await query(store, { brands: [index.get(mcd.brand)!], format: 'json', verifiedOnly: true })).body.toString()) as { locations: Loc[] };
+  const byCountry = new Map<string, number>();
+  for (const l of mcdRows.locations) byCountry.set(l.country, (byCountry.get(l.country) ?? 0) + 1);
+  const top3 = [...byCountry.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 3);
+  t.deepEqual(mcd.served, top3);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -308,11 +308,34 @@ data
   .description("the dataset's figures")
   .option('--json', 'one JSON object')
   .action(async (o: { json?: boolean }) => {
-    const { realism, ...report } = (await datasetReport(loadConfig().dataDir)) as Record<string, unknown> & { realism?: Realism[] };
-    if (o.json) return console.log(JSON.stringify({ ...report, realism }));
+    const { realism, ticker_countries: tickers, ...report } = (await datasetReport(loadConfig().dataDir)) as Record<string, unknown> & {
+      realism?: Realism[];
+      ticker_countries?: TickerCountries[];
+    };
+    if (o.json) return console.log(JSON.stringify({ ...report, realism, ticker_countries: tickers }));
     for (const [k, v] of Object.entries(report)) console.log(`${k.padEnd(26)} ${typeof v === 'object' ? JSON.stringify(v) : v}`);
     if (realism?.length) printRealism(realism);
+    if (tickers?.length) printTickerCountries(tickers);
   });
+
+/** One ticker of `data report`'s country table (storemap-ingest's `TickerCountries`). */
+interface TickerCountries {
+  ticker: string;
+  brand: string;
+  served: [string, number][];
+  published: [string, number][];
+  /** Whether the served top country is the published one; null where none is published. */
+  top_matches: boolean | null;
+}
+
+function printTickerCountries(rows: TickerCountries[]): void {
+  const list = (l: [string, number][]) => l.map(([c, n]) => `${c} ${n}`).join(', ') || '-';
+  const off = rows.filter((r) => r.top_matches === false);
+  console.log(`
+tickers: served top three countries (verified rows) beside the published ones (data/footprints.csv, full size)`);
+  console.log(`  ${rows.filter((r) => r.top_matches).length} lead in their published top country, ${off.length} do not, ${rows.filter((r) => r.top_matches === null).length} publish none`);
+  for (const r of rows) console.log(`  ${r.top_matches === false ? '!' : ' '} ${r.ticker.padEnd(10)} ${r.brand.slice(0, 24).padEnd(24)} ${list(r.served).padEnd(34)} ${list(r.published)}`);
+}
 
 /** One brand of `data report`'s realism table (storemap-ingest's `Realism`). */
 interface Realism {

@@ -135,5 +135,10 @@ export function rollbackSnapshot(dataDir: string): { current: string; previous: 
 }
 
 export function datasetReport(dataDir: string): Promise<unknown> {
-  return run(['report', '--data-dir', dataDir], true);
+  const args = ['report', '--data-dir', dataDir, '--tables', TABLES_DIR];
+  // The borders measure how far rows stand from land; a folder imported without them still
+  // gets the rest of the report.
+  const reference = referenceDir(dataDir);
+  if (referenceFormat(reference) === REFERENCE_FORMAT) args.push('--reference', reference);
+  return run(args, true);
 }

@@ -60,45 +60,18 @@ impl CountryIndex {
         Ok(CountryIndex { codes, edges: RTree::bulk_load(edges) })
     }
 
-    /// From the flat ring file `ts/data/reference.ts` writes (see `writeBorders` there).
+    /// From the flat ring file `ts/data/reference.ts` writes (see [`each_border_ring`]).
     pub fn from_borders_bin(b: &[u8]) -> Result<CountryIndex> {
-        let bad = |m: &str| IngestError::Invalid(format!("borders.bin: {m}"));
-        let u32_at = |o: usize| b.get(o..o + 4).map(|x| u32::from_le_bytes(x.try_into().unwrap()));
-        let f32_at = |o: usize| f32::from_le_bytes(b[o..o + 4].try_into().unwrap()) as f64;
-        if b.get(..8) != Some(b"SMBORDR1") {
-            return Err(bad("bad magic"));
-        }
-        let n_codes = u32_at(8).ok_or_else(|| bad("truncated"))? as usize;
-        let mut o = 12;
-        let codes: Vec<String> = (0..n_codes)
-            .map(|i| b.get(o + i * 2..o + i * 2 + 2).map(|c| String::from_utf8_lossy(c).into_owned()))
-            .collect::<Option<_>>()
-            .ok_or_else(|| bad("truncated codes"))?;
-        o += n_codes * 2;
-        let n_rings = u32_at(o).ok_or_else(|| bad("truncated"))? as usize;
-        o += 4;
         let mut edges = Vec::new();
-        for _ in 0..n_rings {
-            let code = b.get(o..o + 2).map(|x| u16::from_le_bytes(x.try_into().unwrap())).ok_or_else(|| bad("truncated ring"))?;
-            let n = u32_at(o + 4).ok_or_else(|| bad("truncated ring"))? as usize;
-            o += 8;
-            if (code as usize) >= codes.len() || b.len() < o + n * 8 {
-                return Err(bad("ring runs past the end"));
-            }
-            let mut prev: Option<[f64; 2]> = None;
-            for k in 0..n {
-                let p = [f32_at(o + k * 8), f32_at(o + k * 8 + 4)];
-                if let Some(q) = prev {
-                    if q != p {
-                        edges.push(GeomWithData::new(Line::new(q, p), code));
-                    }
+        let codes = each_border_ring(b, |code, ring| {
+            for w in ring.windows(2) {
+                if w[0] != w[1] {
+                    edges.push(GeomWithData::new(Line::new([w[0][0] as f64, w[0][1] as f64], [w[1][0] as f64, w[1][1] as f64]), code));
                 }
-                prev = Some(p);
             }
-            o += n * 8;
-        }
+        })?;
         if edges.is_empty() {
-            return Err(bad("no edges"));
+            return Err(IngestError::Invalid("borders.bin: no edges".into()));
         }
         Ok(CountryIndex { codes, edges: RTree::bulk_load(edges) })
     }
@@ -113,6 +86,16 @@ impl CountryIndex {
 
     /// The country containing the point, else the nearest one within a quarter degree.
     pub fn locate(&self, lat: f64, lng: f64) -> Option<&str> {
+        if let Some(code) = self.inside(lat, lng) {
+            return Some(code);
+        }
+        let e = self.edges.nearest_neighbor(&[lng, lat])?;
+        use rstar::PointDistance;
+        (e.geom().distance_2(&[lng, lat]) <= NEAREST_LIMIT_DEG * NEAREST_LIMIT_DEG).then(|| self.codes[e.data as usize].as_str())
+    }
+
+    /// The country containing the point (the first listed, where shapes overlap).
+    pub fn inside(&self, lat: f64, lng: f64) -> Option<&str> {
         let ray = AABB::from_corners([lng, lat], [180.0, lat]);
         let mut crossings: Vec<(u16, u32)> = Vec::new();
         for e in self.edges.locate_in_envelope_intersecting(&ray) {
@@ -128,13 +111,44 @@ impl CountryIndex {
                 }
             }
         }
-        if let Some((c, _)) = crossings.iter().filter(|(_, n)| n % 2 == 1).min_by_key(|(c, _)| *c) {
-            return Some(&self.codes[*c as usize]);
-        }
-        let e = self.edges.nearest_neighbor(&[lng, lat])?;
-        use rstar::PointDistance;
-        (e.geom().distance_2(&[lng, lat]) <= NEAREST_LIMIT_DEG * NEAREST_LIMIT_DEG).then(|| self.codes[e.data as usize].as_str())
+        crossings.iter().filter(|(_, n)| n % 2 == 1).min_by_key(|(c, _)| *c).map(|(c, _)| self.codes[*c as usize].as_str())
     }
+}
+
+/// Walks the flat ring file `ts/data/reference.ts` writes (see `writeBorders` there): the magic
+/// `SMBORDR1`, the country codes, then rings of f32 longitude/latitude pairs, each tagged with
+/// its country's index. `f` gets each ring's country index and points; the codes come back.
+/// Both border indexes read it ([`CountryIndex`], [`crate::land::LandMask`]).
+pub fn each_border_ring(b: &[u8], mut f: impl FnMut(u16, &[[f32; 2]])) -> Result<Vec<String>> {
+    let bad = |m: &str| IngestError::Invalid(format!("borders.bin: {m}"));
+    let u32_at = |o: usize| b.get(o..o + 4).map(|x| u32::from_le_bytes(x.try_into().unwrap()));
+    let f32_at = |o: usize| f32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    if b.get(..8) != Some(b"SMBORDR1") {
+        return Err(bad("bad magic"));
+    }
+    let n_codes = u32_at(8).ok_or_else(|| bad("truncated"))? as usize;
+    let mut o = 12;
+    let codes: Vec<String> = (0..n_codes)
+        .map(|i| b.get(o + i * 2..o + i * 2 + 2).map(|c| String::from_utf8_lossy(c).into_owned()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad("truncated codes"))?;
+    o += n_codes * 2;
+    let n_rings = u32_at(o).ok_or_else(|| bad("truncated"))? as usize;
+    o += 4;
+    let mut ring: Vec<[f32; 2]> = Vec::new();
+    for _ in 0..n_rings {
+        let code = b.get(o..o + 2).map(|x| u16::from_le_bytes(x.try_into().unwrap())).ok_or_else(|| bad("truncated ring"))?;
+        let n = u32_at(o + 4).ok_or_else(|| bad("truncated ring"))? as usize;
+        o += 8;
+        if (code as usize) >= codes.len() || b.len() < o + n * 8 {
+            return Err(bad("ring runs past the end"));
+        }
+        ring.clear();
+        ring.extend((0..n).map(|k| [f32_at(o + k * 8), f32_at(o + k * 8 + 4)]));
+        f(code, &ring);
+        o += n * 8;
+    }
+    Ok(codes)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod hash;
 pub mod history;
 pub mod identity;
 pub mod import;
+pub mod land;
 pub mod parallel;
 pub mod pipeline;
 pub mod reconcile;

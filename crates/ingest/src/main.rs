@@ -85,6 +85,13 @@ enum Command {
     Report {
         #[arg(long)]
         data_dir: PathBuf,
+        /// Reference data: with it the report measures how far rows stand from land.
+        #[arg(long)]
+        reference: Option<PathBuf>,
+        /// The project's data/ folder: with it the report sets each ticker's served countries
+        /// beside its published ones.
+        #[arg(long)]
+        tables: Option<PathBuf>,
     },
     /// For tests and benchmarks: a worldwide Overture file made of copies of a real one moved
     /// to every continent (storemap_ingest::world::WORLD), in row groups with bbox statistics.
@@ -171,11 +178,20 @@ fn run(cli: Cli) -> Result<String, String> {
             phases.finish();
             Ok(json(&s))
         }
-        Command::Report { data_dir } => {
+        Command::Report { data_dir, reference, tables } => {
             let snap = Snapshot::load(&data_dir.join(SNAPSHOT_FILE)).map_err(|e| e.to_string())?;
             let truth = data_dir.join("sources/truth.csv");
             let mut r = storemap_ingest::report::report(&snap, Some(&truth)).map_err(|e| e.to_string())?;
             r.changes = storemap_ingest::feed_score::change_score(&data_dir, &snap).map_err(|e| e.to_string())?;
+            if let Some(dir) = reference {
+                let paths = ReferencePaths { extracted: dir, tables: tables.clone().unwrap_or_default() };
+                let land = pipeline::load_land(&paths).map_err(|e| e.to_string())?;
+                r.land = Some(storemap_ingest::report::land_score(&snap, &land));
+            }
+            if let Some(dir) = tables {
+                let rows = storemap_ingest::reference::read_csv(&dir.join("footprints.csv")).map_err(|e| e.to_string())?;
+                r.ticker_countries = storemap_ingest::report::ticker_countries(&snap, &rows);
+            }
             Ok(json(&r))
         }
         Command::OvertureWorld { sample, out, groups_per_copy, no_statistics } => {

@@ -16,6 +16,7 @@ use crate::hash::fnv1a;
 use crate::history::{self, HistoryUpdate};
 use crate::identity::PreviousIds;
 use crate::import;
+use crate::land::LandMask;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
 use crate::{ImportReport, Skip};
@@ -149,14 +150,44 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
     Ok((catalog, read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?))
 }
 
-/// Precise borders when the reference step wrote them, else the drawing atlas' shapes.
-fn load_countries(dir: &Path) -> Result<CountryIndex> {
-    let bin = dir.join("borders.bin");
-    if bin.exists() {
-        let bytes = std::fs::read(&bin).map_err(|e| IngestError::io(bin.display(), e))?;
-        return CountryIndex::from_borders_bin(&bytes);
+/// The borders as the reference step wrote them: the precise ring file, else the drawing
+/// atlas' shapes. Read once, made into the country index and the land mask.
+enum Borders {
+    Bin(Vec<u8>),
+    GeoJson(serde_json::Value),
+}
+
+impl Borders {
+    fn read(dir: &Path) -> Result<Borders> {
+        let bin = dir.join("borders.bin");
+        if bin.exists() {
+            return Ok(Borders::Bin(std::fs::read(&bin).map_err(|e| IngestError::io(bin.display(), e))?));
+        }
+        Ok(Borders::GeoJson(read_json(&dir.join("countries.geojson"))?))
     }
-    CountryIndex::from_geojson(&read_json(&dir.join("countries.geojson"))?)
+
+    fn countries(&self) -> Result<CountryIndex> {
+        match self {
+            Borders::Bin(b) => CountryIndex::from_borders_bin(b),
+            Borders::GeoJson(v) => CountryIndex::from_geojson(v),
+        }
+    }
+
+    fn land(&self) -> Result<LandMask> {
+        match self {
+            Borders::Bin(b) => LandMask::from_borders_bin(b),
+            Borders::GeoJson(v) => LandMask::from_geojson(v),
+        }
+    }
+}
+
+fn load_countries(dir: &Path) -> Result<CountryIndex> {
+    Borders::read(dir)?.countries()
+}
+
+/// The land mask the synthetic world places its stores with.
+pub fn load_land(paths: &ReferencePaths) -> Result<LandMask> {
+    Borders::read(&paths.extracted)?.land()
 }
 
 /// Resident and peak memory from /proc (Linux), for the phase log: a full-size build must fit
@@ -235,14 +266,19 @@ pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut 
     let (tables, countries_dir) = (opts.reference.clone(), opts.reference.extracted.clone());
     let sources_dir = opts.data_dir.join("sources");
     keep_previous_truth(&opts.data_dir)?;
+    let borders = phases.run("read borders", || Borders::read(&countries_dir))?;
     // The border index takes seconds to build and generation does not need it: both at once.
+    // The land mask it does need takes a fraction of a second, and goes when the world is made.
     let (reference, world) = std::thread::scope(|s| -> Result<_> {
-        let countries = s.spawn(move || load_countries(&countries_dir));
+        let countries = s.spawn(|| borders.countries());
         let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
-        let world = phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &sources_dir, scale, seed, opts.as_of))?;
+        let land = phases.run("land mask", || borders.land())?;
+        let world = phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &land, &sources_dir, scale, seed, opts.as_of))?;
+        drop(land);
         let countries = phases.run("load borders", || countries.join().map_err(|_| IngestError::Invalid("border loader panicked".into()))?)?;
         Ok((Reference { catalog, cities, zips, countries }, world))
     })?;
+    drop(borders);
     let mut summary = import_with(&reference, &SourcePaths::under(&sources_dir), opts, phases)?;
     summary.world = Some(world);
     Ok(summary)

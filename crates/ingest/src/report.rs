@@ -8,6 +8,8 @@ use serde::Serialize;
 use storemap_core::{Filters, Snapshot};
 
 use crate::error::{IngestError, Result};
+use crate::land::LandMask;
+use crate::reference::FootprintRow;
 use crate::world::{BrandTruth, BRAND_TRUTH_FILE};
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -45,6 +47,87 @@ pub struct Report {
     /// The last refresh's change feed against the synthetic world's truth (absent until a
     /// synthetic folder has been refreshed; see `feed_score`).
     pub changes: Option<crate::feed_score::ChangeScore>,
+    /// How far the rows stand from land (absent without the reference borders).
+    pub land: Option<LandScore>,
+    /// Per ticker: the countries with most verified rows beside the published ones (empty
+    /// without the project's tables).
+    pub ticker_countries: Vec<TickerCountries>,
+}
+
+/// Distances are measured up to this far; a row beyond it counts as beyond.
+const SEA_LIMIT_M: f64 = 50_000.0;
+
+/// Rows off the coast: a pin in a harbour is a few hundred metres out, a store at sea is not.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct LandScore {
+    pub rows: u64,
+    pub beyond_2_km: u64,
+    pub beyond_10_km: u64,
+    pub share_beyond_2_km: f64,
+    /// The farthest row from land, in km (capped at 50).
+    pub farthest_km: f64,
+}
+
+pub fn land_score(snapshot: &Snapshot, land: &LandMask) -> LandScore {
+    let n = snapshot.row_count();
+    let (mut beyond_2, mut beyond_10, mut farthest) = (0u64, 0u64, 0f64);
+    for r in 0..n {
+        let (lat, lng) = snapshot.row_lat_lng(r);
+        let d = land.distance_to_land_m(lat, lng, SEA_LIMIT_M).unwrap_or(SEA_LIMIT_M);
+        beyond_2 += (d > 2_000.0) as u64;
+        beyond_10 += (d > 10_000.0) as u64;
+        farthest = farthest.max(d);
+    }
+    LandScore {
+        rows: n as u64,
+        beyond_2_km: beyond_2,
+        beyond_10_km: beyond_10,
+        share_beyond_2_km: beyond_2 as f64 / n.max(1) as f64,
+        farthest_km: farthest / 1000.0,
+    }
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct TickerCountries {
+    pub ticker: String,
+    pub brand: String,
+    /// The three countries with most verified rows, with their counts.
+    pub served: Vec<(String, u64)>,
+    /// The three biggest published counts (`data/footprints.csv`), at full size.
+    pub published: Vec<(String, u64)>,
+    /// Whether the served top country is the published one (`null` where none is published).
+    pub top_matches: Option<bool>,
+}
+
+fn top3(mut v: Vec<(String, u64)>) -> Vec<(String, u64)> {
+    v.retain(|(_, n)| *n > 0);
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.truncate(3);
+    v
+}
+
+/// Each ticker's primary brand: where its verified rows are, beside where the chain publishes
+/// most stores (the table's last row for a country winning, as the generator reads it).
+pub fn ticker_countries(snapshot: &Snapshot, footprints: &[FootprintRow]) -> Vec<TickerCountries> {
+    let mut published: HashMap<&str, HashMap<&str, u64>> = HashMap::new();
+    for f in footprints.iter().filter(|f| !f.brand_wikidata.is_empty()) {
+        published.entry(f.brand_wikidata.as_str()).or_default().insert(f.country.as_str(), u64::from(f.count));
+    }
+    snapshot
+        .tickers()
+        .iter()
+        .filter_map(|t| {
+            let b = snapshot.brands().get(t.brand as usize)?;
+            let mut served: HashMap<&str, u64> = HashMap::new();
+            for r in (b.row_start as usize..b.row_end as usize).filter(|&r| snapshot.row_is_verified(r)) {
+                *served.entry(snapshot.row_country(r)).or_default() += 1;
+            }
+            let served = top3(served.into_iter().map(|(c, n)| (c.to_string(), n)).collect());
+            let real = top3(b.wikidata.as_deref().and_then(|q| published.get(q)).map_or(Vec::new(), |m| m.iter().map(|(c, n)| (c.to_string(), *n)).collect()));
+            let top_matches = real.first().map(|(c, _)| served.first().is_some_and(|(s, _)| s == c));
+            Some(TickerCountries { ticker: t.ticker.clone(), brand: b.name.clone(), served, published: real, top_matches })
+        })
+        .collect()
 }
 
 /// How many brands (by true open stores) the coverage score covers, each in its countries.
@@ -128,6 +211,8 @@ pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
             _ => None,
         },
         changes: None,
+        land: None,
+        ticker_countries: Vec::new(),
     })
 }
 

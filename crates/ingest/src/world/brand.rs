@@ -462,7 +462,8 @@ fn place(country: &str, habits: &Habits, g: &Gazetteer, taken: &mut HashMap<(i64
                 }
                 None => offset_m(c.lat, c.lng, dn * spread_m, de * spread_m),
             };
-            if !(-85.0..=85.0).contains(&lat) {
+            // A store stands on land: a spot in the sea, a bay or a lake is drawn again.
+            if !(-85.0..=85.0).contains(&lat) || !g.on_land(lat, lng) {
                 continue;
             }
             let cell = ((lat * 1000.0).floor() as i64, (lng * 1000.0).floor() as i64);

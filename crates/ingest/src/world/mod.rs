@@ -20,6 +20,7 @@ pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 
 use crate::catalog::Catalog;
 use crate::error::Result;
+use crate::land::LandMask;
 use crate::parallel::parallel_map;
 use crate::reference::{City, Zip};
 
@@ -133,9 +134,9 @@ pub struct Generator<'a> {
 }
 
 impl<'a> Generator<'a> {
-    /// The world as surveyed ([`churn::SURVEY`]).
-    pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &[Zip], scale: f64, seed: u64) -> Generator<'a> {
-        Generator { catalog, g: places::Gazetteer::new(cities, zips), cal: Calibration::new(scale, catalog.brands.len()), seed, as_of: churn::SURVEY }
+    /// The world as surveyed ([`churn::SURVEY`]), its stores on `land`.
+    pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &[Zip], land: &'a LandMask, scale: f64, seed: u64) -> Generator<'a> {
+        Generator { catalog, g: places::Gazetteer::new(cities, zips, land), cal: Calibration::new(scale, catalog.brands.len()), seed, as_of: churn::SURVEY }
     }
 
     /// The same world as it is at `as_of` (unix seconds): aged by the churn since the survey.
@@ -150,8 +151,9 @@ impl<'a> Generator<'a> {
 }
 
 /// Writes the four source files, `truth.csv` and `truth-brands.csv` into `dir`.
-pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], dir: &Path, scale: f64, seed: u64, as_of: i64) -> Result<WorldSummary> {
-    let gen = Generator::new(catalog, cities, zips, scale, seed).at(as_of);
+#[allow(clippy::too_many_arguments)]
+pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMask, dir: &Path, scale: f64, seed: u64, as_of: i64) -> Result<WorldSummary> {
+    let gen = Generator::new(catalog, cities, zips, land, scale, seed).at(as_of);
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);

@@ -3,10 +3,12 @@
 //! elsewhere) and phone numbers.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::land::LandMask;
 use crate::reference::{City, Zip};
 
 /// Countries where chains are dense (high income), and where they are moderately so. The rest
@@ -54,6 +56,10 @@ const METRO_REACH_M: f64 = 35_000.0;
 const HUB_POPULATION: u64 = 20_000;
 /// How far apart two hubs joined by a highway leg may be.
 const LEG_MAX_KM: f64 = 250.0;
+/// A leg is tested for water every this many metres, leaving out this much at each end (a
+/// town's point may stand just off the coast the borders draw).
+const LEG_STEP_M: f64 = 1_000.0;
+const LEG_ENDS_M: f64 = 3_000.0;
 
 /// Cities indexed for sampling.
 type Weighted = (Vec<u32>, Vec<f64>);
@@ -82,6 +88,10 @@ pub struct Gazetteer<'a> {
     members: Vec<Weighted>,
     /// Hub towns by one-degree cell, for highway legs.
     hubs: HashMap<(i32, i32), Vec<u32>>,
+    /// Each city's highway legs, found when first asked for (a pure function of the city, so
+    /// any thread may fill it).
+    legs: Vec<OnceLock<Box<[u32]>>>,
+    land: &'a LandMask,
     zips: ZipGrid,
 }
 
@@ -107,7 +117,7 @@ fn draw(e: &Weighted, rng: &mut ChaCha8Rng) -> Option<u32> {
 }
 
 impl<'a> Gazetteer<'a> {
-    pub fn new(cities: &'a [City], zips: &[Zip]) -> Gazetteer<'a> {
+    pub fn new(cities: &'a [City], zips: &[Zip], land: &'a LandMask) -> Gazetteer<'a> {
         let mut by_country: HashMap<String, Weighted> = HashMap::new();
         let mut hubs: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
         for (i, c) in cities.iter().enumerate() {
@@ -151,7 +161,8 @@ impl<'a> Gazetteer<'a> {
         for (m, &k) in kept.iter().enumerate() {
             push(metros.entry(cities[k].country.clone()).or_default(), m, total(&members[m]));
         }
-        Gazetteer { cities, by_country, metros, members, hubs, zips: ZipGrid::new(zips) }
+        let legs = (0..cities.len()).map(|_| OnceLock::new()).collect();
+        Gazetteer { cities, by_country, metros, members, hubs, legs, land, zips: ZipGrid::new(zips) }
     }
 
     /// A city drawn by population: a metro area by its people and then one of its towns, core
@@ -192,9 +203,15 @@ impl<'a> Gazetteer<'a> {
             .max_by_key(|&i| self.cities[i as usize].population)
     }
 
-    /// A hub town of the same country within a highway leg of `city`: one of the four nearest,
-    /// so legs join neighbours as trunk roads do.
+    /// A hub town of the same country within a highway leg of `city`: one of the four nearest
+    /// the straight road to which stays on land, so legs join neighbours as trunk roads do and
+    /// no fuel station stands in a bay.
     pub fn highway_neighbour(&self, city: u32, rng: &mut ChaCha8Rng) -> Option<u32> {
+        let legs = self.legs[city as usize].get_or_init(|| self.find_legs(city));
+        (!legs.is_empty()).then(|| legs[rng.random_range(0..legs.len())])
+    }
+
+    fn find_legs(&self, city: u32) -> Box<[u32]> {
         let c = &self.cities[city as usize];
         let (cy, cx) = degree_cell(c.lat, c.lng);
         let reach = (LEG_MAX_KM / 111.0).ceil() as i32 + 1;
@@ -214,8 +231,18 @@ impl<'a> Gazetteer<'a> {
             }
         }
         near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        near.truncate(4);
-        (!near.is_empty()).then(|| near[rng.random_range(0..near.len())].1)
+        near.into_iter()
+            .map(|(_, j)| j)
+            .filter(|&j| {
+                let o = &self.cities[j as usize];
+                self.land.dry_line((c.lat, c.lng), (o.lat, o.lng), LEG_STEP_M, LEG_ENDS_M)
+            })
+            .take(4)
+            .collect()
+    }
+
+    pub fn on_land(&self, lat: f64, lng: f64) -> bool {
+        self.land.is_land(lat, lng)
     }
 
     /// A country's weight for a brand's store split: its urban population times how dense

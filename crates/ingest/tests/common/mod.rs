@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use storemap_core::{parse_iso, RowBuilder, Snapshot, SourceType};
 use storemap_ingest::density::PopulationGrid;
+use storemap_ingest::land::LandMask;
 use storemap_ingest::pipeline::{self, BuildOptions, BuildSummary, Phases, Reference, SNAPSHOT_FILE};
 use storemap_ingest::reconcile::{ReconcileStats, Reconciler};
 use storemap_ingest::reference::ReferencePaths;
@@ -64,6 +65,12 @@ pub fn reference_paths() -> ReferencePaths {
 pub fn reference() -> &'static Reference {
     static REF: OnceLock<Reference> = OnceLock::new();
     REF.get_or_init(|| pipeline::load_reference(&reference_paths()).unwrap_or_else(|e| panic!("load_reference: {e}")))
+}
+
+/// The land mask the synthetic world places its stores with, from the same borders.
+pub fn land() -> &'static LandMask {
+    static LAND: OnceLock<LandMask> = OnceLock::new();
+    LAND.get_or_init(|| pipeline::load_land(&reference_paths()).unwrap_or_else(|e| panic!("load_land: {e}")))
 }
 
 pub fn population() -> &'static PopulationGrid {
@@ -186,12 +193,15 @@ pub struct SharedBuild {
     pub summary: BuildSummary,
     /// `snapshot.smap`, byte for byte.
     pub snapshot_bytes: Vec<u8>,
-    /// `report::report(&Snapshot::load(snapshot.smap), Some(sources/truth.csv))`.
+    /// `report::report(&Snapshot::load(snapshot.smap), Some(sources/truth.csv))`, with the land
+    /// score and the tickers' countries.
     pub report: storemap_ingest::report::Report,
     /// Rows of the loaded snapshot.
     pub snapshot_rows: usize,
     /// Data rows of `sources/truth.csv`.
     pub truth_rows: usize,
+    /// Rows whose country no border placed them in.
+    pub xx_rows: usize,
 }
 
 pub fn shared_build() -> &'static SharedBuild {
@@ -205,9 +215,14 @@ pub fn shared_build() -> &'static SharedBuild {
         let snap = Snapshot::load(&path).unwrap_or_else(|e| panic!("Snapshot::load: {e}"));
         let truth = dir.path().join("sources").join("truth.csv");
         assert!(truth.is_file(), "the synthetic build writes {}", truth.display());
-        let report = storemap_ingest::report::report(&snap, Some(&truth)).unwrap_or_else(|e| panic!("report: {e}"));
+        let mut report = storemap_ingest::report::report(&snap, Some(&truth)).unwrap_or_else(|e| panic!("report: {e}"));
+        // As `data report` fills them with the reference borders and the project's tables.
+        report.land = Some(storemap_ingest::report::land_score(&snap, land()));
+        let footprints = storemap_ingest::reference::read_csv(&tables_dir().join("footprints.csv")).expect("data/footprints.csv");
+        report.ticker_countries = storemap_ingest::report::ticker_countries(&snap, &footprints);
+        let xx_rows = (0..snap.row_count()).filter(|&r| snap.row_country(r) == "XX").count();
         let truth_rows = csv::Reader::from_path(&truth).expect("truth.csv opens").records().count();
-        SharedBuild { summary, snapshot_bytes, report, snapshot_rows: snap.row_count(), truth_rows }
+        SharedBuild { summary, snapshot_bytes, report, snapshot_rows: snap.row_count(), truth_rows, xx_rows }
     })
 }
 

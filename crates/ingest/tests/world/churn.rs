@@ -16,7 +16,7 @@ use storemap_ingest::pipeline::{self, BuildOptions, Phases, SNAPSHOT_FILE};
 use storemap_ingest::world::churn::{self, Event, SURVEY};
 use storemap_ingest::world::{BrandWorld, Generator};
 
-use crate::common::{reference, reference_paths, TempDir};
+use crate::common::{land, reference, reference_paths, TempDir};
 
 pub(crate) const DAY: i64 = storemap_core::DAY_S;
 const YEAR: i64 = 365 * DAY + DAY / 4;
@@ -25,7 +25,7 @@ const BRANDS: usize = 400;
 
 fn worlds_at(scale: f64, as_of: Option<i64>) -> Vec<BrandWorld> {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, scale, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), scale, 7);
     let gen = match as_of {
         Some(t) => gen.at(t),
         None => gen,

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use storemap_ingest::footprint::WORLDWIDE_SET;
 use storemap_ingest::world::{BrandWorld, Generator};
 
-use crate::common::{reference, tables_dir};
+use crate::common::{land, reference, tables_dir};
 
 #[derive(Deserialize)]
 struct Row {
@@ -55,7 +55,7 @@ fn stores_by_country(w: &BrandWorld) -> HashMap<&str, u64> {
 
 fn published_counts_at(scale: f64) {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, scale, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), scale, 7);
     let rows = published();
     let mut worlds: HashMap<String, BrandWorld> = HashMap::new();
     let mut checked = 0;
@@ -89,7 +89,7 @@ fn published_counts_are_reproduced_at_scale_1() {
 #[test]
 fn a_chain_gets_no_stores_where_it_has_none() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let absent: Vec<_> = published().into_iter().filter(|(_, (_, n))| *n == 0).collect();
     assert!(!absent.is_empty(), "the table records no market exit");
     let (mut named_exits, mut elsewhere) = (0, 0);
@@ -110,7 +110,7 @@ fn a_chain_gets_no_stores_where_it_has_none() {
 #[test]
 fn spiders_confine_a_worldwide_brand_to_their_countries() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();
     let presence: HashMap<String, Presence> = read::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata.clone(), p)).collect();
     let mut checked = 0;
@@ -135,7 +135,7 @@ fn spiders_confine_a_worldwide_brand_to_their_countries() {
 #[test]
 fn a_partial_table_leaves_a_chains_other_markets() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let listed: HashSet<String> = read::<Listed>("tickers.csv").into_iter().map(|t| t.wikidata).collect();
     let presence: HashMap<String, Presence> = read::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata.clone(), p)).collect();
     let mut rows: HashMap<String, HashMap<String, u32>> = HashMap::new();
@@ -180,7 +180,7 @@ fn a_partial_table_leaves_a_chains_other_markets() {
 #[test]
 fn a_us_chain_is_no_denser_in_the_us_territories_than_at_home() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let people = |c: &str| r.cities.iter().filter(|x| x.country == c).map(|x| x.population as f64).sum::<f64>();
     let us_people = people("US");
     let territories = ["AS", "GU", "MP", "PR", "UM", "VI"];
@@ -230,7 +230,7 @@ fn seen_beyond_osm(w: &BrandWorld, keep: impl Fn(&str) -> bool) -> (usize, f64) 
 #[test]
 fn the_contracts_known_limits_hold_on_the_real_footprints() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.1, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
     for qid in ["Q259340", "Q11247682", "Q1557223"] {
         let w = gen.brand(rank_of(qid).unwrap());
         let (n, share) = seen_beyond_osm(&w, |c| c == "JP");
@@ -268,7 +268,7 @@ struct Listed {
 #[test]
 fn a_global_chain_reaches_its_listed_size() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let listed: HashMap<String, Listed> = read::<Listed>("tickers.csv").into_iter().map(|t| (t.wikidata.clone(), t)).collect();
     for qid in ["Q38076", "Q37158", "Q524757"] {
         let t = &listed[qid];
@@ -308,7 +308,7 @@ fn brands_without_a_published_size_follow_openstreetmap() {
             *tally.entry(q).or_default() += b.osm_count;
         }
     }
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 1.0, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let size = |name: &str| {
         let rank = r.catalog.brands.iter().position(|b| b.name == name).unwrap_or_else(|| panic!("{name} is not a catalog brand"));
         assert!(r.catalog.brands[rank].known_stores.is_none(), "{name} has a published size");
@@ -360,7 +360,7 @@ struct Home {
 #[test]
 fn chains_are_densest_around_their_home_city() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.3, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.3, 7);
     let near = |a: (f64, f64), b: (f64, f64)| storemap_core::haversine_m(a.0, a.1, b.0, b.1) < 300_000.0;
     let counted = published();
     let mut checked = 0;
@@ -443,7 +443,7 @@ fn chains_are_densest_around_their_home_city() {
 #[test]
 fn metro_stores_reach_the_suburbs() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.1, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
     let us: Vec<usize> = (0..r.cities.len()).filter(|&i| r.cities[i].country == "US").collect();
     let cores: Vec<usize> = us.iter().copied().filter(|&i| r.cities[i].population >= 250_000).collect();
     // Each US town: None outside metro areas, Some(true) for a suburb, Some(false) for a core.
@@ -480,7 +480,7 @@ fn metro_stores_reach_the_suburbs() {
 #[test]
 fn all_the_places_scrapes_the_chains_it_has_spiders_for() {
     let r = reference();
-    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, 0.1, 7);
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
     let spidered: HashSet<String> = read::<Presence>("atp-presence.csv").into_iter().map(|p| p.brand_wikidata).collect();
     let listed: HashSet<String> = read::<Listed>("tickers.csv").into_iter().map(|t| t.wikidata).collect();
     let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();

@@ -29,5 +29,6 @@ mod clustering;
 mod determinism;
 mod feed;
 mod footprints;
+mod land;
 mod reconcile;
 mod report;

@@ -40,6 +40,51 @@ fn report_on_a_synthetic_build() {
     assert!(d.precision >= 0.995, "dedup precision {} < 0.995 ({d:?})", d.precision);
     assert!(d.recall >= 0.99, "dedup recall {} < 0.99 ({d:?})", d.recall);
     assert!(b.truth_rows as u64 >= r.pool_points, "truth.csv lists every source row");
+
+    // Every row on land, or a pin's width off it (the bar: at most 0.5 % beyond 2 km,
+    // none beyond 10), and in a country.
+    let land = r.land.as_ref().expect("land score");
+    assert_eq!(land.rows, r.pool_points);
+    assert!(land.share_beyond_2_km <= 0.005 && land.beyond_10_km == 0, "{land:?}");
+    assert_eq!(b.xx_rows, 0, "rows placed in no country");
+}
+
+/// The tickers' published top three, read here from the table as the generator reads it (a
+/// later row for a chain and country replaces an earlier one).
+#[test]
+fn the_report_sets_each_tickers_served_countries_beside_its_published_ones() {
+    #[derive(serde::Deserialize)]
+    struct Footprint {
+        brand_wikidata: String,
+        country: String,
+        count: u64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Ticker {
+        ticker: String,
+        wikidata: String,
+    }
+    let r = &shared_build().report;
+    let read = |f: &str| csv::Reader::from_path(tables_dir().join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let mut table: std::collections::HashMap<String, std::collections::BTreeMap<String, u64>> = Default::default();
+    for f in read("footprints.csv").deserialize::<Footprint>().map(|f| f.expect("footprint row")) {
+        table.entry(f.brand_wikidata).or_default().insert(f.country, f.count);
+    }
+    let tickers: Vec<Ticker> = read("tickers.csv").deserialize().map(|t| t.expect("ticker row")).collect();
+    assert_eq!(r.ticker_countries.len(), tickers.len());
+    for t in &tickers {
+        let line = r.ticker_countries.iter().find(|l| l.ticker == t.ticker).unwrap_or_else(|| panic!("{} missing", t.ticker));
+        let mut want: Vec<(String, u64)> =
+            table.get(&t.wikidata).map_or(Vec::new(), |m| m.iter().filter(|(_, &n)| n > 0).map(|(c, &n)| (c.clone(), n)).collect());
+        want.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        want.truncate(3);
+        assert_eq!(line.published, want, "{}", t.ticker);
+        assert!(line.served.len() <= 3 && line.served.windows(2).all(|w| w[0].1 >= w[1].1), "{line:?}");
+        assert_eq!(line.top_matches, want.first().map(|(c, _)| line.served.first().is_some_and(|(s, _)| s == c)));
+    }
+    // The biggest chains' home markets lead at scale 0.01 too.
+    let mcd = r.ticker_countries.iter().find(|l| l.ticker == "MCD").expect("MCD");
+    assert_eq!(mcd.served.first().map(|(c, _)| c.as_str()), Some("US"), "{mcd:?}");
 }
 
 fn row(brand: u32, lat: f64, aliases: &[(SourceType, &str)]) -> RowBuilder {
