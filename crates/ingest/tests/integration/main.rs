@@ -7,6 +7,8 @@
 //!   other releases' shapes (`test/fixtures/variants`).
 //! - `osm_order`: the .osm.pbf reader on the real extract padded to many blocks, and in block
 //!   orders no sorted file has (`test/fixtures/osm-order`).
+//! - `footprint_table`: `data/footprints.csv` against the chains' published world totals and
+//!   home markets, with the known gaps named.
 //! - `geoparquet_cut`: a worldwide Overture file made from the real one, cut to an area by
 //!   storemap-geoparquet, and the cut imported.
 //!
@@ -19,6 +21,7 @@
 mod common;
 
 mod fixtures;
+mod footprint_table;
 mod geoparquet_cut;
 mod osm_order;
 mod real;
