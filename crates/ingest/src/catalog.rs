@@ -45,9 +45,20 @@ pub struct CatalogBrand {
     pub absent: Vec<String>,
     /// The city the chain is densest around, if known.
     pub home: Option<HomeCity>,
+    /// The share of the chain OpenStreetMap maps, by country (`""`: worldwide), where
+    /// `data/osm-coverage.csv` measures it.
+    pub osm_share: Vec<(String, f64)>,
     /// How often OpenStreetMap tags its in-scope entries' names: what ranks a brand without a
     /// known size.
     pub osm_count: u32,
+}
+
+impl CatalogBrand {
+    /// The share of the chain OpenStreetMap maps in `country`, else worldwide, where measured.
+    pub fn osm_share_in(&self, country: &str) -> Option<f64> {
+        let find = |c: &str| self.osm_share.iter().find(|(k, _)| k == c).map(|(_, s)| *s);
+        find(country).or_else(|| find(""))
+    }
 }
 
 #[derive(Debug)]
@@ -133,6 +144,7 @@ impl Catalog {
                 spidered: fp.spidered,
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),
+                osm_share: fp.osm_share.clone(),
                 osm_count: items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.osm_count).sum(),
                 known_stores: (known > 0).then_some(known),
                 listed: listed > 0,

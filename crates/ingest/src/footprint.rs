@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
 
-use crate::reference::{AtpPresence, FootprintRow};
+use crate::reference::{AtpPresence, FootprintRow, OsmCoverageRow};
 
 /// An NSI location set this wide means "anywhere in the world": it says nothing about where a
 /// chain is, so it cannot confine one.
@@ -49,6 +49,21 @@ pub struct Footprint {
     /// AllThePlaces has a spider for the chain, country-specific or not.
     pub spidered: bool,
     pub home: Option<HomeCity>,
+    /// The share of the chain OpenStreetMap maps, by country (`""`: worldwide), where
+    /// `data/osm-coverage.csv` measures it.
+    pub osm_share: Vec<(String, f64)>,
+}
+
+/// A count this small says little about how much of a chain OpenStreetMap sees (Burger King
+/// Vietnam: 4 official, 14 mapped).
+const MIN_OFFICIAL_FOR_SHARE: u32 = 50;
+/// OpenStreetMap counts above the official one (Walmart, Tesco, IKEA: other formats and
+/// departments tagged with the brand) mean it maps nearly all of the chain, not more.
+pub const OSM_SHARE_MAX: f64 = 0.95;
+
+/// How much of a chain OpenStreetMap maps, from its official and mapped counts.
+pub fn osm_share(official: u32, mapped: u32) -> Option<f64> {
+    (official >= MIN_OFFICIAL_FOR_SHARE).then(|| (f64::from(mapped) / f64::from(official)).min(OSM_SHARE_MAX))
 }
 
 impl Footprint {
@@ -126,6 +141,18 @@ impl Footprints {
         Footprints { by_wikidata }
     }
 
+    /// Adds the OpenStreetMap shares `data/osm-coverage.csv` measures.
+    pub fn with_osm_coverage(mut self, rows: &[OsmCoverageRow]) -> Footprints {
+        for r in rows {
+            let Some(share) = osm_share(r.official_count, r.osm_count) else { continue };
+            let country = if r.country.len() == 2 { r.country.as_str() } else { "" };
+            for q in r.brand_wikidata.split(';').map(str::trim).filter(|q| !q.is_empty()) {
+                self.by_wikidata.entry(q.to_string()).or_default().osm_share.push((country.to_string(), share));
+            }
+        }
+        self
+    }
+
     pub fn get(&self, wikidata: &str) -> Option<&Footprint> {
         self.by_wikidata.get(wikidata)
     }
@@ -141,6 +168,27 @@ mod tests {
 
     fn codes(list: &[&str]) -> Vec<String> {
         list.iter().map(|c| c.to_string()).collect()
+    }
+
+    fn coverage(q: &str, country: &str, official: u32, osm: u32) -> OsmCoverageRow {
+        OsmCoverageRow { name: "x".into(), brand_wikidata: q.into(), country: country.into(), official_count: official, osm_count: osm }
+    }
+
+    #[test]
+    fn osm_shares_by_country_and_worldwide() {
+        let rows = [
+            coverage("Q7", "Worldwide", 1000, 520),
+            coverage("Q7", "JP", 21651, 14744),
+            // Two ids for one chain; more mapped than official; too few to say anything.
+            coverage("Q1;Q2", "US", 100, 180),
+            coverage("Q3", "VN", 4, 14),
+        ];
+        let f = Footprints::new(&[], &[], &[]).with_osm_coverage(&rows);
+        let share = |q: &str, c: &str| f.get(q).and_then(|fp| fp.osm_share.iter().find(|(k, _)| k == c).map(|(_, s)| *s));
+        assert_eq!(share("Q7", ""), Some(0.52));
+        assert!((share("Q7", "JP").unwrap() - 14744.0 / 21651.0).abs() < 1e-12);
+        assert_eq!((share("Q1", "US"), share("Q2", "US")), (Some(OSM_SHARE_MAX), Some(OSM_SHARE_MAX)));
+        assert!(f.get("Q3").is_none());
     }
 
     #[test]

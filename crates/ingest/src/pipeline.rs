@@ -145,7 +145,8 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
             &read_csv(&paths.tables.join("footprints.csv"))?,
             &read_csv(&paths.tables.join("atp-presence.csv"))?,
             &read_csv(&paths.tables.join("home-cities.csv"))?,
-        ),
+        )
+        .with_osm_coverage(&read_csv(&paths.tables.join("osm-coverage.csv"))?),
     );
     Ok((catalog, read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?))
 }

@@ -84,6 +84,18 @@ pub struct FootprintRow {
     pub count: u32,
 }
 
+/// One row of `data/osm-coverage.csv` (isOsmComplete): a chain's official store count beside
+/// its count in OpenStreetMap, in one country or `Worldwide`. Some rows name two ids
+/// (`Q11247682;Q1191685`), the index's and Wikidata's for one chain.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct OsmCoverageRow {
+    pub name: String,
+    pub brand_wikidata: String,
+    pub country: String,
+    pub official_count: u32,
+    pub osm_count: u32,
+}
+
 /// One row of `data/atp-presence.csv`: a brand AllThePlaces has a spider for, and the countries
 /// it has a country-specific spider in (none when its only spiders span several countries).
 #[derive(Debug, Clone, Deserialize, PartialEq)]

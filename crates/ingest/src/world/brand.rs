@@ -498,11 +498,15 @@ fn observe(
     let jp_konbini = s.country == "JP" && brand.categories.iter().any(|c| c == "shop/convenience");
     let region = if undercounted { cal.undercount_factor } else { 1.0 };
     let p = |base: f64| if long_tail { 0.0 } else { base * region };
-    let (spider_recall, p_ov, p_fsq, p_osm) = if jp_konbini {
-        (0.05, p(0.1), p(0.1), 0.85)
-    } else {
-        (cal.atp_coverage, p(cal.overture_coverage(rank)), p(cal.fsq_coverage), if long_tail { cal.osm_long_tail } else { cal.osm_coverage * region })
-    };
+    // OpenStreetMap's share where isOsmComplete measures the chain (7-Eleven Japan 0.68,
+    // Dollar General 0.55, CVS 0.92), else the Japanese konbini's or everyone's typical share.
+    let osm = brand.osm_share_in(&s.country).unwrap_or(if jp_konbini { cal.osm_jp_konbini } else { cal.osm_coverage });
+    // The contract's Japanese limit is about store locators: AllThePlaces has harvested few
+    // konbini chains there, so their rows rest on the community map and the places datasets,
+    // which cover Japan's cities as they cover others'.
+    let spider_recall = if jp_konbini { 0.05 } else { cal.atp_coverage };
+    let (p_ov, p_fsq) = (p(cal.overture_coverage(rank)), p(cal.fsq_coverage));
+    let p_osm = if long_tail { cal.osm_long_tail } else { osm * region };
     // No spider, no AllThePlaces row, in Japan as anywhere.
     let p_atp = if has_spider { p(spider_recall) } else { 0.0 };
     let base = crate::catalog::store_name(&brand.name);

@@ -121,3 +121,32 @@ fn carrefour_hypermarkets_lead_in_france() {
     let top = hypers.iter().max_by_key(|(c, n)| (**n, std::cmp::Reverse((*c).clone()))).map(|(c, _)| c.as_str());
     assert_eq!(top, Some("FR"), "{hypers:?}");
 }
+
+/// The generator's OpenStreetMap shares for chains isOsmComplete does not measure come from the
+/// ones it does: everyone's is the median of the worldwide shares OpenStreetMap falls short in,
+/// a Japanese konbini's the mean of the three measured in Japan.
+#[test]
+fn the_default_osm_shares_follow_the_measured_ones() {
+    #[derive(Deserialize)]
+    struct Row {
+        name: String,
+        country: String,
+        official_count: u32,
+        osm_count: u32,
+    }
+    let rows = read::<Row>("osm-coverage.csv");
+    let share = |r: &Row| storemap_ingest::footprint::osm_share(r.official_count, r.osm_count);
+    // A chain OpenStreetMap counts more of than there are (IKEA: departments and shops tagged
+    // with the brand) says how it is tagged, not how much of it is mapped.
+    let mut world: Vec<f64> = rows.iter().filter(|r| r.country == "Worldwide" && r.osm_count < r.official_count).filter_map(share).collect();
+    world.sort_by(f64::total_cmp);
+    assert!(world.len() >= 8, "{world:?}");
+    let median = (world[(world.len() - 1) / 2] + world[world.len() / 2]) / 2.0;
+    let konbini: Vec<f64> =
+        rows.iter().filter(|r| r.country == "JP" && ["7-Eleven", "FamilyMart", "Lawson"].iter().any(|n| r.name.starts_with(n))).filter_map(share).collect();
+    assert_eq!(konbini.len(), 3);
+    let mean = konbini.iter().sum::<f64>() / 3.0;
+    let cal = storemap_ingest::world::Calibration::new(1.0, 1);
+    assert!((cal.osm_coverage - median).abs() < 0.02, "osm_coverage {} against the median {median:.3} of {world:?}", cal.osm_coverage);
+    assert!((cal.osm_jp_konbini - mean).abs() < 0.01, "osm_jp_konbini {} against the mean {mean:.3} of {konbini:?}", cal.osm_jp_konbini);
+}
