@@ -260,8 +260,11 @@ test("one key's unread answers fill only its share of the unsent-bytes budget, a
         return st.json<{ renderer: { detail: { slow_readers_cut_off: number } } }>().renderer.detail.slow_readers_cut_off;
       };
       await until(20_000, async () => ((await cut()) >= 1 ? 1 : 0), (v) => v === 1);
-      t.true((await cut()) >= 1, 'a stalled socket cut off (refused for the key share, the other socket has little to hold)');
-      t.is(await ask(s.key), 200, 'served again once its stalled readers are cut off');
+      t.true((await cut()) >= 1, 'a stalled socket cut off');
+      // Once one socket is cut, the other's pipelined requests may be admitted into the share
+      // it freed, and it is cut in its turn: the key is served again when no stalled reader of
+      // it is left, within a grace period or two.
+      t.is(await until(20_000, () => ask(s.key), (st) => st === 200), 200, 'served again once its stalled readers are cut off');
     }
   }
 });

@@ -23,6 +23,8 @@ export interface PendingLimits {
 export class PendingResponses {
   #bytes = 0;
   readonly #byKey = new Map<string, number>();
+  /** Per socket, the releases of the answers counted on it that are not done yet. */
+  readonly #onSocket = new WeakMap<import('node:net').Socket, Set<() => void>>();
   /** Readers cut off for making no progress, since start. */
   stalled = 0;
   constructor(readonly limits: PendingLimits) {}
@@ -68,13 +70,33 @@ export class PendingResponses {
           )
         : undefined;
     watch?.unref();
-    res.once('close', () => {
+    let done = false;
+    const release = () => {
+      if (done) return;
+      done = true;
       clearTimeout(watch);
+      this.#onSocket.get(socket!)?.delete(release);
       this.#bytes -= bytes;
       if (owner === undefined) return;
       const left = (this.#byKey.get(owner) ?? 0) - bytes;
       if (left > 0) this.#byKey.set(owner, left);
       else this.#byKey.delete(owner);
-    });
+    };
+    res.once('close', release);
+    // Node 20 emits no 'close' for a pipelined answer still queued behind another when the
+    // socket goes (cut off here, or closed by its client): its bytes go with the socket, or they
+    // would hold the key's share and the budget for ever.
+    if (socket) {
+      let pending = this.#onSocket.get(socket);
+      if (!pending) {
+        const set = new Set<() => void>();
+        pending = set;
+        this.#onSocket.set(socket, set);
+        socket.once('close', () => {
+          for (const r of [...set]) r();
+        });
+      }
+      pending.add(release);
+    }
   }
 }
