@@ -48,6 +48,8 @@ pub struct CatalogBrand {
     /// The share of the chain OpenStreetMap maps, by country (`""`: worldwide), where
     /// `data/osm-coverage.csv` measures it.
     pub osm_share: Vec<(String, f64)>,
+    /// The country its company is run from: its home city's, else its ticker's exchange's.
+    pub home_country: Option<String>,
     /// How often OpenStreetMap tags its in-scope entries' names: what ranks a brand without a
     /// known size.
     pub osm_count: u32,
@@ -145,6 +147,11 @@ impl Catalog {
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),
                 osm_share: fp.osm_share.clone(),
+                home_country: fp
+                    .home
+                    .as_ref()
+                    .map(|h| h.country.clone())
+                    .or_else(|| main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).and_then(|t| t.listing_country()).map(str::to_string)),
                 osm_count: items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.osm_count).sum(),
                 known_stores: (known > 0).then_some(known),
                 listed: listed > 0,

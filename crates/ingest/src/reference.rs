@@ -58,6 +58,28 @@ pub struct Ticker {
     pub portfolio: String,
 }
 
+impl Ticker {
+    /// The country of the exchange the ticker is listed on: the company's home, as a rule (an
+    /// American depositary listing like BP's on the NYSE is the exception, and names a country
+    /// its published rows seldom start with).
+    pub fn listing_country(&self) -> Option<&'static str> {
+        Some(match self.exchange.as_str() {
+            "NYSE" | "NASDAQ" => "US",
+            "TSX" => "CA",
+            "LSE" => "GB",
+            "TSE" => "JP",
+            "Euronext Paris" => "FR",
+            "Euronext Amsterdam" => "NL",
+            "Euronext Lisbon" => "PT",
+            "XETRA" => "DE",
+            "BME" => "ES",
+            "ASX" => "AU",
+            "Nasdaq Stockholm" => "SE",
+            _ => return None,
+        })
+    }
+}
+
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct CategoryScope {
     pub category: String,

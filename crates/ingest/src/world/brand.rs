@@ -169,6 +169,9 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
 /// markets (a table with Burger King's Vietnam alone): the rest of it then goes where a chain
 /// without published counts would go.
 const MAIN_MARKETS_SHARE: f64 = 0.5;
+/// When they are not, and the chain's home market is published, a market without a figure
+/// holds at most this share of the home one (see [`plan`]).
+const UNLISTED_SHARE_OF_HOME: f64 = 0.5;
 /// Named in this many countries besides its published ones, a chain is a global chain.
 const GLOBAL_CHAIN: usize = 20;
 /// How dense a chain of unlisted size is in a market without a figure, against its published
@@ -192,8 +195,9 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// the brand's size spread over the other countries it trades in by how much chains trade
 /// there. When the published counts are its main markets, the rest goes only to countries
 /// named for it, none beyond the median of its published markets; a chain whose size nobody
-/// lists gets its published markets' density there instead. Fractions round at random, so
-/// counts are right on average at any scale.
+/// lists gets its published markets' density there instead. When they are not its main
+/// markets but include its home, the rest goes to its other countries, none beyond half its
+/// home market. Fractions round at random, so counts are right on average at any scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
     let scale = cal.scale;
     let published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
@@ -213,7 +217,13 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
     } else if published.is_empty() {
         (brand.trade.iter().collect(), f64::INFINITY)
     } else {
-        (brand.countries.iter().collect(), f64::INFINITY)
+        // Most of the chain is in markets nobody found a figure for. Where its home market is
+        // among the published ones, none of those is more than half of it: the rest of Orange
+        // is not more shops in Spain than in France, nor the rest of Blink more chargers in
+        // Britain than in the US. (A chain whose published rows miss its home, AEON with
+        // Vietnam alone, keeps its home uncapped.) What does not fit is not placed.
+        let home = brand.home_country.as_deref().and_then(|h| published.iter().find(|(c, _)| *c == h));
+        (brand.countries.iter().collect(), home.map_or(f64::INFINITY, |&(_, n)| UNLISTED_SHARE_OF_HOME * n))
     };
     let mut others: Vec<&String> = others;
     others.sort();

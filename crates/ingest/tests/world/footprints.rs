@@ -571,3 +571,49 @@ fn sources_see_the_measured_shares_and_japan_is_served_as_the_calibration_says()
     assert!(expected > 0.15, "the calibration serves {expected:.3} of 7-Eleven Japan");
     assert!((served - expected).abs() < 0.1, "7-Eleven Japan: {served:.3} of its stores servable, the calibration says {expected:.3}");
 }
+
+/// Where the table holds a ticker chain's main markets, or its home among others, the chain's
+/// biggest market in the world is its biggest published one: no market without a figure
+/// outgrows it (the rest of Orange is not more shops in Spain than in France). The chains whose
+/// rows are a minor market alone (AEON's Vietnam, Bunnings' New Zealand) are left out: their
+/// real biggest market is not in the table.
+#[test]
+fn a_chains_biggest_market_is_its_biggest_published_one() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
+    let rows = published();
+    let homes: HashMap<String, String> = read::<HomeRow>("home-cities.csv").into_iter().map(|h| (h.brand_wikidata, h.country)).collect();
+    let (mut checked, mut wrong) = (0, Vec::new());
+    for t in read::<storemap_ingest::reference::Ticker>("tickers.csv") {
+        let mut mine: Vec<(&str, u32)> =
+            rows.iter().filter(|((q, _), _)| *q == t.wikidata).map(|((_, c), (_, n))| (c.as_str(), *n)).filter(|(_, n)| *n > 0).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        mine.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let sum: u32 = mine.iter().map(|(_, n)| n).sum();
+        let home = homes.get(&t.wikidata).map(String::as_str).or(t.listing_country()).unwrap_or_default();
+        let main_markets = f64::from(sum) >= 0.5 * f64::from(t.stores.max(sum));
+        if !main_markets && !mine.iter().any(|(c, _)| *c == home) {
+            continue;
+        }
+        let Some(rank) = rank_of(&t.wikidata) else { continue };
+        let w = gen.brand(rank);
+        let by = stores_by_country(&w);
+        let top = by.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(c, n)| (c.to_string(), *n));
+        // A tie with the published top (two markets published at one size) is not an error.
+        let top_published = by.get(mine[0].0).copied().unwrap_or(0);
+        if top.as_ref().is_some_and(|(c, n)| c != mine[0].0 && *n > top_published) {
+            wrong.push(format!("{} ({}): {:?} ahead of its biggest published market {} ({top_published})", t.ticker, t.wikidata, top, mine[0].0));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 100, "only {checked} tickers checked");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[derive(Deserialize)]
+struct HomeRow {
+    brand_wikidata: String,
+    country: String,
+}
