@@ -2,8 +2,8 @@
 //! at scale 1) and for every point along a highway leg.
 //!
 //! The world is cut into [`CELL_DEG`] cells. Each cell keeps the border edges that touch it and
-//! whether its centre is on land, which one sweep per grid row decides for every centre of the
-//! row at once (the row's crossings with the rings, sorted: a centre with an odd number of them
+//! which countries its centre is inside, which one sweep per grid row decides for every centre
+//! of the row at once (the row's crossings with the rings, sorted: a centre with an odd number of them
 //! to its west is inside). A point is then on land when its cell's centre is and the segment
 //! from the centre to the point crosses the cell's edges an even number of times, or the other
 //! way round: inland and at open sea that is no test at all, along a coast a few dozen.
@@ -28,11 +28,12 @@ const M_PER_DEG_LNG: f64 = 111_320.0;
 /// One border edge: `[x0, y0, x1, y1]` in degrees of longitude and latitude.
 type Edge = [f32; 4];
 
-/// The countries a point is inside: a handful at most (a territory drawn over its country).
+/// The countries a point is inside: a handful at most (a territory drawn over its country;
+/// two in the borders this project ships).
 #[derive(Default, Clone)]
 struct Inside {
     n: usize,
-    ids: [u16; 4],
+    ids: [u16; 8],
 }
 
 impl Inside {
@@ -42,13 +43,13 @@ impl Inside {
                 self.ids[i] = self.ids[self.n - 1];
                 self.n -= 1;
             }
-            // More than four nested shapes at one spot do not happen in any border file; the
-            // fifth is left uncounted rather than panic.
+            // Nine nested shapes at one spot happen in no border file; a ninth would be left
+            // uncounted (and could leave a row's sweep wrong from there east) rather than panic.
             None if self.n < self.ids.len() => {
                 self.ids[self.n] = id;
                 self.n += 1;
             }
-            None => {}
+            None => debug_assert!(false, "more than {} shapes overlap at one point", self.ids.len()),
         }
     }
 }
@@ -80,10 +81,13 @@ fn row_of(y: f64) -> usize {
 /// A cell's reference point: its centre, moved by less than a float's step. Some border files
 /// are traced from rasters, with vertices and whole edges on the quarter and eighth degrees; a
 /// reference point on an edge would be neither inside nor out. Shifted off every f32 value, it
-/// cannot lie on a vertex or a horizontal or vertical edge.
+/// cannot lie on a vertex or a horizontal or vertical edge; shifted by amounts in an irrational
+/// ratio (1 : sqrt 2), not on a diagonal between grid points either (a 45-degree edge through
+/// a centre misses it by about 1e-10, far above the arithmetic's error).
 fn centre_of(c: usize, r: usize) -> (f64, f64) {
-    const OFF_GRID: f64 = 1e-9;
-    (-180.0 + (c as f64 + 0.5) * CELL_DEG + OFF_GRID, -90.0 + (r as f64 + 0.5) * CELL_DEG + OFF_GRID)
+    const OFF_X: f64 = 1e-9;
+    const OFF_Y: f64 = 1e-9 * std::f64::consts::SQRT_2;
+    (-180.0 + (c as f64 + 0.5) * CELL_DEG + OFF_X, -90.0 + (r as f64 + 0.5) * CELL_DEG + OFF_Y)
 }
 
 /// The cells an edge's bounding box covers: every cell the edge itself can touch.
@@ -107,9 +111,19 @@ fn crosses(p: (f64, f64), q: (f64, f64), e: &Edge) -> bool {
     ((d1 > 0.0 && d2 < 0.0) || (d1 < 0.0 && d2 > 0.0)) && ((d3 > 0.0 && d4 < 0.0) || (d3 < 0.0 && d4 > 0.0))
 }
 
-/// Distance in metres from `p` to an edge, on a plane scaled to metres at `p`'s latitude.
+/// Distance in metres from `p` to an edge, on a plane scaled to metres at `p`'s latitude (an
+/// edge across the antimeridian from `p` measured the short way round).
 fn distance_m(p: (f64, f64), e: &Edge, kx: f64) -> f64 {
-    let to_m = |x: f64, y: f64| ((x - p.0) * kx, (y - p.1) * M_PER_DEG_LAT);
+    let wrap = |dx: f64| {
+        if dx > 180.0 {
+            dx - 360.0
+        } else if dx < -180.0 {
+            dx + 360.0
+        } else {
+            dx
+        }
+    };
+    let to_m = |x: f64, y: f64| (wrap(x - p.0) * kx, (y - p.1) * M_PER_DEG_LAT);
     let (ax, ay) = to_m(e[0] as f64, e[1] as f64);
     let (bx, by) = to_m(e[2] as f64, e[3] as f64);
     let (dx, dy) = (bx - ax, by - ay);
@@ -148,7 +162,7 @@ impl LandMask {
                 let yc = centre_of(0, r).1;
                 // Half-open, so a ring's vertex on a centre's latitude is counted once.
                 if (y0 > yc) != (y1 > yc) {
-                    let x = e[0] as f64 + (yc - y0) * (e[2] - e[0]) as f64 / (y1 - y0);
+                    let x = e[0] as f64 + (yc - y0) * (e[2] as f64 - e[0] as f64) / (y1 - y0);
                     crossings.push((r as u32, x, country));
                 }
             }
@@ -231,7 +245,7 @@ impl LandMask {
         let mut inside = match self.centre[cell] {
             NONE => Inside::default(),
             MANY => self.centre_many[&(cell as u32)].clone(),
-            id => Inside { n: 1, ids: [id - 1, 0, 0, 0] },
+            id => Inside { n: 1, ids: [id - 1, 0, 0, 0, 0, 0, 0, 0] },
         };
         let mid = centre_of(c, r);
         let (from, to) = (self.starts[cell] as usize, self.starts[cell + 1] as usize);
@@ -251,7 +265,8 @@ impl LandMask {
         }
         let kx = M_PER_DEG_LNG * lat.to_radians().cos().max(0.01);
         // Every edge within the limit lies in the cells this many steps away, or nearer.
-        let (reach_c, reach_r) = ((limit_m / kx / CELL_DEG).ceil() as isize, (limit_m / M_PER_DEG_LAT / CELL_DEG).ceil() as isize);
+        let (reach_c, reach_r) =
+            ((limit_m / kx / CELL_DEG).ceil().min(COLS as f64) as isize, (limit_m / M_PER_DEG_LAT / CELL_DEG).ceil().min(ROWS as f64) as isize);
         let (c0, r0) = (col_of(lng) as isize, row_of(lat) as isize);
         let mut best = f64::INFINITY;
         for r in (r0 - reach_r).max(0)..=(r0 + reach_r).min(ROWS as isize - 1) {
@@ -333,6 +348,33 @@ mod tests {
             }
             inside
         };
+        // Raster-traced shapes: diagonals between quarter-degree grid points, through the cells'
+        // centres, and vertices on them.
+        let diamonds: Vec<Vec<[f32; 2]>> = vec![
+            vec![[10.125, 50.125], [10.625, 50.625], [10.125, 51.125], [9.625, 50.625], [10.125, 50.125]],
+            vec![[100.0, -10.0], [100.5, -9.5], [100.0, -9.0], [99.5, -9.5], [100.0, -10.0]],
+        ];
+        let d = LandMask::from_rings(|f| diamonds.iter().for_each(|r| f(0, r)));
+        let direct_in = |rings: &[Vec<[f32; 2]>], lat: f64, lng: f64| {
+            let mut inside = false;
+            for ring in rings {
+                for w in ring.windows(2) {
+                    let (a, b) = ((w[0][0] as f64, w[0][1] as f64), (w[1][0] as f64, w[1][1] as f64));
+                    if (a.1 > lat) != (b.1 > lat) && lng < a.0 + (lat - a.1) * (b.0 - a.0) / (b.1 - a.1) {
+                        inside = !inside;
+                    }
+                }
+            }
+            inside
+        };
+        for (lat0, lng0) in [(50.0, 9.5), (-10.1, 99.4)] {
+            for i in 0..300 {
+                for j in 0..300 {
+                    let (lat, lng) = (lat0 + i as f64 * 0.003_77, lng0 + j as f64 * 0.003_83);
+                    assert_eq!(d.is_land(lat, lng), direct_in(&diamonds, lat, lng), "diamond {lat} {lng}");
+                }
+            }
+        }
         let mut checked = 0;
         for i in 0..400 {
             for j in 0..400 {
@@ -355,6 +397,11 @@ mod tests {
         let d = m.distance_to_land_m(50.5, 12.1, 20_000.0).unwrap();
         assert!((d - 0.1 * M_PER_DEG_LNG * 50.5f64.to_radians().cos()).abs() < 1.0, "{d}");
         assert_eq!(m.distance_to_land_m(48.0, 10.5, 20_000.0), None);
+        // Across the antimeridian: an island east of it, seen from the west, 0.05 degrees away.
+        let fiji: Vec<Vec<[f32; 2]>> = vec![vec![[-179.95, -17.0], [-179.5, -17.0], [-179.5, -16.5], [-179.95, -16.5], [-179.95, -17.0]]];
+        let f = LandMask::from_rings(|g| fiji.iter().for_each(|r| g(0, r)));
+        let d = f.distance_to_land_m(-16.75, 179.999_999, 20_000.0).unwrap();
+        assert!((d - 0.05 * M_PER_DEG_LNG * 16.75f64.to_radians().cos()).abs() < 2.0, "{d}");
     }
 
     #[test]
