@@ -98,5 +98,8 @@ export class PendingResponses {
       }
       pending.add(release);
     }
+    // The client may have gone while the work or the charge ran: both 'close' events have
+    // fired already, and nothing would ever release these bytes.
+    if (res.destroyed || socket?.destroyed) release();
   }
 }
