@@ -48,7 +48,8 @@ pub struct CatalogBrand {
     /// The share of the chain OpenStreetMap maps, by country (`""`: worldwide), where
     /// `data/osm-coverage.csv` measures it.
     pub osm_share: Vec<(String, f64)>,
-    /// The country its company is run from: its home city's, else its ticker's exchange's.
+    /// The country its company is run from: its home city's, else the one `world-totals.csv`
+    /// names, else its ticker's exchange's.
     pub home_country: Option<String>,
     /// How often OpenStreetMap tags its in-scope entries' names: what ranks a brand without a
     /// known size.
@@ -151,6 +152,7 @@ impl Catalog {
                     .home
                     .as_ref()
                     .map(|h| h.country.clone())
+                    .or_else(|| fp.company_home.clone())
                     .or_else(|| main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).and_then(|t| t.listing_country()).map(str::to_string)),
                 osm_count: items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.osm_count).sum(),
                 known_stores: (known > 0).then_some(known),

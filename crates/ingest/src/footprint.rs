@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
 
-use crate::reference::{AtpPresence, FootprintRow, OsmCoverageRow};
+use crate::reference::{AtpPresence, FootprintRow, OsmCoverageRow, WorldTotalRow};
 
 /// An NSI location set this wide means "anywhere in the world": it says nothing about where a
 /// chain is, so it cannot confine one.
@@ -52,6 +52,8 @@ pub struct Footprint {
     /// The share of the chain OpenStreetMap maps, by country (`""`: worldwide), where
     /// `data/osm-coverage.csv` measures it.
     pub osm_share: Vec<(String, f64)>,
+    /// The country its company is run from, where `data/world-totals.csv` names it.
+    pub company_home: Option<String>,
 }
 
 /// A count this small says little about how much of a chain OpenStreetMap sees (Burger King
@@ -145,10 +147,23 @@ impl Footprints {
     pub fn with_osm_coverage(mut self, rows: &[OsmCoverageRow]) -> Footprints {
         for r in rows {
             let Some(share) = osm_share(r.official_count, r.osm_count) else { continue };
-            let country = if r.country.len() == 2 { r.country.as_str() } else { "" };
+            let country = match r.country.as_str() {
+                "Worldwide" => "",
+                c if c.len() == 2 && c.bytes().all(|b| b.is_ascii_uppercase()) => c,
+                // Not a country the table means: no share, rather than a worldwide one.
+                _ => continue,
+            };
             for q in r.brand_wikidata.split(';').map(str::trim).filter(|q| !q.is_empty()) {
                 self.by_wikidata.entry(q.to_string()).or_default().osm_share.push((country.to_string(), share));
             }
+        }
+        self
+    }
+
+    /// Adds the company homes `data/world-totals.csv` names.
+    pub fn with_world_totals(mut self, rows: &[WorldTotalRow]) -> Footprints {
+        for r in rows.iter().filter(|r| !r.brand_wikidata.is_empty() && !r.home.is_empty()) {
+            self.by_wikidata.entry(r.brand_wikidata.clone()).or_default().company_home = Some(r.home.clone());
         }
         self
     }
@@ -182,13 +197,15 @@ mod tests {
             // Two ids for one chain; more mapped than official; too few to say anything.
             coverage("Q1;Q2", "US", 100, 180),
             coverage("Q3", "VN", 4, 14),
+            // Not a country the table means.
+            coverage("Q4", "USA", 1000, 500),
         ];
         let f = Footprints::new(&[], &[], &[]).with_osm_coverage(&rows);
         let share = |q: &str, c: &str| f.get(q).and_then(|fp| fp.osm_share.iter().find(|(k, _)| k == c).map(|(_, s)| *s));
         assert_eq!(share("Q7", ""), Some(0.52));
         assert!((share("Q7", "JP").unwrap() - 14744.0 / 21651.0).abs() < 1e-12);
         assert_eq!((share("Q1", "US"), share("Q2", "US")), (Some(OSM_SHARE_MAX), Some(OSM_SHARE_MAX)));
-        assert!(f.get("Q3").is_none());
+        assert!(f.get("Q3").is_none() && f.get("Q4").is_none());
     }
 
     #[test]

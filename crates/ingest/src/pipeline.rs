@@ -146,7 +146,8 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
             &read_csv(&paths.tables.join("atp-presence.csv"))?,
             &read_csv(&paths.tables.join("home-cities.csv"))?,
         )
-        .with_osm_coverage(&read_csv(&paths.tables.join("osm-coverage.csv"))?),
+        .with_osm_coverage(&read_csv(&paths.tables.join("osm-coverage.csv"))?)
+        .with_world_totals(&read_csv(&paths.tables.join("world-totals.csv"))?),
     );
     Ok((catalog, read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?))
 }

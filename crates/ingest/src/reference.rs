@@ -59,9 +59,9 @@ pub struct Ticker {
 }
 
 impl Ticker {
-    /// The country of the exchange the ticker is listed on: the company's home, as a rule (an
-    /// American depositary listing like BP's on the NYSE is the exception, and names a country
-    /// its published rows seldom start with).
+    /// The country of the exchange the ticker is listed on: the company's home, as a rule. An
+    /// American depositary listing like BP's on the NYSE is the exception; `home-cities.csv` and
+    /// `world-totals.csv` name the real home, and come first (see `CatalogBrand::home_country`).
     pub fn listing_country(&self) -> Option<&'static str> {
         Some(match self.exchange.as_str() {
             "NYSE" | "NASDAQ" => "US",
@@ -116,6 +116,17 @@ pub struct OsmCoverageRow {
     pub country: String,
     pub official_count: u32,
     pub osm_count: u32,
+}
+
+/// One row of `data/world-totals.csv`: a chain's published store count worldwide, and the
+/// country its company is run from. A total across a group's banners has no id.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct WorldTotalRow {
+    pub brand: String,
+    #[serde(default)]
+    pub brand_wikidata: String,
+    pub home: String,
+    pub world_total: u32,
 }
 
 /// One row of `data/atp-presence.csv`: a brand AllThePlaces has a spider for, and the countries

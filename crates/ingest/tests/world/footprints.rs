@@ -582,7 +582,11 @@ fn a_chains_biggest_market_is_its_biggest_published_one() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
     let rows = published();
-    let homes: HashMap<String, String> = read::<HomeRow>("home-cities.csv").into_iter().map(|h| (h.brand_wikidata, h.country)).collect();
+    // A chain's home: its home city's country, else the one its world total names, else its
+    // ticker's exchange's.
+    let mut homes: HashMap<String, String> =
+        read::<WorldTotalHome>("world-totals.csv").into_iter().filter(|w| !w.brand_wikidata.is_empty()).map(|w| (w.brand_wikidata, w.home)).collect();
+    homes.extend(read::<HomeRow>("home-cities.csv").into_iter().map(|h| (h.brand_wikidata, h.country)));
     let (mut checked, mut wrong) = (0, Vec::new());
     for t in read::<storemap_ingest::reference::Ticker>("tickers.csv") {
         let mut mine: Vec<(&str, u32)> =
@@ -616,4 +620,10 @@ fn a_chains_biggest_market_is_its_biggest_published_one() {
 struct HomeRow {
     brand_wikidata: String,
     country: String,
+}
+
+#[derive(Deserialize)]
+struct WorldTotalHome {
+    brand_wikidata: String,
+    home: String,
 }
