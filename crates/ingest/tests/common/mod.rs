@@ -36,6 +36,11 @@ pub fn tables_dir() -> PathBuf {
     workspace_root().join("data")
 }
 
+/// A table of `data/` (footprints.csv, tickers.csv, ...) read as the pipeline reads it.
+pub fn read_table<T: for<'de> serde::Deserialize<'de>>(file: &str) -> Vec<T> {
+    storemap_ingest::reference::read_csv(&tables_dir().join(file)).unwrap_or_else(|e| panic!("data/{file}: {e}"))
+}
+
 /// `STOREMAP_REFERENCE_DIR`, else `<root>/data/generated/reference`. Panics with the command that
 /// produces it when it is missing.
 pub fn reference_dir() -> PathBuf {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Deserialize;
 
-use crate::common::tables_dir;
+use crate::common::read_table;
 
 /// The share of its published world total a chain's listed countries must reach.
 const LISTED_SHARE: f64 = 0.8;
@@ -43,25 +43,16 @@ struct Gap {
     missing: String,
 }
 
-fn read<T: for<'de> Deserialize<'de>>(file: &str) -> Vec<T> {
-    let path = tables_dir().join(file);
-    csv::Reader::from_path(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .deserialize()
-        .map(|r| r.unwrap_or_else(|e| panic!("{file}: {e}")))
-        .collect()
-}
-
 /// Each chain's shortfalls, by wikidata id: what is wrong with its rows, in words.
 fn shortfalls() -> BTreeMap<String, Vec<String>> {
     // The last row for a chain and country wins, as the generator reads the table.
     let mut listed: HashMap<String, HashMap<String, u64>> = HashMap::new();
-    for f in read::<Footprint>("footprints.csv").into_iter().filter(|f| !f.brand_wikidata.is_empty()) {
+    for f in read_table::<Footprint>("footprints.csv").into_iter().filter(|f| !f.brand_wikidata.is_empty()) {
         listed.entry(f.brand_wikidata).or_default().insert(f.country, f.count);
     }
-    let mut home: HashMap<String, String> = read::<Home>("home-cities.csv").into_iter().map(|h| (h.brand_wikidata, h.country)).collect();
+    let mut home: HashMap<String, String> = read_table::<Home>("home-cities.csv").into_iter().map(|h| (h.brand_wikidata, h.country)).collect();
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for t in read::<WorldTotal>("world-totals.csv").into_iter().filter(|t| !t.brand_wikidata.is_empty()) {
+    for t in read_table::<WorldTotal>("world-totals.csv").into_iter().filter(|t| !t.brand_wikidata.is_empty()) {
         let sum: u64 = listed.get(&t.brand_wikidata).map_or(0, |m| m.values().sum());
         if (sum as f64) < LISTED_SHARE * t.world_total as f64 {
             out.entry(t.brand_wikidata.clone()).or_default().push(format!("{}: listed countries {sum} of a world total of {}", t.brand, t.world_total));
@@ -80,7 +71,7 @@ fn shortfalls() -> BTreeMap<String, Vec<String>> {
 
 #[test]
 fn world_totals_are_sourced_and_well_formed() {
-    let totals = read::<WorldTotal>("world-totals.csv");
+    let totals = read_table::<WorldTotal>("world-totals.csv");
     assert!(totals.len() >= 20, "only {} world totals", totals.len());
     let mut seen = BTreeSet::new();
     for t in &totals {
@@ -97,7 +88,7 @@ fn world_totals_are_sourced_and_well_formed() {
 #[test]
 fn chains_list_their_home_and_most_of_their_world_total_or_are_named_as_gaps() {
     let short = shortfalls();
-    let gaps: BTreeMap<String, Gap> = read::<Gap>("footprints-gaps.csv").into_iter().map(|g| (g.brand_wikidata.clone(), g)).collect();
+    let gaps: BTreeMap<String, Gap> = read_table::<Gap>("footprints-gaps.csv").into_iter().map(|g| (g.brand_wikidata.clone(), g)).collect();
     let newly: Vec<String> = short.iter().filter(|(q, _)| !gaps.contains_key(*q)).map(|(q, why)| format!("{q}: {}", why.join("; "))).collect();
     assert!(
         newly.is_empty(),
@@ -115,7 +106,7 @@ fn chains_list_their_home_and_most_of_their_world_total_or_are_named_as_gaps() {
 #[test]
 fn carrefour_hypermarkets_lead_in_france() {
     let mut hypers: HashMap<String, u64> = HashMap::new();
-    for f in read::<Footprint>("footprints.csv").into_iter().filter(|f| f.brand_wikidata == "Q217599") {
+    for f in read_table::<Footprint>("footprints.csv").into_iter().filter(|f| f.brand_wikidata == "Q217599") {
         hypers.insert(f.country, f.count);
     }
     let top = hypers.iter().max_by_key(|(c, n)| (**n, std::cmp::Reverse((*c).clone()))).map(|(c, _)| c.as_str());
@@ -134,7 +125,7 @@ fn the_default_osm_shares_follow_the_measured_ones() {
         official_count: u32,
         osm_count: u32,
     }
-    let rows = read::<Row>("osm-coverage.csv");
+    let rows = read_table::<Row>("osm-coverage.csv");
     let share = |r: &Row| storemap_ingest::footprint::osm_share(r.official_count, r.osm_count);
     // A chain OpenStreetMap counts more of than there are (IKEA: departments and shops tagged
     // with the brand) says how it is tagged, not how much of it is mapped.

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use storemap_ingest::footprint::WORLDWIDE_SET;
 use storemap_ingest::world::{BrandWorld, Generator};
 
-use crate::common::{land, reference, tables_dir};
+use crate::common::{land, read_table, reference};
 
 #[derive(Deserialize)]
 struct Row {
@@ -27,14 +27,13 @@ struct Presence {
     complete: bool,
 }
 
-fn read<T: for<'de> Deserialize<'de>>(file: &str) -> Vec<T> {
-    let path = tables_dir().join(file);
-    csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).deserialize().map(|r| r.expect("row parses")).collect()
-}
-
 /// The table's rows with a wikidata id, the last row winning for a brand and country.
 fn published() -> BTreeMap<(String, String), (String, u32)> {
-    read::<Row>("footprints.csv").into_iter().filter(|r| !r.brand_wikidata.is_empty()).map(|r| ((r.brand_wikidata, r.country), (r.brand, r.count))).collect()
+    read_table::<Row>("footprints.csv")
+        .into_iter()
+        .filter(|r| !r.brand_wikidata.is_empty())
+        .map(|r| ((r.brand_wikidata, r.country), (r.brand, r.count)))
+        .collect()
 }
 
 /// Rows whose brand is outside the contract's storefront categories (a car park operator, a
@@ -112,7 +111,7 @@ fn spiders_confine_a_worldwide_brand_to_their_countries() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();
-    let presence: HashMap<String, Presence> = read::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata.clone(), p)).collect();
+    let presence: HashMap<String, Presence> = read_table::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata.clone(), p)).collect();
     let mut checked = 0;
     for (rank, b) in r.catalog.brands.iter().enumerate().take(3000) {
         let Some(p) = b.wikidata.as_ref().and_then(|q| presence.get(q)) else { continue };
@@ -136,8 +135,8 @@ fn spiders_confine_a_worldwide_brand_to_their_countries() {
 fn a_partial_table_leaves_a_chains_other_markets() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
-    let listed: HashSet<String> = read::<Listed>("tickers.csv").into_iter().map(|t| t.wikidata).collect();
-    let presence: HashMap<String, Presence> = read::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata.clone(), p)).collect();
+    let listed: HashSet<String> = read_table::<Listed>("tickers.csv").into_iter().map(|t| t.wikidata).collect();
+    let presence: HashMap<String, Presence> = read_table::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata.clone(), p)).collect();
     let mut rows: HashMap<String, HashMap<String, u32>> = HashMap::new();
     for ((q, c), (_, n)) in published() {
         rows.entry(q).or_default().insert(c, n);
@@ -274,7 +273,7 @@ struct Listed {
 fn a_global_chain_reaches_its_listed_size() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
-    let listed: HashMap<String, Listed> = read::<Listed>("tickers.csv").into_iter().map(|t| (t.wikidata.clone(), t)).collect();
+    let listed: HashMap<String, Listed> = read_table::<Listed>("tickers.csv").into_iter().map(|t| (t.wikidata.clone(), t)).collect();
     for qid in ["Q38076", "Q37158", "Q524757"] {
         let t = &listed[qid];
         let world = gen.brand(rank_of(qid).unwrap());
@@ -305,7 +304,7 @@ fn brands_without_a_published_size_follow_openstreetmap() {
     let r = reference();
     let path = crate::common::reference_dir().join("brands.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let scope: HashSet<String> = read::<Category>("categories.csv").into_iter().map(|c| c.category).collect();
+    let scope: HashSet<String> = read_table::<Category>("categories.csv").into_iter().map(|c| c.category).collect();
     let mut tally: HashMap<String, u32> = HashMap::new();
     for line in text.lines() {
         let b: NsiTally = serde_json::from_str(line).expect("brands.jsonl line parses");
@@ -370,7 +369,7 @@ fn chains_are_densest_around_their_home_city() {
     let counted = published();
     let mut checked = 0;
     let mut short = Vec::new();
-    for h in read::<Home>("home-cities.csv") {
+    for h in read_table::<Home>("home-cities.csv") {
         let rank = rank_of(&h.brand_wikidata).unwrap_or_else(|| panic!("{} ({}) is not a catalog brand", h.brand, h.brand_wikidata));
         let city = r
             .cities
@@ -486,8 +485,8 @@ fn metro_stores_reach_the_suburbs() {
 fn all_the_places_scrapes_the_chains_it_has_spiders_for() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
-    let spidered: HashSet<String> = read::<Presence>("atp-presence.csv").into_iter().map(|p| p.brand_wikidata).collect();
-    let listed: HashSet<String> = read::<Listed>("tickers.csv").into_iter().map(|t| t.wikidata).collect();
+    let spidered: HashSet<String> = read_table::<Presence>("atp-presence.csv").into_iter().map(|p| p.brand_wikidata).collect();
+    let listed: HashSet<String> = read_table::<Listed>("tickers.csv").into_iter().map(|t| t.wikidata).collect();
     let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();
     let (mut with, mut without) = (0, 0);
     for (rank, b) in r.catalog.brands.iter().enumerate() {
@@ -528,7 +527,7 @@ fn sources_see_the_measured_shares_and_japan_is_served_as_the_calibration_says()
     use storemap_ingest::reconcile::source_weight;
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
-    let measured: HashMap<(String, String), f64> = read::<OsmCoverage>("osm-coverage.csv")
+    let measured: HashMap<(String, String), f64> = read_table::<OsmCoverage>("osm-coverage.csv")
         .into_iter()
         .flat_map(|c| {
             let share = f64::from(c.osm_count) / f64::from(c.official_count);
@@ -585,10 +584,10 @@ fn a_chains_biggest_market_is_its_biggest_published_one() {
     // A chain's home: its home city's country, else the one its world total names, else its
     // ticker's exchange's.
     let mut homes: HashMap<String, String> =
-        read::<WorldTotalHome>("world-totals.csv").into_iter().filter(|w| !w.brand_wikidata.is_empty()).map(|w| (w.brand_wikidata, w.home)).collect();
-    homes.extend(read::<HomeRow>("home-cities.csv").into_iter().map(|h| (h.brand_wikidata, h.country)));
+        read_table::<WorldTotalHome>("world-totals.csv").into_iter().filter(|w| !w.brand_wikidata.is_empty()).map(|w| (w.brand_wikidata, w.home)).collect();
+    homes.extend(read_table::<HomeRow>("home-cities.csv").into_iter().map(|h| (h.brand_wikidata, h.country)));
     let (mut checked, mut wrong) = (0, Vec::new());
-    for t in read::<storemap_ingest::reference::Ticker>("tickers.csv") {
+    for t in read_table::<storemap_ingest::reference::Ticker>("tickers.csv") {
         let mut mine: Vec<(&str, u32)> =
             rows.iter().filter(|((q, _), _)| *q == t.wikidata).map(|((_, c), (_, n))| (c.as_str(), *n)).filter(|(_, n)| *n > 0).collect();
         if mine.is_empty() {
