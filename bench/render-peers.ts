@@ -1,8 +1,8 @@
 // The peers of bench/render.ts: the same map drawn from JavaScript with @napi-rs/canvas (Skia)
 // and as an SVG rasterized by @resvg/resvg-js. Everything that does not depend on the request
 // being drawn is done once, untimed, and handed to the peers for free:
-//  - the auto-fit camera (crates/render/src/camera.rs `Camera::new(Viewport::Auto, ..)`,
-//    replicated below);
+//  - the auto-fit camera (crates/render/src/camera.rs `Camera::new(Viewport::Auto, ..)` with
+//    render.rs's whole-pixel corner, replicated below);
 //  - the country rings (antimeridian-crossing rings unwrapped and repeated one world over, as
 //    basemap.rs does) projected to image pixels, culled to the view by bounding box, sub-pixel
 //    rings dropped, thinned at 0.5 px and then Douglas-Peucker-simplified at 0.7 px — the
@@ -67,9 +67,15 @@ export function autoCamera(lat: ArrayLike<number>, lng: ArrayLike<number>, width
   const bh = Math.max(y1 - y0, 1e-9);
   const availW = Math.max(width - 2 * pad, 1) / scale;
   const availH = Math.max(height - 2 * pad, 1) / scale;
-  const zoom = Math.min(Math.max(Math.log2(Math.min(availW / bw, availH / bh)), 0), 14);
-  return centred((x0 + x1) / 2, (y0 + y1) / 2, zoom, width, height, scale);
+  const fitted = Math.min(Math.max(Math.log2(Math.min(availW / bw, availH / bh)), 0), 14);
+  // Down to a whole step of AUTO_ZOOM_STEP, its corner on whole pixels (render.rs `mercator_camera`).
+  const zoom = Math.floor(fitted / AUTO_ZOOM_STEP) * AUTO_ZOOM_STEP;
+  const cam = centred((x0 + x1) / 2, (y0 + y1) / 2, zoom, width, height, scale);
+  return { ...cam, left: Math.round(cam.left), top: Math.round(cam.top) };
 }
+
+/** camera.rs `AUTO_ZOOM_STEP`. */
+const AUTO_ZOOM_STEP = 1 / 16;
 
 /** One country ring in zoom-0 world pixels, x,y interleaved, with its bounding box. */
 interface WorldRing {

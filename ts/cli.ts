@@ -100,7 +100,7 @@ async function serve(): Promise<void> {
   const ledger = await openLedger(config);
   await ensureDemoKeys(new KeyStore(ledger), store.info.synthetic, config.dataDir);
   const referenceDir = await ensureReference(config.dataDir);
-  const renderer = loadRenderer(referenceDir, config.basemap);
+  const renderer = loadRenderer(referenceDir, config.basemap, config.mapCellBytes);
   const basemap = renderer.basemapStatus();
   if (basemap?.error) console.log(`basemap ${basemap.path} is not used: ${basemap.error}; maps are drawn from Natural Earth`);
   else if (basemap?.info) console.log(`basemap ${basemap.path}: ${basemap.info.schema} tiles, zooms ${basemap.info.minZoom}-${basemap.info.maxZoom}`);

@@ -95,6 +95,9 @@ const EnvSchema = z.object({
   STOREMAP_BASEMAP: z.string().min(1).optional(),
   /** Megabytes of decoded basemap tiles kept in memory. */
   STOREMAP_BASEMAP_CACHE_MB: z.coerce.number().int().min(1).max(65_536).default(64),
+  /** Megabytes of the Natural Earth map's drawn cells kept for the next map at the same zoom
+   * (0: every map's background is drawn afresh). */
+  STOREMAP_MAP_CELL_CACHE_MB: z.coerce.number().int().min(0).max(65_536).default(32),
   /** Mounts test-only routes (a panic inside the addon, a slow task). Never in production. */
   STOREMAP_TEST_HOOKS: z.enum(['0', '1']).default('0'),
 });
@@ -136,6 +139,7 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     slowReaderGraceMs: c.STOREMAP_SLOW_READER_GRACE_MS,
     slowReaderBytesPerS: c.STOREMAP_SLOW_READER_BYTES_PER_S,
     basemap: c.STOREMAP_BASEMAP === undefined ? undefined : { path: path.resolve(c.STOREMAP_BASEMAP), cacheBytes: c.STOREMAP_BASEMAP_CACHE_MB * 2 ** 20 },
+    mapCellBytes: c.STOREMAP_MAP_CELL_CACHE_MB * 2 ** 20,
     testHooks: c.STOREMAP_TEST_HOOKS === '1',
   };
 });

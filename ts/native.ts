@@ -181,7 +181,7 @@ export interface BasemapOptions {
  * basemap archive. An archive that cannot be opened does not stop it: `basemapStatus()` says
  * why, and the Natural Earth map is drawn.
  */
-export function loadRenderer(referenceDir: string, basemap?: BasemapOptions): Renderer {
+export function loadRenderer(referenceDir: string, basemap?: BasemapOptions, mapCellBytes?: number): Renderer {
   return wrapSync(() =>
     binding.loadRendererSync({
       countriesGeojson: path.join(referenceDir, 'countries.geojson'),
@@ -191,6 +191,7 @@ export function loadRenderer(referenceDir: string, basemap?: BasemapOptions): Re
       themesJson: path.join(TABLES_DIR, 'themes.json'),
       basemap: basemap?.path,
       basemapCacheBytes: basemap?.cacheBytes,
+      mapCellBytes,
     }),
   );
 }

@@ -37,6 +37,8 @@ pub struct RendererAssets {
     pub basemap: Option<String>,
     /// The decoded-tile cache's bound, in bytes.
     pub basemap_cache_bytes: Option<f64>,
+    /// The bound of the Natural Earth map's drawn cells, in bytes (0: none kept).
+    pub map_cell_bytes: Option<f64>,
 }
 
 fn read(path: &str) -> Outcome<Vec<u8>> {
@@ -60,6 +62,9 @@ pub fn load_renderer_sync(assets: RendererAssets) -> Result<Renderer, Code> {
         }
         if let Some(p) = &assets.font {
             atlas = atlas.with_font(&read(p)?)?;
+        }
+        if let Some(b) = assets.map_cell_bytes {
+            atlas = atlas.with_basemap_cell_bytes(b.max(0.0) as u64);
         }
         let themes = Themes::from_json(&read_text(&assets.themes_json)?)?;
         // An archive that cannot be opened leaves the Natural Earth map: the service starts and

@@ -63,7 +63,7 @@ export async function startServer(
   const db = ledger ? undefined : openDatabase(dbPath);
   const store = new StoreHolder(testStore());
   // Off only to test a server that cannot draw (the status endpoint's degraded case).
-  const renderer = opts.renderer === false ? undefined : loadRenderer(path.join(testDataDir(), 'reference'), config.basemap);
+  const renderer = opts.renderer === false ? undefined : loadRenderer(path.join(testDataDir(), 'reference'), config.basemap, config.mapCellBytes);
   const subdivisions = Subdivisions.fromCsv(path.join(testDataDir(), 'reference', 'subdivisions.csv'));
   const server = createServer({ config, store, db, ledger: ledger?.ledger, renderer, subdivisions, now: opts.now, log: opts.log ?? (() => {}) });
   const base = await listen(server, '127.0.0.1', 0);

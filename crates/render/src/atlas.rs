@@ -3,7 +3,7 @@
 //! the focus maps worked out from the shapes. Each part is its own module's; this one only
 //! puts them together, so none of them needs another.
 
-use crate::basemap::Basemap;
+use crate::basemap::{Basemap, DEFAULT_BASEMAP_CELL_BYTES};
 use crate::error::{RenderError, Result};
 use crate::focus::{FocusMaps, FocusSpec};
 use crate::labels::{read_cities_csv, City};
@@ -34,14 +34,21 @@ impl Atlas {
             return Err(RenderError::Shapes("no polygon rings".into()));
         }
         let shapes = Shapes { countries, us_states: Vec::new() };
-        Ok(Atlas { basemap: Basemap::new(&shapes), shapes, cities: Vec::new(), font: None, focus: FocusMaps::default(), streets: None })
+        Ok(Atlas {
+            basemap: Basemap::new(&shapes, DEFAULT_BASEMAP_CELL_BYTES),
+            shapes,
+            cities: Vec::new(),
+            font: None,
+            focus: FocusMaps::default(),
+            streets: None,
+        })
     }
 
     /// US state shapes (coded by USPS code): state lines on the basemap, `regions` and `conus`
     /// on focus maps.
     pub fn with_us_states(mut self, text: &str) -> Result<Atlas> {
         self.shapes.us_states = parse_shapes(text, &["usps", "code"])?;
-        self.basemap = Basemap::new(&self.shapes);
+        self.basemap = Basemap::new(&self.shapes, self.basemap.cell_bytes().1);
         self.focus = FocusMaps::default();
         Ok(self)
     }
@@ -56,6 +63,18 @@ impl Atlas {
     pub fn with_font(mut self, bytes: &[u8]) -> Result<Atlas> {
         self.font = Some(Font::from_bytes(bytes)?);
         Ok(self)
+    }
+
+    /// The most bytes of basemap cells kept between maps ([`DEFAULT_BASEMAP_CELL_BYTES`] when
+    /// not given; 0 draws every map's background afresh). Forgets the cells drawn so far.
+    pub fn with_basemap_cell_bytes(mut self, bytes: u64) -> Atlas {
+        self.basemap.set_cell_bytes(bytes);
+        self
+    }
+
+    /// Basemap cells held now and their bound, in bytes.
+    pub fn basemap_cell_bytes(&self) -> (u64, u64) {
+        self.basemap.cell_bytes()
     }
 
     /// Vector tiles to draw city and street views from (Natural Earth elsewhere).

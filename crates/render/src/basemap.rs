@@ -2,10 +2,15 @@
 //! state lines. Rings are kept at several levels of detail in zoom-0 world pixels, so a world
 //! map walks a few thousand points and a city map the full shapes of only the places in view.
 //! City labels are `labels`'s; the shapes themselves, in degrees, are `shapes`'s.
+//!
+//! None of it changes between requests, so a Web Mercator map's background is copied from cells
+//! drawn once per zoom, scale and theme (`cells`): only a view at a zoom nothing was drawn at
+//! yet rasterizes paths.
 
-use tiny_skia::{Color, FillRule, Paint, Path, PathBuilder, PixmapMut, Stroke, Transform};
+use tiny_skia::{Color, FillRule, Paint, Path, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
 use crate::camera::{world, Camera};
+use crate::cells::{Cell, CellCache, Cover};
 use crate::shapes::{simplify, Shape, Shapes};
 use crate::theme::Theme;
 
@@ -32,10 +37,24 @@ struct Layer {
     rings: Vec<Ring>,
 }
 
-/// The drawing layers: land (with country borders) and US state lines.
+/// The side of a basemap cell, in image pixels. Smaller cells waste less drawing on the parts of
+/// edge cells outside a view the first time a zoom is drawn (a 1200 x 800 view covers 20 to 30
+/// of them, 1.6 to 2 times its own pixels); larger ones cost fewer path walks per view.
+pub const BASEMAP_CELL: u32 = 256;
+
+/// Pixels drawn around a cell and cut away (see `Basemap::cover`).
+const CELL_MARGIN: u32 = 4;
+
+/// The basemap cells' bound when the operator gives none: 32 MiB, 128 cells of land, about five
+/// 1200 x 800 views at different zooms (open water is kept in a few bytes a cell).
+pub const DEFAULT_BASEMAP_CELL_BYTES: u64 = 32 << 20;
+
+/// The drawing layers: land (with country borders) and US state lines, and the cells drawn
+/// from them.
 pub struct Basemap {
     land: Layer,
     states: Layer,
+    cells: CellCache,
 }
 
 impl Layer {
@@ -72,11 +91,14 @@ impl Layer {
         Layer { rings }
     }
 
-    /// The rings in view, in image pixels, at the coarsest level that looks the same.
+    /// The rings in view, in image pixels, at the coarsest level that looks the same. Rings
+    /// up to a pixel outside the view are kept: their border's anti-aliased edge reaches in.
     fn path(&self, cam: &Camera) -> Option<Path> {
         let k = cam.k();
         let level = LOD_TOLERANCE.iter().position(|&t| t * k <= MAX_ERROR_PX).unwrap_or(LEVELS - 1);
         let (vx0, vy0, vx1, vy1) = cam.world_box();
+        let m = 1.0 / k;
+        let (vx0, vy0, vx1, vy1) = (vx0 - m, vy0 - m, vx1 + m, vy1 + m);
         // Rings smaller than this on screen would cover no more than a pixel: skipped.
         let min_side = 0.8 / k;
         // A view past the world's edge (across the antimeridian) shows the rings of the world's
@@ -126,8 +148,41 @@ fn push_ring(pb: &mut PathBuilder, pts: &[(f32, f32)], dx: f64, k: f64, cam: &Ca
 
 impl Basemap {
     /// The layers of these shapes, at every level of detail.
-    pub fn new(shapes: &Shapes) -> Basemap {
-        Basemap { land: Layer::from_shapes(&shapes.countries), states: Layer::from_shapes(&shapes.us_states) }
+    pub fn new(shapes: &Shapes, cell_bytes: u64) -> Basemap {
+        Basemap { land: Layer::from_shapes(&shapes.countries), states: Layer::from_shapes(&shapes.us_states), cells: CellCache::new(BASEMAP_CELL, cell_bytes) }
+    }
+
+    /// The background of a view (its corner on whole pixels): water, land, state lines and
+    /// borders, from the cells already drawn at its zoom, scale and theme and those drawn now.
+    pub fn cover(&self, cam: &Camera, theme: &Theme) -> Cover {
+        self.cells.cover(cam, theme, &|cell_cam| {
+            // Drawn with a margin and cut out of it: a border crossing a cell's edge is clipped
+            // there with an anti-aliased end of its own, which a border drawn through would not
+            // have, and pixels along the cells' seams would show it.
+            let m = CELL_MARGIN;
+            let (w, h) = (cell_cam.width + 2 * m, cell_cam.height + 2 * m);
+            let big = Camera { left: cell_cam.left - f64::from(m), top: cell_cam.top - f64::from(m), width: w, height: h, ..*cell_cam };
+            let mut p = Pixmap::new(w, h)?;
+            p.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
+            self.draw(&mut p.as_mut(), &big, theme);
+            let mut cell = Pixmap::new(cell_cam.width, cell_cam.height)?;
+            let (row, from) = (cell_cam.width as usize * 4, w as usize * 4);
+            for (y, out) in cell.data_mut().chunks_exact_mut(row).enumerate() {
+                let s = (y + m as usize) * from + m as usize * 4;
+                out.copy_from_slice(&p.data()[s..s + row]);
+            }
+            Some(Cell::from_pixmap(cell))
+        })
+    }
+
+    /// Bytes the drawn cells hold, and their bound.
+    pub fn cell_bytes(&self) -> (u64, u64) {
+        (self.cells.weight(), self.cells.bound())
+    }
+
+    /// Forgets every drawn cell and keeps at most `bytes` from now on (0: none).
+    pub fn set_cell_bytes(&mut self, bytes: u64) {
+        self.cells = CellCache::new(BASEMAP_CELL, bytes);
     }
 
     /// Draws land, state lines and country borders over the water colour the pixmap was
@@ -148,5 +203,106 @@ impl Basemap {
         paint.set_color_rgba8(theme.border[0], theme.border[1], theme.border[2], 255);
         let stroke = Stroke { width: (0.6 * cam.scale) as f32, ..Stroke::default() };
         pixmap.stroke_path(&land, &paint, &stroke, Transform::identity(), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::camera::Viewport;
+    use crate::shapes::parse_shapes;
+    use tiny_skia::Pixmap;
+
+    fn shapes() -> Shapes {
+        let read = |name: &str| std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap();
+        Shapes {
+            countries: parse_shapes(&read("countries.geojson"), &["iso_a2"]).unwrap(),
+            us_states: parse_shapes(&read("us_states.geojson"), &["usps"]).unwrap(),
+        }
+    }
+
+    fn theme() -> Theme {
+        let themes = crate::theme::Themes::from_json(include_str!("../../../data/themes.json")).unwrap();
+        *themes.get("light").unwrap()
+    }
+
+    /// A background copied from cells is the background drawn whole, but for the rounding of
+    /// f32 coordinates at other offsets (a few pixels in ten thousand, anywhere): a cell is drawn
+    /// on the image's own pixel grid, rings just outside it still lay their anti-aliased border
+    /// into it, and borders crossing its edge are drawn through it, so its seams show nothing.
+    /// Cells copied from the cache and cells drawn with none kept give the same bytes. Views at
+    /// odd zooms, across the antimeridian, at scale 2.
+    #[test]
+    fn cells_give_the_background_drawn_whole() {
+        let (shapes, theme) = (shapes(), theme());
+        let views = [
+            (Viewport::CenterZoom([20.0, 0.0], 2.637), 1200, 800, 1.0),
+            (Viewport::CenterZoom([39.0, -97.0], 4.31), 1200, 800, 1.0),
+            (Viewport::CenterZoom([48.0, 9.0], 5.77), 640, 480, 2.0),
+            (Viewport::Bounds([50.0, 170.0, 72.0, -130.0]), 900, 500, 1.0),
+            (Viewport::CenterZoom([-45.0, -120.0], 3.0), 300, 200, 1.0),
+        ];
+        let (kept, none) = (Basemap::new(&shapes, DEFAULT_BASEMAP_CELL_BYTES), Basemap::new(&shapes, 0));
+        for (vp, w, h, scale) in views {
+            let mut cam = Camera::new(vp, &[], w, h, scale);
+            (cam.left, cam.top) = (cam.left.round(), cam.top.round());
+            let (w, h) = (cam.width as usize, cam.height as usize);
+            let mut whole = Pixmap::new(cam.width, cam.height).unwrap();
+            whole.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
+            kept.draw(&mut whole.as_mut(), &cam, &theme);
+            let from_cells = |map: &Basemap| {
+                let mut p = Pixmap::new(cam.width, cam.height).unwrap();
+                map.cover(&cam, &theme).draw(&mut p.as_mut(), 0);
+                p
+            };
+            // Drawn into the cache, then copied from it; and drawn with nothing kept.
+            let (first, again, uncached) = (from_cells(&kept), from_cells(&kept), from_cells(&none));
+            assert!(first.data() == again.data() && first.data() == uncached.data(), "{vp:?}: cached cells differ from drawn ones");
+            let side = BASEMAP_CELL as i64;
+            let on_seam = |i: usize| {
+                let (gx, gy) = (((i % w) as i64 + cam.left as i64).rem_euclid(side), ((i / w) as i64 + cam.top as i64).rem_euclid(side));
+                gx <= 1 || gx >= side - 2 || gy <= 1 || gy >= side - 2
+            };
+            let off: Vec<usize> = (0..w * h).filter(|&i| (0..4).any(|c| whole.data()[i * 4 + c].abs_diff(first.data()[i * 4 + c]) > 1)).collect();
+            let seam = (0..w * h).filter(|&i| on_seam(i)).count();
+            let off_seam = off.iter().filter(|&&i| on_seam(i)).count();
+            assert!(off.len() * 2500 <= w * h, "{vp:?}: {} of {} pixels differ", off.len(), w * h);
+            assert!(off_seam * 330 <= seam, "{vp:?}: {off_seam} of {seam} pixels along the cells' seams differ");
+        }
+    }
+
+    /// Under a bound of a few cells, a run of views at several zooms and two themes keeps within
+    /// it (evicting), and every map is still the one drawn with nothing kept: no cell of another
+    /// theme, zoom or place is ever copied in.
+    #[test]
+    fn cells_stay_within_their_bound_and_are_never_another_maps() {
+        let shapes = shapes();
+        let themes = crate::theme::Themes::from_json(include_str!("../../../data/themes.json")).unwrap();
+        let (light, dark) = (*themes.get("light").unwrap(), *themes.get("dark").unwrap());
+        assert_ne!(light.land, dark.land);
+        let bound = 6 * u64::from(BASEMAP_CELL * BASEMAP_CELL * 4);
+        let (kept, none) = (Basemap::new(&shapes, bound), Basemap::new(&shapes, 0));
+        let mut most = 0;
+        for round in 0..2 {
+            for (i, zoom) in [3.0, 3.0625, 4.5, 3.0].into_iter().enumerate() {
+                for theme in [light, dark] {
+                    let mut cam = Camera::new(Viewport::CenterZoom([45.0, 10.0 + i as f64], zoom), &[], 600, 400, 1.0);
+                    (cam.left, cam.top) = (cam.left.round(), cam.top.round());
+                    let draw = |map: &Basemap| {
+                        let mut p = Pixmap::new(600, 400).unwrap();
+                        map.cover(&cam, &theme).draw(&mut p.as_mut(), 0);
+                        p
+                    };
+                    assert!(draw(&kept).data() == draw(&none).data(), "round {round}, zoom {zoom}: a kept cell is not this map's");
+                    let (held, max) = kept.cell_bytes();
+                    assert_eq!(max, bound);
+                    assert!(held <= bound, "{held} bytes held over a bound of {bound}");
+                    most = most.max(held);
+                }
+            }
+        }
+        // A 600 x 400 view covers 6 to 12 cells: the cache filled up and had to let cells go.
+        assert!(most > bound / 2, "the cache never filled: {most} bytes");
+        assert_eq!(none.cell_bytes().0, 0);
     }
 }

@@ -23,6 +23,10 @@ impl Viewport {
     }
 }
 
+/// An auto-fit view's zoom is a whole number of these steps: 2^(1/16), 4.4 % of the image's side
+/// at most given back to the margin.
+pub const AUTO_ZOOM_STEP: f64 = 1.0 / 16.0;
+
 /// Web Mercator's latitude limit.
 pub const MAX_LAT: f64 = 85.051_128_779_806_59;
 
@@ -83,7 +87,15 @@ impl Camera {
                 }
                 // Padding so edge markers are not cut; a single point gets a city-scale view.
                 let pad = 0.08 * (width.min(height) as f64);
-                Camera::fit(((x0, y0), (x1, y1)), width, height, scale, pad, 14.0)
+                let mut cam = Camera::fit(((x0, y0), (x1, y1)), width, height, scale, pad, 14.0);
+                // Down to the step below: the points fit with a little more room, and maps of
+                // brands over the same part of the world share a zoom, so the basemap cells drawn
+                // for one are copied into the next.
+                let snapped = (cam.zoom / AUTO_ZOOM_STEP).floor() * AUTO_ZOOM_STEP;
+                if snapped != cam.zoom {
+                    cam = Camera::centred((x0 + x1) / 2.0, (y0 + y1) / 2.0, snapped, width, height, scale);
+                }
+                cam
             }
         }
     }

@@ -9,6 +9,7 @@ mod atlas;
 mod basemap;
 mod blend;
 mod camera;
+mod cells;
 mod color;
 mod credit;
 mod encode;
@@ -26,6 +27,7 @@ mod theme;
 pub mod tiles;
 
 pub use atlas::Atlas;
+pub use basemap::{BASEMAP_CELL, DEFAULT_BASEMAP_CELL_BYTES};
 pub use camera::{Camera, Viewport};
 pub use color::parse_hex;
 pub use encode::{ImageFormat, DEFAULT_JPEG_QUALITY};

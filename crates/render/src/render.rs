@@ -6,9 +6,9 @@ use std::time::Instant;
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
 use crate::atlas::Atlas;
-use crate::basemap::Basemap;
 use crate::blend::over;
 use crate::camera::{Camera, Viewport};
+use crate::cells::Cover;
 use crate::credit::Credit;
 use crate::encode::{encode, ImageFormat};
 use crate::error::{RenderError, Result};
@@ -339,7 +339,8 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
         Some(spec) => Scene::Focus(atlas.focus.plan(&atlas.shapes, spec, w, h, scale, (req.marker_radius + 1.2) * scale)?),
         None => {
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
-            let cam = mercator_camera(atlas, req, &all, w, h);
+            let cam = mercator_camera(req, &all, w, h);
+            let ground = atlas.basemap.cover(&cam, theme);
             let streets = atlas.streets.as_ref().and_then(|t| StreetPlan::new(t, &cam, theme));
             let credit = match (&streets, &atlas.font, &atlas.streets) {
                 (Some(_), Some(font), Some(s)) => Credit::layout(font, &s.tiles.attribution, w, h, scale),
@@ -351,11 +352,11 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
                 Some(plan) if !plan.places.is_empty() => labels::place_names(&plan.places, atlas.font.as_ref(), &cam, &mut occupied),
                 _ => labels::place(&atlas.cities, atlas.font.as_ref(), &cam, &mut occupied),
             };
-            Scene::Mercator(cam, labels, streets, credit)
+            Scene::Mercator(cam, labels, ground, streets, credit)
         }
     };
     let attribution = match (&scene, &atlas.streets) {
-        (Scene::Mercator(_, _, Some(_), _), Some(s)) => Some(s.tiles.attribution.clone()),
+        (Scene::Mercator(_, _, _, Some(_), _), Some(s)) => Some(s.tiles.attribution.clone()),
         _ => None,
     };
     on_time(req)?;
@@ -380,7 +381,7 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
                 let (y0, rows) = ((i * band_rows) as u32, (chunk.len() / row_bytes) as u32);
                 move || {
                     let Some(mut band) = PixmapMut::from_bytes(chunk, w, rows) else { return };
-                    scene.background(&mut band, y0, rows, &atlas.basemap, theme);
+                    scene.background(&mut band, y0);
                     match density {
                         Some(d) => d.blend(&mut band, y0),
                         None if req.heatmap => {}
@@ -400,7 +401,7 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
     if let Some(l) = &legend {
         l.draw(&mut pixmap.as_mut(), theme);
     }
-    if let Scene::Mercator(_, _, _, Some(credit)) = &scene {
+    if let Scene::Mercator(_, _, _, _, Some(credit)) = &scene {
         credit.draw(&mut pixmap.as_mut(), theme);
     }
     on_time(req)?;
@@ -408,13 +409,11 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
     Ok(Rendered { body: encode(pixmap, req.format, req.dpi)?, attribution, warning })
 }
 
-/// A Web Mercator map's camera. With a street map, on whole pixels, so the street map's cells
-/// are copied, never resampled: the map moves by less than half a pixel.
-fn mercator_camera(atlas: &Atlas, req: &MapRequest, points: &[(f64, f64)], w: u32, h: u32) -> Camera {
+/// A Web Mercator map's camera, its corner on whole pixels so the basemap's and the street
+/// map's cells are copied, never resampled: the map moves by less than half a pixel.
+fn mercator_camera(req: &MapRequest, points: &[(f64, f64)], w: u32, h: u32) -> Camera {
     let mut cam = Camera::new(req.viewport, points, w, h, req.scale as f64);
-    if atlas.streets.is_some() {
-        (cam.left, cam.top) = (cam.left.round(), cam.top.round());
-    }
+    (cam.left, cam.top) = (cam.left.round(), cam.top.round());
     cam
 }
 
@@ -425,7 +424,7 @@ pub fn street_ops(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Op
     let (w, h) = check(req)?;
     let theme = themes.get(&req.style)?;
     let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
-    let cam = mercator_camera(atlas, req, &all, w, h);
+    let cam = mercator_camera(req, &all, w, h);
     Ok(atlas.streets.as_ref().and_then(|s| crate::streets::view_ops(s, &cam, theme)))
 }
 
@@ -452,9 +451,9 @@ fn heat_points(req: &MapRequest, projection: &Projection) -> Vec<(f32, f32)> {
 
 /// What a map is drawn over.
 enum Scene {
-    /// The camera, the labels placed, the street map when the basemap archive covers the view,
-    /// and its credit.
-    Mercator(Camera, labels::Placed, Option<StreetPlan>, Option<Credit>),
+    /// The camera, the labels placed, the basemap's cells, the street map when the basemap
+    /// archive covers the view, and its credit.
+    Mercator(Camera, labels::Placed, Cover, Option<StreetPlan>, Option<Credit>),
     Focus(FocusPlan),
 }
 
@@ -467,11 +466,10 @@ impl Scene {
         }
     }
 
-    fn background(&self, band: &mut PixmapMut, y0: u32, rows: u32, basemap: &Basemap, theme: &crate::theme::Theme) {
+    fn background(&self, band: &mut PixmapMut, y0: u32) {
         match self {
-            Scene::Mercator(cam, _, streets, _) => {
-                band.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
-                basemap.draw(band, &cam.band(y0, rows), theme);
+            Scene::Mercator(_, _, ground, streets, _) => {
+                ground.draw(band, y0);
                 if let Some(plan) = streets {
                     plan.draw(band, y0);
                 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tiny_skia::{FillRule, LineCap, LineJoin, Mask, Paint, Path, PathBuilder, Pixmap, PixmapMut, Stroke, StrokeDash, Transform};
 
-use crate::blend::over;
+use crate::cells::{Cell, CellCache, Cover};
 
 use crate::camera::Camera;
 use crate::theme::Theme;
@@ -81,37 +81,10 @@ pub fn tile_zoom(cam: &Camera, min: u8, max: u8) -> Option<u8> {
 /// them again. 512 is a zoom-14 tile at zoom 15: a cell is then exactly one tile.
 pub const CELL: u32 = 512;
 
-/// A cell's pixels, premultiplied RGBA, transparent where the tiles draw nothing.
-struct Cell {
-    pixmap: Pixmap,
-    /// Every pixel opaque: copied row by row instead of blended.
-    opaque: bool,
-}
-
-/// What a cell is drawn for: the zoom and scale (as bits: any zoom a fit gives), the theme and
-/// the cell's place in the world grid.
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct CellKey {
-    zoom: u64,
-    scale: u64,
-    theme: Theme,
-    x: i64,
-    y: i64,
-}
-
-#[derive(Clone)]
-struct CellWeigh;
-
-impl quick_cache::Weighter<CellKey, Option<Arc<Cell>>> for CellWeigh {
-    fn weight(&self, _: &CellKey, v: &Option<Arc<Cell>>) -> u64 {
-        v.as_ref().map_or(64, |_| u64::from(CELL * CELL * 4))
-    }
-}
-
 /// A basemap archive with the cells drawn from it.
 pub struct Streets {
     pub tiles: Arc<VectorTiles>,
-    cells: quick_cache::sync::Cache<CellKey, Option<Arc<Cell>>, CellWeigh>,
+    cells: CellCache,
 }
 
 impl Streets {
@@ -119,20 +92,13 @@ impl Streets {
     /// cells, five 1200 x 800 views.
     pub fn new(tiles: Arc<VectorTiles>) -> Streets {
         let bytes = tiles.cache_bytes();
-        Streets { tiles, cells: quick_cache::sync::Cache::with_weighter(256, bytes, CellWeigh) }
-    }
-
-    fn cell(&self, key: &CellKey, cam: &Camera, theme: &Theme) -> Option<Arc<Cell>> {
-        let draw = || -> std::result::Result<Option<Arc<Cell>>, ()> { Ok(draw_cell(&self.tiles, key, cam, theme).map(Arc::new)) };
-        self.cells.get_or_insert_with(key, draw).ok().flatten()
+        Streets { tiles, cells: CellCache::new(CELL, bytes) }
     }
 }
 
-/// Draws one cell from the tiles under it; None when there are none.
-fn draw_cell(source: &VectorTiles, key: &CellKey, cam: &Camera, theme: &Theme) -> Option<Cell> {
-    let c = f64::from(CELL);
-    let cell_cam = Camera { left: key.x as f64 * c, top: key.y as f64 * c, width: CELL, height: CELL, ..*cam };
-    let (tiles, ts, whole) = view_tiles(source, &cell_cam)?;
+/// Draws one cell (its own camera) from the tiles under it; None when there are none.
+fn draw_cell(source: &VectorTiles, cell_cam: &Camera, theme: &Theme) -> Option<Cell> {
+    let (tiles, ts, whole) = view_tiles(source, cell_cam)?;
     let placed = place_tiles(&tiles, ts);
     let mut pixmap = Pixmap::new(CELL, CELL)?;
     // Features reach past their tile into a buffer; where the archive stops inside the cell they
@@ -149,12 +115,11 @@ fn draw_cell(source: &VectorTiles, key: &CellKey, cam: &Camera, theme: &Theme) -
         Some(m)
     };
     let mut paint = Paint { anti_alias: true, ..Paint::default() };
-    for (path, [r, g, b], a) in layers(source.schema, &placed, &cell_cam, theme, ts) {
+    for (path, [r, g, b], a) in layers(source.schema, &placed, cell_cam, theme, ts) {
         paint.set_color_rgba8(r, g, b, a);
         pixmap.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), mask.as_ref());
     }
-    let opaque = pixmap.pixels().iter().all(|p| p.alpha() == 255);
-    Some(Cell { pixmap, opaque })
+    Some(Cell::from_pixmap(pixmap))
 }
 
 /// The tiles a view needs that the archive has, each with the image pixel of its top-left
@@ -197,8 +162,7 @@ fn place_tiles(tiles: &[(Arc<TileShapes>, f64, f64)], ts: f64) -> Vec<Placed<'_>
 
 /// One image's street map: its cells, ready to copy band by band, and the place names in view.
 pub struct StreetPlan {
-    /// Each cell with the image pixel of its top-left corner.
-    cells: Vec<(Arc<Cell>, i64, i64)>,
+    cells: Cover,
     /// Place names from the tiles: name, rank (larger first), image pixel.
     pub places: Vec<(String, u32, (f32, f32))>,
 }
@@ -257,76 +221,14 @@ impl StreetPlan {
     pub fn new(streets: &Streets, cam: &Camera, theme: &Theme) -> Option<StreetPlan> {
         let (tiles, ts, _) = view_tiles(&streets.tiles, cam)?;
         let places = places(&place_tiles(&tiles, ts), cam);
-        let c = f64::from(CELL);
-        let (x0, y0) = ((cam.left / c).floor() as i64, (cam.top / c).floor() as i64);
-        let (x1, y1) = (((cam.left + cam.width as f64 - 0.5) / c).floor() as i64, ((cam.top + cam.height as f64 - 0.5) / c).floor() as i64);
-        let keys: Vec<CellKey> = (y0..=y1)
-            .flat_map(|y| (x0..=x1).map(move |x| (x, y)))
-            .map(|(x, y)| CellKey { zoom: cam.zoom.to_bits(), scale: cam.scale.to_bits(), theme: *theme, x, y })
-            .collect();
-        // Cells already drawn are taken from the cache; the rest are drawn on two threads (the
-        // cores this serves from), as the bands are, and none is started when all are there.
-        let mut drawn: Vec<Option<Arc<Cell>>> = Vec::with_capacity(keys.len());
-        let mut missing: Vec<usize> = Vec::new();
-        for (i, k) in keys.iter().enumerate() {
-            match streets.cells.get(k) {
-                Some(cell) => drawn.push(cell),
-                None => {
-                    drawn.push(None);
-                    missing.push(i);
-                }
-            }
-        }
-        if !missing.is_empty() {
-            let half = missing.len().div_ceil(2);
-            let (ma, mb) = missing.split_at(half);
-            let draw = |part: &[usize]| part.iter().map(|&i| (i, streets.cell(&keys[i], cam, theme))).collect::<Vec<_>>();
-            let (a, b) = std::thread::scope(|s| {
-                let other = s.spawn(|| draw(mb));
-                (draw(ma), other.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            });
-            for (i, cell) in a.into_iter().chain(b) {
-                drawn[i] = cell;
-            }
-        }
-        let cells = keys
-            .iter()
-            .zip(drawn)
-            .filter_map(|(k, c)| c.map(|c| (c, k.x * i64::from(CELL) - cam.left.round() as i64, k.y * i64::from(CELL) - cam.top.round() as i64)))
-            .collect();
+        let cells = streets.cells.cover(cam, theme, &|cell_cam| draw_cell(&streets.tiles, cell_cam, theme));
         Some(StreetPlan { cells, places })
     }
 
     /// Copies the cells onto a band whose top row is row `y0` of the image: opaque cells row by
     /// row, others blended over the Natural Earth map beneath.
     pub fn draw(&self, band: &mut PixmapMut, y0: u32) {
-        let (bw, bh) = (i64::from(band.width()), i64::from(band.height()));
-        let top = i64::from(y0);
-        let data = band.data_mut();
-        let side = i64::from(CELL);
-        for (cell, cx, cy) in &self.cells {
-            let (xa, xb) = ((*cx).max(0), (cx + side).min(bw));
-            let (ya, yb) = ((*cy).max(top), (cy + side).min(top + bh));
-            if xa >= xb || ya >= yb {
-                continue;
-            }
-            let src = cell.pixmap.data();
-            for y in ya..yb {
-                let s0 = (((y - cy) * side + (xa - cx)) * 4) as usize;
-                let d0 = (((y - top) * bw + xa) * 4) as usize;
-                let n = ((xb - xa) * 4) as usize;
-                let (from, to) = (&src[s0..s0 + n], &mut data[d0..d0 + n]);
-                if cell.opaque {
-                    to.copy_from_slice(from);
-                } else {
-                    for (p, q) in from.chunks_exact(4).zip(to.chunks_exact_mut(4)) {
-                        if p[3] != 0 {
-                            over([p[0], p[1], p[2], p[3]], q);
-                        }
-                    }
-                }
-            }
-        }
+        self.cells.draw(band, y0);
     }
 }
 

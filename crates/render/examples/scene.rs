@@ -1,0 +1,37 @@
+//! Draws one map over and over and prints the time per image, for profiling the renderer alone
+//! (under `perf record --call-graph dwarf`, say):
+//! `cargo run --release -p storemap-render --example scene -- REFERENCE_DIR data/themes.json
+//! FONT POINTS_CSV [N] [WxH]`, the points as `lat,lng` lines. The first image is written to the
+//! temporary folder, to look at.
+use std::time::Instant;
+
+use storemap_render::{render, Atlas, MapRequest, MarkerGroup, Themes};
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let dir = std::path::Path::new(&a[1]);
+    let text = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+    let atlas = Atlas::from_geojson(&text(&dir.join("countries.geojson")))
+        .unwrap()
+        .with_us_states(&text(&dir.join("us_states.geojson")))
+        .unwrap()
+        .with_cities_csv(&text(&dir.join("cities.csv")))
+        .unwrap()
+        .with_font(&std::fs::read(&a[3]).unwrap())
+        .unwrap();
+    let themes = Themes::from_json(&text(std::path::Path::new(&a[2]))).unwrap();
+    let points: Vec<(f64, f64)> =
+        text(std::path::Path::new(&a[4])).lines().filter_map(|l| l.split_once(',').map(|(x, y)| (x.parse().unwrap(), y.parse().unwrap()))).collect();
+    let n: usize = a.get(5).map_or(100, |s| s.parse().unwrap());
+    let (w, h) = a.get(6).and_then(|s| s.split_once('x')).map_or((1200, 800), |(w, h)| (w.parse().unwrap(), h.parse().unwrap()));
+    let req = MapRequest::new(w, h, vec![MarkerGroup { color: None, name: "x".into(), points }]);
+    let bytes = render(&atlas, &themes, &req).unwrap();
+    let out = std::env::temp_dir().join("storemap-scene.png");
+    std::fs::write(&out, &bytes).unwrap();
+    println!("{}", out.display());
+    let t = Instant::now();
+    for _ in 0..n {
+        render(&atlas, &themes, &req).unwrap();
+    }
+    println!("{:.2} ms per image, {} bytes", t.elapsed().as_secs_f64() * 1000.0 / n as f64, bytes.len());
+}
