@@ -539,6 +539,8 @@ export interface RendererAssets {
   basemap?: string
   /** The decoded-tile cache's bound, in bytes. */
   basemapCacheBytes?: number
+  /** The bound of the Natural Earth map's drawn cells, in bytes (0: none kept). */
+  mapCellBytes?: number
 }
 
 export interface RendererHealth {

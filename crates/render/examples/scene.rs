@@ -2,7 +2,7 @@
 //! (under `perf record --call-graph dwarf`, say):
 //! `cargo run --release -p storemap-render --example scene -- REFERENCE_DIR data/themes.json
 //! FONT POINTS_CSV [N] [WxH]`, the points as `lat,lng` lines. The first image is written to the
-//! temporary folder, to look at.
+//! temporary folder, to look at. `SCENE_CELL_BYTES=0` keeps no basemap cells.
 use std::time::Instant;
 
 use storemap_render::{render, Atlas, MapRequest, MarkerGroup, Themes};
@@ -18,7 +18,9 @@ fn main() {
         .with_cities_csv(&text(&dir.join("cities.csv")))
         .unwrap()
         .with_font(&std::fs::read(&a[3]).unwrap())
-        .unwrap();
+        .unwrap()
+        // SCENE_CELL_BYTES=0: every background drawn afresh, as the first map at a zoom is.
+        .with_basemap_cell_bytes(std::env::var("SCENE_CELL_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(storemap_render::DEFAULT_BASEMAP_CELL_BYTES));
     let themes = Themes::from_json(&text(std::path::Path::new(&a[2]))).unwrap();
     let points: Vec<(f64, f64)> =
         text(std::path::Path::new(&a[4])).lines().filter_map(|l| l.split_once(',').map(|(x, y)| (x.parse().unwrap(), y.parse().unwrap()))).collect();

@@ -111,7 +111,14 @@ impl Layer {
             (false, true) => &[0.0, 256.0],
             (true, true) => &[0.0, -256.0, 256.0],
         };
+        // Rings reaching past the image are cut to a box this far around it: the rasterizer
+        // then sees only the edges it draws (a country's whole coast for each cell of a city
+        // view, before), and the box's own sides, where the cut adds edges, stay out of sight
+        // under any border width.
+        let m = (CLIP_MARGIN * cam.scale) as f32;
+        let clip = [-m, -m, cam.width as f32 + m, cam.height as f32 + m];
         let mut pb = PathBuilder::new();
+        let mut bufs = (Vec::new(), Vec::new());
         for &dx in shifts {
             for r in &self.rings {
                 if dx != 0.0 && (r.bbox.0 < 0.0 || r.bbox.2 > 256.0) {
@@ -123,27 +130,93 @@ impl Layer {
                 if r.bbox.2 - r.bbox.0 < min_side && r.bbox.3 - r.bbox.1 < min_side {
                     continue;
                 }
-                push_ring(&mut pb, &r.lod[level], dx, k, cam);
+                let px = |(x, y): (f32, f32)| (((x as f64 + dx) * k - cam.left) as f32, (y as f64 * k - cam.top) as f32);
+                let inside = {
+                    let ((x0, y0), (x1, y1)) = (px((r.bbox.0 as f32, r.bbox.1 as f32)), px((r.bbox.2 as f32, r.bbox.3 as f32)));
+                    x0 >= clip[0] && y0 >= clip[1] && x1 <= clip[2] && y1 <= clip[3]
+                };
+                let pts = &r.lod[level];
+                if inside {
+                    push_ring(&mut pb, pts.iter().map(|&p| px(p)));
+                } else {
+                    push_ring(&mut pb, clip_ring(pts.iter().map(|&p| px(p)), clip, &mut bufs).iter().copied());
+                }
             }
         }
         pb.finish()
     }
 }
 
-/// One ring into the path, `dx` zoom-0 pixels over.
-fn push_ring(pb: &mut PathBuilder, pts: &[(f32, f32)], dx: f64, k: f64, cam: &Camera) {
+/// Image pixels around the view (at scale 1) that rings are cut to: past any border's width
+/// and its anti-aliased edge.
+const CLIP_MARGIN: f64 = 4.0;
+
+/// One ring into the path.
+fn push_ring(pb: &mut PathBuilder, pts: impl ExactSizeIterator<Item = (f32, f32)>) {
     if pts.len() < 3 {
         return;
     }
-    for (i, &(x, y)) in pts.iter().enumerate() {
-        let (px, py) = (((x as f64 + dx) * k - cam.left) as f32, (y as f64 * k - cam.top) as f32);
+    for (i, (x, y)) in pts.enumerate() {
         if i == 0 {
-            pb.move_to(px, py);
+            pb.move_to(x, y);
         } else {
-            pb.line_to(px, py);
+            pb.line_to(x, y);
         }
     }
     pb.close();
+}
+
+/// The two point lists a ring is cut between, kept from ring to ring.
+type ClipBuffers = (Vec<(f32, f32)>, Vec<(f32, f32)>);
+
+/// A ring cut to a box [x0, y0, x1, y1] (Sutherland-Hodgman, one side at a time): inside the
+/// box it is the same ring, so it fills the same pixels there under either fill rule; where it
+/// left the box it runs along the box's sides instead.
+fn clip_ring(pts: impl Iterator<Item = (f32, f32)>, [x0, y0, x1, y1]: [f32; 4], (a, b): &mut ClipBuffers) -> &[(f32, f32)] {
+    a.clear();
+    a.extend(pts);
+    for side in 0..4 {
+        if a.is_empty() {
+            break;
+        }
+        b.clear();
+        let inside = |(x, y): (f32, f32)| match side {
+            0 => x >= x0,
+            1 => x <= x1,
+            2 => y >= y0,
+            _ => y <= y1,
+        };
+        // Where the segment p-q crosses this side's line.
+        let cross = |(px, py): (f32, f32), (qx, qy): (f32, f32)| {
+            let (px, py, qx, qy) = (px as f64, py as f64, qx as f64, qy as f64);
+            let at = |v: f64, p: f64, q: f64| ((v - p) / (q - p)).clamp(0.0, 1.0);
+            match side {
+                0 | 1 => {
+                    let v = if side == 0 { x0 } else { x1 } as f64;
+                    (v as f32, (py + (qy - py) * at(v, px, qx)) as f32)
+                }
+                _ => {
+                    let v = if side == 2 { y0 } else { y1 } as f64;
+                    ((px + (qx - px) * at(v, py, qy)) as f32, v as f32)
+                }
+            }
+        };
+        let mut prev = a[a.len() - 1];
+        for &cur in a.iter() {
+            match (inside(prev), inside(cur)) {
+                (true, true) => b.push(cur),
+                (true, false) => b.push(cross(prev, cur)),
+                (false, true) => {
+                    b.push(cross(prev, cur));
+                    b.push(cur);
+                }
+                (false, false) => {}
+            }
+            prev = cur;
+        }
+        std::mem::swap(a, b);
+    }
+    a
 }
 
 impl Basemap {
@@ -304,5 +377,54 @@ mod tests {
         // A 600 x 400 view covers 6 to 12 cells: the cache filled up and had to let cells go.
         assert!(most > bound / 2, "the cache never filled: {most} bytes");
         assert_eq!(none.cell_bytes().0, 0);
+    }
+
+    /// A ring cut to a box around the image fills and outlines the same pixels as the whole
+    /// ring: a star leaving the image on every side, a comb whose teeth leave and come back, a
+    /// ring around the whole image, one wholly outside; even-odd as land is filled, and stroked
+    /// as borders are.
+    #[test]
+    fn rings_cut_to_the_view_draw_what_the_whole_rings_draw() {
+        let (w, h) = (160u32, 120u32);
+        let star: Vec<(f32, f32)> = (0..14)
+            .map(|i| {
+                let (a, r) = (i as f32 * std::f32::consts::PI / 7.0, if i % 2 == 0 { 150.0 } else { 35.0 });
+                (80.3 + r * a.cos(), 60.7 + r * a.sin())
+            })
+            .collect();
+        let mut comb = vec![(-50.0, 100.0)];
+        for i in 0..8 {
+            let x = 10.0 + i as f32 * 19.3;
+            comb.extend([(x, 100.0), (x, -40.0), (x + 9.1, -40.0), (x + 9.1, 100.0)]);
+        }
+        comb.extend([(230.0, 100.0), (230.0, 140.0), (-50.0, 140.0)]);
+        let around = vec![(-500.0, -400.0), (700.0, -420.0), (650.0, 500.0), (-480.0, 520.0)];
+        let outside = vec![(200.0, 10.0), (260.0, 15.0), (230.0, 90.0)];
+        let m = CLIP_MARGIN as f32;
+        let clip = [-m, -m, w as f32 + m, h as f32 + m];
+        for (name, ring) in [("star", star), ("comb", comb), ("around", around), ("outside", outside)] {
+            let draw = |pts: &[(f32, f32)]| {
+                let mut p = Pixmap::new(w, h).unwrap();
+                p.fill(Color::WHITE);
+                let mut pb = PathBuilder::new();
+                push_ring(&mut pb, pts.iter().copied());
+                if let Some(path) = pb.finish() {
+                    let mut paint = Paint { anti_alias: true, ..Paint::default() };
+                    paint.set_color_rgba8(40, 90, 160, 255);
+                    p.fill_path(&path, &paint, FillRule::EvenOdd, Transform::identity(), None);
+                    paint.set_color_rgba8(200, 30, 30, 255);
+                    p.stroke_path(&path, &paint, &Stroke { width: 0.6, ..Stroke::default() }, Transform::identity(), None);
+                }
+                p
+            };
+            let mut bufs = (Vec::new(), Vec::new());
+            let cut = clip_ring(ring.iter().copied(), clip, &mut bufs).to_vec();
+            let (whole, part) = (draw(&ring), draw(&cut));
+            let worst = whole.data().iter().zip(part.data()).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+            assert!(worst <= 2, "{name}: a channel off by {worst}");
+            if name == "outside" {
+                assert!(cut.is_empty(), "a ring outside the box leaves nothing: {cut:?}");
+            }
+        }
     }
 }

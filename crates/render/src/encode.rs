@@ -26,47 +26,110 @@ fn enc(e: impl std::fmt::Display) -> RenderError {
     RenderError::Encode(e.to_string())
 }
 
+/// Pixels per metre, as PNG's pHYs wants the DPI.
+fn pixels_per_metre(dpi: u32) -> u32 {
+    (dpi as f64 / 0.0254).round() as u32
+}
+
+/// The PNG of an opaque pixmap (every map but a focus map's transparent corners): 8-bit RGB,
+/// written here rather than by the png crate so that each byte is touched once before the
+/// compressor. Per pixel it reads the RGBA pixel and the one above it in the pixmap and writes
+/// three bytes of their difference (PNG's Up filter, fused with dropping alpha), so a row equal
+/// to the one above (open water, the plain land between borders) is all zeros; fdeflate (the
+/// png crate's own fast mode) then codes runs of zeros as lengths and the other bytes through
+/// a fixed Huffman table fitted to filtered images. The png crate took a pass to drop alpha, a
+/// pass to filter, and two copies of the compressed stream.
+fn png_opaque(rgba: &[u8], w: u32, h: u32, dpi: u32) -> Result<Vec<u8>> {
+    let stride = w as usize * 4;
+    let mut line = vec![0u8; 1 + w as usize * 3];
+    // Up (2): the first row is its own difference from a row of zeros.
+    line[0] = 2;
+    let mut z = fdeflate::Compressor::new(Vec::with_capacity(rgba.len() / 16)).map_err(enc)?;
+    let zeros = vec![0u8; stride];
+    let mut above: &[u8] = &zeros;
+    for cur in rgba.chunks_exact(stride) {
+        for ((d, s), a) in line[1..].chunks_exact_mut(3).zip(cur.chunks_exact(4)).zip(above.chunks_exact(4)) {
+            // The four bytes' differences at once (each byte wrapping on its own), alpha's
+            // left behind.
+            let (x, y) = (u32::from_le_bytes([s[0], s[1], s[2], s[3]]), u32::from_le_bytes([a[0], a[1], a[2], a[3]]));
+            let v = ((x | HIGH).wrapping_sub(y & !HIGH)) ^ ((x ^ !y) & HIGH);
+            d.copy_from_slice(&v.to_le_bytes()[..3]);
+        }
+        z.write_data(&line).map_err(enc)?;
+        above = cur;
+    }
+    let mut idat = z.finish().map_err(enc)?;
+    let raw = line.len() * h as usize;
+    if idat.len() > fdeflate::StoredOnlyCompressor::<()>::compressed_size(raw) {
+        // Noise compresses to more than it is: stored blocks of unfiltered rows, as png does.
+        let mut st = fdeflate::StoredOnlyCompressor::new(std::io::Cursor::new(Vec::with_capacity(raw + 64))).map_err(enc)?;
+        for cur in rgba.chunks_exact(stride) {
+            line[0] = 0;
+            line[1..].chunks_exact_mut(3).zip(cur.chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&s[..3]));
+            st.write_data(&line).map_err(enc)?;
+        }
+        idat = st.finish().map_err(enc)?.into_inner();
+    }
+    let mut out = Vec::with_capacity(idat.len() + 96);
+    out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+    let mut ihdr = [0u8; 13];
+    ihdr[..4].copy_from_slice(&w.to_be_bytes());
+    ihdr[4..8].copy_from_slice(&h.to_be_bytes());
+    // 8 bits, truecolour, deflate, adaptive filtering, no interlace.
+    ihdr[8..].copy_from_slice(&[8, 2, 0, 0, 0]);
+    chunk(&mut out, b"IHDR", &ihdr);
+    let ppm = pixels_per_metre(dpi).to_be_bytes();
+    chunk(&mut out, b"pHYs", &[ppm[0], ppm[1], ppm[2], ppm[3], ppm[0], ppm[1], ppm[2], ppm[3], 1]);
+    // A chunk holds at most 2^31 - 1 bytes.
+    for part in idat.chunks(1 << 30) {
+        chunk(&mut out, b"IDAT", part);
+    }
+    chunk(&mut out, b"IEND", &[]);
+    Ok(out)
+}
+
+/// Each byte's top bit: bytes subtracted in a u32 without borrowing from one another.
+const HIGH: u32 = 0x8080_8080;
+
+/// One PNG chunk: length, type, data, and the CRC of type and data.
+fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    let start = out.len();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let crc = crc32fast::hash(&out[start..]);
+    out.extend_from_slice(&crc.to_be_bytes());
+}
+
 pub fn encode(pixmap: Pixmap, format: ImageFormat, dpi: u32) -> Result<Vec<u8>> {
     let (w, h) = (pixmap.width(), pixmap.height());
     let opaque = pixmap.pixels().iter().all(|p| p.alpha() == 255);
+    if opaque && format == ImageFormat::Png {
+        return png_opaque(pixmap.data(), w, h, dpi);
+    }
     let mut rgba = pixmap.take();
     match format {
         ImageFormat::Png => {
-            // tiny-skia stores premultiplied colour; PNG wants straight alpha.
-            if !opaque {
-                for px in rgba.chunks_exact_mut(4) {
-                    let a = px[3] as u32;
-                    if a != 0 && a != 255 {
-                        for c in &mut px[..3] {
-                            *c = ((*c as u32 * 255 + a / 2) / a).min(255) as u8;
-                        }
+            // With transparency (a focus map's corners): RGBA through the png crate. tiny-skia
+            // stores premultiplied colour; PNG wants straight alpha.
+            for px in rgba.chunks_exact_mut(4) {
+                let a = px[3] as u32;
+                if a != 0 && a != 255 {
+                    for c in &mut px[..3] {
+                        *c = ((*c as u32 * 255 + a / 2) / a).min(255) as u8;
                     }
                 }
             }
-            let data = if opaque {
-                // RGBA to RGB in place: each pixel moves to an offset no later than its own.
-                let n = rgba.len() / 4;
-                for i in 0..n {
-                    let (r, g, b) = (rgba[i * 4], rgba[i * 4 + 1], rgba[i * 4 + 2]);
-                    rgba[i * 3] = r;
-                    rgba[i * 3 + 1] = g;
-                    rgba[i * 3 + 2] = b;
-                }
-                rgba.truncate(n * 3);
-                rgba
-            } else {
-                rgba
-            };
-            let mut out = Vec::with_capacity(data.len() / 4);
+            let mut out = Vec::with_capacity(rgba.len() / 4);
             {
                 let mut e = png::Encoder::new(&mut out, w, h);
-                e.set_color(if opaque { png::ColorType::Rgb } else { png::ColorType::Rgba });
+                e.set_color(png::ColorType::Rgba);
                 e.set_depth(png::BitDepth::Eight);
                 e.set_compression(png::Compression::Fast);
-                let ppm = (dpi as f64 / 0.0254).round() as u32;
+                let ppm = pixels_per_metre(dpi);
                 e.set_pixel_dims(Some(png::PixelDimensions { xppu: ppm, yppu: ppm, unit: png::Unit::Meter }));
                 let mut wr = e.write_header().map_err(enc)?;
-                wr.write_image_data(&data).map_err(enc)?;
+                wr.write_image_data(&rgba).map_err(enc)?;
                 wr.finish().map_err(enc)?;
             }
             Ok(out)
@@ -89,5 +152,77 @@ pub fn encode(pixmap: Pixmap, format: ImageFormat, dpi: u32) -> Result<Vec<u8>> 
             e.encode(&rgb, w as u16, h as u16, jpeg_encoder::ColorType::Rgb).map_err(enc)?;
             Ok(out)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tiny_skia::{Color, FillRule, Paint, PathBuilder, Transform};
+
+    /// Decoded with the png crate's decoder: size, colour type, pixels and pHYs.
+    fn decode(bytes: &[u8]) -> (png::OutputInfo, Vec<u8>, Option<png::PixelDimensions>) {
+        let mut r = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size()];
+        let info = r.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        let dims = r.info().pixel_dims;
+        (info, buf, dims)
+    }
+
+    fn rgb_of(p: &Pixmap) -> Vec<u8> {
+        p.data().chunks_exact(4).flat_map(|c| [c[0], c[1], c[2]]).collect()
+    }
+
+    /// What the fused writer makes is a PNG another decoder reads back to the very pixels: a
+    /// map-like picture (flat water, anti-aliased shapes), noise (stored, as it does not shrink),
+    /// one pixel, a row, a column; and the DPI in pHYs.
+    #[test]
+    fn opaque_png_decodes_to_its_pixels() {
+        let mut map = Pixmap::new(301, 203).unwrap();
+        map.fill(Color::from_rgba8(170, 211, 223, 255));
+        let mut paint = Paint { anti_alias: true, ..Paint::default() };
+        paint.set_color_rgba8(242, 239, 233, 255);
+        let mut pb = PathBuilder::new();
+        pb.push_circle(120.3, 90.7, 70.2);
+        pb.push_circle(250.0, 160.0, 40.5);
+        map.fill_path(&pb.finish().unwrap(), &paint, FillRule::Winding, Transform::identity(), None);
+        let mut noise = Pixmap::new(64, 48).unwrap();
+        let mut s = 7u32;
+        for px in noise.data_mut().chunks_exact_mut(4) {
+            for c in &mut px[..3] {
+                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                *c = (s >> 24) as u8;
+            }
+            px[3] = 255;
+        }
+        let mut one = Pixmap::new(1, 1).unwrap();
+        one.fill(Color::from_rgba8(1, 2, 3, 255));
+        let mut row = Pixmap::new(97, 1).unwrap();
+        row.fill(Color::from_rgba8(9, 200, 30, 255));
+        let mut col = Pixmap::new(1, 77).unwrap();
+        col.fill(Color::BLACK);
+        for (name, p, dpi) in [("map", map, 96), ("noise", noise, 300), ("one", one, 72), ("row", row, 96), ("column", col, 1)] {
+            let bytes = encode(p.clone(), ImageFormat::Png, dpi).unwrap();
+            let (info, px, dims) = decode(&bytes);
+            assert_eq!((info.width, info.height, info.color_type), (p.width(), p.height(), png::ColorType::Rgb), "{name}");
+            assert!(px == rgb_of(&p), "{name}: decoded pixels differ");
+            let dims = dims.unwrap();
+            let ppm = (dpi as f64 / 0.0254).round() as u32;
+            assert_eq!((dims.xppu, dims.yppu, dims.unit), (ppm, ppm, png::Unit::Meter), "{name}");
+        }
+    }
+
+    /// The same picture with a transparent pixel goes through the png crate as RGBA, alpha
+    /// made straight.
+    #[test]
+    fn transparent_png_keeps_alpha() {
+        let mut p = Pixmap::new(10, 4).unwrap();
+        p.fill(Color::from_rgba8(200, 100, 50, 255));
+        p.pixels_mut()[5] = tiny_skia::PremultipliedColorU8::from_rgba(50, 25, 12, 128).unwrap();
+        let (info, px, _) = decode(&encode(p, ImageFormat::Png, 96).unwrap());
+        assert_eq!(info.color_type, png::ColorType::Rgba);
+        assert_eq!(&px[..4], &[200, 100, 50, 255]);
+        assert_eq!(&px[20..24], &[100, 50, 24, 128]);
     }
 }
