@@ -459,6 +459,10 @@ let exited = false;
 child.once('exit', () => (exited = true));
 interface HttpResult {
   body: string;
+  /** The server process's CPU per image, ms. */
+  serverCpu: number | null;
+  /** Cores this process (autocannon and the probe) used meanwhile. */
+  clientCores: number;
   bytes: number;
   count: string | null;
   rps: number;
@@ -470,11 +474,12 @@ interface HttpResult {
 }
 // The addon's own rate on these cores for the HTTP run's image: 8 renders in flight (as the HTTP
 // run's 8 connections), for 5 s.
-const addonRate = await (async () => {
+const [addonRate, addonCpu] = await (async () => {
   const req: RenderRequest = { ...requestOf(scenes[0], false) };
   let n = 0;
   const end = performance.now() + 5_000;
   const t0 = performance.now();
+  const c0 = cpuMs();
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       while (performance.now() < end) {
@@ -483,9 +488,19 @@ const addonRate = await (async () => {
       }
     }),
   );
-  return (n * 1000) / (performance.now() - t0);
+  return [(n * 1000) / (performance.now() - t0), (cpuMs() - c0) / n];
 })();
-console.log(`addon alone, 8 in flight: ${addonRate.toFixed(0)} images/s`);
+console.log(`addon alone, 8 in flight: ${addonRate.toFixed(0)} images/s, ${addonCpu.toFixed(1)} ms CPU each`);
+/** CPU time a process has used, ms (Linux /proc; null elsewhere). */
+function processCpuMs(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime, fields 14 and 15 of stat, in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
 
 let httpResult: HttpResult | null = null;
 let httpError = '';
@@ -500,16 +515,20 @@ try {
   const count = check.headers.get('x-location-count');
   console.log(`POST ${body}: 200, ${png.length} bytes, ${count} markers, X-Render-Time ${check.headers.get('x-render-time')}`);
   const idle = await probe(port, 3_000);
+  const [server0, client0, wall0] = [processCpuMs(child.pid), cpuMs(), performance.now()];
   const [cannon, loaded] = await Promise.all([
     autocannon({ url, method: 'POST', headers, body, connections: 8, duration: 10 }),
     probe(port, 10_000),
   ]);
+  const [server1, client1, wall1] = [processCpuMs(child.pid), cpuMs(), performance.now()];
   const st = (xs: number[]) => ({ p50: median(xs), p99: pct(xs, 99), max: Math.max(...xs), n: xs.length });
   httpResult = {
     body,
     bytes: png.length,
     count,
     rps: cannon.requests.average,
+    serverCpu: server0 === null || server1 === null ? null : (server1 - server0) / cannon['2xx'],
+    clientCores: (client1 - client0) / (wall1 - wall0),
     p50: cannon.latency.p50,
     p99: cannon.latency.p99,
     non2xx: cannon.non2xx + cannon.errors + cannon.timeouts,
@@ -560,6 +579,9 @@ const targets = [
   httpResult
     ? `| HTTP, image cache off, 8 connections: images/s ≥ 80 % of the addon's rate (8 in flight, same cores) | ${httpResult.rps.toFixed(0)} of ${addonRate.toFixed(0)}: ${((httpResult.rps / addonRate) * 100).toFixed(0)} % | ${mark(httpResult.rps >= 0.8 * addonRate)} |`
     : '| HTTP: images/s ≥ 80 % of the addon\'s rate | not measured | ⏳ |',
+  httpResult?.serverCpu
+    ? `| HTTP, the same on the server's share of the cores: the addon's CPU per image ≥ 80 % of the server's (the load generator runs on the same 2 cores) | ${f1(addonCpu)} / ${f1(httpResult.serverCpu)} ms: ${((addonCpu / httpResult.serverCpu) * 100).toFixed(0)} % | ${mark(addonCpu >= 0.8 * httpResult.serverCpu)} |`
+    : '| HTTP: CPU per image against the addon\'s | not measured | ⏳ |',
   `| 10K, 1200 × 800: ours p50 ≤ 20 ms | ${f1(r10.p50)} ms | ${mark(r10.p50! <= 20)} |`,
   `| 10K, 1200 × 800: ≥ 3× faster than @napi-rs/canvas | ${(r10.canvas! / r10.mean!).toFixed(1)}× (per CPU ms: ${(r10.canvasCpu! / r10.cpu!).toFixed(1)}×) | ${mark(r10.canvas! / r10.mean! >= 3)} |`,
   `| 10K, 1200 × 800: ≥ 8× faster than resvg-js | ${(r10.resvg! / r10.mean!).toFixed(1)}× (per CPU ms: ${(r10.resvgCpu! / r10.cpu!).toFixed(1)}×) | ${mark(r10.resvg! / r10.mean! >= 8)} |`,
@@ -605,6 +627,8 @@ ${
 | measure | value |
 |---|---|
 | images/s | ${httpResult.rps.toFixed(0)} |
+| the server's CPU per image (the whole process: HTTP, key, ledger, render) | ${f1(httpResult.serverCpu)} ms, against ${f1(addonCpu)} ms for the addon alone (8 in flight, ${addonRate.toFixed(0)} images/s) |
+| cores the load generator took meanwhile (autocannon and the probe, in this process) | ${httpResult.clientCores.toFixed(2)} of ${os.cpus().length} |
 | image latency p50 / p99 | ${httpResult.p50} ms / ${httpResult.p99} ms |
 | non-2xx + errors + timeouts | ${httpResult.non2xx} |
 | /healthz idle (3 s, ${httpResult.idle.n} GETs) p50 / p99 / max | ${f1(httpResult.idle.p50)} / ${f1(httpResult.idle.p99)} / ${f1(httpResult.idle.max)} ms |

@@ -325,7 +325,10 @@ mod tests {
             kept.draw(&mut whole.as_mut(), &cam, &theme);
             let from_cells = |map: &Basemap| {
                 let mut p = Pixmap::new(cam.width, cam.height).unwrap();
-                map.cover(&cam, &theme).draw(&mut p.as_mut(), 0);
+                let cover = map.cover(&cam, &theme);
+                cover.draw(&mut p.as_mut(), 0);
+                // The image made of the cells row by row is the cells drawn onto an empty one.
+                assert!(cover.image(cam.width, cam.height) == p.data(), "{vp:?}: the cells' image differs from the cells drawn");
                 p
             };
             // Drawn into the cache, then copied from it; and drawn with nothing kept.

@@ -160,6 +160,54 @@ pub(crate) struct Cover {
 }
 
 impl Cover {
+    /// The whole image of `w` x `h` pixels made of the cells (premultiplied RGBA; transparent
+    /// where none was drawn), written once row by row: no zeroed buffer is filled first, which
+    /// at 4096 x 4096 is 64 MiB of memory written twice.
+    pub fn image(&self, w: u32, h: u32) -> Vec<u8> {
+        let (w, h) = (i64::from(w), i64::from(h));
+        let side = self.side;
+        let mut out = Vec::with_capacity((w * h * 4) as usize);
+        let zeros = |out: &mut Vec<u8>, n: i64| out.resize(out.len() + (n * 4) as usize, 0);
+        // The cells come row of cells by row of cells, left to right.
+        let mut rows: Vec<(i64, Vec<&(Arc<Cell>, i64, i64)>)> = Vec::new();
+        for c in &self.cells {
+            match rows.last_mut() {
+                Some((cy, cs)) if *cy == c.2 => cs.push(c),
+                _ => rows.push((c.2, vec![c])),
+            }
+        }
+        let mut group = 0;
+        for y in 0..h {
+            while group < rows.len() && rows[group].0 + side <= y {
+                group += 1;
+            }
+            let mut x = 0;
+            if let Some((cy, cells)) = rows.get(group).filter(|(cy, _)| *cy <= y) {
+                for (cell, cx, _) in cells {
+                    let (xa, xb) = ((*cx).max(x), (cx + side).min(w));
+                    if xa >= xb {
+                        continue;
+                    }
+                    zeros(&mut out, xa - x);
+                    match &**cell {
+                        Cell::Solid(c) => {
+                            for _ in xa..xb {
+                                out.extend_from_slice(c);
+                            }
+                        }
+                        Cell::Pixels { pixmap, .. } => {
+                            let s0 = (((y - cy) * side + (xa - cx)) * 4) as usize;
+                            out.extend_from_slice(&pixmap.data()[s0..s0 + ((xb - xa) * 4) as usize]);
+                        }
+                    }
+                    x = xb;
+                }
+            }
+            zeros(&mut out, w - x);
+        }
+        out
+    }
+
     /// Copies the cells onto a band whose top row is row `y0` of the image: opaque cells row by
     /// row, others blended over what the band holds.
     pub fn draw(&self, band: &mut PixmapMut, y0: u32) {

@@ -101,9 +101,11 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     out.extend_from_slice(&crc.to_be_bytes());
 }
 
-pub fn encode(pixmap: Pixmap, format: ImageFormat, dpi: u32) -> Result<Vec<u8>> {
+/// Encodes a finished pixmap. `opaque`: the caller knows every pixel is (a Web Mercator map),
+/// which spares a pass over the pixels to find out.
+pub fn encode(pixmap: Pixmap, format: ImageFormat, dpi: u32, opaque: bool) -> Result<Vec<u8>> {
     let (w, h) = (pixmap.width(), pixmap.height());
-    let opaque = pixmap.pixels().iter().all(|p| p.alpha() == 255);
+    let opaque = opaque || pixmap.pixels().iter().all(|p| p.alpha() == 255);
     if opaque && format == ImageFormat::Png {
         return png_opaque(pixmap.data(), w, h, dpi);
     }
@@ -203,7 +205,7 @@ mod tests {
         let mut col = Pixmap::new(1, 77).unwrap();
         col.fill(Color::BLACK);
         for (name, p, dpi) in [("map", map, 96), ("noise", noise, 300), ("one", one, 72), ("row", row, 96), ("column", col, 1)] {
-            let bytes = encode(p.clone(), ImageFormat::Png, dpi).unwrap();
+            let bytes = encode(p.clone(), ImageFormat::Png, dpi, false).unwrap();
             let (info, px, dims) = decode(&bytes);
             assert_eq!((info.width, info.height, info.color_type), (p.width(), p.height(), png::ColorType::Rgb), "{name}");
             assert!(px == rgb_of(&p), "{name}: decoded pixels differ");
@@ -220,7 +222,7 @@ mod tests {
         let mut p = Pixmap::new(10, 4).unwrap();
         p.fill(Color::from_rgba8(200, 100, 50, 255));
         p.pixels_mut()[5] = tiny_skia::PremultipliedColorU8::from_rgba(50, 25, 12, 128).unwrap();
-        let (info, px, _) = decode(&encode(p, ImageFormat::Png, 96).unwrap());
+        let (info, px, _) = decode(&encode(p, ImageFormat::Png, 96, false).unwrap());
         assert_eq!(info.color_type, png::ColorType::Rgba);
         assert_eq!(&px[..4], &[200, 100, 50, 255]);
         assert_eq!(&px[20..24], &[100, 50, 24, 128]);

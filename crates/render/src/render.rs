@@ -368,7 +368,13 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
     // then the city labels on top, as map label layers go: under a dense cluster of markers a
     // label would be cut to pieces. Rasterizing is per row, so the bands join without a
     // visible seam.
-    let mut pixmap = Pixmap::new(w, h).ok_or(RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE })?;
+    // A Web Mercator map starts as its basemap's cells, copied once.
+    let size_error = RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE };
+    let mut pixmap = match &scene {
+        Scene::Mercator(_, _, ground, ..) => tiny_skia::IntSize::from_wh(w, h).and_then(|size| Pixmap::from_vec(ground.image(w, h), size)),
+        Scene::Focus(_) => Pixmap::new(w, h),
+    }
+    .ok_or(size_error)?;
     let row_bytes = w as usize * 4;
     let band_rows = h.div_ceil(bands_for(h)) as usize;
     let (scene, density, draw_markers) = (&scene, &density, &draw_markers);
@@ -406,7 +412,9 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
     }
     on_time(req)?;
     let warning = atlas.streets.as_ref().and_then(|s| s.tiles.take_first_error());
-    Ok(Rendered { body: encode(pixmap, req.format, req.dpi)?, attribution, warning })
+    // Only a focus map leaves pixels transparent: a Web Mercator map is drawn over opaque cells.
+    let opaque = matches!(scene, Scene::Mercator(..));
+    Ok(Rendered { body: encode(pixmap, req.format, req.dpi, opaque)?, attribution, warning })
 }
 
 /// A Web Mercator map's camera, its corner on whole pixels so the basemap's and the street
@@ -468,8 +476,8 @@ impl Scene {
 
     fn background(&self, band: &mut PixmapMut, y0: u32) {
         match self {
-            Scene::Mercator(_, _, ground, streets, _) => {
-                ground.draw(band, y0);
+            // The basemap's cells are in the image already.
+            Scene::Mercator(_, _, _, streets, _) => {
                 if let Some(plan) = streets {
                     plan.draw(band, y0);
                 }
@@ -494,7 +502,7 @@ pub fn encode_blank(width: u32, height: u32, format: ImageFormat) -> Result<Vec<
     }
     let mut p = Pixmap::new(width, height).ok_or(RenderError::InvalidSize { width, height, max: MAX_SIDE })?;
     p.fill(Color::WHITE);
-    encode(p, format, DEFAULT_DPI)
+    encode(p, format, DEFAULT_DPI, true)
 }
 
 #[cfg(test)]
