@@ -152,11 +152,13 @@ impl CellCache {
     }
 }
 
+/// A cell with the image pixel of its top-left corner.
+type Placed = (Arc<Cell>, i64, i64);
+
 /// One image's cells, ready to copy band by band.
 pub(crate) struct Cover {
     side: i64,
-    /// Each cell with the image pixel of its top-left corner.
-    cells: Vec<(Arc<Cell>, i64, i64)>,
+    cells: Vec<Placed>,
 }
 
 impl Cover {
@@ -169,7 +171,7 @@ impl Cover {
         let mut out = Vec::with_capacity((w * h * 4) as usize);
         let zeros = |out: &mut Vec<u8>, n: i64| out.resize(out.len() + (n * 4) as usize, 0);
         // The cells come row of cells by row of cells, left to right.
-        let mut rows: Vec<(i64, Vec<&(Arc<Cell>, i64, i64)>)> = Vec::new();
+        let mut rows: Vec<(i64, Vec<&Placed>)> = Vec::new();
         for c in &self.cells {
             match rows.last_mut() {
                 Some((cy, cs)) if *cy == c.2 => cs.push(c),
