@@ -74,6 +74,18 @@ export function autoCamera(lat: ArrayLike<number>, lng: ArrayLike<number>, width
   return { ...cam, left: Math.round(cam.left), top: Math.round(cam.top) };
 }
 
+/** camera.rs `Camera::new(Viewport::Bounds([south, west, north, east]), ..)` (the box fits,
+ * no padding, zoom at most 18) with render.rs's whole-pixel corner. */
+export function boundsCamera([s, w, n, e]: [number, number, number, number], width: number, height: number, scale: number): Camera {
+  const [x0, y0] = world(n, w);
+  const [x1, y1] = world(s, e);
+  const bw = Math.max(x1 - x0, 1e-9);
+  const bh = Math.max(y1 - y0, 1e-9);
+  const zoom = Math.min(Math.max(Math.log2(Math.min(width / scale / bw, height / scale / bh)), 0), 18);
+  const cam = centred((x0 + x1) / 2, (y0 + y1) / 2, zoom, width, height, scale);
+  return { ...cam, left: Math.round(cam.left), top: Math.round(cam.top) };
+}
+
 /** camera.rs `AUTO_ZOOM_STEP`. */
 const AUTO_ZOOM_STEP = 1 / 16;
 
@@ -223,8 +235,10 @@ export interface PeerScene {
   states: Float64Array[];
   landPoints: number;
   statePoints: number;
-  /** Marker centres, image pixels, x,y interleaved. */
+  /** Marker centres, image pixels, x,y interleaved: every group's, in drawing order. */
   markers: Float64Array;
+  /** Each group's fill and its markers' end in `markers` (x,y pairs counted as two), in order. */
+  groups: { fill: string; end: number }[];
   radius: number;
   stroke: number;
 }
@@ -232,10 +246,25 @@ export interface PeerScene {
 /** basemap.rs STATE_LINES_MIN_ZOOM. */
 const STATE_LINES_MIN_ZOOM = 3;
 
-/** Everything a peer may reuse for one request, computed once for the camera of its markers. */
-export function prepareScene(land: WorldRing[], states: WorldRing[], lat: ArrayLike<number>, lng: ArrayLike<number>, width: number, height: number, theme: Theme): PeerScene {
+/** render.rs `COMPANY_PALETTE`: a multi-company map's colours when the request gives none. */
+const COMPANY_PALETTE = ['#2563EB', '#DC2626', '#16A34A', '#D97706', '#7C3AED'];
+
+/** Everything a peer may reuse for one request, computed once for the camera of its markers.
+ * Several groups (one per company) take the company palette, one the theme's marker colour;
+ * `bounds` [south, west, north, east] frames the view, else it fits the markers. */
+export function prepareScene(
+  land: WorldRing[],
+  states: WorldRing[],
+  groupsIn: { lat: ArrayLike<number>; lng: ArrayLike<number> }[],
+  width: number,
+  height: number,
+  theme: Theme,
+  bounds?: [number, number, number, number],
+): PeerScene {
   const scale = 1;
-  const cam = autoCamera(lat, lng, width, height, scale);
+  const lat = groupsIn.flatMap((g) => Array.from(g.lat));
+  const lng = groupsIn.flatMap((g) => Array.from(g.lng));
+  const cam = bounds ? boundsCamera(bounds, width, height, scale) : autoCamera(lat, lng, width, height, scale);
   const k = camK(cam);
   const l = project(land, cam);
   const st = cam.zoom >= STATE_LINES_MIN_ZOOM ? project(states, cam) : { rings: [], points: 0 };
@@ -244,14 +273,17 @@ export function prepareScene(land: WorldRing[], states: WorldRing[], lat: ArrayL
   const stroke = 1.2 * scale;
   const reach = Math.ceil(2 * (radius + stroke)) + 2;
   const m: number[] = [];
-  for (let i = 0; i < lat.length; i++) {
-    const [wx, wy] = world(lat[i], lng[i]);
-    const x = wx * k - cam.left;
-    const y = wy * k - cam.top;
-    if (x < -reach || y < -reach || x > width + reach || y > height + reach) continue;
-    m.push(Math.round(x * 100) / 100, Math.round(y * 100) / 100);
-  }
-  return { width, height, theme, rings: l.rings, states: st.rings, landPoints: l.points, statePoints: st.points, markers: Float64Array.from(m), radius, stroke };
+  const groups = groupsIn.map((g, gi) => {
+    for (let i = 0; i < g.lat.length; i++) {
+      const [wx, wy] = world(g.lat[i], g.lng[i]);
+      const x = wx * k - cam.left;
+      const y = wy * k - cam.top;
+      if (x < -reach || y < -reach || x > width + reach || y > height + reach) continue;
+      m.push(Math.round(x * 100) / 100, Math.round(y * 100) / 100);
+    }
+    return { fill: groupsIn.length > 1 ? COMPANY_PALETTE[gi % COMPANY_PALETTE.length] : theme.marker, end: m.length };
+  });
+  return { width, height, theme, rings: l.rings, states: st.rings, landPoints: l.points, statePoints: st.points, markers: Float64Array.from(m), groups, radius, stroke };
 }
 
 /** SVG path data of rings, as the per-request work of a peer builds it. */
@@ -314,15 +346,18 @@ export function drawCanvas(p: CanvasPeer, s: PeerScene, mode: LandMode): Promise
   ctx.strokeStyle = s.theme.border;
   ctx.lineWidth = 0.6;
   ctx.stroke(land);
-  ctx.fillStyle = s.theme.marker;
   ctx.strokeStyle = s.theme.marker_stroke;
   ctx.lineWidth = s.stroke;
   const m = s.markers;
-  for (let i = 0; i < m.length; i += 2) {
-    ctx.beginPath();
-    ctx.arc(m[i], m[i + 1], s.radius, 0, 2 * Math.PI);
-    ctx.fill();
-    ctx.stroke();
+  let i = 0;
+  for (const g of s.groups) {
+    ctx.fillStyle = g.fill;
+    for (; i < g.end; i += 2) {
+      ctx.beginPath();
+      ctx.arc(m[i], m[i + 1], s.radius, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.stroke();
+    }
   }
   return canvas.encode('png', { resolution: 96 });
 }
@@ -344,10 +379,15 @@ export function svgText(s: PeerScene): string {
     `<use xlink:href="#land" fill="${t.land}" fill-rule="evenodd"/>`,
   ];
   if (s.states.length) parts.push(`<path d="${pathData(s.states, true)}" fill="none" stroke="${t.border}" stroke-opacity="${(150 / 255).toFixed(4)}" stroke-width="0.5"/>`);
-  parts.push(`<use xlink:href="#land" fill="none" stroke="${t.border}" stroke-width="0.6"/>`, `<g fill="${t.marker}" stroke="${t.marker_stroke}" stroke-width="${s.stroke}">`);
+  parts.push(`<use xlink:href="#land" fill="none" stroke="${t.border}" stroke-width="0.6"/>`);
   const m = s.markers;
-  for (let i = 0; i < m.length; i += 2) parts.push(`<circle cx="${m[i]}" cy="${m[i + 1]}" r="${s.radius}"/>`);
-  parts.push('</g></svg>');
+  let i = 0;
+  for (const g of s.groups) {
+    parts.push(`<g fill="${g.fill}" stroke="${t.marker_stroke}" stroke-width="${s.stroke}">`);
+    for (; i < g.end; i += 2) parts.push(`<circle cx="${m[i]}" cy="${m[i + 1]}" r="${s.radius}"/>`);
+    parts.push('</g>');
+  }
+  parts.push('</svg>');
   return parts.join('');
 }
 

@@ -89,7 +89,11 @@ for (let i = 0; i < info.brands; i++) {
   if (Math.abs(n - 10_000) < Math.abs(usBest - 10_000)) [bUs, usBest] = [i, n];
 }
 const mUs = markersOf(bUs, 'US');
-for (const m of [m1k, m10k, m43k, mUs]) console.log(`brand ${m.name}: ${m.lat.length} markers (pool ${store.brand(m.brand)!.poolCount})`);
+// The issue's independent scene: the contiguous US, three brands (about 5,270 markers there), a
+// fixed frame. Home improvement and a grocer whose US counts at scale 1 sum closest to it.
+const CONUS: [number, number, number, number] = [24.4, -125.0, 49.4, -66.9];
+const threeUs = ['Home Depot', "Lowe's", "Trader Joe's"].map((n) => store.resolve(n)?.brand).filter((b): b is number => b !== undefined).map((b) => markersOf(b, 'US'));
+for (const m of [m1k, m10k, m43k, mUs, ...threeUs]) console.log(`brand ${m.name}: ${m.lat.length} markers (pool ${store.brand(m.brand)!.poolCount})`);
 
 // ---- the peers' untimed setup
 const land = loadRings(path.join(referenceDir, 'countries.geojson'));
@@ -101,6 +105,10 @@ interface Scene {
   id: string;
   label: string;
   m: Markers;
+  /** More brands on the same map, each a group of its own (the company palette). */
+  also?: Markers[];
+  /** [south, west, north, east]: the view, instead of fitting the markers. */
+  bounds?: [number, number, number, number];
   width: number;
   height: number;
   /** Fields the renderer may not know yet (heatmap, focus): skipped when ignored. */
@@ -116,13 +124,30 @@ const scenes: Scene[] = [
   { id: '10k', label: '10K markers, 1200 × 800', m: m10k, width: 1200, height: 800, peers: true, calls: 40 },
   { id: '43k', label: '43K markers, 1200 × 800', m: m43k, width: 1200, height: 800, peers: true, calls: 40 },
   { id: '4096', label: '10K markers, 4096 × 4096', m: m10k, width: 4096, height: 4096, peers: true, resvgRuns: 3, calls: 30 },
+  ...(threeUs.length === 3
+    ? [
+        {
+          id: 'conus3',
+          label: `3 brands over the contiguous US, ${threeUs.reduce((n, m) => n + m.lat.length, 0)} markers, 1200 × 800`,
+          m: threeUs[0],
+          also: threeUs.slice(1),
+          bounds: CONUS,
+          country: 'US',
+          width: 1200,
+          height: 800,
+          peers: true,
+          calls: 40,
+        },
+      ]
+    : []),
   { id: 'heatmap', label: 'heatmap, 10K points, 1200 × 800', m: m10k, width: 1200, height: 800, extra: { heatmap: true }, peers: false, calls: 40 },
   { id: 'focus', label: `focus map US (CONUS), ${mUs.lat.length} US markers, 1200 × 800`, m: mUs, country: 'US', width: 1200, height: 800, extra: { focus: { country: 'US', conus: true } }, peers: false, calls: 40 },
 ];
 
 function requestOf(s: Scene, withExtra = true): RenderRequest {
   const base: RenderRequest = {
-    query: { brands: [s.m.brand], format: 'json', verifiedOnly: false, country: s.country },
+    query: { brands: [s.m.brand, ...(s.also ?? []).map((m) => m.brand)], format: 'json', verifiedOnly: false, country: s.country },
+    ...(s.bounds ? { bounds: s.bounds } : {}),
     format: 'png',
     width: s.width,
     height: s.height,
@@ -310,7 +335,7 @@ for (const s of scenes) {
   const entries: Entry[] = [{ name: 'ours', fn: () => render(renderer, store, req), defer: true }];
   let ps: PeerScene | null = null;
   if (s.peers) {
-    ps = prepareScene(land, states, s.m.lat, s.m.lng, s.width, s.height, theme);
+    ps = prepareScene(land, states, [s.m, ...(s.also ?? [])], s.width, s.height, theme, s.bounds);
     r.landPoints = ps.landPoints;
     r.statePoints = ps.statePoints;
     console.log(`  peers: ${ps.rings.length} land rings, ${ps.landPoints} points; ${ps.states.length} state rings, ${ps.statePoints} points; ${ps.markers.length / 2} markers`);

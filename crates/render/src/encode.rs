@@ -41,42 +41,90 @@ fn pixels_per_metre(dpi: u32) -> u32 {
 /// pass to filter, and two copies of the compressed stream.
 fn png_opaque(rgba: &[u8], w: u32, h: u32, dpi: u32) -> Result<Vec<u8>> {
     let stride = w as usize * 4;
-    let mut line = vec![0u8; 1 + w as usize * 3];
-    // Up (2): the first row is its own difference from a row of zeros.
-    line[0] = 2;
-    let mut z = fdeflate::Compressor::new(Vec::with_capacity(rgba.len() / 16)).map_err(enc)?;
     let zeros = vec![0u8; stride];
-    let mut above: &[u8] = &zeros;
-    for cur in rgba.chunks_exact(stride) {
-        for ((d, s), a) in line[1..].chunks_exact_mut(3).zip(cur.chunks_exact(4)).zip(above.chunks_exact(4)) {
+    let filtered = |y: usize, line: &mut [u8]| {
+        let cur = &rgba[y * stride..(y + 1) * stride];
+        let above = if y == 0 { &zeros[..] } else { &rgba[(y - 1) * stride..y * stride] };
+        for ((d, s), a) in line.chunks_exact_mut(3).zip(cur.chunks_exact(4)).zip(above.chunks_exact(4)) {
             // The four bytes' differences at once (each byte wrapping on its own), alpha's
             // left behind.
             let (x, y) = (u32::from_le_bytes([s[0], s[1], s[2], s[3]]), u32::from_le_bytes([a[0], a[1], a[2], a[3]]));
             let v = ((x | HIGH).wrapping_sub(y & !HIGH)) ^ ((x ^ !y) & HIGH);
             d.copy_from_slice(&v.to_le_bytes()[..3]);
         }
-        z.write_data(&line).map_err(enc)?;
-        above = cur;
-    }
-    let mut idat = z.finish().map_err(enc)?;
-    let raw = line.len() * h as usize;
-    if idat.len() > fdeflate::StoredOnlyCompressor::<()>::compressed_size(raw) {
-        // Noise compresses to more than it is: stored blocks of unfiltered rows, as png does.
-        let mut st = fdeflate::StoredOnlyCompressor::new(std::io::Cursor::new(Vec::with_capacity(raw + 64))).map_err(enc)?;
-        for cur in rgba.chunks_exact(stride) {
-            line[0] = 0;
-            line[1..].chunks_exact_mut(3).zip(cur.chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&s[..3]));
-            st.write_data(&line).map_err(enc)?;
+    };
+    let raw = |y: usize, line: &mut [u8]| {
+        line.chunks_exact_mut(3).zip(rgba[y * stride..(y + 1) * stride].chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&s[..3]));
+    };
+    let idat = deflate_rows(w as usize * 3, h as usize, filtered, raw)?;
+    Ok(png_file(w, h, dpi, 2, &idat))
+}
+
+/// The PNG of a pixmap with transparent pixels: 8-bit RGBA, straight alpha (tiny-skia keeps it
+/// premultiplied: only pixels neither opaque nor clear are divided), each row Up-filtered
+/// against the one above as the opaque writer does.
+fn png_rgba(rgba: &[u8], w: u32, h: u32, dpi: u32) -> Result<Vec<u8>> {
+    let stride = w as usize * 4;
+    let straight = |y: usize, out: &mut [u8]| {
+        out.copy_from_slice(&rgba[y * stride..(y + 1) * stride]);
+        for px in out.chunks_exact_mut(4) {
+            let a = px[3] as u32;
+            if a != 0 && a != 255 {
+                for c in &mut px[..3] {
+                    *c = ((*c as u32 * 255 + a / 2) / a).min(255) as u8;
+                }
+            }
         }
-        idat = st.finish().map_err(enc)?.into_inner();
+    };
+    let (mut above, mut cur) = (vec![0u8; stride], vec![0u8; stride]);
+    let filtered = |y: usize, line: &mut [u8]| {
+        straight(y, &mut cur);
+        for ((d, s), a) in line.iter_mut().zip(&cur).zip(&above) {
+            *d = s.wrapping_sub(*a);
+        }
+        std::mem::swap(&mut above, &mut cur);
+    };
+    let idat = deflate_rows(stride, h as usize, filtered, straight)?;
+    Ok(png_file(w, h, dpi, 6, &idat))
+}
+
+/// The zlib stream of `h` rows of `row` bytes, each given by `filtered` (Up-filtered; called
+/// for rows 0, 1, 2... in order) into a line after its filter byte. Rows that compress to more
+/// than they are (noise) are written again from `raw`, unfiltered in stored blocks, as the png
+/// crate does.
+fn deflate_rows(row: usize, h: usize, mut filtered: impl FnMut(usize, &mut [u8]), mut raw: impl FnMut(usize, &mut [u8])) -> Result<Vec<u8>> {
+    let mut line = vec![0u8; 1 + row];
+    // Up (2): the first row is its own difference from a row of zeros.
+    line[0] = 2;
+    let mut z = fdeflate::Compressor::new(Vec::with_capacity(row * h / 8)).map_err(enc)?;
+    for y in 0..h {
+        filtered(y, &mut line[1..]);
+        z.write_data(&line).map_err(enc)?;
     }
+    let idat = z.finish().map_err(enc)?;
+    let size = line.len() * h;
+    if idat.len() <= fdeflate::StoredOnlyCompressor::<()>::compressed_size(size) {
+        return Ok(idat);
+    }
+    let mut st = fdeflate::StoredOnlyCompressor::new(std::io::Cursor::new(Vec::with_capacity(size + 64))).map_err(enc)?;
+    line[0] = 0;
+    for y in 0..h {
+        raw(y, &mut line[1..]);
+        st.write_data(&line).map_err(enc)?;
+    }
+    Ok(st.finish().map_err(enc)?.into_inner())
+}
+
+/// A PNG file around a zlib stream: 8-bit samples of `colour` type (2 RGB, 6 RGBA), the DPI
+/// in pHYs.
+fn png_file(w: u32, h: u32, dpi: u32, colour: u8, idat: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(idat.len() + 96);
     out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
     let mut ihdr = [0u8; 13];
     ihdr[..4].copy_from_slice(&w.to_be_bytes());
     ihdr[4..8].copy_from_slice(&h.to_be_bytes());
-    // 8 bits, truecolour, deflate, adaptive filtering, no interlace.
-    ihdr[8..].copy_from_slice(&[8, 2, 0, 0, 0]);
+    // 8 bits, the colour type, deflate, adaptive filtering, no interlace.
+    ihdr[8..].copy_from_slice(&[8, colour, 0, 0, 0]);
     chunk(&mut out, b"IHDR", &ihdr);
     let ppm = pixels_per_metre(dpi).to_be_bytes();
     chunk(&mut out, b"pHYs", &[ppm[0], ppm[1], ppm[2], ppm[3], ppm[0], ppm[1], ppm[2], ppm[3], 1]);
@@ -85,7 +133,7 @@ fn png_opaque(rgba: &[u8], w: u32, h: u32, dpi: u32) -> Result<Vec<u8>> {
         chunk(&mut out, b"IDAT", part);
     }
     chunk(&mut out, b"IEND", &[]);
-    Ok(out)
+    out
 }
 
 /// Each byte's top bit: bytes subtracted in a u32 without borrowing from one another.
@@ -111,31 +159,7 @@ pub fn encode(pixmap: Pixmap, format: ImageFormat, dpi: u32, opaque: bool) -> Re
     }
     let mut rgba = pixmap.take();
     match format {
-        ImageFormat::Png => {
-            // With transparency (a focus map's corners): RGBA through the png crate. tiny-skia
-            // stores premultiplied colour; PNG wants straight alpha.
-            for px in rgba.chunks_exact_mut(4) {
-                let a = px[3] as u32;
-                if a != 0 && a != 255 {
-                    for c in &mut px[..3] {
-                        *c = ((*c as u32 * 255 + a / 2) / a).min(255) as u8;
-                    }
-                }
-            }
-            let mut out = Vec::with_capacity(rgba.len() / 4);
-            {
-                let mut e = png::Encoder::new(&mut out, w, h);
-                e.set_color(png::ColorType::Rgba);
-                e.set_depth(png::BitDepth::Eight);
-                e.set_compression(png::Compression::Fast);
-                let ppm = pixels_per_metre(dpi);
-                e.set_pixel_dims(Some(png::PixelDimensions { xppu: ppm, yppu: ppm, unit: png::Unit::Meter }));
-                let mut wr = e.write_header().map_err(enc)?;
-                wr.write_image_data(&rgba).map_err(enc)?;
-                wr.finish().map_err(enc)?;
-            }
-            Ok(out)
-        }
+        ImageFormat::Png => png_rgba(&rgba, w, h, dpi),
         ImageFormat::Jpeg(quality) => {
             // JPEG has no alpha: transparent pixels fall back to white, as the contract says.
             // Premultiplied over white is c + (255 - a); done in place, as for PNG.

@@ -9,7 +9,7 @@
 //! `mainland_only` keeps the largest landmass and what lies within 250 km of it; `conus` is
 //! that for the US (the 48 contiguous states); `regions` outlines US states.
 
-use tiny_skia::{FillRule, Paint, Path, PathBuilder, PixmapMut, Stroke, Transform};
+use tiny_skia::{FillRule, Paint, Path, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
 use crate::error::{RenderError, Result};
 use crate::shapes::{simplify, Polygon, Shapes};
@@ -323,10 +323,30 @@ struct Projected {
 }
 
 /// Focus maps of one set of shapes: each country's projected shape is worked out on first use
-/// and kept (every image size and band reuses it).
-#[derive(Default)]
+/// and kept (every image size and band reuses it), and so are the last backgrounds drawn (the
+/// country, its regions and inset frames at one size and scale), which every map of that
+/// country at that size shares: only its markers differ.
 pub struct FocusMaps {
     cache: std::sync::Mutex<std::collections::HashMap<FocusKey, std::sync::Arc<Projected>>>,
+    backgrounds: quick_cache::sync::Cache<String, std::sync::Arc<Pixmap>, BackgroundWeigh>,
+}
+
+/// The focus backgrounds' bound: four 1200 x 800 maps.
+pub const FOCUS_BACKGROUND_BYTES: u64 = 16 << 20;
+
+#[derive(Clone)]
+struct BackgroundWeigh;
+
+impl quick_cache::Weighter<String, std::sync::Arc<Pixmap>> for BackgroundWeigh {
+    fn weight(&self, k: &String, v: &std::sync::Arc<Pixmap>) -> u64 {
+        (k.len() + v.data().len()) as u64
+    }
+}
+
+impl Default for FocusMaps {
+    fn default() -> FocusMaps {
+        FocusMaps { cache: Default::default(), backgrounds: quick_cache::sync::Cache::with_weighter(16, FOCUS_BACKGROUND_BYTES, BackgroundWeigh) }
+    }
 }
 
 /// A projected focus shape's identity: the country, whether it is cut to its mainland, and the
@@ -412,6 +432,19 @@ impl FocusMaps {
         let p = std::sync::Arc::new(project(shapes, spec)?);
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
         Ok(p)
+    }
+
+    /// A plan's background as a whole image: from the last ones drawn when one was drawn for the
+    /// same request fields, size and scale (`plan` is a function of them), else drawn now and
+    /// kept while it fits.
+    pub fn background(&self, plan: &FocusPlan, spec: &FocusSpec, width: u32, height: u32, scale: f32, marker_reach: f32) -> Option<Pixmap> {
+        let key = format!("{spec:?}|{width}|{height}|{scale:?}|{marker_reach:?}");
+        let draw = || -> std::result::Result<std::sync::Arc<Pixmap>, ()> {
+            let mut p = Pixmap::new(width, height).ok_or(())?;
+            plan.draw(&mut p.as_mut(), 0);
+            Ok(std::sync::Arc::new(p))
+        };
+        self.backgrounds.get_or_insert_with(&key, draw).ok().map(|p| (*p).clone())
     }
 
     /// The inset frames a focus map of this size draws, in image pixels (left, top, right,
@@ -618,5 +651,57 @@ mod tests {
         assert!((g - 111.2).abs() < 0.1);
         // Across the antimeridian: 179 E and 179 W are 2 degrees apart, not 358.
         assert!(box_gap_km([178.0, 0.0, 179.0, 1.0], [-179.0, 0.0, -178.0, 1.0]) < 223.0);
+    }
+}
+
+#[cfg(test)]
+mod background_tests {
+    use super::*;
+    use crate::shapes::parse_shapes;
+
+    fn shapes() -> Shapes {
+        let read = |name: &str| std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap();
+        Shapes {
+            countries: parse_shapes(&read("countries.geojson"), &["iso_a2"]).unwrap(),
+            us_states: parse_shapes(&read("us_states.geojson"), &["usps"]).unwrap(),
+        }
+    }
+
+    fn spec(country: &str, fill: [u8; 3]) -> FocusSpec {
+        FocusSpec {
+            country: country.into(),
+            mainland_only: false,
+            conus: false,
+            regions: Vec::new(),
+            territories: Vec::new(),
+            fill,
+            outline: [156, 163, 175],
+            outline_width: FOCUS_OUTLINE_WIDTH,
+            background: None,
+        }
+    }
+
+    /// A kept background is the plan drawn afresh, for its own fields only: another fill, country
+    /// or size never gets it; and the kept ones stay within their bound.
+    #[test]
+    fn focus_backgrounds_are_their_own_and_bounded() {
+        let (shapes, maps) = (shapes(), FocusMaps::default());
+        let drawn = |spec: &FocusSpec, w: u32, h: u32| {
+            let plan = maps.plan(&shapes, spec, w, h, 1.0, 6.2).unwrap();
+            let mut fresh = Pixmap::new(w, h).unwrap();
+            plan.draw(&mut fresh.as_mut(), 0);
+            (maps.background(&plan, spec, w, h, 1.0, 6.2).unwrap(), fresh)
+        };
+        for round in 0..2 {
+            for (country, fill) in [("FR", [10, 120, 200]), ("FR", [200, 40, 40]), ("DE", [10, 120, 200])] {
+                for (w, h) in [(600, 400), (640, 400), (1200, 800), (900, 900)] {
+                    let (kept, fresh) = drawn(&spec(country, fill), w, h);
+                    assert!(kept.data() == fresh.data(), "round {round}, {country} {fill:?} {w}x{h}: not this map's background");
+                    assert!(maps.backgrounds.weight() <= FOCUS_BACKGROUND_BYTES);
+                }
+            }
+        }
+        // Twelve backgrounds of up to 3.8 MB were drawn into 16 MiB: some were let go.
+        assert!(maps.backgrounds.len() < 12);
     }
 }

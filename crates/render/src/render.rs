@@ -334,9 +334,14 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
     // Everything worked out for the whole image before any drawing: the background (a Web
     // Mercator basemap with its city labels placed, or one country fitted by a conic
     // projection) and, for a heatmap, the density.
-    let scene = match &req.focus {
+    let mut scene = match &req.focus {
         // Markers overhang their point by their radius and rim: the fit leaves room for them.
-        Some(spec) => Scene::Focus(atlas.focus.plan(&atlas.shapes, spec, w, h, scale, (req.marker_radius + 1.2) * scale)?),
+        Some(spec) => {
+            let reach = (req.marker_radius + 1.2) * scale;
+            let plan = atlas.focus.plan(&atlas.shapes, spec, w, h, scale, reach)?;
+            let background = atlas.focus.background(&plan, spec, w, h, scale, reach);
+            Scene::Focus(plan, background)
+        }
         None => {
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
             let cam = mercator_camera(req, &all, w, h);
@@ -370,9 +375,14 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
     // visible seam.
     // A Web Mercator map starts as its basemap's cells, copied once.
     let size_error = RenderError::InvalidSize { width: w, height: h, max: MAX_SIDE };
-    let mut pixmap = match &scene {
+    let mut pixmap = match &mut scene {
         Scene::Mercator(_, _, ground, ..) => tiny_skia::IntSize::from_wh(w, h).and_then(|size| Pixmap::from_vec(ground.image(w, h), size)),
-        Scene::Focus(_) => Pixmap::new(w, h),
+        // A focus map starts as its background, drawn once per request fields, size and scale.
+        Scene::Focus(plan, background) => background.take().or_else(|| {
+            let mut p = Pixmap::new(w, h)?;
+            plan.draw(&mut p.as_mut(), 0);
+            Some(p)
+        }),
     }
     .ok_or(size_error)?;
     let row_bytes = w as usize * 4;
@@ -462,7 +472,8 @@ enum Scene {
     /// The camera, the labels placed, the basemap's cells, the street map when the basemap
     /// archive covers the view, and its credit.
     Mercator(Camera, labels::Placed, Cover, Option<StreetPlan>, Option<Credit>),
-    Focus(FocusPlan),
+    /// The plan and its background (None until it is in the image).
+    Focus(FocusPlan, Option<Pixmap>),
 }
 
 impl Scene {
@@ -470,7 +481,7 @@ impl Scene {
     fn projection(&self, y0: u32) -> Projection {
         match self {
             Scene::Mercator(cam, ..) => Projection::Mercator(cam.band(y0, cam.height.saturating_sub(y0))),
-            Scene::Focus(plan) => Projection::Focus(plan.cam.band(y0)),
+            Scene::Focus(plan, _) => Projection::Focus(plan.cam.band(y0)),
         }
     }
 
@@ -482,7 +493,8 @@ impl Scene {
                     plan.draw(band, y0);
                 }
             }
-            Scene::Focus(plan) => plan.draw(band, y0),
+            // The background is in the image already.
+            Scene::Focus(..) => {}
         }
     }
 
