@@ -2,7 +2,8 @@
 //! (under `perf record --call-graph dwarf`, say):
 //! `cargo run --release -p storemap-render --example scene -- REFERENCE_DIR data/themes.json
 //! FONT POINTS_CSV [N] [WxH]`, the points as `lat,lng` lines. The first image is written to the
-//! temporary folder, to look at. `SCENE_CELL_BYTES=0` keeps no basemap cells.
+//! temporary folder, to look at. `SCENE_CELL_BYTES=0` keeps no basemap cells;
+//! `SCENE_HEATMAP=1` draws a heatmap.
 use std::time::Instant;
 
 use storemap_render::{render, Atlas, MapRequest, MarkerGroup, Themes};
@@ -26,7 +27,8 @@ fn main() {
         text(std::path::Path::new(&a[4])).lines().filter_map(|l| l.split_once(',').map(|(x, y)| (x.parse().unwrap(), y.parse().unwrap()))).collect();
     let n: usize = a.get(5).map_or(100, |s| s.parse().unwrap());
     let (w, h) = a.get(6).and_then(|s| s.split_once('x')).map_or((1200, 800), |(w, h)| (w.parse().unwrap(), h.parse().unwrap()));
-    let req = MapRequest::new(w, h, vec![MarkerGroup { color: None, name: "x".into(), points }]);
+    let mut req = MapRequest::new(w, h, vec![MarkerGroup { color: None, name: "x".into(), points }]);
+    req.heatmap = std::env::var("SCENE_HEATMAP").is_ok();
     let bytes = render(&atlas, &themes, &req).unwrap();
     let out = std::env::temp_dir().join("storemap-scene.png");
     std::fs::write(&out, &bytes).unwrap();

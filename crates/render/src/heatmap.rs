@@ -105,23 +105,38 @@ impl Density {
         // beside a downtown of hundreds); running sums leave float dust, even below zero.
         let floor = 0.04f32 * 0.04 * self.max;
         let data = band.data_mut();
-        for y in 0..h {
-            // Bilinear between cell centres.
-            let gy = (((y + y0 as usize) as f32 + 0.5) / CELL as f32 - 0.5).max(0.0);
-            let (r0, fy) = (gy as usize, gy.fract());
-            let r1 = (r0 + 1).min(gh - 1);
-            let (row0, row1) = (&grid[r0 * gw..(r0 + 1) * gw], &grid[r1 * gw..(r1 + 1) * gw]);
-            for x in 0..w {
+        // Bilinear between cell centres: each column's two cells and its weight, the same on
+        // every row.
+        let cols: Vec<(usize, usize, f32)> = (0..w)
+            .map(|x| {
                 let gx = ((x as f32 + 0.5) / CELL as f32 - 0.5).max(0.0);
-                let (c0, fx) = (gx as usize, gx.fract());
-                let c1 = (c0 + 1).min(gw - 1);
-                let v = (row0[c0] * (1.0 - fx) + row0[c1] * fx) * (1.0 - fy) + (row1[c0] * (1.0 - fx) + row1[c1] * fx) * fy;
+                let c0 = gx as usize;
+                (c0, (c0 + 1).min(gw - 1), gx - c0 as f32)
+            })
+            .collect();
+        let mut mixed = vec![0f32; gw];
+        for y in 0..h {
+            let gy = (((y + y0 as usize) as f32 + 0.5) / CELL as f32 - 0.5).max(0.0);
+            let r0 = gy as usize;
+            let (r1, fy) = ((r0 + 1).min(gh - 1), gy - r0 as f32);
+            let (row0, row1) = (&grid[r0 * gw..(r0 + 1) * gw], &grid[r1 * gw..(r1 + 1) * gw]);
+            // The two grid rows mixed once for the whole image row; then each pixel mixes two
+            // neighbours, and is under the floor wherever both of them are.
+            for ((m, a), b) in mixed.iter_mut().zip(row0).zip(row1) {
+                *m = a * (1.0 - fy) + b * fy;
+            }
+            let out = &mut data[y * w * 4..(y + 1) * w * 4];
+            for (&(c0, c1, fx), px) in cols.iter().zip(out.chunks_exact_mut(4)) {
+                let (a, b) = (mixed[c0], mixed[c1]);
+                if a < floor && b < floor {
+                    continue;
+                }
+                let v = a * (1.0 - fx) + b * fx;
                 if v < floor {
                     continue;
                 }
                 let t = (v / self.max).sqrt();
-                let i = (y * w + x) * 4;
-                over(self.lut[(t * 255.0).round().min(255.0) as usize], &mut data[i..i + 4]);
+                over(self.lut[((t * 255.0 + 0.5) as usize).min(255)], px);
             }
         }
     }
