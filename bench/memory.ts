@@ -132,7 +132,7 @@ ${rows.join('\n')}
 
 ### \`storemap serve\` on the same data
 
-Started as \`npm start\` starts it (\`node ${startFlags.join(' ')} bin/storemap.js serve\`), and with Node's defaults. \`--max-semi-space-size=8\` holds V8's young generation to 16 MiB instead of 32: under load a fast request path allocates enough to grow it to its limit, and V8 gives it back only slowly; bench/request-path.ts measured no change in storemap's rate with it (4,725 req/s against 4,720-4,746).
+Started as \`npm start\` starts it (\`node ${startFlags.join(' ')} bin/storemap.js serve\`), and with Node's defaults. \`--max-semi-space-size=8\` holds V8's young generation to 16 MiB instead of 32: under load a fast request path allocates enough to grow it to its limit, and V8 gives it back only slowly; bench/request-path.ts measured no change in storemap's rate with it (4,725 req/s against 4,720-4,746). \`--initial-old-space-size=64\` lets the old generation grow to 64 MiB before V8 collects it in full: left to itself V8 kept its limit a few MB above the 28 MB live and ran a full mark-compact every 160 ms under a map load (the image buffers' external memory), about 10 % of the main thread; with it, 3 in 10 s instead of 47, and 11 % more images per second in a trial (bench/render.ts measures HTTP with it).
 
 | when | RSS, MiB (npm start's flags) | RSS, MiB (Node's defaults) |
 |---|---|---|

@@ -20,7 +20,7 @@ import Benchmark from 'benchmark';
 import { PNG } from 'pngjs';
 import { openDatabase } from '../ts/db/database.ts';
 import { loadRenderer, loadStoreSync, querySync, render, testingAddon, type RenderRequest, SNAPSHOT_FILE } from '../ts/native.ts';
-import { ROOT } from '../ts/paths.ts';
+import { ROOT, serveNodeFlags } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { canvasFor, drawCanvas, drawResvg, encodeCanvasOnly, loadRings, loadTheme, prepareScene, resvgPixels, type LandMode, type PeerScene } from './render-peers.ts';
 import { median, writeSection } from './results.ts';
@@ -479,7 +479,8 @@ const env = {
 };
 const serverLog = path.join(tmp, 'server.log');
 const logFd = openSync(serverLog, 'w');
-const child: ChildProcess = fork(path.join(ROOT, 'bin', 'storemap.js'), ['serve'], { env, stdio: ['ignore', logFd, logFd, 'ipc'] });
+// With the Node flags `npm start` gives it.
+const child: ChildProcess = fork(path.join(ROOT, 'bin', 'storemap.js'), ['serve'], { env, execArgv: serveNodeFlags(), stdio: ['ignore', logFd, logFd, 'ipc'] });
 let exited = false;
 child.once('exit', () => (exited = true));
 interface HttpResult {

@@ -145,7 +145,8 @@ const node = nodeBinary();
 const assets: Record<string, string> = { [MANIFEST_ASSET]: path.join(stage, MANIFEST_ASSET) };
 files.forEach((f, i) => (assets[f.asset] = path.join(assetsDir, `${i}.br`)));
 const blob = path.join(stage, 'sea.blob');
-// The Node flags `npm start` gives serve (V8's young generation held to 16 MiB: see bench/memory.ts),
+// The Node flags `npm start` gives serve (V8's young generation held to 16 MiB, its old generation
+// let grow to 64 MiB before a full collection: see bench/memory.ts),
 // given to every run of the executable as the checkout gives them to serve.
 const execArgv = serveNodeFlags();
 writeFileSync(
