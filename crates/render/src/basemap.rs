@@ -283,16 +283,8 @@ impl Basemap {
 mod tests {
     use super::*;
     use crate::camera::Viewport;
-    use crate::shapes::parse_shapes;
+    use crate::shapes::test_shapes as shapes;
     use tiny_skia::Pixmap;
-
-    fn shapes() -> Shapes {
-        let read = |name: &str| std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap();
-        Shapes {
-            countries: parse_shapes(&read("countries.geojson"), &["iso_a2"]).unwrap(),
-            us_states: parse_shapes(&read("us_states.geojson"), &["usps"]).unwrap(),
-        }
-    }
 
     fn theme() -> Theme {
         let themes = crate::theme::Themes::from_json(include_str!("../../../data/themes.json")).unwrap();

@@ -657,15 +657,7 @@ mod tests {
 #[cfg(test)]
 mod background_tests {
     use super::*;
-    use crate::shapes::parse_shapes;
-
-    fn shapes() -> Shapes {
-        let read = |name: &str| std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap();
-        Shapes {
-            countries: parse_shapes(&read("countries.geojson"), &["iso_a2"]).unwrap(),
-            us_states: parse_shapes(&read("us_states.geojson"), &["usps"]).unwrap(),
-        }
-    }
+    use crate::shapes::test_shapes as shapes;
 
     fn spec(country: &str, fill: [u8; 3]) -> FocusSpec {
         FocusSpec {

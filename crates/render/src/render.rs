@@ -131,7 +131,13 @@ fn sprite(radius: f32, stroke: f32, fill: [u8; 3], edge: [u8; 3]) -> Option<(Pix
     let size = (2.0 * (radius + stroke)).ceil() as u32 + 2;
     let c = size as f32 / 2.0;
     let mut p = Pixmap::new(size, size)?;
-    let path = PathBuilder::from_circle(c, c, radius)?;
+    draw_marker(&mut p.as_mut(), (c, c), radius, stroke, fill, edge)?;
+    Some((p, c))
+}
+
+/// One marker drawn with paths: a filled circle at `centre` and its rim.
+fn draw_marker(p: &mut PixmapMut, centre: (f32, f32), radius: f32, stroke: f32, fill: [u8; 3], edge: [u8; 3]) -> Option<()> {
+    let path = PathBuilder::from_circle(centre.0, centre.1, radius)?;
     let mut paint = Paint { anti_alias: true, ..Paint::default() };
     paint.set_color_rgba8(fill[0], fill[1], fill[2], 255);
     p.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), None);
@@ -139,7 +145,7 @@ fn sprite(radius: f32, stroke: f32, fill: [u8; 3], edge: [u8; 3]) -> Option<(Pix
         paint.set_color_rgba8(edge[0], edge[1], edge[2], 255);
         p.stroke_path(&path, &paint, &Stroke { width: stroke, ..Stroke::default() }, Transform::identity(), None);
     }
-    Some((p, c))
+    Some(())
 }
 
 /// A sprite prepared for stamping: per row, its covered span split into the opaque middle
@@ -378,11 +384,7 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
     let mut pixmap = match &mut scene {
         Scene::Mercator(_, _, ground, ..) => tiny_skia::IntSize::from_wh(w, h).and_then(|size| Pixmap::from_vec(ground.image(w, h), size)),
         // A focus map starts as its background, drawn once per request fields, size and scale.
-        Scene::Focus(plan, background) => background.take().or_else(|| {
-            let mut p = Pixmap::new(w, h)?;
-            plan.draw(&mut p.as_mut(), 0);
-            Some(p)
-        }),
+        Scene::Focus(_, background) => background.take(),
     }
     .ok_or(size_error)?;
     let row_bytes = w as usize * 4;
@@ -472,7 +474,8 @@ enum Scene {
     /// The camera, the labels placed, the basemap's cells, the street map when the basemap
     /// archive covers the view, and its credit.
     Mercator(Camera, labels::Placed, Cover, Option<StreetPlan>, Option<Credit>),
-    /// The plan and its background (None until it is in the image).
+    /// The plan and its background (None when it could not be allocated, or once it is in the
+    /// image).
     Focus(FocusPlan, Option<Pixmap>),
 }
 
@@ -574,14 +577,7 @@ mod tests {
             Stamp::new(&sprite_px).draw(&mut stamped.as_mut(), ox, oy);
             let mut drawn = Pixmap::new(w, h).unwrap();
             drawn.fill(bg);
-            let path = PathBuilder::from_circle(ox as f32 + c, oy as f32 + c, radius).unwrap();
-            let mut paint = Paint { anti_alias: true, ..Paint::default() };
-            paint.set_color_rgba8(fill[0], fill[1], fill[2], 255);
-            drawn.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), None);
-            if rim > 0.0 {
-                paint.set_color_rgba8(edge[0], edge[1], edge[2], 255);
-                drawn.stroke_path(&path, &paint, &Stroke { width: rim, ..Stroke::default() }, Transform::identity(), None);
-            }
+            draw_marker(&mut drawn.as_mut(), (ox as f32 + c, oy as f32 + c), radius, rim, fill, edge).unwrap();
             let off = stamped.data().iter().zip(drawn.data()).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
             let n = stamped.data().iter().zip(drawn.data()).filter(|(a, b)| a.abs_diff(**b) > 1).count();
             assert!(

@@ -120,6 +120,16 @@ pub(crate) fn simplify(points: &[(f64, f64)], tol: f64) -> Vec<(f32, f32)> {
     points.iter().zip(&keep).filter(|(_, &k)| k).map(|(&(x, y), _)| (x as f32, y as f32)).collect()
 }
 
+/// The committed test data's countries and US states (`tests/data`), for the crate's unit tests.
+#[cfg(test)]
+pub(crate) fn test_shapes() -> Shapes {
+    let read = |name: &str| std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap();
+    Shapes {
+        countries: parse_shapes(&read("countries.geojson"), &["iso_a2"]).unwrap(),
+        us_states: parse_shapes(&read("us_states.geojson"), &["usps"]).unwrap(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
