@@ -4,7 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { ROOT } from '../ts/paths.ts';
+import { ROOT, serveNodeFlags } from '../ts/paths.ts';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -27,11 +27,12 @@ export async function waitFor(url: string): Promise<void> {
   throw new Error(`${url} never answered`);
 }
 
-/** `storemap serve` in a child process on `port`; resolves once /healthz answers. */
+/** `storemap serve` in a child process on `port`, with `npm start`'s Node flags (what an operator
+ * runs) and any extra ones; resolves once /healthz answers. */
 export async function startStoremap(port: number, env: Record<string, string>, execArgv: string[] = []): Promise<ChildProcess> {
   const child = fork(path.join(ROOT, 'bin', 'storemap.js'), ['serve'], {
     env: { ...process.env, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', ...env, PORT: String(port) },
-    execArgv,
+    execArgv: [...serveNodeFlags(), ...execArgv],
     stdio: 'ignore',
   });
   await waitFor(`http://127.0.0.1:${port}/healthz`);

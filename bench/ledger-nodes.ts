@@ -23,7 +23,7 @@ import { PgLedger } from '../ts/db/pg-ledger.ts';
 import { openPostgres } from '../ts/db/postgres.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 import { loadStoreSync, SNAPSHOT_FILE } from '../ts/native.ts';
-import { ROOT } from '../ts/paths.ts';
+import { ROOT, serveNodeFlags } from '../ts/paths.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { cpuOf, cpuOfMainThread, cpuOfTree, machineBusy, startPostgres, type BenchPostgres } from './pg-cluster.ts';
 import { writeSection } from './results.ts';
@@ -70,7 +70,7 @@ interface Node {
 
 /** `storemap serve` on a port of its own choosing; resolves once it says where it listens. */
 async function startNode(env: Record<string, string>): Promise<Node> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'storemap.js'), 'serve'], {
+  const child = spawn(process.execPath, [...serveNodeFlags(), path.join(ROOT, 'bin', 'storemap.js'), 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -187,13 +187,20 @@ interface Config {
   kind: 'sqlite' | 'postgres';
   nodes: number;
   oneKey?: boolean;
+  /** STOREMAP_CREDIT_LEASE: credits a node takes off a key's row at a time. */
+  lease?: number;
 }
+/** The lease size of the configurations with credit leases. */
+const LEASE = 1000;
 const configs: Config[] = [
   { name: 'SQLite, 1 node', kind: 'sqlite', nodes: 1 },
   { name: 'PostgreSQL, 1 node', kind: 'postgres', nodes: 1 },
   { name: 'PostgreSQL, 2 nodes', kind: 'postgres', nodes: 2 },
   { name: 'PostgreSQL, 3 nodes', kind: 'postgres', nodes: 3 },
   { name: 'PostgreSQL, 3 nodes, every connection on one key', kind: 'postgres', nodes: 3, oneKey: true },
+  { name: 'PostgreSQL, 1 node, credit leases', kind: 'postgres', nodes: 1, lease: LEASE },
+  { name: 'PostgreSQL, 3 nodes, credit leases', kind: 'postgres', nodes: 3, lease: LEASE },
+  { name: 'PostgreSQL, 3 nodes, one key, credit leases', kind: 'postgres', nodes: 3, oneKey: true, lease: LEASE },
 ];
 
 interface Outcome {
@@ -217,7 +224,9 @@ interface Outcome {
 async function ledgerCounts(kind: Config['kind'], handle: { pg?: import('pg').Pool; dbPath?: string }, ids: string[]): Promise<{ rows: number; rows200: number; charged: number; debited: number }> {
   const sql = (p: (i: number) => string) => ({
     usage: `SELECT count(*) AS rows, count(*) FILTER (WHERE status = 200) AS ok, coalesce(sum(credits), 0) AS credits FROM usage WHERE key_id IN (${ids.map((_, i) => p(i)).join(', ')})`,
-    keys: `SELECT coalesce(sum(${INITIAL_CREDITS} - credits), 0) AS debited FROM api_keys WHERE id IN (${ids.map((_, i) => p(i)).join(', ')})`,
+    // On PostgreSQL a key's balance counts what its leases hold unspent (none once the nodes
+    // have stopped and given them back).
+    keys: `SELECT coalesce(sum(${INITIAL_CREDITS} - credits${kind === 'postgres' ? ' - leased_credits(id)' : ''}), 0) AS debited FROM api_keys WHERE id IN (${ids.map((_, i) => p(i)).join(', ')})`,
   });
   if (kind === 'postgres') {
     const q = sql((i) => `$${i + 1}`);
@@ -266,7 +275,7 @@ try {
     const env: Record<string, string> =
       config.kind === 'sqlite'
         ? { STOREMAP_DB: sqlitePath }
-        : { STOREMAP_DATABASE_URL: pgServer.url, STOREMAP_DB: path.join(tmp, 'unused.db') };
+        : { STOREMAP_DATABASE_URL: pgServer.url, STOREMAP_DB: path.join(tmp, 'unused.db'), STOREMAP_CREDIT_LEASE: String(config.lease ?? 0) };
     console.log(`${config.name}: starting ${config.nodes} node(s)`);
     const started = await Promise.allSettled(Array.from({ length: config.nodes }, () => startNode(env)));
     const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -354,6 +363,9 @@ const sqlite = byName('SQLite, 1 node');
 const pg1 = byName('PostgreSQL, 1 node');
 const pg3 = byName('PostgreSQL, 3 nodes');
 const oneKey = byName('PostgreSQL, 3 nodes, every connection on one key');
+const lease1 = byName('PostgreSQL, 1 node, credit leases');
+const lease3 = byName('PostgreSQL, 3 nodes, credit leases');
+const leaseKey = byName('PostgreSQL, 3 nodes, one key, credit leases');
 const cpuPerReq = (o: Outcome | undefined, part: 'node' | 'pg' | 'load' | 'all', which: 'run' | 'steady' = 'run') => {
   if (!o) return NaN;
   const l = o[which];
@@ -382,7 +394,7 @@ writeSection(
 
 \`node --import tsx bench/ledger-nodes.ts${quick ? ' --quick' : ''}${opt('--seconds') ? ` --seconds ${seconds}` : ''}${opt('--connections') ? ` --connections ${connections}` : ''}${opt('--steady-rate') ? ` --steady-rate ${steadyRate}` : ''}${opt('--data-dir') ? ` --data-dir ${path.relative(ROOT, dataDir)}` : ''}\` — snapshot \`${path.relative(ROOT, dataDir)}\` of ${info.rows} rows${dataNote}.
 
-Each configuration: \`storemap serve\` processes on this machine (${cores} cores), one throwaway PostgreSQL ${'(scripts/postgres.sh: fsync and synchronous_commit off)'} or one SQLite file (WAL, synchronous=NORMAL), and one autocannon instance in the benchmark's process with ${connections} connections spread round-robin over the nodes. The request: \`${body}\` (${target.count} rows), POST /api/v1/location-map with an enterprise key of ${INITIAL_CREDITS.toLocaleString('en')} credits, so each request is charged in the ledger (on PostgreSQL one call of \`charge_many\` per batch, the charges that arrived while the node's previous batch was out: lock each key's row, debit, usage row; on SQLite the charges of one event-loop turn in one local transaction). Each connection has its own key, except in the last row, where all ${connections} share one. Rate limits set to 10⁶/s. A warm-up (${connections * 10} requests, then steps of about ${WARM_SECONDS} s until the rate settles within 10 %), then a run of a fixed number of requests sized to last about ${seconds} s (a fixed count, so no request is cut off in flight and the ledger can be checked exactly), then a second run at a fixed offered rate (below).
+Each configuration: \`storemap serve\` processes on this machine (${cores} cores), one throwaway PostgreSQL ${'(scripts/postgres.sh: fsync and synchronous_commit off)'} or one SQLite file (WAL, synchronous=NORMAL), and one autocannon instance in the benchmark's process with ${connections} connections spread round-robin over the nodes. The request: \`${body}\` (${target.count} rows), POST /api/v1/location-map with an enterprise key of ${INITIAL_CREDITS.toLocaleString('en')} credits, so each request is charged in the ledger (on PostgreSQL one call of \`charge_many\` per batch, the charges that arrived while the node's previous batch was out: lock each key's row, debit, usage row; on SQLite the charges of one event-loop turn in one local transaction). Each connection has its own key, except in the "one key" rows, where all ${connections} share one; the "credit leases" rows run the nodes with \`STOREMAP_CREDIT_LEASE=${LEASE}\`. Rate limits set to 10⁶/s. A warm-up (${connections * 10} requests, then steps of about ${WARM_SECONDS} s until the rate settles within 10 %), then a run of a fixed number of requests sized to last about ${seconds} s (a fixed count, so no request is cut off in flight and the ledger can be checked exactly), then a second run at a fixed offered rate (below).
 
 | configuration | requests/s | 200s in | p50 | p99 | non-2xx | errors |
 |---|---|---|---|---|---|---|
@@ -433,6 +445,7 @@ ${allExact ? 'Every configuration: usage rows = 200s answered, all of status 200
 - **PostgreSQL, 1 node** (${rps(pg1).toFixed(0)} req/s, ${change(rps(sqlite), rps(pg1))} against SQLite): the charges go to PostgreSQL in batches, one call each (group commit: while a node's call is out, the charges that arrive wait and then go together; before 2026-11-26 each charge was five round trips, BEGIN, SELECT … FOR UPDATE, UPDATE, INSERT, COMMIT; the keys version is read at most once a second per node), which costs the node ${f2(nodeMs)} CPU-s per 1000 requests (${change(cpuPerReq(sqlite, 'node'), nodeMs)} against SQLite) and PostgreSQL another ${f2(pgMs)}: ${((cpuPerReq(pg1, 'node') + cpuPerReq(pg1, 'pg')) / cpuPerReq(sqlite, 'node')).toFixed(1)}× SQLite's CPU per request in all. Main thread ${f2(mainBusy(pg1))}, machine ${f2(busy(pg1))} of ${cores} busy: ${busy(pg1) > 1.85 ? 'the two cores are the limit' : mainBusy(pg1) > 0.85 ? "the node's JavaScript thread is the limit" : 'no one part is full: the rest of the time goes to waiting between processes, as every round trip hands the request from the node to a PostgreSQL backend and back'}.
 - **2 and 3 nodes** (${rps(pg2).toFixed(0)} and ${rps(pg3).toFixed(0)} req/s): on the same ${cores} cores more nodes cannot add throughput${Math.max(rps(pg2), rps(pg3)) <= rps(pg1) * 1.05 ? ', and did not' : `; the ${change(rps(pg1), Math.max(rps(pg2), rps(pg3)))} seen comes from the CPU one node left idle`}. The machine is the limit (${f2(busy(pg2))} and ${f2(busy(pg3))} of ${cores} cores busy${other(pg3) > 0.2 ? `, ${f2(other(pg3))} of it outside the processes measured` : ''}), and splitting it between more processes made each request dearer: per 1000 requests the nodes spent ${f2(cpuPerReq(pg2, 'node'))} and ${f2(cpuPerReq(pg3, 'node'))} CPU-s (${f2(nodeMs)} with one node) and PostgreSQL ${f2(cpuPerReq(pg2, 'pg'))} and ${f2(cpuPerReq(pg3, 'pg'))} (${f2(pgMs)}): each node has fewer requests per event-loop turn to share its fixed costs, and ${pg3?.backends ?? '?'} PostgreSQL backends, a process each, take turns on the same cores.
 - **What would scale on separate machines** is the per-request cost, best read at one node: a node ${f2(nodeMs)} CPU-ms per request (a node's core ≈ ${Math.round(1000 / nodeMs)} req/s, and a node is one JavaScript thread plus helpers), PostgreSQL ${f2(pgMs)} CPU-ms per request (one PostgreSQL core ≈ ${Math.round(1000 / pgMs)} charged req/s). Nodes are added by adding machines; PostgreSQL is the one part they share, so the cluster's ceiling is about ${Math.round(1000 / pgMs)} charged requests/s per PostgreSQL core whatever the number of nodes, before lock waits, and with fsync off (this throwaway cluster's setting; a durable one also waits for WAL flushes).
-- **Every connection on one key** (${rps(oneKey).toFixed(0)} req/s against ${rps(pg3).toFixed(0)} with a key per connection; p99 ${oneKey?.run.result.latency.p99} ms against ${pg3?.run.result.latency.p99} ms): a batch holds a key's row lock only while its call runs, and one call carries many of that key's charges (before 2026-11-26 each charge held it across four round trips, and one key ran at 53 % of the rate with a key per connection, p99 206 ms). ${rps(oneKey) < 0.8 * rps(pg3) ? `It cost ${Math.round((1 - rps(oneKey) / rps(pg3)) * 100)}% of the throughput here: that row, not the nodes, bounds a single hot key.` : `On these ${cores} full cores the queue costs ${Math.round((1 - rps(oneKey) / rps(pg3)) * 100)}% of the throughput and shows mostly in the tail; with more CPU it is the row, not the nodes, that bounds a single hot key (one charge per lock hold, no network inside it).`}`,
+- **Every connection on one key** (${rps(oneKey).toFixed(0)} req/s against ${rps(pg3).toFixed(0)} with a key per connection; p99 ${oneKey?.run.result.latency.p99} ms against ${pg3?.run.result.latency.p99} ms): a batch holds a key's row lock only while its call runs, and one call carries many of that key's charges (before 2026-11-26 each charge held it across four round trips, and one key ran at 53 % of the rate with a key per connection, p99 206 ms). ${rps(oneKey) < 0.8 * rps(pg3) ? `It cost ${Math.round((1 - rps(oneKey) / rps(pg3)) * 100)}% of the throughput here: that row, not the nodes, bounds a single hot key.` : `On these ${cores} full cores the queue costs ${Math.round((1 - rps(oneKey) / rps(pg3)) * 100)}% of the throughput and shows mostly in the tail; with more CPU it is the row, not the nodes, that bounds a single hot key (one charge per lock hold, no network inside it).`}
+- **Credit leases** (\`STOREMAP_CREDIT_LEASE=${LEASE}\`: a node takes ${LEASE} credits off a key's row at a time and charges against them, locking only the lease's row): 1 node ${rps(lease1).toFixed(0)} req/s (${rps(pg1).toFixed(0)} without), 3 nodes ${rps(lease3).toFixed(0)} (${rps(pg3).toFixed(0)}), one key on 3 nodes ${rps(leaseKey).toFixed(0)} (${rps(oneKey).toFixed(0)}); PostgreSQL ${f2(cpuPerReq(lease1, 'pg'))} and ${f2(cpuPerReq(lease3, 'pg'))} CPU-s per 1000 requests on 1 and 3 nodes (${f2(pgMs)} and ${f2(cpuPerReq(pg3, 'pg'))} without). ${cpuPerReq(lease3, 'pg') > cpuPerReq(pg3, 'pg') ? "They do not pay here: a leased charge writes the lease's row as well as the usage row, and the key row's lock it avoids costs nothing when PostgreSQL is a process on the same machine and a batch holds the lock only while its call runs. Leases stay off by default (docs/DEPLOYMENT.md says where they may pay, and what they bound)." : 'They cost PostgreSQL less per request here.'}`,
 );
 process.exit(0);

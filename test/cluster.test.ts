@@ -1,26 +1,17 @@
 // Several storemap nodes on one PostgreSQL ledger (STOREMAP_DATABASE_URL): three `storemap
 // serve` processes on 127.0.0.1 racing charged requests against one key admit exactly what its
 // balance pays for, write one usage row per answered request, report the ledger in status, and
-// answer 503 (status: degraded, never 5xx) while PostgreSQL is down.
+// answer 503 (status: degraded, never 5xx) while PostgreSQL is down. A node killed and
+// PostgreSQL restarted mid-load run with credit leases (test/credit-leases.test.ts has the rest).
 import path from 'node:path';
 import test from 'ava';
 import { openPostgres } from '../ts/db/postgres.ts';
 import { PgLedger } from '../ts/db/pg-ledger.ts';
 import { KeyStore } from '../ts/services/keys.ts';
 import { snapshotDir, startServe } from './helpers/child.ts';
-import { testStore } from './helpers/dataset.ts';
+import { oneCreditBrand } from './helpers/dataset.ts';
 import { pooled, postMap } from './helpers/http.ts';
 import { startPostgres } from './helpers/postgres.ts';
-
-/** A brand whose whole JSON answer costs 1 credit (at most 500 rows). */
-function oneCreditBrand(): string {
-  const store = testStore();
-  for (let i = 0; ; i++) {
-    const b = store.brand(i);
-    if (!b) throw new Error('the test dataset has no brand of 5 to 400 verified rows');
-    if (b.locationCount >= 5 && b.locationCount <= 400) return b.name;
-  }
-}
 
 test('three nodes on one PostgreSQL under 50 connections: 3,000 racing one-credit requests against 1,000 credits admit exactly 1,000; one usage row each; status names the ledger', async (t) => {
   const db = await startPostgres(t);
@@ -85,7 +76,8 @@ test('kill -9 of one node mid-load: the others carry on, and the PostgreSQL ledg
   const initial = 1_000_000;
   const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: initial, name: 'crash' });
   const dir = await snapshotDir(t);
-  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000' };
+  // With credit leases: each node spends blocks of 100 credits taken off the key's row.
+  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', STOREMAP_CREDIT_LEASE: '100' };
   const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
   const brand = oneCreditBrand();
 
@@ -119,10 +111,13 @@ test('kill -9 of one node mid-load: the others carry on, and the PostgreSQL ledg
   t.true(answeredAfterKill >= 400, `the survivors answered ${answeredAfterKill} after the kill`);
   for (const n of nodes.slice(1)) t.true(n.alive());
 
-  const balance = Number((await pool.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [record.id])).rows[0].credits);
+  // The balance: the key's row and what its leases (the dead node's among them) hold unspent.
+  const balance = Number((await pool.query<{ credits: string }>('SELECT credits + leased_credits(id) AS credits FROM api_keys WHERE id = $1', [record.id])).rows[0].credits);
   const rows = (await pool.query<{ status: number; credits: string }>('SELECT status, credits FROM usage WHERE key_id = $1', [record.id])).rows;
   const charged = rows.reduce((s, r) => s + Number(r.credits), 0);
   t.is(balance + charged, initial, 'every credit that left the balance is on a usage row, and no more');
+  // The dead node's lease outlives it (it is given back when it expires and the key runs short).
+  t.true(Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM credit_leases WHERE key_id = $1', [record.id])).rows[0].n) >= 1, 'the nodes charged from leases');
   const ok = rows.filter((r) => r.status === 200);
   // A request charged as its node died may have its row without its client having read the
   // answer, never the other way round.
@@ -172,7 +167,8 @@ test('PostgreSQL restarted mid-load under three nodes: 503 while it is down, the
   const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: initial, name: 'restart' });
   await pool.end();
   const dir = await snapshotDir(t);
-  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000' };
+  // With credit leases: each node spends blocks of 100 credits taken off the key's row.
+  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', STOREMAP_CREDIT_LEASE: '100' };
   const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
   const brand = oneCreditBrand();
 
@@ -215,7 +211,7 @@ test('PostgreSQL restarted mid-load under three nodes: 503 while it is down, the
 
   const check = await openPostgres(db.url, { poolSize: 1 });
   t.teardown(() => check.end());
-  const balance = Number((await check.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [record.id])).rows[0].credits);
+  const balance = Number((await check.query<{ credits: string }>('SELECT credits + leased_credits(id) AS credits FROM api_keys WHERE id = $1', [record.id])).rows[0].credits);
   const rows = (await check.query<{ status: number; credits: string }>('SELECT status, credits FROM usage WHERE key_id = $1', [record.id])).rows;
   const charged = rows.reduce((s, r) => s + Number(r.credits), 0);
   const answered = count.before + count.down + count.after;

@@ -33,7 +33,7 @@ test('three nodes starting together migrate once: every version applied by exact
   t.deepEqual(rows.rows.map((r) => r.version), all);
   t.deepEqual(await migrate(pools[0]), [], 'a later start finds nothing to do');
   const tables = await holder.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1");
-  t.deepEqual(tables.rows.map((r) => r.table_name), ['api_keys', 'brand_summary', 'rate_buckets', 'schema_migrations', 'usage', 'usage_daily']);
+  t.deepEqual(tables.rows.map((r) => r.table_name), ['api_keys', 'brand_summary', 'credit_leases', 'rate_buckets', 'schema_migrations', 'usage', 'usage_daily']);
 });
 
 test('the rollup trigger keeps usage_daily equal to the raw rows grouped by key, day, status and format', async (t) => {

@@ -86,7 +86,7 @@ async function openLedger(config: Config): Promise<LedgerOps> {
   if (config.databaseUrl) {
     const { openPostgres } = await import('./db/postgres.ts');
     const { PgLedger } = await import('./db/pg-ledger.ts');
-    return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }));
+    return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }), { credits: config.creditLease, ttlMs: config.creditLeaseTtlMs });
   }
   return new SqliteLedger(openDatabase(config.dbPath));
 }

@@ -25,6 +25,13 @@ const EnvSchema = z.object({
     .optional(),
   /** Connections each node keeps to PostgreSQL at most. */
   STOREMAP_DATABASE_POOL: z.coerce.number().int().min(1).max(1000).default(10),
+  /** On PostgreSQL: credits a node takes off a key's row at a time and spends locally (a credit
+   * lease), for keys whose balance holds at least that many; 0 charges every request on the
+   * key's row. DEPLOYMENT.md says what it bounds. */
+  STOREMAP_CREDIT_LEASE: z.coerce.number().int().min(0).max(1e9).default(0),
+  /** A lease lives this long after its last spend: the longest that a node killed while holding
+   * one keeps its unspent credits from the other nodes. */
+  STOREMAP_CREDIT_LEASE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   /** Sources left out of the next build or refresh. */
   STOREMAP_DISABLED_SOURCES: csv.pipe(z.array(z.enum(SOURCE_TYPES))).default([]),
   /** Off: the legacy single-source import, rows without provenance. */
@@ -112,6 +119,8 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     dbPath: path.resolve(c.STOREMAP_DB ?? path.join(dataDir, 'storemap.db')),
     databaseUrl: c.STOREMAP_DATABASE_URL,
     databasePool: c.STOREMAP_DATABASE_POOL,
+    creditLease: c.STOREMAP_CREDIT_LEASE,
+    creditLeaseTtlMs: c.STOREMAP_CREDIT_LEASE_TTL_MS,
     disabledSources: c.STOREMAP_DISABLED_SOURCES,
     multiSource: c.STOREMAP_MULTI_SOURCE,
     defaultScale: c.STOREMAP_DEFAULT_SCALE,

@@ -59,3 +59,13 @@ export function largestBrand(max = Infinity): { index: number; name: string; loc
   if (!best) throw new Error(`the test dataset has no brand with at most ${max} verified rows`);
   return { index: best.index, name: best.name, locationCount: best.locationCount };
 }
+
+/** A brand whose whole JSON answer costs 1 credit (at most 500 rows). */
+export function oneCreditBrand(): string {
+  const store = testStore();
+  for (let i = 0; ; i++) {
+    const b = store.brand(i);
+    if (!b) throw new Error('the test dataset has no brand of 5 to 400 verified rows');
+    if (b.locationCount >= 5 && b.locationCount <= 400) return b.name;
+  }
+}

@@ -2,7 +2,9 @@
 // inside charge_many), so charges on one key from every node queue on that row and each sees
 // the balance the one before it left: a balance of N credits admits exactly N one-credit
 // requests however many nodes race, and never goes below zero (the column's CHECK would refuse
-// it anyway). Charges on different keys do not wait for each other.
+// it anyway). Charges on different keys do not wait for each other. With credit leases on
+// (STOREMAP_CREDIT_LEASE), a key that holds many credits is charged from a block this node took
+// off its row instead (charge_leased: the lease's row is locked, this node's alone).
 import type pg from 'pg';
 import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
@@ -19,7 +21,11 @@ const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, c
  * test/ledger.test.ts runs every branch on both stores and holds each to `planCharge`. An
  * unknown key locks nothing, so writes nothing. Named, so each connection plans it once.
  */
-const CHARGE_MANY = 'SELECT o_i, o_credits, o_revoked FROM charge_many($1, $2, $3, $4, $5, $6, $7)';
+const CHARGE_MANY = 'SELECT o_i, o_credits, o_revoked, o_leased FROM charge_many($1, $2, $3, $4, $5, $6, $7)';
+const CHARGE_LEASED = 'SELECT o_i, o_ok, o_balance FROM charge_leased($1, $2, $3, $4, $5, $6, $7, $8)';
+/** api_keys' columns, a key's credits counted as its balance: the row's and its leases' unspent. */
+const LEASED_BALANCE = 'credits + CASE WHEN leases > 0 THEN leased_credits(id) ELSE 0 END';
+const KEY_COLUMNS = `id, key_hash, prefix, name, plan, ${LEASED_BALANCE} AS credits, created_at, expires_at, revoked_at`;
 
 /** Batches out at once per node; the charges that arrive meanwhile wait and go together. One:
  * bench/ledger-nodes.ts measured one node at 3,084 charged req/s with one (92 % of SQLite) and
@@ -28,10 +34,55 @@ const CHARGE_MANY = 'SELECT o_i, o_credits, o_revoked FROM charge_many($1, $2, $
  * (another node's batch on the same key, a top-up) holds this node's other charges for as long;
  * those locks are held only while a call or a key update runs. */
 const BATCHES_IN_FLIGHT = 1;
+/** Credit leases: how many credits a lease takes (0: none are taken), how long one lives
+ * after its last spend, and the clock both are read on (the node's, as the charges' `at`). */
+export interface LeaseOptions {
+  credits: number;
+  ttlMs: number;
+  now?: () => number;
+}
+
+/** A lease this node holds: `left` is what it may still spend, the charges out counted. */
+interface HeldLease {
+  id: string;
+  keyId: string;
+  left: number;
+  /** Spent from until then on this node's clock: a margin before the lease's expiry, which
+   * the database checks again. */
+  until: number;
+  lastUsed: number;
+  /** Charges out on it. */
+  out: number;
+  /** Taking no more charges: given back once `out` is 0. */
+  retired?: boolean;
+}
+
+interface LeasedCharge extends WaitingCharge {
+  lease: HeldLease;
+}
+
 export class PgLedger implements LedgerOps {
   readonly kind = 'postgres';
   readonly rateBuckets: RateBuckets;
-  constructor(private readonly pool: pg.Pool) {
+  private readonly leaseCredits: number;
+  private readonly leaseTtlMs: number;
+  private readonly now: () => number;
+  /** Leases held, by key. */
+  private readonly leases = new Map<string, HeldLease>();
+  /** Keys a lease is being taken for. */
+  private readonly taking = new Set<string>();
+  private readonly leaseSweep: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    lease: LeaseOptions = { credits: 0, ttlMs: 0 },
+  ) {
+    this.leaseCredits = lease.credits;
+    this.leaseTtlMs = lease.ttlMs;
+    this.now = lease.now ?? Date.now;
+    // A lease no request used for a while goes back, so other nodes can spend its credits.
+    if (this.leaseCredits > 0) this.leaseSweep = setInterval(() => this.returnIdleLeases(), Math.max(10, this.idleMs() / 2)).unref();
     this.rateBuckets = {
       lease: async (bucket, rate, burst, want, giveBack, at): Promise<RateLease> => {
         const r = await pool.query<{ granted: number; left_tokens: number }>('SELECT granted, left_tokens FROM rate_lease($1, $2, $3, $4, $5, $6)', [bucket, rate, burst, want, giveBack, at]);
@@ -44,10 +95,83 @@ export class PgLedger implements LedgerOps {
     return pingPostgres(this.pool);
   }
 
-  close(): Promise<void> {
-    return this.pool.end();
+  /** Gives back every lease held (after the charges out on them), then closes the pool. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.leaseSweep);
+    while (this.inFlight > 0 || this.leasedOut) await new Promise((r) => setTimeout(r, 5));
+    for (const l of [...this.leases.values()]) void this.giveBack(l).catch(() => {});
+    while (this.leaseCalls.size > 0) await Promise.allSettled([...this.leaseCalls]);
+    await this.pool.end();
   }
 
+  /** The leases this node holds now (one a key at most). */
+  leasesHeld(): number {
+    return this.leases.size;
+  }
+
+  /** A lease unused this long goes back: a fifth of its life, at most a second. */
+  private idleMs(): number {
+    return Math.min(1000, this.leaseTtlMs / 5);
+  }
+
+  private returnIdleLeases(): void {
+    const now = this.now();
+    for (const l of this.leases.values()) if (l.out === 0 && (now - l.lastUsed > this.idleMs() || now >= l.until)) void this.giveBack(l).catch(() => {});
+  }
+
+  /** Drops a lease this node holds and gives its unspent credits back to the key's row (a
+   * lease reclaimed meanwhile gives nothing). Failing (no ledger), it expires instead. */
+  private async giveBack(l: HeldLease): Promise<void> {
+    if (this.leases.get(l.keyId) === l) this.leases.delete(l.keyId);
+    await this.tracked(this.pool.query('SELECT lease_return($1)', [l.id]));
+  }
+
+  /** Lease calls out (takes and give-backs), which closing waits for before it ends the pool. */
+  private readonly leaseCalls = new Set<Promise<unknown>>();
+  private tracked<T>(p: Promise<T>): Promise<T> {
+    const settled = p.then(
+      () => {},
+      () => {},
+    );
+    this.leaseCalls.add(settled);
+    void settled.then(() => this.leaseCalls.delete(settled));
+    return p;
+  }
+
+  /** No more charges go to this lease; it goes back once those out on it are in. */
+  private retire(l: HeldLease): void {
+    if (this.leases.get(l.keyId) === l) this.leases.delete(l.keyId);
+    l.retired = true;
+    if (l.out === 0) void this.giveBack(l).catch(() => {});
+  }
+
+  /** Takes a lease for a key whose balance just showed it can hold one, unless one is held or
+   * on its way; a lease refused or failed leaves the key on its row. */
+  private takeLease(keyId: string): void {
+    if (this.closed || this.leases.has(keyId) || this.taking.has(keyId)) return;
+    this.taking.add(keyId);
+    const at = this.now();
+    this.tracked(this.pool.query<{ o_lease: string | null }>('SELECT o_lease FROM lease_take($1, $2, $3, $4)', [keyId, this.leaseCredits, at, this.leaseTtlMs]))
+      .then(
+        (r) => {
+          const id = r.rows[0]?.o_lease;
+          if (id == null) return;
+          const lease: HeldLease = { id, keyId, left: this.leaseCredits, until: at + this.leaseTtlMs - this.leaseMargin(), lastUsed: at, out: 0 };
+          if (this.closed) void this.giveBack(lease).catch(() => {});
+          else this.leases.set(keyId, lease);
+        },
+        () => {},
+      )
+      .finally(() => this.taking.delete(keyId));
+  }
+
+  /** How long before its expiry a lease stops being spent here: a spend on its way when the
+   * lease expires is refused by the database and goes to the key's row, so this only saves
+   * that detour. */
+  private leaseMargin(): number {
+    return Math.min(500, this.leaseTtlMs / 4);
+  }
 
   private readonly waiting: WaitingCharge[] = [];
   private inFlight = 0;
@@ -59,10 +183,98 @@ export class PgLedger implements LedgerOps {
    * INSERT, COMMIT, which queued a hot key's charges behind the network). */
   charge(req: ChargeRequest, cancelled: () => boolean = () => false): Promise<ChargeResult> {
     return new Promise((resolve, reject) => {
+      const lease = this.leaseFor(req);
+      if (lease) {
+        lease.left -= req.cost;
+        lease.out++;
+        this.leasedWaiting.push({ req, cancelled, resolve, reject, lease });
+        this.sendLeased();
+        return;
+      }
       this.waiting.push({ req, cancelled, resolve, reject });
       this.sendBatch();
     });
   }
+
+  /** The lease this charge is spent from, if this node holds a live one that covers it. A
+   * lease that cannot cover it goes back once its charges are in (a new one is taken when the
+   * key's row shows it can hold one). */
+  private leaseFor(req: ChargeRequest): HeldLease | undefined {
+    if (this.leaseCredits === 0 || req.unlimited) return undefined;
+    const l = this.leases.get(req.keyId);
+    if (!l) return undefined;
+    const now = this.now();
+    if (l.left >= req.cost && now < l.until) {
+      l.lastUsed = now;
+      return l;
+    }
+    this.retire(l);
+    return undefined;
+  }
+
+  private readonly leasedWaiting: LeasedCharge[] = [];
+  private leasedOut = false;
+
+  /** The charges spent from leases, as one call of charge_leased, one call out at a time: a
+   * charge the database refuses (the lease expired, was given back, or its key revoked) goes to
+   * the key's row as any other, and the lease is dropped. */
+  private sendLeased(): void {
+    if (this.leasedOut || this.leasedWaiting.length === 0) return;
+    this.leasedOut = true;
+    let batch: LeasedCharge[] = [];
+    const take = () => {
+      for (const w of this.leasedWaiting.splice(0, MAX_CHARGE_BATCH)) {
+        if (w.cancelled()) {
+          w.lease.left += w.req.cost;
+          w.lease.out--;
+          w.reject(new WriteCancelled('the request was answered while it waited for the ledger'));
+        } else batch.push(w);
+      }
+      // By key, then lease: the order charge_many locks rows in.
+      batch.sort((a, b) => (a.req.keyId < b.req.keyId ? -1 : a.req.keyId > b.req.keyId ? 1 : Number(a.lease.id) - Number(b.lease.id)));
+    };
+    const sentAt = this.now();
+    withClient(
+      this.pool,
+      async (client) => {
+        if (batch.length === 0) return;
+        const col = <T>(f: (w: LeasedCharge) => T) => batch.map(f);
+        const values = [col((w) => w.lease.id), col((w) => w.req.cost), col((w) => w.req.at), sentAt, this.leaseTtlMs, col((w) => w.req.entry.endpoint), col((w) => w.req.entry.status), col((w) => w.req.entry.format)];
+        const r = await client.query<{ o_i: number; o_ok: boolean; o_balance: string | null }>({ name: 'storemap_charge_leased', text: CHARGE_LEASED, values });
+        const done = new Map(r.rows.map((row) => [row.o_i - 1, row]));
+        batch.forEach((w, i) => {
+          w.lease.out--;
+          const row = done.get(i);
+          if (row?.o_ok) {
+            w.lease.until = Math.max(w.lease.until, sentAt + this.leaseTtlMs - this.leaseMargin());
+            w.resolve({ ok: true, charged: w.req.cost, remaining: Number(row.o_balance) });
+          } else {
+            // Refused: this lease is done here, and the charge goes to the key's row.
+            w.lease.left = 0;
+            this.waiting.push(w);
+          }
+          if (w.lease.left === 0 || w.lease.retired) this.retire(w.lease);
+        });
+        this.sendBatch();
+      },
+      take,
+    )
+      .catch((e: unknown) => {
+        // Whether the call's spends were written is not known here: the leases keep them
+        // counted as spent (the database has the truth, and gives back what is left).
+        const failed = batch.length > 0 ? batch : this.leasedWaiting.splice(0, MAX_CHARGE_BATCH);
+        for (const w of failed) {
+          w.lease.out--;
+          w.reject(e);
+        }
+      })
+      .finally(() => {
+        batch = [];
+        this.leasedOut = false;
+        this.sendLeased();
+      });
+  }
+
 
   private sendBatch(): void {
     if (this.inFlight >= BATCHES_IN_FLIGHT || this.waiting.length === 0) return;
@@ -82,9 +294,20 @@ export class PgLedger implements LedgerOps {
         if (batch.length === 0) return;
         const col = <T>(f: (r: ChargeRequest) => T) => batch.map((w) => f(w.req));
         const values = [col((r) => r.keyId), col((r) => r.cost), col((r) => r.unlimited), col((r) => r.at), col((r) => r.entry.endpoint), col((r) => r.entry.status), col((r) => r.entry.format)];
-        const r = await client.query<{ o_i: number; o_credits: string; o_revoked: boolean }>({ name: 'storemap_charge_many', text: CHARGE_MANY, values });
-        const found = new Map(r.rows.map((row) => [row.o_i - 1, { credits: Number(row.o_credits), revoked: row.o_revoked }]));
-        batch.forEach((w, i) => w.resolve(planCharge(found.get(i) ?? null, w.req).result));
+        const r = await client.query<{ o_i: number; o_credits: string; o_revoked: boolean; o_leased: string }>({ name: 'storemap_charge_many', text: CHARGE_MANY, values });
+        const found = new Map(r.rows.map((row) => [row.o_i - 1, row]));
+        batch.forEach((w, i) => {
+          const row = found.get(i);
+          const result = planCharge(row ? { credits: Number(row.o_credits), revoked: row.o_revoked } : null, w.req).result;
+          if (result.ok && row) {
+            // The balance after the charge counts what the key's leases hold unspent; a refusal
+            // says what the key's row could pay (credits leased to other nodes cannot pay it).
+            const leased = Number(row.o_leased);
+            if (this.leaseCredits > 0 && !w.req.unlimited && result.remaining >= this.leaseCredits) this.takeLease(w.req.keyId);
+            result.remaining += leased;
+          }
+          w.resolve(result);
+        });
       },
       take,
     )
@@ -138,7 +361,7 @@ export class PgLedger implements LedgerOps {
     const batch = this.balancesWaiting.splice(0, MAX_CHARGE_BATCH);
     const ids = [...new Set(batch.map((w) => w.keyId))];
     this.pool
-      .query<{ id: string; credits: string }>('SELECT id, credits FROM api_keys WHERE id = ANY($1::text[])', [ids])
+      .query<{ id: string; credits: string }>(`SELECT id, ${LEASED_BALANCE} AS credits FROM api_keys WHERE id = ANY($1::text[])`, [ids])
       .then(
         (r) => {
           const found = new Map(r.rows.map((row) => [row.id, Number(row.credits)]));
@@ -208,17 +431,17 @@ export class PgLedger implements LedgerOps {
   }
 
   async keyByHash(hash: Buffer): Promise<KeyRow | null> {
-    const r = await this.pool.query<KeyTableRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
+    const r = await this.pool.query<KeyTableRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [hash]);
     return r.rows.length > 0 ? keyRowOf(r.rows[0]) : null;
   }
 
   async keyById(id: string): Promise<KeyRow | null> {
-    const r = await this.pool.query<KeyTableRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+    const r = await this.pool.query<KeyTableRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
     return r.rows.length > 0 ? keyRowOf(r.rows[0]) : null;
   }
 
   async listKeys(): Promise<KeyRow[]> {
-    return (await this.pool.query<KeyTableRow>('SELECT * FROM api_keys ORDER BY created_at, id')).rows.map(keyRowOf);
+    return (await this.pool.query<KeyTableRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`)).rows.map(keyRowOf);
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {

@@ -156,6 +156,161 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
       $$;
     `,
   },
+  {
+    // Credit leases (ts/db/pg-ledger.ts): a node takes a block of a key's credits off its row in
+    // one statement and spends it with charges that lock only the lease's row, its own, so one
+    // hot key's charges from several nodes stop queueing on the key's row. A key's balance is
+    // its row's credits plus what its leases hold unspent (held - spent): taking a lease, and
+    // giving one back, leave the balance as it was; a spend lowers it by exactly the credits on
+    // its usage row. A lease lives until expires_ms on the nodes' clock (each spend moves it on);
+    // a lease whose node died is given back by the next charge that finds the key short, or the
+    // next lease taken on it. A spend and a give-back lock the lease's row, so a lease can never
+    // be spent after it was given back: the credits on usage rows never exceed what was put on
+    // the key, whatever the clocks say. charge_many now gives back the key's expired leases
+    // before it refuses a charge for a short balance, and returns what the leases hold.
+    version: 5,
+    sql: `
+      CREATE TABLE credit_leases (
+        id          BIGSERIAL PRIMARY KEY,
+        key_id      TEXT NOT NULL REFERENCES api_keys(id),
+        held        BIGINT NOT NULL CHECK (held > 0),
+        spent       BIGINT NOT NULL DEFAULT 0 CHECK (spent >= 0 AND spent <= held),
+        expires_ms  BIGINT NOT NULL
+      );
+      CREATE INDEX credit_leases_by_key ON credit_leases (key_id);
+      -- How many leases a key has out, kept by whoever takes or gives one back (holding the
+      -- key's row lock), so that a charge on a key without leases looks at no lease.
+      ALTER TABLE api_keys ADD COLUMN leases INTEGER NOT NULL DEFAULT 0 CHECK (leases >= 0);
+
+      -- The credits a key's leases hold unspent (read api_keys.leases first: 0 means none).
+      CREATE FUNCTION leased_credits(p_key TEXT) RETURNS BIGINT LANGUAGE sql STABLE AS $$
+        SELECT COALESCE(SUM(l.held - l.spent), 0)::BIGINT FROM credit_leases l WHERE l.key_id = p_key;
+      $$;
+
+      -- Gives back the key's leases that expired before p_at_ms: their unspent credits return to
+      -- the key's row. The caller holds the key's row lock. Returns the credits given back.
+      CREATE FUNCTION lease_reclaim(p_key TEXT, p_at_ms BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+      DECLARE
+        back BIGINT;
+        n INTEGER;
+      BEGIN
+        WITH gone AS (DELETE FROM credit_leases l WHERE l.key_id = p_key AND l.expires_ms < p_at_ms RETURNING l.held - l.spent AS left_over)
+          SELECT COALESCE(SUM(left_over), 0), count(*) INTO back, n FROM gone;
+        IF n > 0 THEN
+          UPDATE api_keys a SET credits = a.credits + back, leases = a.leases - n WHERE a.id = p_key;
+        END IF;
+        RETURN back;
+      END;
+      $$;
+
+      -- Takes a lease of p_want credits on a key that is not revoked and has them on its row
+      -- (after its expired leases are given back), until p_at_ms + p_ttl_ms. o_lease is null
+      -- when it cannot.
+      CREATE FUNCTION lease_take(p_key TEXT, p_want BIGINT, p_at_ms BIGINT, p_ttl_ms BIGINT, OUT o_lease BIGINT)
+      LANGUAGE plpgsql SET lock_timeout = '5s' AS $$
+      DECLARE
+        have BIGINT;
+        gone BOOLEAN;
+        out_now INTEGER;
+      BEGIN
+        SELECT a.credits, a.revoked_at IS NOT NULL, a.leases INTO have, gone, out_now FROM api_keys a WHERE a.id = p_key FOR UPDATE;
+        IF NOT FOUND OR gone THEN RETURN; END IF;
+        IF out_now > 0 THEN have := have + lease_reclaim(p_key, p_at_ms); END IF;
+        IF have < p_want THEN RETURN; END IF;
+        UPDATE api_keys a SET credits = a.credits - p_want, leases = a.leases + 1 WHERE a.id = p_key;
+        INSERT INTO credit_leases (key_id, held, expires_ms) VALUES (p_key, p_want, p_at_ms + p_ttl_ms) RETURNING id INTO o_lease;
+      END;
+      $$;
+
+      -- Gives a lease back (its holder is done with it): the unspent credits return to the key.
+      -- A lease given back already (reclaimed) gives nothing.
+      CREATE FUNCTION lease_return(p_lease BIGINT) RETURNS BIGINT LANGUAGE plpgsql SET lock_timeout = '5s' AS $$
+      DECLARE
+        k TEXT;
+        back BIGINT;
+      BEGIN
+        SELECT l.key_id INTO k FROM credit_leases l WHERE l.id = p_lease;
+        IF NOT FOUND THEN RETURN 0; END IF;
+        -- The key's row first, as every other writer locks it before a lease's.
+        PERFORM 1 FROM api_keys a WHERE a.id = k FOR UPDATE;
+        DELETE FROM credit_leases l WHERE l.id = p_lease RETURNING l.held - l.spent INTO back;
+        IF NOT FOUND THEN RETURN 0; END IF;
+        UPDATE api_keys a SET credits = a.credits + back, leases = a.leases - 1 WHERE a.id = k;
+        RETURN back;
+      END;
+      $$;
+
+      -- A batch of charges, each spent from a lease: taken when the lease is live at p_now_ms
+      -- (then it lives p_ttl_ms on from there), holds the cost unspent and its key is not
+      -- revoked, with the usage row written; otherwise nothing is written and o_ok is false (the
+      -- node charges it on the key's row instead). o_balance: the key's balance after it.
+      CREATE FUNCTION charge_leased(p_leases BIGINT[], p_costs BIGINT[], p_at BIGINT[], p_now_ms BIGINT, p_ttl_ms BIGINT,
+                                    p_endpoint TEXT[], p_status INTEGER[], p_format TEXT[])
+      RETURNS TABLE (o_i INTEGER, o_ok BOOLEAN, o_balance BIGINT)
+      LANGUAGE plpgsql SET lock_timeout = '5s' AS $$
+      DECLARE
+        k INTEGER;
+        key TEXT;
+        unspent BIGINT;
+        have BIGINT;
+        out_now INTEGER;
+      BEGIN
+        -- In the order given: the caller sorts by key, as charge_many takes keys, so the two
+        -- lock the rows of several keys in one order and never wait for each other in a circle.
+        FOR k IN 1 .. COALESCE(array_length(p_leases, 1), 0) LOOP
+          UPDATE credit_leases l SET spent = l.spent + p_costs[k], expires_ms = greatest(l.expires_ms, p_now_ms + p_ttl_ms)
+            WHERE l.id = p_leases[k] AND l.spent + p_costs[k] <= l.held AND l.expires_ms >= p_now_ms
+              AND EXISTS (SELECT 1 FROM api_keys a WHERE a.id = l.key_id AND a.revoked_at IS NULL)
+            RETURNING l.key_id, l.held - l.spent INTO key, unspent;
+          o_i := k;
+          IF FOUND THEN
+            INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES (key, p_at[k], p_endpoint[k], p_status[k], p_format[k], p_costs[k], 1);
+            o_ok := true;
+            SELECT a.credits, a.leases INTO have, out_now FROM api_keys a WHERE a.id = key;
+            o_balance := have + CASE WHEN out_now > 1 THEN leased_credits(key) ELSE unspent END;
+          ELSE
+            o_ok := false;
+            o_balance := NULL;
+          END IF;
+          RETURN NEXT;
+        END LOOP;
+      END;
+      $$;
+
+      -- charge_many (version 4) as before, except that a charge the key's row cannot pay gives
+      -- back the key's expired leases first, and each result says what the leases hold.
+      DROP FUNCTION charge_many(TEXT[], BIGINT[], BOOLEAN[], BIGINT[], TEXT[], INTEGER[], TEXT[]);
+      CREATE FUNCTION charge_many(p_keys TEXT[], p_costs BIGINT[], p_unlimited BOOLEAN[], p_at BIGINT[], p_endpoint TEXT[], p_status INTEGER[], p_format TEXT[])
+      RETURNS TABLE (o_i INTEGER, o_credits BIGINT, o_revoked BOOLEAN, o_leased BIGINT)
+      LANGUAGE plpgsql SET lock_timeout = '5s' AS $$
+      DECLARE
+        k INTEGER;
+        have BIGINT;
+        gone BOOLEAN;
+        out_now INTEGER;
+        take BIGINT;
+        st INTEGER;
+      BEGIN
+        FOR k IN SELECT s FROM generate_subscripts(p_keys, 1) AS s ORDER BY p_keys[s], s LOOP
+          SELECT a.credits, a.revoked_at IS NOT NULL, a.leases INTO have, gone, out_now FROM api_keys a WHERE a.id = p_keys[k] FOR UPDATE;
+          CONTINUE WHEN NOT FOUND;
+          IF out_now > 0 AND NOT gone AND NOT p_unlimited[k] AND have < p_costs[k] THEN
+            have := have + lease_reclaim(p_keys[k], p_at[k]);
+            SELECT a.leases INTO out_now FROM api_keys a WHERE a.id = p_keys[k];
+          END IF;
+          take := CASE WHEN gone OR p_unlimited[k] OR have < p_costs[k] THEN 0 ELSE p_costs[k] END;
+          st := CASE WHEN gone THEN 401 WHEN p_unlimited[k] THEN p_status[k] WHEN have < p_costs[k] THEN 402 ELSE p_status[k] END;
+          IF take > 0 THEN
+            UPDATE api_keys a SET credits = a.credits - take WHERE a.id = p_keys[k];
+          END IF;
+          INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES (p_keys[k], p_at[k], p_endpoint[k], st, p_format[k], take, 1);
+          o_i := k; o_credits := have; o_revoked := gone; o_leased := CASE WHEN out_now > 0 THEN leased_credits(p_keys[k]) ELSE 0 END;
+          RETURN NEXT;
+        END LOOP;
+      END;
+      $$;
+    `,
+  },
 ];
 
 export interface PgLedgerOptions {
