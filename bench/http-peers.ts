@@ -51,6 +51,17 @@ export function cannon(url: string, opts: Partial<autocannon.Options>): Promise<
   return autocannon({ url, connections: 20, duration: 10, ...opts });
 }
 
+/** `cannon` in a child process (bench/cannon-child.mjs): for a load running beside a client
+ * whose own latency is measured, which would otherwise wait for the load's answers to be read. */
+export function cannonApart(url: string, opts: Partial<autocannon.Options>): Promise<autocannon.Result> {
+  const child = fork(path.join(ROOT, 'bench', 'cannon-child.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { result?: autocannon.Result; error?: string }) => (m.result ? resolve(m.result) : reject(new Error(m.error))));
+    child.once('exit', (code) => reject(new Error(`autocannon's process exited (${code}) without a result`)));
+    child.send({ url, connections: 20, duration: 10, ...opts });
+  });
+}
+
 /** Stops a child and waits for it to exit (a CPU profile is written at exit). */
 export function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
