@@ -61,7 +61,7 @@ test('a lease is taken once the key can hold one, spent on its own row, counted 
   const pool = await openPostgres(db.url, { poolSize: 4 });
   t.teardown(() => pool.end());
   const clock = 1_800_000_000_000;
-  const node = new PgLedger(await openPostgres(db.url, { poolSize: 4 }), { credits: 100, ttlMs: 60_000, now: () => clock });
+  const node = new PgLedger(await openPostgres(db.url, { poolSize: 4 }), { leaseCredits: 100, leaseTtlMs: 60_000, now: () => clock });
   const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 1_000 });
 
   t.like(await node.charge(charge(record.id, clock)), { ok: true, charged: 1, remaining: 999 });
@@ -89,8 +89,8 @@ test('a node stops holding 1,000 credits of a 1,050-credit key: the other spends
   const t0 = 1_800_000_000_000;
   const clockA = t0;
   let clockB = t0;
-  const a = new PgLedger(await openPostgres(db.url, { poolSize: 2 }), { credits: 1_000, ttlMs: 5_000, now: () => clockA });
-  const b = new PgLedger(await openPostgres(db.url, { poolSize: 2 }), { credits: 1_000, ttlMs: 5_000, now: () => clockB });
+  const a = new PgLedger(await openPostgres(db.url, { poolSize: 2 }), { leaseCredits: 1_000, leaseTtlMs: 5_000, now: () => clockA });
+  const b = new PgLedger(await openPostgres(db.url, { poolSize: 2 }), { leaseCredits: 1_000, leaseTtlMs: 5_000, now: () => clockB });
   t.teardown(() => b.close());
   const { record } = await new KeyStore(b).create({ plan: 'enterprise', credits: 1_050 });
 

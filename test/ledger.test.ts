@@ -411,3 +411,37 @@ test('postgres: a node reads the keys version at most once per recheck window; a
   t.is(await nodeB.authenticate(key), null, 'refused once the window is over');
   t.is(versionReads, 2);
 });
+
+test("postgres: a node answers a key's balance from its last charge within the recheck window, sees its own top-up at once and another node's after the window, and a charge still refuses what the balance cannot pay", async (t) => {
+  const server = await startPostgres(t);
+  const pools = [await openPostgres(server.url, { poolSize: 2 }), await openPostgres(server.url, { poolSize: 2 })];
+  t.teardown(() => Promise.all(pools.map((p) => p.end())).then(() => undefined));
+  let clock = 1_000_000;
+  const a = new PgLedger(pools[0], { balanceTtlMs: 1_000, now: () => clock });
+  const b = new PgLedger(pools[1]);
+  const { record } = await new KeyStore(b).create({ plan: 'enterprise', credits: 10 });
+  const one = (at: number) => ({ keyId: record.id, cost: 1, unlimited: false, entry: { endpoint: 'location-map', status: 200, format: 'json' }, at });
+
+  t.like(await a.charge(one(clock)), { ok: true, remaining: 9 });
+  // B spends 5 meanwhile: A's balance is as its charge left it until the window is over.
+  for (let i = 0; i < 5; i++) t.like(await b.charge(one(clock)), { ok: true });
+  t.is(await a.balance(record.id), 9, 'kept');
+  t.is(await b.balance(record.id), 4, 'read');
+  clock += 1_000;
+  t.is(await a.balance(record.id), 4, 'read again once the window is over');
+
+  // A top-up on B reaches A after the window; one on A at once.
+  t.true(await b.topUpKey(record.id, 10));
+  t.is(await a.balance(record.id), 4, 'not yet');
+  clock += 1_000;
+  t.is(await a.balance(record.id), 14);
+  t.true(await a.topUpKey(record.id, 1));
+  t.is(await a.balance(record.id), 15, 'its own top-up at once');
+
+  // A kept balance never lets a charge take more than the key holds.
+  t.like(await a.charge(one(clock)), { ok: true, remaining: 14 });
+  for (let i = 0; i < 14; i++) t.like(await b.charge(one(clock)), { ok: true });
+  t.is(await a.balance(record.id), 14, 'kept, and high: B spent it all');
+  t.like(await a.charge(one(clock)), { ok: false, balance: 0 });
+  t.is(await a.balance(record.id), 0, 'a refusal is not kept: read afresh');
+});

@@ -85,8 +85,8 @@ async function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: strin
 async function openLedger(config: Config): Promise<LedgerOps> {
   if (config.databaseUrl) {
     const { openPostgres } = await import('./db/postgres.ts');
-    const { PgLedger } = await import('./db/pg-ledger.ts');
-    return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }), { credits: config.creditLease, ttlMs: config.creditLeaseTtlMs });
+    const { PgLedger, pgLedgerOptions } = await import('./db/pg-ledger.ts');
+    return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }), pgLedgerOptions(config));
   }
   return new SqliteLedger(openDatabase(config.dbPath));
 }

@@ -61,7 +61,8 @@ const EnvSchema = z.object({
    * pool. */
   STOREMAP_INLINE_MAX_ROWS: z.coerce.number().int().min(0).max(1_000_000).default(5000),
   /** On PostgreSQL: how long a node trusts its cached keys before it reads the keys version
-   * again (a revoked key is refused at its next charge regardless). */
+   * again (a revoked key is refused at its next charge regardless), and a key's balance as its
+   * last charge left it, which prices the next request before its work. */
   STOREMAP_KEYS_RECHECK_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** Refused (429) requests are counted in memory and written as one row per key this often. */
   STOREMAP_USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(86_400_000).default(1000),

@@ -19,7 +19,7 @@ import { UNTHROTTLED } from './child.ts';
 import { SqliteLedger } from '../../ts/db/sqlite-ledger.ts';
 import pg from 'pg';
 import type { LedgerOps } from '../../ts/db/ledger.ts';
-import { PgLedger } from '../../ts/db/pg-ledger.ts';
+import { PgLedger, pgLedgerOptions } from '../../ts/db/pg-ledger.ts';
 import { openPostgres } from '../../ts/db/postgres.ts';
 
 /** The PostgreSQL server of the test script's second pass, or undefined (SQLite). */
@@ -54,12 +54,13 @@ export async function startServer(
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-server-'));
   const dbPath = opts.dbPath ?? path.join(dir, 'storemap.db');
   // Suites revoke a key through their own KeyStore and expect the server to see it at once:
-  // the PostgreSQL pass turns the keys recheck window off (test/ledger.test.ts tests it).
+  // the PostgreSQL pass turns the keys recheck window off, and with it the kept balances
+  // (test/ledger.test.ts tests both).
   // `postgresUrl`: a PostgreSQL ledger whichever pass this is (a test of PostgreSQL itself).
   const postgresUrl = opts.postgresUrl ?? TEST_POSTGRES_URL;
   const recheck = postgresUrl ? { STOREMAP_KEYS_RECHECK_MS: '0' } : {};
   const config = loadConfig({ ...process.env, ...UNTHROTTLED, ...recheck, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
-  const ledger = postgresUrl ? await freshPostgres(t, postgresUrl) : undefined;
+  const ledger = postgresUrl ? await freshPostgres(t, postgresUrl, config) : undefined;
   const db = ledger ? undefined : openDatabase(dbPath);
   const store = new StoreHolder(testStore());
   // Off only to test a server that cannot draw (the status endpoint's degraded case).
@@ -103,7 +104,7 @@ export async function startServer(
 }
 
 /** A new, migrated database on the test PostgreSQL server, dropped when the test ends. */
-async function freshPostgres(t: ExecutionContext, url: string): Promise<{ ledger: PgLedger; pool: pg.Pool; url: string }> {
+async function freshPostgres(t: ExecutionContext, url: string, config: Config): Promise<{ ledger: PgLedger; pool: pg.Pool; url: string }> {
   const name = `t_${randomBytes(8).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -122,5 +123,5 @@ async function freshPostgres(t: ExecutionContext, url: string): Promise<{ ledger
     await drop.connect();
     await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => drop.end());
   });
-  return { ledger: new PgLedger(pool), pool, url: target.toString() };
+  return { ledger: new PgLedger(pool, pgLedgerOptions(config)), pool, url: target.toString() };
 }

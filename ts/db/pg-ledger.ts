@@ -34,11 +34,17 @@ const KEY_COLUMNS = `id, key_hash, prefix, name, plan, ${LEASED_BALANCE} AS cred
  * (another node's batch on the same key, a top-up) holds this node's other charges for as long;
  * those locks are held only while a call or a key update runs. */
 const BATCHES_IN_FLIGHT = 1;
-/** Credit leases: how many credits a lease takes (0: none are taken), how long one lives
- * after its last spend, and the clock both are read on (the node's, as the charges' `at`). */
-export interface LeaseOptions {
-  credits: number;
-  ttlMs: number;
+/** Balances kept at most (one small entry per key seen); past it they are all let go. */
+const MAX_KEPT_BALANCES = 100_000;
+export interface PgLedgerOptions {
+  /** Credits a lease takes (0 or absent: no leases are taken). */
+  leaseCredits?: number;
+  /** How long a lease lives after its last spend. */
+  leaseTtlMs?: number;
+  /** How long a key's balance, as this node's last charge or read left it, answers `balance`
+   * without a round trip (0 or absent: every call reads it). */
+  balanceTtlMs?: number;
+  /** The clock leases and balances are timed on (the node's, as the charges' `at`). */
   now?: () => number;
 }
 
@@ -61,6 +67,11 @@ interface LeasedCharge extends WaitingCharge {
   lease: HeldLease;
 }
 
+/** The options a node's configuration gives its ledger (`storemap serve`, and the test servers). */
+export function pgLedgerOptions(c: { creditLease: number; creditLeaseTtlMs: number; keysRecheckMs: number }): PgLedgerOptions {
+  return { leaseCredits: c.creditLease, leaseTtlMs: c.creditLeaseTtlMs, balanceTtlMs: c.keysRecheckMs };
+}
+
 export class PgLedger implements LedgerOps {
   readonly kind = 'postgres';
   readonly rateBuckets: RateBuckets;
@@ -74,13 +85,18 @@ export class PgLedger implements LedgerOps {
   private readonly leaseSweep: NodeJS.Timeout | undefined;
   private closed = false;
 
+  private readonly balanceTtlMs: number;
+  /** Balances as this node last saw them: a charge's answer, or a read's (and when). */
+  private readonly balances = new Map<string, { credits: number; at: number }>();
+
   constructor(
     private readonly pool: pg.Pool,
-    lease: LeaseOptions = { credits: 0, ttlMs: 0 },
+    opts: PgLedgerOptions = {},
   ) {
-    this.leaseCredits = lease.credits;
-    this.leaseTtlMs = lease.ttlMs;
-    this.now = lease.now ?? Date.now;
+    this.leaseCredits = opts.leaseCredits ?? 0;
+    this.leaseTtlMs = opts.leaseTtlMs ?? 10_000;
+    this.balanceTtlMs = opts.balanceTtlMs ?? 0;
+    this.now = opts.now ?? Date.now;
     // A lease no request used for a while goes back, so other nodes can spend its credits.
     if (this.leaseCredits > 0) this.leaseSweep = setInterval(() => this.returnIdleLeases(), Math.max(10, this.idleMs() / 2)).unref();
     this.rateBuckets = {
@@ -247,6 +263,7 @@ export class PgLedger implements LedgerOps {
           const row = done.get(i);
           if (row?.o_ok) {
             w.lease.until = Math.max(w.lease.until, sentAt + this.leaseTtlMs - this.leaseMargin());
+            this.sawBalance(w.req.keyId, Number(row.o_balance), sentAt);
             w.resolve({ ok: true, charged: w.req.cost, remaining: Number(row.o_balance) });
           } else {
             // Refused: this lease is done here, and the charge goes to the key's row.
@@ -288,6 +305,7 @@ export class PgLedger implements LedgerOps {
         else batch.push(w);
       }
     };
+    const sentAt = this.now();
     withClient(
       this.pool,
       async (client) => {
@@ -306,6 +324,9 @@ export class PgLedger implements LedgerOps {
             if (this.leaseCredits > 0 && !w.req.unlimited && result.remaining >= this.leaseCredits) this.takeLease(w.req.keyId);
             result.remaining += leased;
           }
+          // A refusal's balance leaves out credits leased to other nodes: read afresh next time.
+          if (row && result.ok) this.sawBalance(w.req.keyId, result.remaining, sentAt);
+          else this.balances.delete(w.req.keyId);
           w.resolve(result);
         });
       },
@@ -349,10 +370,25 @@ export class PgLedger implements LedgerOps {
    * request was a second round trip beside its share of a charge batch. A read only informs:
    * the charge checks the balance again as it debits. */
   balance(keyId: string): Promise<number> {
+    const seen = this.balances.get(keyId);
+    if (seen && this.now() - seen.at < this.balanceTtlMs) return Promise.resolve(seen.credits);
     return new Promise((resolve, reject) => {
       this.balancesWaiting.push({ keyId, resolve, reject });
       this.readBalances();
     });
+  }
+
+  /** Keeps a balance this node saw, as of `at` (when the statement that saw it was sent): what
+   * other nodes spend after it is not in it, so it may be high for up to `balanceTtlMs` (a
+   * request then does its work and its charge refuses it, 402, nothing taken). Low it is only
+   * after a top-up made on another node, and for as long (STOREMAP_KEYS_RECHECK_MS, the time
+   * other key changes take to reach a node); a top-up made here is seen at once. */
+  private sawBalance(keyId: string, credits: number, at: number): void {
+    if (this.balanceTtlMs === 0) return;
+    const had = this.balances.get(keyId);
+    if (had && had.at > at) return;
+    if (this.balances.size >= MAX_KEPT_BALANCES && !had) this.balances.clear();
+    this.balances.set(keyId, { credits, at });
   }
 
   private readBalances(): void {
@@ -360,11 +396,13 @@ export class PgLedger implements LedgerOps {
     this.balancesOut = true;
     const batch = this.balancesWaiting.splice(0, MAX_CHARGE_BATCH);
     const ids = [...new Set(batch.map((w) => w.keyId))];
+    const sentAt = this.now();
     this.pool
       .query<{ id: string; credits: string }>(`SELECT id, ${LEASED_BALANCE} AS credits FROM api_keys WHERE id = ANY($1::text[])`, [ids])
       .then(
         (r) => {
           const found = new Map(r.rows.map((row) => [row.id, Number(row.credits)]));
+          for (const [id, credits] of found) this.sawBalance(id, credits, sentAt);
           for (const w of batch) w.resolve(found.get(w.keyId) ?? 0);
         },
         (e: unknown) => {
@@ -449,6 +487,7 @@ export class PgLedger implements LedgerOps {
   }
 
   async topUpKey(id: string, credits: number): Promise<boolean> {
+    this.balances.delete(id);
     // A top-up moves keys_version by hand: the trigger leaves credit changes out (charges).
     return inTransaction(this.pool, async (client) => {
       const changed = (await client.query('UPDATE api_keys SET credits = credits + $1 WHERE id = $2', [credits, id])).rowCount === 1;
