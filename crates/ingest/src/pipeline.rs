@@ -236,6 +236,17 @@ impl Phases {
         Ok(out)
     }
 
+    /// Records a time measured inside another phase (a source's import beside the others'),
+    /// with its log line.
+    pub fn note(&mut self, name: &str, secs: f64) {
+        self.seconds.insert(name.to_string(), (secs * 1000.0).round() / 1000.0);
+        let line = format!("  {name}: {secs:.1}s");
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
     /// A row counter shown beside the phase's name on a terminal (silent elsewhere).
     pub fn ticker(&self, label: &str) -> Ticker {
         Ticker { bar: self.bar.clone(), label: label.to_string(), rows: 0 }
@@ -294,48 +305,92 @@ pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Pha
     import_with(&reference, paths, opts, phases)
 }
 
+/// One source's import: its report, the rows it gave each brand, and how long it took.
+struct ImportedSource {
+    report: ImportReport,
+    buckets: BrandBuckets,
+    /// Rows read outside the build's region, dropped before matching.
+    outside: u64,
+    seconds: f64,
+}
+
+/// Reads one source's files, matching rows to brands as they arrive (in batches), so the
+/// fields only matching needs are released before the next batch is read.
+fn import_source(source: SourceType, path: &Path, reference: &Reference, opts: &BuildOptions, mut ticker: Ticker) -> Result<ImportedSource> {
+    let started = Instant::now();
+    let (catalog, countries, region) = (&reference.catalog, &reference.countries, &opts.region);
+    let mut buckets = BrandBuckets::new(catalog.brands.len());
+    let mut outside = 0u64;
+    let mut sink = |mut batch: Vec<crate::SourceRow>| {
+        if !region.is_whole_world() {
+            // The border test is the costly part of a region import: on every core.
+            let inside = crate::parallel::parallel_map(&batch, |r| region.contains(countries, r));
+            let before = batch.len();
+            let mut keep = inside.into_iter();
+            batch.retain(|_| keep.next().unwrap_or(false));
+            outside += (before - batch.len()) as u64;
+        }
+        ticker.add(batch.len());
+        buckets.add(catalog, countries, batch);
+    };
+    let report = match source {
+        SourceType::Osm => import::import_osm_into(path, &mut sink),
+        SourceType::Atp => import::import_atp_into(path, &mut sink),
+        SourceType::Overture => import::import_overture_into(path, &mut sink),
+        SourceType::Fsq => import::import_fsq_into(path, &mut sink),
+    }?;
+    Ok(ImportedSource { report, buckets, outside, seconds: started.elapsed().as_secs_f64() })
+}
+
 fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
+    let sources: Vec<(SourceType, &PathBuf)> = [SourceType::Atp, SourceType::Overture, SourceType::Fsq, SourceType::Osm]
+        .into_iter()
+        .filter(|s| !opts.disabled.contains(s))
+        .filter_map(|s| paths.get(s).map(|p| (s, p)))
+        .collect();
+    // The sources are read at once, each on a thread of its own (a source's files are read in
+    // order; its rows are matched to brands on every core): on one core this costs nothing, on
+    // two the imports take the longest one's time instead of their sum. Each source fills its
+    // own buckets, joined below in this fixed order, so a brand's rows come in the order a
+    // one-at-a-time import gave them and the snapshot is the same byte for byte.
+    let done: Vec<ImportedSource> = match sources.as_slice() {
+        [(source, path)] => {
+            let label = format!("import {}", source.as_str());
+            let ticker = phases.ticker(&label);
+            vec![phases.run(&label, || import_source(*source, path, reference, opts, ticker))?]
+        }
+        _ => {
+            let tickers: Vec<Ticker> = sources.iter().map(|(s, _)| phases.ticker(&format!("import {}", s.as_str()))).collect();
+            let done = phases.run("import sources", || {
+                std::thread::scope(|scope| {
+                    let running: Vec<_> = sources
+                        .iter()
+                        .zip(tickers)
+                        .map(|(&(source, path), ticker)| scope.spawn(move || import_source(source, path, reference, opts, ticker)))
+                        .collect();
+                    running.into_iter().map(|h| h.join().map_err(|_| IngestError::Invalid("an import thread panicked".into()))?).collect::<Result<Vec<_>>>()
+                })
+            })?;
+            // Each source's own time, beside the others (they overlap).
+            for ((source, _), d) in sources.iter().zip(&done) {
+                phases.note(&format!("import {} (alongside the others)", source.as_str()), d.seconds);
+            }
+            done
+        }
+    };
     let mut buckets = BrandBuckets::new(reference.catalog.brands.len());
     let mut imports = Vec::new();
     // Rows each importer produced, before the region and brand checks (the meta's
     // `rows_by_source`, as it has always counted).
     let mut imported = Vec::new();
-    for source in [SourceType::Atp, SourceType::Overture, SourceType::Fsq, SourceType::Osm] {
-        let Some(path) = paths.get(source) else { continue };
-        if opts.disabled.contains(&source) {
-            continue;
-        }
-        // Rows are matched to brands as they arrive (in batches), so the fields only matching
-        // needs are released before the next batch is read.
-        let (catalog, countries, region) = (&reference.catalog, &reference.countries, &opts.region);
-        let mut outside = 0u64;
-        let label = format!("import {}", source.as_str());
-        let mut ticker = phases.ticker(&label);
-        let mut report = phases.run(&label, || {
-            let mut sink = |mut batch: Vec<crate::SourceRow>| {
-                if !region.is_whole_world() {
-                    // The border test is the costly part of a region import: on every core.
-                    let inside = crate::parallel::parallel_map(&batch, |r| region.contains(countries, r));
-                    let before = batch.len();
-                    let mut keep = inside.into_iter();
-                    batch.retain(|_| keep.next().unwrap_or(false));
-                    outside += (before - batch.len()) as u64;
-                }
-                ticker.add(batch.len());
-                buckets.add(catalog, countries, batch);
-            };
-            match source {
-                SourceType::Osm => import::import_osm_into(path, &mut sink),
-                SourceType::Atp => import::import_atp_into(path, &mut sink),
-                SourceType::Overture => import::import_overture_into(path, &mut sink),
-                SourceType::Fsq => import::import_fsq_into(path, &mut sink),
-            }
-        })?;
+    for ((source, _), d) in sources.iter().zip(done) {
+        let mut report = d.report;
         imported.push(report.rows_kept);
-        report.unkeep(Skip::OutOfRegion, outside);
+        report.unkeep(Skip::OutOfRegion, d.outside);
         for reason in [Skip::NotStorefront, Skip::OutOfScope, Skip::NoBrandMatch] {
-            report.unkeep(reason, buckets.unmatched.get(&(source, reason)).copied().unwrap_or(0));
+            report.unkeep(reason, d.buckets.unmatched.get(&(*source, reason)).copied().unwrap_or(0));
         }
+        buckets.append(d.buckets);
         imports.push(report);
     }
     let path = opts.data_dir.join(SNAPSHOT_FILE);

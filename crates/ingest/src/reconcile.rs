@@ -128,6 +128,9 @@ impl From<SourceRow> for BucketRow {
 /// Source rows sorted into brands, as the importers' output is matched: rows no brand claims
 /// are counted and dropped, and the fields only matching needed are released, so a full-size
 /// build holds one compact copy of its rows.
+/// Unbranded rows kept as examples for the build's report.
+const UNBRANDED_SAMPLES: usize = 20;
+
 pub struct BrandBuckets {
     pub rows: Vec<Vec<BucketRow>>,
     pub stats: ReconcileStats,
@@ -140,6 +143,25 @@ impl BrandBuckets {
         BrandBuckets { rows: (0..brands).map(|_| Vec::new()).collect(), stats: ReconcileStats::default(), unmatched: Default::default() }
     }
 
+    /// Moves another import's buckets after this one's: each brand's rows, then the counts
+    /// (the first unbranded samples in the order the imports came).
+    pub fn append(&mut self, mut other: BrandBuckets) {
+        for (mine, theirs) in self.rows.iter_mut().zip(other.rows.iter_mut()) {
+            if mine.is_empty() {
+                std::mem::swap(mine, theirs);
+            } else {
+                mine.append(theirs);
+            }
+        }
+        self.stats.rows_in += other.stats.rows_in;
+        self.stats.rows_unbranded += other.stats.rows_unbranded;
+        let room = UNBRANDED_SAMPLES.saturating_sub(self.stats.unbranded_samples.len());
+        self.stats.unbranded_samples.extend(other.stats.unbranded_samples.into_iter().take(room));
+        for (k, n) in other.unmatched {
+            *self.unmatched.entry(k).or_default() += n;
+        }
+    }
+
     /// Matches rows to brands (in parallel) and moves them into their buckets. Rows no brand
     /// claims are dropped and counted in `unmatched`, by source and by why (`Catalog::unmatched`).
     pub fn add(&mut self, catalog: &Catalog, countries: &CountryIndex, rows: Vec<SourceRow>) {
@@ -149,7 +171,7 @@ impl BrandBuckets {
             match b {
                 Some(b) => self.rows[b as usize].push(BucketRow::from(r)),
                 None => {
-                    if self.stats.unbranded_samples.len() < 20 {
+                    if self.stats.unbranded_samples.len() < UNBRANDED_SAMPLES {
                         self.stats.unbranded_samples.push(format!(
                             "{}:{} {:?} ({})",
                             r.source().as_str(),

@@ -50,3 +50,41 @@ fn the_snapshot_carries_a_checksum_and_a_damaged_copy_is_refused() {
     let cut = &bytes[..bytes.len() - 100];
     assert!(storemap_core::Snapshot::from_bytes("cut", cut).is_err());
 }
+
+/// The pipeline reads the sources at once, each into buckets of its own, and joins them in a
+/// fixed order: that must give each brand the rows, in the order, and the counts that reading
+/// them one after another into one set of buckets gives (which is what makes the snapshot of
+/// a build on many cores the snapshot of a build on one).
+#[test]
+fn sources_imported_apart_and_joined_fill_the_buckets_as_one_after_another() {
+    use storemap_ingest::import::{import_atp, import_fsq, import_osm, import_overture};
+    use storemap_ingest::reconcile::BrandBuckets;
+
+    let dir = TempDir::new("apart");
+    build_synthetic(dir.path(), SCALE, SEED);
+    let sources = dir.path().join("sources");
+    let r = crate::common::reference();
+    let rows = [
+        import_atp(&sources.join("atp")).expect("atp").0,
+        import_overture(&sources.join("overture")).expect("overture").0,
+        import_fsq(&sources.join("fsq")).expect("fsq").0,
+        import_osm(&sources.join("osm")).expect("osm").0,
+    ];
+    let n = r.catalog.brands.len();
+    let mut one = BrandBuckets::new(n);
+    let mut joined = BrandBuckets::new(n);
+    for batch in &rows {
+        one.add(&r.catalog, &r.countries, batch.clone());
+        let mut apart = BrandBuckets::new(n);
+        apart.add(&r.catalog, &r.countries, batch.clone());
+        joined.append(apart);
+    }
+    let ids = |b: &BrandBuckets| -> Vec<Vec<(storemap_core::SourceType, String)>> {
+        b.rows.iter().map(|rs| rs.iter().map(|x| (x.source, x.source_id.to_string())).collect()).collect()
+    };
+    assert!(one.stats.rows_in > 1000, "a real world ({} rows)", one.stats.rows_in);
+    assert!(ids(&one) == ids(&joined), "the brands' rows differ, or come in another order");
+    assert_eq!((one.stats.rows_in, one.stats.rows_unbranded), (joined.stats.rows_in, joined.stats.rows_unbranded));
+    assert_eq!(one.stats.unbranded_samples, joined.stats.unbranded_samples);
+    assert_eq!(one.unmatched, joined.unmatched);
+}

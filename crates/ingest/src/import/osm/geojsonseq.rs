@@ -21,25 +21,44 @@ struct Feature {
     properties: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Lines parsed at once, on every core; what must go in order (the duplicate check, the
+/// report, the rows' order) then goes through them one by one.
+const CHUNK_LINES: usize = 8192;
+
 pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
     let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
     let reader = BufReader::with_capacity(1 << 20, f);
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|e| IngestError::io(name, e))?;
-        let text = trim_record(&line);
-        if text.is_empty() {
-            continue;
+    let mut chunk: Vec<Vec<u8>> = Vec::with_capacity(CHUNK_LINES);
+    let mut first_line = 1u64;
+    for line in reader.split(b'\n') {
+        chunk.push(line.map_err(|e| IngestError::io(name, e))?);
+        if chunk.len() == CHUNK_LINES {
+            take_chunk(&chunk, first_line, name, report, seen, out);
+            first_line += chunk.len() as u64;
+            chunk.clear();
         }
+    }
+    take_chunk(&chunk, first_line, name, report, seen, out);
+    Ok(())
+}
+
+/// Parses a chunk's lines in parallel, then keeps or skips each in file order.
+fn take_chunk(lines: &[Vec<u8>], first_line: u64, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) {
+    let parsed = crate::parallel::parallel_map(lines, |line| {
+        let text = trim_record(line);
+        (!text.is_empty()).then(|| parse_feature(text))
+    });
+    for (i, p) in parsed.into_iter().enumerate() {
+        let Some(p) = p else { continue };
         report.rows_read += 1;
-        match parse_feature(text, seen) {
+        match keep(p, seen) {
             Ok(row) => {
                 report.rows_kept += 1;
                 out.push(row);
             }
-            Err(skipped) => report.skip(name, i as u64 + 1, skipped),
+            Err(skipped) => report.skip(name, first_line + i as u64, skipped),
         }
     }
-    Ok(())
 }
 
 /// Drops the record separator and surrounding white space.
@@ -49,7 +68,21 @@ fn trim_record(line: &[u8]) -> &[u8] {
     &line[start..end.max(start)]
 }
 
-fn parse_feature(text: &[u8], seen: &mut Seen) -> std::result::Result<SourceRow, Skipped> {
+/// A parsed feature's row, unless its object came before (a duplicate, whatever else it holds).
+fn keep(p: Parsed, seen: &mut Seen) -> std::result::Result<SourceRow, Skipped> {
+    let (letter, id, row) = p?;
+    if seen.first(letter, id) {
+        row
+    } else {
+        Err(Skipped::new(Skip::DuplicateId, "the same object again"))
+    }
+}
+
+/// A feature's object (type letter and id) and its row, or why it is skipped before the
+/// duplicate check (the check runs in file order, after this).
+type Parsed = std::result::Result<(char, i64, std::result::Result<SourceRow, Skipped>), Skipped>;
+
+fn parse_feature(text: &[u8]) -> Parsed {
     let invalid = |why: String| Skipped::new(Skip::Invalid, why);
     let mut f: Feature = serde_json::from_slice(text).map_err(|e| invalid(format!("invalid JSON: {e}")))?;
     let kind = classify(f.properties.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))));
@@ -63,10 +96,7 @@ fn parse_feature(text: &[u8], seen: &mut Seen) -> std::result::Result<SourceRow,
     // Without `-a type` osmium writes no @type; nodes are then the only safe guess.
     let letter = osm_type.as_deref().map_or(Some('n'), type_letter).ok_or_else(|| invalid("unknown @type".into()))?;
     let pos = f.geometry.as_ref().ok_or_else(|| Skipped::new(Skip::BadGeometry, "no geometry"))?.position()?;
-    if !seen.first(letter, id) {
-        return Err(Skipped::new(Skip::DuplicateId, "the same object again"));
-    }
-    place_row(letter, id, f.properties, pos)
+    Ok((letter, id, place_row(letter, id, f.properties, pos)))
 }
 
 #[cfg(test)]
@@ -74,7 +104,7 @@ mod tests {
     use super::*;
 
     fn parse(line: &str) -> std::result::Result<SourceRow, Skipped> {
-        parse_feature(trim_record(line.as_bytes()), &mut Seen::default())
+        keep(parse_feature(trim_record(line.as_bytes())), &mut Seen::default())
     }
 
     #[test]
@@ -112,13 +142,13 @@ mod tests {
             r#"{{"type":"Feature","geometry":{{"type":"MultiPolygon","coordinates":[[{ring}]]}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner"}}}}"#
         );
         let mut seen = Seen::default();
-        let row = parse_feature(as_line.as_bytes(), &mut seen).unwrap();
+        let row = keep(parse_feature(as_line.as_bytes()), &mut seen).unwrap();
         assert_eq!(row.source_id, "w7");
         assert!(row.lng > 8.0 && row.lng < 8.001 && row.lat > 47.0 && row.lat < 47.001);
-        assert_eq!(parse_feature(as_area.as_bytes(), &mut seen).unwrap_err().reason, Skip::DuplicateId);
+        assert_eq!(keep(parse_feature(as_area.as_bytes()), &mut seen).unwrap_err().reason, Skip::DuplicateId);
         // A node with the same number is another object.
         let node =
             r#"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.0,47.0]},"properties":{"@type":"node","@id":7,"shop":"bakery","name":"B"}}"#;
-        assert_eq!(parse_feature(node.as_bytes(), &mut seen).unwrap().source_id, "n7");
+        assert_eq!(keep(parse_feature(node.as_bytes()), &mut seen).unwrap().source_id, "n7");
     }
 }
