@@ -17,8 +17,9 @@
 //! - `determinism`: two synthetic builds with one seed give byte-identical snapshots.
 //! - `footprints`: the synthetic world against the real store counts per country and the
 //!   AllThePlaces presence table.
-//! - `report`: the dataset report on a synthetic build, and the dedup metric on a hand-made
-//!   snapshot whose scores are known exactly.
+//! - `report`: the dataset report on a synthetic build, each ticker chain's served top country
+//!   at scale 0.1 against its published one (`data/served-top-exceptions.csv` names the rest),
+//!   and the dedup metric on a hand-made snapshot whose scores are known exactly.
 
 #[allow(dead_code)]
 #[path = "../common/mod.rs"]

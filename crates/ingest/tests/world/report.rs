@@ -87,6 +87,61 @@ fn the_report_sets_each_tickers_served_countries_beside_its_published_ones() {
     assert_eq!(mcd.served.first().map(|(c, _)| c.as_str()), Some("US"), "{mcd:?}");
 }
 
+/// Issue 31: at scale 0.1 each ticker chain's served top country is its published top country,
+/// wherever `data/footprints.csv` has its rows, except the chains `data/served-top-exceptions.csv`
+/// names with the reason. The list is held both ways: a chain that starts to match must leave it,
+/// and a chain listed because the table lacks a market must still lack it.
+#[test]
+fn at_scale_a_tenth_each_ticker_chains_served_top_country_is_its_published_one_but_the_named_exceptions() {
+    #[derive(serde::Deserialize)]
+    struct Exception {
+        ticker: String,
+        table_lacks: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Ticker {
+        ticker: String,
+        wikidata: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Footprint {
+        brand_wikidata: String,
+        country: String,
+    }
+    let dir = TempDir::new("tenth");
+    crate::common::build_synthetic(dir.path(), 0.1, crate::common::SEED);
+    let snap = Snapshot::load(&dir.path().join(storemap_ingest::pipeline::SNAPSHOT_FILE)).expect("the scale-0.1 snapshot");
+    let footprints = storemap_ingest::reference::read_csv(&tables_dir().join("footprints.csv")).expect("data/footprints.csv");
+    let lines = storemap_ingest::report::ticker_countries(&snap, &footprints);
+
+    let read = |f: &str| csv::Reader::from_path(tables_dir().join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let exceptions: Vec<Exception> = read("served-top-exceptions.csv").deserialize().map(|e| e.expect("exception row")).collect();
+    let wikidata: std::collections::HashMap<String, String> =
+        read("tickers.csv").deserialize::<Ticker>().map(|t| t.expect("ticker row")).map(|t| (t.ticker, t.wikidata)).collect();
+    let listed: std::collections::HashSet<(String, String)> =
+        read("footprints.csv").deserialize::<Footprint>().map(|f| f.expect("footprint row")).map(|f| (f.brand_wikidata, f.country)).collect();
+
+    let with_rows: Vec<_> = lines.iter().filter(|l| l.top_matches.is_some()).collect();
+    assert!(with_rows.len() >= 120, "{} tickers with published rows", with_rows.len());
+    let mismatched: std::collections::BTreeSet<&str> = with_rows.iter().filter(|l| l.top_matches == Some(false)).map(|l| l.ticker.as_str()).collect();
+    let named: std::collections::BTreeSet<&str> = exceptions.iter().map(|e| e.ticker.as_str()).collect();
+    let explain =
+        |t: &str| lines.iter().find(|l| l.ticker == t).map(|l| format!("{t}: served {:?}, published {:?}", l.served, l.published)).unwrap_or_default();
+    let unexplained: Vec<String> = mismatched.difference(&named).map(|t| explain(t)).collect();
+    assert!(unexplained.is_empty(), "served top country is not the published one, and no exception names it:\n{}", unexplained.join("\n"));
+    let stale: Vec<&&str> = named.difference(&mismatched).collect();
+    assert!(stale.is_empty(), "listed as exceptions but now matching (take them off data/served-top-exceptions.csv): {stale:?}");
+    for e in exceptions.iter().filter(|e| !e.table_lacks.is_empty()) {
+        let q = wikidata.get(&e.ticker).unwrap_or_else(|| panic!("{} is not in tickers.csv", e.ticker));
+        assert!(
+            !listed.contains(&(q.clone(), e.table_lacks.clone())),
+            "{}: footprints.csv has a {} row now; the exception's reason is gone",
+            e.ticker,
+            e.table_lacks
+        );
+    }
+}
+
 fn row(brand: u32, lat: f64, aliases: &[(SourceType, &str)]) -> RowBuilder {
     let mut sources = SourceMask::default();
     for (s, _) in aliases {
