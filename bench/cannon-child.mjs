@@ -4,7 +4,11 @@
 import autocannon from 'autocannon';
 
 process.once('message', (opts) => {
+  const before = process.cpuUsage();
   autocannon(opts, (err, result) => {
-    process.send(err ? { error: String(err) } : { result }, () => process.exit(0));
+    const used = process.cpuUsage(before);
+    // The CPU the load took (ms), for benchmarks that share the machine with it.
+    const cpuMs = (used.user + used.system) / 1000;
+    process.send(err ? { error: String(err) } : { result, cpuMs }, () => process.exit(0));
   });
 });

@@ -53,10 +53,15 @@ export function cannon(url: string, opts: Partial<autocannon.Options>): Promise<
 
 /** `cannon` in a child process (bench/cannon-child.mjs): for a load running beside a client
  * whose own latency is measured, which would otherwise wait for the load's answers to be read. */
-export function cannonApart(url: string, opts: Partial<autocannon.Options>): Promise<autocannon.Result> {
+export async function cannonApart(url: string, opts: Partial<autocannon.Options>): Promise<autocannon.Result> {
+  return (await cannonApartCpu(url, opts)).result;
+}
+
+/** `cannonApart`, with the CPU its process took (ms). */
+export function cannonApartCpu(url: string, opts: Partial<autocannon.Options>): Promise<{ result: autocannon.Result; cpuMs: number }> {
   const child = fork(path.join(ROOT, 'bench', 'cannon-child.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
-    child.once('message', (m: { result?: autocannon.Result; error?: string }) => (m.result ? resolve(m.result) : reject(new Error(m.error))));
+    child.once('message', (m: { result?: autocannon.Result; cpuMs?: number; error?: string }) => (m.result ? resolve({ result: m.result, cpuMs: m.cpuMs ?? 0 }) : reject(new Error(m.error))));
     child.once('exit', (code) => reject(new Error(`autocannon's process exited (${code}) without a result`)));
     child.send({ url, connections: 20, duration: 10, ...opts });
   });
