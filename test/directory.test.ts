@@ -4,9 +4,13 @@
 // /api/v1/brands/search (autocomplete ranking, tickers, not-found). Expected values come from
 // the test dataset's Store (brand(i) for every i, and the brand's own json rows), never from
 // another response of the endpoint under test.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { ERRORS } from '../ts/api/errors.ts';
 import { querySync } from '../ts/native.ts';
+import { TABLES_DIR } from '../ts/paths.ts';
+import { parseCsvObjects } from './helpers/csv.ts';
 import { testStore, type Location } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { startServer } from './helpers/server.ts';
@@ -17,10 +21,15 @@ const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const LOCATION_FIELDS = ['id', 'name', 'lat', 'lng', 'country', 'state', 'city', 'address', 'postcode', 'phone', 'last_updated'].sort();
 const MCD = "McDonald's";
+/** data/tickers.csv, the table the build reads tickers, parents and ids from: what the
+ * directory must say of each listed brand, read here without the service. */
+const TICKERS = new Map(parseCsvObjects(readFileSync(path.join(TABLES_DIR, 'tickers.csv'), 'utf8')).map((r) => [r.ticker, { wikidata: r.wikidata, company: r.company }]));
 
 interface Entry {
   brand: string;
+  brand_wikidata: string | null;
   ticker: string | null;
+  company: string | null;
   location_count: number;
 }
 interface Page {
@@ -32,7 +41,9 @@ interface Page {
 }
 interface Summary {
   brand: string;
+  brand_wikidata: string | null;
   ticker: string | null;
+  company: string | null;
   matched_by: string;
   location_count: number;
   country_count: number;
@@ -56,7 +67,9 @@ interface StoreBrand {
   index: number;
   name: string;
   lower: string;
+  wikidata: string | null;
   ticker: string | null;
+  company: string | null;
   count: number;
 }
 
@@ -67,7 +80,7 @@ const storeBrands: StoreBrand[] = (() => {
   for (let i = 0; ; i++) {
     const b = store.brand(i);
     if (!b) break;
-    if (b.locationCount > 0) out.push({ index: i, name: b.name, lower: b.name.toLowerCase(), ticker: b.ticker ?? null, count: b.locationCount });
+    if (b.locationCount > 0) out.push({ index: i, name: b.name, lower: b.name.toLowerCase(), wikidata: b.wikidata ?? null, ticker: b.ticker ?? null, company: b.company ?? null, count: b.locationCount });
   }
   return out;
 })();
@@ -85,7 +98,7 @@ function nameOrder(a: { lower: string; name: string }, b: { lower: string; name:
 const baseInitial = (name: string) => name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase()[0] ?? '';
 const expectedByCount = [...storeBrands].sort((a, b) => b.count - a.count || nameOrder(a, b));
 const expectedByName = [...storeBrands].sort(nameOrder);
-const entryOf = (b: StoreBrand): Entry => ({ brand: b.name, ticker: b.ticker, location_count: b.count });
+const entryOf = (b: StoreBrand): Entry => ({ brand: b.name, brand_wikidata: b.wikidata, ticker: b.ticker, company: b.company, location_count: b.count });
 
 /** A brand's rows as the data formats serve them, straight from the addon. */
 function brandRows(index: number): Location[] {
@@ -159,7 +172,7 @@ test('brands: the default page is limit 50, offset 0, sorted by count (ties by n
   t.is(page.count, 50);
   t.is(page.brands.length, 50);
   for (const [i, e] of page.brands.entries()) {
-    t.deepEqual(Object.keys(e).sort(), ['brand', 'location_count', 'ticker'], `brands[${i}]`);
+    t.deepEqual(Object.keys(e).sort(), ['brand', 'brand_wikidata', 'company', 'location_count', 'ticker'], `brands[${i}]`);
     const b = byName.get(e.brand);
     t.truthy(b, `brands[${i}] ${e.brand} is a brand of the dataset with storefronts`);
     if (b) t.deepEqual(e, entryOf(b), `brands[${i}] matches the store's brand info`);
@@ -342,9 +355,11 @@ test('summary: name, alias, misspelling, other-script name and ticker resolve to
     if (!resolved) continue;
     const info = store.brand(resolved.brand)!;
     const body = await okJson<Summary>(t, s.base, `/api/v1/brands/summary?brand=${encodeURIComponent(q)}`);
-    t.deepEqual(Object.keys(body).sort(), ['brand', 'country_count', 'location_count', 'matched_by', 'sample', 'snapshot_version', 'ticker', 'top_countries'], q);
+    t.deepEqual(Object.keys(body).sort(), ['brand', 'brand_wikidata', 'company', 'country_count', 'location_count', 'matched_by', 'sample', 'snapshot_version', 'ticker', 'top_countries'], q);
     t.is(body.brand, info.name, `${q}: canonical name`);
+    t.is(body.brand_wikidata, info.wikidata ?? null, `${q}: brand_wikidata`);
     t.is(body.ticker, info.ticker ?? null, `${q}: ticker`);
+    t.is(body.company, info.company ?? null, `${q}: company`);
     t.is(body.matched_by, by ?? resolved.by, `${q}: matched_by`);
     t.true(['name', 'variant', 'alt_name', 'ticker'].includes(body.matched_by), `${q}: matched_by ${body.matched_by}`);
     t.is(body.location_count, info.locationCount, `${q}: location_count = testStore().brand(i).locationCount`);
@@ -354,6 +369,8 @@ test('summary: name, alias, misspelling, other-script name and ticker resolve to
   t.is(mcd.brand, MCD, 'a ticker is answered with the canonical brand, not the ticker');
   t.is(mcd.ticker, 'MCD');
   t.is(mcd.matched_by, 'ticker');
+  const listed = TICKERS.get('MCD')!;
+  t.like(mcd, { brand_wikidata: listed.wikidata, company: listed.company }, 'as data/tickers.csv lists it');
 });
 
 test('summary: location_count, country_count and top_countries agree with the brand\'s own rows; the sample is real rows from distinct top countries', async (t) => {
@@ -435,11 +452,11 @@ test('search: ranked ticker, exact, prefix, then substring matches, most storefr
     const contains = storeBrands.filter((b) => b.lower.includes(needle) || b.ticker === q.toUpperCase());
     t.is(body.results.length, Math.min(50, contains.length), `${q}: every match when there are at most 50 (${contains.length})`);
     for (const [i, r] of body.results.entries()) {
-      t.deepEqual(Object.keys(r).sort(), ['brand', 'location_count', 'match', 'ticker'], `${q} results[${i}]`);
+      t.deepEqual(Object.keys(r).sort(), ['brand', 'brand_wikidata', 'company', 'location_count', 'match', 'ticker'], `${q} results[${i}]`);
       const b = byName.get(r.brand)!;
       t.truthy(b, `${q}: ${r.brand} is a directory brand`);
       if (!b) continue;
-      t.deepEqual({ brand: r.brand, ticker: r.ticker, location_count: r.location_count }, entryOf(b), `${q}: ${r.brand} live figures`);
+      t.deepEqual({ brand: r.brand, brand_wikidata: r.brand_wikidata, ticker: r.ticker, company: r.company, location_count: r.location_count }, entryOf(b), `${q}: ${r.brand} live figures`);
       const lower = r.brand.toLowerCase();
       if (r.match === 'exact') t.is(lower, needle, `${q}: ${r.brand} exact`);
       else if (r.match === 'prefix') t.true(lower.startsWith(needle) && lower !== needle, `${q}: ${r.brand} prefix`);
@@ -468,7 +485,8 @@ test('search: a ticker query returns its brand first, as a ticker match', async 
     if (!owner) continue;
     const body = await okJson<SearchBody>(t, s.base, `/api/v1/brands/search?q=${q}`);
     t.true(body.count >= 1, q);
-    t.deepEqual(body.results[0], { brand: owner.name, ticker: q, location_count: owner.count, match: 'ticker' }, `${q}: ticker match first`);
+    t.deepEqual(body.results[0], { ...entryOf(owner), match: 'ticker' }, `${q}: ticker match first`);
+    t.is(body.results[0].ticker, q);
     t.is(body.results.filter((r) => r.brand === owner.name).length, 1, `${q}: the brand once`);
   }
   t.true((await okJson<SearchBody>(t, s.base, '/api/v1/brands/search?q=T&limit=50')).count > 1, 'T matches more than its ticker');
@@ -490,7 +508,7 @@ test('search: results never exceed limit (default 10); a misspelling the resolve
   t.false(storeBrands.some((b) => b.lower.includes('macdonalds')));
   const mcd = testStore().brand(testStore().resolve('macdonalds')!.brand)!;
   const body = await okJson<SearchBody>(t, s.base, '/api/v1/brands/search?q=macdonalds');
-  t.deepEqual(body.results[0], { brand: mcd.name, ticker: mcd.ticker ?? null, location_count: mcd.locationCount, match: 'exact' });
+  t.deepEqual(body.results[0], { brand: mcd.name, brand_wikidata: mcd.wikidata ?? null, ticker: mcd.ticker ?? null, company: mcd.company ?? null, location_count: mcd.locationCount, match: 'exact' });
   const one = await okJson<SearchBody>(t, s.base, '/api/v1/brands/search?q=macdonalds&limit=1');
   t.is(one.results.length, 1);
 });
@@ -514,4 +532,27 @@ test('search: an unknown ticker-shaped query is 404 NOT_FOUND with suggestions; 
   assertInvalid(t, await get(s.base, '/api/v1/brands/search?q=a&limit=51'), 'limit', 'limit 51');
   assertInvalid(t, await get(s.base, '/api/v1/brands/search?q=a&limit=x'), 'limit', 'limit x');
   assertInvalid(t, await get(s.base, `/api/v1/brands/search?q=${'a'.repeat(101)}`), 'q', 'a 101-character q');
+});
+
+test('every listed brand in the directory carries its Wikidata id, its ticker and its company as data/tickers.csv lists them', async (t) => {
+  const s = await server(t);
+  const brands: Entry[] = [];
+  for (let offset = 0; ; offset += 500) {
+    const page = await okJson<Page>(t, s.base, `/api/v1/brands?limit=500&offset=${offset}&sort=name`);
+    brands.push(...page.brands);
+    if (brands.length >= page.total || page.brands.length === 0) break;
+  }
+  const listed = brands.filter((b) => b.ticker !== null);
+  t.true(listed.length >= 20, `${listed.length} directory brands with a ticker`);
+  for (const b of listed) {
+    const row = TICKERS.get(b.ticker!);
+    t.truthy(row, `${b.ticker} is in data/tickers.csv`);
+    t.is(b.company, row?.company ?? null, `${b.brand}: company`);
+    t.is(b.brand_wikidata, row?.wikidata ?? null, `${b.brand}: brand_wikidata`);
+  }
+  // A brand without a ticker still has its Wikidata id where the catalog knows one, and no company.
+  const unlisted = brands.filter((b) => b.ticker === null);
+  t.true(unlisted.every((b) => b.company === null));
+  t.true(unlisted.filter((b) => b.brand_wikidata !== null).every((b) => /^Q\d+$/.test(b.brand_wikidata!)));
+  t.true(unlisted.some((b) => b.brand_wikidata !== null), 'unlisted brands carry ids too');
 });

@@ -104,6 +104,8 @@ pub struct BrandInfo {
     pub name: String,
     pub wikidata: Option<String>,
     pub ticker: Option<String>,
+    /// The listed company the brand's ticker is (its parent), where it has one.
+    pub company: Option<String>,
     pub category: Option<String>,
     /// Rows a data format can serve (confidence >= 0.6, not community-only).
     pub location_count: u32,
@@ -266,11 +268,13 @@ impl Store {
 
     fn brand_info(&self, index: u32) -> BrandInfo {
         let b = &self.inner.brands()[index as usize];
+        let listed = self.inner.ticker_record_of(index);
         BrandInfo {
             index,
             name: b.name.clone(),
             wikidata: b.wikidata.clone(),
-            ticker: self.inner.ticker_of(index).map(str::to_string),
+            ticker: listed.map(|t| t.ticker.clone()),
+            company: listed.map(|t| t.company.clone()).filter(|c| !c.is_empty()),
             category: b.category.clone(),
             location_count: b.verified_count,
             pool_count: b.pool_count(),

@@ -169,6 +169,8 @@ export interface BrandInfo {
   name: string
   wikidata?: string
   ticker?: string
+  /** The listed company the brand's ticker is (its parent), where it has one. */
+  company?: string
   category?: string
   /** Rows a data format can serve (confidence >= 0.6, not community-only). */
   locationCount: number

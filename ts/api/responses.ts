@@ -175,9 +175,14 @@ export const ChangesGeoJson = z
   })
   .describe('format geojson: the opened stores, then the closed ones, as Point features with `change` in their properties; since and until as foreign members.');
 
+const brandWikidata = z.string().nullable().describe("The brand's Wikidata id (Q…), as the name-suggestion-index, OpenStreetMap's brand:wikidata and Overture's brand.wikidata carry it; null where none is known.");
+const company = z.string().nullable().describe('The listed company the ticker is (the brand\'s parent), where the brand has a ticker.');
+
 export const DirectoryEntry = z.object({
   brand: z.string(),
+  brand_wikidata: brandWikidata,
   ticker: z.string().nullable(),
+  company,
   location_count: z.number().int().describe(`Storefronts the data formats serve (confidence at least ${CONFIDENCE_FLOOR}).`),
 });
 
@@ -191,7 +196,9 @@ export const BrandsPage = z.object({
 
 export const BrandSummary = z.object({
   brand: z.string().describe('Canonical name.'),
+  brand_wikidata: brandWikidata,
   ticker: z.string().nullable(),
+  company,
   matched_by: z.enum(['name', 'variant', 'alt_name', 'ticker']).describe('How the query was recognized.'),
   location_count: z.number().int().describe('Live count of storefronts the data formats serve.'),
   country_count: z.number().int(),

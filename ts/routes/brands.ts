@@ -6,7 +6,7 @@ import { limitFreeEndpoint } from '../http/free-limit.ts';
 import { parseQuery } from '../http/query.ts';
 import type { BrandSummary, BrandsPage, SearchResults } from '../api/responses.ts';
 import { BrandsQuery, SearchQuery, SummaryQuery } from '../api/schemas.ts';
-import { directoryOf, suggestionsFor } from '../services/directory.ts';
+import { directoryEntryOf, directoryOf, suggestionsFor } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
 import { query, type Store } from '../native.ts';
@@ -49,10 +49,13 @@ async function make(deps: ApiDeps, store: Store, brand: number): Promise<Summary
   // One storefront from each of the top countries, so the sample shows the brand's reach.
   const rows = await Promise.all(top.map((c) => query(store, { brands: [brand], format: 'json', verifiedOnly: true, country: c.country, limit: 1 })));
   const sample = rows.flatMap((r) => (JSON.parse(r.body.toString()) as { locations: unknown[] }).locations);
+  const { brand: name, brand_wikidata, ticker, company, location_count } = directoryEntryOf(info);
   return {
-    brand: info.name,
-    ticker: info.ticker ?? null,
-    location_count: info.locationCount,
+    brand: name,
+    brand_wikidata,
+    ticker,
+    company,
+    location_count,
     country_count: countries.length,
     top_countries: top.map((c) => ({ country: c.country, location_count: c.locationCount })),
     sample: sample as Summary['sample'],
@@ -88,7 +91,7 @@ export function handlers(deps: ApiDeps): Handlers {
       const found = store.resolve(q.q);
       if (found && !results.some((r) => r.brand === found.name)) {
         const b = store.brand(found.brand)!;
-        if (b.locationCount > 0) results.unshift({ brand: b.name, ticker: b.ticker ?? null, location_count: b.locationCount, match: 'exact' });
+        if (b.locationCount > 0) results.unshift({ ...directoryEntryOf(b), match: 'exact' });
       }
     }
     if (results.length === 0 && TICKER_SHAPED.test(q.q)) {

@@ -1,13 +1,20 @@
 // The brand directory: every brand with at least one storefront the data formats serve,
 // built once per snapshot (a few thousand entries) and kept in both orders the API sorts by,
 // so a page is a filter and a slice.
-import type { Store } from '../native.ts';
+import type { BrandInfo, Store } from '../native.ts';
 import { ApiError } from '../api/errors.ts';
 
 export interface DirectoryEntry {
   brand: string;
+  brand_wikidata: string | null;
   ticker: string | null;
+  company: string | null;
   location_count: number;
+}
+
+/** A brand as the directory, search and summaries name it. */
+export function directoryEntryOf(b: BrandInfo): DirectoryEntry {
+  return { brand: b.name, brand_wikidata: b.wikidata ?? null, ticker: b.ticker ?? null, company: b.company ?? null, location_count: b.locationCount };
 }
 
 interface Entry extends DirectoryEntry {
@@ -30,7 +37,7 @@ export class Directory {
     for (let i = 0; i < n; i++) {
       const b = store.brand(i)!;
       if (b.locationCount === 0) continue;
-      entries.push({ index: i, brand: b.name, ticker: b.ticker ?? null, location_count: b.locationCount, lower: b.name.toLowerCase() });
+      entries.push({ ...directoryEntryOf(b), index: i, lower: b.name.toLowerCase() });
     }
     // Names in the Unicode root collation (CLDR) at base strength: case and accents folded, so
     // "Škoda" sorts among the S names and "Crédit Mutuel" before "Crocs"; Latin before other
@@ -74,7 +81,7 @@ export class Directory {
 }
 
 function publicEntry(e: Entry): DirectoryEntry {
-  return { brand: e.brand, ticker: e.ticker, location_count: e.location_count };
+  return { brand: e.brand, brand_wikidata: e.brand_wikidata, ticker: e.ticker, company: e.company, location_count: e.location_count };
 }
 
 // One directory per loaded snapshot; a swapped-in snapshot gets its own on first use.

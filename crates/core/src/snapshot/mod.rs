@@ -100,7 +100,13 @@ impl Snapshot {
 
     /// The ticker mapped to a brand, if any (the first when several map to it).
     pub fn ticker_of(&self, brand: u32) -> Option<&str> {
-        self.tickers.iter().find(|t| t.brand == brand).map(|t| t.ticker.as_str())
+        self.ticker_record_of(brand).map(|t| t.ticker.as_str())
+    }
+
+    /// The ticker row of a brand, if any (the first when several map to it): the listed company
+    /// it belongs to and its exchange.
+    pub fn ticker_record_of(&self, brand: u32) -> Option<&TickerRecord> {
+        self.tickers.iter().find(|t| t.brand == brand)
     }
 
     // Row accessors, for the pipeline's report and for tests.
