@@ -1,12 +1,15 @@
 // POST /api/v1/location-map, the data formats on a real server (127.0.0.1, its own SQLite
 // file, the real addon over the test dataset): the JSON envelope and rows, CSV, GeoJSON,
 // include_provenance, every header of a 200, and the confidence floor on served rows.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import test from 'ava';
 import { check as checkGeoJson } from '@placemarkio/check-geojson';
 import { parse as csvParse } from 'csv-parse/sync';
 import { query } from '../../ts/native.ts';
 import { creditsFor } from '../../ts/api/prices.ts';
-import { parseCsv } from '../helpers/csv.ts';
+import { TABLES_DIR } from '../../ts/paths.ts';
+import { parseCsv, parseCsvObjects } from '../helpers/csv.ts';
 import { testStore, largestBrand, type Location } from '../helpers/dataset.ts';
 import { geojsonProblems, type FeatureCollection } from '../helpers/geojson.ts';
 import {
@@ -201,4 +204,18 @@ test('coverage_confidence: the same figure in the JSON envelope, the GeoJSON col
   const tiny = await okJson(t, s, { brand: small! });
   t.is((tiny.env as Envelope & { coverage_confidence: number | null }).coverage_confidence, null);
   t.is(tiny.res.header('x-coverage-confidence'), '');
+});
+
+test("json and geojson: every row names its brand's Wikidata id, each brand its own in an answer of several, as data/tickers.csv lists them", async (t) => {
+  const s = await server(t);
+  const listed = new Map(parseCsvObjects(readFileSync(path.join(TABLES_DIR, 'tickers.csv'), 'utf8')).map((r) => [r.ticker, r]));
+  const [mcd, sbux] = [listed.get('MCD')!, listed.get('SBUX')!];
+  const { env } = await okJson(t, s, { tickers: ['MCD', 'SBUX'] });
+  const byBrand = new Map<string, Set<string | null>>();
+  for (const l of env.locations) byBrand.set(l.brand!, (byBrand.get(l.brand!) ?? new Set()).add(l.brand_wikidata));
+  t.deepEqual([...(byBrand.get(mcd.brand) ?? [])], [mcd.wikidata]);
+  t.deepEqual([...(byBrand.get(sbux.brand) ?? [])], [sbux.wikidata]);
+  const geo = JSON.parse((await ok(t, s, { brand: MCD, format: 'geojson' })).text) as FeatureCollection;
+  t.true(geo.features.length > 100);
+  t.true(geo.features.every((f) => (f.properties as { brand_wikidata?: string }).brand_wikidata === mcd.wikidata));
 });

@@ -19,11 +19,13 @@ export const ErrorBody = z
   .describe('Every error, on every endpoint, has this shape.');
 
 const nullableText = z.string().nullable();
+const brandWikidata = z.string().nullable().describe("The brand's Wikidata id (Q…), as the name-suggestion-index, OpenStreetMap's brand:wikidata and Overture's brand.wikidata carry it; null where none is known.");
 
 export const Location = z
   .object({
     id: z.string().describe('Stable id: loc_ and 16 hex digits; a store keeps it across data refreshes.'),
     brand: z.string().optional().describe('Present when the response covers several brands.'),
+    brand_wikidata: brandWikidata,
     name: z.string(),
     lat: z.number(),
     lng: z.number(),
@@ -175,7 +177,6 @@ export const ChangesGeoJson = z
   })
   .describe('format geojson: the opened stores, then the closed ones, as Point features with `change` in their properties; since and until as foreign members.');
 
-const brandWikidata = z.string().nullable().describe("The brand's Wikidata id (Q…), as the name-suggestion-index, OpenStreetMap's brand:wikidata and Overture's brand.wikidata carry it; null where none is known.");
 const company = z.string().nullable().describe('The listed company the ticker is (the brand\'s parent), where the brand has a ticker.');
 
 export const DirectoryEntry = z.object({

@@ -55,11 +55,13 @@ pub fn write_changes(current: &Snapshot, departed: &Snapshot, changes: &Changes,
             }
             for List { snap, rows, change, seen } in &lists {
                 out.extend_from_slice(format!(",\"{change}\":[").as_bytes());
+                // Each list has a snapshot of its own (the serving one, the departed rows).
+                let mut brand = BrandCursor::default();
                 for (i, &(r, t)) in rows.iter().enumerate() {
                     if i > 0 {
                         out.push(b',');
                     }
-                    open_location(snap, r as usize, None, opts.provenance, &mut out, &mut times);
+                    open_location(snap, r as usize, &mut brand, false, opts.provenance, &mut out, &mut times);
                     out.extend_from_slice(format!(",\"{seen}\":").as_bytes());
                     json_time(&mut out, t, &mut times);
                     out.push(b'}');

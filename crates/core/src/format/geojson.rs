@@ -1,7 +1,7 @@
 //! A GeoJSON FeatureCollection of Points, `[lng, lat]`, the JSON fields as properties.
 
 use super::json::{common_fields, provenance_fields};
-use super::text::{json_f64, json_id, json_opt_f64, json_str};
+use super::text::{json_f64, json_id, json_opt_f64, json_opt_str, json_str};
 use super::{BrandCursor, TimeCache, WriteOptions};
 use crate::snapshot::{Snapshot, TextColumn};
 
@@ -33,6 +33,8 @@ pub(super) fn open_feature(snap: &Snapshot, r: usize, brand: &mut BrandCursor, p
     json_f64(out, snap.lat[r]);
     out.extend_from_slice(b"]},\"properties\":{\"brand\":");
     json_str(out, brand.name(snap, r as u32));
+    out.extend_from_slice(b",\"brand_wikidata\":");
+    json_opt_str(out, brand.wikidata(snap, r as u32));
     out.extend_from_slice(b",\"name\":");
     json_str(out, snap.row_text(TextColumn::Name, r));
     common_fields(snap, r, out, times);

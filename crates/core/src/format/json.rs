@@ -29,21 +29,24 @@ pub(super) fn write_json(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out
         if i > 0 {
             out.push(b',');
         }
-        open_location(snap, r as usize, many_brands.then_some(&mut brand), opts.provenance, out, &mut times);
+        open_location(snap, r as usize, &mut brand, many_brands, opts.provenance, out, &mut times);
         out.push(b'}');
     }
     out.extend_from_slice(b"]}");
 }
 
-/// One location object without its closing brace, so a caller may add fields: `brand` when a
-/// cursor is given (answers of several brands), the provenance fields when asked for.
-pub(super) fn open_location(snap: &Snapshot, r: usize, brand: Option<&mut BrandCursor>, provenance: bool, out: &mut Vec<u8>, times: &mut TimeCache) {
+/// One location object without its closing brace, so a caller may add fields: `brand` when
+/// asked (answers of several brands), the brand's Wikidata id always, the provenance fields
+/// when asked for.
+pub(super) fn open_location(snap: &Snapshot, r: usize, brand: &mut BrandCursor, with_brand: bool, provenance: bool, out: &mut Vec<u8>, times: &mut TimeCache) {
     out.extend_from_slice(b"{\"id\":");
     json_id(out, snap.id[r]);
-    if let Some(brand) = brand {
+    if with_brand {
         out.extend_from_slice(b",\"brand\":");
         json_str(out, brand.name(snap, r as u32));
     }
+    out.extend_from_slice(b",\"brand_wikidata\":");
+    json_opt_str(out, brand.wikidata(snap, r as u32));
     out.extend_from_slice(b",\"name\":");
     json_str(out, snap.row_text(TextColumn::Name, r));
     out.extend_from_slice(b",\"lat\":");

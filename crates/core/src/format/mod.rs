@@ -70,13 +70,23 @@ struct BrandCursor {
 }
 
 impl BrandCursor {
-    fn name<'a>(&mut self, snap: &'a Snapshot, row: u32) -> &'a str {
+    /// The brand whose range holds `row` (rows come grouped by brand: looked up once a brand).
+    fn record<'a>(&mut self, snap: &'a Snapshot, row: u32) -> &'a crate::records::BrandRecord {
         if !self.started || row >= self.end || row < snap.brands[self.brand as usize].row_start {
             self.brand = snap.brand_of_row(row);
             self.end = snap.brands[self.brand as usize].row_end;
             self.started = true;
         }
-        &snap.brands[self.brand as usize].name
+        &snap.brands[self.brand as usize]
+    }
+
+    fn name<'a>(&mut self, snap: &'a Snapshot, row: u32) -> &'a str {
+        &self.record(snap, row).name
+    }
+
+    /// The brand's Wikidata id, "" where none is known.
+    fn wikidata<'a>(&mut self, snap: &'a Snapshot, row: u32) -> &'a str {
+        self.record(snap, row).wikidata.as_deref().unwrap_or("")
     }
 }
 

@@ -39,7 +39,7 @@ pub fn write_nearby(snap: &Snapshot, rows: &[(u32, f64)], with_brand: bool, form
                 if i > 0 {
                     out.push(b',');
                 }
-                open_location(snap, r as usize, with_brand.then_some(&mut brand), opts.provenance, &mut out, &mut times);
+                open_location(snap, r as usize, &mut brand, with_brand, opts.provenance, &mut out, &mut times);
                 out.extend_from_slice(b",\"distance_m\":");
                 json_f64(&mut out, metres(d));
                 out.push(b'}');

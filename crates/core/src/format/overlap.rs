@@ -77,9 +77,9 @@ pub fn write_overlap(snap: &Snapshot, names: &[&str], distance_m: f64, overlap: 
                 out.extend_from_slice(b"{\"distance_m\":");
                 json_f64(&mut out, metres(p.distance_m));
                 out.extend_from_slice(b",\"a\":");
-                open_location(snap, p.a as usize, Some(&mut brand_a), opts.provenance, &mut out, &mut times);
+                open_location(snap, p.a as usize, &mut brand_a, true, opts.provenance, &mut out, &mut times);
                 out.extend_from_slice(b"},\"b\":");
-                open_location(snap, p.b as usize, Some(&mut brand_b), opts.provenance, &mut out, &mut times);
+                open_location(snap, p.b as usize, &mut brand_b, true, opts.provenance, &mut out, &mut times);
                 out.extend_from_slice(b"}}");
             }
             out.extend_from_slice(b"]}");
