@@ -143,7 +143,7 @@ test('kill -9 of a node holding a lease of 1,000 credits of a 1,050-credit key: 
   t.teardown(() => pool.end());
   const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: 1_050, name: 'lease crash' });
   const dir = await snapshotDir(t);
-  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', STOREMAP_CREDIT_LEASE: '1000', STOREMAP_CREDIT_LEASE_TTL_MS: '2000' };
+  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', STOREMAP_CREDIT_LEASE: '1000', STOREMAP_CREDIT_LEASE_TTL_MS: '5000' };
   const [a, b] = await Promise.all([1, 2].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
   const brand = oneCreditBrand();
 
@@ -164,7 +164,8 @@ test('kill -9 of a node holding a lease of 1,000 credits of a 1,050-credit key: 
   t.is((await a.exited).signal, 'SIGKILL');
 
   // The survivor, one request at a time, until the key is spent out and holds no lease (at most
-  // 30 s: the dead node's lease lives 2 s after its last spend).
+  // 30 s: the dead node's lease lives 5 s after its last spend; a live node gives a lease back
+  // after a second unused, so the requests before the kill have that long between them).
   const statuses: number[] = [];
   const deadline = Date.now() + 30_000;
   for (;;) {

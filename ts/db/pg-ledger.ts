@@ -116,7 +116,8 @@ export class PgLedger implements LedgerOps {
     this.closed = true;
     clearInterval(this.leaseSweep);
     while (this.inFlight > 0 || this.leasedOut) await new Promise((r) => setTimeout(r, 5));
-    for (const l of [...this.leases.values()]) void this.giveBack(l).catch(() => {});
+    for (const l of [...this.leases.values(), ...this.retiring]) void this.giveBack(l).catch(() => {});
+    this.retiring.clear();
     while (this.leaseCalls.size > 0) await Promise.allSettled([...this.leaseCalls]);
     await this.pool.end();
   }
@@ -158,9 +159,22 @@ export class PgLedger implements LedgerOps {
   /** No more charges go to this lease; it goes back once those out on it are in. */
   private retire(l: HeldLease): void {
     if (this.leases.get(l.keyId) === l) this.leases.delete(l.keyId);
+    if (l.retired) return;
     l.retired = true;
     if (l.out === 0) void this.giveBack(l).catch(() => {});
+    else this.retiring.add(l);
   }
+
+  /** A charge on a lease is in (spent, refused, cancelled or failed): a spent-out lease is
+   * retired, and a retired one goes back with its last charge. */
+  private settle(l: HeldLease): void {
+    l.out--;
+    if (l.left === 0 && !l.retired) this.retire(l);
+    else if (l.retired && l.out === 0 && this.retiring.delete(l)) void this.giveBack(l).catch(() => {});
+  }
+
+  /** Retired leases with charges still out (closing gives them back too). */
+  private readonly retiring = new Set<HeldLease>();
 
   /** Takes a lease for a key whose balance just showed it can hold one, unless one is held or
    * on its way; a lease refused or failed leaves the key on its row. */
@@ -242,14 +256,17 @@ export class PgLedger implements LedgerOps {
       for (const w of this.leasedWaiting.splice(0, MAX_CHARGE_BATCH)) {
         if (w.cancelled()) {
           w.lease.left += w.req.cost;
-          w.lease.out--;
+          this.settle(w.lease);
           w.reject(new WriteCancelled('the request was answered while it waited for the ledger'));
         } else batch.push(w);
       }
-      // By key, then lease: the order charge_many locks rows in.
-      batch.sort((a, b) => (a.req.keyId < b.req.keyId ? -1 : a.req.keyId > b.req.keyId ? 1 : Number(a.lease.id) - Number(b.lease.id)));
+      // By key (the order charge_many takes keys in), then by the usage rollup row each charge
+      // writes (day, status, format), so that two nodes' batches on one key, which no key lock
+      // orders, take those rows in one order and never wait for each other in a circle.
+      batch.sort((a, b) => compareText(a.req.keyId, b.req.keyId) || rollupOrder(a.req, b.req) || Number(a.lease.id) - Number(b.lease.id));
     };
     const sentAt = this.now();
+    const sentTopUps = this.topUps;
     withClient(
       this.pool,
       async (client) => {
@@ -259,18 +276,17 @@ export class PgLedger implements LedgerOps {
         const r = await client.query<{ o_i: number; o_ok: boolean; o_balance: string | null }>({ name: 'storemap_charge_leased', text: CHARGE_LEASED, values });
         const done = new Map(r.rows.map((row) => [row.o_i - 1, row]));
         batch.forEach((w, i) => {
-          w.lease.out--;
           const row = done.get(i);
           if (row?.o_ok) {
             w.lease.until = Math.max(w.lease.until, sentAt + this.leaseTtlMs - this.leaseMargin());
-            this.sawBalance(w.req.keyId, Number(row.o_balance), sentAt);
+            this.sawBalance(w.req.keyId, Number(row.o_balance), sentAt, sentTopUps);
             w.resolve({ ok: true, charged: w.req.cost, remaining: Number(row.o_balance) });
           } else {
             // Refused: this lease is done here, and the charge goes to the key's row.
             w.lease.left = 0;
             this.waiting.push(w);
           }
-          if (w.lease.left === 0 || w.lease.retired) this.retire(w.lease);
+          this.settle(w.lease);
         });
         this.sendBatch();
       },
@@ -281,7 +297,7 @@ export class PgLedger implements LedgerOps {
         // counted as spent (the database has the truth, and gives back what is left).
         const failed = batch.length > 0 ? batch : this.leasedWaiting.splice(0, MAX_CHARGE_BATCH);
         for (const w of failed) {
-          w.lease.out--;
+          this.settle(w.lease);
           w.reject(e);
         }
       })
@@ -306,6 +322,7 @@ export class PgLedger implements LedgerOps {
       }
     };
     const sentAt = this.now();
+    const sentTopUps = this.topUps;
     withClient(
       this.pool,
       async (client) => {
@@ -325,7 +342,7 @@ export class PgLedger implements LedgerOps {
             result.remaining += leased;
           }
           // A refusal's balance leaves out credits leased to other nodes: read afresh next time.
-          if (row && result.ok) this.sawBalance(w.req.keyId, result.remaining, sentAt);
+          if (row && result.ok) this.sawBalance(w.req.keyId, result.remaining, sentAt, sentTopUps);
           else this.balances.delete(w.req.keyId);
           w.resolve(result);
         });
@@ -383,10 +400,12 @@ export class PgLedger implements LedgerOps {
    * request then does its work and its charge refuses it, 402, nothing taken). Low it is only
    * after a top-up made on another node, and for as long (STOREMAP_KEYS_RECHECK_MS, the time
    * other key changes take to reach a node); a top-up made here is seen at once. */
-  private sawBalance(keyId: string, credits: number, at: number): void {
+  private sawBalance(keyId: string, credits: number, at: number, topUpsWhenSent: number): void {
     if (this.balanceTtlMs === 0) return;
     const had = this.balances.get(keyId);
     if (had && had.at > at) return;
+    // A top-up on this node since the statement was sent: what it saw may predate it.
+    if (topUpsWhenSent !== this.topUps) return;
     if (this.balances.size >= MAX_KEPT_BALANCES && !had) this.balances.clear();
     this.balances.set(keyId, { credits, at });
   }
@@ -397,12 +416,13 @@ export class PgLedger implements LedgerOps {
     const batch = this.balancesWaiting.splice(0, MAX_CHARGE_BATCH);
     const ids = [...new Set(batch.map((w) => w.keyId))];
     const sentAt = this.now();
+    const sentTopUps = this.topUps;
     this.pool
       .query<{ id: string; credits: string }>(`SELECT id, ${LEASED_BALANCE} AS credits FROM api_keys WHERE id = ANY($1::text[])`, [ids])
       .then(
         (r) => {
           const found = new Map(r.rows.map((row) => [row.id, Number(row.credits)]));
-          for (const [id, credits] of found) this.sawBalance(id, credits, sentAt);
+          for (const [id, credits] of found) this.sawBalance(id, credits, sentAt, sentTopUps);
           for (const w of batch) w.resolve(found.get(w.keyId) ?? 0);
         },
         (e: unknown) => {
@@ -487,7 +507,17 @@ export class PgLedger implements LedgerOps {
   }
 
   async topUpKey(id: string, credits: number): Promise<boolean> {
+    // A balance seen by a statement sent before the top-up committed must not be kept after it.
+    const changed = await this.topUp(id, credits);
+    this.topUps++;
     this.balances.delete(id);
+    return changed;
+  }
+
+  /** Top-ups this node has made: a balance seen by a statement sent before the last is not kept. */
+  private topUps = 0;
+
+  private topUp(id: string, credits: number): Promise<boolean> {
     // A top-up moves keys_version by hand: the trigger leaves credit changes out (charges).
     return inTransaction(this.pool, async (client) => {
       const changed = (await client.query('UPDATE api_keys SET credits = credits + $1 WHERE id = $2', [credits, id])).rowCount === 1;
@@ -512,3 +542,11 @@ interface GroupRow {
 }
 
 const group = (r: GroupRow): UsageGroup => ({ day: Number(r.day), status: r.status, format: r.format, n: Number(r.n), credits: Number(r.credits) });
+
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The order of the usage_daily rows two charges write: day, status, format (as the rollup
+ * keys them: a missing status is -1, a missing format ''). */
+function rollupOrder(a: ChargeRequest, b: ChargeRequest): number {
+  return Math.floor(a.at / DAY_MS) - Math.floor(b.at / DAY_MS) || (a.entry.status ?? -1) - (b.entry.status ?? -1) || compareText(a.entry.format ?? '', b.entry.format ?? '');
+}

@@ -194,7 +194,10 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
         back BIGINT;
         n INTEGER;
       BEGIN
-        WITH gone AS (DELETE FROM credit_leases l WHERE l.key_id = p_key AND l.expires_ms < p_at_ms RETURNING l.held - l.spent AS left_over)
+        -- A lease whose row is locked is being spent, so alive whatever the clocks say: skipped,
+        -- never waited for (its spender may be waiting for this key's row in turn).
+        WITH gone AS (DELETE FROM credit_leases l WHERE l.id IN (SELECT x.id FROM credit_leases x WHERE x.key_id = p_key AND x.expires_ms < p_at_ms FOR UPDATE SKIP LOCKED)
+                      RETURNING l.held - l.spent AS left_over)
           SELECT COALESCE(SUM(left_over), 0), count(*) INTO back, n FROM gone;
         IF n > 0 THEN
           UPDATE api_keys a SET credits = a.credits + back, leases = a.leases - n WHERE a.id = p_key;
@@ -213,7 +216,7 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
         gone BOOLEAN;
         out_now INTEGER;
       BEGIN
-        SELECT a.credits, a.revoked_at IS NOT NULL, a.leases INTO have, gone, out_now FROM api_keys a WHERE a.id = p_key FOR UPDATE;
+        SELECT a.credits, a.revoked_at IS NOT NULL, a.leases INTO have, gone, out_now FROM api_keys a WHERE a.id = p_key FOR NO KEY UPDATE;
         IF NOT FOUND OR gone THEN RETURN; END IF;
         IF out_now > 0 THEN have := have + lease_reclaim(p_key, p_at_ms); END IF;
         IF have < p_want THEN RETURN; END IF;
@@ -231,8 +234,8 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
       BEGIN
         SELECT l.key_id INTO k FROM credit_leases l WHERE l.id = p_lease;
         IF NOT FOUND THEN RETURN 0; END IF;
-        -- The key's row first, as every other writer locks it before a lease's.
-        PERFORM 1 FROM api_keys a WHERE a.id = k FOR UPDATE;
+        -- The key's row first, as lease_take and charge_many do before they reclaim leases.
+        PERFORM 1 FROM api_keys a WHERE a.id = k FOR NO KEY UPDATE;
         DELETE FROM credit_leases l WHERE l.id = p_lease RETURNING l.held - l.spent INTO back;
         IF NOT FOUND THEN RETURN 0; END IF;
         UPDATE api_keys a SET credits = a.credits + back, leases = a.leases - 1 WHERE a.id = k;
@@ -278,7 +281,10 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
       $$;
 
       -- charge_many (version 4) as before, except that a charge the key's row cannot pay gives
-      -- back the key's expired leases first, and each result says what the leases hold.
+      -- back the key's expired leases first, and each result says what the leases hold. The
+      -- key's row is locked FOR NO KEY UPDATE here, in lease_take and in lease_return (it was FOR
+      -- UPDATE): they still queue on it, but the key-share lock a leased charge's usage row
+      -- takes on it (the foreign key) no longer waits for them.
       DROP FUNCTION charge_many(TEXT[], BIGINT[], BOOLEAN[], BIGINT[], TEXT[], INTEGER[], TEXT[]);
       CREATE FUNCTION charge_many(p_keys TEXT[], p_costs BIGINT[], p_unlimited BOOLEAN[], p_at BIGINT[], p_endpoint TEXT[], p_status INTEGER[], p_format TEXT[])
       RETURNS TABLE (o_i INTEGER, o_credits BIGINT, o_revoked BOOLEAN, o_leased BIGINT)
@@ -292,7 +298,7 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
         st INTEGER;
       BEGIN
         FOR k IN SELECT s FROM generate_subscripts(p_keys, 1) AS s ORDER BY p_keys[s], s LOOP
-          SELECT a.credits, a.revoked_at IS NOT NULL, a.leases INTO have, gone, out_now FROM api_keys a WHERE a.id = p_keys[k] FOR UPDATE;
+          SELECT a.credits, a.revoked_at IS NOT NULL, a.leases INTO have, gone, out_now FROM api_keys a WHERE a.id = p_keys[k] FOR NO KEY UPDATE;
           CONTINUE WHEN NOT FOUND;
           IF out_now > 0 AND NOT gone AND NOT p_unlimited[k] AND have < p_costs[k] THEN
             have := have + lease_reclaim(p_keys[k], p_at[k]);

@@ -368,7 +368,10 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
                         .zip(tickers)
                         .map(|(&(source, path), ticker)| scope.spawn(move || import_source(source, path, reference, opts, ticker)))
                         .collect();
-                    running.into_iter().map(|h| h.join().map_err(|_| IngestError::Invalid("an import thread panicked".into()))?).collect::<Result<Vec<_>>>()
+                    // Every thread joined before any error is returned (a scope left with a
+                    // panicked thread unjoined would panic itself).
+                    let joined: Vec<_> = running.into_iter().map(|h| h.join()).collect();
+                    joined.into_iter().map(|j| j.map_err(|_| IngestError::Invalid("an import thread panicked".into()))?).collect::<Result<Vec<_>>>()
                 })
             })?;
             // Each source's own time, beside the others (they overlap).

@@ -125,12 +125,12 @@ impl From<SourceRow> for BucketRow {
     }
 }
 
-/// Source rows sorted into brands, as the importers' output is matched: rows no brand claims
-/// are counted and dropped, and the fields only matching needed are released, so a full-size
-/// build holds one compact copy of its rows.
 /// Unbranded rows kept as examples for the build's report.
 const UNBRANDED_SAMPLES: usize = 20;
 
+/// Source rows sorted into brands, as the importers' output is matched: rows no brand claims
+/// are counted and dropped, and the fields only matching needed are released, so a full-size
+/// build holds one compact copy of its rows.
 pub struct BrandBuckets {
     pub rows: Vec<Vec<BucketRow>>,
     pub stats: ReconcileStats,
