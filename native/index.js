@@ -842,6 +842,7 @@ module.exports.Store = nativeBinding.Store
 module.exports.basemapInfo = nativeBinding.basemapInfo
 module.exports.dataDefaults = nativeBinding.dataDefaults
 module.exports.DataFormat = nativeBinding.DataFormat
+module.exports.HistoryInterval = nativeBinding.HistoryInterval
 module.exports.ImageKind = nativeBinding.ImageKind
 module.exports.loadRendererSync = nativeBinding.loadRendererSync
 module.exports.loadStore = nativeBinding.loadStore

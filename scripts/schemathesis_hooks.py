@@ -15,7 +15,8 @@
    map has no shape for, a usage window that is reversed or longer than 366 days, a change-feed
    `radius_km` without `city` (query parameters cannot state a rule between two of them), a
    change-feed `since` older than the history the server keeps or after both the serving
-   snapshot and the clock, two overlap names of one company,
+   snapshot and the clock, a history without brand or ticker, with both, with `from` after
+   `to` or either outside the history's reach, two overlap names of one company,
    and an overlap of more than 100,000 pairs. Those 400s
    are not failures of "valid data should be accepted"; every other 400 on valid data still is.
 """
@@ -41,10 +42,16 @@ DOCUMENTED_DETAILS = {
     ("brands", "two of the names are one company"),
     ("tickers", "two of the names are one company"),
     ("since", "is in the future"),
+    ("brand", "brand or ticker is required"),
+    ("ticker", "give brand or ticker, not both"),
+    ("from", "is after to"),
 }
 DOCUMENTED_DETAIL_PATTERNS = [
     ("from", re.compile(r"^the window is at most \d+ days$")),
     ("since", re.compile(r"^the history begins at \S+$")),
+    ("from", re.compile(r"^the history begins at \S+ \(period \S+\)$")),
+    ("from", re.compile(r"^period \S+ is after to's period \S+$")),
+    ("to", re.compile(r"^the history ends at \S+ \(period \S+\)$")),
 ]
 DOCUMENTED_MESSAGES = [
     re.compile(r"^unknown city '.*': it is not in the gazetteer and no row carries it$", re.S),

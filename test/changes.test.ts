@@ -8,18 +8,13 @@ import test, { type ExecutionContext } from 'ava';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../ts/config.ts';
-import { openDatabase } from '../ts/db/database.ts';
-import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 import { changesSync, loadStoreSync, NativeError, PREVIOUS_SNAPSHOT_FILE, querySync, SNAPSHOT_FILE, type Store } from '../ts/native.ts';
-import { closeServer, createServer, listen } from '../ts/server.ts';
-import { KeyStore } from '../ts/services/keys.ts';
-import { StoreHolder } from '../ts/store-holder.ts';
 import { describe, runCli, tempDataDir } from './helpers/cli.ts';
 import { parseCsvObjects } from './helpers/csv.ts';
 import type { Location } from './helpers/dataset.ts';
 import { postMap, request, type HttpResult } from './helpers/http.ts';
-import { assertError, NO_RATE_LIMIT } from './helpers/location-map.ts';
+import { assertError } from './helpers/location-map.ts';
+import { serveFolder, type FolderServer } from './helpers/folder-server.ts';
 
 const THEN = '2026-11-01T00:00:00Z';
 const NOW = '2027-11-01T00:00:00Z';
@@ -94,28 +89,9 @@ test.after.always(async () => {
   if (world) await rm((await world).dir, { recursive: true, force: true });
 });
 
-interface Srv {
-  base: string;
-  keys: KeyStore;
-  key: string;
-  keyId: string;
-}
+type Srv = FolderServer;
 
-async function serve(t: ExecutionContext, w: World, credits = 1_000_000): Promise<Srv> {
-  const dbPath = path.join(await tempDataDir(t), 'storemap.db');
-  const config = loadConfig({ ...process.env, ...NO_RATE_LIMIT, STOREMAP_DATA_DIR: w.dir, STOREMAP_DB: dbPath, PORT: '0' });
-  const db = openDatabase(dbPath);
-  const store = new StoreHolder(loadStoreSync(path.join(w.dir, SNAPSHOT_FILE)));
-  const server = createServer({ config, store, db, log: () => {} });
-  const base = await listen(server, '127.0.0.1', 0);
-  t.teardown(async () => {
-    await closeServer(server);
-    db.close();
-  });
-  const keys = new KeyStore(new SqliteLedger(db));
-  const k = await keys.create({ plan: 'enterprise', credits, name: 'changes test' });
-  return { base, keys, key: k.key, keyId: k.record.id };
-}
+const serve = (t: ExecutionContext, w: World, credits = 1_000_000) => serveFolder(t, w.dir, credits, 'changes test');
 
 function get(s: Srv, query: string, key = s.key): Promise<HttpResult> {
   return request(s.base, { method: 'GET', path: `${CHANGES}?${query}`, headers: key ? { 'x-api-key': key } : {} });

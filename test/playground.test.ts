@@ -5,37 +5,17 @@
 // sent, the headers show the charge. Then a nearby request shown as a table, and the page at
 // phone width. Screenshots go to test-artifacts/ (not in git).
 import test from 'ava';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { ROOT } from '../ts/paths.ts';
 import { decodePng } from './helpers/png.ts';
 import { largestBrand } from './helpers/dataset.ts';
 import { server } from './helpers/location-map.ts';
-
-/** Debian's Chromium: the binary itself (/usr/bin/chromium is a wrapper script). The test
- * script installs it (scripts/test.sh). */
-const CHROMIUM = process.env.STOREMAP_CHROMIUM || ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find((p) => existsSync(p));
-const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-
-async function browser(t: import('ava').ExecutionContext): Promise<Browser> {
-  if (!CHROMIUM) throw new Error('Chromium is not installed: apt-get install chromium (scripts/test.sh does)');
-  // Root in a container has no user namespaces for Chromium's sandbox.
-  const b = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-  t.teardown(() => b.close());
-  return b;
-}
+import { ARTIFACTS, browser, fill } from './helpers/browser.ts';
 
 /** The curl command's -d body. */
 function curlBody(text: string): unknown {
   const m = /-d '([^']*)'/.exec(text);
   return m ? JSON.parse(m[1]) : undefined;
-}
-
-async function fill(page: Page, selector: string, value: string): Promise<void> {
-  await page.click(selector, { count: 3 });
-  await page.keyboard.press('Backspace');
-  await page.type(selector, value);
 }
 
 test('a person sends a PNG request from the page and sees the map, the curl command and the charge', async (t) => {

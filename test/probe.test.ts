@@ -20,6 +20,7 @@ test('a key with less than 1 credit is refused with 402 by every charged endpoin
     { method: 'POST', path: '/api/v1/overlap', body: JSON.stringify({ tickers: ['SBUX', 'MCD'], distance_m: 5000 }) },
     { method: 'POST', path: '/api/v1/nearby', body: JSON.stringify({ lat: 40.75, lng: -73.99, limit: 50 }) },
     { method: 'GET', path: '/api/v1/changes?brand=Starbucks&since=2026-01-01' },
+    { method: 'GET', path: '/api/v1/history?ticker=SBUX' },
     { method: 'POST', path: '/api/v1/location-map', body: JSON.stringify({ brand: 'Starbucks' }) },
   ];
   for (const c of calls) {

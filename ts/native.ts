@@ -21,6 +21,9 @@ export type QueryRequest = Omit<Binding.QueryRequest, 'format' | 'storefrontType
 export type QueryResponse = Binding.QueryResponse;
 export type ChangesRequest = Omit<Binding.ChangesRequest, 'format' | 'storefrontType'> & { format: DataFormat; storefrontType?: StorefrontKind };
 export type ChangesResponse = Binding.ChangesResponse;
+export type HistoryInterval = Values<Binding.HistoryInterval>;
+export type HistoryRequest = Omit<Binding.HistoryRequest, 'interval' | 'storefrontType'> & { interval: HistoryInterval; storefrontType?: StorefrontKind };
+export type HistoryResponse = Binding.HistoryResponse;
 export type NearbyRequest = Omit<Binding.NearbyRequest, 'format'> & { format: DataFormat };
 export type OverlapRequest = Omit<Binding.OverlapRequest, 'format'> & { format: DataFormat };
 export type OverlapRenderRequest = Omit<Binding.OverlapRenderRequest, 'format'> & { format: ImageKind };
@@ -40,7 +43,7 @@ export const MAX_MARKER_PIXELS: number = RENDER_DEFAULTS.maxMarkerPixels;
 
 /** A string enum's values at run time, in declaration order: the addon exports each enum as an
  * object (TypeScript sees a const enum, which has no value of its own). */
-function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'StorefrontKind' | 'SourceKind' | 'NativeCode'): [Values<E>, ...Values<E>[]] {
+function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'StorefrontKind' | 'SourceKind' | 'NativeCode' | 'HistoryInterval'): [Values<E>, ...Values<E>[]] {
   const e = (binding as unknown as Record<string, Record<string, string>>)[name];
   return Object.values(e) as unknown as [Values<E>, ...Values<E>[]];
 }
@@ -48,6 +51,8 @@ function values<E extends string>(name: 'DataFormat' | 'ImageKind' | 'Storefront
 export const DATA_FORMATS = values<Binding.DataFormat>('DataFormat');
 export const IMAGE_FORMATS = values<Binding.ImageKind>('ImageKind');
 export const STOREFRONT_KINDS = values<Binding.StorefrontKind>('StorefrontKind');
+/** The steps of a store-count series (GET /api/v1/history). */
+export const HISTORY_INTERVALS = values<Binding.HistoryInterval>('HistoryInterval');
 /** The sources a row can come from (\`source_types\`, X-Data-Sources, disabled sources). */
 export const SOURCE_KINDS = values<Binding.SourceKind>('SourceKind');
 export type SourceKind = Values<Binding.SourceKind>;
@@ -145,6 +150,15 @@ export function changes(store: Store, req: ChangesRequest): Promise<ChangesRespo
 
 export function changesSync(store: Store, req: ChangesRequest): ChangesResponse {
   return wrapSync(() => store.changesSync(req as Binding.ChangesRequest));
+}
+
+/** A brand's store counts by month or quarter (the data folder's change feed). */
+export function history(store: Store, req: HistoryRequest): Promise<HistoryResponse> {
+  return wrap(() => store.history(req as Binding.HistoryRequest));
+}
+
+export function historySync(store: Store, req: HistoryRequest): HistoryResponse {
+  return wrapSync(() => store.historySync(req as Binding.HistoryRequest));
 }
 
 /** The stores nearest a point, nearest first. */

@@ -12,6 +12,7 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { SharedRateLimiter } from './http/shared-rate-limit.ts';
 import * as locationMap from './routes/location-map.ts';
 import * as changeFeed from './routes/changes.ts';
+import * as storeHistory from './routes/history.ts';
 import * as nearby from './routes/nearby.ts';
 import * as overlap from './routes/overlap.ts';
 import * as playground from './routes/playground.ts';
@@ -85,7 +86,7 @@ export function createServer(deps: Deps): restify.Server {
     const info = deps.store.info;
     return { status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic };
   });
-  mountOperations(server, { health: [health] }, locationMap.handlers(api), changeFeed.handlers(api), nearby.handlers(api), overlap.handlers(api), brands.handlers(api), usage.handlers(api), status.handlers(api), docs.handlers(api), playground.handlers(api));
+  mountOperations(server, { health: [health] }, locationMap.handlers(api), changeFeed.handlers(api), storeHistory.handlers(api), nearby.handlers(api), overlap.handlers(api), brands.handlers(api), usage.handlers(api), status.handlers(api), docs.handlers(api), playground.handlers(api));
   // Test-only paths are not operations: they are mounted by hand, and only when asked for.
   if (deps.config.testHooks) testHooks.mount(server, api);
 

@@ -1,7 +1,8 @@
-// The playground page's script: a form for each keyed POST operation, built from the request
+// The playground page's script: a form for each keyed operation it offers, built from the request
 // schemas the server embeds (the same JSON Schema as /api/openapi.yaml, so a field added to a
 // schema shows up here with nothing else to change), the answer shown as an image, a table or
-// text, the curl command for what is on screen, and the response headers. No dependencies;
+// text (a store-count history also as a line chart drawn here in SVG), the curl command for
+// what is on screen, and the response headers. No dependencies;
 // compiled by the server at start (esbuild), type-checked by `tsc -p web`.
 
 export {};
@@ -23,6 +24,7 @@ interface Schema {
 
 interface Operation {
   id: string;
+  method: 'get' | 'post';
   path: string;
   summary: string;
   body: Schema;
@@ -36,7 +38,10 @@ const FIRST: Record<string, string[]> = {
   locationMap: ['brand', 'tickers', 'format', 'country', 'state', 'city', 'width', 'height', 'style', 'focus_country'],
   nearby: ['brand', 'tickers', 'lat', 'lng', 'limit', 'radius_km', 'format'],
   overlap: ['tickers', 'brands', 'distance_m', 'country', 'format'],
+  history: ['ticker', 'brand', 'interval', 'from', 'to', 'country', 'state', 'format'],
 };
+/** The history chart's size in SVG units (it scales to the column's width). */
+const CHART = { width: 640, height: 310, left: 56, right: 16, top: 26, line: 200, bars: 56 };
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const operations = JSON.parse($('operations').textContent ?? '[]') as Operation[];
@@ -51,7 +56,7 @@ const headersOut = $('headers');
 keyInput.value = sessionStorage.getItem(KEY_STORAGE) ?? '';
 keyInput.addEventListener('input', () => sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim()));
 
-for (const op of operations) endpoint.add(new Option(`POST ${op.path}`, op.id));
+for (const op of operations) endpoint.add(new Option(`${op.method.toUpperCase()} ${op.path}`, op.id));
 endpoint.addEventListener('change', () => render(current()));
 
 function current(): Operation {
@@ -145,7 +150,13 @@ function body(): Record<string, unknown> {
 /** Single quotes for a POSIX shell. */
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/** A GET's query string: the form's values as text, lists comma-joined. */
+function query(b: Record<string, unknown>): string {
+  return new URLSearchParams(Object.entries(b).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : String(v)])).toString();
+}
+
 function curl(op: Operation, b: Record<string, unknown>): string {
+  if (op.method === 'get') return `curl -s ${shellQuote(new URL(`${op.path}?${query(b)}`, location.href).href)} \\\n  -H "x-api-key: $STOREMAP_KEY"`;
   const url = new URL(op.path, location.href).href;
   const image = b.format === 'png' || b.format === 'jpeg';
   const out = image ? ` -o map.${b.format === 'png' ? 'png' : 'jpg'}` : '';
@@ -189,6 +200,71 @@ function table(rows: Record<string, unknown>[]): HTMLElement {
   return wrap;
 }
 
+interface Period {
+  period: string;
+  stores: number;
+  opened: number;
+  closed: number;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+/** A store-count series as a chart: stores at each period's end as a line over the periods,
+ * openings (up, green) and closings (down, red) as bars beneath, each point titled with its
+ * numbers. */
+function chart(series: Period[]): SVGSVGElement {
+  const { width, height, left, right, top, line, bars } = CHART;
+  const root = svg('svg', { id: 'history-chart', viewBox: `0 0 ${width} ${height}`, role: 'img', width: '100%', 'aria-label': `Stores by period, ${series[0]?.period ?? ''} to ${series[series.length - 1]?.period ?? ''}` });
+  root.append(svg('rect', { x: 0, y: 0, width, height, fill: '#fff' }));
+  const legend: [string, string][] = [
+    ['#1d4ed8', 'stores at period end'],
+    ['#16a34a', 'opened'],
+    ['#dc2626', 'closed'],
+  ];
+  legend.forEach(([colour, label], i) => {
+    const lx = left + [0, 150, 230][i];
+    root.append(svg('rect', { x: lx, y: 4, width: 10, height: 10, fill: colour }));
+    root.append(svg('text', { x: lx + 14, y: 13, 'font-size': 11, fill: '#374151' }, label));
+  });
+  const n = series.length;
+  const step = (width - left - right) / Math.max(n, 1);
+  const x = (i: number) => left + step * (i + 0.5);
+  const counts = series.map((p) => p.stores);
+  // The y axis from a little under the lowest count to a little over the highest: a chain's
+  // growth is a few percent, invisible on an axis from zero.
+  const lo = Math.min(...counts);
+  const hi = Math.max(...counts);
+  const pad = Math.max(1, Math.ceil((hi - lo) * 0.1));
+  const [y0, y1] = [Math.max(0, lo - pad), hi + pad];
+  const y = (v: number) => top + line - ((v - y0) / (y1 - y0)) * line;
+  for (const v of [y0, Math.round((y0 + y1) / 2), y1]) {
+    root.append(svg('line', { x1: left, x2: width - right, y1: y(v), y2: y(v), stroke: '#e5e7eb' }));
+    root.append(svg('text', { x: left - 6, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#6b7280' }, v.toLocaleString('en-US')));
+  }
+  root.append(svg('polyline', { points: series.map((p, i) => `${x(i).toFixed(1)},${y(p.stores).toFixed(1)}`).join(' '), fill: 'none', stroke: '#1d4ed8', 'stroke-width': 2 }));
+  const base = top + line + 12 + bars / 2;
+  const most = Math.max(1, ...series.map((p) => Math.max(p.opened, p.closed)));
+  const barHeight = (v: number) => (v / most) * (bars / 2);
+  root.append(svg('line', { x1: left, x2: width - right, y1: base, y2: base, stroke: '#d1d5db' }));
+  series.forEach((p, i) => {
+    const w = Math.max(2, Math.min(24, step * 0.5));
+    root.append(svg('rect', { class: 'opened', x: x(i) - w / 2, y: base - barHeight(p.opened), width: w, height: barHeight(p.opened), fill: '#16a34a' }));
+    root.append(svg('rect', { class: 'closed', x: x(i) - w / 2, y: base, width: w, height: barHeight(p.closed), fill: '#dc2626' }));
+    const dot = svg('circle', { class: 'point', cx: x(i), cy: y(p.stores), r: 3.5, fill: '#1d4ed8' });
+    dot.append(svg('title', {}, `${p.period}: ${p.stores.toLocaleString('en-US')} stores, ${p.opened} opened, ${p.closed} closed`));
+    root.append(dot);
+    // Every label where they fit, else every k-th.
+    if (i % Math.ceil(n / 12) === 0) root.append(svg('text', { x: x(i), y: height - 4, 'text-anchor': 'middle', 'font-size': 11, fill: '#374151' }, p.period));
+  });
+  return root;
+}
+
 const fmt = (v: unknown): string => (v === null || v === undefined ? '' : Array.isArray(v) ? v.map(fmt).join(', ') : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 let objectUrl: string | undefined;
@@ -203,7 +279,11 @@ $('request').addEventListener('submit', async (e) => {
   const started = performance.now();
   let res: Response;
   try {
-    res = await fetch(op.path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': keyInput.value.trim() }, body: JSON.stringify(b) });
+    const key = keyInput.value.trim();
+    res =
+      op.method === 'get'
+        ? await fetch(`${op.path}?${query(b)}`, { headers: { 'x-api-key': key } })
+        : await fetch(op.path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(b) });
   } catch (err) {
     statusLine.textContent = `The request failed: ${String(err)}`;
     return;
@@ -221,8 +301,9 @@ $('request').addEventListener('submit', async (e) => {
     preview.append(img);
   } else if (type.includes('json') && res.ok) {
     const doc = (await res.json()) as Record<string, unknown>;
-    const rows = (doc.locations ?? doc.pairs ?? doc.features ?? []) as Record<string, unknown>[];
+    const rows = (doc.locations ?? doc.pairs ?? doc.features ?? doc.series ?? []) as Record<string, unknown>[];
     const summary = Object.fromEntries(Object.entries(doc).filter(([, v]) => !Array.isArray(v) || v.length < 20));
+    if (Array.isArray(doc.series)) preview.append(chart(doc.series as Period[]));
     preview.append(Object.assign(document.createElement('pre'), { textContent: JSON.stringify(summary, null, 2).slice(0, 4000) }), table(rows));
   } else {
     preview.append(Object.assign(document.createElement('pre'), { id: 'preview-text', textContent: (await res.text()).slice(0, 20_000) }));

@@ -95,7 +95,7 @@ impl From<ChangeAnswer> for ChangesResponse {
 /// The feed, or the failure a request for it meets: a data folder without a history (built
 /// before histories were kept, or by hand) is `NOT_IMPLEMENTED` on this server, an unreadable
 /// one `INTERNAL` with its cause.
-fn ready(feed: &Feed) -> Outcome<&ChangeFeed> {
+pub(crate) fn ready(feed: &Feed) -> Outcome<&ChangeFeed> {
     match feed {
         Feed::Ready(f) => Ok(f),
         Feed::Absent => Err(Failure::new(

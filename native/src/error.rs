@@ -23,6 +23,10 @@ pub enum NativeCode {
     UnknownCity,
     #[napi(value = "SINCE_OUT_OF_RANGE")]
     SinceOutOfRange,
+    #[napi(value = "FROM_OUT_OF_RANGE")]
+    FromOutOfRange,
+    #[napi(value = "TO_OUT_OF_RANGE")]
+    ToOutOfRange,
     #[napi(value = "SNAPSHOT_INVALID")]
     SnapshotInvalid,
     #[napi(value = "IO_ERROR")]
@@ -48,6 +52,8 @@ impl NativeCode {
             NativeCode::InvalidRequest => "INVALID_REQUEST",
             NativeCode::UnknownCity => "UNKNOWN_CITY",
             NativeCode::SinceOutOfRange => "SINCE_OUT_OF_RANGE",
+            NativeCode::FromOutOfRange => "FROM_OUT_OF_RANGE",
+            NativeCode::ToOutOfRange => "TO_OUT_OF_RANGE",
             NativeCode::SnapshotInvalid => "SNAPSHOT_INVALID",
             NativeCode::IoError => "IO_ERROR",
             NativeCode::Timeout => "TIMEOUT",
@@ -66,6 +72,8 @@ impl From<ErrorCode> for NativeCode {
             ErrorCode::InvalidRequest => NativeCode::InvalidRequest,
             ErrorCode::UnknownCity => NativeCode::UnknownCity,
             ErrorCode::SinceOutOfRange => NativeCode::SinceOutOfRange,
+            ErrorCode::FromOutOfRange => NativeCode::FromOutOfRange,
+            ErrorCode::ToOutOfRange => NativeCode::ToOutOfRange,
             ErrorCode::SnapshotInvalid => NativeCode::SnapshotInvalid,
             ErrorCode::IoError => NativeCode::IoError,
             ErrorCode::Timeout => NativeCode::Timeout,

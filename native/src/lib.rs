@@ -14,6 +14,7 @@
 pub mod changes;
 pub mod error;
 pub mod geoparquet;
+pub mod history;
 pub mod nearby;
 pub mod overlap;
 pub mod query;

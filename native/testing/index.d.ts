@@ -85,6 +85,9 @@ export declare class Store {
   /** A brand's stores opened and closed since a date, on the libuv pool. */
   changes(req: ChangesRequest): Promise<ChangesResponse>
   changesSync(req: ChangesRequest): ChangesResponse
+  /** A brand's store counts by month or quarter, on the libuv pool. */
+  history(req: HistoryRequest): Promise<HistoryResponse>
+  historySync(req: HistoryRequest): HistoryResponse
   /**
    * The stores nearest a point, nearest first, on the libuv pool (a brand's tree is built by
    * the first request that needs it).
@@ -318,6 +321,59 @@ export interface FocusRequest {
   background?: string
 }
 
+/** The calendar step of a series (UTC). */
+export declare const enum HistoryInterval {
+  Month = 'month',
+  Quarter = 'quarter',
+}
+
+/**
+ * One period: its label (`2026-07`, `2026-Q3`), its bounds (ISO 8601, the end exclusive),
+ * the stores served at its end, and the openings and closings within it.
+ */
+export interface HistoryPeriod {
+  period: string
+  start: string
+  end: string
+  stores: number
+  opened: number
+  closed: number
+}
+
+/** A history request: one brand (by index), the location filters, the step and the range. */
+export interface HistoryRequest {
+  brand: number
+  interval: HistoryInterval
+  /**
+   * Unix seconds within the first and the last period; the history's whole reach when
+   * absent.
+   */
+  from?: number
+  to?: number
+  country?: string
+  state?: string
+  city?: string
+  postcode?: string
+  radiusKm?: number
+  storefrontType?: StorefrontKind
+  /** As in `QueryRequest`, counted in periods. */
+  maxRows?: number
+  timeBudgetMs?: number
+}
+
+export interface HistoryResponse {
+  /** The periods, oldest first; empty when refused. */
+  series: Array<HistoryPeriod>
+  /** Periods answered, or that would have been (what the price is reckoned on). */
+  count: number
+  /** The as-of of the oldest snapshot the history keeps and of the serving one (ISO 8601). */
+  begins: string
+  until: string
+  /** The filter as text. */
+  region: string
+  refused?: Refusal
+}
+
 /** The image formats. */
 export declare const enum ImageKind {
   Png = 'png',
@@ -354,6 +410,8 @@ export declare const enum NativeCode {
   InvalidRequest = 'INVALID_REQUEST',
   UnknownCity = 'UNKNOWN_CITY',
   SinceOutOfRange = 'SINCE_OUT_OF_RANGE',
+  FromOutOfRange = 'FROM_OUT_OF_RANGE',
+  ToOutOfRange = 'TO_OUT_OF_RANGE',
   SnapshotInvalid = 'SNAPSHOT_INVALID',
   IoError = 'IO_ERROR',
   Timeout = 'TIMEOUT',

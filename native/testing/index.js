@@ -845,6 +845,7 @@ module.exports.clusterPoints = nativeBinding.clusterPoints
 module.exports.dataDefaults = nativeBinding.dataDefaults
 module.exports.DataFormat = nativeBinding.DataFormat
 module.exports.encodeBlankPng = nativeBinding.encodeBlankPng
+module.exports.HistoryInterval = nativeBinding.HistoryInterval
 module.exports.ImageKind = nativeBinding.ImageKind
 module.exports.loadRendererSync = nativeBinding.loadRendererSync
 module.exports.loadStore = nativeBinding.loadStore

@@ -1,6 +1,6 @@
 // One real request through the TypeScript client openapi-generator's typescript-fetch builds
 // from /api/openapi.yaml (scripts/client-test.sh copies this file into the generated client):
-// the brand directory, then location-map with the key.
+// the brand directory, then location-map and the store-count history with the key.
 import { BrandsApi, Configuration, LocationsApi } from './index';
 
 async function main(): Promise<void> {
@@ -11,7 +11,12 @@ async function main(): Promise<void> {
   if (!(page.total > 0 && map.count > 0 && map.locations.length === map.count && map.brand === 'Starbucks')) {
     throw new Error(`unexpected answer: ${JSON.stringify(map).slice(0, 300)}`);
   }
-  console.log(`typescript-fetch client: ${page.total} brands match "star"; ${map.count} US Starbucks, the first at ${map.locations[0].lat}, ${map.locations[0].lng}`);
+  const history = await new LocationsApi(config).history({ ticker: 'SBUX', country: 'US' });
+  const last = history.series[history.series.length - 1];
+  if (!(history.brand === 'Starbucks' && last.stores === map.count)) {
+    throw new Error(`unexpected history: ${JSON.stringify(history).slice(0, 300)}`);
+  }
+  console.log(`typescript-fetch client: ${page.total} brands match "star"; ${map.count} US Starbucks, the first at ${map.locations[0].lat}, ${map.locations[0].lng}; ${last.period}: ${last.stores} stores`);
 }
 
 main().catch((e: unknown) => {

@@ -8,8 +8,8 @@ import { CONFIDENCE_FLOOR, DATA_DEFAULTS } from '../native.ts';
 import { LOW_CREDIT_THRESHOLD, tiersText } from './prices.ts';
 import { PLAN_RULES } from './plans.ts';
 import type { ErrorCode } from './errors.ts';
-import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, LocationMapJson, NearbyGeoJson, NearbyJson, OverlapGeoJson, OverlapJson, SearchResults, Status, Usage } from './responses.ts';
-import { BrandsQuery, ChangesQuery, LocationMapRequest, NearbyRequest, OverlapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
+import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, HistoryJson, LocationMapJson, NearbyGeoJson, NearbyJson, OverlapGeoJson, OverlapJson, SearchResults, Status, Usage } from './responses.ts';
+import { BrandsQuery, ChangesQuery, HistoryQuery, LocationMapRequest, NearbyRequest, OverlapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
 
 /** A response header: its name, what it means, and whether every success carries it. */
 export interface HeaderDoc {
@@ -30,6 +30,7 @@ export type Content = ({ type: string; schema: z.ZodType } | { type: string; for
 export type OperationId =
   | 'locationMap'
   | 'changes'
+  | 'history'
   | 'nearby'
   | 'overlap'
   | 'listBrands'
@@ -116,6 +117,14 @@ const CHANGES_HEADERS: HeaderDoc[] = [
   ...RATE_HEADERS,
 ];
 
+const HISTORY_HEADERS: HeaderDoc[] = [
+  { name: 'X-Location-Count', description: 'Periods in the response (what the price is reckoned on).', schema: 'integer', required: true },
+  { name: 'X-History-Begins', description: 'ISO 8601 as-of of the oldest snapshot the history keeps.', schema: 'string', required: true },
+  { name: 'X-History-Until', description: 'ISO 8601 as-of of the serving snapshot.', schema: 'string', required: true },
+  ...CHARGED_HEADERS,
+  ...RATE_HEADERS,
+];
+
 export const OPERATIONS: Operation[] = [
   {
     id: 'locationMap',
@@ -198,6 +207,27 @@ export const OPERATIONS: Operation[] = [
         { answers: 'geojson', type: 'application/geo+json', schema: ChangesGeoJson },
       ],
       headers: CHANGES_HEADERS,
+    },
+    errors: ['INVALID_REQUEST', 'UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'TRIAL_EXPIRED', 'DATA_ACCESS_FORBIDDEN', 'NOT_FOUND', 'RATE_LIMITED', 'INTERNAL', 'NOT_IMPLEMENTED', 'TIMEOUT', 'SERVICE_BUSY'],
+  },
+  {
+    id: 'history',
+    method: 'get',
+    path: '/api/v1/history',
+    tag: 'Locations',
+    summary: "A brand's store count by month or quarter, with openings and closings",
+    description:
+      `Store counts over time for one brand (name, alias or ticker; or \`ticker\` alone) under location-map's filters: for each calendar month or quarter (UTC) from \`from\` to \`to\`, the stores served at its end (by the last snapshot dated before it) and the stores the snapshots dated within it opened and closed, from the same history as the change feed (ids survive refreshes, so a store that only moved is no change). Rows are data rows (confidence at least ${CONFIDENCE_FLOOR}). The oldest snapshot kept is where the history begins (the status endpoint's data.changes_since): its period counts the changes after it, and a range before it is 400. Needs an enterprise or internal key. Credits by periods, like a data request of that many rows: ${tiersText('periods')}.`,
+    auth: true,
+    query: HistoryQuery,
+    success: {
+      status: 200,
+      description: 'The series, in the requested format.',
+      content: [
+        { answers: 'json', type: 'application/json', schema: HistoryJson },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: 'RFC 4180 CSV: period,start,end,stores,opened,closed; oldest first.' },
+      ],
+      headers: HISTORY_HEADERS,
     },
     errors: ['INVALID_REQUEST', 'UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'TRIAL_EXPIRED', 'DATA_ACCESS_FORBIDDEN', 'NOT_FOUND', 'RATE_LIMITED', 'INTERNAL', 'NOT_IMPLEMENTED', 'TIMEOUT', 'SERVICE_BUSY'],
   },

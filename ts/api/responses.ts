@@ -153,6 +153,29 @@ export const ChangesJson = z.object({
   closed: z.array(ClosedLocation),
 });
 
+export const HistoryPeriod = z
+  .object({
+    period: z.string().describe('The month (2026-07) or quarter (2026-Q3).'),
+    start: z.string().describe('ISO 8601: its first instant (UTC).'),
+    end: z.string().describe('ISO 8601: the first instant after it.'),
+    stores: z.number().int().describe("Stores served at the period's end: by the last snapshot dated before it (for the period still running, the serving one)."),
+    opened: z.number().int().describe('Stores the snapshots dated within the period added (the oldest snapshot kept is the base, not openings).'),
+    closed: z.number().int().describe('Stores the snapshots dated within the period removed.'),
+  })
+  .describe("One period of a brand's store counts.");
+
+export const HistoryJson = z.object({
+  brand: z.string().describe('Canonical name.'),
+  brand_wikidata: brandWikidata,
+  ticker: z.string().nullable().describe("The brand's stock ticker, null when it has none."),
+  company: z.string().nullable().describe("The listed company the ticker is (the brand's parent), where the brand has a ticker."),
+  region: z.string().describe('The filter as text, e.g. "US / TX" or "worldwide".'),
+  interval: z.enum(['month', 'quarter']),
+  begins: z.string().describe('ISO 8601 as-of of the oldest snapshot the history keeps: the first period counts the changes from then.'),
+  until: z.string().describe('ISO 8601 as-of of the serving snapshot.'),
+  series: z.array(HistoryPeriod).describe('The periods, oldest first.'),
+});
+
 /** A change as a GeoJSON Point feature: the row's fields (less id, lat, lng) as properties. */
 const changeProperties = Location.omit({ id: true, lat: true, lng: true }).extend({
   brand: z.string().describe('Canonical brand name.'),

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ApiError } from './errors.ts';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DATA_DEFAULTS, DATA_FORMATS, RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
+import { DATA_DEFAULTS, DATA_FORMATS, HISTORY_INTERVALS, RENDER_DEFAULTS, STOREFRONT_KINDS } from '../native.ts';
 import { TABLES_DIR } from '../paths.ts';
 import { FORMATS } from './prices.ts';
 
@@ -200,6 +200,55 @@ export const ChangesQuery = z
   });
 
 export type ChangesQuery = z.infer<typeof ChangesQuery>;
+
+/** The formats GET /api/v1/history answers in: a table of periods has no geometry. */
+export const HISTORY_FORMATS = ['json', 'csv'] as const satisfies readonly (typeof DATA_FORMATS)[number][];
+
+const MONTH_LABEL = /^(\d{4})-(0[1-9]|1[0-2])$/;
+const QUARTER_LABEL = /^(\d{4})-[Qq]([1-4])$/;
+
+/**
+ * The instants a history bound covers, [start, end) in unix seconds: a month (`2026-07`), a
+ * quarter (`2026-Q3`), a date (that day, UTC) or a timestamp (that second). `from` reads its
+ * start, `to` its last second, each then standing for the period of the series holding it.
+ */
+export function historyBound(text: string): { start: number; end: number } {
+  const utc = (y: number, m: number) => Date.UTC(y, m - 1, 1) / 1000;
+  let m = MONTH_LABEL.exec(text);
+  if (m) return { start: utc(+m[1], +m[2]), end: utc(+m[1], +m[2] + 1) };
+  m = QUARTER_LABEL.exec(text);
+  if (m) return { start: utc(+m[1], 3 * +m[2] - 2), end: utc(+m[1], 3 * +m[2] + 1) };
+  const start = Math.floor(Date.parse(text) / 1000);
+  return { start, end: start + (text.length === 10 ? 86_400 : 1) };
+}
+
+const historyBoundText = (which: string) =>
+  z
+    .union([z.string().regex(MONTH_LABEL), z.string().regex(QUARTER_LABEL), z.iso.date(), z.iso.datetime({ offset: true })], {
+      error: 'a month (2026-07), a quarter (2026-Q3), a date or an ISO 8601 timestamp',
+    })
+    .optional()
+    .describe(`The ${which} period: a month (2026-07), a quarter (2026-Q3), or a date or ISO 8601 timestamp within it; ${which === 'first' ? 'default the period of the oldest snapshot kept (the status endpoint\'s data.changes_since; earlier is 400)' : 'default the period of the serving snapshot (later is 400)'}.`);
+
+export const HistoryQuery = z
+  .strictObject({
+    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Give brand or ticker.'),
+    ticker: text(20).optional().describe("A stock ticker (case-insensitive): its company's brand. Give brand or ticker."),
+    ...LOCATION_FILTERS,
+    radius_km: z.coerce.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
+    interval: z.enum(HISTORY_INTERVALS).default('quarter').describe('Calendar months or quarters (UTC).'),
+    from: historyBoundText('first'),
+    to: historyBoundText('last'),
+    format: z.enum(HISTORY_FORMATS).default('json').describe('Response format.'),
+  })
+  .superRefine((r, ctx) => {
+    if (!r.brand && !r.ticker) ctx.addIssue({ code: 'custom', path: ['brand'], message: 'brand or ticker is required' });
+    if (r.brand && r.ticker) ctx.addIssue({ code: 'custom', path: ['ticker'], message: 'give brand or ticker, not both' });
+    if (r.radius_km !== undefined && !r.city) ctx.addIssue({ code: 'custom', path: ['radius_km'], message: 'radius_km requires city' });
+    if (r.from && r.to && historyBound(r.from).start >= historyBound(r.to).end) ctx.addIssue({ code: 'custom', path: ['from'], message: 'is after to' });
+  });
+
+export type HistoryQuery = z.infer<typeof HistoryQuery>;
 export type BrandsQuery = z.infer<typeof BrandsQuery>;
 export type SearchQuery = z.infer<typeof SearchQuery>;
 export type UsageQuery = z.infer<typeof UsageQuery>;

@@ -48,7 +48,7 @@ const TRIAL = PLAN_RULES.trial;
 export const AUTH = `Keyed endpoints take the API key in the \`x-api-key\` header: \`sm_live_\` followed by 24 hexadecimal characters. Keys stay server-side. Trial and standard keys get map images only; data formats (json, csv, geojson) need an enterprise or internal key. Trial keys last ${TRIAL.trialDays} days, start with ${TRIAL.defaultCredits} credits and get at most ${TRIAL.maxLocations} locations per request.`;
 
 export function creditsText(): string {
-  return `Successful requests to the four charged endpoints (location-map, nearby, overlap and changes) are charged by the rows in the answer (locations, stores, pairs of stores, changes): ${tiersText()}; map images cost twice that. A key with less than 1 credit is refused at once. Internal keys are never debited. Responses carry X-Credits-Low: true when the balance falls below ${LOW_CREDIT_THRESHOLD}. Brand directory, summaries, search, usage and status cost nothing.`;
+  return `Successful requests to the five charged endpoints (location-map, nearby, overlap, changes and history) are charged by the rows in the answer (locations, stores, pairs of stores, changes, periods): ${tiersText()}; map images cost twice that. A key with less than 1 credit is refused at once. Internal keys are never debited. Responses carry X-Credits-Low: true when the balance falls below ${LOW_CREDIT_THRESHOLD}. Brand directory, summaries, search, usage and status cost nothing.`;
 }
 
 export const PLANS_TEXT = Object.entries(PLAN_RULES)
@@ -79,6 +79,10 @@ export const EXAMPLES: Record<string, { summary: string; value: Record<string, u
     { summary: "Starbucks with a McDonald's within 200 m, in the US", value: { tickers: ['SBUX', 'MCD'], distance_m: 200, country: 'US' } },
   ],
   changes: [{ summary: 'US Starbucks opened and closed since the start of November 2026', value: { brand: 'Starbucks', since: '2026-11-01', country: 'US' } }],
+  history: [
+    { summary: "Starbucks' US store count by quarter, with openings and closings", value: { brand: 'Starbucks', country: 'US', interval: 'quarter' } },
+    { summary: 'By ticker, month by month, as CSV', value: { ticker: 'SBUX', interval: 'month', format: 'csv' } },
+  ],
   listBrands: [{ summary: 'Brands containing "coffee", A-Z', value: { q: 'coffee', sort: 'name', limit: 20 } }],
   brandSummary: [{ summary: 'A ticker resolves to its brand', value: { brand: 'SBUX' } }],
   searchBrands: [{ summary: 'Autocomplete "star"', value: { q: 'star', limit: 5 } }],

@@ -21,6 +21,7 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
   const has = (id: string) => operations.find((o) => o.id === id);
   const summary = has('locationMap');
   const feed = has('changes');
+  const counts = has('history');
   const near = has('nearby');
   const pairs = has('overlap');
   const docs: Link[] = [
@@ -52,6 +53,10 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
     '',
     feed
       ? `What changed: \`${feed.method.toUpperCase()} ${feed.path}?brand=starbucks&since=2026-11-01&country=US\` lists the brand's stores opened and closed between the refresh in force at \`since\` and now (same filters and formats as the main call, each row with \`first_seen\` or \`last_seen\`); data plans only, priced by opened plus closed rows.`
+      : '',
+    '',
+    counts
+      ? `Store counts over time: \`${counts.method.toUpperCase()} ${counts.path}?ticker=SBUX&country=US&interval=quarter\` gives, per calendar quarter (or month), the stores served at its end and the stores opened and closed within it, from the same history as the change feed, as JSON or CSV; data plans only, priced by periods (a few years of quarters cost 1 credit).`
       : '',
     '',
     AUTH,

@@ -57,7 +57,7 @@ export interface ChargedWork {
 }
 
 /** Errors from the addon, as API errors: the request's mistakes as 400s (a change-feed date
- * before the history, under `since`), a deadline as TIMEOUT, a feature this server's data
+ * before the history, under `since`; a history range outside it, under `from` or `to`), a deadline as TIMEOUT, a feature this server's data
  * cannot give as NOT_IMPLEMENTED. */
 export function fromNative(e: unknown): unknown {
   if (!(e instanceof NativeError)) return e;
@@ -67,6 +67,10 @@ export function fromNative(e: unknown): unknown {
       return new ApiError('INVALID_REQUEST', e.message);
     case 'SINCE_OUT_OF_RANGE':
       return new ApiError('INVALID_REQUEST', `Invalid query: since: ${e.message}.`, { details: [{ field: 'since', message: e.message }] });
+    case 'FROM_OUT_OF_RANGE':
+      return new ApiError('INVALID_REQUEST', `Invalid query: from: ${e.message}.`, { details: [{ field: 'from', message: e.message }] });
+    case 'TO_OUT_OF_RANGE':
+      return new ApiError('INVALID_REQUEST', `Invalid query: to: ${e.message}.`, { details: [{ field: 'to', message: e.message }] });
     case 'TIMEOUT':
       return new ApiError('TIMEOUT');
     case 'NOT_IMPLEMENTED':

@@ -8,6 +8,7 @@ import { ChangesQuery, invalidRequest } from '../api/schemas.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { changes, DATA_FORMATS, type DataFormat } from '../native.ts';
 import { resolveBrands } from '../services/directory.ts';
+import { addonFilters } from '../http/location-filters.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
 
@@ -43,12 +44,7 @@ async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promis
   const request = {
     brand: brands[0],
     since: Math.floor(Date.parse(q.since) / 1000),
-    country: q.country,
-    state: q.state !== undefined && deps.subdivisions ? deps.subdivisions.code(q.state, q.country) : q.state,
-    city: q.city,
-    postcode: q.postcode,
-    radiusKm: q.radius_km,
-    storefrontType: q.storefront_type,
+    ...addonFilters(deps, q),
     format,
     includeProvenance: q.include_provenance === 'true',
     brandLabel: label,

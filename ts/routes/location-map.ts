@@ -13,6 +13,7 @@ import { ImageCache } from '../services/image-cache.ts';
 import { FORMATS, isImageFormat, type Format, type ImageFormat } from '../api/prices.ts';
 import type { PLAN_RULES } from '../api/plans.ts';
 import type { ApiKey } from '../services/keys.ts';
+import { addonFilters } from '../http/location-filters.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
@@ -160,13 +161,7 @@ async function work(deps: ApiDeps, ctx: WorkContext, r: Req, plan: Plan): Promis
   const store = deps.store.current;
   const filters = {
     brands: plan.brands,
-    country: r.country,
-    // A subdivision's name or code, as the data's code ("Bavaria" → "BY").
-    state: r.state !== undefined && deps.subdivisions ? deps.subdivisions.code(r.state, r.country) : r.state,
-    city: r.city,
-    postcode: r.postcode,
-    radiusKm: r.radius_km,
-    storefrontType: r.storefront_type,
+    ...addonFilters(deps, r),
     limit: plan.rules.maxLocations,
   };
   // The balance now, as rows: the charge checks it again atomically after the work.

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Request, Response } from 'restify';
 import { openApiDocument } from '../docs/openapi.ts';
+import { inlineSchema } from '../docs/json-schema.ts';
 import { limitFreeEndpoint } from '../http/free-limit.ts';
 import { OPERATIONS, wireType, type OperationId } from '../api/operations.ts';
 import { ROOT } from '../paths.ts';
@@ -15,17 +16,19 @@ import type { Handlers } from '../http/mount.ts';
 
 const WEB_DIR = path.join(ROOT, 'web');
 /** The operations the playground has a form for, in its menu's order. */
-const FORMS: OperationId[] = ['locationMap', 'nearby', 'overlap'];
+const FORMS: OperationId[] = ['locationMap', 'nearby', 'overlap', 'history'];
 /** The page loads nothing from elsewhere; its script is /playground.js, its images blob: URLs. */
 const CSP = "default-src 'self'; img-src 'self' blob: data:; connect-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
-/** Each form's operation: path, summary and the JSON Schema of its body, $refs resolved. */
-function forms(): { id: string; path: string; summary: string; body: unknown }[] {
+/** Each form's operation: method, path, summary and the JSON Schema of its body (a POST's, $refs
+ * resolved) or of its query parameters (a GET's). */
+function forms(): { id: string; method: string; path: string; summary: string; body: unknown }[] {
   const doc = openApiDocument();
   return FORMS.map((id) => {
     const op = OPERATIONS.find((o) => o.id === id)!;
+    if (op.query) return { id, method: op.method, path: op.path, summary: op.summary, body: inlineSchema(op.query, 'input') };
     const ref = doc.paths[op.path][op.method].requestBody.content['application/json'].schema.$ref as string;
-    return { id, path: op.path, summary: op.summary, body: doc.components.schemas[ref.split('/').pop()!] };
+    return { id, method: op.method, path: op.path, summary: op.summary, body: doc.components.schemas[ref.split('/').pop()!] };
   });
 }
 

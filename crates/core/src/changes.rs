@@ -14,8 +14,8 @@ use crate::time::format_iso;
 /// The history as far as the serving snapshot, and the rows of stores it no longer serves.
 #[derive(Debug)]
 pub struct ChangeFeed {
-    history: IdHistory,
-    departed: Snapshot,
+    pub(crate) history: IdHistory,
+    pub(crate) departed: Snapshot,
 }
 
 /// One brand's changes.

@@ -18,6 +18,12 @@ pub enum CoreError {
     /// the code's to name (`since`), not the message's.
     #[error("the history begins at {0}")]
     SinceBeforeHistory(String),
+    /// A history range's `from` before the history's first period, or after `to`.
+    #[error("{0}")]
+    FromOutOfRange(String),
+    /// A history range's `to` after the serving snapshot's period.
+    #[error("{0}")]
+    ToOutOfRange(String),
 }
 
 /// The stable codes failures carry to the service, for every crate (the renderer's too). The
@@ -28,6 +34,8 @@ pub enum ErrorCode {
     InvalidRequest,
     UnknownCity,
     SinceOutOfRange,
+    FromOutOfRange,
+    ToOutOfRange,
     SnapshotInvalid,
     IoError,
     Timeout,
@@ -40,6 +48,8 @@ impl ErrorCode {
             ErrorCode::InvalidRequest => "INVALID_REQUEST",
             ErrorCode::UnknownCity => "UNKNOWN_CITY",
             ErrorCode::SinceOutOfRange => "SINCE_OUT_OF_RANGE",
+            ErrorCode::FromOutOfRange => "FROM_OUT_OF_RANGE",
+            ErrorCode::ToOutOfRange => "TO_OUT_OF_RANGE",
             ErrorCode::SnapshotInvalid => "SNAPSHOT_INVALID",
             ErrorCode::IoError => "IO_ERROR",
             ErrorCode::Timeout => "TIMEOUT",
@@ -56,6 +66,8 @@ impl CoreError {
             CoreError::UnknownCity(_) => ErrorCode::UnknownCity,
             CoreError::RadiusWithoutCity | CoreError::InvalidFilter(_) => ErrorCode::InvalidRequest,
             CoreError::SinceBeforeHistory(_) => ErrorCode::SinceOutOfRange,
+            CoreError::FromOutOfRange(_) => ErrorCode::FromOutOfRange,
+            CoreError::ToOutOfRange(_) => ErrorCode::ToOutOfRange,
         }
     }
 

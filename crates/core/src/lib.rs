@@ -22,6 +22,7 @@ mod overlap;
 mod pairs;
 mod query;
 mod records;
+mod series;
 mod serve;
 mod snapshot;
 mod strings;
@@ -46,6 +47,7 @@ pub use overlap::{OverlapQuery, OVERLAP_DEFAULT_DISTANCE_M, OVERLAP_MAX_BRANDS, 
 pub use pairs::{CountryOverlap, Overlap, Pair};
 pub use query::{Filters, QueryResult};
 pub use records::{brand_identity, BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
+pub use series::{Interval, Period, PeriodCount, Series, SeriesQuery};
 pub use serve::{Answer, Budget, DataQuery, Refusal, Served};
 pub use snapshot::{RowBuilder, Snapshot, SnapshotBuilder, TextColumn, FORMAT_VERSION, OLDEST_READABLE, PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE};
 pub use strings::{StringPool, StringPoolBuilder};

@@ -3,7 +3,7 @@
 //! several dates equal the differences of the snapshots' servable ids, with the right first and
 //! last seen times, in every format.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use storemap_core::{format_iso, Snapshot};
 use storemap_ingest::world::churn::SURVEY;
@@ -111,4 +111,89 @@ fn the_change_feed_answers_from_the_history_what_the_snapshots_say() {
     assert_eq!(paid.answer.body, storemap_core::write_changes(current, feed.departed(), &expected, Format::Json, &opts));
     let refused = feed.answer(current, &query(Some(expected.count() - 1))).unwrap();
     assert_eq!((refused.answer.refused, refused.answer.count, refused.answer.body.len()), (Some(Refusal::Credits), expected.count(), 0));
+}
+
+/// Store counts by month and quarter over the same kind of three weekly builds, for brands that
+/// opened and closed stores: each period's count, openings and closings equal what the
+/// snapshots themselves serve (the brand's servable ids in the last snapshot before the period
+/// ends, and the differences of consecutive snapshots dated within it).
+#[test]
+fn the_series_counts_what_each_snapshot_served() {
+    use storemap_core::{Budget, ChangeFeed, Filters, Interval, Refusal, SeriesQuery};
+    let dir = TempDir::new("series");
+    // Two of the three builds in one month and the third in the next (or all in one quarter).
+    let weeks = [SURVEY + 80 * DAY, SURVEY + 87 * DAY, SURVEY + 125 * DAY];
+    let snaps: Vec<(Snapshot, BTreeSet<u64>)> = weeks
+        .iter()
+        .map(|&t| {
+            build(dir.path(), t, Vec::new());
+            servable(dir.path())
+        })
+        .collect();
+    let current = &snaps[2].0;
+    let feed = ChangeFeed::load(dir.path(), current).unwrap().unwrap();
+    // Each snapshot's servable ids by brand identity.
+    let by_brand: Vec<HashMap<String, BTreeSet<u64>>> = snaps
+        .iter()
+        .map(|(s, ids)| {
+            let mut m: HashMap<String, BTreeSet<u64>> = HashMap::new();
+            for r in 0..s.row_count() {
+                if ids.contains(&s.row_id(r)) {
+                    m.entry(s.brands()[s.brand_of_row(r as u32) as usize].identity().to_string()).or_default().insert(s.row_id(r));
+                }
+            }
+            m
+        })
+        .collect();
+    let brand_ids = |k: usize, identity: &str| by_brand[k].get(identity).cloned().unwrap_or_default();
+    // The brands with the most changes over the builds.
+    let mut by_change: Vec<(usize, u32)> = (0..current.brands().len() as u32)
+        .map(|b| {
+            let identity = current.brands()[b as usize].identity();
+            (brand_ids(0, identity).symmetric_difference(&brand_ids(2, identity)).count(), b)
+        })
+        .collect();
+    by_change.sort_unstable_by(|x, y| y.cmp(x));
+    for &(changed, b) in by_change.iter().take(3) {
+        assert!(changed > 0, "no brand changed over the builds");
+        let identity = current.brands()[b as usize].identity();
+        let sets: Vec<BTreeSet<u64>> = (0..3).map(|k| brand_ids(k, identity)).collect();
+        for interval in [Interval::Month, Interval::Quarter] {
+            let q = SeriesQuery { brand: b, filters: Filters::default(), interval, from: None, to: None, budget: Budget::default() };
+            let got = feed.series(current, &q).unwrap();
+            assert_eq!((got.begins, got.until), (weeks[0], weeks[2]));
+            assert_eq!(got.points.first().unwrap().period, interval.period_of(weeks[0]));
+            assert_eq!(got.points.last().unwrap().period, interval.period_of(weeks[2]));
+            for p in &got.points {
+                let last = (0..3).rev().find(|&k| weeks[k] < p.period.end).unwrap();
+                let (mut opened, mut closed) = (0, 0);
+                for k in 1..3 {
+                    if weeks[k] >= p.period.start && weeks[k] < p.period.end {
+                        opened += sets[k].difference(&sets[k - 1]).count() as u32;
+                        closed += sets[k - 1].difference(&sets[k]).count() as u32;
+                    }
+                }
+                assert_eq!((p.stores, p.opened, p.closed), (sets[last].len() as u32, opened, closed), "{identity} {}", p.period.label);
+            }
+        }
+    }
+    // Out of the history's reach, named; priced before the walk.
+    let q = |from, to, max_rows| SeriesQuery {
+        brand: by_change[0].1,
+        filters: Filters::default(),
+        interval: Interval::Month,
+        from,
+        to,
+        budget: Budget { max_rows, deadline: None },
+    };
+    let first = Interval::Month.period_of(weeks[0]);
+    let err = feed.series(current, &q(Some(first.start - 1), None, None)).unwrap_err();
+    assert_eq!((err.code(), err.to_string()), ("FROM_OUT_OF_RANGE", format!("the history begins at {} (period {})", format_iso(weeks[0]), first.label)));
+    let last = Interval::Month.period_of(weeks[2]);
+    let err = feed.series(current, &q(None, Some(last.end), None)).unwrap_err();
+    assert_eq!(err.code(), "TO_OUT_OF_RANGE");
+    assert!(feed.series(current, &q(Some(last.start), Some(first.start), None)).is_err_and(|e| e.code() == "FROM_OUT_OF_RANGE"));
+    let all = feed.series(current, &q(None, None, None)).unwrap();
+    let refused = feed.series(current, &q(None, None, Some(all.count - 1))).unwrap();
+    assert_eq!((refused.refused, refused.count, refused.points.len()), (Some(Refusal::Credits), all.count, 0));
 }
