@@ -107,6 +107,11 @@ export declare class Store {
   /** The snapshot's build facts and size. */
   info(): SnapshotInfo
   resolve(name: string): Resolved | null
+  /**
+   * The brand a ticker names, as `resolve` answers it, even where the text is also a
+   * brand's name ("BP", "EVgo"): for a parameter that takes tickers only.
+   */
+  resolveTicker(ticker: string): Resolved | null
   isTicker(text: string): boolean
   /** Close matches for a name that resolves to nothing, best first. */
   suggest(name: string, limit?: number | undefined | null): Array<BrandInfo>

@@ -232,6 +232,13 @@ test('history refuses: no key, image plans, ranges outside the history, bad fiel
   const late = assertError(t, await get(s, { brand: w.brand, to: '2027-07' }), 400, 'INVALID_REQUEST');
   t.deepEqual(fields(late), ['to']);
   t.true(late.error.includes(BUILDS[2]), late.error);
+  // A bound alone on the wrong side of the reach is named itself, not the default of the other.
+  const toEarly = assertError(t, await get(s, { brand: w.brand, to: '2026-09' }), 400, 'INVALID_REQUEST');
+  t.deepEqual(fields(toEarly), ['to']);
+  t.true(toEarly.error.includes(BUILDS[0]), toEarly.error);
+  const fromLate = assertError(t, await get(s, { brand: w.brand, from: '2027-Q3' }), 400, 'INVALID_REQUEST');
+  t.deepEqual(fields(fromLate), ['from']);
+  t.true(fromLate.error.includes(BUILDS[2]), fromLate.error);
 
   for (const [params, field] of [
     [{ brand: w.brand, interval: 'week' }, 'interval'],

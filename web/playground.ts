@@ -222,6 +222,7 @@ function chart(series: Period[]): SVGSVGElement {
   const { width, height, left, right, top, line, bars } = CHART;
   const root = svg('svg', { id: 'history-chart', viewBox: `0 0 ${width} ${height}`, role: 'img', width: '100%', 'aria-label': `Stores by period, ${series[0]?.period ?? ''} to ${series[series.length - 1]?.period ?? ''}` });
   root.append(svg('rect', { x: 0, y: 0, width, height, fill: '#fff' }));
+  if (series.length === 0) return root;
   const legend: [string, string][] = [
     ['#1d4ed8', 'stores at period end'],
     ['#16a34a', 'opened'],

@@ -241,6 +241,19 @@ impl Store {
         })
     }
 
+    /// The brand a ticker names, as `resolve` answers it, even where the text is also a
+    /// brand's name ("BP", "EVgo"): for a parameter that takes tickers only.
+    #[napi]
+    pub fn resolve_ticker(&self, ticker: String) -> Result<Option<Resolved>, Code> {
+        run(|| {
+            Ok(self.inner.aliases().ticker(&ticker).map(|brand| Resolved {
+                brand,
+                name: self.inner.brands()[brand as usize].name.clone(),
+                by: storemap_core::ResolvedBy::Ticker.as_str().into(),
+            }))
+        })
+    }
+
     #[napi]
     pub fn is_ticker(&self, text: String) -> Result<bool, Code> {
         run(|| Ok(self.inner.aliases().is_ticker(&text)))

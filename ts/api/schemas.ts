@@ -213,7 +213,8 @@ const QUARTER_LABEL = /^(\d{4})-[Qq]([1-4])$/;
  * start, `to` its last second, each then standing for the period of the series holding it.
  */
 export function historyBound(text: string): { start: number; end: number } {
-  const utc = (y: number, m: number) => Date.UTC(y, m - 1, 1) / 1000;
+  // setUTCFullYear, not Date.UTC: that reads the years 0-99 as 1900-1999.
+  const utc = (y: number, m: number) => new Date(0).setUTCFullYear(y, m - 1, 1) / 1000;
   let m = MONTH_LABEL.exec(text);
   if (m) return { start: utc(+m[1], +m[2]), end: utc(+m[1], +m[2] + 1) };
   m = QUARTER_LABEL.exec(text);

@@ -27,16 +27,16 @@ export function handlers(deps: ApiDeps): Handlers {
   return { history: [chargedRoute(deps, ENDPOINT, (req, ctx) => series(req, deps, ctx))] };
 }
 
-/** The brand a query names: by name, alias or ticker, or by `ticker` only (a brand name there
- * is not a ticker: 404 with the tickers it resembles). */
+/** The brand a query names: by name, alias or ticker, or by `ticker` only (a ticker even where
+ * it is also a brand's name, "BP"; a name there is not a ticker: 404 with what it resembles). */
 function brandOf(store: Store, q: HistoryQuery): { brand: number; label: string } {
   if (q.brand) {
     const { brands, label } = resolveBrands(store, [q.brand]);
     return { brand: brands[0], label };
   }
   const ticker = q.ticker!;
-  const found = store.resolve(ticker);
-  if (!found || found.by !== 'ticker') throw new ApiError('NOT_FOUND', `No ticker matches "${ticker}".`, { suggestions: suggestionsFor(store, ticker) });
+  const found = store.resolveTicker(ticker);
+  if (!found) throw new ApiError('NOT_FOUND', `No ticker matches "${ticker}".`, { suggestions: suggestionsFor(store, ticker) });
   return { brand: found.brand, label: found.name };
 }
 

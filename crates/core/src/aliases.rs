@@ -131,6 +131,11 @@ impl AliasIndex {
             .find_map(|k| self.keys.get(k).map(|&(brand, by)| Resolution { brand, by: if by == ResolvedBy::Name { ResolvedBy::Variant } else { by } }))
     }
 
+    /// The brand a ticker names (case-insensitive), whatever brand names the text also matches.
+    pub fn ticker(&self, input: &str) -> Option<u32> {
+        self.tickers.get(&input.trim().to_uppercase()).copied()
+    }
+
     pub fn is_ticker(&self, input: &str) -> bool {
         self.tickers.contains_key(&input.trim().to_uppercase())
     }
@@ -249,6 +254,8 @@ mod tests {
         assert_eq!(resolved(&idx, "mcd"), Some((0, ResolvedBy::Ticker)));
         assert_eq!(resolved(&idx, "gap"), Some((2, ResolvedBy::Name)));
         assert_eq!(resolved(&idx, "DG"), Some((0, ResolvedBy::Ticker)));
+        // Asked as a ticker only, a ticker that is also a bigger brand's name is the ticker's.
+        assert_eq!((idx.ticker(" gap "), idx.ticker("MCD"), idx.ticker("Old Navy")), (Some(3), Some(0), None));
     }
 
     #[test]

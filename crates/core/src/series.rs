@@ -14,6 +14,9 @@ use crate::serve::{Budget, Refusal};
 use crate::snapshot::Snapshot;
 use crate::time::{civil_from_days, days_from_civil, format_iso, DAY_S};
 
+/// The most periods one answer holds: a century of months.
+pub const MAX_PERIODS: i64 = 1_200;
+
 /// The calendar step of a series (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Interval {
@@ -140,14 +143,28 @@ impl ChangeFeed {
         let (first, last) = (q.interval.number_of(begins), q.interval.number_of(until));
         let from = q.from.map_or(first, |t| q.interval.number_of(t));
         let to = q.to.map_or(last, |t| q.interval.number_of(t));
+        let begins_at = || format!("the history begins at {} (period {})", format_iso(begins), q.interval.nth(first).label);
+        let ends_at = || format!("the history ends at {} (period {})", format_iso(until), q.interval.nth(last).label);
+        // Each bound against the reach first, so that the field named is one the caller gave.
         if from < first {
-            return Err(CoreError::FromOutOfRange(format!("the history begins at {} (period {})", format_iso(begins), q.interval.nth(first).label)));
+            return Err(CoreError::FromOutOfRange(begins_at()));
+        }
+        if from > last {
+            return Err(CoreError::FromOutOfRange(ends_at()));
         }
         if to > last {
-            return Err(CoreError::ToOutOfRange(format!("the history ends at {} (period {})", format_iso(until), q.interval.nth(last).label)));
+            return Err(CoreError::ToOutOfRange(ends_at()));
+        }
+        if to < first {
+            return Err(CoreError::ToOutOfRange(begins_at()));
         }
         if from > to {
             return Err(CoreError::FromOutOfRange(format!("period {} is after to's period {}", q.interval.nth(from).label, q.interval.nth(to).label)));
+        }
+        // A history's reach is what its snapshots' dates say; a damaged date must not make a
+        // request build millions of periods.
+        if to - from >= MAX_PERIODS {
+            return Err(CoreError::FromOutOfRange(format!("at most {MAX_PERIODS} periods: give a later from")));
         }
         Ok((from..=to).map(|n| q.interval.nth(n)).collect())
     }
@@ -207,17 +224,23 @@ impl ChangeFeed {
         if q.budget.passed() {
             return refused(Refusal::Deadline);
         }
-        let points = periods
-            .into_iter()
-            .map(|period| {
-                let within = steps.iter().filter(|s| s.as_of >= period.start && s.as_of < period.end);
-                let (opened, closed) = within.fold((0, 0), |(o, c), s| (o + s.opened, c + s.closed));
-                let stores = steps.iter().rev().find(|s| s.as_of < period.end).map_or(0, |s| s.stores);
-                PeriodCount { period, stores, opened, closed }
-            })
-            .collect();
-        Ok(Series { begins, until, points, count, region, refused: None })
+        Ok(Series { begins, until, points: counts(periods, &steps), count, region, refused: None })
     }
+}
+
+/// Each period's counts from the steps (oldest first): the stores after the last step dated
+/// before its end, and the changes of the steps dated within it (`[start, end)`: a snapshot as
+/// of a period's first instant is that period's). */
+fn counts(periods: Vec<Period>, steps: &[Step]) -> Vec<PeriodCount> {
+    periods
+        .into_iter()
+        .map(|period| {
+            let within = steps.iter().filter(|s| s.as_of >= period.start && s.as_of < period.end);
+            let (opened, closed) = within.fold((0, 0), |(o, c), s| (o + s.opened, c + s.closed));
+            let stores = steps.iter().rev().find(|s| s.as_of < period.end).map_or(0, |s| s.stores);
+            PeriodCount { period, stores, opened, closed }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -246,5 +269,24 @@ mod tests {
             assert_eq!(Interval::Month.nth(n).end, Interval::Month.nth(n + 1).start);
             assert_eq!(Interval::Quarter.nth(n).end, Interval::Quarter.nth(n + 1).start);
         }
+    }
+
+    #[test]
+    fn a_snapshot_dated_at_a_period_start_counts_in_that_period_and_not_the_one_before() {
+        // Snapshots on 2026-11-15 (the base: 10 stores), exactly at 2027-01-01 (+3, -1: 12) and
+        // on 2027-02-10 (+1: 13). Expected by hand, quarter by quarter.
+        let steps = [
+            Step { as_of: at("2026-11-15"), opened: 0, closed: 0, stores: 10 },
+            Step { as_of: at("2027-01-01"), opened: 3, closed: 1, stores: 12 },
+            Step { as_of: at("2027-02-10"), opened: 1, closed: 0, stores: 13 },
+        ];
+        let periods = (Interval::Quarter.number_of(steps[0].as_of)..=Interval::Quarter.number_of(steps[2].as_of)).map(|n| Interval::Quarter.nth(n)).collect();
+        let got: Vec<(String, u32, u32, u32)> = counts(periods, &steps).into_iter().map(|p| (p.period.label, p.stores, p.opened, p.closed)).collect();
+        assert_eq!(got, vec![("2026-Q4".to_string(), 10, 0, 0), ("2027-Q1".to_string(), 13, 4, 1)]);
+        // By month, a month with no snapshot keeps the count before it.
+        let periods = (Interval::Month.number_of(at("2026-11-01"))..=Interval::Month.number_of(at("2027-03-01"))).map(|n| Interval::Month.nth(n)).collect();
+        let got: Vec<(String, u32, u32, u32)> = counts(periods, &steps).into_iter().map(|p| (p.period.label, p.stores, p.opened, p.closed)).collect();
+        let want = [("2026-11", 10, 0, 0), ("2026-12", 10, 0, 0), ("2027-01", 12, 3, 1), ("2027-02", 13, 1, 0), ("2027-03", 13, 0, 0)];
+        assert_eq!(got, want.iter().map(|&(l, s, o, c)| (l.to_string(), s, o, c)).collect::<Vec<_>>());
     }
 }
