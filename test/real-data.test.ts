@@ -25,6 +25,8 @@ interface SourceImport {
   rows_kept: number;
   skipped: Record<string, number>;
   rows_corroborated: number;
+  rows_with_hours: number;
+  hours_invalid: number;
 }
 interface Report {
   pool_points: number;
@@ -83,7 +85,7 @@ test.serial('OSM areas and ATP points of the same store become one row that both
   const r = await runCli(['data', 'import', '--osm', PBF, '--atp', ATP_ZIP, '--as-of', AS_OF], { STOREMAP_DATA_DIR: dir });
   t.is(r.code, 0, describe(r));
   // The table an operator reads at the end names every source and reason.
-  t.regex(r.stderr, /source\s+files\s+empty\s+failed\s+read\s+kept\s+corroborated/);
+  t.regex(r.stderr, /source\s+files\s+empty\s+failed\s+read\s+kept\s+corroborated\s+hours\s+bad hours/);
   t.regex(r.stdout, /snapshot\.smap: \d+ rows/);
 
   for (const brand of ['Denner', 'MediaMarkt', 'Tchibo']) {
@@ -101,6 +103,8 @@ test.serial('OSM areas and ATP points of the same store become one row that both
     const skipped = Object.values(x.skipped).reduce((a, b) => a + b, 0);
     t.is(x.rows_read, x.rows_kept + skipped, `${s}: every row read is kept or skipped for a reason`);
     t.true(x.rows_corroborated >= 3, `${s}: the three shared stores`);
+    // Opening hours read from the publishers' own values (the crate's tests hold each row's).
+    t.true(x.rows_with_hours > 0 && x.rows_with_hours + x.hours_invalid <= x.rows_read, `${s}: ${x.rows_with_hours} rows with hours, ${x.hours_invalid} dropped`);
   }
   t.is(rep.sources.atp!.files_empty, 1, 'the 0-byte spider');
   t.is(rep.sources.osm!.skipped.duplicate_id ?? 0, 0, 'a PBF holds each object once');

@@ -143,6 +143,9 @@ interface SourceImport {
   rows_kept: number;
   skipped: Record<string, number>;
   rows_corroborated: number;
+  /** Rows the importer took with opening hours, and those whose hours were dropped as invalid. */
+  rows_with_hours?: number;
+  hours_invalid?: number;
 }
 interface ImportSummary {
   snapshot: string;
@@ -153,8 +156,10 @@ interface ImportSummary {
 /** What each source's import did, as a table an operator reads at the end of an import. */
 export function importTable(imports: ImportSummary['imports']): string {
   const reasons = [...new Set(imports.flatMap((r) => Object.keys(r.skipped)))].sort();
-  const head = ['source', 'files', 'empty', 'failed', 'read', 'kept', 'corroborated', ...reasons];
-  const rows = imports.map((r) => [r.source, r.files, r.files_empty, r.files_failed, r.rows_read, r.rows_kept, r.rows_corroborated, ...reasons.map((k) => r.skipped[k] ?? 0)].map(String));
+  const head = ['source', 'files', 'empty', 'failed', 'read', 'kept', 'corroborated', 'hours', 'bad hours', ...reasons];
+  const rows = imports.map((r) =>
+    [r.source, r.files, r.files_empty, r.files_failed, r.rows_read, r.rows_kept, r.rows_corroborated, r.rows_with_hours ?? 0, r.hours_invalid ?? 0, ...reasons.map((k) => r.skipped[k] ?? 0)].map(String),
+  );
   const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join('  ');
   return [line(head), ...rows.map(line)].join('\n');

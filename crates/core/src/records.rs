@@ -45,6 +45,13 @@ pub struct SourceImport {
     pub skipped: std::collections::BTreeMap<String, u64>,
     /// Kept rows that ended in a reconciled row with another source.
     pub rows_corroborated: u64,
+    /// Rows the importer took (before the pipeline's region and brand checks) with
+    /// `opening_hours` the grammar reads, and those whose hours it did not read (dropped).
+    /// Absent from snapshots written before hours were read: 0.
+    #[serde(default)]
+    pub rows_with_hours: u64,
+    #[serde(default)]
+    pub hours_invalid: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -117,6 +117,8 @@ fn meta() -> SnapshotMeta {
             rows_kept: 990,
             skipped: counts(&[("no_brand", 7), ("bad_coordinates", 3)]),
             rows_corroborated: 450,
+            rows_with_hours: 300,
+            hours_invalid: 4,
         },
     );
     imports.insert("osm".to_string(), SourceImport { files: 1, rows_read: 5, rows_kept: 5, ..SourceImport::default() });

@@ -12,6 +12,7 @@ pub mod feed_score;
 pub mod footprint;
 pub mod hash;
 pub mod history;
+pub mod hours;
 pub mod identity;
 pub mod import;
 pub mod land;

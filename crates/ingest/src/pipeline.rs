@@ -556,6 +556,8 @@ fn source_import(r: &ImportReport) -> SourceImport {
         rows_kept: r.rows_kept,
         skipped: r.skipped.clone(),
         rows_corroborated: r.rows_corroborated,
+        rows_with_hours: r.rows_with_hours,
+        hours_invalid: r.hours_invalid,
     }
 }
 

@@ -24,6 +24,11 @@ pub struct SourceRow {
     /// ISO alpha-2 as the source tagged it (may be missing or wrong: see country backfill).
     pub country: Option<String>,
     pub phone: Option<String>,
+    /// `opening_hours` in the parser's normal form (`hours.rs`), where the source gives valid
+    /// hours.
+    pub opening_hours: Option<String>,
+    /// The source gave hours the grammar rejects (dropped; counted in the import's report).
+    pub hours_invalid: bool,
     /// The source says the place is closed.
     pub closed: bool,
     /// When the source last saw or refreshed the record (unix seconds).
@@ -114,6 +119,10 @@ pub struct ImportReport {
     pub skipped: std::collections::BTreeMap<String, u64>,
     /// Kept rows that ended in a reconciled row with at least one other source.
     pub rows_corroborated: u64,
+    /// Rows the importer took with valid `opening_hours`, and those whose hours were dropped as
+    /// invalid (counted before the pipeline's region and brand checks).
+    pub rows_with_hours: u64,
+    pub hours_invalid: u64,
     /// The first messages (capped, so a broken file cannot flood the log).
     pub errors: Vec<String>,
     /// Licences declared by the files read (AllThePlaces spiders' `dataset_attributes`):
@@ -141,6 +150,12 @@ impl ImportReport {
             self.errors.push(format!("{file}: {place}: {}", skipped.why));
         }
         self.count(skipped.reason, 1);
+    }
+
+    /// Counts a kept row's hours: valid, or dropped as invalid.
+    pub fn count_hours(&mut self, row: &SourceRow) {
+        self.rows_with_hours += u64::from(row.opening_hours.is_some());
+        self.hours_invalid += u64::from(row.hours_invalid);
     }
 
     /// A message about the import as a whole (capped like the rest).
@@ -183,6 +198,8 @@ impl ImportReport {
         self.rows_skipped += other.rows_skipped;
         self.rows_closed += other.rows_closed;
         self.rows_corroborated += other.rows_corroborated;
+        self.rows_with_hours += other.rows_with_hours;
+        self.hours_invalid += other.hours_invalid;
         for (k, v) in other.skipped {
             *self.skipped.entry(k).or_default() += v;
         }

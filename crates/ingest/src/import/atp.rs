@@ -145,6 +145,7 @@ fn spider_file(name: &str, bytes: &[u8], many: bool, report: &mut ImportReport, 
         }
     }
     report.rows_kept += rows.len() as u64;
+    rows.iter().for_each(|r| report.count_hours(r));
     sink(rows);
     Ok(())
 }

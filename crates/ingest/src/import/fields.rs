@@ -116,6 +116,8 @@ pub struct Tags {
     pub phone: Option<String>,
     #[serde(default, rename = "contact:phone", deserialize_with = "opt_string")]
     pub contact_phone: Option<String>,
+    #[serde(default, deserialize_with = "opt_string")]
+    pub opening_hours: Option<String>,
 }
 
 impl Tags {
@@ -148,6 +150,11 @@ impl Tags {
         row.postcode = clean(self.postcode.as_deref());
         row.country = clean(self.country.as_deref()).map(|c| c.to_uppercase()).filter(|c| c.len() == 2);
         row.phone = clean(self.phone.as_deref()).or_else(|| clean(self.contact_phone.as_deref()));
+        match crate::hours::normalize(self.opening_hours.as_deref()) {
+            crate::hours::Hours::Valid(h) => row.opening_hours = Some(h),
+            crate::hours::Hours::Invalid => row.hours_invalid = true,
+            crate::hours::Hours::Absent => {}
+        }
     }
 }
 

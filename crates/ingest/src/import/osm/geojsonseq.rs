@@ -54,6 +54,7 @@ fn take_chunk(lines: &[Vec<u8>], first_line: u64, name: &str, report: &mut Impor
         match keep(p, seen) {
             Ok(row) => {
                 report.rows_kept += 1;
+                report.count_hours(&row);
                 out.push(row);
             }
             Err(skipped) => report.skip(name, first_line + i as u64, skipped),

@@ -366,6 +366,7 @@ fn emit(name: &str, kind: char, id: i64, row: std::result::Result<SourceRow, Ski
     match row {
         Ok(row) => {
             report.rows_kept += 1;
+            report.count_hours(&row);
             out.push(row);
         }
         Err(s) => {
