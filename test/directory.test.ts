@@ -19,7 +19,7 @@ import { startServer } from './helpers/server.ts';
 
 const NO_RATE_LIMIT = { STOREMAP_RATE_LIMIT: '100000', STOREMAP_RATE_BURST: '100000' };
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const LOCATION_FIELDS = ['id', 'brand_wikidata', 'name', 'lat', 'lng', 'country', 'state', 'city', 'address', 'postcode', 'phone', 'last_updated'].sort();
+const LOCATION_FIELDS = ['id', 'brand_wikidata', 'name', 'lat', 'lng', 'country', 'state', 'city', 'address', 'postcode', 'phone', 'opening_hours', 'last_updated'].sort();
 const MCD = "McDonald's";
 /** data/tickers.csv, the table the build reads tickers, parents and ids from: what the
  * directory must say of each listed brand, read here without the service. */

@@ -42,6 +42,7 @@ interface Loc {
   country: string;
   source_types: string[];
   alias_sources: { source_type: string; source_id: string }[];
+  opening_hours: string | null;
 }
 
 async function report(dir: string): Promise<Report> {
@@ -59,6 +60,16 @@ async function rowsOf(dir: string, brand: string): Promise<Loc[]> {
 }
 
 /** Where the OSM export puts a brand's store in the mall (its first coordinate). */
+/** The OSM export's opening_hours of a brand's object, read from the file. */
+function osmHours(brand: string): string | undefined {
+  for (const line of readFileSync(SEQ, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const p = (JSON.parse(line.replace(/^\x1e/, '')) as { properties: Record<string, unknown> }).properties;
+    if (p.brand === brand && typeof p.opening_hours === 'string') return p.opening_hours;
+  }
+  return undefined;
+}
+
 function osmPoint(brand: string): [number, number] {
   for (const line of readFileSync(SEQ, 'utf8').split('\n')) {
     if (!line.trim()) continue;
@@ -95,6 +106,8 @@ test.serial('OSM areas and ATP points of the same store become one row that both
     t.is(here.length, 1, `${brand}: one row at the mall, got ${JSON.stringify(here)}`);
     t.deepEqual([...here[0]!.source_types].sort(), ['atp', 'osm'], `${brand}: seen by both sources`);
     t.is(here[0]!.country, 'CH');
+    // Hours where a source gives them: the row carries a value in OSM's syntax (normal form).
+    if (osmHours(brand) !== undefined) t.regex(here[0]!.opening_hours ?? '', /^(Mo|Tu|We|Th|Fr|Sa|Su|24\/7|PH|[A-Z][a-z]{2} \d)/, `${brand}: ${here[0]!.opening_hours}`);
   }
 
   const rep = await report(dir);

@@ -15,10 +15,10 @@ import { postMap, request, type HttpResult } from './http.ts';
 import { startServer, type TestServer } from './server.ts';
 import { SqliteLedger } from '../../ts/db/sqlite-ledger.ts';
 
-export const LOCATION_FIELDS = ['id', 'brand_wikidata', 'name', 'lat', 'lng', 'country', 'state', 'city', 'address', 'postcode', 'phone', 'last_updated'] as const;
+export const LOCATION_FIELDS = ['id', 'brand_wikidata', 'name', 'lat', 'lng', 'country', 'state', 'city', 'address', 'postcode', 'phone', 'opening_hours', 'last_updated'] as const;
 export const PROVENANCE_FIELDS = ['source_types', 'confidence', 'storefront_type', 'alias_sources', 'last_verified'] as const;
 export const CSV_HEADER = 'brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated';
-export const GEO_PROPERTIES = ['brand', 'brand_wikidata', 'name', 'address', 'city', 'state', 'country', 'postcode', 'phone', 'last_updated'] as const;
+export const GEO_PROPERTIES = ['brand', 'brand_wikidata', 'name', 'address', 'city', 'state', 'country', 'postcode', 'phone', 'opening_hours', 'last_updated'] as const;
 const STOREFRONT_TYPES = ['full_retail', 'small_format', 'pickup', 'studio', 'other'];
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 /** High enough that the rate limiter never interferes with a test that is not about it. */

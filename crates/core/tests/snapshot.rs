@@ -176,6 +176,7 @@ fn rows() -> Vec<RowBuilder> {
             state: "IL".into(),
             postcode: "60601".into(),
             phone: "+1 312 555 0100".into(),
+            opening_hours: String::new(),
             country: "US".into(),
             last_updated: 1_709_210_096,
             confidence: 0.95,
@@ -197,6 +198,7 @@ fn rows() -> Vec<RowBuilder> {
             state: "13".into(),
             postcode: "163-8001".into(),
             phone: "+81 3-5321-1111".into(),
+            opening_hours: String::new(),
             country: "JP".into(),
             last_updated: 1_793_491_200,
             confidence: CONFIDENCE_FLOOR,
@@ -218,6 +220,7 @@ fn rows() -> Vec<RowBuilder> {
             state: "ZH".into(),
             postcode: "8001".into(),
             phone: String::new(),
+            opening_hours: String::new(),
             country: "CH".into(),
             last_updated: -86_401,
             confidence: 0.59,
@@ -254,6 +257,7 @@ fn rows() -> Vec<RowBuilder> {
             state: "SP".into(),
             postcode: "01310-200".into(),
             phone: "+55 11 3149-5959".into(),
+            opening_hours: String::new(),
             country: "BR".into(),
             last_updated: 1_234_567_890,
             confidence: 0.8,
@@ -275,6 +279,7 @@ fn rows() -> Vec<RowBuilder> {
             state: "SP".into(),
             postcode: "01412-000".into(),
             phone: String::new(),
+            opening_hours: String::new(),
             country: "BR".into(),
             last_updated: 1_234_567_890,
             confidence: 0.99,
@@ -296,6 +301,7 @@ fn rows() -> Vec<RowBuilder> {
             state: "NY".into(),
             postcode: "10007".into(),
             phone: "+1 212 555 0199".into(),
+            opening_hours: String::new(),
             country: "US".into(),
             last_updated: 1_793_491_200,
             confidence: 1.0,
@@ -333,6 +339,7 @@ fn rows() -> Vec<RowBuilder> {
             state: "NY".into(),
             postcode: "10036".into(),
             phone: String::new(),
+            opening_hours: String::new(),
             country: "US".into(),
             last_updated: 1_700_000_000,
             confidence: 0.61,
@@ -543,7 +550,7 @@ fn written(dir: &TempDir) -> (Vec<u8>, usize, usize) {
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(&bytes[..8], b"STOREMAP");
     assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), FORMAT_VERSION);
-    assert_eq!(FORMAT_VERSION, 2);
+    assert_eq!(FORMAT_VERSION, 3);
     let n = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
     let (checksum, len) = sections(&bytes)["checksum"];
     assert_eq!((checksum + len, len), (bytes.len(), 8), "the checksum is the last section");
@@ -630,4 +637,72 @@ fn a_loaded_row_copies_back_into_the_row_that_was_pushed() {
     let again = dir.file("again.smap");
     write(&(0..snap.row_count()).map(|r| snap.row(r)).collect::<Vec<_>>(), &again);
     assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&path).unwrap());
+}
+
+/// The file's sections in file order, less those named, rewritten as a file of `version` with
+/// a fresh checksum: the layout `file.rs` documents, written here independently.
+fn rewritten(bytes: &[u8], version: u32, without: &[&str]) -> Vec<u8> {
+    let mut kept: Vec<(String, (usize, usize))> = sections(bytes).into_iter().filter(|(n, _)| n != "checksum" && !without.contains(&n.as_str())).collect();
+    kept.sort_by_key(|(_, (off, _))| *off);
+    let align = |n: usize| (n + 7) & !7;
+    let count = kept.len() + 1;
+    let mut out = b"STOREMAP".to_vec();
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(count as u32).to_le_bytes());
+    let mut offset = align(16 + 32 * count);
+    let mut body = Vec::new();
+    for (name, len) in kept.iter().map(|(n, (_, len))| (n.as_str(), *len)).chain([("checksum", 8)]) {
+        let mut field = [0u8; 16];
+        field[..name.len()].copy_from_slice(name.as_bytes());
+        out.extend_from_slice(&field);
+        out.extend_from_slice(&(offset as u64).to_le_bytes());
+        out.extend_from_slice(&(len as u64).to_le_bytes());
+        offset = align(offset + len);
+    }
+    for (_, (off, len)) in &kept {
+        body.resize(align(out.len() + body.len()) - out.len(), 0);
+        body.extend_from_slice(&bytes[*off..off + len]);
+    }
+    out.extend_from_slice(&body);
+    out.resize(align(out.len()), 0);
+    let sum = crc32fast::hash(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out.extend_from_slice(&[0u8; 4]);
+    out
+}
+
+#[test]
+fn opening_hours_are_kept_and_a_version_2_file_without_them_loads_with_none() {
+    let dir = TempDir::new("snapshot", "hours");
+    let path = dir.file("snapshot.smap");
+    let mut input = rows();
+    input[0].opening_hours = "Mo-Fr 08:00-20:00; Sa 09:00-18:00".into();
+    input[1].opening_hours = "24/7".into();
+    write(&input, &path);
+    let bytes = std::fs::read(&path).unwrap();
+    let snap = Snapshot::from_bytes("v3", &bytes).unwrap();
+    let hours_of = |s: &Snapshot, id: u64| {
+        let r = (0..s.row_count()).find(|&r| s.row_id(r) == id).unwrap();
+        s.row_text(TextColumn::OpeningHours, r).to_string()
+    };
+    for r in &input {
+        assert_eq!(hours_of(&snap, r.id), r.opening_hours, "row {}", r.id);
+    }
+    // The same rows as a version 2 file (no hours section): they load, with no hours, and
+    // every other column as before.
+    let old = Snapshot::from_bytes("v2", &rewritten(&bytes, 2, &["opening_hours"])).expect("a version 2 file loads");
+    assert_eq!(old.row_count(), snap.row_count());
+    for r in &input {
+        assert_eq!(hours_of(&old, r.id), "");
+    }
+    for r in 0..snap.row_count() {
+        assert_eq!(
+            (old.row_id(r), old.row_text(TextColumn::Name, r), old.row_text(TextColumn::Phone, r)),
+            (snap.row_id(r), snap.row_text(TextColumn::Name, r), snap.row_text(TextColumn::Phone, r))
+        );
+    }
+    // A version 3 file must have the section.
+    assert!(Snapshot::from_bytes("v3 cut", &rewritten(&bytes, 3, &["opening_hours"])).is_err());
+    // The rewriter itself is faithful: the file rewritten whole loads the same.
+    assert_eq!(Snapshot::from_bytes("same", &rewritten(&bytes, 3, &[])).unwrap().row_count(), snap.row_count());
 }

@@ -186,6 +186,7 @@ mod tests {
             state: String::new(),
             postcode: String::new(),
             phone: String::new(),
+            opening_hours: String::new(),
             country: "US".into(),
             last_updated: 0,
             confidence: 1.0,

@@ -99,6 +99,8 @@ pub struct BucketRow {
     pub postcode: Option<Box<str>>,
     pub country: Option<Box<str>>,
     pub phone: Option<Box<str>>,
+    /// `opening_hours`, normal form (`hours.rs`).
+    pub opening_hours: Option<Box<str>>,
     pub seen_at: Option<i64>,
     pub derived_from: Box<[(SourceType, Box<str>)]>,
 }
@@ -119,6 +121,7 @@ impl From<SourceRow> for BucketRow {
             postcode: b(r.postcode),
             country: b(r.country),
             phone: b(r.phone),
+            opening_hours: b(r.opening_hours),
             seen_at: r.seen_at,
             derived_from: r.derived_from.into_iter().map(|(s, id)| (s, id.into_boxed_str())).collect(),
         }
@@ -351,6 +354,7 @@ impl Reconciler<'_> {
             state: first(|r| r.state.as_ref()),
             postcode: first(|r| r.postcode.as_ref()),
             phone: first(|r| r.phone.as_ref()),
+            opening_hours: freshest_hours(&ranked),
             country,
             last_updated: self.as_of,
             confidence: confidence as f32,
@@ -363,6 +367,20 @@ impl Reconciler<'_> {
         };
         (row, backfilled)
     }
+}
+
+/// The hours of the source that saw the store last (hours change; the newest sighting is the
+/// likeliest still true); among sightings of one date, the first in the cluster's source order.
+/// Empty when no member gives hours.
+fn freshest_hours(ranked: &[&BucketRow]) -> String {
+    let mut best: Option<(&BucketRow, i64)> = None;
+    for r in ranked.iter().filter(|r| r.opening_hours.is_some()) {
+        let seen = r.seen_at.unwrap_or(i64::MIN);
+        if best.is_none_or(|(_, t)| seen > t) {
+            best = Some((r, seen));
+        }
+    }
+    best.and_then(|(r, _)| r.opening_hours.as_deref()).unwrap_or_default().to_string()
 }
 
 pub struct Cluster {

@@ -60,14 +60,14 @@ pub(super) fn open_location(snap: &Snapshot, r: usize, brand: &mut BrandCursor, 
 }
 
 /// `,"name":`, `,"address":` and the rest, made once from the column names.
-static TEXT_KEYS: LazyLock<[Vec<u8>; 6]> = LazyLock::new(|| TextColumn::ALL.map(|c| format!(",\"{}\":", c.key()).into_bytes()));
+static TEXT_KEYS: LazyLock<[Vec<u8>; 7]> = LazyLock::new(|| TextColumn::ALL.map(|c| format!(",\"{}\":", c.key()).into_bytes()));
 
 /// The fields JSON and GeoJSON share, each preceded by a comma.
 pub(super) fn common_fields(snap: &Snapshot, r: usize, out: &mut Vec<u8>, times: &mut TimeCache) {
     out.extend_from_slice(b",\"country\":");
     json_str(out, &snap.countries[snap.country[r] as usize]);
     let keys = &*TEXT_KEYS;
-    for c in [TextColumn::State, TextColumn::City, TextColumn::Address, TextColumn::Postcode, TextColumn::Phone] {
+    for c in [TextColumn::State, TextColumn::City, TextColumn::Address, TextColumn::Postcode, TextColumn::Phone, TextColumn::OpeningHours] {
         out.extend_from_slice(&keys[c as usize]);
         json_opt_str(out, snap.row_text(c, r));
     }

@@ -24,6 +24,8 @@ pub struct RowBuilder {
     pub state: String,
     pub postcode: String,
     pub phone: String,
+    /// `opening_hours`, normal form; empty for none.
+    pub opening_hours: String,
     pub country: String,
     pub last_updated: i64,
     /// Reconciled confidence. Always set: the data formats' floor applies to every row.
@@ -53,6 +55,7 @@ impl RowBuilder {
             TextColumn::State => &self.state,
             TextColumn::Postcode => &self.postcode,
             TextColumn::Phone => &self.phone,
+            TextColumn::OpeningHours => &self.opening_hours,
         }
     }
 }
@@ -64,7 +67,7 @@ struct PackedRow {
     lat: f64,
     lng: f64,
     id: u64,
-    text: [u32; 6],
+    text: [u32; TextColumn::ALL.len()],
     last_updated: i64,
     last_verified: i64,
     confidence: f32,

@@ -1,4 +1,4 @@
-//! A row's six text fields, named once. The one list, in the file's section order, drives the
+//! A row's seven text fields, named once. The one list, in the file's section order, drives the
 //! builder (which values are interned), the sections written and read, validation and the
 //! accessors; writers name the fields they print through it.
 
@@ -11,13 +11,16 @@ pub enum TextColumn {
     State,
     Postcode,
     Phone,
+    /// OSM's `opening_hours` syntax in its parser's normal form; empty when no source gave hours.
+    OpeningHours,
 }
 
 /// One column of string-pool ids per text field, indexed by `TextColumn as usize`.
-pub(crate) type TextColumns = [Vec<u32>; 6];
+pub(crate) type TextColumns = [Vec<u32>; 7];
 
 impl TextColumn {
-    pub const ALL: [TextColumn; 6] = [TextColumn::Name, TextColumn::Address, TextColumn::City, TextColumn::State, TextColumn::Postcode, TextColumn::Phone];
+    pub const ALL: [TextColumn; 7] =
+        [TextColumn::Name, TextColumn::Address, TextColumn::City, TextColumn::State, TextColumn::Postcode, TextColumn::Phone, TextColumn::OpeningHours];
 
     /// The column's section in the file, and its field's name in JSON, CSV and GeoJSON.
     pub const fn key(self) -> &'static str {
@@ -28,10 +31,12 @@ impl TextColumn {
             TextColumn::State => "state",
             TextColumn::Postcode => "postcode",
             TextColumn::Phone => "phone",
+            TextColumn::OpeningHours => "opening_hours",
         }
     }
 
-    /// Values many rows share (names, cities, states, postcodes) are interned once; values a
+    /// Values many rows share (names, cities, states, postcodes, hours: a chain's stores keep
+    /// the same few) are interned once; values a
     /// row has alone (addresses, phone numbers) are appended without a lookup.
     pub const fn interned(self) -> bool {
         !matches!(self, TextColumn::Address | TextColumn::Phone)
@@ -108,6 +113,6 @@ mod tests {
         let mut keys: Vec<&str> = TextColumn::ALL.iter().map(|c| c.key()).collect();
         keys.sort();
         keys.dedup();
-        assert_eq!(keys.len(), 6);
+        assert_eq!(keys.len(), TextColumn::ALL.len());
     }
 }

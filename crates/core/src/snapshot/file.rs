@@ -101,6 +101,8 @@ fn align8(n: usize) -> usize {
 
 pub(super) struct SectionReader<'a> {
     path: &'a str,
+    /// The file's format version.
+    pub(super) version: u32,
     bytes: &'a [u8],
     table: HashMap<String, (usize, usize)>,
 }
@@ -144,7 +146,7 @@ impl<'a> SectionReader<'a> {
                 )));
             }
         }
-        Ok(SectionReader { path, bytes, table })
+        Ok(SectionReader { path, version, bytes, table })
     }
 
     pub(super) fn bytes(&self, name: &str) -> Result<&'a [u8]> {

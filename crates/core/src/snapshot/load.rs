@@ -10,7 +10,7 @@ use crate::aliases::AliasIndex;
 use crate::error::{CoreError, Result};
 use crate::gazetteer::Gazetteer;
 use crate::records::{BrandRecord, CityRecord, SnapshotMeta, TickerRecord};
-use crate::strings::StringPool;
+use crate::strings::{StringPool, EMPTY};
 
 impl Snapshot {
     pub fn load(path: &Path) -> Result<Snapshot> {
@@ -63,11 +63,15 @@ impl Snapshot {
     }
 }
 
-/// The six text columns, each read from its own section.
+/// The text columns, each read from its own section. Files before version 3 have no hours:
+/// every row's are empty.
 fn text_columns(r: &SectionReader, rows: Option<usize>) -> Result<TextColumns> {
     let mut cols: TextColumns = Default::default();
     for c in TextColumn::ALL {
-        cols[c as usize] = r.pod(c.key(), rows)?;
+        cols[c as usize] = match c {
+            TextColumn::OpeningHours if r.version < 3 => vec![EMPTY; rows.unwrap_or(0)],
+            _ => r.pod(c.key(), rows)?,
+        };
     }
     Ok(cols)
 }

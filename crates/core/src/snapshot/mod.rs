@@ -30,9 +30,10 @@ pub const PREVIOUS_SNAPSHOT_FILE: &str = "snapshot.prev.smap";
 
 pub(crate) const MAGIC: &[u8; 8] = b"STOREMAP";
 /// Bumped whenever the layout changes; a server refuses snapshots of another version.
-pub const FORMAT_VERSION: u32 = 2;
-/// Version 1 files (no checksum) still load, unverified, so an upgrade does not strand a
-/// snapshot; everything written now is version 2.
+pub const FORMAT_VERSION: u32 = 3;
+/// Version 1 files (no checksum) still load, unverified, and version 2 files (no opening
+/// hours) load with none, so an upgrade does not strand a snapshot; everything written now is
+/// version 3.
 pub const OLDEST_READABLE: u32 = 1;
 /// The last section of a version 2 file: the CRC-32 of every byte before it (the header,
 /// the section table with this entry, every other section), then four zero bytes. A file
@@ -165,6 +166,7 @@ impl Snapshot {
             state: text(TextColumn::State),
             postcode: text(TextColumn::Postcode),
             phone: text(TextColumn::Phone),
+            opening_hours: text(TextColumn::OpeningHours),
             country: self.row_country(r).to_string(),
             last_updated: self.last_updated[r],
             confidence: self.confidence[r],

@@ -81,6 +81,7 @@ mod tests {
                 state: "IL".into(),
                 postcode: format!("6270{i}"),
                 phone: format!("+1 217 555 010{i}"),
+                opening_hours: String::new(),
                 country: country.into(),
                 confidence: CONFIDENCE_FLOOR + 0.1,
                 provenance: true,
