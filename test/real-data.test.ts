@@ -59,7 +59,6 @@ async function rowsOf(dir: string, brand: string): Promise<Loc[]> {
   return (JSON.parse(res.body.toString()) as { locations: Loc[] }).locations;
 }
 
-/** Where the OSM export puts a brand's store in the mall (its first coordinate). */
 /** The OSM export's opening_hours of a brand's object, read from the file. */
 function osmHours(brand: string): string | undefined {
   for (const line of readFileSync(SEQ, 'utf8').split('\n')) {
@@ -70,6 +69,7 @@ function osmHours(brand: string): string | undefined {
   return undefined;
 }
 
+/** Where the OSM export puts a brand's store in the mall (its first coordinate). */
 function osmPoint(brand: string): [number, number] {
   for (const line of readFileSync(SEQ, 'utf8').split('\n')) {
     if (!line.trim()) continue;

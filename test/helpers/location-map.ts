@@ -134,7 +134,7 @@ export function assertLocation(t: ExecutionContext, l: Location, where: string):
   t.true(typeof l.lat === 'number' && l.lat >= -90 && l.lat <= 90, `${where}.lat ${l.lat}`);
   t.true(typeof l.lng === 'number' && l.lng >= -180 && l.lng <= 180, `${where}.lng ${l.lng}`);
   t.regex(l.country, /^[A-Z]{2}$/, `${where}.country`);
-  for (const k of ['state', 'city', 'address', 'postcode', 'phone'] as const) {
+  for (const k of ['state', 'city', 'address', 'postcode', 'phone', 'opening_hours'] as const) {
     t.true(l[k] === null || typeof l[k] === 'string', `${where}.${k} is ${JSON.stringify(l[k])}`);
   }
   t.regex(l.last_updated ?? "", ISO_TIME, `${where}.last_updated`);

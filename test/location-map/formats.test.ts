@@ -97,7 +97,7 @@ test('geojson: application/geo+json, a valid FeatureCollection, [lng, lat] equal
     const l = byId.get(String(f.id)) ?? env.locations[i];
     t.deepEqual(f.geometry.coordinates, [l.lng, l.lat], `feature ${i} coordinates`);
     t.is(f.properties.brand, MCD);
-    for (const k of ['name', 'address', 'city', 'state', 'country', 'postcode', 'phone', 'last_updated'] as const) {
+    for (const k of ['name', 'address', 'city', 'state', 'country', 'postcode', 'phone', 'opening_hours', 'last_updated'] as const) {
       t.is(f.properties[k], l[k], `feature ${i} ${k}`);
     }
   }

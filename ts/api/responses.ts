@@ -35,7 +35,7 @@ export const Location = z
     address: nullableText,
     postcode: nullableText,
     phone: nullableText,
-    opening_hours: nullableText.describe("OpenStreetMap's opening_hours syntax (e.g. \"Mo-Fr 08:00-20:00; Sa 09:00-18:00\"), in its parser's normal form, from the source that saw the store last among those giving hours (OpenStreetMap, AllThePlaces); null where none does."),
+    opening_hours: nullableText.describe("OpenStreetMap's opening_hours syntax (e.g. \"Mo-Fr 08:00-20:00; Sa 09:00-18:00\"), in its parser's normal form, from the source that saw the store last among those giving hours (OpenStreetMap, AllThePlaces; a dated source before OpenStreetMap's undated extracts); null where none does."),
     last_updated: z.string().nullable().describe('ISO 8601 time of the last source refresh that saw the store.'),
     source_types: z.array(SOURCE_TYPE).nullable().optional().describe('With include_provenance.'),
     confidence: z.number().nullable().optional().describe('With include_provenance: 0-1.'),

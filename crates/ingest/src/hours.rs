@@ -66,15 +66,19 @@ fn spell_months(value: &str) -> String {
     }
     let b = value.as_bytes();
     let mut out = String::with_capacity(value.len() + 8);
-    // The month of the list of days being read, until a time, a rule's end or another word.
-    let mut month: Option<&str> = None;
+    // The month (with its year, when one leads it) of the list of days being read, until a
+    // time, a rule's end or another word.
+    let mut month: Option<String> = None;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
         if c.is_ascii_alphabetic() {
             let end = (i..b.len()).find(|&j| !b[j].is_ascii_alphabetic()).unwrap_or(b.len());
             let word = &value[i..end];
-            month = MONTHS.iter().find(|m| **m == word).copied();
+            // "2025 Dec 24,31": the year is the first date's only, so it is repeated too.
+            let year = (i >= 5 && b[i - 1] == b' ' && b[i - 5..i - 1].iter().all(u8::is_ascii_digit) && (i == 5 || !b[i - 6].is_ascii_digit()))
+                .then(|| &value[i - 5..i]);
+            month = MONTHS.iter().find(|m| **m == word).map(|m| format!("{}{m}", year.unwrap_or("")));
             out.push_str(word);
             i = end;
             continue;
@@ -82,7 +86,7 @@ fn spell_months(value: &str) -> String {
         if c == b':' || c == b';' {
             month = None;
         }
-        if let (b',', Some(m)) = (c, month) {
+        if let (b',', Some(m)) = (c, &month) {
             let digits = (i + 1..b.len()).take_while(|&j| b[j].is_ascii_digit()).count();
             if (1..=2).contains(&digits) && b.get(i + 1 + digits) != Some(&b':') {
                 out.push(',');
@@ -124,6 +128,8 @@ mod tests {
             ("Mo,Tu,We,Th,Fr 08:00-20:00", "Mo-Fr 08:00-20:00"),
             ("Mo-Sa 7:30-19:00", "Mo-Sa 07:30-19:00"),
             ("Mo-Sa 08:00-12:00,13:00-18:00; Dec 25,26 off; Dec 24 7:30-16:00", "Mo-Sa 08:00-12:00,13:00-18:00; Dec 25,Dec 26 closed; Dec 24 07:30-16:00"),
+            // A year leads its own date only: it is repeated with the month.
+            ("Mo-Fr 08:00-18:00; 2025 Dec 24,31 off", "Mo-Fr 08:00-18:00; 2025 Dec 24,2025 Dec 31 closed"),
         ] {
             assert_eq!(normalize(Some(raw)), Hours::Valid(want.to_string()), "{raw}");
         }

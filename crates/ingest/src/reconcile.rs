@@ -371,7 +371,8 @@ impl Reconciler<'_> {
 
 /// The hours of the source that saw the store last (hours change; the newest sighting is the
 /// likeliest still true); among sightings of one date, the first in the cluster's source order.
-/// Empty when no member gives hours.
+/// A sighting without a date (OpenStreetMap's extracts carry none) is older than any dated one:
+/// its hours are taken only where no dated source gives hours. Empty when no member gives hours.
 fn freshest_hours(ranked: &[&BucketRow]) -> String {
     let mut best: Option<(&BucketRow, i64)> = None;
     for r in ranked.iter().filter(|r| r.opening_hours.is_some()) {
@@ -402,5 +403,42 @@ pub fn storefront_type(name: &str, default: StorefrontType) -> StorefrontType {
         StorefrontType::SmallFormat
     } else {
         default
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sighting(source: SourceType, id: &str, hours: Option<&str>, seen_at: Option<i64>) -> BucketRow {
+        BucketRow::from(SourceRow { source: Some(source), source_id: id.into(), opening_hours: hours.map(str::to_string), seen_at, ..SourceRow::default() })
+    }
+
+    #[test]
+    fn the_freshest_dated_hours_win_whatever_order_the_members_come_in() {
+        let osm = sighting(SourceType::Osm, "n1", Some("Mo-Sa 08:00-20:00; PH closed"), None);
+        let atp_old = sighting(SourceType::Atp, "a/1", Some("Mo-Fr 09:00-18:00"), Some(100));
+        let atp_new = sighting(SourceType::Atp, "a/2", Some("Mo-Fr 09:00-19:00"), Some(200));
+        let fsq_new = sighting(SourceType::Fsq, "f1", Some("24/7"), Some(200));
+        let none = sighting(SourceType::Overture, "o1", None, Some(300));
+        let cases: [(Vec<&BucketRow>, &str); 5] = [
+            (vec![&osm, &atp_old], "Mo-Fr 09:00-18:00"),
+            (vec![&osm, &atp_old, &atp_new], "Mo-Fr 09:00-19:00"),
+            // One date: the first in the cluster's order.
+            (vec![&fsq_new, &atp_new], "24/7"),
+            // Only an undated source gives hours: its hours; a newer member without hours
+            // takes nothing away.
+            (vec![&none, &osm], "Mo-Sa 08:00-20:00; PH closed"),
+            (vec![&none], ""),
+        ];
+        for (ranked, want) in cases {
+            assert_eq!(freshest_hours(&ranked), want, "{:?}", ranked.iter().map(|r| &r.source_id).collect::<Vec<_>>());
+            // The winner does not depend on the order the members were read in, but only on
+            // ties, which the cluster's order settles.
+            if ranked.windows(2).all(|w| w[0].seen_at != w[1].seen_at) {
+                let reversed: Vec<&BucketRow> = ranked.iter().rev().copied().collect();
+                assert_eq!(freshest_hours(&reversed), want);
+            }
+        }
     }
 }
