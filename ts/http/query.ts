@@ -38,3 +38,9 @@ function numberKind(schema: z.ZodType, key: string): keyof typeof NUMBER_TEXT | 
   if (field?._zod.def.type !== 'number') return undefined;
   return field.isInt ? 'integer' : 'number';
 }
+
+/** The query's format parameter as given, before validation (a repeated one is invalid). */
+export function givenFormat(req: Request): unknown {
+  const given = new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('format');
+  return given.length > 1 ? given : given[0];
+}

@@ -3,7 +3,7 @@
 // http/charged.ts's; here: the query, the plan, the brand, and the priced work.
 import type { Request } from 'restify';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
-import { parseQuery } from '../http/query.ts';
+import { givenFormat, parseQuery } from '../http/query.ts';
 import { ChangesQuery, invalidRequest } from '../api/schemas.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { changes, DATA_FORMATS, type DataFormat } from '../native.ts';
@@ -17,12 +17,6 @@ const CONTENT_TYPES = Object.fromEntries(DATA_FORMATS.map((f) => [f, contentType
 
 export function handlers(deps: ApiDeps): Handlers {
   return { changes: [chargedRoute(deps, ENDPOINT, (req, ctx) => changeFeed(req, deps, ctx))] };
-}
-
-/** The query's format parameter as given (a repeated one is invalid). */
-function givenFormat(req: Request): unknown {
-  const given = new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('format');
-  return given.length > 1 ? given : given[0];
 }
 
 async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {

@@ -6,7 +6,7 @@
 import type { Request } from 'restify';
 import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
-import { parseQuery } from '../http/query.ts';
+import { givenFormat, parseQuery } from '../http/query.ts';
 import { HISTORY_FORMATS, historyBound, HistoryQuery } from '../api/schemas.ts';
 import type { HistoryJson } from '../api/responses.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
@@ -46,8 +46,7 @@ function csvOf(out: HistoryResponse): Buffer {
 }
 
 async function series(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
-  const given = new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('format');
-  ctx.recordFormat(usageFormat(given.length > 1 ? given : given[0], HISTORY_FORMATS));
+  ctx.recordFormat(usageFormat(givenFormat(req), HISTORY_FORMATS));
   const q = parseQuery(HistoryQuery, req);
   const format = q.format;
   const rules = planRules(deps, ctx.key, format, 'The store-count history');

@@ -56,6 +56,22 @@ impl ChangeFeed {
         self.history.entries().first().map_or(i64::MAX, |e| e.as_of)
     }
 
+    /// The as-of of the oldest snapshot the history holds and of the serving one.
+    pub(crate) fn reach(&self) -> (i64, i64) {
+        let e = self.history.entries();
+        (e.first().map_or(0, |e| e.as_of), e.last().map_or(0, |e| e.as_of))
+    }
+
+    /// The departed rows of `current`'s brand `brand` under `filters` (the departed file numbers
+    /// brands its own way: matched by identity).
+    pub(crate) fn departed_rows(&self, current: &Snapshot, brand: u32, filters: &Filters) -> Result<Vec<u32>> {
+        let identity = current.brands[brand as usize].identity();
+        match self.departed.brands.iter().position(|b| b.identity() == identity) {
+            Some(b) => Ok(self.departed.query(b as u32, filters)?.rows),
+            None => Ok(Vec::new()),
+        }
+    }
+
     pub fn departed(&self) -> &Snapshot {
         &self.departed
     }
@@ -83,24 +99,18 @@ impl ChangeFeed {
             .map(|r| (r, self.history.first_seen(current.id[r as usize]).unwrap_or(until)))
             .collect();
 
-        let identity = current.brands[brand as usize].identity();
-        let closed = match self.departed.brands.iter().position(|b| b.identity() == identity) {
-            Some(b) => self
-                .departed
-                .query(b as u32, filters)?
-                .rows
-                .into_iter()
-                .filter(|&r| {
-                    let id = self.departed.id[r as usize];
-                    // A departed row can be served again (a reopening the departed file has
-                    // not caught up with, after a rollback): then it did not close.
-                    let served_now = self.history.first_seen(id).is_some();
-                    !served_now && served_then(id, served_now)
-                })
-                .map(|r| (r, self.departed.last_updated[r as usize]))
-                .collect(),
-            None => Vec::new(),
-        };
+        let closed = self
+            .departed_rows(current, brand, filters)?
+            .into_iter()
+            .filter(|&r| {
+                let id = self.departed.id[r as usize];
+                // A departed row can be served again (a reopening the departed file has not
+                // caught up with, after a rollback): then it did not close.
+                let served_now = self.history.first_seen(id).is_some();
+                !served_now && served_then(id, served_now)
+            })
+            .map(|r| (r, self.departed.last_updated[r as usize]))
+            .collect();
         Ok(Changes { since: entries[k].as_of, until, opened, closed })
     }
 }

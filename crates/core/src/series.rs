@@ -138,8 +138,7 @@ impl ChangeFeed {
     /// The periods `q` asks for, checked against the history's reach: `from` no earlier than
     /// the period of its oldest snapshot, `to` no later than the serving one's.
     fn periods(&self, q: &SeriesQuery) -> Result<Vec<Period>> {
-        let entries = self.history.entries();
-        let (begins, until) = (entries.first().map_or(0, |e| e.as_of), entries.last().map_or(0, |e| e.as_of));
+        let (begins, until) = self.reach();
         let (first, last) = (q.interval.number_of(begins), q.interval.number_of(until));
         let from = q.from.map_or(first, |t| q.interval.number_of(t));
         let to = q.to.map_or(last, |t| q.interval.number_of(t));
@@ -176,10 +175,7 @@ impl ChangeFeed {
     fn steps(&self, current: &Snapshot, brand: u32, filters: &Filters) -> Result<Vec<Step>> {
         let filters = &Filters { verified_only: true, ..filters.clone() };
         let mut ids: Vec<u64> = current.query(brand, filters)?.rows.iter().map(|&r| current.id[r as usize]).collect();
-        let identity = current.brands[brand as usize].identity();
-        if let Some(b) = self.departed.brands.iter().position(|b| b.identity() == identity) {
-            ids.extend(self.departed.query(b as u32, filters)?.rows.iter().map(|&r| self.departed.id[r as usize]));
-        }
+        ids.extend(self.departed_rows(current, brand, filters)?.iter().map(|&r| self.departed.id[r as usize]));
         ids.sort_unstable();
         ids.dedup();
         let mut served = vec![false; ids.len()];
@@ -212,8 +208,7 @@ impl ChangeFeed {
     pub fn series(&self, current: &Snapshot, q: &SeriesQuery) -> Result<Series> {
         current.check_brands(&[q.brand])?;
         let region = q.filters.region_text();
-        let entries = self.history.entries();
-        let (begins, until) = (entries.first().map_or(0, |e| e.as_of), entries.last().map_or(0, |e| e.as_of));
+        let (begins, until) = self.reach();
         let periods = self.periods(q)?;
         let count = periods.len() as u32;
         let refused = |why| Ok(Series { begins, until, count, region: region.clone(), refused: Some(why), ..Series::default() });

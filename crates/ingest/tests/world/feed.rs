@@ -11,18 +11,23 @@ use storemap_ingest::world::churn::SURVEY;
 use crate::churn::{build, servable, DAY};
 use crate::common::TempDir;
 
-#[test]
-fn the_change_feed_answers_from_the_history_what_the_snapshots_say() {
-    use storemap_core::{ChangeFeed, Filters, Format, WriteOptions};
-    let dir = TempDir::new("feed");
-    let weeks = [SURVEY + 90 * DAY, SURVEY + 97 * DAY, SURVEY + 104 * DAY];
-    let snaps: Vec<(Snapshot, BTreeSet<u64>)> = weeks
+/// One build into `dir` as of each time, in order: each snapshot and its servable ids.
+fn builds(dir: &TempDir, times: &[i64]) -> Vec<(Snapshot, BTreeSet<u64>)> {
+    times
         .iter()
         .map(|&t| {
             build(dir.path(), t, Vec::new());
             servable(dir.path())
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn the_change_feed_answers_from_the_history_what_the_snapshots_say() {
+    use storemap_core::{ChangeFeed, Filters, Format, WriteOptions};
+    let dir = TempDir::new("feed");
+    let weeks = [SURVEY + 90 * DAY, SURVEY + 97 * DAY, SURVEY + 104 * DAY];
+    let snaps = builds(&dir, &weeks);
     for (s, _) in &snaps {
         let mut ids: Vec<u64> = (0..s.row_count()).map(|r| s.row_id(r)).collect();
         ids.sort_unstable();
@@ -123,13 +128,7 @@ fn the_series_counts_what_each_snapshot_served() {
     let dir = TempDir::new("series");
     // Two of the three builds in one month and the third in the next (or all in one quarter).
     let weeks = [SURVEY + 80 * DAY, SURVEY + 87 * DAY, SURVEY + 125 * DAY];
-    let snaps: Vec<(Snapshot, BTreeSet<u64>)> = weeks
-        .iter()
-        .map(|&t| {
-            build(dir.path(), t, Vec::new());
-            servable(dir.path())
-        })
-        .collect();
+    let snaps = builds(&dir, &weeks);
     let current = &snaps[2].0;
     let feed = ChangeFeed::load(dir.path(), current).unwrap().unwrap();
     // Each snapshot's servable ids by brand identity.
