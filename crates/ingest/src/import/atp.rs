@@ -65,17 +65,41 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
     let exts: Vec<&str> = SPIDER_EXTS.iter().copied().chain([".zip"]).collect();
     let files = super::input_files(path, &exts)?;
     let many = files.len() > 1 || path.is_dir();
-    for file in files {
-        let name = file.display().to_string();
-        if name.ends_with(".zip") {
-            read_zip(&file, &name, &mut report, sink)?;
+    // A run is thousands of spider files, each parsed on its own: a block of them on every
+    // core at once, their reports and rows then taken in file order, as one at a time would.
+    let is_zip = |f: &std::path::PathBuf| f.to_string_lossy().ends_with(".zip");
+    let mut rest = files.as_slice();
+    while let Some(first) = rest.first() {
+        if is_zip(first) {
+            read_zip(first, &first.display().to_string(), &mut report, sink)?;
+            rest = &rest[1..];
             continue;
         }
-        let bytes = std::fs::read(&file).map_err(|e| IngestError::io(&name, e))?;
-        spider_file(&name, &bytes, many, &mut report, sink)?;
+        let n = rest.iter().take(SPIDER_BLOCK).take_while(|f| !is_zip(f)).count();
+        let (block, tail) = rest.split_at(n);
+        rest = tail;
+        let parsed = crate::parallel::parallel_map(block, |file| {
+            let name = file.display().to_string();
+            let mut part = ImportReport::new(SourceType::Atp);
+            let mut rows = Vec::new();
+            let bytes = std::fs::read(file).map_err(|e| IngestError::io(&name, e))?;
+            spider_file(&name, &bytes, many, &mut part, &mut |r| rows.extend(r))?;
+            Ok::<_, IngestError>((part, rows))
+        });
+        let mut rows = Vec::new();
+        for p in parsed {
+            let (part, r) = p?;
+            report.merge(part);
+            rows.extend(r);
+        }
+        sink(rows);
     }
     Ok(report)
 }
+
+/// Spider files parsed at once: enough for every core, few enough that their rows stay a small
+/// share of the run.
+const SPIDER_BLOCK: usize = 256;
 
 fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
     let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;

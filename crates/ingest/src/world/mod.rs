@@ -164,15 +164,19 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);
-    // Brands are generated in parallel a block at a time and written in rank order, so
-    // memory stays bounded and the output does not depend on thread timing.
+    // Brands are generated and rendered on every core a block at a time and written in rank
+    // order, so memory stays bounded and the files do not depend on thread timing. Only the
+    // spiders' names (which must not clash) and the writes are one brand after another.
     for block in ranks.chunks(512) {
         let worlds = parallel_map(block, |&r| gen.brand(r));
-        for (&r, w) in block.iter().zip(&worlds) {
+        let spiders: Vec<Option<String>> = block.iter().zip(&worlds).map(|(&r, w)| writers.spider(&catalog.brands[r], w)).collect();
+        let jobs: Vec<_> = block.iter().zip(worlds).zip(spiders).collect();
+        let files = parallel_map(&jobs, |((&r, w), spider)| writers.render(&catalog.brands[r], w, cities, spider.as_deref()));
+        for (((_, w), _), f) in jobs.iter().zip(files) {
             with_stores += !w.stores.is_empty() as u64;
             stores += w.stores.len() as u64;
             closed += w.stores.iter().filter(|s| s.closed).count() as u64;
-            writers.write_brand(&catalog.brands[r], w, cities)?;
+            writers.write(f?)?;
         }
     }
     let counts = writers.finish()?;

@@ -15,37 +15,50 @@ use crate::error::{IngestError, Result};
 pub(super) struct AtpWriter {
     dir: PathBuf,
     spiders: HashSet<String>,
-    /// The current brand's spider and its features, written when the brand is done.
-    spider: Option<String>,
-    features: Vec<serde_json::Value>,
 }
 
 impl AtpWriter {
     pub(super) fn new(dir: &Path) -> Result<AtpWriter> {
         std::fs::create_dir_all(dir.join("atp")).map_err(|e| IngestError::io(dir.display(), e))?;
-        Ok(AtpWriter { dir: dir.to_path_buf(), spiders: HashSet::new(), spider: None, features: Vec::new() })
+        Ok(AtpWriter { dir: dir.to_path_buf(), spiders: HashSet::new() })
     }
 
-    /// Starts a brand: it gets a spider (a unique name) when AllThePlaces sees any of it.
-    pub(super) fn begin(&mut self, brand: &CatalogBrand, seen: bool) {
-        self.spider = seen.then(|| spider_name(brand, &mut self.spiders));
-        self.features.clear();
+    /// Names the spider of a brand AllThePlaces sees (a name no earlier brand took). Brands
+    /// are named in rank order, one at a time, so a clash is always settled the same way.
+    pub(super) fn name(&mut self, brand: &CatalogBrand) -> String {
+        spider_name(brand, &mut self.spiders)
     }
 
-    /// The current brand's spider name ("" when it has none).
-    pub(super) fn spider(&self) -> &str {
-        self.spider.as_deref().unwrap_or_default()
+    /// Writes a spider's file, rendered by [`Spider::file`].
+    pub(super) fn write(&self, spider: &str, file: &[u8]) -> Result<()> {
+        let mut w = create(&self.dir.join(format!("atp/{spider}.geojson")))?;
+        w.write_all(file).and_then(|()| w.flush()).map_err(|e| IngestError::io("sources", e))
+    }
+}
+
+/// One brand's spider run: its name and the features it found.
+pub(super) struct Spider<'a> {
+    name: &'a str,
+    features: Vec<serde_json::Value>,
+}
+
+impl<'a> Spider<'a> {
+    pub(super) fn new(name: &'a str) -> Spider<'a> {
+        Spider { name, features: Vec::new() }
     }
 
-    /// Adds one sighting to the brand's spider file; returns the feature id.
+    pub(super) fn name(&self) -> &str {
+        self.name
+    }
+
+    /// Adds one sighting to the spider's file; returns the feature id.
     pub(super) fn push(&mut self, x: &Sighted) -> String {
-        let spider = self.spider().to_string();
         let reference = x.store.number.to_string();
-        let id = atp_feature_id(&reference, &spider);
+        let id = atp_feature_id(&reference, self.name);
         let mut props = serde_json::to_value(Tags::new(x.brand, x.s, x.store, x.city)).unwrap_or_default();
         if let Some(p) = props.as_object_mut() {
             p.insert("ref".into(), reference.clone().into());
-            p.insert("@spider".into(), spider.into());
+            p.insert("@spider".into(), self.name.into());
             p.insert("branch".into(), x.city.name.clone().into());
             if x.s.closed_marker {
                 p.insert("end_date".into(), format_iso(x.as_of - 30 * DAY_S)[..10].into());
@@ -58,22 +71,19 @@ impl AtpWriter {
         id
     }
 
-    /// Writes the brand's spider file, if it has a spider.
-    pub(super) fn end(&mut self, as_of: i64) -> Result<()> {
-        let Some(spider) = self.spider.take() else { return Ok(()) };
+    /// The spider's file: one FeatureCollection with the run's attributes.
+    pub(super) fn file(self, as_of: i64) -> Result<Vec<u8>> {
         let coll = serde_json::json!({
             "type": "FeatureCollection",
             "dataset_attributes": {
-                "@spider": spider,
+                "@spider": self.name,
                 "spider:collection_time": format_iso(as_of - 2 * DAY_S),
                 "spider:lineage": "S_ATP_BRANDS",
                 "license": "CC0-1.0",
             },
-            "features": std::mem::take(&mut self.features),
+            "features": self.features,
         });
-        let mut w = create(&self.dir.join(format!("atp/{spider}.geojson")))?;
-        serde_json::to_writer(&mut w, &coll).map_err(|e| IngestError::Invalid(e.to_string()))?;
-        w.flush().map_err(|e| IngestError::io("sources", e))
+        serde_json::to_vec(&coll).map_err(|e| IngestError::Invalid(e.to_string()))
     }
 }
 

@@ -33,6 +33,11 @@ pub(super) struct FsqColumns {
 }
 
 impl FsqColumns {
+    /// Moves another brand's rows after these.
+    pub(super) fn append(&mut self, other: FsqColumns) {
+        super::append_columns!(self, other: FsqColumns; id, name, lat, lng, address, locality, region, postcode, country, tel, created, refreshed, closed, label);
+    }
+
     /// Adds one sighting; returns its id.
     pub(super) fn push(&mut self, x: &Sighted) -> String {
         let (s, store, city) = (x.s, x.store, x.city);

@@ -43,6 +43,30 @@ pub struct SourceWriters {
     pub counts: [u64; 4],
 }
 
+/// One brand's share of every file the generator writes, rendered apart from the writers.
+#[derive(Default)]
+pub struct BrandFiles {
+    osm: Vec<u8>,
+    /// The brand's spider and its file, when AllThePlaces sees the brand.
+    atp: Option<(String, Vec<u8>)>,
+    overture: overture::OvertureColumns,
+    fsq: fsq::FsqColumns,
+    truth: Vec<u8>,
+    churn: Vec<u8>,
+    brand_truth: Vec<BrandTruth>,
+    counts: [u64; 4],
+}
+
+/// Moves the columns of one struct of column vectors after another's. The pattern names every
+/// field, so a column added to the struct and not here fails to compile.
+macro_rules! append_columns {
+    ($self:ident, $other:ident: $ty:ident; $($f:ident),+ $(,)?) => {{
+        let $ty { $(mut $f),+ } = $other;
+        $( $self.$f.append(&mut $f); )+
+    }};
+}
+pub(super) use append_columns;
+
 /// One sighting with what every writer needs to put it in its format.
 struct Sighted<'a> {
     brand: &'a CatalogBrand,
@@ -109,16 +133,27 @@ impl SourceWriters {
         })
     }
 
-    pub fn write_brand(&mut self, brand: &CatalogBrand, world: &BrandWorld, cities: &[City]) -> Result<()> {
+    /// Names the spider of a brand AllThePlaces sees, before the brand is rendered: names are
+    /// given in rank order, one brand at a time (two brands may want the same one).
+    pub fn spider(&mut self, brand: &CatalogBrand, world: &BrandWorld) -> Option<String> {
+        world.sightings.iter().any(|s| s.source == SourceType::Atp).then(|| self.atp.name(brand))
+    }
+
+    /// Renders a brand's share of every file, touching no writer: brands render on every core
+    /// at once and are written in rank order by [`SourceWriters::write`], so the files are the
+    /// same byte for byte whatever the thread count.
+    pub fn render(&self, brand: &CatalogBrand, world: &BrandWorld, cities: &[City], spider: Option<&str>) -> Result<BrandFiles> {
         let io = |e| IngestError::io("sources", e);
+        let mut out = BrandFiles::default();
         let mut by_country: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
         for s in &world.stores {
             let e = by_country.entry(s.country.as_str()).or_default();
             e.0 += 1;
             e.1 += u64::from(!s.closed);
         }
-        for (country, (stores, open)) in by_country {
-            let row = BrandTruth {
+        out.brand_truth = by_country
+            .into_iter()
+            .map(|(country, (stores, open))| BrandTruth {
                 brand: brand.name.clone(),
                 wikidata: brand.wikidata.clone().unwrap_or_default(),
                 country: country.to_string(),
@@ -126,29 +161,53 @@ impl SourceWriters {
                 open,
                 published: brand.footprint.iter().find(|(c, _)| c == country).map(|(_, n)| *n),
                 real: brand.known_stores.filter(|_| brand.listed),
-            };
-            self.brand_truth.serialize(row).map_err(|e| IngestError::file("truth-brands.csv", e))?;
-        }
+            })
+            .collect();
         for s in world.stores.iter().filter(|s| s.opened.is_some() || s.closed_at.is_some()) {
             let iso = |t: Option<i64>| t.map(format_iso).unwrap_or_default();
-            writeln!(self.churn, "{}#{},{},{}", brand.nsi_id, s.number, iso(s.opened), iso(s.closed_at)).map_err(io)?;
+            writeln!(out.churn, "{}#{},{},{}", brand.nsi_id, s.number, iso(s.opened), iso(s.closed_at)).map_err(io)?;
         }
-        self.atp.begin(brand, world.sightings.iter().any(|s| s.source == SourceType::Atp));
+        let mut atp = spider.map(atp::Spider::new);
         for s in &world.sightings {
             let store = &world.stores[s.store as usize];
             let store_key = format!("{}#{}", brand.nsi_id, store.number);
             let seen = format_iso(self.as_of - s.days_ago as i64 * DAY_S);
             let x = Sighted { brand, s, store, city: &cities[store.city as usize], store_key: &store_key, seen: &seen, seed: self.seed, as_of: self.as_of };
             let source_id = match s.source {
-                SourceType::Osm => self.osm.write(&x)?,
-                SourceType::Atp => self.atp.push(&x),
-                SourceType::Overture => self.overture.push(&x, self.atp.spider()),
-                SourceType::Fsq => self.fsq.push(&x),
+                SourceType::Osm => osm::node(&mut out.osm, &x)?,
+                SourceType::Atp => {
+                    atp.as_mut().ok_or_else(|| IngestError::Invalid(format!("{}: an AllThePlaces sighting without a spider", brand.name)))?.push(&x)
+                }
+                SourceType::Overture => out.overture.push(&x, spider.unwrap_or_default()),
+                SourceType::Fsq => out.fsq.push(&x),
             };
-            self.counts[s.source as usize] += 1;
-            writeln!(self.truth, "{},{},{},{}", s.source.as_str(), source_id, store_key, store.closed).map_err(io)?;
+            out.counts[s.source as usize] += 1;
+            writeln!(out.truth, "{},{},{},{}", s.source.as_str(), source_id, store_key, store.closed).map_err(io)?;
         }
-        self.atp.end(self.as_of)
+        if let Some(spider) = atp {
+            out.atp = Some((spider.name().to_string(), spider.file(self.as_of)?));
+        }
+        Ok(out)
+    }
+
+    /// Writes a rendered brand after the ones written before it.
+    pub fn write(&mut self, files: BrandFiles) -> Result<()> {
+        let io = |e| IngestError::io("sources", e);
+        for row in files.brand_truth {
+            self.brand_truth.serialize(row).map_err(|e| IngestError::file("truth-brands.csv", e))?;
+        }
+        self.churn.write_all(&files.churn).map_err(io)?;
+        self.osm.write(&files.osm)?;
+        if let Some((spider, file)) = &files.atp {
+            self.atp.write(spider, file)?;
+        }
+        self.overture.append(files.overture);
+        self.fsq.append(files.fsq);
+        self.truth.write_all(&files.truth).map_err(io)?;
+        for (total, n) in self.counts.iter_mut().zip(files.counts) {
+            *total += n;
+        }
+        Ok(())
     }
 
     pub fn finish(mut self) -> Result<[u64; 4]> {
@@ -157,10 +216,16 @@ impl SourceWriters {
         self.truth.flush().map_err(io)?;
         self.churn.flush().map_err(io)?;
         self.brand_truth.flush().map_err(io)?;
-        let o = std::mem::take(&mut self.overture);
-        parquet::write_parquet(&self.dir.join("overture/places.parquet"), overture::overture_frame(o))?;
-        let f = std::mem::take(&mut self.fsq);
-        parquet::write_parquet(&self.dir.join("fsq/places.parquet"), fsq::fsq_frame(f))?;
+        let (o, f) = (std::mem::take(&mut self.overture), std::mem::take(&mut self.fsq));
+        let (overture_path, fsq_path) = (self.dir.join("overture/places.parquet"), self.dir.join("fsq/places.parquet"));
+        // The two Parquet files are independent: written at once.
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| parquet::write_parquet(&overture_path, overture::overture_frame(o)));
+            let b = parquet::write_parquet(&fsq_path, fsq::fsq_frame(f));
+            (a.join(), b)
+        });
+        a.map_err(|_| IngestError::Invalid("the Overture writer panicked".into()))??;
+        b?;
         Ok(self.counts)
     }
 }

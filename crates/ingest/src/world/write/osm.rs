@@ -31,24 +31,29 @@ impl OsmWriter {
         Ok(OsmWriter { out })
     }
 
-    /// Writes one sighting as a node; returns its id as the truth file names it (`n<id>`).
-    pub(super) fn write(&mut self, x: &Sighted) -> Result<String> {
-        let io = |e| IngestError::io("sources", e);
-        let id = node_id(x);
-        let f = OsmFeature {
-            kind: "Feature",
-            geometry: Point { kind: "Point", coordinates: [round7(x.s.lng), round7(x.s.lat)] },
-            properties: OsmProps { osm_type: "node", id, tags: Tags::new(x.brand, x.s, x.store, x.city) },
-        };
-        self.out.write_all(b"\x1e").map_err(io)?;
-        serde_json::to_writer(&mut self.out, &f).map_err(|e| IngestError::Invalid(e.to_string()))?;
-        self.out.write_all(b"\n").map_err(io)?;
-        Ok(format!("n{id}"))
+    /// Appends a brand's nodes, rendered by [`node`].
+    pub(super) fn write(&mut self, lines: &[u8]) -> Result<()> {
+        self.out.write_all(lines).map_err(|e| IngestError::io("sources", e))
     }
 
     pub(super) fn finish(mut self) -> Result<()> {
         self.out.flush().map_err(|e| IngestError::io("sources", e))
     }
+}
+
+/// Renders one sighting as a node line into `out`; returns its id as the truth file names it
+/// (`n<id>`).
+pub(super) fn node(out: &mut Vec<u8>, x: &Sighted) -> Result<String> {
+    let id = node_id(x);
+    let f = OsmFeature {
+        kind: "Feature",
+        geometry: Point { kind: "Point", coordinates: [round7(x.s.lng), round7(x.s.lat)] },
+        properties: OsmProps { osm_type: "node", id, tags: Tags::new(x.brand, x.s, x.store, x.city) },
+    };
+    out.push(0x1e);
+    serde_json::to_writer(&mut *out, &f).map_err(|e| IngestError::Invalid(e.to_string()))?;
+    out.push(b'\n');
+    Ok(format!("n{id}"))
 }
 
 #[derive(Serialize)]

@@ -41,6 +41,12 @@ pub(super) struct OvertureColumns {
 }
 
 impl OvertureColumns {
+    /// Moves another brand's rows after these.
+    pub(super) fn append(&mut self, other: OvertureColumns) {
+        super::append_columns!(self, other: OvertureColumns; id, geometry, xmin, xmax, ymin, ymax, name, brand_name, brand_wikidata, category, confidence,
+            freeform, locality, postcode, region, country, phone, dataset, record_id, update_time, status);
+    }
+
     /// Adds one sighting; returns its id. `spider` is the brand's AllThePlaces spider, for rows
     /// Overture took from AllThePlaces.
     pub(super) fn push(&mut self, x: &Sighted, spider: &str) -> String {
