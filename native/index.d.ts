@@ -254,6 +254,8 @@ export interface DataDefaults {
   /** Nearest-store requests: stores given when none is asked for, and the most. */
   nearbyDefaultLimit: number
   nearbyMaxLimit: number
+  /** With `open_at`, the nearest stores of each brand a nearest-store request looks at. */
+  nearbyOpenScan: number
   /**
    * Overlap requests: the distance when none is given and the largest, in metres; the most
    * pairs one answer lists; how many brands one request compares.
@@ -415,6 +417,8 @@ export interface NearbyRequest {
   maxRows?: number
   /** As in `QueryRequest`. */
   timeBudgetMs?: number
+  /** As in `QueryRequest`: only stores open at this moment. */
+  openAt?: string
 }
 
 /** An overlap map: the pairs drawn as lines between each brand's paired stores. */
@@ -484,6 +488,8 @@ export interface QueryRequest {
    * step (`refused: "deadline"`), and work that starts late never starts.
    */
   timeBudgetMs?: number
+  /** Only stores open at this moment (ISO 8601; without an offset, each store's own time). */
+  openAt?: string
 }
 
 export interface QueryResponse {
@@ -504,6 +510,8 @@ export interface QueryResponse {
   coverageConfidence?: number
   /** Set when no work was done; `body` is then empty and `count` what would have been served. */
   refused?: Refusal
+  /** With `open_at`: stores within the other filters left out because their hours are unknown. */
+  hoursUnknown?: number
 }
 
 /** Why a call did no work: answered as data, with the count that was reached. */

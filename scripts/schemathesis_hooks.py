@@ -16,7 +16,8 @@
    `radius_km` without `city` (query parameters cannot state a rule between two of them), a
    change-feed `since` older than the history the server keeps or after both the serving
    snapshot and the clock, a history without brand or ticker, with both, with `from` after
-   `to` or either outside the history's reach, two overlap names of one company,
+   `to` or either outside the history's reach, an `open_at` on a day past its month's end
+   (2026-02-30), two overlap names of one company,
    and an overlap of more than 100,000 pairs. Those 400s
    are not failures of "valid data should be accepted"; every other 400 on valid data still is.
 """
@@ -45,6 +46,7 @@ DOCUMENTED_DETAILS = {
     ("brand", "brand or ticker is required"),
     ("ticker", "give brand or ticker, not both"),
     ("from", "is after to"),
+    ("open_at", "is not a day of its month"),
 }
 DOCUMENTED_DETAIL_PATTERNS = [
     ("from", re.compile(r"^the window is at most \d+ days$")),

@@ -7,8 +7,8 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use storemap_core::{Answer, NearbyIndex, NearbyQuery, Snapshot};
 
-use crate::error::{guarded, run, settle, Code, Outcome};
-use crate::query::{budget, DataFormat, QueryResponse};
+use crate::error::{guarded, run, settle, Code, Failure, Outcome};
+use crate::query::{budget, open_at, DataFormat, QueryResponse};
 use crate::store::Store;
 
 /// A nearest-store request.
@@ -29,11 +29,16 @@ pub struct NearbyRequest {
     pub max_rows: Option<u32>,
     /// As in `QueryRequest`.
     pub time_budget_ms: Option<u32>,
+    /// As in `QueryRequest`: only stores open at this moment.
+    pub open_at: Option<String>,
 }
 
-impl From<NearbyRequest> for NearbyQuery {
-    fn from(r: NearbyRequest) -> NearbyQuery {
-        NearbyQuery {
+impl TryFrom<NearbyRequest> for NearbyQuery {
+    type Error = Failure;
+
+    fn try_from(r: NearbyRequest) -> Outcome<NearbyQuery> {
+        Ok(NearbyQuery {
+            open_at: open_at(r.open_at.as_deref())?,
             brands: r.brands,
             lat: r.lat,
             lng: r.lng,
@@ -43,7 +48,7 @@ impl From<NearbyRequest> for NearbyQuery {
             provenance: r.include_provenance.unwrap_or(false),
             brand_label: r.brand_label,
             budget: budget(r.max_rows, r.time_budget_ms),
-        }
+        })
     }
 }
 
@@ -69,13 +74,13 @@ impl Store {
     /// The stores nearest a point, nearest first, on the libuv pool (a brand's tree is built by
     /// the first request that needs it).
     #[napi(ts_return_type = "Promise<QueryResponse>")]
-    pub fn nearby(&self, req: NearbyRequest) -> AsyncTask<NearbyTask> {
-        AsyncTask::new(NearbyTask { snap: self.inner.clone(), index: self.nearby.clone(), query: req.into() })
+    pub fn nearby(&self, req: NearbyRequest) -> Result<AsyncTask<NearbyTask>, Code> {
+        let query = run(|| NearbyQuery::try_from(req))?;
+        Ok(AsyncTask::new(NearbyTask { snap: self.inner.clone(), index: self.nearby.clone(), query }))
     }
 
     #[napi]
     pub fn nearby_sync(&self, req: NearbyRequest) -> Result<QueryResponse, Code> {
-        let query: NearbyQuery = req.into();
-        run(|| Ok(self.nearby.answer(&self.inner, &query)?)).map(Into::into)
+        run(|| Ok(self.nearby.answer(&self.inner, &NearbyQuery::try_from(req)?)?)).map(Into::into)
     }
 }

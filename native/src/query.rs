@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use storemap_core::{Answer, Budget, DataQuery, Filters, Format, SourceMask, StorefrontType};
+use storemap_core::{Answer, Budget, DataQuery, Filters, Format, OpenAt, SourceMask, StorefrontType};
 
-use crate::error::{guarded, run, settle, Code, Outcome};
+use crate::error::{guarded, run, settle, Code, Failure, Outcome};
 use crate::store::Store;
 
 /// A query: one or more brands (by index), the contract's filters, the output format.
@@ -38,6 +38,8 @@ pub struct QueryRequest {
     /// Milliseconds from the call the work may take: past them it is abandoned at the next
     /// step (`refused: "deadline"`), and work that starts late never starts.
     pub time_budget_ms: Option<u32>,
+    /// Only stores open at this moment (ISO 8601; without an offset, each store's own time).
+    pub open_at: Option<String>,
 }
 
 /// The data formats.
@@ -130,6 +132,7 @@ impl LocationFilters<'_> {
             radius_km: self.radius_km,
             storefront_type: self.storefront_type.map(Into::into),
             verified_only,
+            open_at: None,
         }
     }
 }
@@ -139,8 +142,15 @@ pub(crate) fn budget(max_rows: Option<u32>, time_budget_ms: Option<u32>) -> Budg
     Budget { max_rows, deadline: time_budget_ms.map(|ms| Instant::now() + Duration::from_millis(ms as u64)) }
 }
 
-impl From<&QueryRequest> for Selection {
-    fn from(r: &QueryRequest) -> Selection {
+/// `open_at` as the core reads it: INVALID_REQUEST when it is not a date and time.
+pub(crate) fn open_at(text: Option<&str>) -> Outcome<Option<OpenAt>> {
+    text.map(OpenAt::parse).transpose().map_err(Into::into)
+}
+
+impl TryFrom<&QueryRequest> for Selection {
+    type Error = Failure;
+
+    fn try_from(r: &QueryRequest) -> Outcome<Selection> {
         let filters = LocationFilters {
             country: &r.country,
             state: &r.state,
@@ -149,14 +159,17 @@ impl From<&QueryRequest> for Selection {
             radius_km: r.radius_km,
             storefront_type: r.storefront_type,
         };
-        Selection { brands: r.brands.clone(), filters: filters.to_filters(r.verified_only), limit: r.limit, budget: budget(r.max_rows, r.time_budget_ms) }
+        let filters = Filters { open_at: open_at(r.open_at.as_deref())?, ..filters.to_filters(r.verified_only) };
+        Ok(Selection { brands: r.brands.clone(), filters, limit: r.limit, budget: budget(r.max_rows, r.time_budget_ms) })
     }
 }
 
-impl From<QueryRequest> for DataQuery {
-    fn from(r: QueryRequest) -> DataQuery {
-        let Selection { brands, filters, limit, budget } = Selection::from(&r);
-        DataQuery { brands, filters, format: r.format.into(), provenance: r.include_provenance.unwrap_or(false), brand_label: r.brand_label, limit, budget }
+impl TryFrom<QueryRequest> for DataQuery {
+    type Error = Failure;
+
+    fn try_from(r: QueryRequest) -> Outcome<DataQuery> {
+        let Selection { brands, filters, limit, budget } = Selection::try_from(&r)?;
+        Ok(DataQuery { brands, filters, format: r.format.into(), provenance: r.include_provenance.unwrap_or(false), brand_label: r.brand_label, limit, budget })
     }
 }
 
@@ -181,6 +194,8 @@ pub struct QueryResponse {
     pub coverage_confidence: Option<f64>,
     /// Set when no work was done; `body` is then empty and `count` what would have been served.
     pub refused: Option<Refusal>,
+    /// With `open_at`: stores within the other filters left out because their hours are unknown.
+    pub hours_unknown: Option<u32>,
 }
 
 impl From<Answer> for QueryResponse {
@@ -194,6 +209,7 @@ impl From<Answer> for QueryResponse {
             region: a.region,
             coverage_confidence: a.coverage,
             refused: a.refused.map(Into::into),
+            hours_unknown: a.hours_unknown,
         }
     }
 }
@@ -218,13 +234,13 @@ impl Task for QueryTask {
 impl Store {
     /// Runs a query on the libuv pool; the rows come back serialized in one Buffer.
     #[napi(ts_return_type = "Promise<QueryResponse>")]
-    pub fn query(&self, req: QueryRequest) -> AsyncTask<QueryTask> {
-        AsyncTask::new(QueryTask { snap: self.inner.clone(), query: req.into() })
+    pub fn query(&self, req: QueryRequest) -> Result<AsyncTask<QueryTask>, Code> {
+        let query = run(|| DataQuery::try_from(req))?;
+        Ok(AsyncTask::new(QueryTask { snap: self.inner.clone(), query }))
     }
 
     #[napi]
     pub fn query_sync(&self, req: QueryRequest) -> Result<QueryResponse, Code> {
-        let query: DataQuery = req.into();
-        run(|| Ok(self.inner.answer(&query)?)).map(Into::into)
+        run(|| Ok(self.inner.answer(&DataQuery::try_from(req)?)?)).map(Into::into)
     }
 }

@@ -173,7 +173,7 @@ impl TryFrom<&RenderRequest> for MapQuery {
     type Error = Failure;
 
     fn try_from(r: &RenderRequest) -> Outcome<MapQuery> {
-        let Selection { brands, filters, limit, budget } = Selection::from(&r.query);
+        let Selection { brands, filters, limit, budget } = Selection::try_from(&r.query)?;
         let format = r.format.format(r.jpeg_quality);
         let bounds = exactly::<4>(r.bounds.as_deref(), "bounds [south, west, north, east]")?;
         let center = exactly::<2>(r.center.as_deref(), "center [lat, lng]")?;

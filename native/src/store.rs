@@ -336,6 +336,8 @@ pub struct DataDefaults {
     /// Nearest-store requests: stores given when none is asked for, and the most.
     pub nearby_default_limit: u32,
     pub nearby_max_limit: u32,
+    /// With `open_at`, the nearest stores of each brand a nearest-store request looks at.
+    pub nearby_open_scan: u32,
     /// Overlap requests: the distance when none is given and the largest, in metres; the most
     /// pairs one answer lists; how many brands one request compares.
     pub overlap_default_distance_m: f64,
@@ -357,6 +359,7 @@ pub fn data_defaults() -> DataDefaults {
         csv_columns: storemap_core::CSV_HEADER.trim_end().split(',').map(String::from).collect(),
         nearby_default_limit: storemap_core::NEARBY_DEFAULT_LIMIT,
         nearby_max_limit: storemap_core::NEARBY_MAX_LIMIT,
+        nearby_open_scan: storemap_core::NEARBY_OPEN_SCAN as u32,
         overlap_default_distance_m: storemap_core::OVERLAP_DEFAULT_DISTANCE_M,
         overlap_max_distance_m: storemap_core::OVERLAP_MAX_DISTANCE_M,
         overlap_max_pairs: storemap_core::OVERLAP_MAX_PAIRS,

@@ -90,6 +90,7 @@ const LOCATION_MAP_HEADERS: HeaderDoc[] = [
   ...CHARGED_HEADERS,
   { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
   { name: 'X-Coverage-Confidence', description: 'coverage_confidence: the estimated share of the storefronts within the filters that the response holds (for images, the markers drawn), in [0, 1]; absent where it cannot be estimated.', schema: 'number', required: false },
+  { name: 'X-Hours-Unknown', description: 'With open_at (data formats): stores within the other filters left out because their opening hours are unknown.', schema: 'integer', required: false },
   { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only ${PLAN_RULES.trial.maxLocations} of the locations, spread evenly over them (not the southernmost ones).`, schema: 'boolean', required: false },
   { name: 'X-Total-Available', description: 'Locations before the trial cap.', schema: 'integer', required: false },
   ...RATE_HEADERS,
@@ -97,6 +98,7 @@ const LOCATION_MAP_HEADERS: HeaderDoc[] = [
 
 const NEARBY_HEADERS: HeaderDoc[] = [
   { name: 'X-Location-Count', description: 'Stores in the response.', schema: 'integer', required: true },
+  { name: 'X-Hours-Unknown', description: 'With open_at: stores passed over, nearer than the farthest returned (of the nearest looked at), because their opening hours are unknown.', schema: 'integer', required: false },
   ...CHARGED_HEADERS,
   ...RATE_HEADERS,
 ];
@@ -142,7 +144,7 @@ export const OPERATIONS: Operation[] = [
       content: [
         { answers: 'json', type: 'application/json', schema: LocationMapJson },
         { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')}.` },
-        { answers: 'geojson', type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties, and coverage_confidence as a foreign member of the collection.' },
+        { answers: 'geojson', type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties, and coverage_confidence (with open_at, also open_at and hours_unknown) as foreign members of the collection.' },
         { answers: 'png', type: 'image/png', format: 'binary', description: 'A map image (DPI in pHYs).' },
         { answers: 'jpeg', type: 'image/jpeg', format: 'binary', description: 'A map image (DPI in the JFIF header).' },
       ],

@@ -49,6 +49,12 @@ export const Location = z
   })
   .describe('One storefront.');
 
+/** With open_at: the moment as read, and the stores it could not judge. */
+const OPEN_AT_MEMBERS = {
+  open_at: z.string().optional().describe("With open_at: the moment as read (seconds added; an offset only where one was given)."),
+  hours_unknown: z.number().int().min(0).optional().describe('With open_at: stores within the other filters left out because no source gives their opening hours (or the hours do not say).'),
+};
+
 export const LocationMapJson = z.object({
   brand: z.string().describe('Canonical name (names joined for several tickers).'),
   region: z.string().describe('The filter as text, e.g. "US, IL, Chicago" or "worldwide".'),
@@ -61,6 +67,7 @@ export const LocationMapJson = z.object({
     .describe(
       'The estimated share of the brand\'s real storefronts within the filters that this response holds, from how the independent sources overlap (capture-recapture; docs/COVERAGE.md). null where it cannot be estimated: fewer than 5 storefronts, or a single source.',
     ),
+  ...OPEN_AT_MEMBERS,
   locations: z.array(Location),
 });
 
@@ -74,12 +81,14 @@ export const NearbyJson = z.object({
   brand: z.string().describe('Canonical name (names joined for several tickers; "any brand" without brand or tickers).'),
   region: z.string().describe('The point and radius as text, e.g. "within 5 km of 47.61, -122.33" or "near 47.61, -122.33".'),
   count: z.number().int(),
+  ...OPEN_AT_MEMBERS,
   locations: z.array(NearbyLocation).describe('Nearest first; equal distances in a stable order. Each row carries brand unless the request named one brand.'),
 });
 
 export const NearbyGeoJson = z
   .object({
     type: z.literal('FeatureCollection'),
+    ...OPEN_AT_MEMBERS,
     features: z.array(
       z.object({
         type: z.literal('Feature'),

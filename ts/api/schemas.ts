@@ -23,6 +23,30 @@ const latitude = z.number().min(-90).max(90);
 const longitude = z.number().min(-180).max(180);
 const text = (max: number) => z.string().trim().min(1).max(max);
 
+/** ISO 8601 date and time, seconds and fraction optional, offset optional; each field in its
+ * range (the published schema's pattern, so a client's validator refuses what the server does,
+ * but for a day past its month's end). */
+const ISO_DATE_TIME = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(?:Z|z|[+-](?:[01]\d|2[0-3]):[0-5]\d)?$/;
+
+/** The day exists in its month (2026-02-30 does not). */
+function isCalendarDay(s: string): boolean {
+  const m = ISO_DATE_TIME.exec(s);
+  if (!m) return true; // the pattern's own message says what is wrong
+  const [y, mo, d] = [1, 2, 3].map((i) => Number(m[i]));
+  return new Date(Date.UTC(y!, mo! - 1, d!)).getUTCDate() === d;
+}
+
+/** `open_at`, on location-map and nearby. */
+const OPEN_AT = z
+  .string()
+  .max(40)
+  .regex(ISO_DATE_TIME, 'an ISO 8601 date and time, such as 2026-12-01T12:00 (each store\'s own time) or 2026-12-01T12:00:00+01:00 (one instant)')
+  .refine(isCalendarDay, 'is not a day of its month')
+  .optional()
+  .describe(
+    "Only stores open at this moment by their opening_hours. Without an offset (2026-12-01T12:00) it is each store's own wall-clock time; with one (Z, +09:00) it is one instant, read in each store's time zone (from its coordinates, daylight saving included). Stores without hours are left out and counted in hours_unknown (and X-Hours-Unknown).",
+  );
+
 /** The location filters, shared by location-map's body and the change feed's query. */
 const LOCATION_FILTERS = {
   country: z.string().regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 code').optional().describe('ISO 3166-1 alpha-2 country filter.'),
@@ -40,6 +64,7 @@ export const LocationMapRequest = z
     ...LOCATION_FILTERS,
     format: z.enum(FORMATS).default('json').describe('Response format.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
+    open_at: OPEN_AT,
     style: z.enum(STYLES).default(RENDER_DEFAULTS.style).describe('Image theme.'),
     width: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(1200).describe('Image width in pixels (before scale).'),
     height: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(800).describe('Image height in pixels (before scale).'),
@@ -88,6 +113,7 @@ export const NearbyRequest = z
     lng: longitude.describe('Longitude of the point, WGS 84 degrees.'),
     limit: z.number().int().min(1).max(DATA_DEFAULTS.nearbyMaxLimit).default(DATA_DEFAULTS.nearbyDefaultLimit).describe(`Stores to return at most, nearest first (1-${DATA_DEFAULTS.nearbyMaxLimit}).`),
     radius_km: z.number().positive().max(20_040).optional().describe('Only stores within this great-circle distance, in km.'),
+    open_at: OPEN_AT.describe(`${OPEN_AT.description} The ${DATA_DEFAULTS.nearbyOpenScan} nearest stores of each brand are looked at.`),
     format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
   })

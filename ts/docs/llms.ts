@@ -47,6 +47,10 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
       ? `Nearest stores: \`${near.method.toUpperCase()} ${near.path}\` with \`{"brand": "starbucks", "lat": 47.6097, "lng": -122.3422, "limit": 10}\` returns the nearest storefronts first, each with \`distance_m\` (great-circle metres); leave out \`brand\` for stores of any brand, add \`radius_km\` to bound the search; data plans only, priced like the main call by result count.`
       : '',
     '',
+    summary && near
+      ? `Open now: add \`"open_at": "2026-12-01T21:30"\` to either call for only the stores open at that moment by their \`opening_hours\` (OpenStreetMap's syntax, from OpenStreetMap and AllThePlaces). Without an offset it is each store's own wall-clock time; with one (\`Z\`, \`+09:00\`) it is one instant, read in each store's time zone from its coordinates. Stores without hours are left out and counted in \`hours_unknown\` (and X-Hours-Unknown).`
+      : '',
+    '',
     pairs
       ? `Competitor overlap: \`${pairs.method.toUpperCase()} ${pairs.path}\` with \`{"tickers": ["SBUX", "MCD"], "distance_m": 200, "country": "US"}\` lists every pair of the chains' stores within the distance and, per brand and per country, how many stores have such a neighbour; data plans only, priced by pairs.`
       : '',

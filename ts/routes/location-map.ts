@@ -79,7 +79,7 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
 
   const plan = planOf(deps, ctx.key, r);
   const out = await work(deps, ctx, r, plan);
-  if (out.count === 0 && !out.refused) throw new ApiError('NOT_FOUND', `No locations of ${plan.label} match these filters.`, { suggestions: [] });
+  if (out.count === 0 && !out.refused) throw new ApiError('NOT_FOUND', `No locations of ${plan.label} match these filters${openAtNote(r.open_at, out.hoursUnknown)}.`, { suggestions: [] });
   return {
     body: out.body,
     count: out.count,
@@ -95,9 +95,15 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
     headers: {
       'X-Cached': String(out.cached),
       'X-Coverage-Confidence': typeof out.coverageConfidence === 'number' ? String(out.coverageConfidence) : undefined,
+      'X-Hours-Unknown': typeof out.hoursUnknown === 'number' ? String(out.hoursUnknown) : undefined,
       ...(out.total > out.count ? { 'X-Trial-Cap-Applied': 'true', 'X-Total-Available': String(out.total) } : {}),
     },
   };
+}
+
+/** With open_at, the "none open" answer says how many stores could not be told. */
+export function openAtNote(openAt: string | undefined, unknown: number | null | undefined): string {
+  return openAt === undefined ? '' : ` open at ${openAt} (${unknown ?? 0} without known opening hours)`;
 }
 
 /** What the key may ask for, and the request's brands resolved. */
@@ -145,6 +151,8 @@ interface WorkOut {
    * (images: the markers drawn, community-only ones included); null: too few storefronts or
    * one source. */
   coverageConfidence?: number | null;
+  /** With open_at (data formats): stores left out because their hours are unknown. */
+  hoursUnknown?: number | null;
   refused?: RefusalReason;
   cached: boolean;
   ms: number;
@@ -162,6 +170,7 @@ async function work(deps: ApiDeps, ctx: WorkContext, r: Req, plan: Plan): Promis
   const filters = {
     brands: plan.brands,
     ...addonFilters(deps, r),
+    openAt: r.open_at,
     limit: plan.rules.maxLocations,
   };
   // The balance now, as rows: the charge checks it again atomically after the work.

@@ -11,6 +11,7 @@ import { DATA_FORMATS, nearby, type DataFormat } from '../native.ts';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
+import { openAtNote } from './location-map.ts';
 
 const ENDPOINT = pathOf('nearby');
 const CONTENT_TYPES = Object.fromEntries(DATA_FORMATS.map((f) => [f, contentTypeFor('nearby', f)])) as Record<DataFormat, string>;
@@ -36,9 +37,9 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const started = performance.now();
   const out = await runNative(deps, ctx, (timeBudgetMs) =>
-    nearby(store, { brands, lat: r.lat, lng: r.lng, limit: r.limit, radiusKm: r.radius_km, format, includeProvenance: r.include_provenance, brandLabel: label, maxRows, timeBudgetMs }),
+    nearby(store, { brands, lat: r.lat, lng: r.lng, limit: r.limit, radiusKm: r.radius_km, openAt: r.open_at, format, includeProvenance: r.include_provenance, brandLabel: label, maxRows, timeBudgetMs }),
   );
-  if (out.count === 0 && !out.refused) throw new ApiError('NOT_FOUND', `No stores of ${label} ${out.region}.`, { suggestions: [] });
+  if (out.count === 0 && !out.refused) throw new ApiError('NOT_FOUND', `No stores of ${label} ${out.region}${openAtNote(r.open_at, out.hoursUnknown)}.`, { suggestions: [] });
   return {
     body: out.body,
     count: out.count,
@@ -49,6 +50,6 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
     brand: label,
     region: out.region,
     ms: performance.now() - started,
-    headers: {},
+    headers: { 'X-Hours-Unknown': typeof out.hoursUnknown === 'number' ? String(out.hoursUnknown) : undefined },
   };
 }

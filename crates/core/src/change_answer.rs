@@ -60,8 +60,13 @@ impl ChangeFeed {
             sources.0 |= self.departed().sources[r as usize];
         }
         let label = q.brand_label.clone().unwrap_or_else(|| current.brands[q.brand as usize].name.clone());
-        let opts = WriteOptions { provenance: q.provenance, brand_label: label, region: region.clone(), coverage: None };
+        let opts = WriteOptions { provenance: q.provenance, brand_label: label, region: region.clone(), coverage: None, ..WriteOptions::default() };
         let body = write_changes(current, self.departed(), &changes, q.format, &opts);
-        Ok(ChangeAnswer { answer: Answer { body, count, total: count, sources, region, coverage: None, refused: None }, span, opened, closed })
+        Ok(ChangeAnswer {
+            answer: Answer { body, count, total: count, sources, region, coverage: None, refused: None, hours_unknown: None },
+            span,
+            opened,
+            closed,
+        })
     }
 }

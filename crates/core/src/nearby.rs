@@ -18,13 +18,17 @@ use crate::error::{CoreError, Result};
 use crate::format::{write_nearby, Format, WriteOptions};
 use crate::geodesy::{haversine_m, LocalMetric};
 use crate::model::SourceMask;
+use crate::open_at::{OpenAt, OpenCheck, Openness};
 use crate::query::number_text;
 use crate::serve::{Answer, Budget, Refusal};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, TextColumn};
 
 /// Stores a request gets when it does not say, and the most it may ask for.
 pub const NEARBY_DEFAULT_LIMIT: u32 = 10;
 pub const NEARBY_MAX_LIMIT: u32 = 500;
+/// With `open_at`, the nearest stores looked at per brand, open or not: a request for the ten
+/// open stores nearest a point where few give hours must not read a whole continent's.
+pub const NEARBY_OPEN_SCAN: usize = 5_000;
 
 pub(crate) type Tree = RTree<GeomWithData<[f64; 3], u32>>;
 
@@ -51,6 +55,8 @@ pub struct NearbyQuery {
     /// The document's `brand`.
     pub brand_label: String,
     pub budget: Budget,
+    /// Only stores open at this moment (of the `NEARBY_OPEN_SCAN` nearest per brand).
+    pub open_at: Option<OpenAt>,
 }
 
 fn tree_of(snap: &Snapshot, rows: impl Iterator<Item = usize>) -> Tree {
@@ -76,6 +82,20 @@ impl NearbyIndex {
     /// The `limit` data rows of `brands` (any brand when empty) nearest `(lat, lng)`, within
     /// `radius_m` if given: (row, metres), nearest first, equal distances by row.
     pub fn nearest(&self, snap: &Snapshot, brands: &[u32], lat: f64, lng: f64, limit: u32, radius_m: Option<f64>) -> Result<Vec<(u32, f64)>> {
+        self.nearest_open(snap, brands, (lat, lng), limit, radius_m, None)
+    }
+
+    /// As [`NearbyIndex::nearest`], of the stores `open` finds open (looking at most at
+    /// `NEARBY_OPEN_SCAN` per brand); stores of unknown hours it passes are counted in it.
+    pub fn nearest_open<'a>(
+        &self,
+        snap: &'a Snapshot,
+        brands: &[u32],
+        (lat, lng): (f64, f64),
+        limit: u32,
+        radius_m: Option<f64>,
+        mut open: Option<&mut (OpenCheck<'a>, u32)>,
+    ) -> Result<Vec<(u32, f64)>> {
         if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lng) {
             return Err(CoreError::InvalidFilter("lat must be within [-90, 90] and lng within [-180, 180]".into()));
         }
@@ -92,11 +112,14 @@ impl NearbyIndex {
         let here = LocalMetric::project(lat, lng);
         let mut found: Vec<(u32, f64)> = Vec::new();
         for tree in trees {
-            let mut last_chord2 = 0.0;
-            for (taken, (p, chord2)) in tree.nearest_neighbor_iter_with_distance_2(&here).enumerate() {
+            let (mut taken, mut last_chord2) = (0usize, 0.0);
+            for (looked, (p, chord2)) in tree.nearest_neighbor_iter_with_distance_2(&here).enumerate() {
                 // Past the limit, only stores as near as the last one taken (a tie at the
                 // boundary is settled by row below, not by the tree's order).
                 if taken >= limit as usize && chord2 > last_chord2 * (1.0 + 1e-12) + 1e-9 {
+                    break;
+                }
+                if open.is_some() && looked >= NEARBY_OPEN_SCAN {
                     break;
                 }
                 let r = p.data as usize;
@@ -106,7 +129,18 @@ impl NearbyIndex {
                         break;
                     }
                 }
+                if let Some((check, unknown)) = open.as_deref_mut() {
+                    match check.state(snap.row_text(TextColumn::OpeningHours, r), snap.lat[r], snap.lng[r]) {
+                        Openness::Open => {}
+                        Openness::Closed => continue,
+                        Openness::Unknown => {
+                            *unknown += 1;
+                            continue;
+                        }
+                    }
+                }
                 found.push((p.data, d));
+                taken += 1;
                 last_chord2 = chord2;
             }
         }
@@ -125,7 +159,9 @@ impl NearbyIndex {
         if q.budget.passed() {
             return Ok(Answer::refused(Refusal::Deadline, 0, 0, region));
         }
-        let rows = self.nearest(snap, &q.brands, q.lat, q.lng, q.limit, q.radius_m)?;
+        let mut open = q.open_at.map(|at| (OpenCheck::new(at), 0u32));
+        let rows = self.nearest_open(snap, &q.brands, (q.lat, q.lng), q.limit, q.radius_m, open.as_mut())?;
+        let hours_unknown = open.map(|(_, n)| n);
         let count = rows.len() as u32;
         if let Some(why) = q.budget.refusal(count) {
             return Ok(Answer::refused(why, count, count, region));
@@ -134,8 +170,15 @@ impl NearbyIndex {
         for &(r, _) in &rows {
             sources.0 |= snap.sources[r as usize];
         }
-        let opts = WriteOptions { provenance: q.provenance, brand_label: q.brand_label.clone(), region: region.clone(), coverage: None };
+        let opts = WriteOptions {
+            provenance: q.provenance,
+            brand_label: q.brand_label.clone(),
+            region: region.clone(),
+            coverage: None,
+            open_at: q.open_at,
+            hours_unknown,
+        };
         let body = write_nearby(snap, &rows, q.brands.len() != 1, q.format, &opts);
-        Ok(Answer { body, count, total: count, sources, region, coverage: None, refused: None })
+        Ok(Answer { body, count, total: count, sources, region, coverage: None, refused: None, hours_unknown })
     }
 }

@@ -126,8 +126,8 @@ impl NearbyIndex {
             sources.0 |= snap.sources[p.a as usize] | snap.sources[p.b as usize];
         }
         let names: Vec<&str> = q.brands.iter().map(|&b| snap.brands[b as usize].name.as_str()).collect();
-        let opts = WriteOptions { provenance: q.provenance, brand_label: names.join(", "), region: region.clone(), coverage: None };
+        let opts = WriteOptions { provenance: q.provenance, brand_label: names.join(", "), region: region.clone(), coverage: None, ..WriteOptions::default() };
         let body = write_overlap(snap, &names, q.distance_m, &overlap, q.format, &opts);
-        Ok(Answer { body, count, total: count, sources, region, coverage: None, refused: None })
+        Ok(Answer { body, count, total: count, sources, region, coverage: None, refused: None, hours_unknown: None })
     }
 }

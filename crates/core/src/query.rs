@@ -6,6 +6,7 @@ use crate::error::{CoreError, Result};
 use crate::geodesy::haversine_m;
 use crate::model::{SourceMask, StorefrontType};
 use crate::names::fold_case;
+use crate::open_at::{OpenAt, OpenCheck, Openness};
 use crate::snapshot::{Snapshot, TextColumn};
 
 #[derive(Debug, Clone, Default)]
@@ -24,6 +25,9 @@ pub struct Filters {
     pub storefront_type: Option<StorefrontType>,
     /// Data formats: only rows at or above the confidence floor and not community-only.
     pub verified_only: bool,
+    /// Only stores open at this moment by their opening hours; rows without hours are left
+    /// out and counted (`QueryResult::hours_unknown`).
+    pub open_at: Option<OpenAt>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -38,6 +42,9 @@ pub struct QueryResult {
     pub sightings: Sightings,
     /// The radius centre, when `radius_km` was used.
     pub center: Option<(f64, f64)>,
+    /// With `open_at`: rows within every other filter left out because their hours are
+    /// unknown (none given, or none that say).
+    pub hours_unknown: u32,
 }
 
 impl Filters {
@@ -124,6 +131,7 @@ impl Snapshot {
         let radius_m = f.radius_km.map(|r| r * 1000.0);
 
         let mut out = QueryResult { center, ..QueryResult::default() };
+        let mut open = f.open_at.map(OpenCheck::new);
         for r in range {
             if country.is_some_and(|c| self.country[r] != c) {
                 continue;
@@ -150,6 +158,16 @@ impl Snapshot {
             out.sightings.add(SourceMask(self.sources[r]));
             if f.verified_only && !self.row_is_verified(r) {
                 continue;
+            }
+            if let Some(check) = open.as_mut() {
+                match check.state(self.row_text(TextColumn::OpeningHours, r), self.lat[r], self.lng[r]) {
+                    Openness::Open => {}
+                    Openness::Closed => continue,
+                    Openness::Unknown => {
+                        out.hours_unknown += 1;
+                        continue;
+                    }
+                }
             }
             out.rows.push(r as u32);
             out.sources.0 |= self.sources[r];

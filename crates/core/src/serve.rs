@@ -66,6 +66,8 @@ pub struct Served {
     pub sources: SourceMask,
     /// Every storefront within the filters, served or not, by the sources that saw it.
     pub sightings: Sightings,
+    /// With `open_at`: rows left out because their hours are unknown.
+    pub hours_unknown: u32,
 }
 
 impl Served {
@@ -113,6 +115,9 @@ pub struct Answer {
     /// `coverage_confidence` (see `Served::coverage`).
     pub coverage: Option<f64>,
     pub refused: Option<Refusal>,
+    /// With `open_at`: stores within the other filters left out because their hours are
+    /// unknown.
+    pub hours_unknown: Option<u32>,
 }
 
 impl Answer {
@@ -153,6 +158,7 @@ impl Snapshot {
             for f in filters {
                 let q = self.query(b, f)?;
                 served.sightings.absorb(&q.sightings);
+                served.hours_unknown += q.hours_unknown;
                 found.extend(q.rows);
             }
             served.total += found.len() as u32;
@@ -183,9 +189,10 @@ impl Snapshot {
         let label = q.brand_label.clone().unwrap_or_else(|| q.brands.iter().map(|&b| self.brands[b as usize].name.as_str()).collect::<Vec<_>>().join(", "));
         let rows: Vec<u32> = served.rows().collect();
         let coverage = served.coverage();
-        let opts = WriteOptions { provenance: q.provenance, brand_label: label, region: region.clone(), coverage };
+        let hours_unknown = q.filters.open_at.map(|_| served.hours_unknown);
+        let opts = WriteOptions { provenance: q.provenance, brand_label: label, region: region.clone(), coverage, open_at: q.filters.open_at, hours_unknown };
         let body = write_rows(self, &rows, q.format, &opts);
-        Ok(Answer { body, count, total: served.total, sources: served.sources, region, coverage, refused: None })
+        Ok(Answer { body, count, total: served.total, sources: served.sources, region, coverage, refused: None, hours_unknown })
     }
 
     /// A brand's rows the data formats serve, by country: most first, ties by code. `None` for

@@ -109,6 +109,7 @@ fn bad_requests_are_refused_and_the_price_is_checked_before_writing() {
         provenance: false,
         brand_label: "Alpha".into(),
         budget: Budget { max_rows, deadline: None },
+        open_at: None,
     };
     let refused = index.answer(&snap, &query(Some(24), Format::Json)).unwrap();
     assert_eq!((refused.refused, refused.count, refused.body.len()), (Some(Refusal::Credits), 25, 0));

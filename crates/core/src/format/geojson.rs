@@ -11,6 +11,7 @@ pub(super) fn write_geojson(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, 
     // coverage_confidence is a foreign member (RFC 7946 §6.1): readers that do not know it skip it.
     out.extend_from_slice(b"{\"type\":\"FeatureCollection\",\"coverage_confidence\":");
     json_opt_f64(out, opts.coverage);
+    super::open_at_members(opts, out);
     out.extend_from_slice(b",\"features\":[");
     for (i, &r) in rows.iter().enumerate() {
         if i > 0 {

@@ -17,6 +17,7 @@ pub(super) fn write_json(snap: &Snapshot, rows: &[u32], opts: &WriteOptions, out
     out.extend_from_slice(itoa::Buffer::new().format(rows.len()).as_bytes());
     out.extend_from_slice(b",\"coverage_confidence\":");
     json_opt_f64(out, opts.coverage);
+    super::open_at_members(opts, out);
     out.extend_from_slice(b",\"locations\":[");
     // Rows come grouped by brand, in snapshot order: first and last differ iff several brands.
     let many_brands = match (rows.first(), rows.last()) {

@@ -10,6 +10,7 @@ mod nearby;
 mod overlap;
 mod text;
 
+use crate::open_at::OpenAt;
 use crate::snapshot::Snapshot;
 use crate::time::format_iso;
 
@@ -47,6 +48,20 @@ pub struct WriteOptions {
     /// `coverage_confidence`: in the JSON envelope and as a GeoJSON foreign member (`null`
     /// when it cannot be estimated); CSV carries it in a header only.
     pub coverage: Option<f64>,
+    /// With `open_at`: the moment as asked and the stores left out for unknown hours, in the
+    /// JSON envelope and as GeoJSON foreign members.
+    pub open_at: Option<OpenAt>,
+    pub hours_unknown: Option<u32>,
+}
+
+/// `,"open_at":"…","hours_unknown":N` when the request gave `open_at`.
+pub(super) fn open_at_members(opts: &WriteOptions, out: &mut Vec<u8>) {
+    if let (Some(at), Some(n)) = (opts.open_at, opts.hours_unknown) {
+        out.extend_from_slice(b",\"open_at\":");
+        text::json_str(out, &at.to_string());
+        out.extend_from_slice(b",\"hours_unknown\":");
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
 }
 
 pub fn write_rows(snap: &Snapshot, rows: &[u32], format: Format, opts: &WriteOptions) -> Vec<u8> {

@@ -34,7 +34,9 @@ pub fn write_nearby(snap: &Snapshot, rows: &[(u32, f64)], with_brand: bool, form
             json_str(&mut out, &opts.brand_label);
             out.extend_from_slice(b",\"region\":");
             json_str(&mut out, &opts.region);
-            out.extend_from_slice(format!(",\"count\":{},\"locations\":[", rows.len()).as_bytes());
+            out.extend_from_slice(format!(",\"count\":{}", rows.len()).as_bytes());
+            super::open_at_members(opts, &mut out);
+            out.extend_from_slice(b",\"locations\":[");
             for (i, &(r, d)) in rows.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
@@ -57,7 +59,9 @@ pub fn write_nearby(snap: &Snapshot, rows: &[(u32, f64)], with_brand: bool, form
             }
         }
         Format::GeoJson => {
-            out.extend_from_slice(b"{\"type\":\"FeatureCollection\",\"features\":[");
+            out.extend_from_slice(b"{\"type\":\"FeatureCollection\"");
+            super::open_at_members(opts, &mut out);
+            out.extend_from_slice(b",\"features\":[");
             for (i, &(r, d)) in rows.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
