@@ -70,10 +70,12 @@ export const EXAMPLES: Record<string, { summary: string; value: Record<string, u
     { summary: "McDonald's in the US as GeoJSON", value: { brand: "McDonald's", country: 'US', format: 'geojson' } },
     { summary: 'Two tickers on one PNG map, one colour each', value: { tickers: ['SBUX', 'MCD'], format: 'png', width: 800, height: 500, marker_colors: ['#00704A', '#DA291C'] } },
     { summary: 'A JPEG focus map of the contiguous US', value: { brand: 'Starbucks', format: 'jpeg', style: 'dark', focus_country: 'US', conus: true, width: 600, height: 400 } },
+    { summary: 'US Shell stations open at 03:30, each at its own local time', value: { brand: 'Shell', country: 'US', open_at: '2026-12-01T03:30' } },
   ],
   nearby: [
     { summary: 'The 10 Starbucks nearest Pike Place Market', value: { brand: 'Starbucks', lat: 47.6097, lng: -122.3422 } },
     { summary: 'Any store within 500 m, as GeoJSON', value: { lat: 48.8566, lng: 2.3522, radius_km: 0.5, limit: 50, format: 'geojson' } },
+    { summary: 'The 10 Starbucks nearest Pike Place Market open at 7 a.m. Seattle time', value: { brand: 'Starbucks', lat: 47.6097, lng: -122.3422, open_at: '2026-12-01T07:00:00-08:00' } },
   ],
   overlap: [
     { summary: "Starbucks with a McDonald's within 200 m, in the US", value: { tickers: ['SBUX', 'MCD'], distance_m: 200, country: 'US' } },

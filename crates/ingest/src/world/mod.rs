@@ -10,6 +10,7 @@
 
 mod brand;
 pub mod churn;
+mod hours;
 mod places;
 mod write;
 

@@ -15,6 +15,8 @@
 //! - `reconcile`: the whole fixture scene through the reconciler, against `expected.json`.
 //! - `clustering`: hand-placed source rows probing the 100 m clustering rules.
 //! - `determinism`: two synthetic builds with one seed give byte-identical snapshots.
+//! - `hours`: the sources' opening hours as their publishers write them, and the rows' hours by
+//!   kind of store and country's trading law.
 //! - `footprints`: the synthetic world against the real store counts per country and the
 //!   AllThePlaces presence table.
 //! - `report`: the dataset report on a synthetic build, each ticker chain's served top country
@@ -30,6 +32,7 @@ mod clustering;
 mod determinism;
 mod feed;
 mod footprints;
+mod hours;
 mod land;
 mod reconcile;
 mod report;

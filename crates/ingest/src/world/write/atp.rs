@@ -55,7 +55,7 @@ impl<'a> Spider<'a> {
     pub(super) fn push(&mut self, x: &Sighted) -> String {
         let reference = x.store.number.to_string();
         let id = atp_feature_id(&reference, self.name);
-        let mut props = serde_json::to_value(Tags::new(x.brand, x.s, x.store, x.city)).unwrap_or_default();
+        let mut props = serde_json::to_value(Tags::new(x.brand, x.s, x.store, x.city, x.hours.as_deref())).unwrap_or_default();
         if let Some(p) = props.as_object_mut() {
             p.insert("ref".into(), reference.clone().into());
             p.insert("@spider".into(), self.name.into());

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use storemap_core::{format_iso, SourceType, DAY_S};
 
 use super::brand::{BrandWorld, Sighting, TrueStore};
+use super::hours;
 use super::BrandTruth;
 use crate::catalog::CatalogBrand;
 use crate::error::{IngestError, Result};
@@ -77,6 +78,8 @@ struct Sighted<'a> {
     store_key: &'a str,
     /// When the source last saw it (ISO time).
     seen: &'a str,
+    /// The store's opening hours as this source publishes them (OSM and ATP only).
+    hours: Option<String>,
     seed: u64,
     as_of: i64,
 }
@@ -172,7 +175,11 @@ impl SourceWriters {
             let store = &world.stores[s.store as usize];
             let store_key = format!("{}#{}", brand.nsi_id, store.number);
             let seen = format_iso(self.as_of - s.days_ago as i64 * DAY_S);
-            let x = Sighted { brand, s, store, city: &cities[store.city as usize], store_key: &store_key, seen: &seen, seed: self.seed, as_of: self.as_of };
+            let hours = matches!(s.source, SourceType::Osm | SourceType::Atp)
+                .then(|| hours::published(s.source, &hours::true_hours(brand, store, &store_key, self.seed), &store_key, spider.unwrap_or_default(), self.seed))
+                .flatten();
+            let x =
+                Sighted { brand, s, store, city: &cities[store.city as usize], store_key: &store_key, seen: &seen, hours, seed: self.seed, as_of: self.as_of };
             let source_id = match s.source {
                 SourceType::Osm => osm::node(&mut out.osm, &x)?,
                 SourceType::Atp => {

@@ -48,7 +48,7 @@ pub(super) fn node(out: &mut Vec<u8>, x: &Sighted) -> Result<String> {
     let f = OsmFeature {
         kind: "Feature",
         geometry: Point { kind: "Point", coordinates: [round7(x.s.lng), round7(x.s.lat)] },
-        properties: OsmProps { osm_type: "node", id, tags: Tags::new(x.brand, x.s, x.store, x.city) },
+        properties: OsmProps { osm_type: "node", id, tags: Tags::new(x.brand, x.s, x.store, x.city, x.hours.as_deref()) },
     };
     out.push(0x1e);
     serde_json::to_writer(&mut *out, &f).map_err(|e| IngestError::Invalid(e.to_string()))?;

@@ -36,10 +36,13 @@ pub(super) struct Tags<'a> {
     country: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     phone: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    opening_hours: Option<&'a str>,
 }
 
 impl<'a> Tags<'a> {
-    pub(super) fn new(brand: &'a CatalogBrand, s: &'a Sighting, store: &'a TrueStore, city: &'a City) -> Tags<'a> {
+    /// `hours`: what this source publishes of the store's hours (`world::hours::published`).
+    pub(super) fn new(brand: &'a CatalogBrand, s: &'a Sighting, store: &'a TrueStore, city: &'a City, hours: Option<&'a str>) -> Tags<'a> {
         let (key, value) = brand.category.split_once('/').unwrap_or(("shop", "yes"));
         let addr = s.with_address;
         let (number, street) = split_address(&store.address);
@@ -54,6 +57,7 @@ impl<'a> Tags<'a> {
             postcode: (addr && !store.postcode.is_empty()).then_some(store.postcode.as_str()),
             country: s.with_country.then_some(store.country.as_str()),
             phone: (addr && !store.phone.is_empty()).then_some(store.phone.as_str()),
+            opening_hours: hours,
             ..Tags::default()
         };
         match key {
