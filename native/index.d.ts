@@ -189,6 +189,8 @@ export interface ChangesRequest {
   storefrontType?: StorefrontKind
   format: DataFormat
   includeProvenance?: boolean
+  /** CSV: adds opening_hours after the contract's eleven columns. */
+  includeHours?: boolean
   /** The document's `brand`; defaults to the brand's name. */
   brandLabel?: string
   /** As in `QueryRequest`: more opened plus closed rows than this, and nothing is written. */
@@ -251,6 +253,8 @@ export interface DataDefaults {
   oldestSnapshotFormat: number
   /** CSV's columns, in order. */
   csvColumns: Array<string>
+  /** The column `include_hours` adds after them. */
+  csvHoursColumn: string
   /** Nearest-store requests: stores given when none is asked for, and the most. */
   nearbyDefaultLimit: number
   nearbyMaxLimit: number
@@ -417,6 +421,8 @@ export interface NearbyRequest {
   maxRows?: number
   /** As in `QueryRequest`. */
   timeBudgetMs?: number
+  /** CSV: adds opening_hours after the contract's eleven columns. */
+  includeHours?: boolean
   /** As in `QueryRequest`: only stores open at this moment. */
   openAt?: string
 }
@@ -470,6 +476,8 @@ export interface QueryRequest {
   storefrontType?: StorefrontKind
   format: DataFormat
   includeProvenance?: boolean
+  /** CSV: adds opening_hours after the contract's eleven columns. */
+  includeHours?: boolean
   /** Data formats: confidence floor and no community-only rows. Images draw everything. */
   verifiedOnly: boolean
   /** Cut the result to this many rows (trial keys); `total` still counts them all. */

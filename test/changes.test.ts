@@ -175,6 +175,10 @@ test('the feed in CSV and GeoJSON, and under a country filter', async (t) => {
   t.deepEqual(rows.filter((r) => r.change === 'opened').map((r) => r.seen), w.opened.map(() => NOW));
   t.deepEqual(rows.filter((r) => r.change === 'closed').map((r) => r.seen), w.closed.map(() => THEN));
   t.is(rows.length, w.opened.length + w.closed.length);
+  // include_hours=true: opening_hours between the eleven columns and change, seen; the same rows.
+  const hours = parseCsvObjects((await get(s, q({ brand: w.brand, since: THEN, format: 'csv', include_hours: 'true' }))).text);
+  t.deepEqual(Object.keys(hours[0]).slice(-3), ['opening_hours', 'change', 'seen']);
+  t.deepEqual(hours.map((r) => `${r.change} ${r.lat},${r.lng}`), rows.map((r) => `${r.change} ${r.lat},${r.lng}`));
 
   const geo = await get(s, q({ brand: w.brand, since: THEN, format: 'geojson' }));
   t.is(geo.status, 200);

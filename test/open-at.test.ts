@@ -12,7 +12,9 @@ import path from 'node:path';
 import { ROOT } from '../ts/paths.ts';
 import { AS_OF, describe, runCli, tempDataDir } from './helpers/cli.ts';
 import { serveFolder, type FolderServer } from './helpers/folder-server.ts';
+import { parseCsvObjects } from './helpers/csv.ts';
 import { postMap, request, type HttpResult } from './helpers/http.ts';
+import { DATA_DEFAULTS } from '../ts/native.ts';
 
 const REAL = path.join(ROOT, 'test', 'fixtures', 'real');
 
@@ -189,6 +191,17 @@ async function formats(t: ExecutionContext, s: FolderServer) {
   const csv = await postMap(s.base, s.key, { brand: '7-Eleven', format: 'csv', open_at: local });
   t.is(csv.text.trim().split('\n').length, want.open.length + 1, 'header and the open stores');
   t.is(csv.header('x-hours-unknown'), String(want.unknown));
+  // include_hours: CSV gains opening_hours after the contract's eleven columns, each row's the
+  // JSON row's; without it the eleven stay as they are.
+  const json = doc(await postMap(s.base, s.key, { brand: '7-Eleven', format: 'json' })).locations;
+  const withHours = await postMap(s.base, s.key, { brand: '7-Eleven', format: 'csv', include_hours: true });
+  const records = parseCsvObjects(withHours.text);
+  t.deepEqual(Object.keys(records[0]!), [...DATA_DEFAULTS.csvColumns, 'opening_hours']);
+  t.deepEqual(records.map((r) => r.opening_hours).sort(), json.map((l) => l.opening_hours ?? '').sort());
+  t.deepEqual(Object.keys(parseCsvObjects((await postMap(s.base, s.key, { brand: '7-Eleven', format: 'csv' })).text)[0]!), [...DATA_DEFAULTS.csvColumns]);
+  const near = parseCsvObjects((await nearby(s, { format: 'csv', include_hours: true })).text);
+  t.deepEqual(Object.keys(near[0]!), [...DATA_DEFAULTS.csvColumns, 'opening_hours', 'distance_m']);
+  t.true(near.some((r) => r.opening_hours === '24/7'));
   // Without open_at nothing is said about hours.
   const plain = await postMap(s.base, s.key, { brand: '7-Eleven', format: 'json' });
   t.is(doc(plain).hours_unknown, undefined);

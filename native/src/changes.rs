@@ -26,6 +26,8 @@ pub struct ChangesRequest {
     pub storefront_type: Option<StorefrontKind>,
     pub format: DataFormat,
     pub include_provenance: Option<bool>,
+    /// CSV: adds opening_hours after the contract's eleven columns.
+    pub include_hours: Option<bool>,
     /// The document's `brand`; defaults to the brand's name.
     pub brand_label: Option<String>,
     /// As in `QueryRequest`: more opened plus closed rows than this, and nothing is written.
@@ -51,6 +53,7 @@ impl From<ChangesRequest> for ChangeQuery {
             since: r.since,
             format: r.format.into(),
             provenance: r.include_provenance.unwrap_or(false),
+            hours_column: r.include_hours.unwrap_or(false),
             budget: budget(r.max_rows, r.time_budget_ms),
             brand_label: r.brand_label,
         }

@@ -29,6 +29,8 @@ pub struct NearbyRequest {
     pub max_rows: Option<u32>,
     /// As in `QueryRequest`.
     pub time_budget_ms: Option<u32>,
+    /// CSV: adds opening_hours after the contract's eleven columns.
+    pub include_hours: Option<bool>,
     /// As in `QueryRequest`: only stores open at this moment.
     pub open_at: Option<String>,
 }
@@ -46,6 +48,7 @@ impl TryFrom<NearbyRequest> for NearbyQuery {
             radius_m: r.radius_km.map(|km| km * 1000.0),
             format: r.format.into(),
             provenance: r.include_provenance.unwrap_or(false),
+            hours_column: r.include_hours.unwrap_or(false),
             brand_label: r.brand_label,
             budget: budget(r.max_rows, r.time_budget_ms),
         })

@@ -24,6 +24,8 @@ pub struct QueryRequest {
     pub storefront_type: Option<StorefrontKind>,
     pub format: DataFormat,
     pub include_provenance: Option<bool>,
+    /// CSV: adds opening_hours after the contract's eleven columns.
+    pub include_hours: Option<bool>,
     /// Data formats: confidence floor and no community-only rows. Images draw everything.
     pub verified_only: bool,
     /// Cut the result to this many rows (trial keys); `total` still counts them all.
@@ -169,7 +171,16 @@ impl TryFrom<QueryRequest> for DataQuery {
 
     fn try_from(r: QueryRequest) -> Outcome<DataQuery> {
         let Selection { brands, filters, limit, budget } = Selection::try_from(&r)?;
-        Ok(DataQuery { brands, filters, format: r.format.into(), provenance: r.include_provenance.unwrap_or(false), brand_label: r.brand_label, limit, budget })
+        Ok(DataQuery {
+            brands,
+            filters,
+            format: r.format.into(),
+            provenance: r.include_provenance.unwrap_or(false),
+            hours_column: r.include_hours.unwrap_or(false),
+            brand_label: r.brand_label,
+            limit,
+            budget,
+        })
     }
 }
 

@@ -333,6 +333,8 @@ pub struct DataDefaults {
     pub oldest_snapshot_format: u32,
     /// CSV's columns, in order.
     pub csv_columns: Vec<String>,
+    /// The column `include_hours` adds after them.
+    pub csv_hours_column: String,
     /// Nearest-store requests: stores given when none is asked for, and the most.
     pub nearby_default_limit: u32,
     pub nearby_max_limit: u32,
@@ -357,6 +359,7 @@ pub fn data_defaults() -> DataDefaults {
         snapshot_format: storemap_core::FORMAT_VERSION,
         oldest_snapshot_format: storemap_core::OLDEST_READABLE,
         csv_columns: storemap_core::CSV_HEADER.trim_end().split(',').map(String::from).collect(),
+        csv_hours_column: storemap_core::HOURS_COLUMN.into(),
         nearby_default_limit: storemap_core::NEARBY_DEFAULT_LIMIT,
         nearby_max_limit: storemap_core::NEARBY_MAX_LIMIT,
         nearby_open_scan: storemap_core::NEARBY_OPEN_SCAN as u32,

@@ -143,7 +143,7 @@ export const OPERATIONS: Operation[] = [
       description: 'The locations, in the requested format.',
       content: [
         { answers: 'json', type: 'application/json', schema: LocationMapJson },
-        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')}.` },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours).` },
         { answers: 'geojson', type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties, and coverage_confidence (with open_at, also open_at and hours_unknown) as foreign members of the collection.' },
         { answers: 'png', type: 'image/png', format: 'binary', description: 'A map image (DPI in pHYs).' },
         { answers: 'jpeg', type: 'image/jpeg', format: 'binary', description: 'A map image (DPI in the JFIF header).' },
@@ -205,7 +205,7 @@ export const OPERATIONS: Operation[] = [
       description: 'The changes, in the requested format.',
       content: [
         { answers: 'json', type: 'application/json', schema: ChangesJson },
-        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')},change,seen; change is opened or closed, seen the first or last time seen (ISO 8601); opened rows first.` },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours=true),change,seen; change is opened or closed, seen the first or last time seen (ISO 8601); opened rows first.` },
         { answers: 'geojson', type: 'application/geo+json', schema: ChangesGeoJson },
       ],
       headers: CHANGES_HEADERS,
@@ -247,7 +247,7 @@ export const OPERATIONS: Operation[] = [
       description: 'The stores, nearest first, in the requested format.',
       content: [
         { answers: 'json', type: 'application/json', schema: NearbyJson },
-        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')},distance_m; nearest first.` },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours),distance_m; nearest first.` },
         { answers: 'geojson', type: 'application/geo+json', schema: NearbyGeoJson },
       ],
       headers: NEARBY_HEADERS,

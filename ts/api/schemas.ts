@@ -47,6 +47,9 @@ const OPEN_AT = z
     "Only stores open at this moment by their opening_hours. Without an offset (2026-12-01T12:00) it is each store's own wall-clock time; with one (Z, +09:00) it is one instant, read in each store's time zone (from its coordinates, daylight saving included). Stores without hours are left out and counted in hours_unknown (and X-Hours-Unknown).",
   );
 
+const INCLUDE_HOURS_TEXT = `csv: adds ${DATA_DEFAULTS.csvHoursColumn} as a twelfth column after last_updated (the contract's CSV has eleven). JSON and GeoJSON rows always carry it.`;
+const INCLUDE_HOURS = z.boolean().optional().describe(INCLUDE_HOURS_TEXT);
+
 /** The location filters, shared by location-map's body and the change feed's query. */
 const LOCATION_FILTERS = {
   country: z.string().regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 code').optional().describe('ISO 3166-1 alpha-2 country filter.'),
@@ -64,6 +67,7 @@ export const LocationMapRequest = z
     ...LOCATION_FILTERS,
     format: z.enum(FORMATS).default('json').describe('Response format.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
+    include_hours: INCLUDE_HOURS,
     open_at: OPEN_AT,
     style: z.enum(STYLES).default(RENDER_DEFAULTS.style).describe('Image theme.'),
     width: z.number().int().min(1).max(MAX_IMAGE_SIDE).default(1200).describe('Image width in pixels (before scale).'),
@@ -116,6 +120,7 @@ export const NearbyRequest = z
     open_at: OPEN_AT.describe(`${OPEN_AT.description} The ${DATA_DEFAULTS.nearbyOpenScan} nearest stores of each brand are looked at.`),
     format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
+    include_hours: INCLUDE_HOURS,
   })
   .superRefine((r, ctx) => {
     if (r.brand && r.tickers) ctx.addIssue({ code: 'custom', path: ['tickers'], message: 'give brand or tickers, not both' });
@@ -220,6 +225,7 @@ export const ChangesQuery = z
     radius_km: z.coerce.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
     format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
     include_provenance: z.enum(['true', 'false']).optional().describe('true adds source_types, confidence, storefront_type, alias_sources and last_verified to each row (json, geojson).'),
+    include_hours: z.enum(['true', 'false']).optional().describe(`true: ${INCLUDE_HOURS_TEXT}`),
   })
   .superRefine((r, ctx) => {
     if (r.radius_km !== undefined && !r.city) ctx.addIssue({ code: 'custom', path: ['radius_km'], message: 'radius_km requires city' });

@@ -48,7 +48,7 @@ export function llmsTxt(operations: Operation[] = OPERATIONS, base = ''): string
       : '',
     '',
     summary && near
-      ? `Open now: add \`"open_at": "2026-12-01T21:30"\` to either call for only the stores open at that moment by their \`opening_hours\` (OpenStreetMap's syntax, from OpenStreetMap and AllThePlaces). Without an offset it is each store's own wall-clock time; with one (\`Z\`, \`+09:00\`) it is one instant, read in each store's time zone from its coordinates. Stores without hours are left out and counted in \`hours_unknown\` (and X-Hours-Unknown).`
+      ? `Open now: add \`"open_at": "2026-12-01T21:30"\` to either call for only the stores open at that moment by their \`opening_hours\` (OpenStreetMap's syntax, from OpenStreetMap and AllThePlaces). Without an offset it is each store's own wall-clock time; with one (\`Z\`, \`+09:00\`) it is one instant, read in each store's time zone from its coordinates. Stores without hours are left out and counted in \`hours_unknown\` (and X-Hours-Unknown). JSON and GeoJSON rows always carry \`opening_hours\`; CSV adds it as a twelfth column with \`"include_hours": true\`.`
       : '',
     '',
     pairs

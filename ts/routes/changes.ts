@@ -41,6 +41,7 @@ async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promis
     ...addonFilters(deps, q),
     format,
     includeProvenance: q.include_provenance === 'true',
+    includeHours: q.include_hours === 'true',
     brandLabel: label,
     maxRows,
   };

@@ -186,7 +186,7 @@ async function work(deps: ApiDeps, ctx: WorkContext, r: Req, plan: Plan): Promis
     if (out.count > 0 && !out.refused) deps.images.set(cacheKey, out);
     return { ...out, refused: out.refused as RefusalReason | undefined, cached: false, ms: performance.now() - started };
   }
-  const request = (timeBudgetMs: number): QueryRequest => ({ ...filters, maxRows, format, includeProvenance: r.include_provenance, verifiedOnly: true, brandLabel: plan.label, timeBudgetMs });
+  const request = (timeBudgetMs: number): QueryRequest => ({ ...filters, maxRows, format, includeProvenance: r.include_provenance, includeHours: r.include_hours, verifiedOnly: true, brandLabel: plan.label, timeBudgetMs });
   const out =
     plan.brands.reduce((n, b) => n + poolCount(store, b), 0) <= deps.config.inlineMaxRows
       ? runInline(deps, ctx, (timeBudgetMs) => querySync(store, request(timeBudgetMs)))

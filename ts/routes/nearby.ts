@@ -37,7 +37,7 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const started = performance.now();
   const out = await runNative(deps, ctx, (timeBudgetMs) =>
-    nearby(store, { brands, lat: r.lat, lng: r.lng, limit: r.limit, radiusKm: r.radius_km, openAt: r.open_at, format, includeProvenance: r.include_provenance, brandLabel: label, maxRows, timeBudgetMs }),
+    nearby(store, { brands, lat: r.lat, lng: r.lng, limit: r.limit, radiusKm: r.radius_km, openAt: r.open_at, format, includeProvenance: r.include_provenance, includeHours: r.include_hours, brandLabel: label, maxRows, timeBudgetMs }),
   );
   if (out.count === 0 && !out.refused) throw new ApiError('NOT_FOUND', `No stores of ${label} ${out.region}${openAtNote(r.open_at, out.hoursUnknown)}.`, { suggestions: [] });
   return {

@@ -20,6 +20,8 @@ pub struct ChangeQuery {
     pub since: i64,
     pub format: Format,
     pub provenance: bool,
+    /// CSV: the opening_hours column.
+    pub hours_column: bool,
     /// The document's `brand`; the brand's name when not given.
     pub brand_label: Option<String>,
     pub budget: Budget,
@@ -60,7 +62,14 @@ impl ChangeFeed {
             sources.0 |= self.departed().sources[r as usize];
         }
         let label = q.brand_label.clone().unwrap_or_else(|| current.brands[q.brand as usize].name.clone());
-        let opts = WriteOptions { provenance: q.provenance, brand_label: label, region: region.clone(), coverage: None, ..WriteOptions::default() };
+        let opts = WriteOptions {
+            provenance: q.provenance,
+            brand_label: label,
+            region: region.clone(),
+            coverage: None,
+            hours_column: q.hours_column,
+            ..WriteOptions::default()
+        };
         let body = write_changes(current, self.departed(), &changes, q.format, &opts);
         Ok(ChangeAnswer {
             answer: Answer { body, count, total: count, sources, region, coverage: None, refused: None, hours_unknown: None },

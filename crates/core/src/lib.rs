@@ -37,6 +37,7 @@ pub use coverage::{chao, chapman, lincoln_petersen, Estimator, Sightings, TotalE
 pub use error::{CoreError, ErrorCode, Result};
 pub use format::{
     changes_csv_header, nearby_csv_header, overlap_csv_header, write_changes, write_nearby, write_overlap, write_rows, Format, WriteOptions, CSV_HEADER,
+    HOURS_COLUMN,
 };
 pub use geodesy::{chord_m, haversine_m, offset_m, LocalMetric};
 pub use geojson::{polygon_features, PolygonFeature, PolygonGeometry, Ring};

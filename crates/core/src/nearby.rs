@@ -52,6 +52,8 @@ pub struct NearbyQuery {
     pub radius_m: Option<f64>,
     pub format: Format,
     pub provenance: bool,
+    /// CSV: the opening_hours column.
+    pub hours_column: bool,
     /// The document's `brand`.
     pub brand_label: String,
     pub budget: Budget,
@@ -177,6 +179,7 @@ impl NearbyIndex {
             coverage: None,
             open_at: q.open_at,
             hours_unknown,
+            hours_column: q.hours_column,
         };
         let body = write_nearby(snap, &rows, q.brands.len() != 1, q.format, &opts);
         Ok(Answer { body, count, total: count, sources, region, coverage: None, refused: None, hours_unknown })

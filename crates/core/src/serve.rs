@@ -94,6 +94,8 @@ pub struct DataQuery {
     pub filters: Filters,
     pub format: Format,
     pub provenance: bool,
+    /// CSV: the opening_hours column.
+    pub hours_column: bool,
     /// The envelope's `brand`; the brand names joined when not given.
     pub brand_label: Option<String>,
     /// Cut the result to this many rows (trial keys); `total` still counts them all.
@@ -190,7 +192,15 @@ impl Snapshot {
         let rows: Vec<u32> = served.rows().collect();
         let coverage = served.coverage();
         let hours_unknown = q.filters.open_at.map(|_| served.hours_unknown);
-        let opts = WriteOptions { provenance: q.provenance, brand_label: label, region: region.clone(), coverage, open_at: q.filters.open_at, hours_unknown };
+        let opts = WriteOptions {
+            provenance: q.provenance,
+            brand_label: label,
+            region: region.clone(),
+            coverage,
+            open_at: q.filters.open_at,
+            hours_unknown,
+            hours_column: q.hours_column,
+        };
         let body = write_rows(self, &rows, q.format, &opts);
         Ok(Answer { body, count, total: served.total, sources: served.sources, region, coverage, refused: None, hours_unknown })
     }

@@ -107,6 +107,7 @@ fn bad_requests_are_refused_and_the_price_is_checked_before_writing() {
         radius_m: None,
         format,
         provenance: false,
+        hours_column: false,
         brand_label: "Alpha".into(),
         budget: Budget { max_rows, deadline: None },
         open_at: None,
@@ -120,7 +121,7 @@ fn bad_requests_are_refused_and_the_price_is_checked_before_writing() {
     assert!(d.windows(2).all(|w| w[0] <= w[1]), "nearest first: {d:?}");
     assert!(locations.iter().all(|l| l.get("brand").is_none()), "one brand asked: no brand per row");
     let csv = String::from_utf8(index.answer(&snap, &query(None, Format::Csv)).unwrap().body).unwrap();
-    assert!(csv.starts_with(&storemap_core::nearby_csv_header()));
+    assert!(csv.starts_with(&storemap_core::nearby_csv_header(false)));
     assert_eq!(csv.lines().count(), 26);
     let geo: serde_json::Value = serde_json::from_slice(&index.answer(&snap, &query(None, Format::GeoJson)).unwrap().body).unwrap();
     assert_eq!(geo["features"][0]["properties"]["distance_m"].as_f64(), Some(d[0]));

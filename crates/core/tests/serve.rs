@@ -133,7 +133,16 @@ fn brands_must_name_brands_of_the_snapshot() {
 }
 
 fn data_query(brands: &[u32], budget: Budget) -> DataQuery {
-    DataQuery { brands: brands.to_vec(), filters: Filters::default(), format: Format::Json, provenance: false, brand_label: None, limit: None, budget }
+    DataQuery {
+        brands: brands.to_vec(),
+        filters: Filters::default(),
+        format: Format::Json,
+        provenance: false,
+        hours_column: false,
+        brand_label: None,
+        limit: None,
+        budget,
+    }
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! - GeoJSON: one FeatureCollection whose features carry `change` and `first_seen` or
 //!   `last_seen` among their properties, with `since` and `until` as foreign members.
 
-use super::csv::{CsvRows, CSV_HEADER};
+use super::csv::{csv_columns, CsvRows};
 use super::geojson::open_feature;
 use super::json::open_location;
 use super::text::{json_str, json_time};
@@ -19,8 +19,8 @@ use crate::changes::Changes;
 use crate::snapshot::Snapshot;
 
 /// The CSV header of a change document.
-pub fn changes_csv_header() -> String {
-    format!("{},change,seen\r\n", CSV_HEADER.trim_end())
+pub fn changes_csv_header(hours: bool) -> String {
+    format!("{},change,seen\r\n", csv_columns(hours))
 }
 
 /// One list of a change document: its rows, the snapshot they are rows of, and the names of the
@@ -71,9 +71,9 @@ pub fn write_changes(current: &Snapshot, departed: &Snapshot, changes: &Changes,
             out.push(b'}');
         }
         Format::Csv => {
-            out.extend_from_slice(changes_csv_header().as_bytes());
+            out.extend_from_slice(changes_csv_header(opts.hours_column).as_bytes());
             for List { snap, rows, change, .. } in &lists {
-                let mut writer = CsvRows::default();
+                let mut writer = CsvRows::new(opts.hours_column);
                 for &(r, t) in rows.iter() {
                     writer.write(snap, r as usize, &mut out);
                     out.extend_from_slice(format!(",{change},").as_bytes());

@@ -7,9 +7,24 @@ use crate::snapshot::{Snapshot, TextColumn, NULL_TIME};
 /// The CSV header: the contract's nine columns in order, then the two DESIGN.md adds.
 pub const CSV_HEADER: &str = "brand,name,lat,lng,country,state,city,postcode,address,phone,last_updated\r\n";
 
-pub(super) fn write_csv(snap: &Snapshot, rows: &[u32], out: &mut Vec<u8>) {
-    out.extend_from_slice(CSV_HEADER.as_bytes());
-    let mut row = CsvRows::default();
+/// The column `include_hours` adds after `last_updated`: the contract fixes CSV at eleven
+/// columns, so hours are a twelfth a client asks for.
+pub const HOURS_COLUMN: &str = "opening_hours";
+
+/// The header's columns, without the line end: the eleven, and the hours when asked for.
+pub fn csv_columns(hours: bool) -> String {
+    let base = CSV_HEADER.trim_end();
+    if hours {
+        format!("{base},{HOURS_COLUMN}")
+    } else {
+        base.to_string()
+    }
+}
+
+pub(super) fn write_csv(snap: &Snapshot, rows: &[u32], hours: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(csv_columns(hours).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    let mut row = CsvRows::new(hours);
     for &r in rows {
         row.write(snap, r as usize, out);
         out.extend_from_slice(b"\r\n");
@@ -24,9 +39,15 @@ pub(super) struct CsvRows {
     times: TimeCache,
     /// The brand cell, quoted once per brand: rows come grouped by brand.
     brand_cell: (usize, Vec<u8>),
+    /// Adds the opening_hours column.
+    hours: bool,
 }
 
 impl CsvRows {
+    pub(super) fn new(hours: bool) -> CsvRows {
+        CsvRows { hours, ..CsvRows::default() }
+    }
+
     pub(super) fn write(&mut self, snap: &Snapshot, r: usize, out: &mut Vec<u8>) {
         let name = self.brand.name(snap, r as u32);
         if name.as_ptr() as usize != self.brand_cell.0 {
@@ -50,6 +71,10 @@ impl CsvRows {
         out.push(b',');
         if snap.last_updated[r] != NULL_TIME {
             out.extend_from_slice(self.times.get(snap.last_updated[r]));
+        }
+        if self.hours {
+            out.push(b',');
+            csv_field(out, snap.row_text(TextColumn::OpeningHours, r));
         }
     }
 }

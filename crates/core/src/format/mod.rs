@@ -15,7 +15,7 @@ use crate::snapshot::Snapshot;
 use crate::time::format_iso;
 
 pub use changes::{changes_csv_header, write_changes};
-pub use csv::CSV_HEADER;
+pub use csv::{CSV_HEADER, HOURS_COLUMN};
 pub use nearby::{nearby_csv_header, write_nearby};
 pub use overlap::{overlap_csv_header, write_overlap};
 
@@ -52,6 +52,8 @@ pub struct WriteOptions {
     /// JSON envelope and as GeoJSON foreign members.
     pub open_at: Option<OpenAt>,
     pub hours_unknown: Option<u32>,
+    /// CSV: the opening_hours column after the contract's eleven (`include_hours`).
+    pub hours_column: bool,
 }
 
 /// `,"open_at":"…","hours_unknown":N` when the request gave `open_at`.
@@ -69,7 +71,7 @@ pub fn write_rows(snap: &Snapshot, rows: &[u32], format: Format, opts: &WriteOpt
     let mut out = Vec::with_capacity(256 + rows.len() * 320);
     match format {
         Format::Json => json::write_json(snap, rows, opts, &mut out),
-        Format::Csv => csv::write_csv(snap, rows, &mut out),
+        Format::Csv => csv::write_csv(snap, rows, opts.hours_column, &mut out),
         Format::GeoJson => geojson::write_geojson(snap, rows, opts, &mut out),
     }
     out

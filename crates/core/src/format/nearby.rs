@@ -6,7 +6,7 @@
 //! - CSV: the location columns, then `distance_m`.
 //! - GeoJSON: a FeatureCollection whose features carry `distance_m` among their properties.
 
-use super::csv::{CsvRows, CSV_HEADER};
+use super::csv::{csv_columns, CsvRows};
 use super::geojson::open_feature;
 use super::json::open_location;
 use super::text::{json_f64, json_str};
@@ -14,8 +14,8 @@ use super::{BrandCursor, Format, TimeCache, WriteOptions};
 use crate::snapshot::Snapshot;
 
 /// The CSV header of a nearest-store document.
-pub fn nearby_csv_header() -> String {
-    format!("{},distance_m\r\n", CSV_HEADER.trim_end())
+pub fn nearby_csv_header(hours: bool) -> String {
+    format!("{},distance_m\r\n", csv_columns(hours))
 }
 
 /// Distances to the decimetre: pins are not more precise than that.
@@ -49,8 +49,8 @@ pub fn write_nearby(snap: &Snapshot, rows: &[(u32, f64)], with_brand: bool, form
             out.extend_from_slice(b"]}");
         }
         Format::Csv => {
-            out.extend_from_slice(nearby_csv_header().as_bytes());
-            let mut writer = CsvRows::default();
+            out.extend_from_slice(nearby_csv_header(opts.hours_column).as_bytes());
+            let mut writer = CsvRows::new(opts.hours_column);
             for &(r, d) in rows {
                 writer.write(snap, r as usize, &mut out);
                 out.push(b',');

@@ -84,7 +84,7 @@ fn the_change_feed_answers_from_the_history_what_the_snapshots_say() {
                 assert_eq!(json["since"], format_iso(weeks[0]));
                 assert!(json["closed"][0]["last_seen"].is_string() && json["opened"][0]["first_seen"].is_string());
                 let csv = String::from_utf8(storemap_core::write_changes(current, feed.departed(), &got, Format::Csv, &opts)).unwrap();
-                assert!(csv.starts_with(&storemap_core::changes_csv_header()));
+                assert!(csv.starts_with(&storemap_core::changes_csv_header(false)));
                 assert_eq!(csv.lines().filter(|l| l.contains(",closed,")).count(), got.closed.len());
                 let geo: serde_json::Value =
                     serde_json::from_slice(&storemap_core::write_changes(current, feed.departed(), &got, Format::GeoJson, &opts)).unwrap();
@@ -106,6 +106,7 @@ fn the_change_feed_answers_from_the_history_what_the_snapshots_say() {
         since: weeks[0],
         format: Format::Json,
         provenance: false,
+        hours_column: false,
         brand_label: None,
         budget: Budget { max_rows, deadline: None },
     };
