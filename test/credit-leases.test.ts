@@ -82,6 +82,34 @@ test('a lease is taken once the key can hold one, spent on its own row, counted 
   t.deepEqual(after.leases, []);
 });
 
+test('a charge bigger than what the lease holds waits for the lease to go back, and the row pays it with the credits the lease held', async (t) => {
+  const db = await startPostgres(t);
+  const pool = await openPostgres(db.url, { poolSize: 4 });
+  t.teardown(() => pool.end());
+  const clock = 1_800_000_000_000;
+  const node = new PgLedger(await openPostgres(db.url, { poolSize: 4 }), { leaseCredits: 100, leaseTtlMs: 60_000, now: () => clock });
+  t.teardown(() => node.close());
+  const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 200 });
+  const costing = (cost: number): ChargeRequest => ({ ...charge(record.id, clock), cost });
+
+  t.like(await node.charge(costing(1)), { ok: true, remaining: 199 });
+  await until(() => node.leasesHeld() === 1, 'the node holds a lease');
+  t.is((await ledgerOf(pool, record.id)).credits, 99, 'the row: 200 - 1 - the lease of 100');
+  // 70 credits spent from the lease, and while that charge is out, 120 more: more than the
+  // lease's 30 left and than the row's 99, not than the key's 129. The lease is retired with a
+  // charge still out on it, so its 30 go back only when that charge is in.
+  const [spent, big] = await Promise.all([node.charge(costing(70)), node.charge(costing(120))]);
+  t.like(spent, { ok: true, charged: 70 });
+  t.like(big, { ok: true, charged: 120, remaining: 9 });
+  const after = await ledgerOf(pool, record.id);
+  t.is(after.credits, 9, 'the lease went back and the row paid the charge');
+  t.deepEqual(after.leases, []);
+  t.deepEqual(after.usage, [{ status: 200, n: 3, credits: 191 }]);
+  // And a charge the whole key cannot pay is still refused, the balance untouched.
+  t.like(await node.charge(costing(10)), { ok: false });
+  t.is((await ledgerOf(pool, record.id)).credits, 9);
+});
+
 test('a node stops holding 1,000 credits of a 1,050-credit key: the other spends the rest once the lease expires, 1,050 in all, and the stopped node cannot spend its lease afterwards', async (t) => {
   const db = await startPostgres(t);
   const pool = await openPostgres(db.url, { poolSize: 4 });

@@ -61,6 +61,8 @@ interface HeldLease {
   out: number;
   /** Taking no more charges: given back once `out` is 0. */
   retired?: boolean;
+  /** Called when a retired lease's give-back is done (or failed). */
+  onReturned?: () => void;
 }
 
 interface LeasedCharge extends WaitingCharge {
@@ -141,7 +143,11 @@ export class PgLedger implements LedgerOps {
    * lease reclaimed meanwhile gives nothing). Failing (no ledger), it expires instead. */
   private async giveBack(l: HeldLease): Promise<void> {
     if (this.leases.get(l.keyId) === l) this.leases.delete(l.keyId);
-    await this.tracked(this.pool.query('SELECT lease_return($1)', [l.id]));
+    try {
+      await this.tracked(this.pool.query('SELECT lease_return($1)', [l.id]));
+    } finally {
+      l.onReturned?.();
+    }
   }
 
   /** Lease calls out (takes and give-backs), which closing waits for before it ends the pool. */
@@ -161,6 +167,12 @@ export class PgLedger implements LedgerOps {
     if (this.leases.get(l.keyId) === l) this.leases.delete(l.keyId);
     if (l.retired) return;
     l.retired = true;
+    // Charges the key's row gets meanwhile wait for these credits to be back on it.
+    const returned = new Promise<void>((resolve) => (l.onReturned = resolve));
+    this.returning.set(l.keyId, returned);
+    void returned.then(() => {
+      if (this.returning.get(l.keyId) === returned) this.returning.delete(l.keyId);
+    });
     if (l.out === 0) void this.giveBack(l).catch(() => {});
     else this.retiring.add(l);
   }
@@ -175,6 +187,8 @@ export class PgLedger implements LedgerOps {
 
   /** Retired leases with charges still out (closing gives them back too). */
   private readonly retiring = new Set<HeldLease>();
+  /** By key, the give-back of a lease retired and not yet back on the key's row. */
+  private readonly returning = new Map<string, Promise<void>>();
 
   /** Takes a lease for a key whose balance just showed it can hold one, unless one is held or
    * on its way; a lease refused or failed leaves the key on its row. */
@@ -221,7 +235,19 @@ export class PgLedger implements LedgerOps {
         this.sendLeased();
         return;
       }
-      this.waiting.push({ req, cancelled, resolve, reject });
+      const charge = { req, cancelled, resolve, reject };
+      // A lease too small for this charge was just retired (or one still goes back): its
+      // unspent credits are the key's, so the row is charged once they are on it. Charged at
+      // once, a key whose row and lease together can pay would be refused.
+      const returning = this.returning.get(req.keyId);
+      if (returning) {
+        void returning.then(() => {
+          this.waiting.push(charge);
+          this.sendBatch();
+        });
+        return;
+      }
+      this.waiting.push(charge);
       this.sendBatch();
     });
   }
