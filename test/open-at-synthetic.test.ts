@@ -13,11 +13,11 @@ interface Row {
   opening_hours: string | null;
 }
 
-async function rows(brand: string, openAt?: string): Promise<{ rows: Row[]; unknown?: number | null }> {
+async function rows(brand: string, openAt?: string): Promise<{ rows: Row[]; unknown?: number | null; coverage?: number | null }> {
   const store = testStore();
   const b = store.resolve(brand)!;
   const r = await query(store, { brands: [b.brand], country: 'US', format: 'json', verifiedOnly: true, openAt });
-  return { rows: (JSON.parse(r.body.toString()) as { locations: Row[] }).locations, unknown: r.hoursUnknown };
+  return { rows: (JSON.parse(r.body.toString()) as { locations: Row[] }).locations, unknown: r.hoursUnknown, coverage: r.coverageConfidence };
 }
 
 const openByJs = (hours: string, local: Date) => new OpeningHours(hours, null, { mode: 0, tag_key: 'opening_hours', map_value: false, warnings_severity: 4, locale: 'en' }).getState(local);
@@ -41,3 +41,9 @@ for (const brand of ['Shell', 'Walgreens', 'Starbucks']) {
     t.true(counts[0]! >= counts[1]!, `no more open at night than at noon: ${counts.join(' vs ')}`);
   });
 }
+
+test('with open_at no coverage is estimated: the estimate counts every storefront, open or not', async (t) => {
+  const all = await rows('Shell');
+  t.is(typeof all.coverage, 'number', 'Shell in the US has a coverage estimate');
+  t.is((await rows('Shell', '2026-12-01T03:30')).coverage ?? null, null, 'none with open_at');
+});

@@ -65,7 +65,7 @@ export const LocationMapJson = z.object({
     .max(1)
     .nullable()
     .describe(
-      'The estimated share of the brand\'s real storefronts within the filters that this response holds, from how the independent sources overlap (capture-recapture; docs/COVERAGE.md). null where it cannot be estimated: fewer than 5 storefronts, or a single source.',
+      'The estimated share of the brand\'s real storefronts within the filters that this response holds, from how the independent sources overlap (capture-recapture; docs/COVERAGE.md). null where it cannot be estimated: fewer than 5 storefronts, a single source, or with open_at (it estimates every storefront, open or not).',
     ),
   ...OPEN_AT_MEMBERS,
   locations: z.array(Location),

@@ -33,7 +33,10 @@ function isCalendarDay(s: string): boolean {
   const m = ISO_DATE_TIME.exec(s);
   if (!m) return true; // the pattern's own message says what is wrong
   const [y, mo, d] = [1, 2, 3].map((i) => Number(m[i]));
-  return new Date(Date.UTC(y!, mo! - 1, d!)).getUTCDate() === d;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const day = new Date(0);
+  day.setUTCFullYear(y!, mo! - 1, d!);
+  return day.getUTCDate() === d;
 }
 
 /** `open_at`, on location-map and nearby. */
@@ -117,7 +120,7 @@ export const NearbyRequest = z
     lng: longitude.describe('Longitude of the point, WGS 84 degrees.'),
     limit: z.number().int().min(1).max(DATA_DEFAULTS.nearbyMaxLimit).default(DATA_DEFAULTS.nearbyDefaultLimit).describe(`Stores to return at most, nearest first (1-${DATA_DEFAULTS.nearbyMaxLimit}).`),
     radius_km: z.number().positive().max(20_040).optional().describe('Only stores within this great-circle distance, in km.'),
-    open_at: OPEN_AT.describe(`${OPEN_AT.description} The ${DATA_DEFAULTS.nearbyOpenScan} nearest stores of each brand are looked at.`),
+    open_at: OPEN_AT.describe(`${OPEN_AT.description} The ${DATA_DEFAULTS.nearbyOpenScan} nearest stores of each brand asked for are looked at (of any brand: the ${DATA_DEFAULTS.nearbyOpenScan} nearest stores).`),
     format: z.enum(DATA_FORMATS).default('json').describe('Response format.'),
     include_provenance: z.boolean().optional().describe('Adds source_types, confidence, storefront_type, alias_sources and last_verified (json, geojson).'),
     include_hours: INCLUDE_HOURS,

@@ -121,6 +121,8 @@ export class PgLedger implements LedgerOps {
     for (const l of [...this.leases.values(), ...this.retiring]) void this.giveBack(l).catch(() => {});
     this.retiring.clear();
     while (this.leaseCalls.size > 0) await Promise.allSettled([...this.leaseCalls]);
+    // Charges that waited for those give-backs go to the key's rows before the pool ends.
+    while (this.deferred > 0 || this.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
     await this.pool.end();
   }
 
@@ -143,6 +145,7 @@ export class PgLedger implements LedgerOps {
    * lease reclaimed meanwhile gives nothing). Failing (no ledger), it expires instead. */
   private async giveBack(l: HeldLease): Promise<void> {
     if (this.leases.get(l.keyId) === l) this.leases.delete(l.keyId);
+    this.markReturning(l);
     try {
       await this.tracked(this.pool.query('SELECT lease_return($1)', [l.id]));
     } finally {
@@ -167,14 +170,21 @@ export class PgLedger implements LedgerOps {
     if (this.leases.get(l.keyId) === l) this.leases.delete(l.keyId);
     if (l.retired) return;
     l.retired = true;
-    // Charges the key's row gets meanwhile wait for these credits to be back on it.
+    this.markReturning(l);
+    if (l.out === 0) void this.giveBack(l).catch(() => {});
+    else this.retiring.add(l);
+  }
+
+  /** From now until the lease's unspent credits are back on the key's row, charges the row gets
+   * wait for them (retired, idle, expired or closing alike). A spent-out lease gives nothing
+   * back: nothing to wait for. */
+  private markReturning(l: HeldLease): void {
+    if (l.onReturned || l.left <= 0) return;
     const returned = new Promise<void>((resolve) => (l.onReturned = resolve));
     this.returning.set(l.keyId, returned);
     void returned.then(() => {
       if (this.returning.get(l.keyId) === returned) this.returning.delete(l.keyId);
     });
-    if (l.out === 0) void this.giveBack(l).catch(() => {});
-    else this.retiring.add(l);
   }
 
   /** A charge on a lease is in (spent, refused, cancelled or failed): a spent-out lease is
@@ -189,6 +199,8 @@ export class PgLedger implements LedgerOps {
   private readonly retiring = new Set<HeldLease>();
   /** By key, the give-back of a lease retired and not yet back on the key's row. */
   private readonly returning = new Map<string, Promise<void>>();
+  /** Charges waiting for such a give-back (closing waits for them). */
+  private deferred = 0;
 
   /** Takes a lease for a key whose balance just showed it can hold one, unless one is held or
    * on its way; a lease refused or failed leaves the key on its row. */
@@ -241,7 +253,9 @@ export class PgLedger implements LedgerOps {
       // once, a key whose row and lease together can pay would be refused.
       const returning = this.returning.get(req.keyId);
       if (returning) {
+        this.deferred++;
         void returning.then(() => {
+          this.deferred--;
           this.waiting.push(charge);
           this.sendBatch();
         });

@@ -101,9 +101,11 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
   };
 }
 
-/** With open_at, the "none open" answer says how many stores could not be told. */
+/** With open_at, the "none open" answer says how many stores could not be told (where the
+ * answer counts them: data formats). */
 export function openAtNote(openAt: string | undefined, unknown: number | null | undefined): string {
-  return openAt === undefined ? '' : ` open at ${openAt} (${unknown ?? 0} without known opening hours)`;
+  if (openAt === undefined) return '';
+  return typeof unknown === 'number' ? ` open at ${openAt} (${unknown} without known opening hours)` : ` open at ${openAt}`;
 }
 
 /** What the key may ask for, and the request's brands resolved. */

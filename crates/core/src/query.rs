@@ -155,7 +155,12 @@ impl Snapshot {
                 (_, _, Some(c)) if !eq_ci(self.row_text(TextColumn::City, r), c) => continue,
                 _ => {}
             }
-            out.sightings.add(SourceMask(self.sources[r]));
+            // With open_at no coverage is estimated: the sources' overlap estimates every
+            // storefront within the filters, and the answer holds the ones open (at 03:00 it
+            // would read as a near-zero coverage).
+            if f.open_at.is_none() {
+                out.sightings.add(SourceMask(self.sources[r]));
+            }
             if f.verified_only && !self.row_is_verified(r) {
                 continue;
             }
