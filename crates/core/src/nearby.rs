@@ -18,7 +18,7 @@ use crate::error::{CoreError, Result};
 use crate::format::{write_nearby, Format, WriteOptions};
 use crate::geodesy::{haversine_m, LocalMetric};
 use crate::model::SourceMask;
-use crate::open_at::{OpenAt, OpenCheck, Openness};
+use crate::open_at::{OpenAt, OpenCheck};
 use crate::query::number_text;
 use crate::serve::{Answer, Budget, Refusal};
 use crate::snapshot::{Snapshot, TextColumn};
@@ -132,13 +132,8 @@ impl NearbyIndex {
                     }
                 }
                 if let Some((check, unknown)) = open.as_deref_mut() {
-                    match check.state(snap.row_text(TextColumn::OpeningHours, r), snap.lat[r], snap.lng[r]) {
-                        Openness::Open => {}
-                        Openness::Closed => continue,
-                        Openness::Unknown => {
-                            *unknown += 1;
-                            continue;
-                        }
+                    if !check.admits(snap.row_text(TextColumn::OpeningHours, r), snap.lat[r], snap.lng[r], unknown) {
+                        continue;
                     }
                 }
                 found.push((p.data, d));

@@ -93,6 +93,19 @@ impl<'a> OpenCheck<'a> {
         OpenCheck { at, parsed: HashMap::new() }
     }
 
+    /// Whether a store is served under `open_at`: open, yes; closed, no; unknown, no and
+    /// counted in `unknown`.
+    pub fn admits(&mut self, hours: &'a str, lat: f64, lng: f64, unknown: &mut u32) -> bool {
+        match self.state(hours, lat, lng) {
+            Openness::Open => true,
+            Openness::Closed => false,
+            Openness::Unknown => {
+                *unknown += 1;
+                false
+            }
+        }
+    }
+
     /// Whether a store with these hours (`""` for none) at this position is open.
     pub fn state(&mut self, hours: &'a str, lat: f64, lng: f64) -> Openness {
         if hours.is_empty() {

@@ -6,7 +6,7 @@ use crate::error::{CoreError, Result};
 use crate::geodesy::haversine_m;
 use crate::model::{SourceMask, StorefrontType};
 use crate::names::fold_case;
-use crate::open_at::{OpenAt, OpenCheck, Openness};
+use crate::open_at::{OpenAt, OpenCheck};
 use crate::snapshot::{Snapshot, TextColumn};
 
 #[derive(Debug, Clone, Default)]
@@ -165,13 +165,8 @@ impl Snapshot {
                 continue;
             }
             if let Some(check) = open.as_mut() {
-                match check.state(self.row_text(TextColumn::OpeningHours, r), self.lat[r], self.lng[r]) {
-                    Openness::Open => {}
-                    Openness::Closed => continue,
-                    Openness::Unknown => {
-                        out.hours_unknown += 1;
-                        continue;
-                    }
+                if !check.admits(self.row_text(TextColumn::OpeningHours, r), self.lat[r], self.lng[r], &mut out.hours_unknown) {
+                    continue;
                 }
             }
             out.rows.push(r as u32);
