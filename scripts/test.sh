@@ -107,6 +107,24 @@ rm -rf "$pgdir"
 
 # The single executable: `npm run release` into a folder of the run's own, then its suite
 # (test/release/) against the file, copied alone into empty folders with nothing on PATH.
+echo "== the Ray runner (scripts/ray_build.py) on a local two-node Ray cluster"
+# Ray from PyPI, pinned, in a venv kept outside the clone ($STOREMAP_CI_CACHE, as the contract
+# tests' venv): made once per machine and version.
+RAY_VERSION=2.60.0
+RAY_VENV="${STOREMAP_CI_CACHE:-$HOME/.cache/storemap}/ray-venv"
+if ! "$RAY_VENV/bin/python" -c "import ray, sys; sys.exit(ray.__version__ != '$RAY_VERSION')" 2>/dev/null; then
+  rm -rf "$RAY_VENV"
+  python3 -m venv "$RAY_VENV" && "$RAY_VENV/bin/pip" install --quiet --disable-pip-version-check "ray==$RAY_VERSION" >"$logs/ray-pip.txt" 2>&1 || cat "$logs/ray-pip.txt"
+fi
+"$RAY_VENV/bin/python" test/ray/test_ray_build.py 2>&1 | tee "$logs/ray.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+if read -r p f < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$logs/ray.txt" | tail -n 1); then
+  passed=$((passed + p))
+  failed=$((failed + f))
+else
+  fail_runner
+fi
+
 echo "== the single executable (npm run release, then test/release/)"
 release_out=$(mktemp -d)
 export STOREMAP_RELEASE_STAGE="$release_out/stage"

@@ -7,12 +7,12 @@ import { loadConfig, type Config } from './config.ts';
 import { countryArea, FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry, parseSources, type Area, type FetchedFile } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
-import { buildDataset, datasetReport, ensureReference, importSources, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
+import { buildDataset, datasetReport, ensureReference, importSources, mergeParts, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { basemapInfo, loadRenderer, loadStore, loadStoreSync } from './native.ts';
 import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './paths.ts';
 import { checkSnapshotFormat } from './data/snapshot-format.ts';
-import { DATA_DEFAULTS } from './native.ts';
+import { DATA_DEFAULTS, SNAPSHOT_FILE } from './native.ts';
 import { execFileSync } from 'node:child_process';
 import { PLANS, type Plan } from './api/plans.ts';
 import { KeyStore } from './services/keys.ts';
@@ -173,6 +173,43 @@ function printImport(summary: ImportSummary): void {
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 
+const SHARD_HELP = 'build shard K of N (K from 1): only its brands, written as a part to --part; `data merge` joins the N parts';
+
+/** `--shard K/N`, checked for form (the pipeline checks the range). */
+function shardText(v: string): string {
+  if (!/^\d{1,4}\/\d{1,4}$/.test(v.trim())) throw new InvalidArgumentError(`${JSON.stringify(v)} is not K/N, for example 2/8`);
+  return v.trim();
+}
+
+function shardOptions(o: { shard?: string; part?: string }): { shard?: string; part?: string } {
+  if ((o.shard === undefined) !== (o.part === undefined)) throw new InvalidArgumentError('--shard and --part go together');
+  return o.shard === undefined ? {} : { shard: o.shard, part: o.part };
+}
+
+/** What a shard's run wrote (storemap-ingest's `PartSummary`). */
+interface PartSummary {
+  part: string;
+  shard: string;
+  brands: number;
+  rows: number;
+  imports: ImportSummary['imports'];
+}
+
+function printPart(p: PartSummary): void {
+  console.error(importTable(p.imports));
+  console.log(`${p.part}: shard ${p.shard}, ${p.brands} brands, ${p.rows} rows`);
+}
+
+/** `data merge --out`: a data folder, or the snapshot.smap inside one. */
+function mergeTarget(out: string | undefined, dataDir: string): string {
+  if (out === undefined) return dataDir;
+  if (out.endsWith('.smap')) {
+    if (path.basename(out) !== SNAPSHOT_FILE) throw new InvalidArgumentError(`--out: a merge writes a data folder's ${SNAPSHOT_FILE}, not ${path.basename(out)}`);
+    return path.dirname(path.resolve(out));
+  }
+  return path.resolve(out);
+}
+
 /** The checkout's commit, when git can say (a release records its own). */
 function checkoutCommit(): string {
   try {
@@ -201,7 +238,9 @@ data
   .option('--scale <s>', 'dataset scale (1 = the full-size world)', number(0.0001, 4), 0.1)
   .option('--seed <n>', 'generator seed', number(0, Number.MAX_SAFE_INTEGER), 1)
   .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now')
-  .action(async (o: { scale: number; seed: number; asOf?: string }) => {
+  .option('--shard <k/n>', SHARD_HELP, shardText)
+  .option('--part <dir>', 'where a shard writes its part (with --shard)')
+  .action(async (o: { scale: number; seed: number; asOf?: string; shard?: string; part?: string }) => {
     const config = loadConfig();
     const summary = (await buildDataset({
       dataDir: config.dataDir,
@@ -212,8 +251,10 @@ data
       multiSource: config.multiSource,
       keepHistory: config.historySnapshots,
       progress: true,
-    })) as { snapshot: string; rows: number; snapshot_version: string };
-    console.log(`${summary.snapshot}: ${summary.rows} rows, version ${summary.snapshot_version}`);
+      ...shardOptions(o),
+    })) as { snapshot: string; rows: number; snapshot_version: string } | PartSummary;
+    if ('part' in summary) printPart(summary);
+    else console.log(`${summary.snapshot}: ${summary.rows} rows, version ${summary.snapshot_version}`);
   });
 data
   .command('import')
@@ -225,7 +266,9 @@ data
   .option('--country <cc>', 'keep only stores in this country (ISO 3166-1 alpha-2); repeatable', collect, [] as string[])
   .option('--bbox <s,w,n,e>', 'keep only stores inside this box (degrees)')
   .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now')
-  .action(async (o: { osm?: string; overture?: string; fsq?: string; atp?: string; country: string[]; bbox?: string; asOf?: string }) => {
+  .option('--shard <k/n>', SHARD_HELP, shardText)
+  .option('--part <dir>', 'where a shard writes its part (with --shard)')
+  .action(async (o: { osm?: string; overture?: string; fsq?: string; atp?: string; country: string[]; bbox?: string; asOf?: string; shard?: string; part?: string }) => {
     if (!o.osm && !o.overture && !o.fsq && !o.atp) throw new InvalidArgumentError('give at least one of --osm, --overture, --fsq, --atp');
     const config = loadConfig();
     const summary = (await importSources({
@@ -236,8 +279,21 @@ data
       multiSource: config.multiSource,
       keepHistory: config.historySnapshots,
       progress: true,
-    })) as ImportSummary;
+      ...shardOptions(o),
+    })) as ImportSummary | PartSummary;
+    if ('part' in summary) printPart(summary);
+    else printImport(summary);
+  });
+data
+  .command('merge <parts...>')
+  .description("join a sharded build's parts (every shard once) into the data folder's snapshot: the one a one-process build writes")
+  .option('--out <path>', "the data folder, or its snapshot.smap, that the merge replaces (default: STOREMAP_DATA_DIR's)")
+  .action(async (parts: string[], o: { out?: string }) => {
+    const config = loadConfig();
+    const dataDir = mergeTarget(o.out, config.dataDir);
+    const summary = (await mergeParts({ parts, dataDir, keepHistory: config.historySnapshots, progress: true })) as ImportSummary & { snapshot_version: string };
     printImport(summary);
+    console.log(`version ${summary.snapshot_version}, from ${parts.length} part${parts.length === 1 ? '' : 's'}`);
   });
 data
   .command('rollback')

@@ -18,6 +18,9 @@ export interface BuildParams {
   /** Snapshots the id history keeps (the change feed's reach); the pipeline's default when unset. */
   keepHistory?: number;
   progress?: boolean;
+  /** `K/N`: build only shard K's brands, as a part in `part` (see `mergeParts`). */
+  shard?: string;
+  part?: string;
 }
 
 export interface ImportParams extends Omit<BuildParams, 'scale' | 'seed'> {
@@ -96,6 +99,7 @@ function common(p: BuildParams | ImportParams, reference: string): string[] {
   if (p.multiSource === false) args.push('--single-source');
   if (p.keepHistory !== undefined) args.push('--keep-history', String(p.keepHistory));
   if (p.progress) args.push('--progress');
+  if (p.shard !== undefined) args.push('--shard', p.shard, '--part', path.resolve(p.part ?? ''));
   return args;
 }
 
@@ -113,6 +117,24 @@ export async function importSources(p: ImportParams): Promise<unknown> {
   for (const c of p.countries ?? []) args.push('--country', c);
   if (p.bbox) args.push(`--bbox=${p.bbox}`);
   return run(args);
+}
+
+export interface MergeParams {
+  /** The part folders, every shard of one build once. */
+  parts: string[];
+  /** The data folder whose snapshot the merge replaces (and whose ids and history it continues). */
+  dataDir: string;
+  keepHistory?: number;
+  progress?: boolean;
+}
+
+/** Joins a sharded build's parts into the data folder's snapshot (`storemap-ingest merge`). */
+export async function mergeParts(p: MergeParams): Promise<unknown> {
+  const reference = await ensureReference(p.dataDir);
+  const args = ['merge', '--data-dir', p.dataDir, '--reference', reference, '--tables', TABLES_DIR];
+  if (p.keepHistory !== undefined) args.push('--keep-history', String(p.keepHistory));
+  if (p.progress) args.push('--progress');
+  return run([...args, ...p.parts.map((d) => path.resolve(d))]);
 }
 
 /**

@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod reconcile;
 pub mod reference;
 pub mod report;
+pub mod shard;
 pub mod source_row;
 pub mod world;
 

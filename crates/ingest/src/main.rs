@@ -7,8 +7,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use storemap_core::{parse_iso, Snapshot, SourceType};
-use storemap_ingest::pipeline::{self, BuildOptions, Phases, Region, SourcePaths, SNAPSHOT_FILE};
+use storemap_ingest::pipeline::{self, BuildOptions, MergeOptions, Phases, Region, SourcePaths, SNAPSHOT_FILE};
 use storemap_ingest::reference::ReferencePaths;
+use storemap_ingest::shard::Shard;
 
 /// A build holds millions of small rows from several threads at once and frees them phase by
 /// phase; glibc's per-thread arenas kept the freed memory fragmented and resident, so a
@@ -49,6 +50,22 @@ struct Common {
     /// Snapshots the id history keeps (what the change feed can reach back over).
     #[arg(long, default_value_t = storemap_core::HISTORY_DEFAULT_KEEP)]
     keep_history: usize,
+    /// Build shard K of N (K from 1): reconcile only its brands and write a part to `--part`
+    /// instead of a snapshot (`merge` joins the N parts).
+    #[arg(long, requires = "part")]
+    shard: Option<String>,
+    /// Where a shard's part goes (a folder).
+    #[arg(long, requires = "shard")]
+    part: Option<PathBuf>,
+}
+
+impl Common {
+    fn shard(&self) -> Result<Option<(Shard, PathBuf)>, String> {
+        match (&self.shard, &self.part) {
+            (Some(s), Some(p)) => Ok(Some((Shard::parse(s)?, p.clone()))),
+            _ => Ok(None),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -80,6 +97,23 @@ enum Command {
         /// Keep only stores inside south,west,north,east (degrees).
         #[arg(long, allow_hyphen_values = true)]
         bbox: Option<String>,
+    },
+    /// Join the parts of a sharded build (`--shard K/N --part DIR`, every K once) into the
+    /// data folder's snapshot: the one the one-process build writes from the same inputs.
+    Merge {
+        /// The part folders.
+        #[arg(required = true)]
+        parts: Vec<PathBuf>,
+        #[arg(long)]
+        data_dir: PathBuf,
+        #[arg(long)]
+        reference: PathBuf,
+        #[arg(long)]
+        tables: PathBuf,
+        #[arg(long, default_value_t = storemap_core::HISTORY_DEFAULT_KEEP)]
+        keep_history: usize,
+        #[arg(long)]
+        progress: bool,
     },
     /// Print the dataset's figures as JSON.
     Report {
@@ -166,17 +200,31 @@ fn run(cli: Cli) -> Result<String, String> {
             }
             let opts = options(&common, Some((scale, seed)))?;
             let mut phases = Phases::new(common.progress);
-            let s = pipeline::build_synthetic(&opts, scale, seed, &mut phases).map_err(|e| e.to_string())?;
+            let out = match common.shard()? {
+                Some((shard, part)) => pipeline::build_synthetic_part(&opts, scale, seed, shard, &part, &mut phases).map(|s| json(&s)),
+                None => pipeline::build_synthetic(&opts, scale, seed, &mut phases).map(|s| json(&s)),
+            };
             phases.finish();
-            Ok(json(&s))
+            out.map_err(|e| e.to_string())
         }
         Command::Import { common, osm, overture, fsq, atp, countries, bbox } => {
             let mut opts = options(&common, None)?;
             opts.region = region(&countries, bbox.as_deref())?;
             let mut phases = Phases::new(common.progress);
-            let s = pipeline::import_sources(&SourcePaths { osm, overture, fsq, atp }, &opts, &mut phases).map_err(|e| e.to_string())?;
+            let paths = SourcePaths { osm, overture, fsq, atp };
+            let out = match common.shard()? {
+                Some((shard, part)) => pipeline::import_sources_part(&paths, &opts, shard, &part, &mut phases).map(|s| json(&s)),
+                None => pipeline::import_sources(&paths, &opts, &mut phases).map(|s| json(&s)),
+            };
             phases.finish();
-            Ok(json(&s))
+            out.map_err(|e| e.to_string())
+        }
+        Command::Merge { parts, data_dir, reference, tables, keep_history, progress } => {
+            let opts = MergeOptions { data_dir, reference: ReferencePaths { extracted: reference, tables }, keep_history };
+            let mut phases = Phases::new(progress);
+            let out = pipeline::merge_parts(&parts, &opts, &mut phases).map(|s| json(&s));
+            phases.finish();
+            out.map_err(|e| e.to_string())
         }
         Command::Report { data_dir, reference, tables } => {
             let snap = Snapshot::load(&data_dir.join(SNAPSHOT_FILE)).map_err(|e| e.to_string())?;

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use storemap_core::{format_iso, CityRecord, SnapshotBuilder, SnapshotMeta, SourceImport, SourceType};
+use std::sync::Arc;
+
+use storemap_core::{brand_identity, format_iso, CityRecord, RowBuilder, SnapshotBuilder, SnapshotMeta, SourceImport, SourceType};
 
 use crate::catalog::Catalog;
 use crate::countries::CountryIndex;
@@ -19,6 +21,7 @@ use crate::import;
 use crate::land::LandMask;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
+use crate::shard::{catalog_fingerprint, partition, Fingerprint, InputFiles, PartManifest, PartReader, PartWriter, Shard, PART_FORMAT};
 use crate::{ImportReport, Skip};
 
 pub use storemap_core::{PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE};
@@ -275,14 +278,16 @@ impl Ticker {
     }
 }
 
-pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<BuildSummary> {
+/// Generates the synthetic world into `data_dir/sources` and loads the reference data the
+/// import needs (the border index is built while the world is generated).
+fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<(Reference, crate::world::WorldSummary)> {
     let (tables, countries_dir) = (opts.reference.clone(), opts.reference.extracted.clone());
     let sources_dir = opts.data_dir.join("sources");
     keep_previous_truth(&opts.data_dir)?;
     let borders = phases.run("read borders", || Borders::read(&countries_dir))?;
     // The border index takes seconds to build and generation does not need it: both at once.
     // The land mask it does need takes a fraction of a second, and goes when the world is made.
-    let (reference, world) = std::thread::scope(|s| -> Result<_> {
+    std::thread::scope(|s| -> Result<_> {
         let countries = s.spawn(|| borders.countries());
         let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
         let land = phases.run("land mask", || borders.land())?;
@@ -290,19 +295,42 @@ pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut 
         drop(land);
         let countries = phases.run("load borders", || countries.join().map_err(|_| IngestError::Invalid("border loader panicked".into()))?)?;
         Ok((Reference { catalog, cities, zips, countries }, world))
-    })?;
-    drop(borders);
-    let mut summary = import_with(&reference, &SourcePaths::under(&sources_dir), opts, phases)?;
+    })
+}
+
+pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<BuildSummary> {
+    let (reference, world) = generate_world(opts, scale, seed, phases)?;
+    let mut summary = import_with(&reference, &SourcePaths::under(&opts.data_dir.join("sources")), opts, phases)?;
     summary.world = Some(world);
     Ok(summary)
 }
 
+/// Shard `shard` of a synthetic build: the world generated whole (it is one function of scale,
+/// seed and date, so every shard generates the same one), this shard's brands reconciled into a
+/// part at `part_dir`.
+pub fn build_synthetic_part(opts: &BuildOptions, scale: f64, seed: u64, shard: Shard, part_dir: &Path, phases: &mut Phases) -> Result<PartSummary> {
+    let (reference, _) = generate_world(opts, scale, seed, phases)?;
+    import_part(&reference, &SourcePaths::under(&opts.data_dir.join("sources")), opts, shard, part_dir, phases)
+}
+
+fn check_region(reference: &Reference, opts: &BuildOptions) -> Result<()> {
+    match opts.region.countries.iter().find(|c| !reference.countries.knows(c)) {
+        Some(c) => Err(IngestError::Invalid(format!("--country: {c} is not a country the borders know"))),
+        None => Ok(()),
+    }
+}
+
 pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
     let reference = phases.run("load reference", || load_reference(&opts.reference))?;
-    if let Some(c) = opts.region.countries.iter().find(|c| !reference.countries.knows(c)) {
-        return Err(IngestError::Invalid(format!("--country: {c} is not a country the borders know")));
-    }
+    check_region(&reference, opts)?;
     import_with(&reference, paths, opts, phases)
+}
+
+/// Shard `shard` of an import of real extracts, as a part at `part_dir` (see `shard`).
+pub fn import_sources_part(paths: &SourcePaths, opts: &BuildOptions, shard: Shard, part_dir: &Path, phases: &mut Phases) -> Result<PartSummary> {
+    let reference = phases.run("load reference", || load_reference(&opts.reference))?;
+    check_region(&reference, opts)?;
+    import_part(&reference, paths, opts, shard, part_dir, phases)
 }
 
 /// One source's import: its report, the rows it gave each brand, and how long it took.
@@ -315,11 +343,22 @@ struct ImportedSource {
 }
 
 /// Reads one source's files, matching rows to brands as they arrive (in batches), so the
-/// fields only matching needs are released before the next batch is read.
-fn import_source(source: SourceType, path: &Path, reference: &Reference, opts: &BuildOptions, mut ticker: Ticker) -> Result<ImportedSource> {
+/// fields only matching needs are released before the next batch is read. With `keep` (a
+/// shard's brands) the other brands' rows are counted and dropped as they are matched.
+fn import_source(
+    source: SourceType,
+    path: &Path,
+    reference: &Reference,
+    opts: &BuildOptions,
+    keep: Option<Arc<Vec<bool>>>,
+    mut ticker: Ticker,
+) -> Result<ImportedSource> {
     let started = Instant::now();
     let (catalog, countries, region) = (&reference.catalog, &reference.countries, &opts.region);
     let mut buckets = BrandBuckets::new(catalog.brands.len());
+    if let Some(keep) = keep {
+        buckets = buckets.only(keep);
+    }
     let mut outside = 0u64;
     let mut sink = |mut batch: Vec<crate::SourceRow>| {
         if !region.is_whole_world() {
@@ -342,12 +381,29 @@ fn import_source(source: SourceType, path: &Path, reference: &Reference, opts: &
     Ok(ImportedSource { report, buckets, outside, seconds: started.elapsed().as_secs_f64() })
 }
 
-fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
-    let sources: Vec<(SourceType, &PathBuf)> = [SourceType::Atp, SourceType::Overture, SourceType::Fsq, SourceType::Osm]
+/// The sources' rows by brand, and what each import did.
+struct Imported {
+    buckets: BrandBuckets,
+    /// Each source's report, `rows_kept` after the region and brand checks (and, in a shard,
+    /// without the brands other shards reconcile).
+    imports: Vec<ImportReport>,
+    /// Rows each importer produced, before the region and brand checks (the meta's
+    /// `rows_by_source`, as it has always counted).
+    imported: Vec<u64>,
+    /// Per import: rows of brands other shards reconcile.
+    other_shards: Vec<u64>,
+}
+
+fn sources_to_read<'a>(paths: &'a SourcePaths, opts: &BuildOptions) -> Vec<(SourceType, &'a PathBuf)> {
+    [SourceType::Atp, SourceType::Overture, SourceType::Fsq, SourceType::Osm]
         .into_iter()
         .filter(|s| !opts.disabled.contains(s))
         .filter_map(|s| paths.get(s).map(|p| (s, p)))
-        .collect();
+        .collect()
+}
+
+fn import_all(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, keep: Option<Arc<Vec<bool>>>, phases: &mut Phases) -> Result<Imported> {
+    let sources = sources_to_read(paths, opts);
     // The sources are read at once, each on a thread of its own (a source's files are read in
     // order; its rows are matched to brands on every core): on one core this costs nothing, on
     // two the imports take the longest one's time instead of their sum. Each source fills its
@@ -357,7 +413,7 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
         [(source, path)] => {
             let label = format!("import {}", source.as_str());
             let ticker = phases.ticker(&label);
-            vec![phases.run(&label, || import_source(*source, path, reference, opts, ticker))?]
+            vec![phases.run(&label, || import_source(*source, path, reference, opts, keep, ticker))?]
         }
         _ => {
             let tickers: Vec<Ticker> = sources.iter().map(|(s, _)| phases.ticker(&format!("import {}", s.as_str()))).collect();
@@ -366,7 +422,10 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
                     let running: Vec<_> = sources
                         .iter()
                         .zip(tickers)
-                        .map(|(&(source, path), ticker)| scope.spawn(move || import_source(source, path, reference, opts, ticker)))
+                        .map(|(&(source, path), ticker)| {
+                            let keep = keep.clone();
+                            scope.spawn(move || import_source(source, path, reference, opts, keep, ticker))
+                        })
                         .collect();
                     // Every thread joined before any error is returned (a scope left with a
                     // panicked thread unjoined would panic itself).
@@ -381,51 +440,50 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
             done
         }
     };
-    let mut buckets = BrandBuckets::new(reference.catalog.brands.len());
-    let mut imports = Vec::new();
-    // Rows each importer produced, before the region and brand checks (the meta's
-    // `rows_by_source`, as it has always counted).
-    let mut imported = Vec::new();
+    let mut out = Imported { buckets: BrandBuckets::new(reference.catalog.brands.len()), imports: Vec::new(), imported: Vec::new(), other_shards: Vec::new() };
     for ((source, _), d) in sources.iter().zip(done) {
         let mut report = d.report;
-        imported.push(report.rows_kept);
+        out.imported.push(report.rows_kept);
         report.unkeep(Skip::OutOfRegion, d.outside);
         for reason in [Skip::NotStorefront, Skip::OutOfScope, Skip::NoBrandMatch] {
             report.unkeep(reason, d.buckets.unmatched.get(&(*source, reason)).copied().unwrap_or(0));
         }
-        buckets.append(d.buckets);
-        imports.push(report);
+        report.rows_kept -= d.buckets.other_shards.min(report.rows_kept);
+        out.other_shards.push(d.buckets.other_shards);
+        out.buckets.append(d.buckets);
+        out.imports.push(report);
     }
-    let path = opts.data_dir.join(SNAPSHOT_FILE);
-    if buckets.stats.rows_in == 0 {
-        return Err(nothing_kept(&path, &imports));
-    }
-    let population = PopulationGrid::new(&reference.cities);
-    // Only the previous snapshot's ids are kept through the reconcile, the build's peak; the
-    // history reads the snapshot again afterwards (about a gigabyte at scale 1 not held twice).
-    let previous = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, opts.synthetic).as_ref().map(PreviousIds::from_snapshot)))?;
-    let reconciler = Reconciler {
-        catalog: &reference.catalog,
-        countries: &reference.countries,
-        population: &population,
-        as_of: opts.as_of,
-        multi_source: opts.multi_source,
-        previous: previous.as_ref(),
-    };
+    Ok(out)
+}
 
-    let meta = SnapshotMeta {
-        // Set below, once every row has been seen.
-        snapshot_version: String::new(),
-        as_of: format_iso(opts.as_of),
-        synthetic: opts.synthetic.is_some(),
-        scale: opts.synthetic.map(|s| s.0),
-        seed: opts.synthetic.map(|s| s.1),
-        rows_by_source: imports.iter().zip(&imported).map(|(r, &n)| (r.source.clone(), n)).collect(),
-        skipped_by_source: imports.iter().map(|r| (r.source.clone(), r.rows_skipped)).collect(),
-        disabled_sources: opts.disabled.iter().map(|s| s.as_str().to_string()).collect(),
+/// What a build's snapshot is of: its date, world and options (and, for a shard's part, the
+/// catalog and inputs every part must share).
+fn fingerprint(opts: &BuildOptions) -> Fingerprint {
+    Fingerprint {
+        as_of: opts.as_of,
+        synthetic: opts.synthetic,
         multi_source: opts.multi_source,
-        imports: Default::default(),
+        disabled: opts.disabled.iter().map(|s| s.as_str().to_string()).collect(),
         region: opts.region.describe(),
+        catalog: String::new(),
+        inputs: Vec::new(),
+    }
+}
+
+fn snapshot_meta(fp: &Fingerprint, imports: &[ImportReport], imported: &[u64]) -> SnapshotMeta {
+    SnapshotMeta {
+        // Set when the snapshot is written, once every row has been seen.
+        snapshot_version: String::new(),
+        as_of: format_iso(fp.as_of),
+        synthetic: fp.synthetic.is_some(),
+        scale: fp.synthetic.map(|s| s.0),
+        seed: fp.synthetic.map(|s| s.1),
+        rows_by_source: imports.iter().zip(imported).map(|(r, &n)| (r.source.clone(), n)).collect(),
+        skipped_by_source: imports.iter().map(|r| (r.source.clone(), r.rows_skipped)).collect(),
+        disabled_sources: fp.disabled.clone(),
+        multi_source: fp.multi_source,
+        imports: Default::default(),
+        region: fp.region.clone(),
         atp_spider_licences: imports
             .iter()
             .flat_map(|r| r.declared_licences.iter())
@@ -436,70 +494,317 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
                 (licence.clone(), spiders)
             })
             .collect(),
-    };
-    let cities: Vec<CityRecord> = reference
-        .cities
+    }
+}
+
+fn city_records(cities: &[City]) -> Vec<CityRecord> {
+    cities
         .iter()
         .map(|c| CityRecord { name: c.name.clone(), country: c.country.clone(), admin1: c.admin1.clone(), lat: c.lat, lng: c.lng, population: c.population })
-        .collect();
-    let mut builder = SnapshotBuilder::new(meta.clone(), reference.catalog.brand_records(), cities.clone(), reference.catalog.tickers.clone());
-    // Reconciled rows are fewer than source rows; about 70% in practice.
-    builder.reserve((buckets.stats.rows_in as usize) * 7 / 10);
-    // Rows go straight into the builder (which interns their text) as each block of brands is
-    // reconciled; the version hashes every row's id and position in that same order.
-    let mut hash = 0u64;
-    let mut corroborated: std::collections::BTreeMap<SourceType, u64> = Default::default();
-    let mut served: Vec<u64> = Vec::new();
-    let stats = phases.run("reconcile", || {
-        Ok(reconciler.run_buckets(buckets, &mut |r| {
-            if r.is_servable() {
-                served.push(r.id);
-            }
-            hash = fnv1a(&[hash.to_le_bytes(), r.id.to_le_bytes(), r.lat.to_bits().to_le_bytes(), r.lng.to_bits().to_le_bytes()].concat());
-            if r.sources.iter().count() >= 2 {
-                for (s, _) in &r.aliases {
-                    *corroborated.entry(*s).or_default() += 1;
-                }
-            }
-            builder.push(&r);
-        }))
-    })?;
-    for report in &mut imports {
-        report.rows_corroborated = SourceType::parse(&report.source).and_then(|s| corroborated.get(&s).copied()).unwrap_or(0);
+        .collect()
+}
+
+/// Where a snapshot goes and what it continues.
+struct Target<'a> {
+    data_dir: &'a Path,
+    as_of: i64,
+    synthetic: Option<(f64, u64)>,
+    keep_history: usize,
+}
+
+/// The snapshot being made: rows go straight into the builder (which interns their text) in
+/// reconciliation's order, and the version hashes every row's id and position in that order.
+struct Assembler {
+    builder: SnapshotBuilder,
+    meta: SnapshotMeta,
+    cities: Vec<CityRecord>,
+    brands: Vec<storemap_core::BrandRecord>,
+    hash: u64,
+    corroborated: std::collections::BTreeMap<SourceType, u64>,
+    served: Vec<u64>,
+}
+
+impl Assembler {
+    fn new(meta: SnapshotMeta, catalog: &Catalog, cities: &[City], rows_hint: u64) -> Assembler {
+        let cities = city_records(cities);
+        let mut builder = SnapshotBuilder::new(meta.clone(), catalog.brand_records(), cities.clone(), catalog.tickers.clone());
+        builder.reserve(rows_hint as usize);
+        Assembler { builder, meta, cities, brands: catalog.brand_records(), hash: 0, corroborated: Default::default(), served: Vec::new() }
     }
-    let n = builder.row_count() as u64;
-    // An import that kept nothing must not replace the snapshot a server is serving.
-    if n == 0 {
+
+    fn push(&mut self, r: &RowBuilder) {
+        if r.is_servable() {
+            self.served.push(r.id);
+        }
+        self.hash = fnv1a(&[self.hash.to_le_bytes(), r.id.to_le_bytes(), r.lat.to_bits().to_le_bytes(), r.lng.to_bits().to_le_bytes()].concat());
+        if r.sources.iter().count() >= 2 {
+            for (s, _) in &r.aliases {
+                *self.corroborated.entry(*s).or_default() += 1;
+            }
+        }
+        self.builder.push(r);
+    }
+
+    /// The version, the history and the file. `had_previous`: the build continued the ids of
+    /// the snapshot it replaces (which the history then continues too).
+    fn finish(
+        mut self,
+        target: &Target,
+        mut imports: Vec<ImportReport>,
+        stats: ReconcileStats,
+        had_previous: bool,
+        phases: &mut Phases,
+    ) -> Result<BuildSummary> {
+        let path = target.data_dir.join(SNAPSHOT_FILE);
+        for report in &mut imports {
+            report.rows_corroborated = SourceType::parse(&report.source).and_then(|s| self.corroborated.get(&s).copied()).unwrap_or(0);
+        }
+        let n = self.builder.row_count() as u64;
+        // An import that kept nothing must not replace the snapshot a server is serving.
+        if n == 0 {
+            return Err(nothing_kept(&path, &imports));
+        }
+        self.builder.set_imports(imports.iter().map(|r| (r.source.clone(), source_import(r))).collect());
+        let version = format!("{}-{:08x}", format_iso(target.as_of).replace([':', '-'], ""), self.hash & 0xffff_ffff);
+        self.builder.set_version(&version);
+        // The history first: a history a step ahead of the snapshot (the write below failed) is
+        // put right by the next build, and the service reads it only up to the snapshot it serves.
+        let built = history::Built { as_of: target.as_of, version: &version, served: self.served, brands: self.brands, cities: self.cities, meta: &self.meta };
+        let history = phases.run("record history", || {
+            let previous_snapshot = had_previous.then(|| previous_snapshot(&path, target.synthetic)).flatten();
+            history::record(target.data_dir, previous_snapshot.as_ref(), built, target.keep_history)
+        })?;
+        let builder = self.builder;
+        phases.run("write snapshot", || {
+            std::fs::create_dir_all(target.data_dir).map_err(|e| IngestError::io(target.data_dir.display(), e))?;
+            keep_previous(&path, &target.data_dir.join(PREVIOUS_SNAPSHOT_FILE))?;
+            builder.write(&path)?;
+            Ok(())
+        })?;
+        Ok(BuildSummary {
+            snapshot: path.display().to_string(),
+            snapshot_version: version,
+            rows: n,
+            imports,
+            reconcile: stats,
+            world: None,
+            history,
+            seconds: phases.seconds.clone(),
+        })
+    }
+}
+
+fn reconciler<'a>(reference: &'a Reference, population: &'a PopulationGrid, opts: &BuildOptions, previous: Option<&'a PreviousIds>) -> Reconciler<'a> {
+    Reconciler { catalog: &reference.catalog, countries: &reference.countries, population, as_of: opts.as_of, multi_source: opts.multi_source, previous }
+}
+
+fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
+    let Imported { buckets, imports, imported, .. } = import_all(reference, paths, opts, None, phases)?;
+    let path = opts.data_dir.join(SNAPSHOT_FILE);
+    if buckets.stats.rows_in == 0 {
         return Err(nothing_kept(&path, &imports));
     }
-    builder.set_imports(imports.iter().map(|r| (r.source.clone(), source_import(r))).collect());
-    let version = format!("{}-{:08x}", format_iso(opts.as_of).replace([':', '-'], ""), hash & 0xffff_ffff);
-    builder.set_version(&version);
-    // The history first: a history a step ahead of the snapshot (the write below failed) is
-    // put right by the next build, and the service reads it only up to the snapshot it serves.
-    let built = history::Built { as_of: opts.as_of, version: &version, served, brands: reference.catalog.brand_records(), cities, meta: &meta };
+    let population = PopulationGrid::new(&reference.cities);
+    // Only the previous snapshot's ids are kept through the reconcile, the build's peak; the
+    // history reads the snapshot again afterwards (about a gigabyte at scale 1 not held twice).
+    let previous = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, opts.synthetic).as_ref().map(PreviousIds::from_snapshot)))?;
+    let reconciler = reconciler(reference, &population, opts, previous.as_ref());
+    // Reconciled rows are fewer than source rows; about 70% in practice.
+    let mut assembler =
+        Assembler::new(snapshot_meta(&fingerprint(opts), &imports, &imported), &reference.catalog, &reference.cities, buckets.stats.rows_in * 7 / 10);
+    let stats = phases.run("reconcile", || Ok(reconciler.run_buckets(buckets, &mut |r| assembler.push(&r))))?;
     let had_previous = previous.is_some();
     drop(previous);
-    let history = phases.run("record history", || {
-        let previous_snapshot = had_previous.then(|| previous_snapshot(&path, opts.synthetic)).flatten();
-        history::record(&opts.data_dir, previous_snapshot.as_ref(), built, opts.keep_history)
-    })?;
-    phases.run("write snapshot", || {
-        std::fs::create_dir_all(&opts.data_dir).map_err(|e| IngestError::io(opts.data_dir.display(), e))?;
-        keep_previous(&path, &opts.data_dir.join(PREVIOUS_SNAPSHOT_FILE))?;
-        builder.write(&path)?;
-        Ok(())
-    })?;
-    Ok(BuildSummary {
-        snapshot: path.display().to_string(),
-        snapshot_version: version,
-        rows: n,
+    let target = Target { data_dir: &opts.data_dir, as_of: opts.as_of, synthetic: opts.synthetic, keep_history: opts.keep_history };
+    assembler.finish(&target, imports, stats, had_previous, phases)
+}
+
+/// What a shard's run wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PartSummary {
+    pub part: String,
+    pub shard: String,
+    pub brands: u64,
+    pub rows: u64,
+    pub imports: Vec<ImportReport>,
+    pub reconcile: ReconcileStats,
+    pub seconds: std::collections::BTreeMap<String, f64>,
+}
+
+fn import_part(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, shard: Shard, part_dir: &Path, phases: &mut Phases) -> Result<PartSummary> {
+    let keep = Arc::new(shard.brands(&reference.catalog));
+    let brands = keep.iter().filter(|&&k| k).count() as u64;
+    let mut fp = fingerprint(opts);
+    fp.catalog = catalog_fingerprint(&reference.catalog);
+    fp.inputs = sources_to_read(paths, opts).into_iter().map(|(s, p)| InputFiles::of(s, p)).collect();
+    let Imported { buckets, imports, imported, other_shards } = import_all(reference, paths, opts, Some(keep), phases)?;
+    let population = PopulationGrid::new(&reference.cities);
+    // No previous ids here: which previous row a new one continues is decided by the merge,
+    // which has the serving snapshot.
+    let reconciler = reconciler(reference, &population, opts, None);
+    let mut writer = PartWriter::create(part_dir)?;
+    let stats = phases.run("reconcile", || Ok(reconciler.run_buckets(buckets, &mut |r| writer.push(&r))))?;
+    let manifest = PartManifest {
+        format: PART_FORMAT.to_string(),
+        shard,
+        fingerprint: fp,
+        brands,
         imports,
-        reconcile: stats,
-        world: None,
-        history,
+        imported,
+        other_shards,
+        stats,
+        rows: 0,
+        rows_bytes: 0,
+        rows_crc: 0,
+    };
+    let m = phases.run("write part", || writer.finish(manifest))?;
+    Ok(PartSummary {
+        part: part_dir.display().to_string(),
+        shard: shard.to_string(),
+        brands,
+        rows: m.rows,
+        imports: m.imports,
+        reconcile: m.stats,
         seconds: phases.seconds.clone(),
     })
+}
+
+/// Where a merge writes: the data folder whose snapshot it replaces (and continues).
+#[derive(Debug, Clone)]
+pub struct MergeOptions {
+    pub data_dir: PathBuf,
+    pub reference: ReferencePaths,
+    pub keep_history: usize,
+}
+
+/// The differences between two fingerprints, by field, for a refusal's message.
+fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
+    let (a, b) = (serde_json::to_value(a).unwrap_or_default(), serde_json::to_value(b).unwrap_or_default());
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return vec!["everything".into()] };
+    a.iter().filter(|(k, v)| b.get(*k) != Some(v)).map(|(k, v)| format!("{k} {v} against {}", b.get(k).cloned().unwrap_or_default())).collect()
+}
+
+/// Joins every part of a sharded build into the snapshot the one-process build writes from the
+/// same inputs (rows, ids, version, history and report alike). Refuses, naming them, parts that
+/// are missing, given twice, incomplete, damaged, or of another build; the serving snapshot is
+/// replaced only by a complete merge.
+pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) -> Result<BuildSummary> {
+    let refuse = |m: String| IngestError::Invalid(format!("merge refused: {m}"));
+    if parts.is_empty() {
+        return Err(refuse("no parts given".into()));
+    }
+    let mut manifests: Vec<(PathBuf, PartManifest)> = parts.iter().map(|p| Ok((p.clone(), PartManifest::read(p)?))).collect::<Result<_>>()?;
+    let (first_path, first) = (manifests[0].0.clone(), manifests[0].1.clone());
+    let n = first.shard.n;
+    for (p, m) in &manifests[1..] {
+        if m.shard.n != n {
+            return Err(refuse(format!(
+                "{} is shard {} and {} is shard {}: parts of one build share N",
+                first_path.display(),
+                first.shard,
+                p.display(),
+                m.shard
+            )));
+        }
+        if m.fingerprint != first.fingerprint {
+            return Err(refuse(format!(
+                "{} and {} are parts of different builds ({})",
+                first_path.display(),
+                p.display(),
+                differences(&first.fingerprint, &m.fingerprint).join("; ")
+            )));
+        }
+    }
+    manifests.sort_by_key(|(_, m)| m.shard.k);
+    if let Some(w) = manifests.windows(2).find(|w| w[0].1.shard.k == w[1].1.shard.k) {
+        return Err(refuse(format!("shard {} is given twice: {} and {}", w[0].1.shard, w[0].0.display(), w[1].0.display())));
+    }
+    let missing: Vec<String> = (1..=n).filter(|k| !manifests.iter().any(|(_, m)| m.shard.k == *k)).map(|k| format!("{k}/{n}")).collect();
+    if !missing.is_empty() {
+        return Err(refuse(format!(
+            "missing shard{} {}: run {} and merge again",
+            if missing.len() > 1 { "s" } else { "" },
+            missing.join(", "),
+            if missing.len() > 1 { "them" } else { "it" }
+        )));
+    }
+    // Every part read the same inputs: the same rows per source, however they were split.
+    for (p, m) in &manifests {
+        let whole = |m: &PartManifest| m.imports.iter().zip(&m.other_shards).map(|(r, o)| (r.source.clone(), r.rows_read, r.rows_kept + o)).collect::<Vec<_>>();
+        if whole(m) != whole(&first) || m.imported != first.imported || m.stats.rows_in != first.stats.rows_in {
+            return Err(refuse(format!("{} read other rows than {} ({:?} against {:?})", p.display(), first_path.display(), whole(m), whole(&first))));
+        }
+    }
+    let (catalog, cities, _) = phases.run("load reference", || load_tables(&opts.reference))?;
+    let catalog_now = catalog_fingerprint(&catalog);
+    if catalog_now != first.fingerprint.catalog {
+        return Err(refuse(format!(
+            "the parts were built with another brand catalog ({}) than the reference data here ({catalog_now})",
+            first.fingerprint.catalog
+        )));
+    }
+    let owner = partition(&catalog, n);
+
+    let fp = &first.fingerprint;
+    let mut imports = first.imports.clone();
+    for (r, o) in imports.iter_mut().zip(&first.other_shards) {
+        r.rows_kept += o;
+    }
+    let mut stats = ReconcileStats {
+        rows_in: first.stats.rows_in,
+        rows_unbranded: first.stats.rows_unbranded,
+        unbranded_samples: first.stats.unbranded_samples.clone(),
+        ..Default::default()
+    };
+    for (_, m) in &manifests {
+        stats.clusters += m.stats.clusters;
+        stats.linked_by_record_id += m.stats.linked_by_record_id;
+        stats.countries_backfilled += m.stats.countries_backfilled;
+    }
+    let path = opts.data_dir.join(SNAPSHOT_FILE);
+    let previous = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, fp.synthetic).as_ref().map(PreviousIds::from_snapshot)))?;
+    stats.previous_rows = previous.as_ref().map_or(0, |p| p.rows() as u64);
+    let rows: u64 = manifests.iter().map(|(_, m)| m.rows).sum();
+    let mut assembler = Assembler::new(snapshot_meta(fp, &imports, &first.imported), &catalog, &cities, rows);
+    phases.run("merge parts", || {
+        let mut readers: Vec<PartReader> = manifests.iter().map(|(p, m)| PartReader::open(p, m)).collect::<Result<_>>()?;
+        // Brand by brand in catalog order, as the one-process build reconciles them; each
+        // brand's rows from the one part that reconciled it, in the order they were made.
+        let mut rows = Vec::new();
+        for (b, &o) in owner.iter().enumerate() {
+            let reader = &mut readers[o as usize];
+            while reader.peek_brand() == Some(b as u32) {
+                rows.extend(reader.take()?);
+            }
+            if rows.is_empty() {
+                continue;
+            }
+            if let Some(p) = &previous {
+                let brand = &catalog.brands[b];
+                let (by_id, by_place) = p.assign(brand_identity(brand.wikidata.as_deref(), Some(&brand.nsi_id), &brand.name), &mut rows);
+                stats.ids_kept_by_source_id += by_id;
+                stats.ids_kept_by_place += by_place;
+            }
+            for r in rows.drain(..) {
+                assembler.push(&r);
+            }
+        }
+        for ((p, m), r) in manifests.iter().zip(&readers) {
+            if let Some(b) = r.peek_brand() {
+                return Err(refuse(format!(
+                    "{} (shard {}) holds rows of brand {b}, which shard {}/{n} reconciles, or holds them out of order",
+                    p.display(),
+                    m.shard,
+                    owner.get(b as usize).map_or(0, |o| o + 1)
+                )));
+            }
+        }
+        Ok(())
+    })?;
+    let had_previous = previous.is_some();
+    drop(previous);
+    let target = Target { data_dir: &opts.data_dir, as_of: fp.as_of, synthetic: fp.synthetic, keep_history: opts.keep_history };
+    assembler.finish(&target, imports, stats, had_previous, phases)
 }
 
 /// The snapshot a build is about to replace, whose ids its stores keep (see `identity`) and

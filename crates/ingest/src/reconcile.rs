@@ -53,7 +53,7 @@ fn anchor_rank(s: SourceType) -> u8 {
     }
 }
 
-#[derive(Debug, Clone, Default, serde::Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct ReconcileStats {
     pub rows_in: u64,
     /// Rows no brand of the catalog claimed (unbranded places, unknown chains).
@@ -144,11 +144,27 @@ pub struct BrandBuckets {
     pub stats: ReconcileStats,
     /// Rows no brand claimed, by source and reason, for each source's import report.
     pub unmatched: std::collections::BTreeMap<(SourceType, Skip), u64>,
+    /// A shard's brands (`shard`): rows of the others are counted here and dropped.
+    keep: Option<std::sync::Arc<Vec<bool>>>,
+    pub other_shards: u64,
 }
 
 impl BrandBuckets {
     pub fn new(brands: usize) -> BrandBuckets {
-        BrandBuckets { rows: (0..brands).map(|_| Vec::new()).collect(), later: Vec::new(), stats: ReconcileStats::default(), unmatched: Default::default() }
+        BrandBuckets {
+            rows: (0..brands).map(|_| Vec::new()).collect(),
+            later: Vec::new(),
+            stats: ReconcileStats::default(),
+            unmatched: Default::default(),
+            keep: None,
+            other_shards: 0,
+        }
+    }
+
+    /// Keeps only the brands `keep` marks (a shard's), counting the other brands' rows.
+    pub fn only(mut self, keep: std::sync::Arc<Vec<bool>>) -> BrandBuckets {
+        self.keep = Some(keep);
+        self
     }
 
     /// Moves another import's buckets after this one's: each brand's rows, then the counts
@@ -163,6 +179,7 @@ impl BrandBuckets {
         for (k, n) in other.unmatched {
             *self.unmatched.entry(k).or_default() += n;
         }
+        self.other_shards += other.other_shards;
     }
 
     /// Whether any import gave brand `b` rows.
@@ -191,6 +208,7 @@ impl BrandBuckets {
         let brand_of: Vec<Option<u32>> = parallel_map(&rows, |r| catalog.match_row(r, countries));
         for (r, b) in rows.into_iter().zip(brand_of) {
             match b {
+                Some(b) if self.keep.as_ref().is_some_and(|k| !k[b as usize]) => self.other_shards += 1,
                 Some(b) => self.rows[b as usize].push(BucketRow::from(r)),
                 None => {
                     if self.stats.unbranded_samples.len() < UNBRANDED_SAMPLES {

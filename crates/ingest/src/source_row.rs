@@ -100,7 +100,7 @@ impl Skipped {
 
 /// What one import did: files and rows read, rows kept, rows skipped by reason. Messages name
 /// the file and the row.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ImportReport {
     pub source: String,
     /// Files read, empty ones included.

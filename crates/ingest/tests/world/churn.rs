@@ -141,7 +141,7 @@ fn sources_list_a_store_only_between_its_opening_and_its_closure_each_with_its_l
 // ---------------------------------------------------------------------------------------------
 // ids across builds
 
-fn options(dir: &Path, as_of: i64, disabled: Vec<SourceType>) -> BuildOptions {
+pub(crate) fn options(dir: &Path, as_of: i64, disabled: Vec<SourceType>) -> BuildOptions {
     BuildOptions {
         data_dir: dir.to_path_buf(),
         reference: reference_paths(),

@@ -19,6 +19,8 @@
 //!   kind of store and country's trading law.
 //! - `footprints`: the synthetic world against the real store counts per country and the
 //!   AllThePlaces presence table.
+//! - `shards`: a build in shards, merged, is the one-process build byte for byte; bad parts are
+//!   refused by name.
 //! - `report`: the dataset report on a synthetic build, each ticker chain's served top country
 //!   at scale 0.1 against its published one (`data/served-top-exceptions.csv` names the rest),
 //!   and the dedup metric on a hand-made snapshot whose scores are known exactly.
@@ -36,3 +38,4 @@ mod hours;
 mod land;
 mod reconcile;
 mod report;
+mod shards;

@@ -1,0 +1,522 @@
+//! A build in parts, for inputs bigger than one machine: `--shard K/N` reads every input, keeps
+//! the rows of the brands shard K reconciles, and writes a part (`part.json` and `rows.bin`);
+//! `merge` joins the N parts into the snapshot the one-process build writes, byte for byte.
+//!
+//! Shards split the brands, not the map. Reconciliation is per brand (a store's sightings are
+//! of one brand), so a brand reconciled whole by one shard gives exactly the rows the one-process
+//! build gives, with no margin along borders and no cluster that two shards both see. A split
+//! by country cannot balance (the United States holds about a third of the rows) and its border
+//! margins only approximate what anchor clustering does, whose chains have no fixed reach. The
+//! brands are dealt largest first to the least-loaded shard by their published store counts, so
+//! every shard computes the same partition from the catalog alone, before it reads a row.
+//!
+//! What a part leaves to the merge: the previous snapshot's ids (a store keeps its id across
+//! refreshes, `identity`), which need the serving snapshot; the version hash, the history and
+//! the write. A part's rows are in the order reconciliation made them, which the version and the
+//! id continuation both depend on.
+
+use std::collections::BinaryHeap;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use storemap_core::{RowBuilder, SourceMask, SourceType, StorefrontType};
+
+use crate::catalog::Catalog;
+use crate::error::{IngestError, Result};
+use crate::hash::fnv1a;
+use crate::reconcile::ReconcileStats;
+use crate::ImportReport;
+
+/// The part layout's name and version; a merge refuses parts of another.
+pub const PART_FORMAT: &str = "storemap-part/1";
+pub const PART_MANIFEST: &str = "part.json";
+pub const PART_ROWS: &str = "rows.bin";
+/// More shards than this would each hold a handful of brands.
+pub const MAX_SHARDS: u32 = 4096;
+/// The weight of a brand the catalog has no store count for: about what such a brand has in
+/// the synthetic world at scale 1 (a few dozen stores), so thousands of them weigh as they do.
+const UNKNOWN_BRAND_WEIGHT: u64 = 40;
+
+/// Shard `k` of `n`, counted from 1 as operators write it (`--shard 2/8`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    pub k: u32,
+    pub n: u32,
+}
+
+impl Shard {
+    pub fn parse(s: &str) -> std::result::Result<Shard, String> {
+        let bad = || format!("--shard: {s:?} is not K/N with 1 <= K <= N <= {MAX_SHARDS} (for example 2/8)");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n) = (k.trim().parse::<u32>().map_err(|_| bad())?, n.trim().parse::<u32>().map_err(|_| bad())?);
+        if k == 0 || k > n || n > MAX_SHARDS {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+
+    /// Which brands this shard reconciles.
+    pub fn brands(&self, catalog: &Catalog) -> Vec<bool> {
+        partition(catalog, self.n).into_iter().map(|o| o == self.k - 1).collect()
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+fn weight(known_stores: Option<u32>) -> u64 {
+    known_stores.map_or(UNKNOWN_BRAND_WEIGHT, |k| u64::from(k.max(1)))
+}
+
+/// The shard (from 0) that reconciles each brand: largest first, each to the shard with the
+/// least weight so far (the lower-numbered on a tie), so the same catalog and `n` always give
+/// the same partition.
+pub fn partition(catalog: &Catalog, n: u32) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..catalog.brands.len()).collect();
+    order.sort_by_key(|&b| (std::cmp::Reverse(weight(catalog.brands[b].known_stores)), b));
+    let mut load: BinaryHeap<std::cmp::Reverse<(u64, u32)>> = (0..n.max(1)).map(|s| std::cmp::Reverse((0, s))).collect();
+    let mut owner = vec![0u32; catalog.brands.len()];
+    for b in order {
+        let std::cmp::Reverse((w, s)) = load.pop().expect("at least one shard");
+        owner[b] = s;
+        load.push(std::cmp::Reverse((w + weight(catalog.brands[b].known_stores), s)));
+    }
+    owner
+}
+
+/// What every part of one build must share: the merge refuses parts that differ in any of it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Fingerprint {
+    pub as_of: i64,
+    /// (scale, seed) of a synthetic build.
+    pub synthetic: Option<(f64, u64)>,
+    pub multi_source: bool,
+    pub disabled: Vec<String>,
+    pub region: Option<String>,
+    /// The brand catalog (names, ids, store counts), which the partition and the brand numbers
+    /// come from.
+    pub catalog: String,
+    /// Each source read: its files' count and bytes (names and contents are not compared: a
+    /// shared folder may be mounted anywhere, and hashing a planet per shard costs minutes).
+    pub inputs: Vec<InputFiles>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InputFiles {
+    pub source: String,
+    pub files: u64,
+    pub bytes: u64,
+}
+
+impl InputFiles {
+    /// The files under `path` (itself when a file), counted.
+    pub fn of(source: SourceType, path: &Path) -> InputFiles {
+        let mut out = InputFiles { source: source.as_str().to_string(), files: 0, bytes: 0 };
+        let mut stack = vec![path.to_path_buf()];
+        while let Some(p) = stack.pop() {
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_dir() => {
+                    if let Ok(entries) = std::fs::read_dir(&p) {
+                        stack.extend(entries.flatten().map(|e| e.path()));
+                    }
+                }
+                Ok(m) => {
+                    out.files += 1;
+                    out.bytes += m.len();
+                }
+                Err(_) => {}
+            }
+        }
+        out
+    }
+}
+
+/// The catalog's fingerprint: every brand's id, name and store count, in order.
+pub fn catalog_fingerprint(catalog: &Catalog) -> String {
+    let mut text = String::new();
+    for b in &catalog.brands {
+        text.push_str(&format!("{}\t{}\t{:?}\n", b.nsi_id, b.name, b.known_stores));
+    }
+    format!("{}:{:016x}", catalog.brands.len(), fnv1a(text.as_bytes()))
+}
+
+/// `part.json`: written last, so a part without one is incomplete.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PartManifest {
+    pub format: String,
+    pub shard: Shard,
+    pub fingerprint: Fingerprint,
+    /// Brands this shard reconciles.
+    pub brands: u64,
+    /// Each source's import report; `rows_kept` counts this shard's brands only.
+    pub imports: Vec<ImportReport>,
+    /// Rows each importer produced (the snapshot meta's `rows_by_source`).
+    pub imported: Vec<u64>,
+    /// Per import: rows of brands other shards reconcile, left out here.
+    pub other_shards: Vec<u64>,
+    /// This shard's reconcile counts (no previous ids: the merge continues them).
+    pub stats: ReconcileStats,
+    pub rows: u64,
+    pub rows_bytes: u64,
+    /// CRC-32 of `rows.bin`.
+    pub rows_crc: u32,
+}
+
+impl PartManifest {
+    pub fn read(dir: &Path) -> Result<PartManifest> {
+        let path = dir.join(PART_MANIFEST);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            IngestError::Invalid(format!("{}: not a complete part ({} could not be read: {e}); run its shard again", dir.display(), PART_MANIFEST))
+        })?;
+        let m: PartManifest = serde_json::from_str(&text).map_err(|e| IngestError::Invalid(format!("{}: not a part manifest ({e})", path.display())))?;
+        if m.format != PART_FORMAT {
+            return Err(IngestError::Invalid(format!("{}: part format {:?}, this build reads {PART_FORMAT:?}", path.display(), m.format)));
+        }
+        Ok(m)
+    }
+
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(PART_MANIFEST);
+        let tmp = dir.join(format!("{PART_MANIFEST}.tmp"));
+        let text = serde_json::to_string_pretty(self).map_err(|e| IngestError::Invalid(e.to_string()))?;
+        std::fs::write(&tmp, text).map_err(|e| IngestError::io(tmp.display(), e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| IngestError::io(path.display(), e))
+    }
+}
+
+/// Writes a part's rows, in the order given.
+pub struct PartWriter {
+    dir: PathBuf,
+    out: BufWriter<std::fs::File>,
+    crc: crc32fast::Hasher,
+    buf: Vec<u8>,
+    pub rows: u64,
+    bytes: u64,
+    error: Option<std::io::Error>,
+}
+
+impl PartWriter {
+    /// Starts a part in `dir` (created; an older part there is removed first, so a rerun
+    /// never leaves the old manifest beside new rows).
+    pub fn create(dir: &Path) -> Result<PartWriter> {
+        let io = |e| IngestError::io(dir.display(), e);
+        std::fs::create_dir_all(dir).map_err(io)?;
+        match std::fs::remove_file(dir.join(PART_MANIFEST)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
+        let path = dir.join(PART_ROWS);
+        let file = std::fs::File::create(&path).map_err(|e| IngestError::io(path.display(), e))?;
+        Ok(PartWriter {
+            dir: dir.to_path_buf(),
+            out: BufWriter::with_capacity(1 << 20, file),
+            crc: crc32fast::Hasher::new(),
+            buf: Vec::new(),
+            rows: 0,
+            bytes: 0,
+            error: None,
+        })
+    }
+
+    pub fn push(&mut self, r: &RowBuilder) {
+        if self.error.is_some() {
+            return;
+        }
+        self.buf.clear();
+        encode(r, &mut self.buf);
+        self.crc.update(&self.buf);
+        self.bytes += self.buf.len() as u64;
+        self.rows += 1;
+        if let Err(e) = self.out.write_all(&self.buf) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Flushes the rows and writes the manifest (which fills in the counts and checksum).
+    pub fn finish(mut self, mut manifest: PartManifest) -> Result<PartManifest> {
+        let path = self.dir.join(PART_ROWS);
+        if let Some(e) = self.error.take() {
+            return Err(IngestError::io(path.display(), e));
+        }
+        self.out.flush().map_err(|e| IngestError::io(path.display(), e))?;
+        self.out.get_ref().sync_all().map_err(|e| IngestError::io(path.display(), e))?;
+        manifest.rows = self.rows;
+        manifest.rows_bytes = self.bytes;
+        manifest.rows_crc = self.crc.clone().finalize();
+        manifest.write(&self.dir)?;
+        Ok(manifest)
+    }
+}
+
+/// Reads a part's rows back, checking the count, length and checksum at the end.
+pub struct PartReader {
+    path: PathBuf,
+    input: BufReader<std::fs::File>,
+    crc: crc32fast::Hasher,
+    expected: (u64, u64, u32),
+    read: (u64, u64),
+    next: Option<RowBuilder>,
+}
+
+impl PartReader {
+    pub fn open(dir: &Path, m: &PartManifest) -> Result<PartReader> {
+        let path = dir.join(PART_ROWS);
+        let file = std::fs::File::open(&path).map_err(|e| IngestError::io(path.display(), e))?;
+        let mut r = PartReader {
+            path,
+            input: BufReader::with_capacity(1 << 20, file),
+            crc: crc32fast::Hasher::new(),
+            expected: (m.rows, m.rows_bytes, m.rows_crc),
+            read: (0, 0),
+            next: None,
+        };
+        r.advance()?;
+        Ok(r)
+    }
+
+    /// The brand of the next row, if any.
+    pub fn peek_brand(&self) -> Option<u32> {
+        self.next.as_ref().map(|r| r.brand)
+    }
+
+    pub fn take(&mut self) -> Result<Option<RowBuilder>> {
+        let row = self.next.take();
+        if row.is_some() {
+            self.advance()?;
+        }
+        Ok(row)
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        if self.read.0 == self.expected.0 {
+            // Every row the manifest counts has been read: nothing may follow, and the bytes
+            // must be the ones written.
+            let mut rest = [0u8; 1];
+            let more = self.input.read(&mut rest).map_err(|e| IngestError::io(self.path.display(), e))?;
+            let crc = self.crc.clone().finalize();
+            if more != 0 || self.read.1 != self.expected.1 || crc != self.expected.2 {
+                return Err(self.damaged("its rows do not match the manifest's length and checksum"));
+            }
+            self.next = None;
+            return Ok(());
+        }
+        let mut d = Decoder { input: &mut self.input, crc: &mut self.crc, bytes: 0 };
+        let decoded = decode(&mut d);
+        let bytes = d.bytes;
+        let row = decoded.map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => self.damaged("it is shorter than the manifest says"),
+            _ => self.damaged(&e.to_string()),
+        })?;
+        self.read.0 += 1;
+        self.read.1 += bytes;
+        self.next = Some(row);
+        Ok(())
+    }
+
+    fn damaged(&self, why: &str) -> IngestError {
+        IngestError::Invalid(format!("{}: damaged part: {why}; run its shard again", self.path.display()))
+    }
+}
+
+// The row codec: little-endian fixed-size numbers, text as a u32 length and UTF-8 bytes.
+
+fn put_text(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn encode(r: &RowBuilder, out: &mut Vec<u8>) {
+    out.extend_from_slice(&r.brand.to_le_bytes());
+    out.extend_from_slice(&r.lat.to_le_bytes());
+    out.extend_from_slice(&r.lng.to_le_bytes());
+    out.extend_from_slice(&r.id.to_le_bytes());
+    for s in [&r.name, &r.address, &r.city, &r.state, &r.postcode, &r.phone, &r.opening_hours, &r.country] {
+        put_text(out, s);
+    }
+    out.extend_from_slice(&r.last_updated.to_le_bytes());
+    out.extend_from_slice(&r.confidence.to_le_bytes());
+    out.push(u8::from(r.provenance) | u8::from(r.community_only) << 1 | u8::from(r.last_verified.is_some()) << 2);
+    out.extend_from_slice(&r.last_verified.unwrap_or(0).to_le_bytes());
+    out.push(r.storefront.map_or(StorefrontType::NULL, |s| s as u8));
+    out.push(r.sources.0);
+    out.extend_from_slice(&(r.aliases.len() as u32).to_le_bytes());
+    for (s, id) in &r.aliases {
+        out.push(*s as u8);
+        put_text(out, id);
+    }
+}
+
+struct Decoder<'a, R: Read> {
+    input: &'a mut R,
+    crc: &'a mut crc32fast::Hasher,
+    bytes: u64,
+}
+
+impl<R: Read> Decoder<'_, R> {
+    fn bytes<const N: usize>(&mut self) -> std::io::Result<[u8; N]> {
+        let mut b = [0u8; N];
+        self.input.read_exact(&mut b)?;
+        self.crc.update(&b);
+        self.bytes += N as u64;
+        Ok(b)
+    }
+
+    fn text(&mut self) -> std::io::Result<String> {
+        let n = u32::from_le_bytes(self.bytes()?) as usize;
+        // A length no row has is damage; refused before allocating it.
+        if n > 1 << 24 {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "a text field longer than 16 MiB"));
+        }
+        let mut b = vec![0u8; n];
+        self.input.read_exact(&mut b)?;
+        self.crc.update(&b);
+        self.bytes += n as u64;
+        String::from_utf8(b).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "text that is not UTF-8"))
+    }
+}
+
+fn decode<R: Read>(d: &mut Decoder<R>) -> std::io::Result<RowBuilder> {
+    let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    let brand = u32::from_le_bytes(d.bytes()?);
+    let lat = f64::from_le_bytes(d.bytes()?);
+    let lng = f64::from_le_bytes(d.bytes()?);
+    let id = u64::from_le_bytes(d.bytes()?);
+    let mut text: [String; 8] = Default::default();
+    for t in &mut text {
+        *t = d.text()?;
+    }
+    let [name, address, city, state, postcode, phone, opening_hours, country] = text;
+    let last_updated = i64::from_le_bytes(d.bytes()?);
+    let confidence = f32::from_le_bytes(d.bytes()?);
+    let [flags] = d.bytes::<1>()?;
+    let last_verified = i64::from_le_bytes(d.bytes()?);
+    let [storefront] = d.bytes::<1>()?;
+    let [sources] = d.bytes::<1>()?;
+    let n = u32::from_le_bytes(d.bytes()?) as usize;
+    if n > 1 << 16 {
+        return Err(invalid("a row with more than 65,536 source ids"));
+    }
+    let mut aliases = Vec::with_capacity(n);
+    for _ in 0..n {
+        let [s] = d.bytes::<1>()?;
+        aliases.push((SourceType::from_u8(s).ok_or_else(|| invalid("an unknown source"))?, d.text()?));
+    }
+    Ok(RowBuilder {
+        brand,
+        lat,
+        lng,
+        id,
+        name,
+        address,
+        city,
+        state,
+        postcode,
+        phone,
+        opening_hours,
+        country,
+        last_updated,
+        confidence,
+        provenance: flags & 1 != 0,
+        last_verified: (flags & 4 != 0).then_some(last_verified),
+        storefront: if storefront == StorefrontType::NULL {
+            None
+        } else {
+            Some(StorefrontType::from_u8(storefront).ok_or_else(|| invalid("an unknown storefront type"))?)
+        },
+        sources: SourceMask(sources),
+        community_only: flags & 2 != 0,
+        aliases,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_text_is_k_of_n_from_one() {
+        assert_eq!(Shard::parse("2/8"), Ok(Shard { k: 2, n: 8 }));
+        for bad in ["0/3", "4/3", "1/0", "x/2", "2", "1/5000", "-1/2"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rows_read_back_as_written_and_damage_is_named() {
+        let rows = vec![
+            RowBuilder {
+                brand: 3,
+                lat: 47.1234567890123,
+                lng: -8.5,
+                id: u64::MAX - 1,
+                name: "Zürich HB".into(),
+                opening_hours: "Mo-Su 06:00-22:00".into(),
+                country: "CH".into(),
+                last_updated: 1_795_000_000,
+                confidence: 0.837_f32,
+                provenance: true,
+                last_verified: Some(-5),
+                storefront: Some(StorefrontType::Pickup),
+                sources: SourceMask(0b1011),
+                community_only: false,
+                aliases: vec![(SourceType::Atp, "a/1".into()), (SourceType::Overture, "08f".into())],
+                ..Default::default()
+            },
+            RowBuilder { brand: 4, community_only: true, storefront: None, ..Default::default() },
+        ];
+        let dir = std::env::temp_dir().join(format!("storemap-part-test-{}", std::process::id()));
+        let mut w = PartWriter::create(&dir).unwrap();
+        for r in &rows {
+            w.push(r);
+        }
+        let blank = PartManifest {
+            format: PART_FORMAT.into(),
+            shard: Shard { k: 1, n: 1 },
+            fingerprint: Fingerprint { as_of: 0, synthetic: None, multi_source: true, disabled: vec![], region: None, catalog: String::new(), inputs: vec![] },
+            brands: 0,
+            imports: vec![],
+            imported: vec![],
+            other_shards: vec![],
+            stats: ReconcileStats::default(),
+            rows: 0,
+            rows_bytes: 0,
+            rows_crc: 0,
+        };
+        w.finish(blank).unwrap();
+        let m = PartManifest::read(&dir).unwrap();
+        assert_eq!(m.rows, 2);
+        let mut r = PartReader::open(&dir, &m).unwrap();
+        let mut back = Vec::new();
+        while let Some(row) = r.take().unwrap() {
+            back.push(row);
+        }
+        assert_eq!(format!("{back:?}"), format!("{rows:?}"));
+        // One byte changed: the checksum at the end says so.
+        let path = dir.join(PART_ROWS);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[6] ^= 0x40; // inside the first row's latitude
+        std::fs::write(&path, &bytes).unwrap();
+        let mut r = PartReader::open(&dir, &m).unwrap();
+        let err = loop {
+            match r.take() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("a changed byte went unnoticed"),
+                Err(e) => break e,
+            }
+        };
+        assert!(err.to_string().contains("damaged part"), "{err}");
+        // Cut short: named too.
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        let err = (|| -> Result<()> {
+            let mut r = PartReader::open(&dir, &m)?;
+            while r.take()?.is_some() {}
+            Ok(())
+        })()
+        .expect_err("a cut part must be refused");
+        assert!(err.to_string().contains("shorter than the manifest"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
