@@ -281,6 +281,42 @@ test('data import: every open branded row once, with its brand, members and coun
 // ---------------------------------------------------------------------------------------------
 // Failures
 
+test('data import in two shards, merged with data merge, is the one-process import byte for byte', async (t) => {
+  const { stdout } = await fixtureImport();
+  t.regex(stdout, /rows/);
+  const dir = await tempDataDir(t, { reference: true });
+  for (const k of [1, 2]) {
+    const r = await runCli([...FIXTURE_IMPORT_ARGS, '--shard', `${k}/2`, '--part', path.join(dir, 'parts', String(k))], { STOREMAP_DATA_DIR: dir });
+    t.is(r.code, 0, describe(r));
+    t.regex(r.stdout, new RegExp(`shard ${k}/2, \\d+ brands, \\d+ rows`), describe(r));
+    t.false(existsSync(path.join(dir, SNAPSHOT_FILE)), 'a shard writes a part, not a snapshot');
+  }
+  const parts = [2, 1].map((k) => path.join(dir, 'parts', String(k)));
+  // Only one of the two: refused by name, nothing written.
+  const half = await runCli(['data', 'merge', parts[0]!, '--out', dir], { STOREMAP_DATA_DIR: dir });
+  t.not(half.code, 0, describe(half));
+  t.regex(half.stderr, /missing shard 1\/2/, describe(half));
+  t.false(existsSync(path.join(dir, SNAPSHOT_FILE)));
+  const r = await runCli(['data', 'merge', ...parts, '--out', path.join(dir, SNAPSHOT_FILE)], { STOREMAP_DATA_DIR: dir });
+  t.is(r.code, 0, describe(r));
+  t.true(readFileSync(path.join(dir, SNAPSHOT_FILE)).equals(readFileSync(path.join(importDir!, SNAPSHOT_FILE))), 'the merged snapshot is the one-process import');
+});
+
+test('data build and merge refuse a shard without its part, a merge into another file name and a scale above 10', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  for (const [args, said] of [
+    [['data', 'build', '--shard', '1/2'], /--shard and --part go together/],
+    [['data', 'build', '--shard', 'half', '--part', dir], /not K\/N/],
+    [['data', 'merge', dir, '--out', path.join(dir, 'other.smap')], /snapshot\.smap, not other\.smap/],
+    [['data', 'build', '--scale', '11'], /--scale must be in \(0, 10\]/],
+  ] as const) {
+    const r = await runCli([...args], { STOREMAP_DATA_DIR: dir });
+    t.not(r.code, 0, describe(r));
+    t.regex(r.stderr, said, describe(r));
+  }
+  t.false(existsSync(path.join(dir, SNAPSHOT_FILE)));
+});
+
 test('data import with no source exits non-zero and says what is missing', async (t) => {
   const dir = await tempDataDir(t);
   const r = await runCli(['data', 'import'], { STOREMAP_DATA_DIR: dir });

@@ -195,8 +195,9 @@ fn run(cli: Cli) -> Result<String, String> {
     let json = |v: &dyn erased::Json| v.to_json();
     match cli.command {
         Command::Build { common, scale, seed } => {
-            if !(scale > 0.0 && scale <= 4.0) {
-                return Err("--scale must be in (0, 4]".into());
+            let max = storemap_ingest::world::MAX_SCALE;
+            if !(scale > 0.0 && scale <= max) {
+                return Err(format!("--scale must be in (0, {max}]"));
             }
             let opts = options(&common, Some((scale, seed)))?;
             let mut phases = Phases::new(common.progress);

@@ -279,37 +279,45 @@ impl Ticker {
 }
 
 /// Generates the synthetic world into `data_dir/sources` and loads the reference data the
-/// import needs (the border index is built while the world is generated).
-fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<(Reference, crate::world::WorldSummary)> {
+/// import needs (the border index is built while the world is generated). With `reuse`, a
+/// folder that already holds this very world (its stamp, `world::generated`) is read as it is.
+fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phases: &mut Phases) -> Result<(Reference, crate::world::WorldSummary)> {
     let (tables, countries_dir) = (opts.reference.clone(), opts.reference.extracted.clone());
     let sources_dir = opts.data_dir.join("sources");
-    keep_previous_truth(&opts.data_dir)?;
     let borders = phases.run("read borders", || Borders::read(&countries_dir))?;
     // The border index takes seconds to build and generation does not need it: both at once.
     // The land mask it does need takes a fraction of a second, and goes when the world is made.
     std::thread::scope(|s| -> Result<_> {
         let countries = s.spawn(|| borders.countries());
         let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
-        let land = phases.run("land mask", || borders.land())?;
-        let world = phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &land, &sources_dir, scale, seed, opts.as_of))?;
-        drop(land);
+        let world = match reuse.then(|| crate::world::generated(&sources_dir, &catalog, scale, seed, opts.as_of)).flatten() {
+            Some(world) => {
+                phases.note("generate sources (already there)", 0.0);
+                world
+            }
+            None => {
+                keep_previous_truth(&opts.data_dir)?;
+                let land = phases.run("land mask", || borders.land())?;
+                phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &land, &sources_dir, scale, seed, opts.as_of))?
+            }
+        };
         let countries = phases.run("load borders", || countries.join().map_err(|_| IngestError::Invalid("border loader panicked".into()))?)?;
         Ok((Reference { catalog, cities, zips, countries }, world))
     })
 }
 
 pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<BuildSummary> {
-    let (reference, world) = generate_world(opts, scale, seed, phases)?;
+    let (reference, world) = generate_world(opts, scale, seed, false, phases)?;
     let mut summary = import_with(&reference, &SourcePaths::under(&opts.data_dir.join("sources")), opts, phases)?;
     summary.world = Some(world);
     Ok(summary)
 }
 
 /// Shard `shard` of a synthetic build: the world generated whole (it is one function of scale,
-/// seed and date, so every shard generates the same one), this shard's brands reconciled into a
-/// part at `part_dir`.
+/// seed and date, so every shard generates the same one; shards run one after another in one
+/// data folder generate it once), this shard's brands reconciled into a part at `part_dir`.
 pub fn build_synthetic_part(opts: &BuildOptions, scale: f64, seed: u64, shard: Shard, part_dir: &Path, phases: &mut Phases) -> Result<PartSummary> {
-    let (reference, _) = generate_world(opts, scale, seed, phases)?;
+    let (reference, _) = generate_world(opts, scale, seed, true, phases)?;
     import_part(&reference, &SourcePaths::under(&opts.data_dir.join("sources")), opts, shard, part_dir, phases)
 }
 

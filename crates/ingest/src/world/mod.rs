@@ -20,7 +20,7 @@ pub use brand::{BrandWorld, Sighting, TrueStore};
 pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 
 use crate::catalog::Catalog;
-use crate::error::Result;
+use crate::error::{IngestError, Result};
 use crate::land::LandMask;
 use crate::parallel::parallel_map;
 use crate::reference::{City, Zip};
@@ -123,7 +123,7 @@ pub const BRAND_TRUTH_FILE: &str = "truth-brands.csv";
 /// `truth.csv`), `opened` and `closed` (ISO times, empty when it did not happen in between).
 pub const CHURN_TRUTH_FILE: &str = "truth-churn.csv";
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WorldSummary {
     pub brands_with_stores: u64,
     pub true_stores: u64,
@@ -158,17 +158,79 @@ impl<'a> Generator<'a> {
     }
 }
 
+/// The largest scale a synthetic build takes: scale 10 holds about 68 M source rows, the size of
+/// the real sources' branded planet; one process builds it in shards (`shard`) within a
+/// 24 GiB machine (docs/DEPLOYMENT.md).
+pub const MAX_SCALE: f64 = 10.0;
+
+/// Written into the sources folder once a world is complete: which world it is, so the shards
+/// of a build run one after another in one data folder generate it once (`generated`).
+pub const WORLD_STAMP_FILE: &str = "world.json";
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct WorldStamp {
+    scale: f64,
+    seed: u64,
+    as_of: i64,
+    catalog: String,
+    generator: String,
+    summary: WorldSummary,
+}
+
+/// The summary of the world `dir` holds when it is the complete world of these inputs, as this
+/// generator makes it.
+pub fn generated(dir: &Path, catalog: &Catalog, scale: f64, seed: u64, as_of: i64) -> Option<WorldSummary> {
+    let stamp: WorldStamp = serde_json::from_slice(&std::fs::read(dir.join(WORLD_STAMP_FILE)).ok()?).ok()?;
+    let same = stamp.scale == scale
+        && stamp.seed == seed
+        && stamp.as_of == as_of
+        && stamp.catalog == crate::shard::catalog_fingerprint(catalog)
+        && stamp.generator == env!("CARGO_PKG_VERSION");
+    same.then_some(stamp.summary)
+}
+
+/// Brands a block holds at most: enough to keep every core busy.
+const BLOCK_BRANDS: usize = 512;
+/// True stores a block holds at most (a brand bigger than this is a block alone): the block's
+/// worlds and rendered files are held together, and at scale 10 the first 512 brands alone
+/// held about 20 GiB.
+const BLOCK_STORES: f64 = 300_000.0;
+
+/// Consecutive runs of `ranks` of at most `BLOCK_BRANDS` brands and about `BLOCK_STORES` stores.
+fn blocks(ranks: &[usize], stores: impl Fn(usize) -> f64) -> Vec<&[usize]> {
+    let mut out = Vec::new();
+    let (mut start, mut sum) = (0, 0.0);
+    for (i, &r) in ranks.iter().enumerate() {
+        let n = stores(r);
+        if i > start && (i - start == BLOCK_BRANDS || sum + n > BLOCK_STORES) {
+            out.push(&ranks[start..i]);
+            (start, sum) = (i, 0.0);
+        }
+        sum += n;
+    }
+    if start < ranks.len() {
+        out.push(&ranks[start..]);
+    }
+    out
+}
+
 /// Writes the four source files, `truth.csv` and `truth-brands.csv` into `dir`.
 #[allow(clippy::too_many_arguments)]
 pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMask, dir: &Path, scale: f64, seed: u64, as_of: i64) -> Result<WorldSummary> {
     let gen = Generator::new(catalog, cities, zips, land, scale, seed).at(as_of);
+    let stamp_path = dir.join(WORLD_STAMP_FILE);
+    match std::fs::remove_file(&stamp_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(IngestError::io(stamp_path.display(), e)),
+        _ => {}
+    }
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);
     // Brands are generated and rendered on every core a block at a time and written in rank
-    // order, so memory stays bounded and the files do not depend on thread timing. Only the
-    // spiders' names (which must not clash) and the writes are one brand after another.
-    for block in ranks.chunks(512) {
+    // order, so memory stays bounded and the files do not depend on thread timing (nor on where
+    // blocks end). Only the spiders' names (which must not clash) and the writes are one brand
+    // after another.
+    for block in blocks(&ranks, |r| catalog.brands[r].known_stores.map_or(gen.cal.stores_at_rank(r), |n| f64::from(n) * scale)) {
         let worlds = parallel_map(block, |&r| gen.brand(r));
         let spiders: Vec<Option<String>> = block.iter().zip(&worlds).map(|(&r, w)| writers.spider(&catalog.brands[r], w)).collect();
         let jobs: Vec<_> = block.iter().zip(worlds).zip(spiders).collect();
@@ -181,10 +243,43 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
         }
     }
     let counts = writers.finish()?;
-    Ok(WorldSummary {
+    let summary = WorldSummary {
         brands_with_stores: with_stores,
         true_stores: stores,
         closed_stores: closed,
         rows_by_source: storemap_core::SourceType::ALL.iter().map(|s| (s.as_str().to_string(), counts[*s as usize])).collect(),
-    })
+    };
+    let stamp = WorldStamp {
+        scale,
+        seed,
+        as_of,
+        catalog: crate::shard::catalog_fingerprint(catalog),
+        generator: env!("CARGO_PKG_VERSION").to_string(),
+        summary: summary.clone(),
+    };
+    let text = serde_json::to_vec_pretty(&stamp).map_err(|e| IngestError::Invalid(e.to_string()))?;
+    std::fs::write(&stamp_path, text).map_err(|e| IngestError::io(stamp_path.display(), e))?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks cover every rank once, in order; each stays within the store budget unless it is
+    /// one brand, and within the brand count.
+    #[test]
+    fn blocks_cover_the_ranks_in_order_within_both_limits() {
+        let ranks: Vec<usize> = (0..2000).collect();
+        // A few brands bigger than a block alone, then a long tail.
+        let stores = |r: usize| if r < 3 { 900_000.0 } else { 4_000.0 / (r as f64).sqrt() };
+        let out = blocks(&ranks, stores);
+        assert_eq!(out.concat(), ranks);
+        assert!(out[..3].iter().all(|b| b.len() == 1), "a brand over the budget is a block alone");
+        for b in &out {
+            assert!(b.len() <= BLOCK_BRANDS);
+            assert!(b.len() == 1 || b.iter().map(|&r| stores(r)).sum::<f64>() <= BLOCK_STORES, "{b:?}");
+        }
+        assert!(out.iter().any(|b| b.len() == BLOCK_BRANDS), "the long tail fills blocks by count");
+    }
 }

@@ -33,6 +33,11 @@ pub(super) struct FsqColumns {
 }
 
 impl FsqColumns {
+    /// Rows waiting.
+    pub(super) fn len(&self) -> usize {
+        self.id.len()
+    }
+
     /// Moves another brand's rows after these.
     pub(super) fn append(&mut self, other: FsqColumns) {
         super::append_columns!(self, other: FsqColumns; id, name, lat, lng, address, locality, region, postcode, country, tel, created, refreshed, closed, label);

@@ -13,7 +13,7 @@ mod tags;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use storemap_core::{format_iso, SourceType, DAY_S};
 
@@ -29,11 +29,13 @@ pub use atp::atp_feature_id;
 pub use spread::{spread_overture, Spread, SpreadSummary, WORLD};
 
 pub struct SourceWriters {
-    dir: PathBuf,
     osm: osm::OsmWriter,
     atp: atp::AtpWriter,
+    /// Parquet rows waiting for a row group of their own, and the files they go to.
     overture: overture::OvertureColumns,
     fsq: fsq::FsqColumns,
+    overture_file: parquet::GroupedFile,
+    fsq_file: parquet::GroupedFile,
     truth: BufWriter<File>,
     /// `truth-churn.csv`: openings and closures since the survey.
     churn: BufWriter<File>,
@@ -122,11 +124,12 @@ impl SourceWriters {
         let path = dir.join(super::BRAND_TRUTH_FILE);
         let brand_truth = csv::Writer::from_path(&path).map_err(|e| IngestError::file(path.display(), e))?;
         Ok(SourceWriters {
-            dir: dir.to_path_buf(),
             osm,
             atp,
             overture: overture::OvertureColumns::default(),
             fsq: fsq::FsqColumns::default(),
+            overture_file: parquet::GroupedFile::new(dir.join("overture/places.parquet")),
+            fsq_file: parquet::GroupedFile::new(dir.join("fsq/places.parquet")),
             truth,
             churn,
             brand_truth,
@@ -210,6 +213,10 @@ impl SourceWriters {
         }
         self.overture.append(files.overture);
         self.fsq.append(files.fsq);
+        let group = parquet::Layout::default().row_group_rows;
+        let overture = (self.overture.len() >= group).then(|| std::mem::take(&mut self.overture));
+        let fsq = (self.fsq.len() >= group).then(|| std::mem::take(&mut self.fsq));
+        self.write_groups(overture, fsq)?;
         self.truth.write_all(&files.truth).map_err(io)?;
         for (total, n) in self.counts.iter_mut().zip(files.counts) {
             *total += n;
@@ -217,22 +224,32 @@ impl SourceWriters {
         Ok(())
     }
 
+    /// Writes waiting Parquet rows as a row group of each file (the two files at once).
+    fn write_groups(&mut self, overture: Option<overture::OvertureColumns>, fsq: Option<fsq::FsqColumns>) -> Result<()> {
+        let (o_file, f_file) = (&mut self.overture_file, &mut self.fsq_file);
+        let (a, b) = std::thread::scope(|s| {
+            let a = overture.map(|o| s.spawn(move || o_file.write(overture::overture_frame(o))));
+            let b = fsq.map(|f| f_file.write(fsq::fsq_frame(f)));
+            (a.map(|h| h.join()), b)
+        });
+        if let Some(a) = a {
+            a.map_err(|_| IngestError::Invalid("the Overture writer panicked".into()))??;
+        }
+        b.transpose()?;
+        Ok(())
+    }
+
     pub fn finish(mut self) -> Result<[u64; 4]> {
         let io = |e| IngestError::io("sources", e);
+        let overture = (self.overture.len() > 0).then(|| std::mem::take(&mut self.overture));
+        let fsq = (self.fsq.len() > 0).then(|| std::mem::take(&mut self.fsq));
+        self.write_groups(overture, fsq)?;
         self.osm.finish()?;
         self.truth.flush().map_err(io)?;
         self.churn.flush().map_err(io)?;
         self.brand_truth.flush().map_err(io)?;
-        let (o, f) = (std::mem::take(&mut self.overture), std::mem::take(&mut self.fsq));
-        let (overture_path, fsq_path) = (self.dir.join("overture/places.parquet"), self.dir.join("fsq/places.parquet"));
-        // The two Parquet files are independent: written at once.
-        let (a, b) = std::thread::scope(|s| {
-            let a = s.spawn(|| parquet::write_parquet(&overture_path, overture::overture_frame(o)));
-            let b = parquet::write_parquet(&fsq_path, fsq::fsq_frame(f));
-            (a.join(), b)
-        });
-        a.map_err(|_| IngestError::Invalid("the Overture writer panicked".into()))??;
-        b?;
+        self.overture_file.finish(overture::overture_frame(Default::default()))?;
+        self.fsq_file.finish(fsq::fsq_frame(Default::default()))?;
         Ok(self.counts)
     }
 }

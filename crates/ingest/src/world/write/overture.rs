@@ -41,6 +41,11 @@ pub(super) struct OvertureColumns {
 }
 
 impl OvertureColumns {
+    /// Rows waiting.
+    pub(super) fn len(&self) -> usize {
+        self.id.len()
+    }
+
     /// Moves another brand's rows after these.
     pub(super) fn append(&mut self, other: OvertureColumns) {
         super::append_columns!(self, other: OvertureColumns; id, geometry, xmin, xmax, ymin, ymax, name, brand_name, brand_wikidata, category, confidence,

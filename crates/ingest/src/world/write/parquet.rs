@@ -35,17 +35,9 @@ impl Default for Layout {
     }
 }
 
-pub(super) fn write_parquet(path: &Path, columns: PolarsResult<Vec<Column>>) -> Result<()> {
-    let name = path.display().to_string();
-    let columns = columns.map_err(|e| IngestError::file(&name, e))?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| IngestError::io(parent.display(), e))?;
-    }
-    write_columns(path, columns, &Layout::default())
-}
-
 /// Writes `columns` (all of one length) to `path`, Snappy-compressed, in row groups of
 /// `layout.row_group_rows`, the Arrow schema in the footer as Arrow writers put it.
+#[cfg(test)]
 pub fn write_columns(path: &Path, columns: Vec<Column>, layout: &Layout) -> Result<()> {
     let len = columns.first().map_or(0, |c| c.1.len());
     let (fields, arrays): (Vec<Field>, Vec<Box<dyn Array>>) = columns.into_iter().unzip();
@@ -56,31 +48,94 @@ pub fn write_columns(path: &Path, columns: Vec<Column>, layout: &Layout) -> Resu
 
 /// Writes each of `groups` (one array per field, all of one length) as a row group.
 pub fn write_groups(path: &Path, fields: Vec<Field>, groups: Vec<Vec<Box<dyn Array>>>, layout: &Layout) -> Result<()> {
-    let name = path.display().to_string();
-    let fail = |e: polars_error::PolarsError| IngestError::file(&name, e);
-    let schema: ArrowSchema = fields.into_iter().map(|f| (f.name.clone(), f)).collect();
-    let options = WriteOptions {
-        statistics: if layout.statistics { StatisticsOptions::full() } else { StatisticsOptions::empty() },
-        compression: CompressionOptions::Snappy,
-        version: Version::V1,
-        data_page_size: None,
-    };
-    let schema_ref = std::sync::Arc::new(schema.clone());
-    let rows: Vec<usize> = groups.iter().map(|g| g.first().map_or(0, |a| a.len())).collect();
-    let batches = groups.into_iter().zip(&rows).map(|(arrays, &n)| Ok(RecordBatchT::new(n, schema_ref.clone(), arrays)));
-    let encodings = schema.iter_values().map(|f| get_dtype_encoding(&f.dtype)).collect();
-    let row_groups = RowGroupIterator::try_new(batches, &schema, options, encodings).map_err(fail)?;
-    let file = std::fs::File::create(path).map_err(|e| IngestError::io(&name, e))?;
-    let mut writer = FileWriter::try_new(std::io::BufWriter::new(file), schema.clone(), options).map_err(fail)?;
-    for (group, &n) in row_groups.zip(&rows) {
-        writer.write(n as u64, group.map_err(fail)?).map_err(fail)?;
+    let mut file = OpenFile::create(path, fields, layout)?;
+    for arrays in groups {
+        file.write(arrays)?;
     }
-    let mut footer = vec![schema_to_metadata_key(&schema)];
-    footer.extend(layout.metadata.iter().map(|(k, v)| KeyValue { key: k.clone(), value: Some(v.clone()) }));
-    writer.end(Some(footer)).map_err(fail)?;
-    use std::io::Write;
-    writer.into_inner().flush().map_err(|e| IngestError::io(&name, e))?;
-    Ok(())
+    file.end(layout)
+}
+
+/// A Parquet file being written, a row group at a time.
+struct OpenFile {
+    name: String,
+    writer: FileWriter<std::io::BufWriter<std::fs::File>>,
+    schema: ArrowSchema,
+    options: WriteOptions,
+}
+
+impl OpenFile {
+    fn create(path: &Path, fields: Vec<Field>, layout: &Layout) -> Result<OpenFile> {
+        let name = path.display().to_string();
+        let schema: ArrowSchema = fields.into_iter().map(|f| (f.name.clone(), f)).collect();
+        let options = WriteOptions {
+            statistics: if layout.statistics { StatisticsOptions::full() } else { StatisticsOptions::empty() },
+            compression: CompressionOptions::Snappy,
+            version: Version::V1,
+            data_page_size: None,
+        };
+        let file = std::fs::File::create(path).map_err(|e| IngestError::io(&name, e))?;
+        let writer = FileWriter::try_new(std::io::BufWriter::new(file), schema.clone(), options).map_err(|e| IngestError::file(&name, e))?;
+        Ok(OpenFile { name, writer, schema, options })
+    }
+
+    fn write(&mut self, arrays: Vec<Box<dyn Array>>) -> Result<()> {
+        let fail = |e: polars_error::PolarsError| IngestError::file(&self.name, e);
+        let n = arrays.first().map_or(0, |a| a.len());
+        let batch = RecordBatchT::new(n, std::sync::Arc::new(self.schema.clone()), arrays);
+        let encodings = self.schema.iter_values().map(|f| get_dtype_encoding(&f.dtype)).collect();
+        let mut groups = RowGroupIterator::try_new(std::iter::once(Ok(batch)), &self.schema, self.options, encodings).map_err(fail)?;
+        if let Some(group) = groups.next() {
+            self.writer.write(n as u64, group.map_err(fail)?).map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    fn end(mut self, layout: &Layout) -> Result<()> {
+        let mut footer = vec![schema_to_metadata_key(&self.schema)];
+        footer.extend(layout.metadata.iter().map(|(k, v)| KeyValue { key: k.clone(), value: Some(v.clone()) }));
+        self.writer.end(Some(footer)).map_err(|e| IngestError::file(&self.name, e))?;
+        use std::io::Write;
+        self.writer.into_inner().flush().map_err(|e| IngestError::io(&self.name, e))
+    }
+}
+
+/// A generated Parquet file written as its rows come, a row group whenever at least
+/// `Layout::default().row_group_rows` are waiting (at a brand's end, so groups differ in size):
+/// the generator then holds one group's rows, not the file's (tens of millions at scale 10).
+pub(super) struct GroupedFile {
+    path: std::path::PathBuf,
+    open: Option<OpenFile>,
+}
+
+impl GroupedFile {
+    pub(super) fn new(path: std::path::PathBuf) -> GroupedFile {
+        GroupedFile { path, open: None }
+    }
+
+    /// Writes `columns` as one row group (the first fixes the schema).
+    pub(super) fn write(&mut self, columns: PolarsResult<Vec<Column>>) -> Result<()> {
+        let columns = columns.map_err(|e| IngestError::file(self.path.display(), e))?;
+        let (fields, arrays): (Vec<Field>, Vec<Box<dyn Array>>) = columns.into_iter().unzip();
+        if self.open.is_none() {
+            if let Some(parent) = self.path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| IngestError::io(parent.display(), e))?;
+            }
+            self.open = Some(OpenFile::create(&self.path, fields, &Layout::default())?);
+        }
+        self.open.as_mut().expect("opened above").write(arrays)
+    }
+
+    /// Ends the file; one that got no rows is written with the schema of `empty` and no group.
+    pub(super) fn finish(mut self, empty: PolarsResult<Vec<Column>>) -> Result<()> {
+        if self.open.is_none() {
+            let columns = empty.map_err(|e| IngestError::file(self.path.display(), e))?;
+            if let Some(parent) = self.path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| IngestError::io(parent.display(), e))?;
+            }
+            self.open = Some(OpenFile::create(&self.path, columns.into_iter().map(|c| c.0).collect(), &Layout::default())?);
+        }
+        self.open.take().expect("opened above").end(&Layout::default())
+    }
 }
 
 pub(super) fn strs(name: &str, v: Vec<String>) -> Column {
