@@ -10,9 +10,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// result is the same whatever the timing: each output goes to its item's place.
 /// (Rayon's work stealing was tried here: on two cores the build took 2 s longer, its workers
 /// crowding out the border loader that runs beside generation.)
+/// Fewer items than 64 run on the calling thread: per-row work that small costs less than the
+/// threads.
 pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    parallel_map_from(64, items, f)
+}
+
+/// [`parallel_map`] for items each worth a thread of their own (a brand's world to generate):
+/// on every core from `min_items` items up.
+pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
-    if items.len() < 64 || threads == 1 {
+    if items.len() < min_items.max(2) || threads == 1 {
         return items.iter().map(&f).collect();
     }
     let next = AtomicUsize::new(0);

@@ -22,7 +22,7 @@ pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 use crate::catalog::Catalog;
 use crate::error::{IngestError, Result};
 use crate::land::LandMask;
-use crate::parallel::parallel_map;
+use crate::parallel::parallel_map_from;
 use crate::reference::{City, Zip};
 
 /// The knobs that place the scale-1 world near the contract's figures (about 6.9M pool
@@ -192,9 +192,10 @@ pub fn generated(dir: &Path, catalog: &Catalog, scale: f64, seed: u64, as_of: i6
 /// Brands a block holds at most: enough to keep every core busy.
 const BLOCK_BRANDS: usize = 512;
 /// True stores a block holds at most (a brand bigger than this is a block alone): the block's
-/// worlds and rendered files are held together, and at scale 10 the first 512 brands alone
-/// held about 20 GiB.
-const BLOCK_STORES: f64 = 300_000.0;
+/// worlds and rendered files are held together, about 0.8 KiB a store (at scale 10 the first
+/// 512 brands alone held about 20 GiB). At scale 1 the first block still holds about 50 brands,
+/// enough for 16 cores.
+const BLOCK_STORES: f64 = 1_500_000.0;
 
 /// Consecutive runs of `ranks` of at most `BLOCK_BRANDS` brands and about `BLOCK_STORES` stores.
 fn blocks(ranks: &[usize], stores: impl Fn(usize) -> f64) -> Vec<&[usize]> {
@@ -231,10 +232,10 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
     // blocks end). Only the spiders' names (which must not clash) and the writes are one brand
     // after another.
     for block in blocks(&ranks, |r| catalog.brands[r].known_stores.map_or(gen.cal.stores_at_rank(r), |n| f64::from(n) * scale)) {
-        let worlds = parallel_map(block, |&r| gen.brand(r));
+        let worlds = parallel_map_from(2, block, |&r| gen.brand(r));
         let spiders: Vec<Option<String>> = block.iter().zip(&worlds).map(|(&r, w)| writers.spider(&catalog.brands[r], w)).collect();
         let jobs: Vec<_> = block.iter().zip(worlds).zip(spiders).collect();
-        let files = parallel_map(&jobs, |((&r, w), spider)| writers.render(&catalog.brands[r], w, cities, spider.as_deref()));
+        let files = parallel_map_from(2, &jobs, |((&r, w), spider)| writers.render(&catalog.brands[r], w, cities, spider.as_deref()));
         for (((_, w), _), f) in jobs.iter().zip(files) {
             with_stores += !w.stores.is_empty() as u64;
             stores += w.stores.len() as u64;
@@ -272,7 +273,7 @@ mod tests {
     fn blocks_cover_the_ranks_in_order_within_both_limits() {
         let ranks: Vec<usize> = (0..2000).collect();
         // A few brands bigger than a block alone, then a long tail.
-        let stores = |r: usize| if r < 3 { 900_000.0 } else { 4_000.0 / (r as f64).sqrt() };
+        let stores = |r: usize| if r < 3 { 2_000_000.0 } else { 4_000.0 / (r as f64).sqrt() };
         let out = blocks(&ranks, stores);
         assert_eq!(out.concat(), ranks);
         assert!(out[..3].iter().all(|b| b.len() == 1), "a brand over the budget is a block alone");
