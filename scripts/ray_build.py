@@ -11,9 +11,11 @@ build writes from the same inputs, byte for byte (docs/DEPLOYMENT.md, "A build o
 machines").
 
     python scripts/ray_build.py --address auto --shards 16 --parts /shared/parts \\
-        --out /srv/storemap/data -- import --osm /shared/planet.osm.pbf --overture /shared/overture
+        --out /srv/storemap/data -- import --osm /shared/branded.osm.pbf --overture /shared/overture \\
+        --as-of 2026-11-30T00:00:00Z
 
-Everything after `--` is `storemap data build|import`'s own arguments.
+Everything after `--` is `storemap data build|import`'s own arguments; without `--as-of` the
+driver's current time is given to every shard (each process would otherwise take its own).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -37,6 +40,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAIL_ONCE_ENV = "STOREMAP_RAY_FAIL_ONCE"
 #: What a failure message keeps of the command's output.
 TAIL_CHARS = 2000
+#: storemap-ingest's MAX_SHARDS.
+MAX_SHARDS = 1024
+#: Settings that stay on the driver: the ledger and anything secret has no business in a build,
+#: and Ray's runtime environment is readable through its state API.
+PRIVATE_SETTINGS = ("STOREMAP_DATABASE_URL", "STOREMAP_DB", "STOREMAP_DATA_DIR")
+SECRET_WORDS = ("KEY", "SECRET", "PASSWORD", "TOKEN")
 
 
 class ShardFailed(RuntimeError):
@@ -46,7 +55,7 @@ class ShardFailed(RuntimeError):
 def storemap_command(spec: str | None) -> list[str]:
     """The command that runs storemap on every node: given, else this checkout's."""
     if spec:
-        return spec.split()
+        return shlex.split(spec)
     return ["node", os.path.join(ROOT, "bin", "storemap.js")]
 
 
@@ -110,20 +119,28 @@ def main(argv: list[str]) -> int:
     rest = argv[split + 1 :]
     if not rest or rest[0] not in ("build", "import"):
         p.error("after -- comes `build` or `import` and its arguments")
-    if o.shards < 1:
-        p.error("--shards must be at least 1")
+    if not 1 <= o.shards <= MAX_SHARDS:
+        p.error(f"--shards must be from 1 to {MAX_SHARDS}")
+    if o.retries < 0:
+        p.error("--retries must be 0 or more")
     verb, args = rest[0], rest[1:]
     if any(a.startswith("--shard") or a.startswith("--part") for a in args):
         p.error("the runner sets --shard and --part itself")
+    if not any(a == "--as-of" or a.startswith("--as-of=") for a in args):
+        args = [*args, "--as-of", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())]
     parts = os.path.abspath(o.parts)
     os.makedirs(parts, exist_ok=True)
     command = storemap_command(o.storemap)
     scratch_root = o.scratch or tempfile.gettempdir()
 
     ray.init(address=o.address, include_dashboard=False, log_to_driver=False)
-    # The driver's storemap settings (STOREMAP_DISABLE_SOURCES, STOREMAP_MULTI_SOURCE…) hold for
-    # every shard: Ray's workers do not inherit the driver's environment.
-    settings = {k: v for k, v in os.environ.items() if k.startswith("STOREMAP_") and k != "STOREMAP_DATA_DIR"}
+    # The driver's storemap build settings (STOREMAP_DISABLED_SOURCES, STOREMAP_MULTI_SOURCE…)
+    # hold for every shard: Ray's workers do not inherit the driver's environment.
+    settings = {
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith("STOREMAP_") and k not in PRIVATE_SETTINGS and not any(w in k for w in SECRET_WORDS)
+    }
     options = {"num_cpus": o.cpus_per_shard, "max_retries": o.retries, "retry_exceptions": True, "runtime_env": {"env_vars": settings}}
     if o.memory_per_shard > 0:
         options["memory"] = int(o.memory_per_shard * 2**30)

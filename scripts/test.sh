@@ -105,8 +105,6 @@ fi
 bash scripts/postgres.sh stop "$pgdir"
 rm -rf "$pgdir"
 
-# The single executable: `npm run release` into a folder of the run's own, then its suite
-# (test/release/) against the file, copied alone into empty folders with nothing on PATH.
 echo "== the Ray runner (scripts/ray_build.py) on a local two-node Ray cluster"
 # Ray from PyPI, pinned, in a venv kept outside the clone ($STOREMAP_CI_CACHE, as the contract
 # tests' venv): made once per machine and version.
@@ -125,6 +123,8 @@ else
   fail_runner
 fi
 
+# The single executable: `npm run release` into a folder of the run's own, then its suite
+# (test/release/) against the file, copied alone into empty folders with nothing on PATH.
 echo "== the single executable (npm run release, then test/release/)"
 release_out=$(mktemp -d)
 export STOREMAP_RELEASE_STAGE="$release_out/stage"

@@ -306,6 +306,7 @@ test('data build and merge refuse a shard without its part, a merge into another
   const dir = await tempDataDir(t, { reference: true });
   for (const [args, said] of [
     [['data', 'build', '--shard', '1/2'], /--shard and --part go together/],
+    [['data', 'build', '--shard', '1/2', '--part', path.join(dir, 'part')], /--shard needs --as-of/],
     [['data', 'build', '--shard', 'half', '--part', dir], /not K\/N/],
     [['data', 'merge', dir, '--out', path.join(dir, 'other.smap')], /snapshot\.smap, not other\.smap/],
     [['data', 'build', '--scale', '11'], /--scale must be in \(0, 10\]/],

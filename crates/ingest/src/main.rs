@@ -62,6 +62,8 @@ struct Common {
 impl Common {
     fn shard(&self) -> Result<Option<(Shard, PathBuf)>, String> {
         match (&self.shard, &self.part) {
+            // Each process would stamp its own "now": the shards of one build must share a time.
+            (Some(_), _) if self.as_of.is_none() => Err("--shard needs --as-of: every shard of one build stamps the same time".into()),
             (Some(s), Some(p)) => Ok(Some((Shard::parse(s)?, p.clone()))),
             _ => Ok(None),
         }

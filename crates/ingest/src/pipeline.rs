@@ -21,7 +21,10 @@ use crate::import;
 use crate::land::LandMask;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
-use crate::shard::{catalog_fingerprint, partition, Fingerprint, InputFiles, PartManifest, PartReader, PartWriter, Shard, PART_FORMAT};
+use crate::shard::{
+    catalog_fingerprint, partition, program_fingerprint, reference_fingerprint, Fingerprint, InputFiles, PartManifest, PartReader, PartWriter, Shard,
+    PART_FORMAT,
+};
 use crate::{ImportReport, Skip};
 
 pub use storemap_core::{PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE};
@@ -290,15 +293,20 @@ fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phase
     std::thread::scope(|s| -> Result<_> {
         let countries = s.spawn(|| borders.countries());
         let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
-        let world = match reuse.then(|| crate::world::generated(&sources_dir, &catalog, scale, seed, opts.as_of)).flatten() {
+        let origin = format!("{}/{}", reference_fingerprint(&tables)?, program_fingerprint()?);
+        let world = match reuse.then(|| crate::world::generated(&sources_dir, scale, seed, opts.as_of, &origin)).flatten() {
             Some(world) => {
                 phases.note("generate sources (already there)", 0.0);
                 world
             }
             None => {
                 keep_previous_truth(&opts.data_dir)?;
+                crate::world::unstamp(&sources_dir)?;
                 let land = phases.run("land mask", || borders.land())?;
-                phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &land, &sources_dir, scale, seed, opts.as_of))?
+                let world =
+                    phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &land, &sources_dir, scale, seed, opts.as_of))?;
+                crate::world::stamp(&sources_dir, scale, seed, opts.as_of, &origin, &world)?;
+                world
             }
         };
         let countries = phases.run("load borders", || countries.join().map_err(|_| IngestError::Invalid("border loader panicked".into()))?)?;
@@ -474,6 +482,8 @@ fn fingerprint(opts: &BuildOptions) -> Fingerprint {
         disabled: opts.disabled.iter().map(|s| s.as_str().to_string()).collect(),
         region: opts.region.describe(),
         catalog: String::new(),
+        reference: String::new(),
+        program: String::new(),
         inputs: Vec::new(),
     }
 }
@@ -640,11 +650,14 @@ pub struct PartSummary {
 }
 
 fn import_part(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, shard: Shard, part_dir: &Path, phases: &mut Phases) -> Result<PartSummary> {
+    PartWriter::begin(part_dir)?;
     let keep = Arc::new(shard.brands(&reference.catalog));
     let brands = keep.iter().filter(|&&k| k).count() as u64;
     let mut fp = fingerprint(opts);
     fp.catalog = catalog_fingerprint(&reference.catalog);
-    fp.inputs = sources_to_read(paths, opts).into_iter().map(|(s, p)| InputFiles::of(s, p)).collect();
+    fp.reference = reference_fingerprint(&opts.reference)?;
+    fp.program = program_fingerprint()?;
+    fp.inputs = sources_to_read(paths, opts).into_iter().map(|(s, p)| InputFiles::of(s, p)).collect::<Result<_>>()?;
     let Imported { buckets, imports, imported, other_shards } = import_all(reference, paths, opts, Some(keep), phases)?;
     let population = PopulationGrid::new(&reference.cities);
     // No previous ids here: which previous row a new one continues is decided by the merge,
@@ -743,6 +756,25 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
             return Err(refuse(format!("{} read other rows than {} ({:?} against {:?})", p.display(), first_path.display(), whole(m), whole(&first))));
         }
     }
+    // The rows each source kept, summed over the parts, are what one process keeps: a brand
+    // no part or two parts reconciled would show here.
+    for (i, whole) in first.imports.iter().zip(&first.other_shards).map(|(r, o)| r.rows_kept + o).enumerate() {
+        let sum: u64 = manifests.iter().map(|(_, m)| m.imports[i].rows_kept).sum();
+        if sum != whole {
+            return Err(refuse(format!(
+                "the parts keep {sum} {} rows between them where the build kept {whole}: they split the brands differently",
+                first.imports[i].source
+            )));
+        }
+    }
+    let here = reference_fingerprint(&opts.reference)?;
+    if here != first.fingerprint.reference {
+        return Err(refuse(format!("the parts were built with other reference data ({}) than this merge reads ({here})", first.fingerprint.reference)));
+    }
+    let program = program_fingerprint()?;
+    if program != first.fingerprint.program {
+        return Err(refuse(format!("the parts were built by another storemap ({}) than this one ({program})", first.fingerprint.program)));
+    }
     let (catalog, cities, _) = phases.run("load reference", || load_tables(&opts.reference))?;
     let catalog_now = catalog_fingerprint(&catalog);
     if catalog_now != first.fingerprint.catalog {
@@ -752,6 +784,12 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
         )));
     }
     let owner = partition(&catalog, n);
+    for (p, m) in &manifests {
+        let mine = owner.iter().filter(|&&o| o == m.shard.k - 1).count() as u64;
+        if m.brands != mine {
+            return Err(refuse(format!("{} reconciled {} brands where shard {} has {mine}", p.display(), m.brands, m.shard)));
+        }
+    }
 
     let fp = &first.fingerprint;
     let mut imports = first.imports.clone();
@@ -784,6 +822,11 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
             while reader.peek_brand() == Some(b as u32) {
                 rows.extend(reader.take()?);
             }
+            if reader.peek_brand().is_some_and(|next| next < b as u32) {
+                reader.drain()?;
+                let (p, m) = &manifests[o as usize];
+                return Err(refuse(format!("{} (shard {}) holds its rows out of brand order", p.display(), m.shard)));
+            }
             if rows.is_empty() {
                 continue;
             }
@@ -797,8 +840,9 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
                 assembler.push(&r);
             }
         }
-        for ((p, m), r) in manifests.iter().zip(&readers) {
+        for ((p, m), r) in manifests.iter().zip(&mut readers) {
             if let Some(b) = r.peek_brand() {
+                r.drain()?;
                 return Err(refuse(format!(
                     "{} (shard {}) holds rows of brand {b}, which shard {}/{n} reconciles, or holds them out of order",
                     p.display(),

@@ -31,11 +31,17 @@ use crate::ImportReport;
 pub const PART_FORMAT: &str = "storemap-part/1";
 pub const PART_MANIFEST: &str = "part.json";
 pub const PART_ROWS: &str = "rows.bin";
-/// More shards than this would each hold a handful of brands.
-pub const MAX_SHARDS: u32 = 4096;
+/// More shards than this would each hold a handful of brands (and a merge opens every part at
+/// once).
+pub const MAX_SHARDS: u32 = 1024;
+/// The read and write buffer of a part's rows: a merge holds one per part.
+const PART_BUFFER: usize = 256 * 1024;
+/// The smallest encoded row (no text, no source id): a manifest counting more rows than its
+/// bytes can hold is damaged.
+const MIN_ROW_BYTES: u64 = 4 + 8 + 8 + 8 + 8 * 4 + 8 + 4 + 1 + 8 + 1 + 1 + 4;
 /// The weight of a brand the catalog has no store count for: about what such a brand has in
 /// the synthetic world at scale 1 (a few dozen stores), so thousands of them weigh as they do.
-const UNKNOWN_BRAND_WEIGHT: u64 = 40;
+pub const UNKNOWN_BRAND_WEIGHT: u64 = 40;
 
 /// Shard `k` of `n`, counted from 1 as operators write it (`--shard 2/8`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -67,7 +73,8 @@ impl std::fmt::Display for Shard {
     }
 }
 
-fn weight(known_stores: Option<u32>) -> u64 {
+/// What a brand weighs in the partition.
+pub fn weight(known_stores: Option<u32>) -> u64 {
     known_stores.map_or(UNKNOWN_BRAND_WEIGHT, |k| u64::from(k.max(1)))
 }
 
@@ -99,6 +106,12 @@ pub struct Fingerprint {
     /// The brand catalog (names, ids, store counts), which the partition and the brand numbers
     /// come from.
     pub catalog: String,
+    /// Every reference file the build reads (the tables, brands, gazetteer, borders): matching,
+    /// ids and the snapshot's own tables depend on all of them.
+    pub reference: String,
+    /// The program that made the part (a hash of its executable): the partition, matching and
+    /// reconciliation are its code, and parts of two versions do not make one build.
+    pub program: String,
     /// Each source read: its files' count and bytes (names and contents are not compared: a
     /// shared folder may be mounted anywhere, and hashing a planet per shard costs minutes).
     pub inputs: Vec<InputFiles>,
@@ -112,26 +125,54 @@ pub struct InputFiles {
 }
 
 impl InputFiles {
-    /// The files under `path` (itself when a file), counted.
-    pub fn of(source: SourceType, path: &Path) -> InputFiles {
+    /// The files under `path` (itself when a file), counted as the importers list them (hidden
+    /// files and partial downloads left out).
+    pub fn of(source: SourceType, path: &Path) -> Result<InputFiles> {
         let mut out = InputFiles { source: source.as_str().to_string(), files: 0, bytes: 0 };
-        let mut stack = vec![path.to_path_buf()];
-        while let Some(p) = stack.pop() {
-            match std::fs::metadata(&p) {
-                Ok(m) if m.is_dir() => {
-                    if let Ok(entries) = std::fs::read_dir(&p) {
-                        stack.extend(entries.flatten().map(|e| e.path()));
-                    }
-                }
-                Ok(m) => {
-                    out.files += 1;
-                    out.bytes += m.len();
-                }
-                Err(_) => {}
-            }
+        for f in crate::import::input_files(path, &[""])? {
+            out.files += 1;
+            out.bytes += std::fs::metadata(&f).map_err(|e| IngestError::io(f.display(), e))?.len();
         }
-        out
+        Ok(out)
     }
+}
+
+/// CRC-32 of the files, in order, each as its name, length and bytes (a missing file counts
+/// as absent).
+fn files_crc(files: impl IntoIterator<Item = PathBuf>) -> Result<u32> {
+    let mut crc = crc32fast::Hasher::new();
+    for f in files {
+        crc.update(f.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default());
+        match std::fs::read(&f) {
+            Ok(bytes) => {
+                crc.update(&(bytes.len() as u64).to_le_bytes());
+                crc.update(&bytes);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => crc.update(b"absent"),
+            Err(e) => return Err(IngestError::io(f.display(), e)),
+        }
+    }
+    Ok(crc.finalize())
+}
+
+/// The reference data's fingerprint: the project's tables and the extracted files a build reads.
+pub fn reference_fingerprint(paths: &crate::reference::ReferencePaths) -> Result<String> {
+    let mut tables: Vec<PathBuf> = std::fs::read_dir(&paths.tables)
+        .map_err(|e| IngestError::io(paths.tables.display(), e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .collect();
+    tables.sort();
+    let extracted = ["brands.jsonl", "cities.csv", "zips.csv", "borders.bin", "countries.geojson"].map(|f| paths.extracted.join(f));
+    Ok(format!("{:08x}", files_crc(tables.into_iter().chain(extracted))?))
+}
+
+/// The running program's fingerprint: its executable's CRC-32, so any change of code is a
+/// change of fingerprint.
+pub fn program_fingerprint() -> Result<String> {
+    let exe = std::env::current_exe().map_err(|e| IngestError::io("the running executable", e))?;
+    Ok(format!("{}:{:08x}", env!("CARGO_PKG_VERSION"), files_crc([exe])?))
 }
 
 /// The catalog's fingerprint: every brand's id, name and store count, in order.
@@ -171,9 +212,30 @@ impl PartManifest {
         let text = std::fs::read_to_string(&path).map_err(|e| {
             IngestError::Invalid(format!("{}: not a complete part ({} could not be read: {e}); run its shard again", dir.display(), PART_MANIFEST))
         })?;
-        let m: PartManifest = serde_json::from_str(&text).map_err(|e| IngestError::Invalid(format!("{}: not a part manifest ({e})", path.display())))?;
-        if m.format != PART_FORMAT {
-            return Err(IngestError::Invalid(format!("{}: part format {:?}, this build reads {PART_FORMAT:?}", path.display(), m.format)));
+        let bad = |why: String| IngestError::Invalid(format!("{}: {why}; run its shard again", path.display()));
+        // The format first: a part of another layout is named as such, not as a missing field.
+        #[derive(serde::Deserialize)]
+        struct Format {
+            format: Option<String>,
+        }
+        let format = serde_json::from_str::<Format>(&text).map_err(|e| bad(format!("not a part manifest ({e})")))?.format;
+        if format.as_deref() != Some(PART_FORMAT) {
+            return Err(bad(format!("part format {format:?}, this storemap reads {PART_FORMAT:?}")));
+        }
+        let m: PartManifest = serde_json::from_str(&text).map_err(|e| bad(format!("not a part manifest ({e})")))?;
+        if Shard::parse(&m.shard.to_string()).is_err() {
+            return Err(bad(format!("shard {} is not K/N with 1 <= K <= N <= {MAX_SHARDS}", m.shard)));
+        }
+        let sources = m.fingerprint.inputs.len();
+        if m.imports.len() != sources || m.imported.len() != sources || m.other_shards.len() != sources {
+            return Err(bad("its import reports do not match its inputs".into()));
+        }
+        if m.imports.iter().zip(&m.fingerprint.inputs).any(|(r, i)| r.source != i.source) {
+            return Err(bad("its import reports are not of its inputs".into()));
+        }
+        let on_disk = std::fs::metadata(dir.join(PART_ROWS)).map(|f| f.len()).ok();
+        if on_disk != Some(m.rows_bytes) || m.rows.saturating_mul(MIN_ROW_BYTES) > m.rows_bytes {
+            return Err(bad(format!("damaged part: {PART_ROWS} is not the {} bytes of {} rows the manifest says", m.rows_bytes, m.rows)));
         }
         Ok(m)
     }
@@ -182,7 +244,8 @@ impl PartManifest {
         let path = dir.join(PART_MANIFEST);
         let tmp = dir.join(format!("{PART_MANIFEST}.tmp"));
         let text = serde_json::to_string_pretty(self).map_err(|e| IngestError::Invalid(e.to_string()))?;
-        std::fs::write(&tmp, text).map_err(|e| IngestError::io(tmp.display(), e))?;
+        let mut f = std::fs::File::create(&tmp).map_err(|e| IngestError::io(tmp.display(), e))?;
+        f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| IngestError::io(tmp.display(), e))?;
         std::fs::rename(&tmp, &path).map_err(|e| IngestError::io(path.display(), e))
     }
 }
@@ -199,15 +262,21 @@ pub struct PartWriter {
 }
 
 impl PartWriter {
-    /// Starts a part in `dir` (created; an older part there is removed first, so a rerun
-    /// never leaves the old manifest beside new rows).
-    pub fn create(dir: &Path) -> Result<PartWriter> {
+    /// Marks `dir` as a part being made: an older part's manifest there is removed, so a run
+    /// that dies leaves an incomplete part, never the old one beside new rows. Called before the
+    /// long import, not only when the rows start.
+    pub fn begin(dir: &Path) -> Result<()> {
         let io = |e| IngestError::io(dir.display(), e);
         std::fs::create_dir_all(dir).map_err(io)?;
         match std::fs::remove_file(dir.join(PART_MANIFEST)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-            _ => {}
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
+            _ => Ok(()),
         }
+    }
+
+    /// Starts a part's rows in `dir` (see [`PartWriter::begin`]).
+    pub fn create(dir: &Path) -> Result<PartWriter> {
+        Self::begin(dir)?;
         let path = dir.join(PART_ROWS);
         let file = std::fs::File::create(&path).map_err(|e| IngestError::io(path.display(), e))?;
         Ok(PartWriter {
@@ -267,7 +336,7 @@ impl PartReader {
         let file = std::fs::File::open(&path).map_err(|e| IngestError::io(path.display(), e))?;
         let mut r = PartReader {
             path,
-            input: BufReader::with_capacity(1 << 20, file),
+            input: BufReader::with_capacity(PART_BUFFER, file),
             crc: crc32fast::Hasher::new(),
             expected: (m.rows, m.rows_bytes, m.rows_crc),
             read: (0, 0),
@@ -275,6 +344,13 @@ impl PartReader {
         };
         r.advance()?;
         Ok(r)
+    }
+
+    /// Reads the rest, for the damage check at the end: a part whose rows are out of order is
+    /// more often damaged than mis-made, and damage is what the merge should then name.
+    pub fn drain(&mut self) -> Result<()> {
+        while self.take()?.is_some() {}
+        Ok(())
     }
 
     /// The brand of the next row, if any.
@@ -475,7 +551,17 @@ mod tests {
         let blank = PartManifest {
             format: PART_FORMAT.into(),
             shard: Shard { k: 1, n: 1 },
-            fingerprint: Fingerprint { as_of: 0, synthetic: None, multi_source: true, disabled: vec![], region: None, catalog: String::new(), inputs: vec![] },
+            fingerprint: Fingerprint {
+                as_of: 0,
+                synthetic: None,
+                multi_source: true,
+                disabled: vec![],
+                region: None,
+                catalog: String::new(),
+                reference: String::new(),
+                program: String::new(),
+                inputs: vec![],
+            },
             brands: 0,
             imports: vec![],
             imported: vec![],

@@ -172,21 +172,33 @@ struct WorldStamp {
     scale: f64,
     seed: u64,
     as_of: i64,
-    catalog: String,
-    generator: String,
+    /// What else the world is a function of: the reference data and the generator's code (the
+    /// pipeline's fingerprints of both).
+    origin: String,
     summary: WorldSummary,
 }
 
-/// The summary of the world `dir` holds when it is the complete world of these inputs, as this
-/// generator makes it.
-pub fn generated(dir: &Path, catalog: &Catalog, scale: f64, seed: u64, as_of: i64) -> Option<WorldSummary> {
+/// The summary of the world `dir` holds when it is the complete world of these inputs.
+pub fn generated(dir: &Path, scale: f64, seed: u64, as_of: i64, origin: &str) -> Option<WorldSummary> {
     let stamp: WorldStamp = serde_json::from_slice(&std::fs::read(dir.join(WORLD_STAMP_FILE)).ok()?).ok()?;
-    let same = stamp.scale == scale
-        && stamp.seed == seed
-        && stamp.as_of == as_of
-        && stamp.catalog == crate::shard::catalog_fingerprint(catalog)
-        && stamp.generator == env!("CARGO_PKG_VERSION");
-    same.then_some(stamp.summary)
+    (stamp.scale == scale && stamp.seed == seed && stamp.as_of == as_of && stamp.origin == origin).then_some(stamp.summary)
+}
+
+/// Removes a world's stamp before the world is replaced: a generation that dies leaves none.
+pub fn unstamp(dir: &Path) -> Result<()> {
+    let path = dir.join(WORLD_STAMP_FILE);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(IngestError::io(path.display(), e)),
+        _ => Ok(()),
+    }
+}
+
+/// Stamps a complete world (see [`generated`]).
+pub fn stamp(dir: &Path, scale: f64, seed: u64, as_of: i64, origin: &str, summary: &WorldSummary) -> Result<()> {
+    let path = dir.join(WORLD_STAMP_FILE);
+    let stamp = WorldStamp { scale, seed, as_of, origin: origin.to_string(), summary: summary.clone() };
+    let text = serde_json::to_vec_pretty(&stamp).map_err(|e| IngestError::Invalid(e.to_string()))?;
+    std::fs::write(&path, text).map_err(|e| IngestError::io(path.display(), e))
 }
 
 /// Brands a block holds at most: enough to keep every core busy.
@@ -219,11 +231,6 @@ fn blocks(ranks: &[usize], stores: impl Fn(usize) -> f64) -> Vec<&[usize]> {
 #[allow(clippy::too_many_arguments)]
 pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMask, dir: &Path, scale: f64, seed: u64, as_of: i64) -> Result<WorldSummary> {
     let gen = Generator::new(catalog, cities, zips, land, scale, seed).at(as_of);
-    let stamp_path = dir.join(WORLD_STAMP_FILE);
-    match std::fs::remove_file(&stamp_path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(IngestError::io(stamp_path.display(), e)),
-        _ => {}
-    }
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);
@@ -244,23 +251,12 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
         }
     }
     let counts = writers.finish()?;
-    let summary = WorldSummary {
+    Ok(WorldSummary {
         brands_with_stores: with_stores,
         true_stores: stores,
         closed_stores: closed,
         rows_by_source: storemap_core::SourceType::ALL.iter().map(|s| (s.as_str().to_string(), counts[*s as usize])).collect(),
-    };
-    let stamp = WorldStamp {
-        scale,
-        seed,
-        as_of,
-        catalog: crate::shard::catalog_fingerprint(catalog),
-        generator: env!("CARGO_PKG_VERSION").to_string(),
-        summary: summary.clone(),
-    };
-    let text = serde_json::to_vec_pretty(&stamp).map_err(|e| IngestError::Invalid(e.to_string()))?;
-    std::fs::write(&stamp_path, text).map_err(|e| IngestError::io(stamp_path.display(), e))?;
-    Ok(summary)
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use storemap_core::{Snapshot, SourceType};
 use storemap_ingest::pipeline::{self, MergeOptions, Phases, SourcePaths, SNAPSHOT_FILE};
-use storemap_ingest::shard::{partition, Shard, PART_MANIFEST, PART_ROWS};
+use storemap_ingest::shard::{partition, weight, Shard, PART_MANIFEST, PART_ROWS};
 
 use crate::churn::{options, DAY};
 use crate::common::{as_of, reference, reference_paths, TempDir};
@@ -112,7 +112,7 @@ fn a_merge_refuses_parts_that_do_not_make_one_whole_build_and_keeps_the_serving_
     merge(&good, &served).unwrap_or_else(|e| panic!("merge: {e}"));
     let serving = read(&served.join(SNAPSHOT_FILE));
     let refused = |parts: &[PathBuf], expect: &[&str]| {
-        let err = merge(parts, &served).expect_err("a merge that must be refused").to_string();
+        let err = merge(parts, &served).map(|_| ()).expect_err(&format!("a merge that must be refused: {expect:?}")).to_string();
         for e in expect {
             assert!(err.contains(e), "{err:?} should say {e:?}");
         }
@@ -125,6 +125,18 @@ fn a_merge_refuses_parts_that_do_not_make_one_whole_build_and_keeps_the_serving_
     // Shard 2 of a 3-way split beside shard 1 of a 2-way one.
     let three = build_parts(&whole, &parts.join("three"), 3, as_of(), vec![]);
     refused(&[good[0].clone(), three[1].clone()], &["share N"]);
+
+    // Two parts that split the brands otherwise (as two versions of the partition would): each
+    // part's own counts add up, their sum does not.
+    let split = parts.join("split");
+    std::fs::create_dir_all(&split).unwrap();
+    std::fs::copy(good[1].join(PART_ROWS), split.join(PART_ROWS)).unwrap();
+    let mut m: serde_json::Value = serde_json::from_slice(&read(&good[1].join(PART_MANIFEST))).unwrap();
+    let kept = m["imports"][0]["rows_kept"].as_u64().unwrap();
+    m["imports"][0]["rows_kept"] = (kept - 1).into();
+    m["other_shards"][0] = (m["other_shards"][0].as_u64().unwrap() + 1).into();
+    std::fs::write(split.join(PART_MANIFEST), serde_json::to_vec(&m).unwrap()).unwrap();
+    refused(&[good[0].clone(), split], &["split the brands differently"]);
 
     // A part whose run died before its manifest, and one whose rows were damaged after.
     let cut = parts.join("cut");
@@ -153,7 +165,7 @@ fn the_brand_partition_is_fixed_complete_and_balanced() {
         assert!(owner.iter().all(|&o| o < n));
         let mut load = vec![0u64; n as usize];
         for (b, &o) in owner.iter().enumerate() {
-            load[o as usize] += catalog.brands[b].known_stores.map_or(40, |k| u64::from(k.max(1)));
+            load[o as usize] += weight(catalog.brands[b].known_stores);
         }
         let (lo, hi) = (*load.iter().min().unwrap(), *load.iter().max().unwrap());
         assert!(hi as f64 <= lo as f64 * 1.01, "n = {n}: loads {load:?}");
