@@ -175,3 +175,33 @@ fn the_brand_partition_is_fixed_complete_and_balanced() {
         }
     }
 }
+
+/// Shards run one after another in one data folder generate the synthetic world once: the
+/// second finds the first's world by its stamp, and a folder whose stamp names another world
+/// (here another date) is generated again. Both parts are those of the same build.
+#[test]
+fn shards_in_one_folder_generate_the_world_once() {
+    let t = TempDir::new("one-world");
+    let data = t.path().join("data");
+    let run = |k: u32, as_of: i64| {
+        let mut phases = Phases::new(false);
+        let s = pipeline::build_synthetic_part(
+            &options(&data, as_of, vec![]),
+            0.01,
+            7,
+            Shard { k, n: 2 },
+            &t.path().join(format!("part-{k}-{as_of}")),
+            &mut phases,
+        )
+        .unwrap_or_else(|e| panic!("shard {k}: {e}"));
+        (s, phases.seconds)
+    };
+    let (_, first) = run(1, as_of());
+    assert!(first.contains_key("generate sources"), "{first:?}");
+    let (_, second) = run(2, as_of());
+    assert!(!second.contains_key("generate sources") && second.contains_key("generate sources (already there)"), "{second:?}");
+    let parts = [t.path().join(format!("part-1-{}", as_of())), t.path().join(format!("part-2-{}", as_of()))];
+    merge(&parts, &t.path().join("merged")).unwrap_or_else(|e| panic!("merge: {e}"));
+    let (_, later) = run(1, as_of() + DAY);
+    assert!(later.contains_key("generate sources"), "another date is another world: {later:?}");
+}
