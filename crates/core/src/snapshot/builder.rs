@@ -236,8 +236,9 @@ impl SnapshotBuilder {
         drop(interned);
         let (blob, offsets) = strings.parts();
         let rows = &self.rows;
-        let col = |f: &dyn Fn(&PackedRow) -> u32| rows.iter().map(f).collect::<Vec<u32>>();
+        let n = rows.len();
 
+        // Each column is made from the rows as it is written, never held whole beside them.
         let mut w = SectionWriter::default();
         w.json("meta", &self.meta)?;
         w.json("brands", &self.brands)?;
@@ -246,19 +247,19 @@ impl SnapshotBuilder {
         w.json("countries", &self.countries)?;
         w.raw("str_blob", blob.as_bytes());
         w.pod("str_offsets", offsets);
-        w.pod("lat", &rows.iter().map(|r| r.lat).collect::<Vec<_>>());
-        w.pod("lng", &rows.iter().map(|r| r.lng).collect::<Vec<_>>());
-        w.pod("id", &rows.iter().map(|r| r.id).collect::<Vec<_>>());
+        w.column("lat", n, |i| rows[i].lat);
+        w.column("lng", n, |i| rows[i].lng);
+        w.column("id", n, |i| rows[i].id);
         for c in TextColumn::ALL {
-            w.pod(c.key(), &col(&|r| r.text[c as usize]));
+            w.column(c.key(), n, move |i| rows[i].text[c as usize]);
         }
-        w.pod("country", &rows.iter().map(|r| r.country).collect::<Vec<_>>());
-        w.pod("last_updated", &rows.iter().map(|r| r.last_updated).collect::<Vec<_>>());
-        w.pod("last_verified", &rows.iter().map(|r| r.last_verified).collect::<Vec<_>>());
-        w.pod("confidence", &rows.iter().map(|r| r.confidence).collect::<Vec<_>>());
-        w.raw("storefront", &rows.iter().map(|r| r.storefront).collect::<Vec<_>>());
-        w.raw("sources", &rows.iter().map(|r| r.sources).collect::<Vec<_>>());
-        w.raw("flags", &rows.iter().map(|r| r.flags).collect::<Vec<_>>());
+        w.column("country", n, |i| rows[i].country);
+        w.column("last_updated", n, |i| rows[i].last_updated);
+        w.column("last_verified", n, |i| rows[i].last_verified);
+        w.column("confidence", n, |i| rows[i].confidence);
+        w.column("storefront", n, |i| rows[i].storefront);
+        w.column("sources", n, |i| rows[i].sources);
+        w.column("flags", n, |i| rows[i].flags);
         w.pod("alias_start", &alias_start);
         w.raw("alias_source", &alias_source);
         w.pod("alias_id", &alias_id);
