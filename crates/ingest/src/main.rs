@@ -24,8 +24,9 @@ struct Cli {
     command: Command,
 }
 
+/// Where a snapshot goes and the reference data it is made with.
 #[derive(Args, Clone)]
-struct Common {
+struct Folders {
     /// Where the snapshot (and generated sources) go.
     #[arg(long)]
     data_dir: PathBuf,
@@ -35,6 +36,24 @@ struct Common {
     /// The project's data/ folder (tickers.csv, categories.csv, misspellings.csv).
     #[arg(long)]
     tables: PathBuf,
+    /// Snapshots the id history keeps (what the change feed can reach back over).
+    #[arg(long, default_value_t = storemap_core::HISTORY_DEFAULT_KEEP)]
+    keep_history: usize,
+    /// Show a spinner on a terminal.
+    #[arg(long)]
+    progress: bool,
+}
+
+impl Folders {
+    fn reference_paths(&self) -> ReferencePaths {
+        ReferencePaths { extracted: self.reference.clone(), tables: self.tables.clone() }
+    }
+}
+
+#[derive(Args, Clone)]
+struct Common {
+    #[command(flatten)]
+    folders: Folders,
     /// Refresh time stamped into every row (ISO 8601); defaults to now.
     #[arg(long)]
     as_of: Option<String>,
@@ -44,12 +63,6 @@ struct Common {
     /// Skip multi-source reconciliation: one row per source row, provenance null.
     #[arg(long)]
     single_source: bool,
-    /// Show a spinner on a terminal.
-    #[arg(long)]
-    progress: bool,
-    /// Snapshots the id history keeps (what the change feed can reach back over).
-    #[arg(long, default_value_t = storemap_core::HISTORY_DEFAULT_KEEP)]
-    keep_history: usize,
     /// Build shard K of N (K from 1): reconcile only its brands and write a part to `--part`
     /// instead of a snapshot (`merge` joins the N parts).
     #[arg(long, requires = "part")]
@@ -103,19 +116,11 @@ enum Command {
     /// Join the parts of a sharded build (`--shard K/N --part DIR`, every K once) into the
     /// data folder's snapshot: the one the one-process build writes from the same inputs.
     Merge {
-        /// The part folders.
+        /// The part folders, every shard of one build once, in any order.
         #[arg(required = true)]
         parts: Vec<PathBuf>,
-        #[arg(long)]
-        data_dir: PathBuf,
-        #[arg(long)]
-        reference: PathBuf,
-        #[arg(long)]
-        tables: PathBuf,
-        #[arg(long, default_value_t = storemap_core::HISTORY_DEFAULT_KEEP)]
-        keep_history: usize,
-        #[arg(long)]
-        progress: bool,
+        #[command(flatten)]
+        folders: Folders,
     },
     /// Print the dataset's figures as JSON.
     Report {
@@ -153,14 +158,14 @@ fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, St
     let disabled =
         c.disable.iter().map(|s| SourceType::parse(s.trim()).ok_or_else(|| format!("--disable: unknown source {s}"))).collect::<Result<Vec<_>, _>>()?;
     Ok(BuildOptions {
-        data_dir: c.data_dir.clone(),
-        reference: ReferencePaths { extracted: c.reference.clone(), tables: c.tables.clone() },
+        data_dir: c.folders.data_dir.clone(),
+        reference: c.folders.reference_paths(),
         as_of,
         disabled,
         multi_source: !c.single_source,
         synthetic,
         region: Region::default(),
-        keep_history: c.keep_history,
+        keep_history: c.folders.keep_history,
     })
 }
 
@@ -202,7 +207,7 @@ fn run(cli: Cli) -> Result<String, String> {
                 return Err(format!("--scale must be in (0, {max}]"));
             }
             let opts = options(&common, Some((scale, seed)))?;
-            let mut phases = Phases::new(common.progress);
+            let mut phases = Phases::new(common.folders.progress);
             let out = match common.shard()? {
                 Some((shard, part)) => pipeline::build_synthetic_part(&opts, scale, seed, shard, &part, &mut phases).map(|s| json(&s)),
                 None => pipeline::build_synthetic(&opts, scale, seed, &mut phases).map(|s| json(&s)),
@@ -213,7 +218,7 @@ fn run(cli: Cli) -> Result<String, String> {
         Command::Import { common, osm, overture, fsq, atp, countries, bbox } => {
             let mut opts = options(&common, None)?;
             opts.region = region(&countries, bbox.as_deref())?;
-            let mut phases = Phases::new(common.progress);
+            let mut phases = Phases::new(common.folders.progress);
             let paths = SourcePaths { osm, overture, fsq, atp };
             let out = match common.shard()? {
                 Some((shard, part)) => pipeline::import_sources_part(&paths, &opts, shard, &part, &mut phases).map(|s| json(&s)),
@@ -222,9 +227,9 @@ fn run(cli: Cli) -> Result<String, String> {
             phases.finish();
             out.map_err(|e| e.to_string())
         }
-        Command::Merge { parts, data_dir, reference, tables, keep_history, progress } => {
-            let opts = MergeOptions { data_dir, reference: ReferencePaths { extracted: reference, tables }, keep_history };
-            let mut phases = Phases::new(progress);
+        Command::Merge { parts, folders } => {
+            let opts = MergeOptions { data_dir: folders.data_dir.clone(), reference: folders.reference_paths(), keep_history: folders.keep_history };
+            let mut phases = Phases::new(folders.progress);
             let out = pipeline::merge_parts(&parts, &opts, &mut phases).map(|s| json(&s));
             phases.finish();
             out.map_err(|e| e.to_string())

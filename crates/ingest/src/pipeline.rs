@@ -282,8 +282,9 @@ impl Ticker {
 }
 
 /// Generates the synthetic world into `data_dir/sources` and loads the reference data the
-/// import needs (the border index is built while the world is generated). With `reuse`, a
-/// folder that already holds this very world (its stamp, `world::generated`) is read as it is.
+/// import needs (the border index is built while the world is generated). With `reuse` (a
+/// shard's build), a folder that already holds this very world (its stamp, `world::generated`)
+/// is read as it is, and a world generated here is stamped.
 fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phases: &mut Phases) -> Result<(Reference, crate::world::WorldSummary)> {
     let (tables, countries_dir) = (opts.reference.clone(), opts.reference.extracted.clone());
     let sources_dir = opts.data_dir.join("sources");
@@ -293,8 +294,10 @@ fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phase
     std::thread::scope(|s| -> Result<_> {
         let countries = s.spawn(|| borders.countries());
         let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
-        let origin = format!("{}/{}", reference_fingerprint(&tables)?, program_fingerprint()?);
-        let world = match reuse.then(|| crate::world::generated(&sources_dir, scale, seed, opts.as_of, &origin)).flatten() {
+        // Only a shard looks for a world already there, so only a shard pays for the
+        // fingerprints (the reference files and its own executable, about 120 MB read).
+        let origin = if reuse { Some(format!("{}/{}", reference_fingerprint(&tables)?, program_fingerprint()?)) } else { None };
+        let world = match origin.as_deref().and_then(|o| crate::world::generated(&sources_dir, scale, seed, opts.as_of, o)) {
             Some(world) => {
                 phases.note("generate sources (already there)", 0.0);
                 world
@@ -305,7 +308,9 @@ fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phase
                 let land = phases.run("land mask", || borders.land())?;
                 let world =
                     phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &land, &sources_dir, scale, seed, opts.as_of))?;
-                crate::world::stamp(&sources_dir, scale, seed, opts.as_of, &origin, &world)?;
+                if let Some(origin) = &origin {
+                    crate::world::stamp(&sources_dir, scale, seed, opts.as_of, origin, &world)?;
+                }
                 world
             }
         };
