@@ -58,7 +58,8 @@ def build(args, scale, cores, work):
     return row
 
 
-PHASES = ("generate sources", "import sources", "land mask", "load borders", "reconcile", "write snapshot")
+# "border index" since the country index became the land mask's grid; the two before it in older records.
+PHASES = ("generate sources", "import sources", "border index", "land mask", "load borders", "reconcile", "write snapshot")
 
 
 def table(path):

@@ -8,12 +8,13 @@
 //! from the centre to the point crosses the cell's edges an even number of times, or the other
 //! way round: inland and at open sea that is no test at all, along a coast a few dozen.
 //!
-//! Inside is decided per country, as [`crate::countries::CountryIndex`] does: the borders
-//! draw some territories over the country around them (Hong Kong over China), so a parity
-//! taken over every ring at once would call both sea. A cell's centre keeps the countries it is
+//! Inside is decided per country (which makes this grid the country index too,
+//! [`crate::countries::CountryIndex`]): the borders draw some territories over the country
+//! around them (Hong Kong over China), so a parity taken over every ring at once would call both
+//! sea. A cell's centre keeps the countries it is
 //! inside (nearly always none or one); a crossed edge toggles its own country.
 
-use crate::error::{IngestError, Result};
+use crate::error::Result;
 
 /// A quarter degree: about 28 km north to south. Coarser cells hold more coast each (more
 /// segment tests); finer ones more cells (4 bytes each, a million at this size).
@@ -31,12 +32,17 @@ type Edge = [f32; 4];
 /// The countries a point is inside: a handful at most (a territory drawn over its country;
 /// two in the borders this project ships).
 #[derive(Default, Clone)]
-struct Inside {
+pub struct Inside {
     n: usize,
     ids: [u16; 8],
 }
 
 impl Inside {
+    /// The ids of the countries, in no particular order.
+    pub fn ids(&self) -> &[u16] {
+        &self.ids[..self.n]
+    }
+
     fn toggle(&mut self, id: u16) {
         match self.ids[..self.n].iter().position(|&x| x == id) {
             Some(i) => {
@@ -109,6 +115,23 @@ fn crosses(p: (f64, f64), q: (f64, f64), e: &Edge) -> bool {
     let (d1, d2) = (side(a, b, p), side(a, b, q));
     let (d3, d4) = (side(p, q, a), side(p, q, b));
     ((d1 > 0.0 && d2 < 0.0) || (d1 < 0.0 && d2 > 0.0)) && ((d3 > 0.0 && d4 < 0.0) || (d3 < 0.0 && d4 > 0.0))
+}
+
+/// Squared distance from `p` to an edge on the plane of degrees (no wrap). Past either end the
+/// distance is to that vertex itself, so two edges meeting there tie exactly.
+fn distance2_deg(p: (f64, f64), e: &Edge) -> f64 {
+    let (a, b) = ((e[0] as f64, e[1] as f64), (e[2] as f64, e[3] as f64));
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let t = (p.0 - a.0) * dx + (p.1 - a.1) * dy;
+    let len2 = dx * dx + dy * dy;
+    let q = if t <= 0.0 {
+        a
+    } else if t >= len2 {
+        b
+    } else {
+        (a.0 + dx * (t / len2), a.1 + dy * (t / len2))
+    };
+    (q.0 - p.0) * (q.0 - p.0) + (q.1 - p.1) * (q.1 - p.1)
 }
 
 /// Distance in metres from `p` to an edge, on a plane scaled to metres at `p`'s latitude (an
@@ -206,8 +229,8 @@ impl LandMask {
         LandMask { starts, edges, edge_country, centre, centre_many }
     }
 
-    /// From the flat ring file `ts/data/reference.ts` writes (the format
-    /// [`crate::countries::CountryIndex::from_borders_bin`] reads).
+    /// From the flat ring file `ts/data/reference.ts` writes (see
+    /// [`crate::countries::each_border_ring`]), each ring's country its id.
     pub fn from_borders_bin(b: &[u8]) -> Result<LandMask> {
         crate::countries::each_border_ring(b, |_, _| {})?;
         Ok(LandMask::from_rings(|f| {
@@ -215,30 +238,19 @@ impl LandMask {
         }))
     }
 
-    /// From a FeatureCollection of Polygon or MultiPolygon features (the drawing atlas'
-    /// `countries.geojson`, when the reference step wrote no `borders.bin`).
-    pub fn from_geojson(v: &serde_json::Value) -> Result<LandMask> {
-        let features = storemap_core::polygon_features(v, &[]).ok_or_else(|| IngestError::Invalid("countries GeoJSON: no features".into()))?;
-        // Each feature is a country of its own: what matters is which rings belong together.
-        let rings: Vec<(u16, Vec<[f32; 2]>)> = features
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, f)| match f.geometry {
-                storemap_core::PolygonGeometry::Polygons(p) => Some((i.min(MANY as usize - 2) as u16, p)),
-                _ => None,
-            })
-            .flat_map(|(i, p)| p.into_iter().flatten().map(move |ring| (i, ring.iter().map(|&(x, y)| [x as f32, y as f32]).collect())))
-            .collect();
-        Ok(LandMask::from_rings(|f| rings.iter().for_each(|(i, r)| f(*i, r))))
-    }
-
     fn cell_edges(&self, cell: usize) -> &[Edge] {
         &self.edges[self.starts[cell] as usize..self.starts[cell + 1] as usize]
     }
 
     pub fn is_land(&self, lat: f64, lng: f64) -> bool {
+        self.inside(lat, lng).n > 0
+    }
+
+    /// The countries (by the ids the rings came with) the point is inside: its cell's centre's,
+    /// each toggled by every edge of its own country the segment from the centre crosses.
+    pub fn inside(&self, lat: f64, lng: f64) -> Inside {
         if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lng) {
-            return false;
+            return Inside::default();
         }
         let (c, r) = (col_of(lng), row_of(lat));
         let cell = r * COLS + c;
@@ -254,7 +266,32 @@ impl LandMask {
                 inside.toggle(country);
             }
         }
-        inside.n > 0
+        inside
+    }
+
+    /// The country of the edge nearest the point on the plane of degrees, when one is within
+    /// `limit_deg`; of edges equally near (a border's two tracings, or the vertex where two
+    /// countries' coasts meet), the lowest id. Every edge within the limit touches a cell within
+    /// the limit of the point, so those cells are all that is searched (no wrap at the
+    /// antimeridian: a pin there is a degree of longitude from the other side's coast).
+    pub fn nearest_country(&self, lat: f64, lng: f64, limit_deg: f64) -> Option<u16> {
+        if !(lat.is_finite() && lng.is_finite()) {
+            return None;
+        }
+        let mut best: Option<(f64, u16)> = None;
+        for r in row_of(lat - limit_deg)..=row_of(lat + limit_deg) {
+            for c in col_of(lng - limit_deg)..=col_of(lng + limit_deg) {
+                let cell = r * COLS + c;
+                let (from, to) = (self.starts[cell] as usize, self.starts[cell + 1] as usize);
+                for (e, &country) in self.edges[from..to].iter().zip(&self.edge_country[from..to]) {
+                    let d2 = distance2_deg((lng, lat), e);
+                    if d2 <= limit_deg * limit_deg && best.is_none_or(|(b, id)| d2 < b || (d2 == b && country < id)) {
+                        best = Some((d2, country));
+                    }
+                }
+            }
+        }
+        best.map(|(_, id)| id)
     }
 
     /// How far the point is from land in metres: 0 on land, `None` when no coast is within

@@ -240,9 +240,8 @@ fn run(cli: Cli) -> Result<String, String> {
             let mut r = storemap_ingest::report::report(&snap, Some(&truth)).map_err(|e| e.to_string())?;
             r.changes = storemap_ingest::feed_score::change_score(&data_dir, &snap).map_err(|e| e.to_string())?;
             if let Some(dir) = reference {
-                let paths = ReferencePaths { extracted: dir, tables: tables.clone().unwrap_or_default() };
-                let land = pipeline::load_land(&paths).map_err(|e| e.to_string())?;
-                r.land = Some(storemap_ingest::report::land_score(&snap, &land));
+                let countries = pipeline::load_countries(&dir).map_err(|e| e.to_string())?;
+                r.land = Some(storemap_ingest::report::land_score(&snap, countries.land()));
             }
             if let Some(dir) = tables {
                 let rows = storemap_ingest::reference::read_csv(&dir.join("footprints.csv")).map_err(|e| e.to_string())?;

@@ -18,7 +18,6 @@ use crate::hash::fnv1a;
 use crate::history::{self, HistoryUpdate};
 use crate::identity::PreviousIds;
 use crate::import;
-use crate::land::LandMask;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
 use crate::shard::{
@@ -159,7 +158,7 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
 }
 
 /// The borders as the reference step wrote them: the precise ring file, else the drawing
-/// atlas' shapes. Read once, made into the country index and the land mask.
+/// atlas' shapes. Read once, made into the country index (which is the land mask too).
 enum Borders {
     Bin(Vec<u8>),
     GeoJson(serde_json::Value),
@@ -180,22 +179,12 @@ impl Borders {
             Borders::GeoJson(v) => CountryIndex::from_geojson(v),
         }
     }
-
-    fn land(&self) -> Result<LandMask> {
-        match self {
-            Borders::Bin(b) => LandMask::from_borders_bin(b),
-            Borders::GeoJson(v) => LandMask::from_geojson(v),
-        }
-    }
 }
 
-fn load_countries(dir: &Path) -> Result<CountryIndex> {
+/// The country index, whose grid is also the land mask the synthetic world places its stores
+/// with.
+pub fn load_countries(dir: &Path) -> Result<CountryIndex> {
     Borders::read(dir)?.countries()
-}
-
-/// The land mask the synthetic world places its stores with.
-pub fn load_land(paths: &ReferencePaths) -> Result<LandMask> {
-    Borders::read(&paths.extracted)?.land()
 }
 
 /// Resident and peak memory from /proc (Linux), for the phase log: a full-size build must fit
@@ -282,41 +271,33 @@ impl Ticker {
 }
 
 /// Generates the synthetic world into `data_dir/sources` and loads the reference data the
-/// import needs (the border index is built while the world is generated). With `reuse` (a
-/// shard's build), a folder that already holds this very world (its stamp, `world::generated`)
-/// is read as it is, and a world generated here is stamped.
+/// import needs. With `reuse` (a shard's build), a folder that already holds this very world
+/// (its stamp, `world::generated`) is read as it is, and a world generated here is stamped.
 fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phases: &mut Phases) -> Result<(Reference, crate::world::WorldSummary)> {
     let (tables, countries_dir) = (opts.reference.clone(), opts.reference.extracted.clone());
     let sources_dir = opts.data_dir.join("sources");
-    let borders = phases.run("read borders", || Borders::read(&countries_dir))?;
-    // The border index takes seconds to build and generation does not need it: both at once.
-    // The land mask it does need takes a fraction of a second, and goes when the world is made.
-    std::thread::scope(|s| -> Result<_> {
-        let countries = s.spawn(|| borders.countries());
-        let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
-        // Only a shard looks for a world already there, so only a shard pays for the
-        // fingerprints (the reference files and its own executable, about 120 MB read).
-        let origin = if reuse { Some(format!("{}/{}", reference_fingerprint(&tables)?, program_fingerprint()?)) } else { None };
-        let world = match origin.as_deref().and_then(|o| crate::world::generated(&sources_dir, scale, seed, opts.as_of, o)) {
-            Some(world) => {
-                phases.note("generate sources (already there)", 0.0);
-                world
+    let countries = phases.run("border index", || Borders::read(&countries_dir)?.countries())?;
+    let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
+    // Only a shard looks for a world already there, so only a shard pays for the
+    // fingerprints (the reference files and its own executable, about 120 MB read).
+    let origin = if reuse { Some(format!("{}/{}", reference_fingerprint(&tables)?, program_fingerprint()?)) } else { None };
+    let world = match origin.as_deref().and_then(|o| crate::world::generated(&sources_dir, scale, seed, opts.as_of, o)) {
+        Some(world) => {
+            phases.note("generate sources (already there)", 0.0);
+            world
+        }
+        None => {
+            keep_previous_truth(&opts.data_dir)?;
+            crate::world::unstamp(&sources_dir)?;
+            let land = countries.land();
+            let world = phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, land, &sources_dir, scale, seed, opts.as_of))?;
+            if let Some(origin) = &origin {
+                crate::world::stamp(&sources_dir, scale, seed, opts.as_of, origin, &world)?;
             }
-            None => {
-                keep_previous_truth(&opts.data_dir)?;
-                crate::world::unstamp(&sources_dir)?;
-                let land = phases.run("land mask", || borders.land())?;
-                let world =
-                    phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, &land, &sources_dir, scale, seed, opts.as_of))?;
-                if let Some(origin) = &origin {
-                    crate::world::stamp(&sources_dir, scale, seed, opts.as_of, origin, &world)?;
-                }
-                world
-            }
-        };
-        let countries = phases.run("load borders", || countries.join().map_err(|_| IngestError::Invalid("border loader panicked".into()))?)?;
-        Ok((Reference { catalog, cities, zips, countries }, world))
-    })
+            world
+        }
+    };
+    Ok((Reference { catalog, cities, zips, countries }, world))
 }
 
 pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<BuildSummary> {

@@ -72,10 +72,9 @@ pub fn reference() -> &'static Reference {
     REF.get_or_init(|| pipeline::load_reference(&reference_paths()).unwrap_or_else(|e| panic!("load_reference: {e}")))
 }
 
-/// The land mask the synthetic world places its stores with, from the same borders.
+/// The land mask the synthetic world places its stores with: the country index's grid.
 pub fn land() -> &'static LandMask {
-    static LAND: OnceLock<LandMask> = OnceLock::new();
-    LAND.get_or_init(|| pipeline::load_land(&reference_paths()).unwrap_or_else(|e| panic!("load_land: {e}")))
+    reference().countries.land()
 }
 
 pub fn population() -> &'static PopulationGrid {
