@@ -4,6 +4,7 @@
 //! `storemap_core::SnapshotBuilder`. The world generator writes a synthetic dataset in the
 //! same four formats so that the default dataset goes through the very same importers.
 
+pub mod bucket_row;
 pub mod catalog;
 pub mod countries;
 pub mod density;

@@ -17,6 +17,15 @@ use storemap_ingest::shard::Shard;
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// jemalloc's options, read once at its start: memory freed and not reused within a second goes
+/// back to the OS, purged by jemalloc's own background thread. By default it waits ten seconds
+/// and purges only when the program allocates, and reconciliation frees the source rows
+/// brand by brand while it builds the rows of the snapshot (scale 1: peak 2.79 GiB with these,
+/// 2.94 without). `_RJEM_MALLOC_CONF` in the environment overrides them.
+#[allow(unsafe_code)]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static MALLOC_CONF: &u8 = &b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
+
 #[derive(Parser)]
 #[command(name = "storemap-ingest", about = "storemap data pipeline")]
 struct Cli {

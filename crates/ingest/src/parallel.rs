@@ -1,7 +1,9 @@
 //! Work spread over the machine's cores with the standard library's scoped threads: the
 //! pipeline's per-brand steps are independent and need no more than this.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 /// Maps `f` over `items` on every core this process may use, keeping order. Each thread takes
 /// the next item not yet taken: callers pass brands in rank order, biggest first, so the big
@@ -48,9 +50,91 @@ pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: imp
     slots.into_iter().map(|u| u.expect("every item mapped")).collect()
 }
 
+/// Maps `f` over `items` on every core, as [`parallel_map`] does, and hands each result to
+/// `sink` on the calling thread in the items' order as soon as it and every one before it are
+/// done. No item starts more than `window` places ahead of the next one `sink` is waiting for,
+/// so at most `window` results wait at once, and nothing waits for a whole block of items to
+/// finish: a block's slowest item (the biggest brand) held every core but one idle at its end.
+pub fn parallel_stream<T: Sync, U: Send>(items: &[T], window: usize, f: impl Fn(&T) -> U + Sync, mut sink: impl FnMut(U)) {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
+    if threads == 1 || items.len() < 2 {
+        items.iter().for_each(|t| sink(f(t)));
+        return;
+    }
+    let window = window.max(threads);
+    struct State<U> {
+        done: BTreeMap<usize, U>,
+        /// The next item `sink` gets.
+        emitted: usize,
+        /// A worker panicked: the others stop taking items.
+        failed: bool,
+    }
+    // Marks the run failed when `f` or `sink` panics, so no thread waits for a result or a
+    // window that will not come (the scope then re-raises the panic).
+    struct Guard<'a, U>(&'a Mutex<State<U>>, [&'a Condvar; 2], bool);
+    impl<U> Drop for Guard<'_, U> {
+        fn drop(&mut self) {
+            if !self.2 {
+                self.0.lock().unwrap_or_else(|e| e.into_inner()).failed = true;
+                self.1.iter().for_each(|c| c.notify_all());
+            }
+        }
+    }
+    let state = Mutex::new(State { done: BTreeMap::new(), emitted: 0, failed: false });
+    // Workers wait on it for the window to move; the caller for the next result.
+    let (moved, ready) = (Condvar::new(), Condvar::new());
+    let next = AtomicUsize::new(0);
+    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut guard = Guard(&state, [&ready, &moved], false);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    {
+                        let mut st = lock();
+                        while i >= st.emitted + window && !st.failed {
+                            st = moved.wait(st).unwrap_or_else(|e| e.into_inner());
+                        }
+                        if st.failed {
+                            break;
+                        }
+                    }
+                    let u = f(item);
+                    lock().done.insert(i, u);
+                    ready.notify_one();
+                }
+                guard.2 = true;
+            });
+        }
+        let mut guard = Guard(&state, [&ready, &moved], false);
+        for i in 0..items.len() {
+            let u = {
+                let mut st = lock();
+                loop {
+                    if let Some(u) = st.done.remove(&i) {
+                        st.emitted = i + 1;
+                        break u;
+                    }
+                    if st.failed {
+                        // The scope re-raises the worker's panic when it joins.
+                        guard.2 = true;
+                        return;
+                    }
+                    st = ready.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            moved.notify_all();
+            sink(u);
+        }
+        guard.2 = true;
+    });
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parallel_map;
+    use super::{parallel_map, parallel_stream};
 
     #[test]
     fn keeps_the_order_of_items_of_uneven_cost() {
@@ -61,5 +145,43 @@ mod tests {
             (0..(1000 - i) * 50).fold(i, |a, b| a.wrapping_add(b % 3)).wrapping_sub((0..(1000 - i) * 50).map(|b| b % 3).sum::<u64>())
         });
         assert_eq!(out, items);
+    }
+
+    #[test]
+    fn a_stream_hands_results_over_in_order_within_its_window() {
+        let items: Vec<u64> = (0..500).collect();
+        let waiting = std::sync::atomic::AtomicUsize::new(0);
+        let (mut out, mut most) = (Vec::new(), 0);
+        parallel_stream(
+            &items,
+            8,
+            |&i| {
+                // The first items cost the most, as the biggest brands do.
+                let spin = (0..(500 - i) * 200).fold(0u64, |a, b| a.wrapping_add(b % 7));
+                waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                (i, spin)
+            },
+            |(i, _)| {
+                // Results made but not yet handed over never exceed the window.
+                most = most.max(waiting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst));
+                out.push(i);
+            },
+        );
+        assert_eq!(out, items);
+        assert!(most <= 8, "{most} results waited at once");
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_panic_in_a_worker_reaches_the_caller() {
+        let items: Vec<u32> = (0..100).collect();
+        parallel_stream(&items, 4, |&i| if i == 3 { panic!("item 3") } else { i }, |_| {});
+    }
+
+    #[test]
+    #[should_panic(expected = "sink")]
+    fn a_panic_in_the_sink_stops_the_workers() {
+        let items: Vec<u32> = (0..100).collect();
+        parallel_stream(&items, 4, |&i| i, |i| assert!(i < 3, "sink"));
     }
 }

@@ -9,6 +9,7 @@
 //! distance, so a store never counts twice through Overture.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use storemap_core::{brand_identity, cluster, ClusterPoint, RowBuilder, SourceMask, SourceType, StorefrontType};
 
@@ -17,14 +18,9 @@ use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
 use crate::hash::fnv1a;
 use crate::identity::PreviousIds;
-use crate::parallel::parallel_map;
+use crate::parallel::{parallel_map, parallel_stream};
 use crate::Skip;
 use crate::SourceRow;
-
-/// One brand's reconciliation: its rows (each with whether its country came from the shapes),
-/// the source rows linked by record id, its clusters, and the ids it continued from the
-/// previous snapshot by source id and by place.
-type BrandReconciled = (Vec<(RowBuilder, bool)>, u64, u64, (u64, u64));
 
 /// The contract's de-duplication tolerance.
 pub const TOLERANCE_M: f64 = storemap_core::DEDUP_TOLERANCE_M;
@@ -81,52 +77,7 @@ pub struct Reconciler<'a> {
     pub previous: Option<&'a PreviousIds>,
 }
 
-/// A source row as reconciliation keeps it once its brand is known: only the fields merging
-/// reads, as boxed text (16 bytes a field instead of 24), about half the size of a
-/// `SourceRow`. A full-size build holds ten million of these at once.
-#[derive(Debug, Clone)]
-pub struct BucketRow {
-    pub source: SourceType,
-    pub source_id: Box<str>,
-    /// ATP's `<spider>/<ref>`, the other id Overture's `record_id` may use.
-    pub alt_id: Option<Box<str>>,
-    pub lat: f64,
-    pub lng: f64,
-    pub name: Box<str>,
-    pub address: Option<Box<str>>,
-    pub city: Option<Box<str>>,
-    pub state: Option<Box<str>>,
-    pub postcode: Option<Box<str>>,
-    pub country: Option<Box<str>>,
-    pub phone: Option<Box<str>>,
-    /// `opening_hours`, normal form (`hours.rs`).
-    pub opening_hours: Option<Box<str>>,
-    pub seen_at: Option<i64>,
-    pub derived_from: Box<[(SourceType, Box<str>)]>,
-}
-
-impl From<SourceRow> for BucketRow {
-    fn from(r: SourceRow) -> BucketRow {
-        let b = |s: Option<String>| s.map(String::into_boxed_str);
-        BucketRow {
-            source: r.source(),
-            source_id: r.source_id.into_boxed_str(),
-            alt_id: r.other_ids.into_iter().next().map(String::into_boxed_str),
-            lat: r.lat,
-            lng: r.lng,
-            name: r.name.into_boxed_str(),
-            address: b(r.address),
-            city: b(r.city),
-            state: b(r.state),
-            postcode: b(r.postcode),
-            country: b(r.country),
-            phone: b(r.phone),
-            opening_hours: b(r.opening_hours),
-            seen_at: r.seen_at,
-            derived_from: r.derived_from.into_iter().map(|(s, id)| (s, id.into_boxed_str())).collect(),
-        }
-    }
-}
+pub use crate::bucket_row::BucketRow;
 
 /// Unbranded rows kept as examples for the build's report.
 const UNBRANDED_SAMPLES: usize = 20;
@@ -228,9 +179,9 @@ impl BrandBuckets {
     }
 }
 
-/// Brands reconciled at once: enough to keep both cores busy, few enough that the rows they
-/// produce are a small slice of the whole.
-const BRAND_BLOCK: usize = 256;
+/// Brands reconciled ahead of the one whose rows go into the snapshot next, per core: every
+/// core stays busy past a big brand, and the rows made but not yet handed on stay few.
+const AHEAD_PER_CORE: usize = 2;
 
 impl Reconciler<'_> {
     /// All rows at once: for tests and small imports.
@@ -242,46 +193,53 @@ impl Reconciler<'_> {
         (out, stats)
     }
 
-    /// Reconciles brand by brand, handing each finished row to `sink` and freeing each block
-    /// of brands' source rows as soon as it is done.
+    /// Reconciles brand by brand on every core, handing each finished row to `sink` in brand
+    /// order; each brand's source rows are freed as soon as its rows are made. (In blocks of
+    /// 256 brands, the first block, the biggest brands, held about a third of a build's source
+    /// rows and the rows made of them at once, which set a scale-1 build's peak; and each
+    /// block waited for its slowest brand.)
     pub fn run_buckets(&self, mut buckets: BrandBuckets, sink: &mut dyn FnMut(RowBuilder)) -> ReconcileStats {
         let mut stats = std::mem::take(&mut buckets.stats);
         stats.previous_rows = self.previous.map_or(0, |p| p.rows() as u64);
         let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| buckets.has_rows(b as usize)).collect();
-        for block in brands.chunks(BRAND_BLOCK) {
-            let owned: Vec<(u32, Vec<BucketRow>)> = block.iter().map(|&b| (b, buckets.take_brand(b as usize))).collect();
-            let done: Vec<BrandReconciled> = parallel_map(&owned, |(b, rows)| {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let buckets = Mutex::new(buckets);
+        parallel_stream(
+            &brands,
+            AHEAD_PER_CORE * cores,
+            |&b| {
+                let rows = buckets.lock().unwrap_or_else(|e| e.into_inner()).take_brand(b as usize);
                 let idx: Vec<usize> = (0..rows.len()).collect();
-                let (clusters, linked) = self.cluster_brand(*b, &idx, rows);
+                let (clusters, linked) = self.cluster_brand(b, &idx, &rows);
                 let n = clusters.len() as u64;
                 let (mut built, backfilled): (Vec<RowBuilder>, Vec<bool>) = clusters
                     .iter()
                     .map(|c| {
                         let r = &rows[c.members[0]];
-                        self.merge(c, rows, self.population.is_sparse(r.lat, r.lng))
+                        self.merge(c, &rows, self.population.is_sparse(r.lat, r.lng))
                     })
                     .unzip();
+                drop(rows);
                 let kept = match self.previous {
                     Some(p) => {
-                        let brand = &self.catalog.brands[*b as usize];
+                        let brand = &self.catalog.brands[b as usize];
                         p.assign(brand_identity(brand.wikidata.as_deref(), Some(&brand.nsi_id), &brand.name), &mut built)
                     }
                     None => (0, 0),
                 };
-                (built.into_iter().zip(backfilled).collect(), linked, n, kept)
-            });
-            drop(owned);
-            for (built, linked, n, kept) in done {
+                (built, backfilled, linked, n, kept)
+            },
+            |(built, backfilled, linked, n, kept)| {
                 stats.linked_by_record_id += linked;
                 stats.clusters += n;
                 stats.ids_kept_by_source_id += kept.0;
                 stats.ids_kept_by_place += kept.1;
-                for (row, backfilled) in built {
+                for (row, backfilled) in built.into_iter().zip(backfilled) {
                     stats.countries_backfilled += backfilled as u64;
                     sink(row);
                 }
-            }
-        }
+            },
+        );
         stats
     }
 
@@ -291,7 +249,7 @@ impl Reconciler<'_> {
         let mut order: Vec<usize> = idx.to_vec();
         order.sort_by(|&a, &b| {
             let (ra, rb) = (&rows[a], &rows[b]);
-            (!ra.derived_from.is_empty(), anchor_rank(ra.source), &ra.source_id).cmp(&(!rb.derived_from.is_empty(), anchor_rank(rb.source), &rb.source_id))
+            (!ra.derived_from.is_empty(), anchor_rank(ra.source), ra.source_id()).cmp(&(!rb.derived_from.is_empty(), anchor_rank(rb.source), rb.source_id()))
         });
         if !self.multi_source {
             return (order.into_iter().map(|i| Cluster { brand, members: vec![i], order: SourceType::ALL }).collect(), 0);
@@ -301,8 +259,8 @@ impl Reconciler<'_> {
         for (k, &i) in order.iter().enumerate() {
             let r = &rows[i];
             if matches!(r.source, SourceType::Atp | SourceType::Fsq) {
-                by_record.insert((r.source, &r.source_id), k as u32);
-                if let Some(o) = &r.alt_id {
+                by_record.insert((r.source, r.source_id()), k as u32);
+                if let Some(o) = r.alt_id() {
                     by_record.entry((r.source, o)).or_insert(k as u32);
                 }
             }
@@ -325,10 +283,10 @@ impl Reconciler<'_> {
         let mut seen: HashMap<&str, [u32; 4]> = HashMap::new();
         for &i in idx {
             let r = &rows[i];
-            seen.entry(r.country.as_deref().unwrap_or("")).or_default()[r.source as usize] += 1;
+            seen.entry(r.country().unwrap_or("")).or_default()[r.source as usize] += 1;
         }
         for c in &mut clusters {
-            let region = c.members.iter().find_map(|&m| rows[m].country.as_deref()).unwrap_or("");
+            let region = c.members.iter().find_map(|&m| rows[m].country()).unwrap_or("");
             let counts = seen.get(region).copied().unwrap_or_default();
             let mut order = SourceType::ALL;
             order.sort_by_key(|s| (std::cmp::Reverse(counts[*s as usize]), anchor_rank(*s)));
@@ -342,19 +300,22 @@ impl Reconciler<'_> {
         let members: Vec<&BucketRow> = c.members.iter().map(|&i| &rows[i]).collect();
         let order = c.order;
         let mut ranked = members.clone();
-        ranked.sort_by_key(|r| (order.iter().position(|s| *s == r.source).unwrap_or(9), r.source_id.clone()));
-        let first = |f: fn(&BucketRow) -> Option<&Box<str>>| ranked.iter().find_map(|r| f(r)).map(|s| s.to_string()).unwrap_or_default();
+        ranked.sort_by(|a, b| {
+            let rank = |r: &BucketRow| order.iter().position(|s| *s == r.source).unwrap_or(9);
+            (rank(a), a.source_id()).cmp(&(rank(b), b.source_id()))
+        });
+        let first = |f: fn(&BucketRow) -> Option<&str>| ranked.iter().find_map(|r| f(r)).map(str::to_string).unwrap_or_default();
 
         let lead = ranked[0];
         let mut sources = SourceMask::default();
         for r in &members {
             sources.insert(r.source);
         }
-        let mut aliases: Vec<(SourceType, String)> = members.iter().map(|r| (r.source, r.source_id.to_string())).collect();
+        let mut aliases: Vec<(SourceType, String)> = members.iter().map(|r| (r.source, r.source_id().to_string())).collect();
         aliases.sort();
 
         // The country: what the sources agree on, else what the shapes say.
-        let tagged: Vec<&str> = ranked.iter().filter_map(|r| r.country.as_deref()).filter(|c| self.countries.knows(c)).collect();
+        let tagged: Vec<&str> = ranked.iter().filter_map(|r| r.country()).filter(|c| self.countries.knows(c)).collect();
         let agreed = tagged.first().filter(|c| tagged.iter().all(|t| t == *c)).map(|c| c.to_string());
         let (country, backfilled) = match agreed {
             Some(c) => (c, false),
@@ -364,7 +325,7 @@ impl Reconciler<'_> {
                     tagged
                         .first()
                         .map(|c| c.to_string())
-                        .or_else(|| ranked.iter().find_map(|r| r.country.as_deref().map(str::to_string)))
+                        .or_else(|| ranked.iter().find_map(|r| r.country().map(str::to_string)))
                         .unwrap_or_else(|| "XX".into()),
                     false,
                 ),
@@ -375,7 +336,7 @@ impl Reconciler<'_> {
         if sparse {
             confidence *= SPARSE_PENALTY;
         }
-        let name = first(|r| Some(&r.name).filter(|n| !n.is_empty()));
+        let name = first(|r| Some(r.name()).filter(|n| !n.is_empty()));
         let storefront = storefront_type(&name, self.catalog.default_storefront(c.brand));
         let last_verified = members.iter().filter_map(|r| r.seen_at).max().unwrap_or(self.as_of);
         let id_source = aliases.iter().map(|(s, id)| format!("{}:{id}", s.as_str())).min().unwrap_or_default();
@@ -386,11 +347,11 @@ impl Reconciler<'_> {
             lng: lead.lng,
             id: fnv1a(id_source.as_bytes()),
             name,
-            address: first(|r| r.address.as_ref()),
-            city: first(|r| r.city.as_ref()),
-            state: first(|r| r.state.as_ref()),
-            postcode: first(|r| r.postcode.as_ref()),
-            phone: first(|r| r.phone.as_ref()),
+            address: first(|r| r.address()),
+            city: first(|r| r.city()),
+            state: first(|r| r.state()),
+            postcode: first(|r| r.postcode()),
+            phone: first(|r| r.phone()),
             opening_hours: freshest_hours(&ranked),
             country,
             last_updated: self.as_of,
@@ -412,13 +373,13 @@ impl Reconciler<'_> {
 /// its hours are taken only where no dated source gives hours. Empty when no member gives hours.
 fn freshest_hours(ranked: &[&BucketRow]) -> String {
     let mut best: Option<(&BucketRow, i64)> = None;
-    for r in ranked.iter().filter(|r| r.opening_hours.is_some()) {
+    for r in ranked.iter().filter(|r| r.opening_hours().is_some()) {
         let seen = r.seen_at.unwrap_or(i64::MIN);
         if best.is_none_or(|(_, t)| seen > t) {
             best = Some((r, seen));
         }
     }
-    best.and_then(|(r, _)| r.opening_hours.as_deref()).unwrap_or_default().to_string()
+    best.and_then(|(r, _)| r.opening_hours()).unwrap_or_default().to_string()
 }
 
 pub struct Cluster {
@@ -469,7 +430,7 @@ mod tests {
             (vec![&none], ""),
         ];
         for (ranked, want) in cases {
-            assert_eq!(freshest_hours(&ranked), want, "{:?}", ranked.iter().map(|r| &r.source_id).collect::<Vec<_>>());
+            assert_eq!(freshest_hours(&ranked), want, "{:?}", ranked.iter().map(|r| r.source_id()).collect::<Vec<_>>());
             // The winner does not depend on the order the members were read in, but only on
             // ties, which the cluster's order settles.
             if ranked.windows(2).all(|w| w[0].seen_at != w[1].seen_at) {

@@ -82,7 +82,7 @@ fn sources_imported_apart_and_joined_fill_the_buckets_as_one_after_another() {
     // Each brand's rows as reconciliation takes them (joined buckets keep each import apart
     // until then).
     let ids = |b: &mut BrandBuckets| -> Vec<Vec<(storemap_core::SourceType, String)>> {
-        (0..n).map(|i| b.take_brand(i).iter().map(|x| (x.source, x.source_id.to_string())).collect()).collect()
+        (0..n).map(|i| b.take_brand(i).iter().map(|x| (x.source, x.source_id().to_string())).collect()).collect()
     };
     assert!(one.stats.rows_in > 1000, "a real world ({} rows)", one.stats.rows_in);
     assert!(ids(&mut one) == ids(&mut joined), "the brands' rows differ, or come in another order");
