@@ -58,8 +58,9 @@ def build(args, scale, cores, work):
     return row
 
 
-# "border index" since the country index became the land mask's grid; the two before it in older records.
-PHASES = ("generate sources", "import sources", "border index", "land mask", "load borders", "reconcile", "write snapshot")
+# "load reference" holds the border index since it became the land mask's grid (built beside the tables);
+# "land mask" and "load borders" are the older records' phases.
+PHASES = ("load reference", "generate sources", "import sources", "land mask", "load borders", "reconcile", "write snapshot")
 
 
 def table(path):

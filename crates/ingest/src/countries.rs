@@ -55,14 +55,20 @@ impl CountryIndex {
         Ok(CountryIndex { codes, grid: LandMask::from_rings(|f| rings.iter().for_each(|(id, r)| f(*id, r))) })
     }
 
-    /// From the flat ring file `ts/data/reference.ts` writes (see [`each_border_ring`]).
+    /// From the flat ring file `ts/data/reference.ts` writes (see [`each_border_ring`]), each
+    /// ring's country its id. The file is read three times (checked, then twice by the grid:
+    /// each cell's edges counted, then placed), so no ring is held.
     pub fn from_borders_bin(b: &[u8]) -> Result<CountryIndex> {
         let mut edges = 0usize;
         let codes = each_border_ring(b, |_, ring| edges += ring.windows(2).filter(|w| w[0] != w[1]).count())?;
         if edges == 0 {
             return Err(IngestError::Invalid("borders.bin: no edges".into()));
         }
-        Ok(CountryIndex { codes, grid: LandMask::from_borders_bin(b)? })
+        let grid = LandMask::from_rings(|f| {
+            // Checked above: it reads the same way again.
+            let _ = each_border_ring(b, &mut *f);
+        });
+        Ok(CountryIndex { codes, grid })
     }
 
     /// The same borders as a land mask (land is inside any country).

@@ -14,8 +14,6 @@
 //! sea. A cell's centre keeps the countries it is
 //! inside (nearly always none or one); a crossed edge toggles its own country.
 
-use crate::error::Result;
-
 /// A quarter degree: about 28 km north to south. Coarser cells hold more coast each (more
 /// segment tests); finer ones more cells (4 bytes each, a million at this size).
 const CELL_DEG: f64 = 0.25;
@@ -227,15 +225,6 @@ impl LandMask {
             }
         }
         LandMask { starts, edges, edge_country, centre, centre_many }
-    }
-
-    /// From the flat ring file `ts/data/reference.ts` writes (see
-    /// [`crate::countries::each_border_ring`]), each ring's country its id.
-    pub fn from_borders_bin(b: &[u8]) -> Result<LandMask> {
-        crate::countries::each_border_ring(b, |_, _| {})?;
-        Ok(LandMask::from_rings(|f| {
-            let _ = crate::countries::each_border_ring(b, &mut *f);
-        }))
     }
 
     fn cell_edges(&self, cell: usize) -> &[Edge] {

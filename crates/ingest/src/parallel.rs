@@ -2,6 +2,7 @@
 //! pipeline's per-brand steps are independent and need no more than this.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
@@ -52,52 +53,68 @@ pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: imp
 
 /// Maps `f` over `items` on every core, as [`parallel_map`] does, and hands each result to
 /// `sink` on the calling thread in the items' order as soon as it and every one before it are
-/// done. No item starts more than `window` places ahead of the next one `sink` is waiting for,
-/// so at most `window` results wait at once, and nothing waits for a whole block of items to
-/// finish: a block's slowest item (the biggest brand) held every core but one idle at its end.
-pub fn parallel_stream<T: Sync, U: Send>(items: &[T], window: usize, f: impl Fn(&T) -> U + Sync, mut sink: impl FnMut(U)) {
+/// done. Item `i` starts only when `ahead(next, i)` allows it, `next` being the item `sink`
+/// waits for (the next one always may), which bounds the results waiting at once; nothing waits
+/// for a whole block of items to finish, as in blocks a block's slowest item (the biggest brand)
+/// held every core but one idle at its end. `sink` may stop the run: no item starts after a
+/// [`ControlFlow::Break`].
+pub fn parallel_stream<T: Sync, U: Send>(
+    items: &[T],
+    ahead: impl Fn(usize, usize) -> bool + Sync,
+    f: impl Fn(&T) -> U + Sync,
+    mut sink: impl FnMut(U) -> ControlFlow<()>,
+) {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
     if threads == 1 || items.len() < 2 {
-        items.iter().for_each(|t| sink(f(t)));
+        for t in items {
+            if sink(f(t)).is_break() {
+                return;
+            }
+        }
         return;
     }
-    let window = window.max(threads);
     struct State<U> {
         done: BTreeMap<usize, U>,
         /// The next item `sink` gets.
-        emitted: usize,
-        /// A worker panicked: the others stop taking items.
-        failed: bool,
+        next: usize,
+        /// `sink` stopped the run, or a thread panicked: no item starts any more.
+        stop: bool,
     }
-    // Marks the run failed when `f` or `sink` panics, so no thread waits for a result or a
-    // window that will not come (the scope then re-raises the panic).
+    // Stops the run when `f` or `sink` panics, so no thread waits for a result or a turn that
+    // will not come (the scope then re-raises the panic).
     struct Guard<'a, U>(&'a Mutex<State<U>>, [&'a Condvar; 2], bool);
+    impl<U> Guard<'_, U> {
+        fn stop(&mut self) {
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).stop = true;
+            self.1.iter().for_each(|c| c.notify_all());
+            self.2 = true;
+        }
+    }
     impl<U> Drop for Guard<'_, U> {
         fn drop(&mut self) {
             if !self.2 {
-                self.0.lock().unwrap_or_else(|e| e.into_inner()).failed = true;
-                self.1.iter().for_each(|c| c.notify_all());
+                self.stop();
             }
         }
     }
-    let state = Mutex::new(State { done: BTreeMap::new(), emitted: 0, failed: false });
-    // Workers wait on it for the window to move; the caller for the next result.
+    let state = Mutex::new(State { done: BTreeMap::new(), next: 0, stop: false });
+    // Workers wait on it for their turn to start; the caller for the next result.
     let (moved, ready) = (Condvar::new(), Condvar::new());
-    let next = AtomicUsize::new(0);
+    let taken = AtomicUsize::new(0);
     let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
                 let mut guard = Guard(&state, [&ready, &moved], false);
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let i = taken.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };
                     {
                         let mut st = lock();
-                        while i >= st.emitted + window && !st.failed {
+                        while !st.stop && i != st.next && !ahead(st.next, i) {
                             st = moved.wait(st).unwrap_or_else(|e| e.into_inner());
                         }
-                        if st.failed {
+                        if st.stop {
                             break;
                         }
                     }
@@ -114,11 +131,11 @@ pub fn parallel_stream<T: Sync, U: Send>(items: &[T], window: usize, f: impl Fn(
                 let mut st = lock();
                 loop {
                     if let Some(u) = st.done.remove(&i) {
-                        st.emitted = i + 1;
+                        st.next = i + 1;
                         break u;
                     }
-                    if st.failed {
-                        // The scope re-raises the worker's panic when it joins.
+                    if st.stop {
+                        // A worker panicked: the scope re-raises it when it joins.
                         guard.2 = true;
                         return;
                     }
@@ -126,7 +143,10 @@ pub fn parallel_stream<T: Sync, U: Send>(items: &[T], window: usize, f: impl Fn(
                 }
             };
             moved.notify_all();
-            sink(u);
+            if sink(u).is_break() {
+                guard.stop();
+                return;
+            }
         }
         guard.2 = true;
     });
@@ -134,6 +154,8 @@ pub fn parallel_stream<T: Sync, U: Send>(items: &[T], window: usize, f: impl Fn(
 
 #[cfg(test)]
 mod tests {
+    use std::ops::ControlFlow;
+
     use super::{parallel_map, parallel_stream};
 
     #[test]
@@ -154,7 +176,7 @@ mod tests {
         let (mut out, mut most) = (Vec::new(), 0);
         parallel_stream(
             &items,
-            8,
+            |next, i| i < next + 8,
             |&i| {
                 // The first items cost the most, as the biggest brands do.
                 let spin = (0..(500 - i) * 200).fold(0u64, |a, b| a.wrapping_add(b % 7));
@@ -165,6 +187,7 @@ mod tests {
                 // Results made but not yet handed over never exceed the window.
                 most = most.max(waiting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst));
                 out.push(i);
+                ControlFlow::Continue(())
             },
         );
         assert_eq!(out, items);
@@ -172,16 +195,51 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_stops_when_its_sink_says_so() {
+        let items: Vec<u32> = (0..10_000).collect();
+        let started = std::sync::atomic::AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        parallel_stream(
+            &items,
+            |next, i| i < next + 4,
+            |&i| {
+                started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                i
+            },
+            |i| {
+                seen.push(i);
+                if i == 20 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+        );
+        assert_eq!(seen, (0..=20).collect::<Vec<_>>());
+        // Nothing past the turn of the last item handed over, and its few ahead, was started.
+        let n = started.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(n <= 21 + 4 + 2, "{n} items started");
+    }
+
+    #[test]
     #[should_panic]
     fn a_panic_in_a_worker_reaches_the_caller() {
         let items: Vec<u32> = (0..100).collect();
-        parallel_stream(&items, 4, |&i| if i == 3 { panic!("item 3") } else { i }, |_| {});
+        parallel_stream(&items, |next, i| i < next + 4, |&i| if i == 3 { panic!("item 3") } else { i }, |_| ControlFlow::Continue(()));
     }
 
     #[test]
     #[should_panic(expected = "sink")]
     fn a_panic_in_the_sink_stops_the_workers() {
         let items: Vec<u32> = (0..100).collect();
-        parallel_stream(&items, 4, |&i| i, |i| assert!(i < 3, "sink"));
+        parallel_stream(
+            &items,
+            |next, i| i < next + 4,
+            |&i| i,
+            |i| {
+                assert!(i < 3, "sink");
+                ControlFlow::Continue(())
+            },
+        );
     }
 }

@@ -132,9 +132,15 @@ pub struct Reference {
     pub countries: CountryIndex,
 }
 
+/// The tables and the border index at once, each one thread's work.
 pub fn load_reference(paths: &ReferencePaths) -> Result<Reference> {
-    let (catalog, cities, zips) = load_tables(paths)?;
-    Ok(Reference { catalog, cities, zips, countries: load_countries(&paths.extracted)? })
+    std::thread::scope(|s| {
+        let countries = s.spawn(|| load_countries(&paths.extracted));
+        let tables = load_tables(paths);
+        let countries = countries.join().map_err(|_| IngestError::Invalid("the border index panicked".into()))??;
+        let (catalog, cities, zips) = tables?;
+        Ok(Reference { catalog, cities, zips, countries })
+    })
 }
 
 /// Everything but the borders: the catalog, the gazetteer and the ZIPs.
@@ -274,10 +280,9 @@ impl Ticker {
 /// import needs. With `reuse` (a shard's build), a folder that already holds this very world
 /// (its stamp, `world::generated`) is read as it is, and a world generated here is stamped.
 fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phases: &mut Phases) -> Result<(Reference, crate::world::WorldSummary)> {
-    let (tables, countries_dir) = (opts.reference.clone(), opts.reference.extracted.clone());
+    let tables = opts.reference.clone();
     let sources_dir = opts.data_dir.join("sources");
-    let countries = phases.run("border index", || Borders::read(&countries_dir)?.countries())?;
-    let (catalog, cities, zips) = phases.run("load reference", || load_tables(&tables))?;
+    let Reference { catalog, cities, zips, countries } = phases.run("load reference", || load_reference(&tables))?;
     // Only a shard looks for a world already there, so only a shard pays for the
     // fingerprints (the reference files and its own executable, about 120 MB read).
     let origin = if reuse { Some(format!("{}/{}", reference_fingerprint(&tables)?, program_fingerprint()?)) } else { None };

@@ -202,11 +202,11 @@ impl Reconciler<'_> {
         let mut stats = std::mem::take(&mut buckets.stats);
         stats.previous_rows = self.previous.map_or(0, |p| p.rows() as u64);
         let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| buckets.has_rows(b as usize)).collect();
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let ahead = AHEAD_PER_CORE * std::thread::available_parallelism().map_or(2, |n| n.get());
         let buckets = Mutex::new(buckets);
         parallel_stream(
             &brands,
-            AHEAD_PER_CORE * cores,
+            |next, i| i < next + ahead,
             |&b| {
                 let rows = buckets.lock().unwrap_or_else(|e| e.into_inner()).take_brand(b as usize);
                 let idx: Vec<usize> = (0..rows.len()).collect();
@@ -238,6 +238,7 @@ impl Reconciler<'_> {
                     stats.countries_backfilled += backfilled as u64;
                     sink(row);
                 }
+                std::ops::ControlFlow::Continue(())
             },
         );
         stats

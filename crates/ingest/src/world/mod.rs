@@ -14,6 +14,7 @@ mod hours;
 mod places;
 mod write;
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 pub use brand::{BrandWorld, Sighting, TrueStore};
@@ -201,31 +202,13 @@ pub fn stamp(dir: &Path, scale: f64, seed: u64, as_of: i64, origin: &str, summar
     std::fs::write(&path, text).map_err(|e| IngestError::io(path.display(), e))
 }
 
-/// Brands a block holds at most: enough to keep every core busy.
+/// Brands rendered at once at most: enough to keep every core busy.
 const BLOCK_BRANDS: usize = 512;
-/// True stores a block holds at most (a brand bigger than this is a block alone): the block's
-/// worlds and rendered files are held together, about 0.8 KiB a store (at scale 10 the first
-/// 512 brands alone held about 20 GiB). At scale 1 the first block still holds about 50 brands,
-/// enough for 16 cores.
+/// True stores rendered at once at most, and generated ahead of the ones waiting to be
+/// rendered at most (a brand bigger than this goes alone): the worlds and rendered files held
+/// together, about 0.8 KiB a store (at scale 10 the first 512 brands alone held about 20 GiB).
+/// At scale 1 the biggest 50 or so brands fill it, enough for 16 cores.
 const BLOCK_STORES: f64 = 1_500_000.0;
-
-/// Consecutive runs of `ranks` of at most `BLOCK_BRANDS` brands and about `BLOCK_STORES` stores.
-fn blocks(ranks: &[usize], stores: impl Fn(usize) -> f64) -> Vec<&[usize]> {
-    let mut out = Vec::new();
-    let (mut start, mut sum) = (0, 0.0);
-    for (i, &r) in ranks.iter().enumerate() {
-        let n = stores(r);
-        if i > start && (i - start == BLOCK_BRANDS || sum + n > BLOCK_STORES) {
-            out.push(&ranks[start..i]);
-            (start, sum) = (i, 0.0);
-        }
-        sum += n;
-    }
-    if start < ranks.len() {
-        out.push(&ranks[start..]);
-    }
-    out
-}
 
 /// Writes the four source files, `truth.csv` and `truth-brands.csv` into `dir`.
 #[allow(clippy::too_many_arguments)]
@@ -233,22 +216,55 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
     let gen = Generator::new(catalog, cities, zips, land, scale, seed).at(as_of);
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
+    let expected = |r: usize| catalog.brands[r].known_stores.map_or(gen.cal.stores_at_rank(r), |n| f64::from(n) * scale);
+    // Expected stores before each rank, to bound how far generation runs ahead.
+    let before: Vec<f64> = std::iter::once(0.0)
+        .chain(ranks.iter().scan(0.0, |sum, &r| {
+            *sum += expected(r);
+            Some(*sum)
+        }))
+        .collect();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);
-    // Brands are generated and rendered on every core a block at a time and written in rank
-    // order, so memory stays bounded and the files do not depend on thread timing (nor on where
-    // blocks end). Only the spiders' names (which must not clash) and the writes are one brand
-    // after another.
-    for block in blocks(&ranks, |r| catalog.brands[r].known_stores.map_or(gen.cal.stores_at_rank(r), |n| f64::from(n) * scale)) {
-        let worlds = parallel_map_from(2, block, |&r| gen.brand(r));
-        let spiders: Vec<Option<String>> = block.iter().zip(&worlds).map(|(&r, w)| writers.spider(&catalog.brands[r], w)).collect();
-        let jobs: Vec<_> = block.iter().zip(worlds).zip(spiders).collect();
-        let files = parallel_map_from(2, &jobs, |((&r, w), spider)| writers.render(&catalog.brands[r], w, cities, spider.as_deref()));
-        for (((_, w), _), f) in jobs.iter().zip(files) {
+    let mut waiting: Vec<(usize, BrandWorld, Option<String>)> = Vec::new();
+    let mut waiting_stores = 0usize;
+    let mut failed: Option<IngestError> = None;
+    // Brands are generated on every core, handed on in rank order (a spider's name must not
+    // clash with an earlier one's), rendered a batch at a time on every core and written in
+    // rank order: memory stays bounded, the files do not depend on thread timing or on where
+    // batches end, and generation goes on while a batch is rendered and written.
+    let mut render = |waiting: &mut Vec<(usize, BrandWorld, Option<String>)>, writers: &mut write::SourceWriters| -> Result<()> {
+        let files = parallel_map_from(2, waiting, |(r, w, spider)| writers.render(&catalog.brands[*r], w, cities, spider.as_deref()));
+        for ((_, w, _), f) in waiting.drain(..).zip(files) {
             with_stores += !w.stores.is_empty() as u64;
             stores += w.stores.len() as u64;
             closed += w.stores.iter().filter(|s| s.closed).count() as u64;
             writers.write(f?)?;
         }
+        Ok(())
+    };
+    crate::parallel::parallel_stream(
+        &ranks,
+        |next, i| i < next + BLOCK_BRANDS && before[i + 1] - before[next] <= BLOCK_STORES,
+        |&r| (r, gen.brand(r)),
+        |(r, w)| {
+            let spider = writers.spider(&catalog.brands[r], &w);
+            waiting_stores += w.stores.len();
+            waiting.push((r, w, spider));
+            if waiting.len() < BLOCK_BRANDS && (waiting_stores as f64) < BLOCK_STORES && r + 1 < ranks.len() {
+                return ControlFlow::Continue(());
+            }
+            waiting_stores = 0;
+            match render(&mut waiting, &mut writers) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        },
+    );
+    if let Some(e) = failed {
+        return Err(e);
     }
     let counts = writers.finish()?;
     Ok(WorldSummary {
@@ -257,26 +273,4 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
         closed_stores: closed,
         rows_by_source: storemap_core::SourceType::ALL.iter().map(|s| (s.as_str().to_string(), counts[*s as usize])).collect(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Blocks cover every rank once, in order; each stays within the store budget unless it is
-    /// one brand, and within the brand count.
-    #[test]
-    fn blocks_cover_the_ranks_in_order_within_both_limits() {
-        let ranks: Vec<usize> = (0..2000).collect();
-        // A few brands bigger than a block alone, then a long tail.
-        let stores = |r: usize| if r < 3 { 2_000_000.0 } else { 4_000.0 / (r as f64).sqrt() };
-        let out = blocks(&ranks, stores);
-        assert_eq!(out.concat(), ranks);
-        assert!(out[..3].iter().all(|b| b.len() == 1), "a brand over the budget is a block alone");
-        for b in &out {
-            assert!(b.len() <= BLOCK_BRANDS);
-            assert!(b.len() == 1 || b.iter().map(|&r| stores(r)).sum::<f64>() <= BLOCK_STORES, "{b:?}");
-        }
-        assert!(out.iter().any(|b| b.len() == BLOCK_BRANDS), "the long tail fills blocks by count");
-    }
 }
