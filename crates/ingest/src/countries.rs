@@ -25,6 +25,10 @@ pub struct CountryIndex {
 /// still take that country: a store on a pier or a pin just offshore.
 const NEAREST_LIMIT_DEG: f64 = 0.25;
 
+/// Country ids are 16 bits in the grid, which keeps two values of its own (see
+/// [`LandMask::from_rings`]); a border file has a few hundred.
+const MAX_COUNTRIES: usize = u16::MAX as usize - 2;
+
 impl CountryIndex {
     /// From a FeatureCollection whose features carry `properties.iso_a2` and Polygon or
     /// MultiPolygon geometries (coordinates kept to f32, as `borders.bin` holds them: a
@@ -43,6 +47,9 @@ impl CountryIndex {
                 PolygonGeometry::Missing => return Err(bad(format!("{code}: no geometry"))),
                 PolygonGeometry::Other(other) => return Err(bad(format!("{code}: unsupported geometry {other:?}"))),
             };
+            if !code_ids.contains_key(&code) && codes.len() >= MAX_COUNTRIES {
+                return Err(bad(format!("more than {MAX_COUNTRIES} country codes")));
+            }
             let id = *code_ids.entry(code.clone()).or_insert_with(|| {
                 codes.push(code);
                 (codes.len() - 1) as u16
@@ -61,6 +68,9 @@ impl CountryIndex {
     pub fn from_borders_bin(b: &[u8]) -> Result<CountryIndex> {
         let mut edges = 0usize;
         let codes = each_border_ring(b, |_, ring| edges += ring.windows(2).filter(|w| w[0] != w[1]).count())?;
+        if codes.len() > MAX_COUNTRIES {
+            return Err(IngestError::Invalid(format!("borders.bin: more than {MAX_COUNTRIES} country codes")));
+        }
         if edges == 0 {
             return Err(IngestError::Invalid("borders.bin: no edges".into()));
         }

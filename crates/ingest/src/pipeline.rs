@@ -137,8 +137,8 @@ pub fn load_reference(paths: &ReferencePaths) -> Result<Reference> {
     std::thread::scope(|s| {
         let countries = s.spawn(|| load_countries(&paths.extracted));
         let tables = load_tables(paths);
-        let countries = countries.join().map_err(|_| IngestError::Invalid("the border index panicked".into()))??;
         let (catalog, cities, zips) = tables?;
+        let countries = countries.join().map_err(|_| IngestError::Invalid("the border index panicked".into()))??;
         Ok(Reference { catalog, cities, zips, countries })
     })
 }
@@ -385,6 +385,7 @@ fn import_source(
         SourceType::Overture => import::import_overture_into(path, &mut sink),
         SourceType::Fsq => import::import_fsq_into(path, &mut sink),
     }?;
+    buckets.shrink_to_fit();
     Ok(ImportedSource { report, buckets, outside, seconds: started.elapsed().as_secs_f64() })
 }
 
@@ -618,9 +619,10 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     // history reads the snapshot again afterwards (about a gigabyte at scale 1 not held twice).
     let previous = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, opts.synthetic).as_ref().map(PreviousIds::from_snapshot)))?;
     let reconciler = reconciler(reference, &population, opts, previous.as_ref());
-    // Reconciled rows are fewer than source rows; about 70% in practice.
-    let mut assembler =
-        Assembler::new(snapshot_meta(&fingerprint(opts), &imports, &imported), &reference.catalog, &reference.cities, buckets.stats.rows_in * 7 / 10);
+    // Reconciled rows are fewer than source rows (about 70 % of them), never more: room for as
+    // many costs address space only, while room for 70 % was outgrown by a few thousand rows at
+    // scale 1 and the row vector's doubling (a second copy of 650 MB) set the build's peak.
+    let mut assembler = Assembler::new(snapshot_meta(&fingerprint(opts), &imports, &imported), &reference.catalog, &reference.cities, buckets.stats.rows_in);
     let stats = phases.run("reconcile", || Ok(reconciler.run_buckets(buckets, &mut |r| assembler.push(&r))))?;
     let had_previous = previous.is_some();
     drop(previous);

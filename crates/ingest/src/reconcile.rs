@@ -77,7 +77,7 @@ pub struct Reconciler<'a> {
     pub previous: Option<&'a PreviousIds>,
 }
 
-pub use crate::bucket_row::BucketRow;
+pub use crate::bucket_row::{Bucket, BucketRow};
 
 /// Unbranded rows kept as examples for the build's report.
 const UNBRANDED_SAMPLES: usize = 20;
@@ -86,12 +86,12 @@ const UNBRANDED_SAMPLES: usize = 20;
 /// are counted and dropped, and the fields only matching needed are released, so a full-size
 /// build holds one compact copy of its rows.
 pub struct BrandBuckets {
-    pub rows: Vec<Vec<BucketRow>>,
+    pub rows: Vec<Bucket>,
     /// The rows of imports appended after this one, by brand, each import's apart: joined
     /// brand by brand as each is reconciled (`take_brand`), not when appended. Appending into
     /// `rows` grew every brand's vector while the old one was still held, and at scale 1 the
     /// build's peak was that join (5.3 GiB against 3.9 for the four imports' rows).
-    later: Vec<Vec<Vec<BucketRow>>>,
+    later: Vec<Vec<Bucket>>,
     pub stats: ReconcileStats,
     /// Rows no brand claimed, by source and reason, for each source's import report.
     pub unmatched: std::collections::BTreeMap<(SourceType, Skip), u64>,
@@ -103,7 +103,7 @@ pub struct BrandBuckets {
 impl BrandBuckets {
     pub fn new(brands: usize) -> BrandBuckets {
         BrandBuckets {
-            rows: (0..brands).map(|_| Vec::new()).collect(),
+            rows: (0..brands).map(|_| Bucket::default()).collect(),
             later: Vec::new(),
             stats: ReconcileStats::default(),
             unmatched: Default::default(),
@@ -139,17 +139,19 @@ impl BrandBuckets {
     }
 
     /// Brand `b`'s rows of every import, in the order the imports were appended, moved out
-    /// (each import's vector freed as it is read).
-    pub fn take_brand(&mut self, b: usize) -> Vec<BucketRow> {
+    /// (each import's bucket freed as it is read).
+    pub fn take_brand(&mut self, b: usize) -> Bucket {
         let mut rows = std::mem::take(&mut self.rows[b]);
-        let more: usize = self.later.iter().map(|part| part[b].len()).sum();
-        if more > 0 {
-            rows.reserve_exact(more);
-            for part in &mut self.later {
-                rows.extend(std::mem::take(&mut part[b]));
-            }
+        for part in &mut self.later {
+            rows.append(std::mem::take(&mut part[b]));
         }
         rows
+    }
+
+    /// Gives back the room each brand's bucket grew into: an import's buckets are complete
+    /// once it ends, and held until their brand is reconciled.
+    pub fn shrink_to_fit(&mut self) {
+        self.rows.iter_mut().for_each(Bucket::shrink_to_fit);
     }
 
     /// Matches rows to brands (in parallel) and moves them into their buckets. Rows no brand
@@ -160,7 +162,7 @@ impl BrandBuckets {
         for (r, b) in rows.into_iter().zip(brand_of) {
             match b {
                 Some(b) if self.keep.as_ref().is_some_and(|k| !k[b as usize]) => self.other_shards += 1,
-                Some(b) => self.rows[b as usize].push(BucketRow::from(r)),
+                Some(b) => self.rows[b as usize].push(r),
                 None => {
                     if self.stats.unbranded_samples.len() < UNBRANDED_SAMPLES {
                         self.stats.unbranded_samples.push(format!(
@@ -208,7 +210,8 @@ impl Reconciler<'_> {
             &brands,
             |next, i| i < next + ahead,
             |&b| {
-                let rows = buckets.lock().unwrap_or_else(|e| e.into_inner()).take_brand(b as usize);
+                let bucket = buckets.lock().unwrap_or_else(|e| e.into_inner()).take_brand(b as usize);
+                let rows: Vec<BucketRow> = bucket.iter().collect();
                 let idx: Vec<usize> = (0..rows.len()).collect();
                 let (clusters, linked) = self.cluster_brand(b, &idx, &rows);
                 let n = clusters.len() as u64;
@@ -220,6 +223,7 @@ impl Reconciler<'_> {
                     })
                     .unzip();
                 drop(rows);
+                drop(bucket);
                 let kept = match self.previous {
                     Some(p) => {
                         let brand = &self.catalog.brands[b as usize];
@@ -250,7 +254,7 @@ impl Reconciler<'_> {
         let mut order: Vec<usize> = idx.to_vec();
         order.sort_by(|&a, &b| {
             let (ra, rb) = (&rows[a], &rows[b]);
-            (!ra.derived_from.is_empty(), anchor_rank(ra.source), ra.source_id()).cmp(&(!rb.derived_from.is_empty(), anchor_rank(rb.source), rb.source_id()))
+            (ra.has_derived(), anchor_rank(ra.source), ra.source_id()).cmp(&(rb.has_derived(), anchor_rank(rb.source), rb.source_id()))
         });
         if !self.multi_source {
             return (order.into_iter().map(|i| Cluster { brand, members: vec![i], order: SourceType::ALL }).collect(), 0);
@@ -270,7 +274,7 @@ impl Reconciler<'_> {
             .iter()
             .map(|&i| {
                 let r = &rows[i];
-                let link = r.derived_from.iter().find_map(|(s, id)| by_record.get(&(*s, &**id)).copied());
+                let link = r.derived_from().find_map(|(s, id)| by_record.get(&(s, id)).copied());
                 ClusterPoint { lat: r.lat, lng: r.lng, source: r.source, link }
             })
             .collect();
@@ -305,7 +309,7 @@ impl Reconciler<'_> {
             let rank = |r: &BucketRow| order.iter().position(|s| *s == r.source).unwrap_or(9);
             (rank(a), a.source_id()).cmp(&(rank(b), b.source_id()))
         });
-        let first = |f: fn(&BucketRow) -> Option<&str>| ranked.iter().find_map(|r| f(r)).map(str::to_string).unwrap_or_default();
+        let first = |f: for<'r> fn(&'r BucketRow<'r>) -> Option<&'r str>| ranked.iter().find_map(|r| f(r)).map(str::to_string).unwrap_or_default();
 
         let lead = ranked[0];
         let mut sources = SourceMask::default();
@@ -409,17 +413,22 @@ pub fn storefront_type(name: &str, default: StorefrontType) -> StorefrontType {
 mod tests {
     use super::*;
 
-    fn sighting(source: SourceType, id: &str, hours: Option<&str>, seen_at: Option<i64>) -> BucketRow {
-        BucketRow::from(SourceRow { source: Some(source), source_id: id.into(), opening_hours: hours.map(str::to_string), seen_at, ..SourceRow::default() })
+    fn sighting(source: SourceType, id: &str, hours: Option<&str>, seen_at: Option<i64>) -> Bucket {
+        let mut b = Bucket::default();
+        b.push(SourceRow { source: Some(source), source_id: id.into(), opening_hours: hours.map(str::to_string), seen_at, ..SourceRow::default() });
+        b
     }
 
     #[test]
     fn the_freshest_dated_hours_win_whatever_order_the_members_come_in() {
-        let osm = sighting(SourceType::Osm, "n1", Some("Mo-Sa 08:00-20:00; PH closed"), None);
-        let atp_old = sighting(SourceType::Atp, "a/1", Some("Mo-Fr 09:00-18:00"), Some(100));
-        let atp_new = sighting(SourceType::Atp, "a/2", Some("Mo-Fr 09:00-19:00"), Some(200));
-        let fsq_new = sighting(SourceType::Fsq, "f1", Some("24/7"), Some(200));
-        let none = sighting(SourceType::Overture, "o1", None, Some(300));
+        let rows = [
+            sighting(SourceType::Osm, "n1", Some("Mo-Sa 08:00-20:00; PH closed"), None),
+            sighting(SourceType::Atp, "a/1", Some("Mo-Fr 09:00-18:00"), Some(100)),
+            sighting(SourceType::Atp, "a/2", Some("Mo-Fr 09:00-19:00"), Some(200)),
+            sighting(SourceType::Fsq, "f1", Some("24/7"), Some(200)),
+            sighting(SourceType::Overture, "o1", None, Some(300)),
+        ];
+        let [osm, atp_old, atp_new, fsq_new, none] = [0, 1, 2, 3, 4].map(|i| rows[i].get(0));
         let cases: [(Vec<&BucketRow>, &str); 5] = [
             (vec![&osm, &atp_old], "Mo-Fr 09:00-18:00"),
             (vec![&osm, &atp_old, &atp_new], "Mo-Fr 09:00-19:00"),

@@ -11,6 +11,12 @@ mod overture;
 pub(crate) mod parquet;
 mod wkb;
 
+/// Rows an importer hands on at a time: enough for matching to spread over the cores, few
+/// enough that the rows being made are a small part of a build's memory (100,000 at a time
+/// from OpenStreetMap and a whole row group from the Parquet files set a scale-0.1 build's
+/// peak).
+const BATCH_ROWS: usize = 16_384;
+
 pub use atp::{import_atp, import_atp_into};
 pub use fields::PLACE_KEYS;
 pub use fsq::{import_fsq, import_fsq_into};

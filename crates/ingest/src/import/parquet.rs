@@ -23,15 +23,16 @@ use crate::{ImportReport, SourceRow};
 
 /// The file loop both Parquet importers share: every `.parquet` file of a file or a folder
 /// tree, read one at a time and one row group at a time, handed to `read_rows`, whose rows go
-/// to `sink` before the next row group is read (a release is hundreds of parts of millions of
-/// rows); a file that fails names itself.
+/// to `sink` in batches of [`super::BATCH_ROWS`] as they are made (a release is hundreds of parts of
+/// millions of rows, a row group up to hundreds of thousands); a file that fails names itself.
 pub fn import_files(
     path: &Path,
     source: storemap_core::SourceType,
-    read_rows: fn(&Frame, &str, &mut Vec<SourceRow>, &mut ImportReport) -> PolarsResult<()>,
+    read_rows: fn(&Frame, &str, &mut Batches, &mut ImportReport) -> PolarsResult<()>,
     sink: &mut dyn FnMut(Vec<SourceRow>),
 ) -> Result<ImportReport> {
     let mut report = ImportReport::new(source);
+    let mut batches = Batches { rows: Vec::new(), sink, kept: 0 };
     for file in super::input_files(path, &[".parquet"])? {
         let name = file.display().to_string();
         report.files += 1;
@@ -42,13 +43,35 @@ pub fn import_files(
         let reader = ParquetFile::open(&file)?;
         for group in 0..reader.row_groups() {
             let frame = reader.frame(group);
-            let mut rows = Vec::new();
-            read_rows(&frame, &name, &mut rows, &mut report).map_err(|e| IngestError::file(&name, e))?;
-            report.rows_kept += rows.len() as u64;
-            sink(rows);
+            read_rows(&frame, &name, &mut batches, &mut report).map_err(|e| IngestError::file(&name, e))?;
+            batches.flush();
         }
     }
+    report.rows_kept += batches.kept;
     Ok(report)
+}
+
+/// Where a Parquet importer puts its rows.
+pub struct Batches<'s> {
+    rows: Vec<SourceRow>,
+    sink: &'s mut dyn FnMut(Vec<SourceRow>),
+    kept: u64,
+}
+
+impl Batches<'_> {
+    pub fn push(&mut self, row: SourceRow) {
+        self.rows.push(row);
+        if self.rows.len() == super::BATCH_ROWS {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.rows.is_empty() {
+            self.kept += self.rows.len() as u64;
+            (self.sink)(std::mem::take(&mut self.rows));
+        }
+    }
 }
 
 /// An open Parquet file: its footer and its Arrow schema.

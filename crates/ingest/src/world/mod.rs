@@ -204,11 +204,11 @@ pub fn stamp(dir: &Path, scale: f64, seed: u64, as_of: i64, origin: &str, summar
 
 /// Brands rendered at once at most: enough to keep every core busy.
 const BLOCK_BRANDS: usize = 512;
-/// True stores rendered at once at most, and generated ahead of the ones waiting to be
-/// rendered at most (a brand bigger than this goes alone): the worlds and rendered files held
-/// together, about 0.8 KiB a store (at scale 10 the first 512 brands alone held about 20 GiB).
-/// At scale 1 the biggest 50 or so brands fill it, enough for 16 cores.
-const BLOCK_STORES: f64 = 1_500_000.0;
+/// True stores rendered at once at most, and expected stores generated ahead of the ones
+/// waiting to be rendered at most (a brand bigger than this goes alone): the worlds and rendered
+/// files held together, about 0.8 KiB a store (at scale 10 the first 512 brands alone held about
+/// 20 GiB).
+const BLOCK_STORES: f64 = 750_000.0;
 
 /// Writes the four source files, `truth.csv` and `truth-brands.csv` into `dir`.
 #[allow(clippy::too_many_arguments)]
@@ -247,20 +247,25 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
         |next, i| i < next + BLOCK_BRANDS && before[i + 1] - before[next] <= BLOCK_STORES,
         |&r| (r, gen.brand(r)),
         |(r, w)| {
+            // A batch ends before the brand that would take it over either budget (a brand
+            // over the store budget is a batch alone), and at the last brand.
+            if !waiting.is_empty() && (waiting.len() == BLOCK_BRANDS || (waiting_stores + w.stores.len()) as f64 > BLOCK_STORES) {
+                waiting_stores = 0;
+                if let Err(e) = render(&mut waiting, &mut writers) {
+                    failed = Some(e);
+                    return ControlFlow::Break(());
+                }
+            }
             let spider = writers.spider(&catalog.brands[r], &w);
             waiting_stores += w.stores.len();
             waiting.push((r, w, spider));
-            if waiting.len() < BLOCK_BRANDS && (waiting_stores as f64) < BLOCK_STORES && r + 1 < ranks.len() {
-                return ControlFlow::Continue(());
-            }
-            waiting_stores = 0;
-            match render(&mut waiting, &mut writers) {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(e) => {
+            if r + 1 == ranks.len() {
+                if let Err(e) = render(&mut waiting, &mut writers) {
                     failed = Some(e);
-                    ControlFlow::Break(())
+                    return ControlFlow::Break(());
                 }
             }
+            ControlFlow::Continue(())
         },
     );
     if let Some(e) = failed {

@@ -18,9 +18,6 @@ use crate::error::{IngestError, Result};
 use crate::source_row::{Skip, Skipped};
 use crate::{ImportReport, SourceRow};
 
-/// Rows handed to the sink at a time: a full country extract never sits in memory whole.
-const BATCH: usize = 100_000;
-
 /// What an object's tags make of it, read without allocating (a planet has billions of
 /// objects and almost all are neither).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,8 +92,8 @@ impl<'s> Batcher<'s> {
 
     pub fn push(&mut self, row: SourceRow) {
         self.rows.push(row);
-        if self.rows.len() == BATCH {
-            (self.sink)(std::mem::replace(&mut self.rows, Vec::with_capacity(BATCH)));
+        if self.rows.len() == super::BATCH_ROWS {
+            (self.sink)(std::mem::replace(&mut self.rows, Vec::with_capacity(super::BATCH_ROWS)));
         }
     }
 
