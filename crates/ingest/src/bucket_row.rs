@@ -141,10 +141,28 @@ impl Bucket {
         u32::try_from(self.text.len()).expect("a brand's rows from one source hold under 4 GiB of text")
     }
 
+    /// The rows of `parts` one after another, each vector allocated once at its full size (a
+    /// single part is returned as it is).
+    pub fn concat(mut parts: Vec<Bucket>) -> Bucket {
+        parts.retain(|p| !p.is_empty());
+        if parts.len() <= 1 {
+            return parts.pop().unwrap_or_default();
+        }
+        let mut out = Bucket::default();
+        out.heads.reserve_exact(parts.iter().map(|p| p.heads.len()).sum());
+        out.text.reserve_exact(parts.iter().map(|p| p.text.len()).sum());
+        out.derived.reserve_exact(parts.iter().map(|p| p.derived.len()).sum());
+        for p in parts {
+            out.append(p);
+        }
+        out
+    }
+
     /// Appends `other`'s rows after these.
-    pub fn append(&mut self, other: Bucket) {
+    fn append(&mut self, other: Bucket) {
         let (text_base, derived_base) = (self.position(), self.derived.len() as u32);
         self.text.push_str(&other.text);
+        // Past 4 GiB the offsets would wrap: refused, as `push` does.
         self.position();
         self.derived.extend(other.derived.iter().map(|&(s, end)| (s, end + text_base)));
         self.heads.extend(other.heads.iter().map(|h| Head { start: h.start + text_base, derived: h.derived + derived_base, ..*h }));
@@ -312,7 +330,7 @@ mod tests {
         let second = [SourceRow { source_id: "ov-3".into(), ..full() }, full()];
         first.iter().for_each(|r| a.push(r.clone()));
         second.iter().for_each(|r| b.push(r.clone()));
-        a.append(b);
+        let mut a = Bucket::concat(vec![a, Bucket::default(), b]);
         a.shrink_to_fit();
         assert_eq!(a.len(), 4);
         for (got, want) in a.iter().zip(first.iter().chain(&second)) {

@@ -141,11 +141,8 @@ impl BrandBuckets {
     /// Brand `b`'s rows of every import, in the order the imports were appended, moved out
     /// (each import's bucket freed as it is read).
     pub fn take_brand(&mut self, b: usize) -> Bucket {
-        let mut rows = std::mem::take(&mut self.rows[b]);
-        for part in &mut self.later {
-            rows.append(std::mem::take(&mut part[b]));
-        }
-        rows
+        let first = std::mem::take(&mut self.rows[b]);
+        Bucket::concat(std::iter::once(first).chain(self.later.iter_mut().map(|part| std::mem::take(&mut part[b]))).collect())
     }
 
     /// Gives back the room each brand's bucket grew into: an import's buckets are complete

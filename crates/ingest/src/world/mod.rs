@@ -247,25 +247,28 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
         |next, i| i < next + BLOCK_BRANDS && before[i + 1] - before[next] <= BLOCK_STORES,
         |&r| (r, gen.brand(r)),
         |(r, w)| {
-            // A batch ends before the brand that would take it over either budget (a brand
-            // over the store budget is a batch alone), and at the last brand.
-            if !waiting.is_empty() && (waiting.len() == BLOCK_BRANDS || (waiting_stores + w.stores.len()) as f64 > BLOCK_STORES) {
-                waiting_stores = 0;
-                if let Err(e) = render(&mut waiting, &mut writers) {
+            let step = || -> Result<()> {
+                // A batch ends before the brand that would take it over either budget (a brand
+                // over the store budget is a batch alone), and at the last brand.
+                if !waiting.is_empty() && (waiting.len() == BLOCK_BRANDS || (waiting_stores + w.stores.len()) as f64 > BLOCK_STORES) {
+                    waiting_stores = 0;
+                    render(&mut waiting, &mut writers)?;
+                }
+                let spider = writers.spider(&catalog.brands[r], &w);
+                waiting_stores += w.stores.len();
+                waiting.push((r, w, spider));
+                if r + 1 == ranks.len() {
+                    render(&mut waiting, &mut writers)?;
+                }
+                Ok(())
+            };
+            match step() {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
                     failed = Some(e);
-                    return ControlFlow::Break(());
+                    ControlFlow::Break(())
                 }
             }
-            let spider = writers.spider(&catalog.brands[r], &w);
-            waiting_stores += w.stores.len();
-            waiting.push((r, w, spider));
-            if r + 1 == ranks.len() {
-                if let Err(e) = render(&mut waiting, &mut writers) {
-                    failed = Some(e);
-                    return ControlFlow::Break(());
-                }
-            }
-            ControlFlow::Continue(())
         },
     );
     if let Some(e) = failed {
