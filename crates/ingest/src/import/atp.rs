@@ -1,6 +1,7 @@
 //! AllThePlaces spider output: one GeoJSON FeatureCollection per spider, with the run's
 //! `dataset_attributes` (`@spider`, `spider:collection_time`, licence keys) at the top.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -65,41 +66,61 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
     let exts: Vec<&str> = SPIDER_EXTS.iter().copied().chain([".zip"]).collect();
     let files = super::input_files(path, &exts)?;
     let many = files.len() > 1 || path.is_dir();
-    // A run is thousands of spider files, each parsed on its own: a block of them on every
-    // core at once, their reports and rows then taken in file order, as one at a time would.
+    // A run is thousands of spider files, each parsed on its own on every core, their reports
+    // and rows taken in file order as one at a time would, and the rows handed on in batches.
+    // (Blocks of 256 files held a third of a scale-1 run's rows at once, which set the build's
+    // peak.)
     let is_zip = |f: &std::path::PathBuf| f.to_string_lossy().ends_with(".zip");
+    let ahead = FILES_AHEAD_PER_CORE * std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut rest = files.as_slice();
+    let mut pending: Vec<SourceRow> = Vec::new();
     while let Some(first) = rest.first() {
         if is_zip(first) {
             read_zip(first, &first.display().to_string(), &mut report, sink)?;
             rest = &rest[1..];
             continue;
         }
-        let n = rest.iter().take(SPIDER_BLOCK).take_while(|f| !is_zip(f)).count();
-        let (block, tail) = rest.split_at(n);
+        let n = rest.iter().take_while(|f| !is_zip(f)).count();
+        let (run, tail) = rest.split_at(n);
         rest = tail;
-        let parsed = crate::parallel::parallel_map(block, |file| {
-            let name = file.display().to_string();
-            let mut part = ImportReport::new(SourceType::Atp);
-            let mut rows = Vec::new();
-            let bytes = std::fs::read(file).map_err(|e| IngestError::io(&name, e))?;
-            spider_file(&name, &bytes, many, &mut part, &mut |r| rows.extend(r))?;
-            Ok::<_, IngestError>((part, rows))
-        });
-        let mut rows = Vec::new();
-        for p in parsed {
-            let (part, r) = p?;
-            report.merge(part);
-            rows.extend(r);
+        let mut failed = None;
+        crate::parallel::parallel_stream(
+            run,
+            |next, i| i < next + ahead,
+            |file| {
+                let name = file.display().to_string();
+                let mut part = ImportReport::new(SourceType::Atp);
+                let mut rows = Vec::new();
+                let bytes = std::fs::read(file).map_err(|e| IngestError::io(&name, e))?;
+                spider_file(&name, &bytes, many, &mut part, &mut |r| rows.extend(r))?;
+                Ok::<_, IngestError>((part, rows))
+            },
+            |parsed| match parsed {
+                Ok((part, rows)) => {
+                    report.merge(part);
+                    pending.extend(rows);
+                    if pending.len() >= super::BATCH_ROWS {
+                        sink(std::mem::take(&mut pending));
+                    }
+                    ControlFlow::Continue(())
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            },
+        );
+        if let Some(e) = failed {
+            return Err(e);
         }
-        sink(rows);
+        sink(std::mem::take(&mut pending));
     }
     Ok(report)
 }
 
-/// Spider files parsed at once: enough for every core, few enough that their rows stay a small
-/// share of the run.
-const SPIDER_BLOCK: usize = 256;
+/// Spider files parsed or waiting to be taken at once, per core: every core busy past a big
+/// spider, and few rows held.
+const FILES_AHEAD_PER_CORE: usize = 4;
 
 fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
     let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;

@@ -3,7 +3,7 @@
 //! Any geometry: osmium writes nodes as Point, open ways as LineString, and every closed way
 //! twice, as a LineString and as a (Multi)Polygon with the same `@type`/`@id`.
 
-use std::io::{BufRead, BufReader};
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -21,35 +21,111 @@ struct Feature {
     properties: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Lines parsed at once, on every core; what must go in order (the duplicate check, the
-/// report, the rows' order) then goes through them one by one.
-const CHUNK_LINES: usize = 8192;
+/// Bytes of the file one parse job takes: whole lines, those that start within its span. Jobs
+/// run on every core while the lines already parsed are kept or skipped in file order on the
+/// calling thread (the duplicate check, the report and the rows' order need that order), so
+/// reading, parsing and keeping overlap and no line is copied on its own.
+const CHUNK_BYTES: u64 = 1 << 20;
+
+/// Parse jobs done or running ahead of the one being kept, per core.
+const CHUNKS_AHEAD_PER_CORE: usize = 2;
 
 pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
-    let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
-    let reader = BufReader::with_capacity(1 << 20, f);
-    let mut chunk: Vec<Vec<u8>> = Vec::with_capacity(CHUNK_LINES);
-    let mut first_line = 1u64;
-    for line in reader.split(b'\n') {
-        chunk.push(line.map_err(|e| IngestError::io(name, e))?);
-        if chunk.len() == CHUNK_LINES {
-            take_chunk(&chunk, first_line, name, report, seen, out);
-            first_line += chunk.len() as u64;
-            chunk.clear();
-        }
-    }
-    take_chunk(&chunk, first_line, name, report, seen, out);
-    Ok(())
+    read_in_chunks(file, CHUNK_BYTES, name, report, seen, out)
 }
 
-/// Parses a chunk's lines in parallel, then keeps or skips each in file order.
-fn take_chunk(lines: &[Vec<u8>], first_line: u64, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) {
-    let parsed = crate::parallel::parallel_map(lines, |line| {
-        let text = trim_record(line);
-        (!text.is_empty()).then(|| parse_feature(text))
-    });
-    for (i, p) in parsed.into_iter().enumerate() {
-        let Some(p) = p else { continue };
+fn read_in_chunks(file: &Path, chunk_bytes: u64, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
+    let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
+    let size = f.metadata().map_err(|e| IngestError::io(name, e))?.len();
+    let chunks: Vec<u64> = (0..size.div_ceil(chunk_bytes)).collect();
+    let ahead = CHUNKS_AHEAD_PER_CORE * std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut first_line = 1u64;
+    let mut failed = None;
+    crate::parallel::parallel_stream(
+        &chunks,
+        |next, i| i < next + ahead,
+        |&k| parse_chunk(&f, size, k * chunk_bytes, ((k + 1) * chunk_bytes).min(size)),
+        |chunk| match chunk {
+            Ok(chunk) => {
+                take_chunk(chunk.parsed, first_line, name, report, seen, out);
+                first_line += chunk.lines;
+                ControlFlow::Continue(())
+            }
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
+        },
+    );
+    failed.map_or(Ok(()), |e| Err(IngestError::io(name, e)))
+}
+
+/// One job's lines: how many (empty ones too, for line numbers) and each non-empty one parsed,
+/// by its index among them.
+struct Chunk {
+    lines: u64,
+    parsed: Vec<(u32, Parsed)>,
+}
+
+/// Parses the lines that start in bytes `start..end` of the file, reading on past `end` to the
+/// end of the last of them.
+fn parse_chunk(f: &std::fs::File, size: u64, start: u64, end: u64) -> std::io::Result<Chunk> {
+    let (buf, first) = chunk_lines(f, size, start, end)?;
+    let bytes = &buf[first..];
+    let mut parsed = Vec::new();
+    let (mut count, mut at) = (0u64, 0);
+    while at < bytes.len() {
+        let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1);
+        let text = trim_record(&bytes[at..line_end]);
+        if !text.is_empty() {
+            parsed.push((count as u32, parse_feature(text)));
+        }
+        count += 1;
+        at = line_end;
+    }
+    Ok(Chunk { lines: count, parsed })
+}
+
+/// The bytes of the lines that start at or after `start` and before `end`, each with its line
+/// end (the file's last line may have none): `buf[first..]`. The byte before `start` says
+/// whether a line starts there; a line that starts before `end` is read to its end, wherever
+/// that is.
+fn chunk_lines(f: &std::fs::File, size: u64, start: u64, end: u64) -> std::io::Result<(Vec<u8>, usize)> {
+    use std::os::unix::fs::FileExt;
+    let from = start.saturating_sub(1);
+    let mut buf = vec![0u8; (end - from) as usize];
+    f.read_exact_at(&mut buf, from)?;
+    let first = if start == 0 {
+        0
+    } else {
+        match memchr::memchr(b'\n', &buf) {
+            Some(i) => i + 1,
+            // A line that began in an earlier chunk runs through this one.
+            None => return Ok((Vec::new(), 0)),
+        }
+    };
+    if first == buf.len() {
+        return Ok((Vec::new(), 0));
+    }
+    // The last line starting here runs past `end` unless the span ends with a line end.
+    let mut at = end;
+    while buf.last() != Some(&b'\n') && at < size {
+        let more = (64u64 << 10).min(size - at) as usize;
+        let old = buf.len();
+        buf.resize(old + more, 0);
+        f.read_exact_at(&mut buf[old..], at)?;
+        at += more as u64;
+        if let Some(i) = memchr::memchr(b'\n', &buf[old..]) {
+            buf.truncate(old + i + 1);
+            break;
+        }
+    }
+    Ok((buf, first))
+}
+
+/// Keeps or skips a chunk's parsed lines in file order.
+fn take_chunk(parsed: Vec<(u32, Parsed)>, first_line: u64, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) {
+    for (i, p) in parsed {
         report.rows_read += 1;
         match keep(p, seen) {
             Ok(row) => {
@@ -57,7 +133,7 @@ fn take_chunk(lines: &[Vec<u8>], first_line: u64, name: &str, report: &mut Impor
                 report.count_hours(&row);
                 out.push(row);
             }
-            Err(skipped) => report.skip(name, first_line + i as u64, skipped),
+            Err(skipped) => report.skip(name, first_line + u64::from(i), skipped),
         }
     }
 }
@@ -131,6 +207,59 @@ mod tests {
         assert_eq!(parse(road).unwrap_err().reason, Skip::NotStorefront);
         let nameless = r#"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"@type":"node","@id":1,"shop":"bakery"}}"#;
         assert_eq!(parse(nameless).unwrap_err().reason, Skip::NoBrandMatch);
+    }
+
+    /// Every row and every skip (with its line number) of a file read in chunks of `bytes`.
+    fn read_with(file: &Path, bytes: u64) -> (Vec<String>, ImportReport) {
+        let (mut report, mut seen, mut rows) = (ImportReport::new(storemap_core::SourceType::Osm), Seen::default(), Vec::new());
+        let mut sink = |batch: Vec<SourceRow>| rows.extend(batch.into_iter().map(|r| r.source_id));
+        let mut out = Batcher::new(&mut sink);
+        read_in_chunks(file, bytes, "f", &mut report, &mut seen, &mut out).unwrap();
+        out.finish();
+        (rows, report)
+    }
+
+    #[test]
+    fn any_chunk_size_reads_every_line_once_with_its_number() {
+        let node = |id: u32, name: &str| {
+            format!(
+                r#"{{"type":"Feature","geometry":{{"type":"Point","coordinates":[8.{id},47.0]}},"properties":{{"@type":"node","@id":{id},"shop":"bakery","name":"{name}"}}}}"#
+            )
+        };
+        // Record separators, blank lines, CRLF, a duplicate, a broken line, a line far longer
+        // than the small chunks, and no line end at the end of the file.
+        let long = "x".repeat(300);
+        let lines = [
+            format!("\u{1e}{}", node(1, "A")),
+            String::new(),
+            node(2, "B") + "\r",
+            "{\"type\":\"Feat".to_string(),
+            node(3, &long),
+            node(1, "A again"),
+            "   ".to_string(),
+            node(4, "D"),
+            node(5, "E"),
+        ];
+        let text = lines.join("\n");
+        let dir = std::env::temp_dir().join(format!("storemap-geojsonseq-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("chunks.geojsonseq");
+        std::fs::write(&file, &text).unwrap();
+        // What a line-by-line reading gives: ids 1-5 once each, the broken line 4 reported.
+        let expected: Vec<String> = ["n1", "n2", "n3", "n4", "n5"].map(String::from).to_vec();
+        for bytes in (1..=text.len() as u64 + 1).chain([1 << 20]) {
+            let (rows, report) = read_with(&file, bytes);
+            assert_eq!(rows, expected, "chunks of {bytes} bytes");
+            assert_eq!((report.rows_read, report.rows_kept), (7, 5), "chunks of {bytes} bytes");
+            assert_eq!(report.errors.len(), 1, "chunks of {bytes} bytes");
+            assert!(report.errors[0].starts_with("f: row 4: invalid JSON"), "chunks of {bytes} bytes: {:?}", report.errors);
+        }
+        // The same with a line end at the very end.
+        std::fs::write(&file, text.clone() + "\n").unwrap();
+        for bytes in [1, 7, 64, text.len() as u64, text.len() as u64 + 1] {
+            assert_eq!(read_with(&file, bytes).0, expected, "chunks of {bytes} bytes, final line end");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

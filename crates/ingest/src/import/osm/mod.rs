@@ -70,7 +70,7 @@ pub(crate) fn place_row(kind: char, id: i64, tags: serde_json::Map<String, serde
 
 /// Objects already taken, by type and id, across every file of one import.
 #[derive(Default)]
-pub(crate) struct Seen(HashSet<(char, i64)>);
+pub(crate) struct Seen(HashSet<(char, i64), foldhash::fast::FixedState>);
 
 impl Seen {
     /// True the first time an object is offered.
