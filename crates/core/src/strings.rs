@@ -3,6 +3,7 @@
 //! a row and the whole pool loads with two copies.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Id 0 is always the empty string, so "missing" needs no separate flag.
 pub const EMPTY: u32 = 0;
@@ -48,19 +49,47 @@ impl StringPool {
 /// same bytes. Lookups go by a 64-bit hash to the id, confirmed against the blob, so the
 /// builder holds each distinct string once (a full-size build interns some 20 million); the
 /// rare hash collision between different strings falls back to a map keyed by the text.
+/// The hash decides nothing but where a lookup looks: ids, and so the bytes, are the same
+/// whatever it is. A build interns every row's text on one thread (the rows' order is the
+/// pool's), so it is foldhash, which reads a string 16 bytes at a time, and the table uses
+/// the hash as it is.
 #[derive(Debug)]
 pub struct StringPoolBuilder {
     blob: String,
     offsets: Vec<u32>,
-    ids: HashMap<u64, u32>,
+    ids: HashMap<u64, u32, BuildHasherDefault<KeyIsHash>>,
     collisions: HashMap<Box<str>, u32>,
 }
 
 impl Default for StringPoolBuilder {
     fn default() -> Self {
-        let mut b = StringPoolBuilder { blob: String::new(), offsets: vec![0, 0], ids: HashMap::new(), collisions: HashMap::new() };
-        b.ids.insert(fnv1a(""), EMPTY);
+        let mut b = StringPoolBuilder { blob: String::new(), offsets: vec![0, 0], ids: HashMap::default(), collisions: HashMap::new() };
+        b.ids.insert(text_hash(""), EMPTY);
         b
+    }
+}
+
+/// The interning table's hash of a text (fixed seed: a build's lookups do not depend on the run).
+fn text_hash(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x5354_4f52_454d_4150).hash_one(s)
+}
+
+/// A hasher for keys that already are well-mixed 64-bit hashes: it hands the key on.
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyIsHash(u64);
+
+impl Hasher for KeyIsHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 
@@ -82,7 +111,7 @@ impl StringPoolBuilder {
     }
 
     pub fn intern(&mut self, s: &str) -> u32 {
-        let h = fnv1a(s);
+        let h = text_hash(s);
         match self.ids.get(&h) {
             Some(&id) if self.text(id) == s => id,
             Some(_) => {
@@ -116,14 +145,17 @@ impl StringPoolBuilder {
     }
 }
 
-/// Copies a pool's strings into a new one in the order they are first asked for, dropping the
-/// ones never asked for. The snapshot asks in row order, so the text of consecutive rows sits
-/// side by side: writing a brand's rows then reads the blob front to back instead of taking a
-/// cache (and TLB) miss per field in a pool of hundreds of megabytes.
+/// Lays a pool's strings out again in the order they are first asked for, dropping the ones
+/// never asked for. The snapshot asks in row order, so the text of consecutive rows sits side
+/// by side: writing a brand's rows then reads the blob front to back instead of taking a cache
+/// (and TLB) miss per field in a pool of hundreds of megabytes. Only the new order and offsets
+/// are held; the new blob is copied from the old pool as it is written (a second blob beside
+/// the first set a scale-1 build's peak).
 pub struct PoolRelayout<'a> {
     old: &'a StringPool,
     map: Vec<u32>,
-    blob: String,
+    /// The old id of each new string.
+    order: Vec<u32>,
     offsets: Vec<u32>,
 }
 
@@ -135,22 +167,76 @@ impl<'a> PoolRelayout<'a> {
         if !map.is_empty() {
             map[EMPTY as usize] = EMPTY;
         }
-        PoolRelayout { old, map, blob: String::new(), offsets: vec![0, 0] }
+        PoolRelayout { old, map, order: vec![EMPTY], offsets: vec![0, 0] }
     }
 
     /// The new id of old string `id`.
     pub fn id(&mut self, id: u32) -> u32 {
         let slot = &mut self.map[id as usize];
         if *slot == Self::UNSEEN {
-            *slot = (self.offsets.len() - 1) as u32;
-            self.blob.push_str(self.old.get(id));
-            self.offsets.push(self.blob.len() as u32);
+            *slot = self.order.len() as u32;
+            self.order.push(id);
+            let end = self.offsets[self.offsets.len() - 1] + self.old.get(id).len() as u32;
+            self.offsets.push(end);
         }
         *slot
     }
 
-    pub fn finish(self) -> StringPool {
-        StringPool { blob: self.blob, offsets: self.offsets }
+    pub fn finish(self) -> RelaidPool<'a> {
+        RelaidPool { old: self.old, order: self.order, offsets: self.offsets }
+    }
+}
+
+/// A pool laid out again, its text still in the old pool: the offsets are the new pool's, and
+/// [`RelaidPool::write_blob`] writes its blob.
+pub struct RelaidPool<'a> {
+    old: &'a StringPool,
+    order: Vec<u32>,
+    offsets: Vec<u32>,
+}
+
+impl RelaidPool<'_> {
+    pub fn offsets(&self) -> &[u32] {
+        &self.offsets
+    }
+
+    pub fn blob_len(&self) -> usize {
+        self.offsets[self.offsets.len() - 1] as usize
+    }
+
+    /// The new blob, written to `sink` in pieces of about 64 KiB.
+    pub fn write_blob(&self, sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+        const PIECE: usize = 1 << 16;
+        let mut piece = Vec::with_capacity(PIECE);
+        for &old in &self.order {
+            let s = self.old.get(old).as_bytes();
+            if piece.len() + s.len() > PIECE && !piece.is_empty() {
+                sink(&piece)?;
+                piece.clear();
+            }
+            if s.len() >= PIECE {
+                sink(s)?;
+            } else {
+                piece.extend_from_slice(s);
+            }
+        }
+        if !piece.is_empty() {
+            sink(&piece)?;
+        }
+        Ok(())
+    }
+
+    /// The new pool, made whole.
+    #[cfg(test)]
+    pub fn to_pool(&self) -> StringPool {
+        let mut blob = Vec::with_capacity(self.blob_len());
+        self.write_blob(&mut |b| {
+            blob.extend_from_slice(b);
+            Ok(())
+        })
+        .expect("writing to memory");
+        let blob = String::from_utf8(blob).expect("whole strings of a valid pool");
+        StringPool::from_parts(blob, self.offsets.clone()).expect("offsets of the strings just written")
     }
 }
 
@@ -165,7 +251,7 @@ mod tests {
         let old = b.finish();
         let mut r = PoolRelayout::new(&old);
         let (nz, nx, nz2, ne) = (r.id(z), r.id(x), r.id(z), r.id(EMPTY));
-        let new = r.finish();
+        let new = r.finish().to_pool();
         assert_eq!((nz, nx, nz2, ne), (1, 2, 1, EMPTY));
         assert_eq!((new.get(nz), new.get(nx), new.get(EMPTY)), ("zzz", "x", ""));
         assert_eq!(new.len(), 3, "{y} was never asked for and is gone");
@@ -192,7 +278,7 @@ mod tests {
         let mut b = StringPoolBuilder::default();
         let a = b.intern("first");
         // Force the collision path: a different string under the same hash slot.
-        let h = fnv1a("second");
+        let h = text_hash("second");
         b.ids.insert(h, a);
         let c = b.intern("second");
         assert_ne!(a, c);

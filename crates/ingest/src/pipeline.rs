@@ -14,7 +14,7 @@ use crate::countries::CountryIndex;
 use crate::density::PopulationGrid;
 use crate::error::{IngestError, Result};
 use crate::footprint::Footprints;
-use crate::hash::fnv1a;
+use crate::hash::fnv1a_parts;
 use crate::history::{self, HistoryUpdate};
 use crate::identity::PreviousIds;
 use crate::import;
@@ -546,7 +546,7 @@ impl Assembler {
         if r.is_servable() {
             self.served.push(r.id);
         }
-        self.hash = fnv1a(&[self.hash.to_le_bytes(), r.id.to_le_bytes(), r.lat.to_bits().to_le_bytes(), r.lng.to_bits().to_le_bytes()].concat());
+        self.hash = fnv1a_parts(&[&self.hash.to_le_bytes(), &r.id.to_le_bytes(), &r.lat.to_bits().to_le_bytes(), &r.lng.to_bits().to_le_bytes()]);
         if r.sources.iter().count() >= 2 {
             for (s, _) in &r.aliases {
                 *self.corroborated.entry(*s).or_default() += 1;

@@ -135,7 +135,12 @@ impl BrandBuckets {
 
     /// Whether any import gave brand `b` rows.
     fn has_rows(&self, b: usize) -> bool {
-        !self.rows[b].is_empty() || self.later.iter().any(|part| !part[b].is_empty())
+        self.row_count(b) > 0
+    }
+
+    /// Brand `b`'s rows over every import.
+    fn row_count(&self, b: usize) -> usize {
+        self.rows[b].len() + self.later.iter().map(|part| part[b].len()).sum::<usize>()
     }
 
     /// Brand `b`'s rows of every import, in the order the imports were appended, moved out
@@ -178,9 +183,16 @@ impl BrandBuckets {
     }
 }
 
-/// Brands reconciled ahead of the one whose rows go into the snapshot next, per core: every
-/// core stays busy past a big brand, and the rows made but not yet handed on stay few.
+/// Brands reconciled ahead of the one whose rows go into the snapshot next, per core, whatever
+/// their size: every core stays busy past a big brand, and the rows made but not yet handed on
+/// stay few.
 const AHEAD_PER_CORE: usize = 2;
+
+/// Past those, brands may start while the source rows from the next one to theirs are at most
+/// this share of all: the many small brands after the big ones (each a moment's work, where two
+/// per core left cores waiting on the thread that hands rows on) run ahead, big ones do not
+/// (rows waiting cost memory, and the build's peak is near here).
+const AHEAD_ROW_SHARE: usize = 256;
 
 impl Reconciler<'_> {
     /// All rows at once: for tests and small imports.
@@ -202,10 +214,18 @@ impl Reconciler<'_> {
         stats.previous_rows = self.previous.map_or(0, |p| p.rows() as u64);
         let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| buckets.has_rows(b as usize)).collect();
         let ahead = AHEAD_PER_CORE * std::thread::available_parallelism().map_or(2, |n| n.get());
+        // Source rows before each brand of `brands`.
+        let before: Vec<usize> = std::iter::once(0)
+            .chain(brands.iter().scan(0, |sum, &b| {
+                *sum += buckets.row_count(b as usize);
+                Some(*sum)
+            }))
+            .collect();
+        let row_budget = before[brands.len()] / AHEAD_ROW_SHARE;
         let buckets = Mutex::new(buckets);
         parallel_stream(
             &brands,
-            |next, i| i < next + ahead,
+            |next, i| i < next + ahead || before[i + 1] - before[next] <= row_budget,
             |&b| {
                 let bucket = buckets.lock().unwrap_or_else(|e| e.into_inner()).take_brand(b as usize);
                 let rows: Vec<BucketRow> = bucket.iter().collect();

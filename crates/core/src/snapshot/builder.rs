@@ -113,11 +113,15 @@ impl SnapshotBuilder {
 
     pub fn push(&mut self, r: &RowBuilder) {
         assert!((r.brand as usize) < self.brands.len(), "row names brand {} of {}", r.brand, self.brands.len());
-        let next = self.countries.len() as u16;
-        let country = *self.country_ids.entry(r.country.clone()).or_insert_with(|| {
-            self.countries.push(r.country.clone());
-            next
-        });
+        let country = match self.country_ids.get(&r.country) {
+            Some(&c) => c,
+            None => {
+                let next = self.countries.len() as u16;
+                self.countries.push(r.country.clone());
+                self.country_ids.insert(r.country.clone(), next);
+                next
+            }
+        };
         let start = self.alias_source.len() as u32;
         for (s, id) in &r.aliases {
             self.alias_source.push(*s as u8);
@@ -185,16 +189,8 @@ impl SnapshotBuilder {
         for r in &mut self.rows {
             r.country = renumber[r.country as usize];
         }
-        let countries = &self.countries;
-        self.rows.sort_by(|a, b| {
-            (a.brand, &countries[a.country as usize], a.lat.to_bits(), a.lng.to_bits(), a.id).cmp(&(
-                b.brand,
-                &countries[b.country as usize],
-                b.lat.to_bits(),
-                b.lng.to_bits(),
-                b.id,
-            ))
-        });
+        // Country ids now follow the codes' order, so comparing ids compares codes.
+        self.rows.sort_by_key(|r| (r.brand, r.country, r.lat.to_bits(), r.lng.to_bits(), r.id));
         for b in &mut self.brands {
             b.row_start = 0;
             b.row_end = 0;
@@ -232,9 +228,8 @@ impl SnapshotBuilder {
             alias_id.extend(self.alias_id[a..b].iter().map(|&id| relayout.id(id)));
         }
         alias_start.push(alias_source.len() as u32);
+        (self.alias_source, self.alias_id) = (Vec::new(), Vec::new());
         let strings = relayout.finish();
-        drop(interned);
-        let (blob, offsets) = strings.parts();
         let rows = &self.rows;
         let n = rows.len();
 
@@ -245,8 +240,8 @@ impl SnapshotBuilder {
         w.json("cities", &self.cities)?;
         w.json("tickers", &self.tickers)?;
         w.json("countries", &self.countries)?;
-        w.raw("str_blob", blob.as_bytes());
-        w.pod("str_offsets", offsets);
+        w.made("str_blob", strings.blob_len(), |sink| strings.write_blob(sink));
+        w.pod("str_offsets", strings.offsets());
         w.column("lat", n, |i| rows[i].lat);
         w.column("lng", n, |i| rows[i].lng);
         w.column("id", n, |i| rows[i].id);

@@ -37,6 +37,44 @@ impl Body<'_> {
 /// Values a column is written in at a time.
 const COLUMN_SLICE: usize = 1 << 16;
 
+/// Bytes handed to the file's writer thread at a time.
+const WRITE_CHUNK: usize = 1 << 20;
+
+/// Gathers bytes into chunks and hands each full one to the writer thread. Dropping it (made
+/// or failed) closes the channel, which ends the writer.
+struct Chunked {
+    buf: Vec<u8>,
+    to_file: std::sync::mpsc::SyncSender<Vec<u8>>,
+}
+
+impl Chunked {
+    fn send(&mut self) -> std::io::Result<()> {
+        let full = std::mem::replace(&mut self.buf, Vec::with_capacity(WRITE_CHUNK));
+        // A closed channel means the writer stopped on an error, which the join reports.
+        self.to_file.send(full).map_err(|_| std::io::Error::other("the snapshot writer stopped"))
+    }
+
+    fn write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        while !bytes.is_empty() {
+            let room = WRITE_CHUNK - self.buf.len();
+            let (now, rest) = bytes.split_at(room.min(bytes.len()));
+            self.buf.extend_from_slice(now);
+            bytes = rest;
+            if self.buf.len() == WRITE_CHUNK {
+                self.send()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.send()
+    }
+}
+
 #[derive(Default)]
 pub(super) struct SectionWriter<'a> {
     sections: Vec<([u8; 16], Body<'a>)>,
@@ -55,6 +93,10 @@ impl<'a> SectionWriter<'a> {
         // Little-endian on every platform we build for; the magic check would catch a
         // big-endian reader through the version field.
         self.raw(name, bytemuck::cast_slice(v));
+    }
+    /// A section of `len` bytes that `make` writes to the sink it is given.
+    pub(super) fn made(&mut self, name: &str, len: usize, make: impl Fn(&mut Sink<'_>) -> std::io::Result<()> + 'a) {
+        self.push(name, Body::Made(len, Box::new(make)));
     }
     /// A column of `n` values, `value(i)` each, made as it is written.
     pub(super) fn column<T: bytemuck::Pod>(&mut self, name: &str, n: usize, value: impl Fn(usize) -> T + 'a) {
@@ -94,39 +136,57 @@ impl<'a> SectionWriter<'a> {
         let tmp = temp_path(path);
         let written = (|| {
             let file = std::fs::File::create(&tmp)?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-            let mut crc = crc32fast::Hasher::new();
-            crc.update(&table);
-            out.write_all(&table)?;
-            let mut written = table.len();
-            let last = self.sections.len() - 1;
-            for (i, (name, body)) in self.sections.iter().enumerate() {
-                let pad = &[0u8; 8][..align8(written) - written];
-                crc.update(pad);
-                out.write_all(pad)?;
-                if i == last {
-                    let mut sum = [0u8; 8];
-                    sum[..4].copy_from_slice(&crc.clone().finalize().to_le_bytes());
-                    out.write_all(&sum)?;
-                } else {
-                    let mut n = 0usize;
-                    let mut sink = |bytes: &[u8]| {
-                        crc.update(bytes);
-                        n += bytes.len();
-                        out.write_all(bytes)
-                    };
-                    match body {
-                        Body::Bytes(b) => sink(b)?,
-                        Body::Made(_, make) => make(&mut sink)?,
+            // The bytes go to the file from a thread of their own, a megabyte at a time, while
+            // the next are made: the kernel's copy into the page cache was a third of this
+            // step, done between the columns on the one thread that makes them.
+            std::thread::scope(|scope| {
+                let (to_file, from_maker) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+                let writer = scope.spawn(move || -> std::io::Result<()> {
+                    let mut file = file;
+                    for buf in from_maker {
+                        file.write_all(&buf)?;
                     }
-                    if n != body.len() {
-                        let name = String::from_utf8_lossy(name).trim_end_matches('\0').to_string();
-                        return Err(std::io::Error::other(format!("section {name} made {n} bytes where its length is {}", body.len())));
+                    file.sync_all()
+                });
+                let made = (|| {
+                    let mut out = Chunked { buf: Vec::with_capacity(WRITE_CHUNK), to_file };
+                    let mut crc = crc32fast::Hasher::new();
+                    crc.update(&table);
+                    out.write_all(&table)?;
+                    let mut written = table.len();
+                    let last = self.sections.len() - 1;
+                    for (i, (name, body)) in self.sections.iter().enumerate() {
+                        let pad = &[0u8; 8][..align8(written) - written];
+                        crc.update(pad);
+                        out.write_all(pad)?;
+                        if i == last {
+                            let mut sum = [0u8; 8];
+                            sum[..4].copy_from_slice(&crc.clone().finalize().to_le_bytes());
+                            out.write_all(&sum)?;
+                        } else {
+                            let mut n = 0usize;
+                            let mut sink = |bytes: &[u8]| {
+                                crc.update(bytes);
+                                n += bytes.len();
+                                out.write_all(bytes)
+                            };
+                            match body {
+                                Body::Bytes(b) => sink(b)?,
+                                Body::Made(_, make) => make(&mut sink)?,
+                            }
+                            if n != body.len() {
+                                let name = String::from_utf8_lossy(name).trim_end_matches('\0').to_string();
+                                return Err(std::io::Error::other(format!("section {name} made {n} bytes where its length is {}", body.len())));
+                            }
+                        }
+                        written += pad.len() + body.len();
                     }
-                }
-                written += pad.len() + body.len();
-            }
-            out.into_inner().map_err(|e| e.into_error())?.sync_all()
+                    out.flush()
+                })();
+                // The writer's own error first: it is why the maker's sends failed.
+                let wrote = writer.join().unwrap_or_else(|_| Err(std::io::Error::other("the snapshot writer thread panicked")));
+                wrote.and(made)
+            })
         })();
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);

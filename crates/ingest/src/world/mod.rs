@@ -23,7 +23,6 @@ pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 use crate::catalog::Catalog;
 use crate::error::{IngestError, Result};
 use crate::land::LandMask;
-use crate::parallel::parallel_map_from;
 use crate::reference::{City, Zip};
 
 /// The knobs that place the scale-1 world near the contract's figures (about 6.9M pool
@@ -232,15 +231,30 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
     // clash with an earlier one's), rendered a batch at a time on every core and written in
     // rank order: memory stays bounded, the files do not depend on thread timing or on where
     // batches end, and generation goes on while a batch is rendered and written.
+    // A batch's brands are rendered on every core and each written as soon as it and those
+    // before it are rendered, so the writes overlap the rendering (the last batch's writes had
+    // the other cores idle).
+    let renderer = writers.renderer();
     let mut render = |waiting: &mut Vec<(usize, BrandWorld, Option<String>)>, writers: &mut write::SourceWriters| -> Result<()> {
-        let files = parallel_map_from(2, waiting, |(r, w, spider)| writers.render(&catalog.brands[*r], w, cities, spider.as_deref()));
-        for ((_, w, _), f) in waiting.drain(..).zip(files) {
+        let mut failed = None;
+        crate::parallel::parallel_stream(
+            waiting,
+            |_, _| true,
+            |(r, w, spider)| renderer.render(&catalog.brands[*r], w, cities, spider.as_deref()),
+            |files| match files.and_then(|f| writers.write(f)) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            },
+        );
+        for (_, w, _) in waiting.drain(..) {
             with_stores += !w.stores.is_empty() as u64;
             stores += w.stores.len() as u64;
             closed += w.stores.iter().filter(|s| s.closed).count() as u64;
-            writers.write(f?)?;
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     };
     crate::parallel::parallel_stream(
         &ranks,

@@ -108,43 +108,14 @@ fn round6(v: f64) -> f64 {
     (v * 1e6).round() / 1e6
 }
 
-impl SourceWriters {
-    pub fn new(dir: &Path, seed: u64, as_of: i64) -> Result<SourceWriters> {
-        // A previous build's files (an ATP spider that no longer exists, say) must not leak
-        // into this one: the folder is the generator's alone.
-        if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(|e| IngestError::io(dir.display(), e))?;
-        }
-        let osm = osm::OsmWriter::new(dir)?;
-        let atp = atp::AtpWriter::new(dir)?;
-        let mut truth = create(&dir.join("truth.csv"))?;
-        writeln!(truth, "source,source_id,store,closed").map_err(|e| IngestError::io("truth.csv", e))?;
-        let mut churn = create(&dir.join(super::CHURN_TRUTH_FILE))?;
-        writeln!(churn, "store,opened,closed").map_err(|e| IngestError::io(super::CHURN_TRUTH_FILE, e))?;
-        let path = dir.join(super::BRAND_TRUTH_FILE);
-        let brand_truth = csv::Writer::from_path(&path).map_err(|e| IngestError::file(path.display(), e))?;
-        Ok(SourceWriters {
-            osm,
-            atp,
-            overture: overture::OvertureColumns::default(),
-            fsq: fsq::FsqColumns::default(),
-            overture_file: parquet::GroupedFile::new(dir.join("overture/places.parquet")),
-            fsq_file: parquet::GroupedFile::new(dir.join("fsq/places.parquet")),
-            truth,
-            churn,
-            brand_truth,
-            seed,
-            as_of,
-            counts: [0; 4],
-        })
-    }
+/// Renders brands into their share of each file; see [`SourceWriters::renderer`].
+#[derive(Clone, Copy)]
+pub struct Renderer {
+    seed: u64,
+    as_of: i64,
+}
 
-    /// Names the spider of a brand AllThePlaces sees, before the brand is rendered: names are
-    /// given in rank order, one brand at a time (two brands may want the same one).
-    pub fn spider(&mut self, brand: &CatalogBrand, world: &BrandWorld) -> Option<String> {
-        world.sightings.iter().any(|s| s.source == SourceType::Atp).then(|| self.atp.name(brand))
-    }
-
+impl Renderer {
     /// Renders a brand's share of every file, touching no writer: brands render on every core
     /// at once and are written in rank order by [`SourceWriters::write`], so the files are the
     /// same byte for byte whatever the thread count.
@@ -198,6 +169,50 @@ impl SourceWriters {
             out.atp = Some((spider.name().to_string(), spider.file(self.as_of)?));
         }
         Ok(out)
+    }
+}
+
+impl SourceWriters {
+    pub fn new(dir: &Path, seed: u64, as_of: i64) -> Result<SourceWriters> {
+        // A previous build's files (an ATP spider that no longer exists, say) must not leak
+        // into this one: the folder is the generator's alone.
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| IngestError::io(dir.display(), e))?;
+        }
+        let osm = osm::OsmWriter::new(dir)?;
+        let atp = atp::AtpWriter::new(dir)?;
+        let mut truth = create(&dir.join("truth.csv"))?;
+        writeln!(truth, "source,source_id,store,closed").map_err(|e| IngestError::io("truth.csv", e))?;
+        let mut churn = create(&dir.join(super::CHURN_TRUTH_FILE))?;
+        writeln!(churn, "store,opened,closed").map_err(|e| IngestError::io(super::CHURN_TRUTH_FILE, e))?;
+        let path = dir.join(super::BRAND_TRUTH_FILE);
+        let brand_truth = csv::Writer::from_path(&path).map_err(|e| IngestError::file(path.display(), e))?;
+        Ok(SourceWriters {
+            osm,
+            atp,
+            overture: overture::OvertureColumns::default(),
+            fsq: fsq::FsqColumns::default(),
+            overture_file: parquet::GroupedFile::new(dir.join("overture/places.parquet")),
+            fsq_file: parquet::GroupedFile::new(dir.join("fsq/places.parquet")),
+            truth,
+            churn,
+            brand_truth,
+            seed,
+            as_of,
+            counts: [0; 4],
+        })
+    }
+
+    /// Names the spider of a brand AllThePlaces sees, before the brand is rendered: names are
+    /// given in rank order, one brand at a time (two brands may want the same one).
+    pub fn spider(&mut self, brand: &CatalogBrand, world: &BrandWorld) -> Option<String> {
+        world.sightings.iter().any(|s| s.source == SourceType::Atp).then(|| self.atp.name(brand))
+    }
+
+    /// What rendering a brand needs of the writers (brands render on every core while the
+    /// writers write the ones before them).
+    pub fn renderer(&self) -> Renderer {
+        Renderer { seed: self.seed, as_of: self.as_of }
     }
 
     /// Writes a rendered brand after the ones written before it.
