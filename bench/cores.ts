@@ -64,13 +64,16 @@ ${rows.join('\n')}
 | **whole build** | **${w1.toFixed(1)}** | **${w2.toFixed(1)}** | **${(w1 / w2).toFixed(2)}x** | ${(pAll * 100).toFixed(0)} % | ${at(pAll, 16).toFixed(1)}x |
 
 The parallel steps (generating each brand's world, matching rows to brands, reconciling each brand) deal brands to one thread per core,
-each taking the next brand, and hand their results on in brand order as soon as they and those before them are done (generation and
-reconciliation no longer wait at the end of each block of brands for its biggest one); the border index (a quarter-degree grid, 0.4 s)
-is built beside the tables' loading. The four sources are imported at once, each on a thread of its own and joined in a fixed order (the
-snapshot is the same byte for byte; \`crates/ingest/tests/world/determinism.rs\`), and OpenStreetMap's GeoJSON lines are parsed in
-parallel chunks. History: before 2026-11-27 the imports ran one after another (the whole build 1.62x); in the morning of 2026-11-27 the
-build took 36.5 s on one core and 19.7 s on two (1.86x), most of the parallel work being an R-tree's country lookups in reconciliation
-and its bulk load; with the grid the one-core build is 2.9 times faster and what stays serial weighs more. What bounds the cores: each
-source's file read in order (OpenStreetMap's is the longest), the snapshot write (one thread), the rows' packing into the snapshot's
-columns in brand order on the calling thread, the generated files written in rank order, and the biggest brands, each one thread's work.`,
+each taking the next brand, and hand their results on in brand order as soon as they and those before them are done; the border index
+(a quarter-degree grid, 0.4 s) is built beside the tables' loading. The four sources are imported at once, each on a thread of its
+own and joined in a fixed order (the snapshot is the same byte for byte; \`crates/ingest/tests/world/determinism.rs\`); OpenStreetMap's
+GeoJSON sequence is read in 1 MiB spans of whole lines and AllThePlaces' spider files one per task, parsed on every core while what is
+already parsed is kept in file order on the calling thread. The thread that packs reconciled rows into the snapshot interns their
+text by foldhash, the snapshot's bytes go to the file from a thread of their own, and a generation batch's brands are written as each
+is rendered. History: before 2026-11-27 the imports ran one after another (the whole build 1.62x); in the morning of 2026-11-27 the
+build took 36.5 s on one core and 19.7 s on two (1.86x), most of the parallel work being an R-tree's country lookups; with the grid
+(afternoon) 13.3 and 8.4 s (1.57x), what stayed serial weighing more; the streaming imports, the faster interning and the write
+thread (evening) took the serial parts down. What bounds the cores now: the writes of the generated files in rank order and the
+rows' packing into the snapshot on one thread (each beside the parallel work, no longer between it), the snapshot's sort and string
+relayout (one thread, about 0.3 s), and the biggest brands, each one thread's work.`,
 );
