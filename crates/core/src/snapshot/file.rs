@@ -40,6 +40,9 @@ const COLUMN_SLICE: usize = 1 << 16;
 /// Bytes handed to the file's writer thread at a time.
 const WRITE_CHUNK: usize = 1 << 20;
 
+/// What the maker's sends fail with once the writer has stopped (on its own error).
+const WRITER_STOPPED: std::io::ErrorKind = std::io::ErrorKind::BrokenPipe;
+
 /// Gathers bytes into chunks and hands each full one to the writer thread. Dropping it (made
 /// or failed) closes the channel, which ends the writer.
 struct Chunked {
@@ -51,7 +54,7 @@ impl Chunked {
     fn send(&mut self) -> std::io::Result<()> {
         let full = std::mem::replace(&mut self.buf, Vec::with_capacity(WRITE_CHUNK));
         // A closed channel means the writer stopped on an error, which the join reports.
-        self.to_file.send(full).map_err(|_| std::io::Error::other("the snapshot writer stopped"))
+        self.to_file.send(full).map_err(|_| std::io::Error::new(WRITER_STOPPED, "the snapshot writer stopped"))
     }
 
     fn write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
@@ -141,12 +144,12 @@ impl<'a> SectionWriter<'a> {
             // step, done between the columns on the one thread that makes them.
             std::thread::scope(|scope| {
                 let (to_file, from_maker) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
-                let writer = scope.spawn(move || -> std::io::Result<()> {
+                let writer = scope.spawn(move || -> std::io::Result<std::fs::File> {
                     let mut file = file;
                     for buf in from_maker {
                         file.write_all(&buf)?;
                     }
-                    file.sync_all()
+                    Ok(file)
                 });
                 let made = (|| {
                     let mut out = Chunked { buf: Vec::with_capacity(WRITE_CHUNK), to_file };
@@ -183,9 +186,15 @@ impl<'a> SectionWriter<'a> {
                     }
                     out.flush()
                 })();
-                // The writer's own error first: it is why the maker's sends failed.
                 let wrote = writer.join().unwrap_or_else(|_| Err(std::io::Error::other("the snapshot writer thread panicked")));
-                wrote.and(made)
+                match (wrote, made) {
+                    // Synced only when whole: a failed file is removed, not flushed to disk.
+                    (Ok(file), Ok(())) => file.sync_all(),
+                    // The writer's error is why the maker's sends failed.
+                    (Err(w), Err(m)) if m.kind() == WRITER_STOPPED => Err(w),
+                    (_, Err(m)) => Err(m),
+                    (Err(w), Ok(())) => Err(w),
+                }
             })
         })();
         if let Err(e) = written {
@@ -297,5 +306,52 @@ mod tests {
             let name = t.file_name().unwrap().to_string_lossy();
             assert!(name.starts_with(&format!("snapshot.smap.{}.", std::process::id())) && name.ends_with(".tmp"), "{name}");
         }
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("storemap-core-file-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn sections_many_write_chunks_long_read_back_whole() {
+        // Sections that span several of the writer thread's chunks, given and made, each read
+        // back byte for byte under the file's checksum.
+        let dir = scratch("chunks");
+        let path = dir.join("snapshot.smap");
+        let given: Vec<u8> = (0..WRITE_CHUNK * 3 + 12_345).map(|i| (i * 7 % 251) as u8).collect();
+        let values: Vec<u32> = (0..(COLUMN_SLICE * 5 + 3) as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let mut w = SectionWriter::default();
+        w.raw("given", &given);
+        w.column("made", values.len(), |i| values[i]);
+        w.made("pieces", 1_000_003, |sink| (0..1_000_003u32).step_by(1000).try_for_each(|i| sink(&vec![(i % 256) as u8; 1000.min(1_000_003 - i as usize)])));
+        w.finish(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let r = SectionReader::new("t", &bytes).unwrap();
+        assert_eq!(r.bytes("given").unwrap(), &given[..]);
+        assert_eq!(r.pod::<u32>("made", Some(values.len())).unwrap(), values);
+        let pieces = r.bytes("pieces").unwrap();
+        assert_eq!(pieces.len(), 1_000_003);
+        assert!(pieces.chunks(1000).enumerate().all(|(k, c)| c.iter().all(|&b| b == ((k * 1000) % 256) as u8)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_section_of_the_wrong_length_fails_the_write_and_leaves_nothing() {
+        let dir = scratch("short");
+        let path = dir.join("snapshot.smap");
+        std::fs::write(&path, b"the snapshot being served").unwrap();
+        let big = vec![1u8; WRITE_CHUNK * 2];
+        let mut w = SectionWriter::default();
+        w.raw("big", &big);
+        w.made("short", 10, |sink| sink(b"12345"));
+        let e = w.finish(&path).unwrap_err().to_string();
+        assert!(e.contains("section short made 5 bytes where its length is 10"), "{e}");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("snapshot.smap")], "no temp file left beside the snapshot");
+        assert_eq!(std::fs::read(&path).unwrap(), b"the snapshot being served");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

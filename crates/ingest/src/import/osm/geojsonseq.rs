@@ -21,17 +21,22 @@ struct Feature {
     properties: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Bytes of the file one parse job takes: whole lines, those that start within its span. Jobs
-/// run on every core while the lines already parsed are kept or skipped in file order on the
-/// calling thread (the duplicate check, the report and the rows' order need that order), so
-/// reading, parsing and keeping overlap and no line is copied on its own.
+/// Bytes of the file one parse job takes at most: whole lines, those that start within its
+/// span. Jobs run on every core while the lines already parsed are kept or skipped in file order
+/// on the calling thread (the duplicate check, the report and the rows' order need that order),
+/// so reading, parsing and keeping overlap and no line is copied on its own.
 const CHUNK_BYTES: u64 = 1 << 20;
+
+/// ... and at least, where a smaller file is cut in four jobs per core.
+const CHUNK_BYTES_MIN: u64 = 64 << 10;
 
 /// Parse jobs done or running ahead of the one being kept, per core.
 const CHUNKS_AHEAD_PER_CORE: usize = 2;
 
 pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
-    read_in_chunks(file, CHUNK_BYTES, name, report, seen, out)
+    let size = std::fs::metadata(file).map_err(|e| IngestError::io(name, e))?.len();
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+    read_in_chunks(file, (size / (4 * cores)).clamp(CHUNK_BYTES_MIN, CHUNK_BYTES), name, report, seen, out)
 }
 
 fn read_in_chunks(file: &Path, chunk_bytes: u64, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
