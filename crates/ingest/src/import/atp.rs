@@ -73,10 +73,10 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
     let is_zip = |f: &std::path::PathBuf| f.to_string_lossy().ends_with(".zip");
     let ahead = FILES_AHEAD_PER_CORE * std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut rest = files.as_slice();
-    let mut pending: Vec<SourceRow> = Vec::new();
+    let mut out = super::Batcher::new(sink);
     while let Some(first) = rest.first() {
         if is_zip(first) {
-            read_zip(first, &first.display().to_string(), &mut report, sink)?;
+            read_zip(first, &first.display().to_string(), &mut report, &mut |rows| out.extend(rows))?;
             rest = &rest[1..];
             continue;
         }
@@ -98,10 +98,7 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
             |parsed| match parsed {
                 Ok((part, rows)) => {
                     report.merge(part);
-                    pending.extend(rows);
-                    if pending.len() >= super::BATCH_ROWS {
-                        sink(std::mem::take(&mut pending));
-                    }
+                    out.extend(rows);
                     ControlFlow::Continue(())
                 }
                 Err(e) => {
@@ -113,8 +110,8 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
         if let Some(e) = failed {
             return Err(e);
         }
-        sink(std::mem::take(&mut pending));
     }
+    out.flush();
     Ok(report)
 }
 

@@ -7,7 +7,8 @@ use polars_arrow::array::StaticArray;
 use polars_error::{polars_bail, PolarsResult};
 use storemap_core::{parse_iso, SourceType};
 
-use super::parquet::{f64_col, list_first_str, missing_columns, str_col, str_col_any, Batches, Frame};
+use super::parquet::{f64_col, list_first_str, missing_columns, str_col, str_col_any, Frame};
+use super::Batcher;
 use crate::error::Result;
 use crate::source_row::{clean, valid_point, Skip, Skipped};
 use crate::{ImportReport, SourceRow};
@@ -27,7 +28,7 @@ pub fn import_fsq_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
 /// 2024-11 release; either will do.
 const REQUIRED: [&str; 3] = ["name", "latitude", "longitude"];
 
-fn read_rows(df: &Frame, file: &str, rows: &mut Batches, report: &mut ImportReport) -> PolarsResult<()> {
+fn read_rows(df: &Frame, file: &str, rows: &mut Batcher, report: &mut ImportReport) -> PolarsResult<()> {
     let mut missing = missing_columns(df, &REQUIRED);
     if missing_columns(df, &["fsq_place_id"]).len() + missing_columns(df, &["fsq_id"]).len() == 2 {
         missing.insert(0, "fsq_place_id".into());

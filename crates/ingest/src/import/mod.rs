@@ -18,15 +18,49 @@ mod wkb;
 /// 4,096, in the same time).
 const BATCH_ROWS: usize = 4_096;
 
+use std::path::{Path, PathBuf};
+
+use crate::error::{IngestError, Result};
+use crate::SourceRow;
+
+/// Collects an importer's rows and hands them to its sink [`BATCH_ROWS`] at a time.
+pub(crate) struct Batcher<'s> {
+    rows: Vec<SourceRow>,
+    sink: &'s mut dyn FnMut(Vec<SourceRow>),
+    /// Rows handed on so far.
+    pub handed: u64,
+}
+
+impl<'s> Batcher<'s> {
+    pub fn new(sink: &'s mut dyn FnMut(Vec<SourceRow>)) -> Batcher<'s> {
+        Batcher { rows: Vec::new(), sink, handed: 0 }
+    }
+
+    pub fn push(&mut self, row: SourceRow) {
+        self.rows.push(row);
+        if self.rows.len() == BATCH_ROWS {
+            self.flush();
+        }
+    }
+
+    pub fn extend(&mut self, rows: impl IntoIterator<Item = SourceRow>) {
+        rows.into_iter().for_each(|r| self.push(r));
+    }
+
+    /// Hands on the rows collected so far (so none wait past the end of a file or an import).
+    pub fn flush(&mut self) {
+        if !self.rows.is_empty() {
+            self.handed += self.rows.len() as u64;
+            (self.sink)(std::mem::take(&mut self.rows));
+        }
+    }
+}
+
 pub use atp::{import_atp, import_atp_into};
 pub use fields::PLACE_KEYS;
 pub use fsq::{import_fsq, import_fsq_into};
 pub use osm::{import_osm, import_osm_into};
 pub use overture::{import_overture, import_overture_into};
-
-use std::path::{Path, PathBuf};
-
-use crate::error::{IngestError, Result};
 
 /// A file, or every file with one of `exts` below a folder, subfolders included (Overture's
 /// release is a hive-partitioned tree, `theme=places/type=place/*.parquet`), sorted so imports

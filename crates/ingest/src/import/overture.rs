@@ -9,8 +9,9 @@ use polars_arrow::datatypes::ArrowDataType;
 use polars_error::{polars_bail, PolarsResult};
 use storemap_core::{parse_iso, SourceType};
 
-use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2, Batches, Frame};
+use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2, Frame};
 use super::wkb;
+use super::Batcher;
 use crate::error::Result;
 use crate::source_row::{clean, Skip, Skipped};
 use crate::{ImportReport, SourceRow};
@@ -27,7 +28,7 @@ pub fn import_overture_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -
     super::parquet::import_files(path, SourceType::Overture, read_rows, sink)
 }
 
-fn read_rows(df: &Frame, file: &str, rows: &mut Batches, report: &mut ImportReport) -> PolarsResult<()> {
+fn read_rows(df: &Frame, file: &str, rows: &mut Batcher, report: &mut ImportReport) -> PolarsResult<()> {
     let missing = missing_columns(df, &["id", "geometry"]);
     if !missing.is_empty() {
         polars_bail!(ColumnNotFound: "not an Overture places file: missing column(s) {}", missing.join(", "));

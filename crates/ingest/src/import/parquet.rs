@@ -18,6 +18,7 @@ use polars_buffer::Buffer;
 use polars_error::{polars_bail, PolarsResult};
 use polars_parquet::read::{column_iter_to_arrays, infer_schema, read_metadata, BasicDecompressor, FileMetadata, PageReader};
 
+use super::Batcher;
 use crate::error::{IngestError, Result};
 use crate::{ImportReport, SourceRow};
 
@@ -28,11 +29,11 @@ use crate::{ImportReport, SourceRow};
 pub fn import_files(
     path: &Path,
     source: storemap_core::SourceType,
-    read_rows: fn(&Frame, &str, &mut Batches, &mut ImportReport) -> PolarsResult<()>,
+    read_rows: fn(&Frame, &str, &mut Batcher, &mut ImportReport) -> PolarsResult<()>,
     sink: &mut dyn FnMut(Vec<SourceRow>),
 ) -> Result<ImportReport> {
     let mut report = ImportReport::new(source);
-    let mut batches = Batches { rows: Vec::new(), sink, kept: 0 };
+    let mut batches = Batcher::new(sink);
     for file in super::input_files(path, &[".parquet"])? {
         let name = file.display().to_string();
         report.files += 1;
@@ -47,31 +48,8 @@ pub fn import_files(
             batches.flush();
         }
     }
-    report.rows_kept += batches.kept;
+    report.rows_kept += batches.handed;
     Ok(report)
-}
-
-/// Where a Parquet importer puts its rows.
-pub struct Batches<'s> {
-    rows: Vec<SourceRow>,
-    sink: &'s mut dyn FnMut(Vec<SourceRow>),
-    kept: u64,
-}
-
-impl Batches<'_> {
-    pub fn push(&mut self, row: SourceRow) {
-        self.rows.push(row);
-        if self.rows.len() == super::BATCH_ROWS {
-            self.flush();
-        }
-    }
-
-    fn flush(&mut self) {
-        if !self.rows.is_empty() {
-            self.kept += self.rows.len() as u64;
-            (self.sink)(std::mem::take(&mut self.rows));
-        }
-    }
 }
 
 /// An open Parquet file: its footer and its Arrow schema.

@@ -220,7 +220,7 @@ mod tests {
         let mut sink = |batch: Vec<SourceRow>| rows.extend(batch.into_iter().map(|r| r.source_id));
         let mut out = Batcher::new(&mut sink);
         read_in_chunks(file, bytes, "f", &mut report, &mut seen, &mut out).unwrap();
-        out.finish();
+        out.flush();
         (rows, report)
     }
 

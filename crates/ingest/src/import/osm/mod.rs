@@ -14,6 +14,7 @@ use storemap_core::SourceType;
 
 use super::fields::{Tags, PLACE_KEYS};
 use super::geometry::Lonlat;
+pub(crate) use super::Batcher;
 use crate::error::{IngestError, Result};
 use crate::source_row::{Skip, Skipped};
 use crate::{ImportReport, SourceRow};
@@ -79,29 +80,6 @@ impl Seen {
     }
 }
 
-/// Collects rows and hands them to the sink in batches.
-pub(crate) struct Batcher<'s> {
-    rows: Vec<SourceRow>,
-    sink: &'s mut dyn FnMut(Vec<SourceRow>),
-}
-
-impl<'s> Batcher<'s> {
-    pub fn new(sink: &'s mut dyn FnMut(Vec<SourceRow>)) -> Batcher<'s> {
-        Batcher { rows: Vec::with_capacity(1024), sink }
-    }
-
-    pub fn push(&mut self, row: SourceRow) {
-        self.rows.push(row);
-        if self.rows.len() == super::BATCH_ROWS {
-            (self.sink)(std::mem::replace(&mut self.rows, Vec::with_capacity(super::BATCH_ROWS)));
-        }
-    }
-
-    pub fn finish(self) {
-        (self.sink)(self.rows);
-    }
-}
-
 pub fn import_osm(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
     let mut rows = Vec::new();
     let report = import_osm_into(path, &mut |batch| rows.extend(batch))?;
@@ -131,6 +109,6 @@ pub fn import_osm_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
             geojsonseq::read(&file, &name, &mut report, &mut seen, &mut out)?;
         }
     }
-    out.finish();
+    out.flush();
     Ok(report)
 }
