@@ -229,11 +229,10 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
     let mut failed: Option<IngestError> = None;
     // Brands are generated on every core, handed on in rank order (a spider's name must not
     // clash with an earlier one's), rendered a batch at a time on every core and written in
-    // rank order: memory stays bounded, the files do not depend on thread timing or on where
-    // batches end, and generation goes on while a batch is rendered and written.
-    // A batch's brands are rendered on every core and each written as soon as it and those
-    // before it are rendered, so the writes overlap the rendering (the last batch's writes had
-    // the other cores idle).
+    // rank order, each brand as soon as it and those before it are rendered: memory stays
+    // bounded, the files do not depend on thread timing or on where batches end, generation goes
+    // on while a batch is rendered, and the writes overlap the rendering (the last batch's
+    // writes had the other cores idle).
     let renderer = writers.renderer();
     let mut render = |waiting: &mut Vec<(usize, BrandWorld, Option<String>)>, writers: &mut write::SourceWriters| -> Result<()> {
         let mut failed = None;
