@@ -60,7 +60,9 @@ test('a request beyond the work bound is 400 naming the limit, whatever the bala
 });
 
 test('a request whose time runs out while it waits for the pool is answered 503 TIMEOUT and leaves the queue: its work never starts', async (t) => {
-  const s = await startServer(t, { env: { ...HOOKS, STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_REQUEST_TIMEOUT_MS: '300' } });
+  // The limit is long enough that the queued request is seen waiting before it runs out on a
+  // loaded machine (timers fire before I/O after a stall), and short enough to wait out.
+  const s = await startServer(t, { env: { ...HOOKS, STOREMAP_NATIVE_CONCURRENCY: '1', STOREMAP_REQUEST_TIMEOUT_MS: '3000' } });
   const k = await s.keys.create({ plan: 'enterprise', credits: 100 });
   const holder = holdSlot(s, 'hold-timeout');
   await waitForPool(s, (d) => d.running === 1);

@@ -79,7 +79,9 @@ test.serial('a write lock held by another process: 503 SERVICE_BUSY within about
   t.true(health.length >= 3, `only ${health.length} health checks answered while the request waited`);
   health.sort((a, b) => a - b);
   t.true(health[Math.floor(health.length / 2)]! < 100, `median /healthz ${Math.round(health[Math.floor(health.length / 2)]!)} ms`);
-  t.true(health.at(-1)! < 500, `slowest /healthz ${Math.round(health.at(-1)!)} ms: the event loop was blocked`);
+  // Blocked for the whole wait (a busy timeout inside SQLite), one check would take the whole
+  // second; a loaded machine's stall of a few hundred ms is not that.
+  t.true(health.at(-1)! < 900, `slowest /healthz ${Math.round(health.at(-1)!)} ms: the event loop was blocked`);
 
   await lock.release();
   // Nothing was charged or recorded for the request the ledger could not take.

@@ -39,7 +39,7 @@ test('a person sends a PNG request from the page and sees the map, the curl comm
 
   // The autocomplete offers the brand once part of it is typed.
   await page.type('#f-brand', 'Starb');
-  await page.waitForFunction(() => [...document.querySelectorAll('#brand-suggestions option')].some((o) => (o as HTMLOptionElement).value === 'Starbucks'), { timeout: 10_000 });
+  await page.waitForFunction(() => [...document.querySelectorAll('#brand-suggestions option')].some((o) => (o as HTMLOptionElement).value === 'Starbucks'), { timeout: 60_000 });
   await fill(page, '#f-brand', 'Starbucks');
   await page.select('#f-format', 'png');
   await fill(page, '#f-width', '640');

@@ -113,11 +113,15 @@ const smallRequest = (s: TestServer, key: string) =>
 // A charge that has gone to the ledger decides its request (ts/http/charged.ts): the request's
 // deadline passing while the charge waits on the key's row lock must not answer and record it
 // a second time beside the row the charge writes. The gate: another transaction holds the
-// key's row until the charge is seen waiting on it, and for 2.5 deadlines more (charge_many's
-// lock_timeout, 5 s, is longer).
+// key's row until the charge is seen waiting on it, and for 2.5 s more, past the 2 s deadline
+// (charge_many's lock_timeout, 5 s, is longer).
 test("a charge held on its key's row past the request's deadline settles the request: one answer, one usage row, charged once", async (t) => {
   const db = await startPostgres(t);
-  const s = await startServer(t, { postgresUrl: db.url, env: { STOREMAP_REQUEST_TIMEOUT_MS: '1000' } });
+  const s = await startServer(t, { postgresUrl: db.url, env: { STOREMAP_REQUEST_TIMEOUT_MS: '2000' } });
+  // Warm (the pool's connections, the query) on a key of its own, so that the request reaches
+  // its charge well within its deadline on a loaded machine.
+  const warm = await s.keys.create({ plan: 'enterprise', credits: 100 });
+  t.is((await smallRequest(s, warm.key)).status, 200);
   const { key, record, blocker } = await keyRowHeld(t, s);
   const pending = smallRequest(s, key);
   let early: string | undefined;

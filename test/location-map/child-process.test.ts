@@ -6,6 +6,10 @@ import { ERRORS } from '../../ts/api/errors.ts';
 import { openDatabase } from '../../ts/db/database.ts';
 import { postMap, request } from '../helpers/http.ts';
 import { MCD, assertError, childWithKey, lastLines, stillServing } from '../helpers/location-map.ts';
+import { holdSlot, open, waitForPool } from '../helpers/pool.ts';
+
+/** The request time limit of the pool test's server: far longer than its steps take. */
+const TIME_LIMIT_MS = 6_000;
 
 test('routing errors: unknown paths 404 NOT_FOUND, other methods 405 METHOD_NOT_ALLOWED, as JSON, and the server survives them', async (t) => {
   const cases: [string, string, number, keyof typeof ERRORS][][] = [
@@ -47,20 +51,23 @@ test('the native pool: with 1 running and 1 waiting, a third concurrent call get
     STOREMAP_TEST_HOOKS: '1',
     STOREMAP_NATIVE_CONCURRENCY: '1',
     STOREMAP_NATIVE_QUEUE: '1',
-    STOREMAP_REQUEST_TIMEOUT_MS: '2500',
+    STOREMAP_REQUEST_TIMEOUT_MS: String(TIME_LIMIT_MS),
   });
-  const slow = () => request(srv.base, { path: '/api/v1/__test/slow?ms=700' });
-  const first = slow();
-  await new Promise((r) => setTimeout(r, 150));
-  const second = slow();
-  await new Promise((r) => setTimeout(r, 150));
-  const third = await slow();
+  // Slow tasks that hold the pool until the test opens their gate, and the pool's state read
+  // from the server: no step depends on how fast a loaded machine is.
+  const first = holdSlot(srv, 'cp-first');
+  await waitForPool(srv, (d) => d.running === 1 && d.waiting === 0);
+  const second = holdSlot(srv, 'cp-second');
+  await waitForPool(srv, (d) => d.running === 1 && d.waiting === 1);
+  assertError(t, await holdSlot(srv, 'cp-third'), 503, 'SERVICE_BUSY');
+  await open(srv, 'cp-first');
+  await waitForPool(srv, (d) => d.running === 1 && d.waiting === 0); // the second took the slot
+  await open(srv, 'cp-second');
   t.is((await first).status, 200);
   t.is((await second).status, 200);
-  assertError(t, third, 503, 'SERVICE_BUSY');
   // The refused call must leave nothing behind: once its time limit has passed too, the
   // server still answers.
-  await new Promise((r) => setTimeout(r, 2700));
+  await new Promise((r) => setTimeout(r, TIME_LIMIT_MS + 200));
   t.true(await stillServing(srv), `the server process died after the refused call:\n${lastLines(srv.output())}`);
   if (srv.alive()) t.is((await postMap(srv.base, key, { brand: MCD })).status, 200);
 });
