@@ -48,8 +48,11 @@ const EnvSchema = z.object({
   STOREMAP_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(16 * 2 ** 20).default(64 * 1024),
   /** A request still running after this gets 503 TIMEOUT and is not charged. */
   STOREMAP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
-  /** Heavy native calls running at once (the libuv pool has 4 threads) and waiting. */
-  STOREMAP_NATIVE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Heavy native calls admitted at once, and waiting. Twice the libuv pool's 4 threads: one
+   * key's fair share (half) then keeps every thread busy, and a thread that finishes a render
+   * finds the next one queued instead of waiting for the busy JS thread to hand it on (with 4,
+   * one key had 2 renders going and a 2-core server drew a fifth fewer images a second). */
+  STOREMAP_NATIVE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   STOREMAP_NATIVE_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
   /** The part of the native slots and of the queue one key may hold (fair share). */
   STOREMAP_NATIVE_KEY_SHARE: z.coerce.number().min(0.01).max(1).default(0.5),

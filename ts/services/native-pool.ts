@@ -1,6 +1,8 @@
-// Bounds concurrent heavy native calls: at most `size` run at once (the libuv pool has four
-// threads, and a fifth call would only queue there, out of sight), at most `queue` wait; past
-// that a request is refused at once instead of piling up.
+// Bounds concurrent heavy native calls: at most `size` are handed to the addon at once (by
+// default twice the libuv pool's threads, so that a thread never waits for this JS thread to
+// hand it the next call: those beyond the threads wait in libuv's queue, their deadlines
+// running from the call), at most `queue` wait here; past that a request is refused at once
+// instead of piling up.
 //
 // Fair share: each owner (an API key) may hold at most `ownerShare` of the running slots and of
 // the queue, and a freed slot goes to the next owner in turn, not to the longest queue. One key
