@@ -6,7 +6,10 @@
 // for free (see bench/render-peers.ts); only their drawing and encoding is timed.
 // Then the encode floor (PNG of an untouched buffer of the same size with our encoder, when the
 // addon has `encodeBlankPng`), and HTTP on loopback with the image cache off: images per second
-// for a 1K-marker light map while a probe GETs /healthz every 20 ms.
+// for a 1K-marker light map while a probe GETs /healthz every 20 ms, beside the addon alone and
+// bare node:http around the same call (bench/bare-render-server.ts), each in a process of its
+// own. The load generator is wrk where installed (`apt-get install wrk`: it leaves a 2-core
+// server its cores), else autocannon.
 //
 //   node --import tsx bench/render.ts [--data-dir data/generated/bench/scale-1]
 import { fork, type ChildProcess } from 'node:child_process';
@@ -16,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { cannonApartCpu } from './http-peers.ts';
+import { hasWrk, wrk, type LoadOptions, type LoadResult } from './wrk.ts';
 import Benchmark from 'benchmark';
 import { PNG } from 'pngjs';
 import { openDatabase } from '../ts/db/database.ts';
@@ -485,6 +489,10 @@ let exited = false;
 child.once('exit', () => (exited = true));
 interface HttpResult {
   body: string;
+  /** The load generator: wrk where installed, else autocannon. */
+  generator: string;
+  /** bench/bare-render-server.ts under the same load: images/s and its CPU per image. */
+  bare: { rps: number; cpu: number | null } | null;
   /** The server process's CPU per image, ms. */
   serverCpu: number | null;
   /** Cores the load generator (autocannon's process, and the probe in this one) used meanwhile. */
@@ -499,22 +507,16 @@ interface HttpResult {
   loaded: { p50: number; p99: number; max: number; n: number; bad: number };
 }
 // The addon's own rate on these cores for the HTTP run's image: 8 renders in flight (as the HTTP
-// run's 8 connections), for 5 s.
+// run's 8 connections), for 5 s, in a fresh process with the server's Node flags (this one holds
+// the peers' scenes and images: its own loop drew fewer a second than the server).
 const [addonRate, addonCpu] = await (async () => {
-  const req: RenderRequest = { ...requestOf(scenes[0], false) };
-  let n = 0;
-  const end = performance.now() + 5_000;
-  const t0 = performance.now();
-  const c0 = cpuMs();
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (performance.now() < end) {
-        await render(renderer, store, req);
-        n++;
-      }
-    }),
-  );
-  return [(n * 1000) / (performance.now() - t0), (cpuMs() - c0) / n];
+  const child = fork(path.join(ROOT, 'bench', 'bare-render-server.ts'), ['0', snapshot, referenceDir], { execArgv: [...serveNodeFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const r = await new Promise<{ rate: number; cpu: number }>((resolve, reject) => {
+    child.once('message', (m: { rate: number; cpu: number }) => resolve(m));
+    child.once('exit', (code) => reject(new Error(`the addon's own run exited with ${code}`)));
+    child.send({ req: requestOf(scenes[0], false), alone: { inFlight: 8, ms: 5_000 } });
+  });
+  return [r.rate, r.cpu];
 })();
 console.log(`addon alone, 8 in flight: ${addonRate.toFixed(0)} images/s, ${addonCpu.toFixed(1)} ms CPU each`);
 /** CPU time a process has used, ms (Linux /proc; null elsewhere). */
@@ -525,6 +527,37 @@ function processCpuMs(pid: number | undefined): number | null {
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return null;
+  }
+}
+
+const WRK = hasWrk();
+/** One load run: wrk where installed (a small share of a core), else autocannon in a process
+ * of its own (about 0.9 of a core at these rates, taken from the server on 2 cores). */
+async function load(url: string, o: LoadOptions): Promise<LoadResult> {
+  if (WRK) return wrk(url, o);
+  const { result, cpuMs } = await cannonApartCpu(url, { ...o, method: o.method as 'POST' });
+  return { rps: result.requests.average, ok: result['2xx'], p50: result.latency.p50, p99: result.latency.p99, bad: result.non2xx + result.errors + result.timeouts, cpuMs };
+}
+/** The bare node:http peer (bench/bare-render-server.ts) drawing `req` for every POST, under the
+ * same load as the service: images/s and its CPU per image. */
+async function bareRun(o: Omit<LoadOptions, 'duration'>, req: RenderRequest): Promise<{ rps: number; cpu: number | null }> {
+  const barePort = await freePort();
+  const bare = fork(path.join(ROOT, 'bench', 'bare-render-server.ts'), [String(barePort), snapshot, referenceDir!], { execArgv: [...serveNodeFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      bare.once('message', () => resolve());
+      bare.once('exit', (code) => reject(new Error(`exited with ${code}`)));
+      bare.send({ req });
+    });
+    const url = `http://127.0.0.1:${barePort}/`;
+    await load(url, { ...o, duration: 3 });
+    const c0 = processCpuMs(bare.pid);
+    const r = await load(url, { ...o, duration: 10 });
+    const c1 = processCpuMs(bare.pid);
+    if (r.bad > 0) throw new Error(`${r.bad} failed answers`);
+    return { rps: r.rps, cpu: c0 === null || c1 === null ? null : (c1 - c0) / r.ok };
+  } finally {
+    bare.kill('SIGTERM');
   }
 }
 
@@ -541,22 +574,32 @@ try {
   const count = check.headers.get('x-location-count');
   console.log(`POST ${body}: 200, ${png.length} bytes, ${count} markers, X-Render-Time ${check.headers.get('x-render-time')}`);
   const idle = await probe(port, 3_000);
+  const opts = { method: 'POST', headers, body, connections: 8 };
+  // Warm first (the server's JIT, the pool's threads): the first seconds of load run slower.
+  await load(url, { ...opts, duration: 3 });
   const [server0, client0, wall0] = [processCpuMs(child.pid), cpuMs(), performance.now()];
-  // autocannon in a process of its own (reading 300 KB answers on this process's event loop
+  // The load in a process of its own (reading 300 KB answers on this process's event loop
   // cost the server's measurement too, in a busier machine), the probe in this one.
-  const [{ result: cannon, cpuMs: cannonCpu }, loaded] = await Promise.all([cannonApartCpu(url, { method: 'POST', headers, body, connections: 8, duration: 10 }), probe(port, 10_000)]);
+  const [run, loaded] = await Promise.all([load(url, { ...opts, duration: 10 }), probe(port, 10_000)]);
   const [server1, client1, wall1] = [processCpuMs(child.pid), cpuMs(), performance.now()];
   const st = (xs: number[]) => ({ p50: median(xs), p99: pct(xs, 99), max: Math.max(...xs), n: xs.length });
+  child.kill('SIGTERM');
+  const bare = await bareRun(opts, requestOf(scenes[0], false)).catch((e: unknown) => {
+    console.log(`bare node:http peer not measured: ${e instanceof Error ? e.message : String(e)}`);
+    return null;
+  });
   httpResult = {
     body,
     bytes: png.length,
     count,
-    rps: cannon.requests.average,
-    serverCpu: server0 === null || server1 === null ? null : (server1 - server0) / cannon['2xx'],
-    clientCores: (client1 - client0 + cannonCpu) / (wall1 - wall0),
-    p50: cannon.latency.p50,
-    p99: cannon.latency.p99,
-    non2xx: cannon.non2xx + cannon.errors + cannon.timeouts,
+    generator: WRK ? 'wrk' : 'autocannon',
+    rps: run.rps,
+    serverCpu: server0 === null || server1 === null ? null : (server1 - server0) / run.ok,
+    clientCores: (client1 - client0 + run.cpuMs) / (wall1 - wall0),
+    p50: run.p50,
+    p99: run.p99,
+    non2xx: run.bad,
+    bare,
     idle: st(idle.ms),
     loaded: { ...st(loaded.ms), bad: loaded.bad },
   };
@@ -605,7 +648,7 @@ const targets = [
     ? `| HTTP, image cache off, 8 connections: images/s ≥ 80 % of the addon's rate (8 in flight, same cores) | ${httpResult.rps.toFixed(0)} of ${addonRate.toFixed(0)}: ${((httpResult.rps / addonRate) * 100).toFixed(0)} % | ${mark(httpResult.rps >= 0.8 * addonRate)} |`
     : '| HTTP: images/s ≥ 80 % of the addon\'s rate | not measured | ⏳ |',
   httpResult?.serverCpu
-    ? `| HTTP, the same on the server's share of the cores: the addon's CPU per image ≥ 80 % of the server's (the load generator runs on the same 2 cores) | ${f1(addonCpu)} / ${f1(httpResult.serverCpu)} ms: ${((addonCpu / httpResult.serverCpu) * 100).toFixed(0)} % | ${mark(addonCpu >= 0.8 * httpResult.serverCpu)} |`
+    ? `| HTTP, the same on the server's share of the cores: the addon's CPU per image ≥ 80 % of the server's (the load generator runs on the same ${os.cpus().length} cores) | ${f1(addonCpu)} / ${f1(httpResult.serverCpu)} ms: ${((addonCpu / httpResult.serverCpu) * 100).toFixed(0)} % | ${mark(addonCpu >= 0.8 * httpResult.serverCpu)} |`
     : '| HTTP: CPU per image against the addon\'s | not measured | ⏳ |',
   `| 10K, 1200 × 800: ours p50 ≤ 20 ms | ${f1(r10.p50)} ms | ${mark(r10.p50! <= 20)} |`,
   `| 10K, 1200 × 800: ≥ 3× faster than @napi-rs/canvas | ${(r10.canvas! / r10.mean!).toFixed(1)}× (per CPU ms: ${(r10.canvasCpu! / r10.cpu!).toFixed(1)}×) | ${mark(r10.canvas! / r10.mean! >= 3)} |`,
@@ -647,14 +690,15 @@ Load average (1, 5, 15 min) at the start ${loadAtStart}, at the end ${os.loadavg
 
 ${
   httpResult
-    ? `autocannon (a process of its own), 8 connections, 10 s, POST \`${httpResult.body}\` (${httpResult.count} markers, ${httpResult.bytes}-byte PNG), internal key. Meanwhile a probe in a worker thread of the bench process GETs \`/healthz\` (keep-alive) every 20 ms.
+    ? `${httpResult.generator === 'wrk' ? 'wrk (one thread; Debian\'s `wrk` package)' : 'autocannon (a process of its own; install wrk for a load generator that leaves the server its cores)'}, 8 connections, 10 s after 3 s of warm-up, POST \`${httpResult.body}\` (${httpResult.count} markers, ${httpResult.bytes}-byte PNG), internal key. Meanwhile a probe in a worker thread of the bench process GETs \`/healthz\` (keep-alive) every 20 ms.
 
 | measure | value |
 |---|---|
 | images/s | ${httpResult.rps.toFixed(0)} |
-| the server's CPU per image (the whole process: HTTP, key, ledger, render) | ${f1(httpResult.serverCpu)} ms, against ${f1(addonCpu)} ms for the addon alone (8 in flight, ${addonRate.toFixed(0)} images/s) |
-| cores the load generator took meanwhile (autocannon in a process of its own, and the probe) | ${httpResult.clientCores.toFixed(2)} of ${os.cpus().length} |
-| image latency p50 / p99 | ${httpResult.p50} ms / ${httpResult.p99} ms |
+| the server's CPU per image (the whole process: HTTP, key, ledger, render) | ${f1(httpResult.serverCpu)} ms, against ${f1(addonCpu)} ms for the addon alone (8 in flight in a fresh process with the same Node flags, ${addonRate.toFixed(0)} images/s) |
+| cores the load generator took meanwhile (${httpResult.generator}, and the probe) | ${httpResult.clientCores.toFixed(2)} of ${os.cpus().length} |
+| bare node:http around the same render call (bench/bare-render-server.ts: body parsed, render, PNG written; no router, key, validation, ledger or headers), same load | ${httpResult.bare ? `${httpResult.bare.rps.toFixed(0)} images/s, ${f1(httpResult.bare.cpu)} ms CPU an image${httpResult.bare.cpu ? ` (the addon alone ${((addonCpu / httpResult.bare.cpu) * 100).toFixed(0)} % of it${httpResult.serverCpu ? `; the service ${f1(httpResult.serverCpu - httpResult.bare.cpu)} ms more` : ''})` : ''}` : 'not measured'} |
+| image latency p50 / p99 | ${f1(httpResult.p50)} ms / ${f1(httpResult.p99)} ms |
 | non-2xx + errors + timeouts | ${httpResult.non2xx} |
 | /healthz idle (3 s, ${httpResult.idle.n} GETs) p50 / p99 / max | ${f1(httpResult.idle.p50)} / ${f1(httpResult.idle.p99)} / ${f1(httpResult.idle.max)} ms |
 | /healthz under load (${httpResult.loaded.n} GETs) p50 / p99 / max | ${f1(httpResult.loaded.p50)} / ${f1(httpResult.loaded.p99)} / ${f1(httpResult.loaded.max)} ms |`
