@@ -3,10 +3,11 @@
 //! `cargo run --release -p storemap-render --example scene -- REFERENCE_DIR data/themes.json
 //! FONT POINTS_CSV [N] [WxH]`, the points as `lat,lng` lines. The first image is written to the
 //! temporary folder, to look at. `SCENE_CELL_BYTES=0` keeps no basemap cells;
-//! `SCENE_HEATMAP=1` draws a heatmap.
+//! `SCENE_HEATMAP=1` draws a heatmap; `SCENE_FOCUS=US` a focus map of that country's contiguous
+//! part (transparent, the default colours).
 use std::time::Instant;
 
-use storemap_render::{render, Atlas, MapRequest, MarkerGroup, Themes};
+use storemap_render::{render, Atlas, FocusSpec, MapRequest, MarkerGroup, Themes, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -29,6 +30,21 @@ fn main() {
     let (w, h) = a.get(6).and_then(|s| s.split_once('x')).map_or((1200, 800), |(w, h)| (w.parse().unwrap(), h.parse().unwrap()));
     let mut req = MapRequest::new(w, h, vec![MarkerGroup { color: None, name: "x".into(), points }]);
     req.heatmap = std::env::var("SCENE_HEATMAP").is_ok();
+    let rgb = |hex: &str| {
+        let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap();
+        [(v >> 16) as u8, (v >> 8) as u8, v as u8]
+    };
+    req.focus = std::env::var("SCENE_FOCUS").ok().map(|country| FocusSpec {
+        country,
+        mainland_only: false,
+        conus: true,
+        regions: Vec::new(),
+        territories: Vec::new(),
+        fill: rgb(FOCUS_FILL),
+        outline: rgb(FOCUS_OUTLINE),
+        outline_width: FOCUS_OUTLINE_WIDTH,
+        background: None,
+    });
     let bytes = render(&atlas, &themes, &req).unwrap();
     let out = std::env::temp_dir().join("storemap-scene.png");
     std::fs::write(&out, &bytes).unwrap();
