@@ -94,6 +94,21 @@ test.serial('a write lock held by another process: 503 SERVICE_BUSY within about
   t.is(usageRows(s.db, record.id), rowsBefore + 1);
 });
 
+test.serial('STOREMAP_LEDGER_BUSY_MS sets how long a charge waits for another process\'s write lock', async (t) => {
+  const s = await startServer(t, { env: { STOREMAP_LEDGER_BUSY_MS: '2500' } });
+  const { key, record } = await s.keys.create({ plan: 'enterprise', credits: 100, name: 'lock wait' });
+  const lock = await holdWriteLock(s.dbPath);
+  t.teardown(() => lock.child.kill());
+  const busy = await post(s.base, key, { brand: 'starbucks', format: 'json' });
+  await lock.release();
+  t.is(busy.status, 503, JSON.stringify(busy.body));
+  t.is(busy.body.code, 'SERVICE_BUSY');
+  // The default (1 s) would have answered well before; a loaded machine may add to the wait.
+  t.true(busy.ms >= 2_400, `answered after ${Math.round(busy.ms)} ms`);
+  t.true(busy.ms < 12_000, `answered after ${Math.round(busy.ms)} ms`);
+  t.is((await s.keys.get(record.id))!.credits, 100);
+});
+
 test('keyed answers, errors included, are private to the key: Cache-Control and Vary', async (t) => {
   const s = await startServer(t);
   const { key } = await s.keys.create({ plan: 'enterprise', credits: 100 });

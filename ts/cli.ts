@@ -88,7 +88,7 @@ async function openLedger(config: Config): Promise<LedgerOps> {
     const { PgLedger, pgLedgerOptions } = await import('./db/pg-ledger.ts');
     return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }), pgLedgerOptions(config));
   }
-  return new SqliteLedger(openDatabase(config.dbPath));
+  return new SqliteLedger(openDatabase(config.dbPath), Date.now, config.ledgerBusyMs);
 }
 
 async function serve(): Promise<void> {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './paths.ts';
 import { SOURCE_KINDS } from './native.ts';
 import { trustedProxies } from './http/client-address.ts';
+import { BUSY_DEADLINE_MS } from './db/database.ts';
 
 /** The sources, as the addon names them (the core crate is their one home). */
 export const SOURCE_TYPES = SOURCE_KINDS;
@@ -48,6 +49,8 @@ const EnvSchema = z.object({
   STOREMAP_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(16 * 2 ** 20).default(64 * 1024),
   /** A request still running after this gets 503 TIMEOUT and is not charged. */
   STOREMAP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
+  /** SQLite ledger: how long a charge waits for another process's write lock before 503. */
+  STOREMAP_LEDGER_BUSY_MS: z.coerce.number().int().min(10).max(600_000).default(BUSY_DEADLINE_MS),
   /** Heavy native calls admitted at once, and waiting. Twice the libuv pool's 4 threads: one
    * key's fair share (half) then keeps every thread busy, and a thread that finishes a render
    * finds the next one queued instead of waiting for the busy JS thread to hand it on (with 4,
@@ -133,6 +136,7 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     rateBurst: c.STOREMAP_RATE_BURST,
     maxBodyBytes: c.STOREMAP_MAX_BODY_BYTES,
     requestTimeoutMs: c.STOREMAP_REQUEST_TIMEOUT_MS,
+    ledgerBusyMs: c.STOREMAP_LEDGER_BUSY_MS,
     nativeConcurrency: c.STOREMAP_NATIVE_CONCURRENCY,
     nativeQueue: c.STOREMAP_NATIVE_QUEUE,
     nativeKeyShare: c.STOREMAP_NATIVE_KEY_SHARE,

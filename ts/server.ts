@@ -50,7 +50,7 @@ export interface Deps {
 
 export function createServer(deps: Deps): restify.Server {
   const now = deps.now ?? Date.now;
-  const ledger: LedgerOps | undefined = deps.ledger ?? (deps.db ? new SqliteLedger(deps.db, now) : undefined);
+  const ledger: LedgerOps | undefined = deps.ledger ?? (deps.db ? new SqliteLedger(deps.db, now, deps.config.ledgerBusyMs) : undefined);
   if (!ledger) throw new Error('createServer needs a ledger or a database');
   const api: ApiDeps = {
     config: deps.config,

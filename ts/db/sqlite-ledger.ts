@@ -2,7 +2,7 @@
 // lock is taken before a key is read, so no other connection or process writes in between),
 // the charges that arrive within one turn of the event loop in one transaction (group commit);
 // a write that finds another process holding the lock waits off the event loop (`retryBusy`).
-import { retryBusy, type DB } from './database.ts';
+import { BUSY_DEADLINE_MS, retryBusy, type DB } from './database.ts';
 import { isBusy } from './faults.ts';
 import { DAY_MS } from '../time.ts';
 import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
@@ -37,6 +37,8 @@ export class SqliteLedger implements LedgerOps {
   constructor(
     private readonly db: DB,
     private readonly now: () => number = Date.now,
+    /** How long a write waits for another process's lock before it fails busy (503). */
+    private readonly busyMs = BUSY_DEADLINE_MS,
   ) {
     this.#insertUsage = db.prepare('INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.#state = db.prepare<[string], { credits: number; revoked_at: number | null }>('SELECT credits, revoked_at FROM api_keys WHERE id = ?');
@@ -111,11 +113,16 @@ export class SqliteLedger implements LedgerOps {
     });
   }
 
+  /** `write` retried while another process holds the lock, for at most `busyMs`. */
+  #retry<T>(write: () => T): Promise<T> {
+    return retryBusy(write, this.now, undefined, this.busyMs);
+  }
+
   async #flush(): Promise<void> {
     this.#flushing = true;
     let batch = this.#waiting.splice(0, MAX_CHARGE_BATCH);
     try {
-      await retryBusy(() => {
+      await this.#retry(() => {
         batch = batch.filter((w) => {
           if (!w.cancelled()) return true;
           w.reject(new WriteCancelled('the request was answered while it waited for the ledger'));
@@ -129,7 +136,7 @@ export class SqliteLedger implements LedgerOps {
           else w.reject(o.err);
         });
         batch = [];
-      }, this.now);
+      });
     } catch (e) {
       // Not written (another process held the lock past the deadline, or the commit failed).
       for (const w of batch) w.reject(e);
@@ -140,23 +147,22 @@ export class SqliteLedger implements LedgerOps {
   }
 
   record(keyId: string, entry: UsageEntry, at: number, requests = 1): Promise<void> {
-    return retryBusy(() => {
+    return this.#retry(() => {
       this.#insertUsage.run(keyId, at, entry.endpoint, entry.status, entry.format, 0, requests);
-    }, this.now);
+    });
   }
 
   recordMany(rows: UsageBatchRow[]): Promise<void> {
-    return retryBusy(
+    return this.#retry(
       () =>
         this.db.transaction(() => {
           for (const r of rows) this.#insertUsage.run(r.keyId, r.at, r.entry.endpoint, r.entry.status, r.entry.format, 0, r.n);
         })(),
-      this.now,
     );
   }
 
   pruneUsage(before: number, limit: number): Promise<number> {
-    return retryBusy(() => this.#prune.run(before, limit).changes, this.now);
+    return this.#retry(() => this.#prune.run(before, limit).changes);
   }
 
   async balance(keyId: string): Promise<number> {
@@ -173,7 +179,7 @@ export class SqliteLedger implements LedgerOps {
 
   stampBrandSummary(rows: BrandStamp[], snapshotVersion: string, at: number): Promise<void> {
     const insert = this.db.prepare('INSERT INTO brand_summary (brand, ticker, location_count, snapshot_version, refreshed_at) VALUES (?, ?, ?, ?, ?)');
-    return retryBusy(
+    return this.#retry(
       () =>
         this.db
           .transaction(() => {
@@ -182,7 +188,6 @@ export class SqliteLedger implements LedgerOps {
             for (const r of rows) insert.run(r.brand, r.ticker, r.locationCount, snapshotVersion, at);
           })
           .immediate(),
-      this.now,
     );
   }
 
