@@ -466,6 +466,27 @@ const pct = (xs: number[], p: number) => {
 };
 
 console.log('\n== HTTP');
+// The addon's own rate on these cores for the HTTP run's image: 8 renders in flight (as the HTTP
+// run's 8 connections), for 5 s, in a fresh process with the server's Node flags (this one holds
+// the peers' scenes and images: its own loop drew fewer a second than the server), before the
+// server starts (its snapshot load would compete).
+const [addonRate, addonCpu] = await (async () => {
+  const alone = fork(path.join(ROOT, 'bench', 'bare-render-server.ts'), ['0', snapshot, referenceDir], { execArgv: [...serveNodeFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const r = await new Promise<{ rate: number; cpu: number }>((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error("the addon's own run took over 2 minutes")), 120_000);
+      alone.once('message', (m: { rate: number; cpu: number }) => resolve(m));
+      alone.once('exit', (code) => reject(new Error(`the addon's own run exited with ${code}`)));
+      alone.send({ req: requestOf(scenes[0], false), alone: { inFlight: 8, ms: 5_000 } });
+    });
+    return [r.rate, r.cpu];
+  } finally {
+    clearTimeout(timer);
+    alone.kill('SIGTERM');
+  }
+})();
+console.log(`addon alone, 8 in flight: ${addonRate.toFixed(0)} images/s, ${addonCpu.toFixed(1)} ms CPU each`);
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'storemap-bench-render-'));
 const dbPath = path.join(tmp, 'bench.db');
 const db = openDatabase(dbPath);
@@ -506,19 +527,6 @@ interface HttpResult {
   idle: { p50: number; p99: number; max: number; n: number };
   loaded: { p50: number; p99: number; max: number; n: number; bad: number };
 }
-// The addon's own rate on these cores for the HTTP run's image: 8 renders in flight (as the HTTP
-// run's 8 connections), for 5 s, in a fresh process with the server's Node flags (this one holds
-// the peers' scenes and images: its own loop drew fewer a second than the server).
-const [addonRate, addonCpu] = await (async () => {
-  const child = fork(path.join(ROOT, 'bench', 'bare-render-server.ts'), ['0', snapshot, referenceDir], { execArgv: [...serveNodeFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const r = await new Promise<{ rate: number; cpu: number }>((resolve, reject) => {
-    child.once('message', (m: { rate: number; cpu: number }) => resolve(m));
-    child.once('exit', (code) => reject(new Error(`the addon's own run exited with ${code}`)));
-    child.send({ req: requestOf(scenes[0], false), alone: { inFlight: 8, ms: 5_000 } });
-  });
-  return [r.rate, r.cpu];
-})();
-console.log(`addon alone, 8 in flight: ${addonRate.toFixed(0)} images/s, ${addonCpu.toFixed(1)} ms CPU each`);
 /** CPU time a process has used, ms (Linux /proc; null elsewhere). */
 function processCpuMs(pid: number | undefined): number | null {
   try {
@@ -594,7 +602,7 @@ try {
     count,
     generator: WRK ? 'wrk' : 'autocannon',
     rps: run.rps,
-    serverCpu: server0 === null || server1 === null ? null : (server1 - server0) / run.ok,
+    serverCpu: server0 === null || server1 === null || run.ok === 0 ? null : (server1 - server0) / run.ok,
     clientCores: (client1 - client0 + run.cpuMs) / (wall1 - wall0),
     p50: run.p50,
     p99: run.p99,

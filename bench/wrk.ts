@@ -35,7 +35,11 @@ export interface LoadOptions {
 }
 
 /** A Lua string literal. */
-const lua = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+const lua = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\0/g, '\\0')}"`;
+
+function fail(message: string): never {
+  throw new Error(message);
+}
 
 /** Parses wrk's latency figures ("12.34ms", "1.2s", "850.00us") as ms. */
 function ms(text: string): number {
@@ -50,7 +54,7 @@ export function wrk(url: string, o: LoadOptions): Promise<LoadResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-wrk-'));
   const script = path.join(dir, 'request.lua');
   writeFileSync(script, [`wrk.method = ${lua(o.method)}`, `wrk.body = ${lua(o.body)}`, ...Object.entries(o.headers).map(([k, v]) => `wrk.headers[${lua(k)}] = ${lua(v)}`)].join('\n') + '\n');
-  const shell = `wrk -t1 -c${o.connections} -d${o.duration}s --latency -s "$1" "$2"; read -r stat < /proc/$$/stat; echo "stat: $stat"`;
+  const shell = `wrk -t1 -c${o.connections} -d${o.duration}s --latency -s "$1" "$2"; rc=$?; read -r stat < /proc/$$/stat; echo "stat: $stat"; exit $rc`;
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', shell, 'wrk', script, url], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -60,18 +64,19 @@ export function wrk(url: string, o: LoadOptions): Promise<LoadResult> {
       rmSync(dir, { recursive: true, force: true });
       try {
         if (code !== 0) throw new Error(`wrk exited with ${code}: ${out}`);
-        const total = Number(/(\d+) requests in/.exec(out)?.[1]);
+        const need = (re: RegExp) => re.exec(out)?.[1] ?? fail(`no ${re.source} in wrk's output: ${out}`);
+        const total = Number(need(/(\d+) requests in/));
         const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
         const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
         const errors = sock ? sock.slice(1).reduce((n, x) => n + Number(x), 0) : 0;
         // Fields 16 and 17 of stat (after the command's closing parenthesis: 14 and 15): the
         // waited-for children's user and system time, in clock ticks of 10 ms.
-        const fields = /stat: .*\) (.*)/.exec(out)![1].split(' ');
+        const fields = need(/stat: .*\) (.*)/).split(' ');
         resolve({
-          rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
+          rps: Number(need(/Requests\/sec:\s+([\d.]+)/)),
           ok: total - non2xx,
-          p50: ms(/^\s+50%\s+(\S+)/m.exec(out)![1]),
-          p99: ms(/^\s+99%\s+(\S+)/m.exec(out)![1]),
+          p50: ms(need(/^\s+50%\s+(\S+)/m)),
+          p99: ms(need(/^\s+99%\s+(\S+)/m)),
           bad: non2xx + errors,
           cpuMs: (Number(fields[13]) + Number(fields[14])) * 10,
         });

@@ -1,11 +1,12 @@
 // The data folder's reference data made by several processes at once (nodes, or tests, starting
 // on one data folder): each must find a whole folder, never a file another one is writing.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { ROOT } from '../ts/paths.ts';
+import { REFERENCE_FORMAT } from '../ts/data/reference.ts';
 
 /** In a process of its own: ensureReference on `dataDir`, every file it lists read whole, and
  * what it found printed. */
@@ -49,15 +50,15 @@ async function filesOf(dir: string): Promise<Record<string, [number, number, num
   return out;
 }
 
-test("four processes making one data folder's reference data at once each read a whole folder that nobody changes after, and leave no temporary folders", async (t) => {
-  t.timeout(240_000);
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'storemap-reference-race-'));
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  // Started a moment apart, so that one finishes while others still work.
-  const results = await Promise.all([0, 1, 2, 3].map(async (i) => {
-    await new Promise((r) => setTimeout(r, i * 300));
-    return run(dataDir);
-  }));
+/** Four processes on `dataDir` started 0.3 s apart: each must go on with the folder that is
+ * still there after all of them. */
+async function race(t: import('ava').ExecutionContext, dataDir: string): Promise<void> {
+  const results = await Promise.all(
+    [0, 1, 2, 3].map(async (i) => {
+      await new Promise((r) => setTimeout(r, i * 300));
+      return run(dataDir);
+    }),
+  );
   const final = await filesOf(path.join(dataDir, 'reference'));
   t.true(Object.keys(final).length >= 8, Object.keys(final).join(' '));
   for (const r of results) {
@@ -69,4 +70,21 @@ test("four processes making one data folder's reference data at once each read a
   // And once there, the next start uses it as it is.
   const again = await run(dataDir);
   t.deepEqual(JSON.parse(again.out), final);
+}
+
+test("four processes making one data folder's reference data at once each read a whole folder that nobody changes after, and leave no temporary folders", async (t) => {
+  t.timeout(240_000);
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'storemap-reference-race-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  await race(t, dataDir);
+});
+
+test('the same over an older format\'s folder (an upgrade, several nodes restarting at once): it is replaced once, whole', async (t) => {
+  t.timeout(240_000);
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'storemap-reference-upgrade-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  await mkdir(path.join(dataDir, 'reference'));
+  await writeFile(path.join(dataDir, 'reference', 'meta.json'), JSON.stringify({ format: REFERENCE_FORMAT - 1 }));
+  await writeFile(path.join(dataDir, 'reference', 'countries.geojson'), '');
+  await race(t, dataDir);
 });

@@ -5,7 +5,10 @@ import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './paths.ts';
 import { SOURCE_KINDS } from './native.ts';
 import { trustedProxies } from './http/client-address.ts';
-import { BUSY_DEADLINE_MS } from './db/database.ts';
+import { BUSY_DEADLINE_MS } from './db/ledger.ts';
+
+/** libuv's threads, on which the addon's calls run: Node's UV_THREADPOOL_SIZE, 4 unless set. */
+export const POOL_THREADS = Math.max(1, Math.floor(Number(process.env.UV_THREADPOOL_SIZE)) || 4);
 
 /** The sources, as the addon names them (the core crate is their one home). */
 export const SOURCE_TYPES = SOURCE_KINDS;
@@ -51,11 +54,11 @@ const EnvSchema = z.object({
   STOREMAP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
   /** SQLite ledger: how long a charge waits for another process's write lock before 503. */
   STOREMAP_LEDGER_BUSY_MS: z.coerce.number().int().min(10).max(600_000).default(BUSY_DEADLINE_MS),
-  /** Heavy native calls admitted at once, and waiting. Twice the libuv pool's 4 threads: one
-   * key's fair share (half) then keeps every thread busy, and a thread that finishes a render
-   * finds the next one queued instead of waiting for the busy JS thread to hand it on (with 4,
-   * one key had 2 renders going and a 2-core server drew a fifth fewer images a second). */
-  STOREMAP_NATIVE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
+  /** Heavy native calls admitted at once, and waiting. Twice libuv's threads: one key's fair
+   * share (half) then keeps every thread busy, and a thread that finishes a render finds the
+   * next one queued instead of waiting for the busy JS thread to hand it on (with as many as the
+   * threads, one key had 2 renders going and a 2-core server drew a fifth fewer images a second). */
+  STOREMAP_NATIVE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(Math.min(64, 2 * POOL_THREADS)),
   STOREMAP_NATIVE_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
   /** The part of the native slots and of the queue one key may hold (fair share). */
   STOREMAP_NATIVE_KEY_SHARE: z.coerce.number().min(0.01).max(1).default(0.5),

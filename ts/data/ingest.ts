@@ -2,7 +2,7 @@
 // pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, linkSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { INGEST_BIN, PREBUILT_REFERENCE_DIR, TABLES_DIR } from '../paths.ts';
 import { PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE } from '../native.ts';
@@ -83,6 +83,7 @@ function referenceFormat(dir: string): number | undefined {
 export async function ensureReference(dataDir: string): Promise<string> {
   const dir = referenceDir(dataDir);
   if (referenceFormat(dir) === REFERENCE_FORMAT) return dir;
+  removeStaleCopies(dir);
   const tmp = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     if (referenceFormat(PREBUILT_REFERENCE_DIR) === REFERENCE_FORMAT) cpSync(PREBUILT_REFERENCE_DIR, tmp, { recursive: true });
@@ -90,21 +91,58 @@ export async function ensureReference(dataDir: string): Promise<string> {
     for (let tries = 0; ; tries++) {
       try {
         renameSync(tmp, dir);
-        break;
+        return dir;
       } catch (e) {
         // Another process's copy went in first: it stands.
-        if (referenceFormat(dir) === REFERENCE_FORMAT) break;
-        if (tries > 0 || !existsSync(dir)) throw e;
+        if (referenceFormat(dir) === REFERENCE_FORMAT) return dir;
+        if (tries >= 10) throw e;
         // An older format's folder, or a copy cut short: aside, then ours in (a rename does not
-        // replace a folder that has files in it).
+        // replace a folder that has files in it). Other processes may be doing the same.
         const old = `${dir}.old-${process.pid}-${randomBytes(4).toString('hex')}`;
-        renameSync(dir, old);
+        try {
+          renameSync(dir, old);
+        } catch (m) {
+          if ((m as NodeJS.ErrnoException).code === 'ENOENT') continue; // moved aside by another
+          throw m;
+        }
+        // A current copy that went in between the look and the move goes back (unless another
+        // went in meanwhile); only an old one is removed.
+        if (referenceFormat(old) === REFERENCE_FORMAT) {
+          try {
+            renameSync(old, dir);
+          } catch {
+            // Another current copy is in place: the loop sees it.
+          }
+        }
         rmSync(old, { recursive: true, force: true });
       }
     }
-    return dir;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** How old a copy left beside the reference folder must be to be taken for a dead process's. */
+const STALE_COPY_MS = 3_600_000;
+
+/** Copies that processes killed while making or replacing the reference folder left beside it. */
+function removeStaleCopies(dir: string): void {
+  const parent = path.dirname(dir);
+  const prefix = `${path.basename(dir)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(`${prefix}tmp-`) && !name.startsWith(`${prefix}old-`)) continue;
+    const p = path.join(parent, name);
+    try {
+      if (Date.now() - statSync(p).mtimeMs > STALE_COPY_MS) rmSync(p, { recursive: true, force: true });
+    } catch {
+      // Removed by another process meanwhile.
+    }
   }
 }
 

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { isBusy } from './faults.ts';
 import { DAY_MS } from '../time.ts';
-import { WriteCancelled } from './ledger.ts';
+import { BUSY_DEADLINE_MS, WriteCancelled } from './ledger.ts';
 
 export type DB = BetterSqlite3.Database;
 
@@ -117,8 +117,6 @@ const Database: typeof BetterSqlite3 = createRequire(import.meta.url)(
  * `retryBusy`, between which other requests run.
  */
 export const BUSY_WAIT_MS = 20;
-/** How long a request waits for the write lock in all before it is answered 503. */
-export const BUSY_DEADLINE_MS = 1000;
 
 
 /**

@@ -161,6 +161,11 @@ export interface BrandStamp {
 /** Thrown by a ledger when the caller no longer wants the write (its request was answered). */
 export class WriteCancelled extends Error {}
 
+/** How long a request waits for the SQLite ledger's write lock in all before it is answered
+ * 503 (STOREMAP_LEDGER_BUSY_MS). Here, with no imports, so the config can name it without
+ * loading SQLite. */
+export const BUSY_DEADLINE_MS = 1000;
+
 /** A charge waiting for its batch (both stores commit the charges that arrive together in one
  * write: group commit). */
 export interface WaitingCharge {

@@ -2,10 +2,10 @@
 // lock is taken before a key is read, so no other connection or process writes in between),
 // the charges that arrive within one turn of the event loop in one transaction (group commit);
 // a write that finds another process holding the lock waits off the event loop (`retryBusy`).
-import { BUSY_DEADLINE_MS, retryBusy, type DB } from './database.ts';
+import { retryBusy, type DB } from './database.ts';
 import { isBusy } from './faults.ts';
 import { DAY_MS } from '../time.ts';
-import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { BUSY_DEADLINE_MS, MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 
 /** Key writes through each connection: SQLite's data_version moves only for other connections' commits. */
 const keyWrites = new WeakMap<DB, { n: number }>();

@@ -6,6 +6,7 @@ import type { Request, Response } from 'restify';
 import type { z } from 'zod';
 import type { Status } from '../api/responses.ts';
 import { API_VERSION } from '../paths.ts';
+import { POOL_THREADS } from '../config.ts';
 import { freshness } from '../services/brand-summary.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -34,7 +35,7 @@ async function rendererCheck(deps: ApiDeps): Promise<StatusBody['renderer']> {
       elapsed_ms: elapsed(),
       detail: {
         ...health,
-        pool_threads: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
+        pool_threads: POOL_THREADS,
         running: pool.running,
         queue_depth: pool.waiting,
         // Answers written but not yet taken by slow clients, and readers cut off for taking

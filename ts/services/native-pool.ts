@@ -1,14 +1,15 @@
 // Bounds concurrent heavy native calls: at most `size` are handed to the addon at once (by
-// default twice the libuv pool's threads, so that a thread never waits for this JS thread to
-// hand it the next call: those beyond the threads wait in libuv's queue, their deadlines
-// running from the call), at most `queue` wait here; past that a request is refused at once
-// instead of piling up.
+// default twice libuv's threads, so that a thread never waits for this JS thread to hand it the
+// next call: those beyond the threads wait in libuv's queue, their deadlines running from the
+// call, and there a hang-up no longer drops them), at most `queue` wait here; past that a
+// request is refused at once instead of piling up.
 //
 // Fair share: each owner (an API key) may hold at most `ownerShare` of the running slots and of
 // the queue, and a freed slot goes to the next owner in turn, not to the longest queue. One key
 // flooding the service fills its own share and gets 503s while every other key's requests keep
-// starting. A waiting task whose request is abandoned (its client hung up, its time ran out) is
-// taken out of the queue at once and never starts.
+// being admitted, each starting on the next thread to free after the calls already handed to
+// libuv. A task waiting here whose request is abandoned (its client hung up, its time ran out)
+// is taken out of the queue at once and never starts.
 import { ApiError } from '../api/errors.ts';
 
 /**

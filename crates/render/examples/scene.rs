@@ -7,7 +7,7 @@
 //! part (transparent, the default colours).
 use std::time::Instant;
 
-use storemap_render::{render, Atlas, FocusSpec, MapRequest, MarkerGroup, Themes, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
+use storemap_render::{parse_hex, render, Atlas, FocusSpec, MapRequest, MarkerGroup, Themes, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -30,10 +30,7 @@ fn main() {
     let (w, h) = a.get(6).and_then(|s| s.split_once('x')).map_or((1200, 800), |(w, h)| (w.parse().unwrap(), h.parse().unwrap()));
     let mut req = MapRequest::new(w, h, vec![MarkerGroup { color: None, name: "x".into(), points }]);
     req.heatmap = std::env::var("SCENE_HEATMAP").is_ok();
-    let rgb = |hex: &str| {
-        let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap();
-        [(v >> 16) as u8, (v >> 8) as u8, v as u8]
-    };
+    let rgb = |hex: &str| parse_hex(hex).unwrap();
     req.focus = std::env::var("SCENE_FOCUS").ok().map(|country| FocusSpec {
         country,
         mainland_only: false,
