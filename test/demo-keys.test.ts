@@ -1,16 +1,19 @@
 // `storemap serve` makes demo keys only for the demo: on the synthetic default dataset, once,
 // into a file only its owner can read; a server of imported data makes none.
 import test from 'ava';
+import { cp } from 'node:fs/promises';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DEMO_KEYS_FILE } from '../ts/paths.ts';
 import { startServe, snapshotDir } from './helpers/child.ts';
 import { importFixtures, tempDataDir } from './helpers/cli.ts';
+import { testDataDir } from './helpers/dataset.ts';
 
 const KEY = /sm_live_[0-9a-f]{24}/g;
 
 test.serial('the synthetic default: two demo keys, printed once and kept in a 0600 file', async (t) => {
   const dataDir = await snapshotDir(t);
+  await cp(path.join(testDataDir(), 'reference'), path.join(dataDir, 'reference'), { recursive: true });
   const dbPath = path.join(dataDir, 'storemap.db');
   const first = await startServe(t, { dataDir, dbPath });
   const printed = first.output().match(KEY) ?? [];

