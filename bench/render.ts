@@ -466,12 +466,16 @@ const pct = (xs: number[], p: number) => {
 };
 
 console.log('\n== HTTP');
+/** bench/bare-render-server.ts in a process of its own, with the server's Node flags. */
+function forkBareRender(port: number): ChildProcess {
+  return fork(path.join(ROOT, 'bench', 'bare-render-server.ts'), [String(port), snapshot, referenceDir!], { execArgv: [...serveNodeFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
 // The addon's own rate on these cores for the HTTP run's image: 8 renders in flight (as the HTTP
 // run's 8 connections), for 5 s, in a fresh process with the server's Node flags (this one holds
 // the peers' scenes and images: its own loop drew fewer a second than the server), before the
 // server starts (its snapshot load would compete).
 const [addonRate, addonCpu] = await (async () => {
-  const alone = fork(path.join(ROOT, 'bench', 'bare-render-server.ts'), ['0', snapshot, referenceDir], { execArgv: [...serveNodeFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const alone = forkBareRender(0);
   let timer: NodeJS.Timeout | undefined;
   try {
     const r = await new Promise<{ rate: number; cpu: number }>((resolve, reject) => {
@@ -550,7 +554,7 @@ async function load(url: string, o: LoadOptions): Promise<LoadResult> {
  * same load as the service: images/s and its CPU per image. */
 async function bareRun(o: Omit<LoadOptions, 'duration'>, req: RenderRequest): Promise<{ rps: number; cpu: number | null }> {
   const barePort = await freePort();
-  const bare = fork(path.join(ROOT, 'bench', 'bare-render-server.ts'), [String(barePort), snapshot, referenceDir!], { execArgv: [...serveNodeFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const bare = forkBareRender(barePort);
   try {
     await new Promise<void>((resolve, reject) => {
       bare.once('message', () => resolve());
