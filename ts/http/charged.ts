@@ -120,6 +120,10 @@ export function runNative<T>(deps: ApiDeps, ctx: WorkContext, work: (timeBudgetM
   return deps.pool
     .run(
       () => {
+        // Again as it starts: requests that arrived together all passed the check at arrival,
+        // before any of their answers existed, and a queue of them would otherwise fill memory
+        // past the budget whatever it says.
+        deps.pending.admit(ctx.key.id);
         const left = Math.floor(ctx.deadline - performance.now());
         if (left <= 0) throw new ApiError('TIMEOUT');
         return work(left);
@@ -252,6 +256,10 @@ async function handle(req: Request, res: Response, deps: ApiDeps, endpoint: stri
     const out = await work(req, { key, cancel, deadline, recordFormat: (f) => void (known.format = f) });
     const cost = await price(deps, key, out);
     if (end.isReached) return; // timed out or hung up meanwhile: answered and recorded already
+    // The body is in memory from here until the response closes, whatever it ends up carrying:
+    // it counts against the unsent-bytes budget now, so that work starting while this request
+    // is charged sees it.
+    deps.pending.track(res, out.body.length, key.id);
     const charged = await charge(deps, key, cost, { endpoint, status: 200, format: out.format }, () => {
       // Asked by the ledger as it sends the charge: no if the request already ended, and from
       // here on the charge settles it.
@@ -309,7 +317,7 @@ async function charge(
 }
 
 /** The answer: what every charged answer carries (CHARGED_HEADERS in operations.ts documents
- * them), the operation's own headers, and the body, tracked until the client has it. */
+ * them), the operation's own headers, and the body (counted as unsent since the work ended). */
 function respond(res: Response, deps: ApiDeps, key: ApiKey, out: ChargedWork, charge: Charged): void {
   if (out.basemapWarning) deps.log(`basemap: ${out.basemapWarning}; the tile is skipped (later failures are counted in /api/v1/status)`);
   res.header('X-Attribution', out.basemapAttribution ? headerText(`${ATTRIBUTION}; basemap: ${out.basemapAttribution}`) : ATTRIBUTION);
@@ -324,6 +332,5 @@ function respond(res: Response, deps: ApiDeps, key: ApiKey, out: ChargedWork, ch
   for (const [name, value] of Object.entries(out.headers)) if (value !== undefined) res.header(name, value);
   res.status(200);
   res.header('content-type', out.contentType);
-  deps.pending.track(res, out.body.length, key.id);
   res.end(out.body);
 }

@@ -1,11 +1,13 @@
-// Bytes of response bodies handed to Node but not yet taken by their clients. A slow reader
-// keeps its whole body in memory until it has read it; past the limit, new heavy requests are
-// refused (503 SERVICE_BUSY, Retry-After) until readers catch up, so 64 or 6,400 slow clients
-// cost at most the limit, not their number times the body size. One key may hold only its
-// share of the limit (STOREMAP_NATIVE_KEY_SHARE, as of the native pool): sixteen sockets of
-// one key that never read cannot fill it for everyone. And a reader too slow to take its answer
-// within a grace period plus its size at a floor rate is cut off, so periodic tiny reads cannot
-// hold the memory past the idle timeout either.
+// Bytes of response bodies made but not yet taken by their clients (from the moment the work
+// ends: a body waiting for its charge is in memory too). A slow reader keeps its whole body in
+// memory until it has read it; past the limit, new heavy requests are refused (503
+// SERVICE_BUSY, Retry-After) until readers catch up, at arrival and again as their work starts
+// (requests that arrive together all pass the first check before any answer exists), so 64 or
+// 6,400 slow clients cost at most the limit and the answers being made, not their number times
+// the body size. One key may hold only its share of the limit (STOREMAP_NATIVE_KEY_SHARE, as
+// of the native pool): sixteen sockets of one key that never read cannot fill it for everyone.
+// And a reader too slow to take its answer within a grace period plus its size at a floor rate
+// is cut off, so periodic tiny reads cannot hold the memory past the idle timeout either.
 import type { Response } from 'restify';
 import { ApiError } from '../api/errors.ts';
 
