@@ -122,6 +122,7 @@ pub struct BuildSummary {
     pub world: Option<crate::world::WorldSummary>,
     pub history: HistoryUpdate,
     pub seconds: std::collections::BTreeMap<String, f64>,
+    pub cpu_seconds: std::collections::BTreeMap<String, PhaseCpu>,
 }
 
 /// The loaded reference data every step needs.
@@ -204,10 +205,34 @@ fn memory_note() -> String {
     }
 }
 
+/// The CPU a phase took: the whole process's, and the calling thread's alone. The calling
+/// thread's part is what no other core can take (the files written in order, the rows packed
+/// into the snapshot), so it bounds the phase's time however many cores there are.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct PhaseCpu {
+    pub process: f64,
+    pub calling_thread: f64,
+}
+
+/// CPU seconds (user and system) from a /proc stat file: its 14th and 15th fields, in the
+/// kernel's clock ticks (USER_HZ, 100 a second on Linux whatever the kernel's own tick).
+fn cpu_ticks(path: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(path) else { return 0.0 };
+    // The command name (field 2) may hold spaces: count from the closing parenthesis.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (field(11) + field(12)) / 100.0
+}
+
+fn cpu_now() -> PhaseCpu {
+    PhaseCpu { process: cpu_ticks("/proc/self/stat"), calling_thread: cpu_ticks("/proc/thread-self/stat") }
+}
+
 /// Progress on stderr: one line per phase with its time (a spinner on a terminal).
 pub struct Phases {
     start: Instant,
     pub seconds: std::collections::BTreeMap<String, f64>,
+    pub cpu: std::collections::BTreeMap<String, PhaseCpu>,
     bar: Option<indicatif::ProgressBar>,
 }
 
@@ -218,18 +243,27 @@ impl Phases {
             b.enable_steady_tick(std::time::Duration::from_millis(120));
             b
         });
-        Phases { start: Instant::now(), seconds: Default::default(), bar }
+        Phases { start: Instant::now(), seconds: Default::default(), cpu: Default::default(), bar }
     }
 
     pub fn run<T>(&mut self, name: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
         if let Some(b) = &self.bar {
             b.set_message(format!("{name}…"));
         }
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), cpu_now());
         let out = f()?;
         let secs = t.elapsed().as_secs_f64();
+        let after = cpu_now();
+        let used = PhaseCpu { process: after.process - cpu.process, calling_thread: after.calling_thread - cpu.calling_thread };
         self.seconds.insert(name.to_string(), (secs * 1000.0).round() / 1000.0);
-        let line = format!("{name}: {secs:.1}s (total {:.1}s){}", self.start.elapsed().as_secs_f64(), memory_note());
+        self.cpu.insert(name.to_string(), used);
+        let line = format!(
+            "{name}: {secs:.1}s (total {:.1}s), CPU {:.1}s (calling thread {:.1}s){}",
+            self.start.elapsed().as_secs_f64(),
+            used.process,
+            used.calling_thread,
+            memory_note()
+        );
         match &self.bar {
             Some(b) => b.println(line),
             None => eprintln!("{line}"),
@@ -600,6 +634,7 @@ impl Assembler {
             world: None,
             history,
             seconds: phases.seconds.clone(),
+            cpu_seconds: phases.cpu.clone(),
         })
     }
 }

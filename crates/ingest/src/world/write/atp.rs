@@ -19,8 +19,14 @@ pub(super) struct AtpWriter {
 
 impl AtpWriter {
     pub(super) fn new(dir: &Path) -> Result<AtpWriter> {
-        std::fs::create_dir_all(dir.join("atp")).map_err(|e| IngestError::io(dir.display(), e))?;
-        Ok(AtpWriter { dir: dir.to_path_buf(), spiders: HashSet::new() })
+        let dir = dir.join("atp");
+        std::fs::create_dir_all(&dir).map_err(|e| IngestError::io(dir.display(), e))?;
+        Ok(AtpWriter { dir, spiders: HashSet::new() })
+    }
+
+    /// The folder the spider files go to.
+    pub(super) fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Names the spider of a brand AllThePlaces sees (a name no earlier brand took). Brands
@@ -28,12 +34,12 @@ impl AtpWriter {
     pub(super) fn name(&mut self, brand: &CatalogBrand) -> String {
         spider_name(brand, &mut self.spiders)
     }
+}
 
-    /// Writes a spider's file, rendered by [`Spider::file`].
-    pub(super) fn write(&self, spider: &str, file: &[u8]) -> Result<()> {
-        let mut w = create(&self.dir.join(format!("atp/{spider}.geojson")))?;
-        w.write_all(file).and_then(|()| w.flush()).map_err(|e| IngestError::io("sources", e))
-    }
+/// Writes a spider's file, rendered by [`Spider::file`], into the folder of spider files.
+pub(super) fn write(dir: &Path, spider: &str, file: &[u8]) -> Result<()> {
+    let mut w = create(&dir.join(format!("{spider}.geojson")))?;
+    w.write_all(file).and_then(|()| w.flush()).map_err(|e| IngestError::io("sources", e))
 }
 
 /// One brand's spider run: its name and the features it found.

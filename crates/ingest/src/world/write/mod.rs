@@ -50,8 +50,6 @@ pub struct SourceWriters {
 #[derive(Default)]
 pub struct BrandFiles {
     osm: Vec<u8>,
-    /// The brand's spider and its file, when AllThePlaces sees the brand.
-    atp: Option<(String, Vec<u8>)>,
     overture: overture::OvertureColumns,
     fsq: fsq::FsqColumns,
     truth: Vec<u8>,
@@ -109,16 +107,21 @@ fn round6(v: f64) -> f64 {
 }
 
 /// Renders brands into their share of each file; see [`SourceWriters::renderer`].
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Renderer {
     seed: u64,
     as_of: i64,
+    /// The folder of AllThePlaces' spider files.
+    atp_dir: std::path::PathBuf,
 }
 
 impl Renderer {
     /// Renders a brand's share of every file, touching no writer: brands render on every core
     /// at once and are written in rank order by [`SourceWriters::write`], so the files are the
-    /// same byte for byte whatever the thread count.
+    /// same byte for byte whatever the thread count. A brand's AllThePlaces spider file is its
+    /// own (its name given in rank order before it renders): it is written here, on the core
+    /// that rendered it, and not in turn (creating some 800 files took a quarter of a second of
+    /// the one thread that writes in rank order).
     pub fn render(&self, brand: &CatalogBrand, world: &BrandWorld, cities: &[City], spider: Option<&str>) -> Result<BrandFiles> {
         let io = |e| IngestError::io("sources", e);
         let mut out = BrandFiles::default();
@@ -166,7 +169,8 @@ impl Renderer {
             writeln!(out.truth, "{},{},{},{}", s.source.as_str(), source_id, store_key, store.closed).map_err(io)?;
         }
         if let Some(spider) = atp {
-            out.atp = Some((spider.name().to_string(), spider.file(self.as_of)?));
+            let name = spider.name().to_string();
+            atp::write(&self.atp_dir, &name, &spider.file(self.as_of)?)?;
         }
         Ok(out)
     }
@@ -212,7 +216,7 @@ impl SourceWriters {
     /// What rendering a brand needs of the writers (brands render on every core while the
     /// writers write the ones before them).
     pub fn renderer(&self) -> Renderer {
-        Renderer { seed: self.seed, as_of: self.as_of }
+        Renderer { seed: self.seed, as_of: self.as_of, atp_dir: self.atp.dir().to_path_buf() }
     }
 
     /// Writes a rendered brand after the ones written before it.
@@ -223,9 +227,6 @@ impl SourceWriters {
         }
         self.churn.write_all(&files.churn).map_err(io)?;
         self.osm.write(&files.osm)?;
-        if let Some((spider, file)) = &files.atp {
-            self.atp.write(spider, file)?;
-        }
         self.overture.append(files.overture);
         self.fsq.append(files.fsq);
         let group = parquet::Layout::default().row_group_rows;
