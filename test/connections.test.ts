@@ -1,9 +1,8 @@
 // Connection-level limits on a real server process: 64 clients that read their large answers
-// slowly keep the server's resident memory bounded (and it answers everyone else meanwhile);
+// slowly keep what the server holds bounded (and it answers everyone else meanwhile);
 // a silent connection is closed after STOREMAP_IDLE_TIMEOUT_MS; connections past
 // STOREMAP_MAX_CONNECTIONS are refused.
 import test from 'ava';
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { openDatabase } from '../ts/db/database.ts';
@@ -11,12 +10,6 @@ import { KeyStore } from '../ts/services/keys.ts';
 import { snapshotDir, startServe } from './helpers/child.ts';
 import { startServer } from './helpers/server.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
-
-/** Resident memory of a process, from the kernel. */
-function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
-  return Number(/(\d+)/.exec(line)![1]) * 1024;
-}
 
 /** A raw HTTP request on its own socket; resolves when the first bytes of the answer arrive,
  * then reads nothing more until `drain` is called. */
@@ -54,16 +47,18 @@ async function setup(t: import('ava').ExecutionContext, env: Record<string, stri
   return { server, key, port: Number(new URL(server.base).port) };
 }
 
-test('64 slow readers of large answers: resident memory stays bounded and other clients are served meanwhile', async (t) => {
+test('64 slow readers of large answers: the memory the server keeps alive stays bounded and other clients are served meanwhile', async (t) => {
   const budget = 8 * 2 ** 20;
-  const { server, key, port } = await setup(t, { STOREMAP_MAX_PENDING_RESPONSE_BYTES: String(budget) });
+  const { server, key, port } = await setup(t, { STOREMAP_MAX_PENDING_RESPONSE_BYTES: String(budget), STOREMAP_TEST_HOOKS: '1' });
+  /** What the server keeps alive: its memory after a full collection. */
+  const memory = async () => (await (await fetch(`${server.base}/api/v1/__test/memory`)).json()) as { external: number; heapUsed: number; rss: number; pending_response_bytes: number };
   // The largest answer the test data has: five companies' storefronts with provenance.
   const body = JSON.stringify({ tickers: ['3382.T', 'SHEL', 'MCD', 'CHPT', 'SBUX'], format: 'geojson', include_provenance: true });
   const probe = await fetch(`${server.base}/api/v1/location-map`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body });
   const size = (await probe.arrayBuffer()).byteLength;
   t.true(size > 1_000_000, `a ${size}-byte answer`);
-  // Warmed up first: 64 of the same answers read at once, so the baseline holds the heap and
-  // allocator state a busy server has (not the start's, which it gives back later).
+  // Warmed up first: 64 of the same answers read at once, so the baseline holds what a busy
+  // server keeps (caches, pools), not the start's.
   for (let round = 0; round < 2; round++) {
     await Promise.all(
       Array.from({ length: 64 }, async () => {
@@ -72,22 +67,32 @@ test('64 slow readers of large answers: resident memory stays bounded and other 
       }),
     );
   }
-  const before = rssBytes(server.child.pid!);
+  const before = await memory();
 
   const clients = await Promise.all(Array.from({ length: 64 }, () => slowClient(port, body, key)));
   const statuses = clients.map((c) => Number(/^HTTP\/1\.1 (\d+)/.exec(c.first.toString('latin1'))![1]));
-  const during = rssBytes(server.child.pid!);
+  const during = await memory();
   // Served meanwhile: the health check and a small request.
   t.is((await fetch(`${server.base}/healthz`)).status, 200);
   const small = await fetch(`${server.base}/api/v1/location-map`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ brand: 'Tesla', format: 'csv' }) });
   t.true([200, 503].includes(small.status));
   await small.arrayBuffer();
 
-  const growth = during - before;
-  t.log(`64 x ${size} bytes = ${Math.round((64 * size) / 2 ** 20)} MiB of answers; RSS grew ${Math.round(growth / 2 ** 20)} MiB; statuses ${JSON.stringify(countBy(statuses))}`);
-  // Unbounded, the bodies alone would be 64 x size; the server holds at most the budget of
-  // unsent bytes beyond what the kernel's socket buffers took, plus working memory.
-  t.true(growth < 64 * size * 0.6, `RSS grew ${growth} bytes for ${64 * size} bytes of answers`);
+  const mib = (n: number) => Math.round(n / 2 ** 20);
+  const growth = during.external + during.heapUsed - (before.external + before.heapUsed);
+  t.log(
+    `64 x ${size} bytes = ${mib(64 * size)} MiB of answers; kept alive: ${mib(growth)} MiB more (buffers ${mib(before.external)} -> ${mib(during.external)} MiB, heap ${mib(before.heapUsed)} -> ${mib(during.heapUsed)} MiB; RSS ${mib(before.rss)} -> ${mib(during.rss)} MiB); ${mib(during.pending_response_bytes)} MiB counted unsent; statuses ${JSON.stringify(countBy(statuses))}`,
+  );
+  // Unbounded, the bodies alone would be 64 x size; the server keeps at most the budget of
+  // unsent bytes beyond what the kernel's socket buffers took (on loopback a send buffer grows
+  // to 4 MiB and takes whole answers), plus working memory. Measured after a full collection:
+  // resident memory also holds answers already sent and not yet collected, and what the
+  // allocator keeps, neither of which the budget is about (and which made a bound on it hold or
+  // fail with the garbage collector's timing).
+  // The budget, and at most twice a key's running slots' answers past it (half of the pool's 8).
+  const held = budget + 2 * 4 * size;
+  t.true(during.pending_response_bytes <= held, `${during.pending_response_bytes} bytes counted unsent`);
+  t.true(growth < held + 16 * 2 ** 20, `the server keeps ${growth} bytes more alive for ${64 * size} bytes of answers`);
   t.true(statuses.every((s) => s === 200 || s === 503), JSON.stringify(countBy(statuses)));
 
   // Once the readers read, every 200 arrives whole.

@@ -1,7 +1,11 @@
 // Routes that exist only with STOREMAP_TEST_HOOKS=1, so tests can prove failure handling on
 // the real server: a panic inside the addon must become 500 INTERNAL with the server still
-// serving, and a slow task must hit the request time limit.
+// serving, a slow task must hit the request time limit, and what the process keeps alive is
+// measured after a full garbage collection (resident memory also holds garbage not yet
+// collected and what the allocator kept, neither of which the server decides).
 import type { Request, Response, Server } from 'restify';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { ApiError } from '../api/errors.ts';
 import { sendError, toApiError } from '../http/errors.ts';
 import { panicForTest } from '../native.ts';
@@ -16,6 +20,12 @@ export function mount(server: Server, deps: ApiDeps): void {
   // How many heavy tasks run and wait: a test waits for a state instead of sleeping.
   server.get('/api/v1/__test/pool', async (_req: Request, res: Response) => {
     res.json(deps.pool.depth);
+  });
+  // The process's memory after a full collection, and the bytes the server counts as unsent.
+  server.get('/api/v1/__test/memory', async (_req: Request, res: Response) => {
+    collectGarbage();
+    const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+    res.json({ pending_response_bytes: deps.pending.bytes, rss, heapUsed, external, arrayBuffers });
   });
   server.post('/api/v1/__test/open', async (req: Request, res: Response) => {
     const gate = new URL(req.url ?? '/', 'http://x').searchParams.get('gate') ?? '';
@@ -66,4 +76,11 @@ export function mount(server: Server, deps: ApiDeps): void {
       clearTimeout(timer);
     }
   });
+}
+
+/** V8's full collection without starting the process with --expose-gc (npm start's flags do not
+ * carry it): the flag set at run time exposes `gc` to contexts made after it. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
 }
