@@ -17,18 +17,20 @@ function slowClient(port: number, body: string, key: string): Promise<{ first: B
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.on('error', reject);
-    socket.once('data', (first: Buffer) => {
+    // Counted and awaited from the start: a short answer (a 503) comes whole with the server's
+    // FIN in the first read, and the socket may end and close before `drain` is called.
+    let n = 0;
+    const closed = new Promise<number>((done) => socket.once('close', () => done(n)));
+    socket.on('data', (d: Buffer) => {
+      n += d.length;
+      if (n !== d.length) return;
       socket.pause();
       resolve({
-        first,
-        drain: () =>
-          new Promise<number>((done) => {
-            let n = first.length;
-            socket.on('data', (d: Buffer) => (n += d.length));
-            socket.on('end', () => done(n));
-            socket.on('close', () => done(n));
-            socket.resume();
-          }),
+        first: d,
+        drain: () => {
+          socket.resume();
+          return closed;
+        },
       });
     });
     socket.write(
