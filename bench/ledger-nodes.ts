@@ -11,7 +11,7 @@
 // last about --seconds): a run cut off by a timer drops requests in flight, which the ledger
 // may have charged, and then rows and answers could not be compared exactly.
 //
-//   node --import tsx bench/ledger-nodes.ts [--data-dir DIR] [--seconds 10] [--connections 30] [--steady-rate 1500] [--quick]
+//   node --import tsx bench/ledger-nodes.ts [--data-dir DIR] [--seconds 10] [--connections 30] [--steady-rate 1500] [--quick] [--only "NAME|NAME"]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -41,6 +41,9 @@ const WARM_SECONDS = quick ? 1 : 4;
  * maximum, so the cost per request is compared at one load, not where each saturates the
  * two cores (where extra processes pay in turns on the CPU, not in work per request). */
 const steadyRate = Number(opt('--steady-rate') ?? 1500);
+/** Runs only the configurations whose names contain one of these (separated by |); the
+ * section in RESULTS.md is then not rewritten (it reports every configuration). */
+const only = opt('--only')?.split('|').map((s) => s.trim().toLowerCase());
 
 const benchDir = path.join(ROOT, 'data', 'generated', 'bench', 'scale-0.1');
 const fallbackDir = path.join(ROOT, 'data', 'generated', 'test-data');
@@ -126,6 +129,9 @@ interface Load {
   /** The same nodes' main (JavaScript) threads alone. */
   mainCpu: number[];
   pgCpu: number;
+  /** Transactions PostgreSQL committed over the run (pg_stat_database): under load about one a
+   * charge call, so requests over this is the charges a call carried. */
+  pgXacts: number;
   loadCpu: number;
   machineCpu: number;
 }
@@ -143,6 +149,7 @@ async function load(bases: string[], keys: string[], amount: number, pids: numbe
     machine: machineBusy(),
   });
   let connection = 0;
+  const xactsBefore = postmaster === undefined ? 0 : await pgXacts();
   const before = snap();
   let after: ReturnType<typeof snap> | undefined;
   let answered = 0;
@@ -170,6 +177,8 @@ async function load(bases: string[], keys: string[], amount: number, pids: numbe
   });
   after ??= snap();
   const self = process.cpuUsage(before.self);
+  // A backend reports its counts at most once a second: they are read once all have.
+  const xacts = postmaster === undefined ? 0 : (await new Promise((r) => setTimeout(r, 1500)), (await pgXacts()) - xactsBefore);
   return {
     result,
     ok,
@@ -177,9 +186,16 @@ async function load(bases: string[], keys: string[], amount: number, pids: numbe
     nodeCpu: after.nodes.map((c, i) => c - before.nodes[i]),
     mainCpu: after.mains.map((c, i) => c - before.mains[i]),
     pgCpu: after.pg - before.pg,
+    pgXacts: xacts,
     loadCpu: (self.user + self.system) / 1e6,
     machineCpu: after.machine - before.machine,
   };
+}
+
+/** Transactions committed in the ledger's database so far. */
+async function pgXacts(): Promise<number> {
+  const r = await pgPool!.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()');
+  return Number(r.rows[0].n);
 }
 
 interface Config {
@@ -192,7 +208,7 @@ interface Config {
 }
 /** The lease size of the configurations with credit leases. */
 const LEASE = 1000;
-const configs: Config[] = [
+const allConfigs: Config[] = [
   { name: 'SQLite, 1 node', kind: 'sqlite', nodes: 1 },
   { name: 'PostgreSQL, 1 node', kind: 'postgres', nodes: 1 },
   { name: 'PostgreSQL, 2 nodes', kind: 'postgres', nodes: 2 },
@@ -202,6 +218,7 @@ const configs: Config[] = [
   { name: 'PostgreSQL, 3 nodes, credit leases', kind: 'postgres', nodes: 3, lease: LEASE },
   { name: 'PostgreSQL, 3 nodes, one key, credit leases', kind: 'postgres', nodes: 3, oneKey: true, lease: LEASE },
 ];
+const configs = only ? allConfigs.filter((c) => only.some((o) => c.name.toLowerCase().includes(o))) : allConfigs;
 
 interface Outcome {
   config: Config;
@@ -323,7 +340,9 @@ try {
     console.log(
       `${config.name}: ${(run.ok / run.seconds).toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}${codes(r)}, errors ${r.errors}; ` +
         `nodes ${run.nodeCpu.map((c) => (c / run.seconds).toFixed(2)).join('+')} cores, PostgreSQL ${(run.pgCpu / run.seconds).toFixed(2)}, autocannon ${(run.loadCpu / run.seconds).toFixed(2)}, machine ${(run.machineCpu / run.seconds).toFixed(2)}; ` +
-        `rows ${counts.rows} (200: ${counts.rows200}) for ${warmups.reduce((n, w) => n + w.ok, 0) + steady.ok + run.ok} answers of 200; at ${steadyRate} req/s: ${(steady.ok / steady.seconds).toFixed(0)} req/s, machine ${(steady.machineCpu / steady.seconds).toFixed(2)}`,
+        `rows ${counts.rows} (200: ${counts.rows200}) for ${warmups.reduce((n, w) => n + w.ok, 0) + steady.ok + run.ok} answers of 200; at ${steadyRate} req/s: ${(steady.ok / steady.seconds).toFixed(0)} req/s, machine ${(steady.machineCpu / steady.seconds).toFixed(2)}, ` +
+        `CPU-s per 1000 nodes ${((steady.nodeCpu.reduce((a, b) => a + b, 0) / steady.ok) * 1000).toFixed(3)} PostgreSQL ${((steady.pgCpu / steady.ok) * 1000).toFixed(3)}` +
+        (config.kind === 'postgres' ? `, requests per transaction ${(run.ok / run.pgXacts).toFixed(2)} (at ${steadyRate}: ${(steady.ok / steady.pgXacts).toFixed(2)})` : ''),
     );
   }
 } finally {
@@ -334,6 +353,10 @@ try {
 }
 
 // ---- the section
+if (only) {
+  console.log('--only: the section in bench/RESULTS.md is left as it was');
+  process.exit(0);
+}
 const cores = os.cpus().length;
 const f2 = (x: number) => x.toFixed(2);
 const perK = (cpu: number, n: number) => (n > 0 ? ((cpu / n) * 1000).toFixed(2) : '—');
