@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::file::SectionWriter;
+use rayon::slice::ParallelSliceMut;
+
+use super::file::{to_json, SectionWriter};
 use super::{TextColumn, NULL_TIME};
 use crate::error::Result;
 use crate::model::{is_servable, SourceMask, SourceType, StorefrontType, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
@@ -75,6 +77,12 @@ struct PackedRow {
     sources: u8,
     flags: u8,
     alias_range: (u32, u32),
+}
+
+/// The JSON sections the rows' order does not change (meta, cities, tickers, countries), made
+/// beside the sort.
+fn fixed_sections(meta: &SnapshotMeta, cities: &[CityRecord], tickers: &[TickerRecord], countries: &[String]) -> Result<[Vec<u8>; 4]> {
+    Ok([to_json("meta", meta)?, to_json("cities", cities)?, to_json("tickers", tickers)?, to_json("countries", countries)?])
 }
 
 /// Collects rows in any order and writes a snapshot whose bytes depend only on the rows given.
@@ -189,8 +197,15 @@ impl SnapshotBuilder {
         for r in &mut self.rows {
             r.country = renumber[r.country as usize];
         }
-        // Country ids now follow the codes' order, so comparing ids compares codes.
-        self.rows.sort_by_key(|r| (r.brand, r.country, r.lat.to_bits(), r.lng.to_bits(), r.id));
+        // Country ids now follow the codes' order, so comparing ids compares codes. The sort is
+        // stable on every core (rayon's merge sort), so the order is the one-thread sort's; the
+        // sections that do not depend on it are made meanwhile.
+        let (rows, meta, cities, tickers, countries) = (&mut self.rows, &self.meta, &self.cities, &self.tickers, &self.countries);
+        let fixed = rayon::join(
+            || rows.par_sort_by_key(|r| (r.brand, r.country, r.lat.to_bits(), r.lng.to_bits(), r.id)),
+            || fixed_sections(meta, cities, tickers, countries),
+        )
+        .1?;
         for b in &mut self.brands {
             b.row_start = 0;
             b.row_end = 0;
@@ -235,11 +250,12 @@ impl SnapshotBuilder {
 
         // Each column is made from the rows as it is written, never held whole beside them.
         let mut w = SectionWriter::default();
-        w.json("meta", &self.meta)?;
+        let [meta, cities, tickers, countries] = fixed;
+        w.json_made("meta", meta);
         w.json("brands", &self.brands)?;
-        w.json("cities", &self.cities)?;
-        w.json("tickers", &self.tickers)?;
-        w.json("countries", &self.countries)?;
+        w.json_made("cities", cities);
+        w.json_made("tickers", tickers);
+        w.json_made("countries", countries);
         w.made("str_blob", strings.blob_len(), |sink| strings.write_blob(sink));
         w.pod("str_offsets", strings.offsets());
         w.column("lat", n, |i| rows[i].lat);
