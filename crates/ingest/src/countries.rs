@@ -63,21 +63,25 @@ impl CountryIndex {
     }
 
     /// From the flat ring file `ts/data/reference.ts` writes (see [`each_border_ring`]), each
-    /// ring's country its id. The file is read three times (checked, then twice by the grid:
-    /// each cell's edges counted, then placed), so no ring is held.
+    /// ring's country its id. The rings are split into runs of about as many points, one a core
+    /// (the grid's two passes over a run on its core); no ring is held.
     pub fn from_borders_bin(b: &[u8]) -> Result<CountryIndex> {
-        let mut edges = 0usize;
-        let codes = each_border_ring(b, |_, ring| edges += ring.windows(2).filter(|w| w[0] != w[1]).count())?;
+        let (codes, rings) = border_rings(b)?;
         if codes.len() > MAX_COUNTRIES {
             return Err(IngestError::Invalid(format!("borders.bin: more than {MAX_COUNTRIES} country codes")));
         }
-        if edges == 0 {
+        let parts = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, MAX_BORDER_PARTS);
+        let bounds = runs_of_points(&rings.iter().map(|r| r.points).collect::<Vec<_>>(), parts);
+        let grid = LandMask::from_ring_parts(parts, |p, f| {
+            let mut ring = Vec::new();
+            for r in &rings[bounds[p]..bounds[p + 1]] {
+                r.read(b, &mut ring);
+                f(r.code, &ring);
+            }
+        });
+        if grid.is_empty() {
             return Err(IngestError::Invalid("borders.bin: no edges".into()));
         }
-        let grid = LandMask::from_rings(|f| {
-            // Checked above: it reads the same way again.
-            let _ = each_border_ring(b, &mut *f);
-        });
         Ok(CountryIndex { codes, grid })
     }
 
@@ -108,14 +112,48 @@ impl CountryIndex {
     }
 }
 
-/// Walks the flat ring file `ts/data/reference.ts` writes (see `writeBorders` there): the magic
+/// Where one ring of `borders.bin` lies: its country's index and its points' place.
+struct RingAt {
+    code: u16,
+    at: usize,
+    points: usize,
+}
+
+impl RingAt {
+    /// The ring's points, into `ring` (its bounds were checked when it was found).
+    fn read(&self, b: &[u8], ring: &mut Vec<[f32; 2]>) {
+        let f32_at = |o: usize| f32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        ring.clear();
+        ring.extend((0..self.points).map(|k| [f32_at(self.at + k * 8), f32_at(self.at + k * 8 + 4)]));
+    }
+}
+
+/// Rings (their point counts) cut into `parts` runs of about as many points: run `p` is
+/// `bounds[p]..bounds[p + 1]`, a ring going to the run its first point falls in (a run may be
+/// empty, the runs in order are every ring once).
+fn runs_of_points(points: &[usize], parts: usize) -> Vec<usize> {
+    let total: usize = points.iter().sum();
+    let mut bounds = vec![0usize; parts + 1];
+    let mut seen = 0usize;
+    for (i, &n) in points.iter().enumerate() {
+        bounds[(seen * parts / total.max(1)).min(parts - 1) + 1] = i + 1;
+        seen += n;
+    }
+    for p in 1..=parts {
+        bounds[p] = bounds[p].max(bounds[p - 1]);
+    }
+    bounds
+}
+
+/// Border parts built at once at most: each holds a cell table of its own (8 MB) while built.
+const MAX_BORDER_PARTS: usize = 8;
+
+/// The flat ring file `ts/data/reference.ts` writes (see `writeBorders` there): the magic
 /// `SMBORDR1`, the country codes, then rings of f32 longitude/latitude pairs, each tagged with
-/// its country's index. `f` gets each ring's country index and points; the codes come back.
-/// Both border indexes read it ([`CountryIndex`], [`crate::land::LandMask`]).
-pub fn each_border_ring(b: &[u8], mut f: impl FnMut(u16, &[[f32; 2]])) -> Result<Vec<String>> {
+/// its country's index. The codes, and where each ring lies, every bound checked.
+fn border_rings(b: &[u8]) -> Result<(Vec<String>, Vec<RingAt>)> {
     let bad = |m: &str| IngestError::Invalid(format!("borders.bin: {m}"));
     let u32_at = |o: usize| b.get(o..o + 4).map(|x| u32::from_le_bytes(x.try_into().unwrap()));
-    let f32_at = |o: usize| f32::from_le_bytes(b[o..o + 4].try_into().unwrap());
     if b.get(..8) != Some(b"SMBORDR1") {
         return Err(bad("bad magic"));
     }
@@ -128,7 +166,8 @@ pub fn each_border_ring(b: &[u8], mut f: impl FnMut(u16, &[[f32; 2]])) -> Result
     o += n_codes * 2;
     let n_rings = u32_at(o).ok_or_else(|| bad("truncated"))? as usize;
     o += 4;
-    let mut ring: Vec<[f32; 2]> = Vec::new();
+    // Not sized by the file's own count: a damaged count must not reserve gigabytes.
+    let mut rings = Vec::new();
     for _ in 0..n_rings {
         let code = b.get(o..o + 2).map(|x| u16::from_le_bytes(x.try_into().unwrap())).ok_or_else(|| bad("truncated ring"))?;
         let n = u32_at(o + 4).ok_or_else(|| bad("truncated ring"))? as usize;
@@ -136,10 +175,20 @@ pub fn each_border_ring(b: &[u8], mut f: impl FnMut(u16, &[[f32; 2]])) -> Result
         if (code as usize) >= codes.len() || b.len() < o + n * 8 {
             return Err(bad("ring runs past the end"));
         }
-        ring.clear();
-        ring.extend((0..n).map(|k| [f32_at(o + k * 8), f32_at(o + k * 8 + 4)]));
-        f(code, &ring);
+        rings.push(RingAt { code, at: o, points: n });
         o += n * 8;
+    }
+    Ok((codes, rings))
+}
+
+/// Walks `borders.bin` (see [`border_rings`]): `f` gets each ring's country index and points;
+/// the codes come back. Both border indexes read it ([`CountryIndex`], [`crate::land::LandMask`]).
+pub fn each_border_ring(b: &[u8], mut f: impl FnMut(u16, &[[f32; 2]])) -> Result<Vec<String>> {
+    let (codes, rings) = border_rings(b)?;
+    let mut ring = Vec::new();
+    for r in &rings {
+        r.read(b, &mut ring);
+        f(r.code, &ring);
     }
     Ok(codes)
 }
@@ -147,6 +196,23 @@ pub fn each_border_ring(b: &[u8], mut f: impl FnMut(u16, &[[f32; 2]])) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rings_are_cut_into_runs_of_about_as_many_points() {
+        // Every ring once, in order, whatever the sizes and however many parts.
+        for points in [vec![], vec![7], vec![5, 5, 5, 5], vec![1000, 1, 1, 1, 1], vec![1, 1, 1, 1, 1000, 3, 3], vec![0, 0, 4]] {
+            for parts in 1..=6 {
+                let b = runs_of_points(&points, parts);
+                assert_eq!(b.len(), parts + 1);
+                assert_eq!((b[0], b[parts]), (0, points.len()), "{points:?} in {parts}");
+                assert!(b.windows(2).all(|w| w[0] <= w[1]), "{points:?} in {parts}: {b:?}");
+            }
+        }
+        // Even sizes split evenly; a giant ring keeps a run to itself.
+        assert_eq!(runs_of_points(&[5, 5, 5, 5], 2), vec![0, 2, 4]);
+        assert_eq!(runs_of_points(&[5, 5, 5, 5], 4), vec![0, 1, 2, 3, 4]);
+        assert_eq!(runs_of_points(&[1000, 1, 1, 1, 1], 2), vec![0, 1, 5]);
+    }
 
     fn index() -> CountryIndex {
         // Two unit squares side by side, B with a hole, plus an island of A.

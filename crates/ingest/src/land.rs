@@ -153,11 +153,21 @@ fn distance_m(p: (f64, f64), e: &Edge, kx: f64) -> f64 {
     (ax + t * dx).hypot(ay + t * dy)
 }
 
-impl LandMask {
+/// One run of rings' edges placed in their cells, and their crossings with the rows' centre
+/// lines: the whole mask's, or one part's of it ([`LandMask::from_ring_parts`]).
+struct PlacedEdges {
+    /// Where each cell's edges begin in `edges`; one more than the cells.
+    starts: Vec<u32>,
+    edges: Vec<Edge>,
+    edge_country: Vec<u16>,
+    /// Each row's crossings with its centres' latitude, for the sweep, in the rings' order.
+    crossings: Vec<(u32, f64, u16)>,
+}
+
+impl PlacedEdges {
     /// From rings handed out by `rings` (called twice: once to count each cell's edges, once to
     /// place them, so the edges are never held twice).
-    /// Each ring comes with its country's id (any numbering, below `u16::MAX - 1`).
-    pub fn from_rings(rings: impl Fn(&mut dyn FnMut(u16, &[[f32; 2]]))) -> LandMask {
+    fn new(rings: impl Fn(&mut dyn FnMut(u16, &[[f32; 2]]))) -> PlacedEdges {
         let edges_of = |f: &mut dyn FnMut(Edge, u16)| {
             rings(&mut |country, ring| {
                 for w in ring.windows(2) {
@@ -168,7 +178,6 @@ impl LandMask {
             })
         };
         let mut starts = vec![0u32; COLS * ROWS + 1];
-        // Each row's crossings with its centres' latitude, for the sweep.
         // x in f64: rounded to f32 a crossing a hair east of a centre could land west of it.
         let mut crossings: Vec<(u32, f64, u16)> = Vec::new();
         edges_of(&mut |e, country| {
@@ -201,6 +210,79 @@ impl LandMask {
                 next[cell] += 1;
             }
         });
+        PlacedEdges { starts, edges, edge_country, crossings }
+    }
+
+    fn cell_len(&self, cell: usize) -> usize {
+        (self.starts[cell + 1] - self.starts[cell]) as usize
+    }
+
+    /// Parts placed one beside another, joined in their order: each cell's edges part by part,
+    /// which is the order one run over all their rings places them in. The copying is split
+    /// among as many threads as there are parts, each a run of cells.
+    fn join(mut parts: Vec<PlacedEdges>) -> PlacedEdges {
+        if parts.len() == 1 {
+            return parts.pop().expect("one part");
+        }
+        let cells = COLS * ROWS;
+        let mut starts = vec![0u32; cells + 1];
+        for cell in 0..cells {
+            starts[cell + 1] = starts[cell] + parts.iter().map(|p| p.cell_len(cell) as u32).sum::<u32>();
+        }
+        let total = starts[cells] as usize;
+        let (mut edges, mut edge_country) = (vec![[0f32; 4]; total], vec![0u16; total]);
+        // Runs of cells holding about as many edges each.
+        let threads = parts.len();
+        let bounds: Vec<usize> = (0..=threads).map(|t| starts.partition_point(|&s| (s as usize) * threads < total * t).min(cells)).collect();
+        std::thread::scope(|s| {
+            let (mut rest_e, mut rest_c) = (edges.as_mut_slice(), edge_country.as_mut_slice());
+            for run in bounds.windows(2) {
+                let (c0, c1) = (run[0], run[1]);
+                let n = (starts[c1] - starts[c0]) as usize;
+                let (out_e, tail_e) = std::mem::take(&mut rest_e).split_at_mut(n);
+                let (out_c, tail_c) = std::mem::take(&mut rest_c).split_at_mut(n);
+                (rest_e, rest_c) = (tail_e, tail_c);
+                let parts = &parts;
+                s.spawn(move || {
+                    let mut k = 0;
+                    for cell in c0..c1 {
+                        for p in parts {
+                            let (a, b) = (p.starts[cell] as usize, p.starts[cell + 1] as usize);
+                            out_e[k..k + b - a].copy_from_slice(&p.edges[a..b]);
+                            out_c[k..k + b - a].copy_from_slice(&p.edge_country[a..b]);
+                            k += b - a;
+                        }
+                    }
+                });
+            }
+        });
+        let crossings = parts.iter().flat_map(|p| p.crossings.iter().copied()).collect();
+        PlacedEdges { starts, edges, edge_country, crossings }
+    }
+}
+
+impl LandMask {
+    /// From rings handed out by `rings` (called twice, see [`LandMask::from_ring_parts`]).
+    /// Each ring comes with its country's id (any numbering, below `u16::MAX - 1`).
+    pub fn from_rings(rings: impl Fn(&mut dyn FnMut(u16, &[[f32; 2]])) + Sync) -> LandMask {
+        Self::from_ring_parts(1, |_, f| rings(f))
+    }
+
+    /// From rings handed out in `parts` runs, `rings(p, f)` handing part `p`'s to `f` (twice:
+    /// once to count each cell's edges, once to place them, so no part's edges are held
+    /// twice): each part on a thread of its own, joined in order. The mask is the same for any
+    /// number of parts, as long as the parts in order hand out the same rings in the same order.
+    pub fn from_ring_parts(parts: usize, rings: impl Fn(usize, &mut dyn FnMut(u16, &[[f32; 2]])) + Sync) -> LandMask {
+        let placed = if parts <= 1 {
+            PlacedEdges::new(|f| rings(0, f))
+        } else {
+            let rings = &rings;
+            PlacedEdges::join(std::thread::scope(|s| {
+                let handles: Vec<_> = (0..parts).map(|p| s.spawn(move || PlacedEdges::new(|f| rings(p, f)))).collect();
+                handles.into_iter().map(|h| h.join().expect("a part of the border grid panicked")).collect()
+            }))
+        };
+        let PlacedEdges { starts, edges, edge_country, mut crossings } = placed;
         crossings.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
         let mut centre = vec![NONE; COLS * ROWS];
         let mut centre_many = std::collections::HashMap::new();
@@ -225,6 +307,11 @@ impl LandMask {
             }
         }
         LandMask { starts, edges, edge_country, centre, centre_many }
+    }
+
+    /// No edge at all: the rings drew nothing.
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
     }
 
     fn cell_edges(&self, cell: usize) -> &[Edge] {
@@ -334,6 +421,43 @@ mod tests {
             (3, vec![[12.4, 50.3], [12.9, 50.3], [12.9, 50.8], [12.4, 50.8], [12.4, 50.3]]),
         ];
         LandMask::from_rings(|f| rings.iter().for_each(|(i, r)| f(*i, r)))
+    }
+
+    /// The rings of [`mask`], with two more shapes sharing its cells (so several parts place
+    /// edges in one cell) and one across the antimeridian.
+    fn many_rings() -> Vec<(u16, Vec<[f32; 2]>)> {
+        vec![
+            (0, vec![[10.0, 50.0], [11.0, 50.0], [11.0, 51.0], [10.0, 51.0], [10.0, 50.0]]),
+            (1, vec![[11.0, 50.0], [12.0, 50.0], [12.0, 51.0], [11.0, 51.0], [11.0, 50.0]]),
+            (1, vec![[11.4, 50.4], [11.6, 50.4], [11.6, 50.6], [11.4, 50.6], [11.4, 50.4]]),
+            (2, vec![[12.2, 50.0], [13.0, 50.0], [13.0, 51.0], [12.2, 51.0], [12.2, 50.0]]),
+            (3, vec![[12.4, 50.3], [12.9, 50.3], [12.9, 50.8], [12.4, 50.8], [12.4, 50.3]]),
+            (4, vec![[10.1, 50.1], [10.2, 50.1], [10.15, 50.2], [10.1, 50.1]]),
+            (5, vec![[10.05, 50.05], [12.95, 50.05], [12.95, 50.95], [10.05, 50.95], [10.05, 50.05]]),
+            (6, vec![[179.5, -17.0], [180.0, -17.0], [180.0, -16.0], [179.5, -16.0], [179.5, -17.0]]),
+        ]
+    }
+
+    #[test]
+    fn a_mask_built_in_parts_is_the_one_built_whole() {
+        let rings = many_rings();
+        let whole = LandMask::from_rings(|f| rings.iter().for_each(|(i, r)| f(*i, r)));
+        assert!(!whole.is_empty());
+        // Every split of the rings into runs, empty runs included (more parts than rings).
+        for parts in [2, 3, 5, 11] {
+            let bounds: Vec<usize> = (0..=parts).map(|p| p * rings.len() / parts).collect();
+            let m = LandMask::from_ring_parts(parts, |p, f| rings[bounds[p]..bounds[p + 1]].iter().for_each(|(i, r)| f(*i, r)));
+            assert_eq!(m.starts, whole.starts, "{parts} parts: cell starts");
+            assert_eq!(m.edges, whole.edges, "{parts} parts: edges in their cells' order");
+            assert_eq!(m.edge_country, whole.edge_country, "{parts} parts: the edges' countries");
+            assert_eq!(m.centre, whole.centre, "{parts} parts: the centres");
+            let many = |m: &LandMask| {
+                let mut v: Vec<(u32, Vec<u16>)> = m.centre_many.iter().map(|(c, i)| (*c, i.ids().to_vec())).collect();
+                v.sort();
+                v
+            };
+            assert_eq!(many(&m), many(&whole), "{parts} parts: centres inside several countries");
+        }
     }
 
     #[test]
