@@ -144,8 +144,22 @@ pub fn load_reference(paths: &ReferencePaths) -> Result<Reference> {
     })
 }
 
-/// Everything but the borders: the catalog, the gazetteer and the ZIPs.
+/// Everything but the borders: the catalog, and beside it the gazetteer and the ZIPs.
 fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)> {
+    let ex = &paths.extracted;
+    std::thread::scope(|s| {
+        let places = s.spawn(|| -> Result<(Vec<City>, Vec<Zip>)> { Ok((read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?)) });
+        let catalog = load_catalog(paths);
+        let places = places.join().map_err(|_| IngestError::Invalid("reading the gazetteer panicked".into()))?;
+        // The catalog's error first, as when the tables were read one after another.
+        let catalog = catalog?;
+        let (cities, zips) = places?;
+        Ok((catalog, cities, zips))
+    })
+}
+
+/// The brand catalog from the name-suggestion index's brands and the project's tables.
+fn load_catalog(paths: &ReferencePaths) -> Result<Catalog> {
     let ex = &paths.extracted;
     let nsi = read_brands(&ex.join("brands.jsonl"))?;
     let catalog = Catalog::build(
@@ -161,7 +175,7 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
         .with_osm_coverage(&read_csv(&paths.tables.join("osm-coverage.csv"))?)
         .with_world_totals(&read_csv(&paths.tables.join("world-totals.csv"))?),
     );
-    Ok((catalog, read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?))
+    Ok(catalog)
 }
 
 /// The borders as the reference step wrote them: the precise ring file, else the drawing

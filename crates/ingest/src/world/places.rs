@@ -111,6 +111,26 @@ fn degree_cell(lat: f64, lng: f64) -> (i32, i32) {
     (lat.floor() as i32, lng.floor() as i32)
 }
 
+/// A degree column's own number, across the antimeridian (-181 is 179).
+fn wrap_degree(x: i32) -> i32 {
+    (x + 180).rem_euclid(360) - 180
+}
+
+/// How many degree columns either side of a place at `lat` hold every point within
+/// [`METRO_CORE_M`] of it (rows: one either side, as 20 km is under a degree of latitude). On
+/// the sphere hav(d) >= cos(lat1) cos(lat2) hav(dlng), so dlng is at most that bound at the
+/// highest latitude the two can share (a smaller radius than the distance's own, to be safe).
+fn core_reach_deg(lat: f64) -> i32 {
+    const R_LOW_M: f64 = 6_300_000.0;
+    let highest = (lat.abs() + 1.0).min(90.0).to_radians();
+    let hav_d = (METRO_CORE_M / R_LOW_M / 2.0).sin().powi(2);
+    let s = hav_d.sqrt() / highest.cos();
+    if s.is_nan() || s >= 1.0 {
+        return 180;
+    }
+    (2.0 * s.asin()).to_degrees().ceil() as i32 + 1
+}
+
 fn draw(e: &Weighted, rng: &mut ChaCha8Rng) -> Option<u32> {
     let x = rng.random::<f64>() * e.1.last()?;
     Some(e.0[e.1.partition_point(|&c| c < x).min(e.0.len() - 1)])
@@ -131,12 +151,21 @@ impl<'a> Gazetteer<'a> {
         let mut big: Vec<usize> = (0..cities.len()).filter(|&i| cities[i].population >= METRO_POPULATION).collect();
         big.sort_by_key(|&i| (std::cmp::Reverse(cities[i].population), i));
         let mut kept: Vec<usize> = Vec::new();
+        // The kept ones by degree cell, so a place is held against those around it only.
+        let mut kept_cells: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
         for i in big {
             let c = &cities[i];
-            if kept.iter().any(|&k| storemap_core::haversine_m(c.lat, c.lng, cities[k].lat, cities[k].lng) < METRO_CORE_M) {
+            let (cy, cx) = degree_cell(c.lat, c.lng);
+            let reach = core_reach_deg(c.lat);
+            let near = (cy - 1..=cy + 1).flat_map(|y| (cx - reach..=cx + reach).map(move |x| (y, wrap_degree(x))));
+            if near
+                .flat_map(|cell| kept_cells.get(&cell).into_iter().flatten())
+                .any(|&k| storemap_core::haversine_m(c.lat, c.lng, cities[k].lat, cities[k].lng) < METRO_CORE_M)
+            {
                 continue;
             }
             kept.push(i);
+            kept_cells.entry((cy, cx)).or_default().push(i);
         }
         // Every town joins the nearest core of its country within reach.
         let mut cores: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
@@ -404,4 +433,36 @@ pub fn phone(country: &str, rng: &mut ChaCha8Rng) -> String {
         _ => return String::new(),
     };
     format!("+{code} {} {}", rng.random_range(10..99), rng.random_range(100_000..999_999))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every point within METRO_CORE_M of a place lies in the rows either side of its degree cell
+    /// and the columns `core_reach_deg` gives, up to the poles and across the antimeridian: found
+    /// by walking the circle of that radius around places at many latitudes.
+    #[test]
+    fn the_cells_searched_for_a_metro_core_hold_every_place_within_reach() {
+        for lat10 in (-899..=899).step_by(7) {
+            let lat = lat10 as f64 / 10.0;
+            for lng in [-179.99, -179.5, -120.3, 0.0, 0.01, 45.7, 179.5, 179.99] {
+                let (cy, cx) = degree_cell(lat, lng);
+                let reach = core_reach_deg(lat);
+                for k in 0..72 {
+                    let t = (k as f64 * 5.0).to_radians();
+                    // Just inside the radius, by the same distance the check uses.
+                    let (la, lo) = storemap_core::offset_m(lat, lng, 0.999 * METRO_CORE_M * t.cos(), 0.999 * METRO_CORE_M * t.sin());
+                    let lo = (lo + 540.0).rem_euclid(360.0) - 180.0;
+                    if !(-90.0..90.0).contains(&la) || storemap_core::haversine_m(lat, lng, la, lo) >= METRO_CORE_M {
+                        continue;
+                    }
+                    let (y, x) = degree_cell(la, lo);
+                    assert!((y - cy).abs() <= 1, "row of {la},{lo} from {lat},{lng}");
+                    let dx = (x - cx + 540).rem_euclid(360) - 180;
+                    assert!(dx.abs() <= reach, "column of {la},{lo} from {lat},{lng}: {dx} past {reach}");
+                }
+            }
+        }
+    }
 }
