@@ -11,8 +11,10 @@ use polars_arrow::record_batch::RecordBatchT;
 use polars_arrow::types::NativeType;
 use polars_error::PolarsResult;
 use polars_parquet::write::{
-    get_dtype_encoding, schema_to_metadata_key, CompressionOptions, FileWriter, KeyValue, RowGroupIterator, StatisticsOptions, Version, WriteOptions,
+    array_to_columns, compress, get_dtype_encoding, schema_to_metadata_key, to_parquet_schema, CompressedPage, CompressionOptions, DynIter,
+    DynStreamingIterator, Encoding, FallibleStreamingIterator, FileWriter, KeyValue, ParquetType, StatisticsOptions, Version, WriteOptions,
 };
+use rayon::iter::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 use crate::error::{IngestError, Result};
 
@@ -60,7 +62,30 @@ struct OpenFile {
     name: String,
     writer: FileWriter<std::io::BufWriter<std::fs::File>>,
     schema: ArrowSchema,
+    /// The schema's columns as Parquet types, and each one's encoding, for every row group.
+    types: Vec<ParquetType>,
+    encodings: Vec<Vec<Encoding>>,
     options: WriteOptions,
+}
+
+/// A column chunk's pages, made and compressed beforehand, handed to the file writer one by one.
+struct MadePages {
+    pages: std::vec::IntoIter<CompressedPage>,
+    current: Option<CompressedPage>,
+}
+
+impl FallibleStreamingIterator for MadePages {
+    type Item = CompressedPage;
+    type Error = polars_error::PolarsError;
+
+    fn advance(&mut self) -> PolarsResult<()> {
+        self.current = self.pages.next();
+        Ok(())
+    }
+
+    fn get(&self) -> Option<&CompressedPage> {
+        self.current.as_ref()
+    }
 }
 
 impl OpenFile {
@@ -75,19 +100,34 @@ impl OpenFile {
         };
         let file = std::fs::File::create(path).map_err(|e| IngestError::io(&name, e))?;
         let writer = FileWriter::try_new(std::io::BufWriter::new(file), schema.clone(), options).map_err(|e| IngestError::file(&name, e))?;
-        Ok(OpenFile { name, writer, schema, options })
+        let types = to_parquet_schema(&schema).map_err(|e| IngestError::file(&name, e))?.fields().to_vec();
+        let encodings = schema.iter_values().map(|f| get_dtype_encoding(&f.dtype)).collect();
+        Ok(OpenFile { name, writer, schema, types, encodings, options })
     }
 
+    /// One row group: its columns encoded and compressed on every core (polars-parquet's own
+    /// row-group iterator does them one after another, on the thread that writes; the last
+    /// groups of a build's generated files were most of its serial time), then written in the
+    /// schema's order, the same bytes either way.
     fn write(&mut self, arrays: Vec<Box<dyn Array>>) -> Result<()> {
         let fail = |e: polars_error::PolarsError| IngestError::file(&self.name, e);
         let n = arrays.first().map_or(0, |a| a.len());
         let batch = RecordBatchT::new(n, std::sync::Arc::new(self.schema.clone()), arrays);
-        let encodings = self.schema.iter_values().map(|f| get_dtype_encoding(&f.dtype)).collect();
-        let mut groups = RowGroupIterator::try_new(std::iter::once(Ok(batch)), &self.schema, self.options, encodings).map_err(fail)?;
-        if let Some(group) = groups.next() {
-            self.writer.write(n as u64, group.map_err(fail)?).map_err(fail)?;
-        }
-        Ok(())
+        let (options, types, encodings) = (self.options, &self.types, &self.encodings);
+        let made: Vec<Vec<Vec<CompressedPage>>> = batch
+            .into_arrays()
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, array)| -> PolarsResult<Vec<Vec<CompressedPage>>> {
+                array_to_columns(array, types[i].clone(), options, &encodings[i])?
+                    .into_iter()
+                    .map(|pages| pages.map(|page| Ok(compress(page?, Vec::new(), options.compression)?)).collect())
+                    .collect()
+            })
+            .collect::<PolarsResult<_>>()
+            .map_err(fail)?;
+        let group = DynIter::new(made.into_iter().flatten().map(|pages| Ok(DynStreamingIterator::new(MadePages { pages: pages.into_iter(), current: None }))));
+        self.writer.write(n as u64, group).map_err(fail)
     }
 
     fn end(mut self, layout: &Layout) -> Result<()> {
