@@ -3,8 +3,27 @@
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// The longest time one item of a parallel step took (its thread's wall clock, so an upper
+/// bound of its CPU) since [`take_longest_item`] last read it: a step takes at least its
+/// biggest item's time on any number of cores, which the build's phase lines report.
+static LONGEST_ITEM_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The longest item since the last call, and a fresh start.
+pub fn take_longest_item() -> Duration {
+    Duration::from_nanos(LONGEST_ITEM_NS.swap(0, Ordering::Relaxed))
+}
+
+/// `f(item)`, its time counted towards [`take_longest_item`].
+fn timed<T, U>(f: impl Fn(&T) -> U, item: &T) -> U {
+    let start = Instant::now();
+    let u = f(item);
+    LONGEST_ITEM_NS.fetch_max(start.elapsed().as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+    u
+}
 
 /// Maps `f` over `items` on every core this process may use, keeping order. Each thread takes
 /// the next item not yet taken: callers pass brands in rank order, biggest first, so the big
@@ -24,7 +43,7 @@ pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -
 pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
     if items.len() < min_items.max(2) || threads == 1 {
-        return items.iter().map(&f).collect();
+        return items.iter().map(|t| timed(&f, t)).collect();
     }
     let next = AtomicUsize::new(0);
     let parts: Vec<Vec<(usize, U)>> = std::thread::scope(|s| {
@@ -36,7 +55,7 @@ pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: imp
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(item) = items.get(i) else { break };
-                        done.push((i, f(item)));
+                        done.push((i, timed(f, item)));
                     }
                     done
                 })
@@ -67,7 +86,7 @@ pub fn parallel_stream<T: Sync, U: Send>(
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
     if threads == 1 || items.len() < 2 {
         for t in items {
-            if sink(f(t)).is_break() {
+            if sink(timed(&f, t)).is_break() {
                 return;
             }
         }
@@ -118,7 +137,7 @@ pub fn parallel_stream<T: Sync, U: Send>(
                             break;
                         }
                     }
-                    let u = f(item);
+                    let u = timed(&f, item);
                     lock().done.insert(i, u);
                     ready.notify_one();
                 }
@@ -157,6 +176,35 @@ mod tests {
     use std::ops::ControlFlow;
 
     use super::{parallel_map, parallel_stream};
+
+    #[test]
+    fn the_longest_item_of_a_step_is_kept_for_the_phase() {
+        // One item sleeps 80 ms, the others nothing: the longest item is at least that long,
+        // through a map and through a stream alike. (Other tests' items may run meanwhile in
+        // this process and only raise it: the bound is a floor.)
+        let items: Vec<u64> = (0..100).collect();
+        let work = |&i: &u64| {
+            if i == 37 {
+                std::thread::sleep(std::time::Duration::from_millis(80));
+            }
+            i
+        };
+        super::take_longest_item();
+        assert_eq!(parallel_map(&items, work), items);
+        assert!(super::take_longest_item() >= std::time::Duration::from_millis(80));
+        let mut out = Vec::new();
+        parallel_stream(
+            &items,
+            |next, i| i < next + 8,
+            work,
+            |i| {
+                out.push(i);
+                ControlFlow::Continue(())
+            },
+        );
+        assert_eq!(out, items);
+        assert!(super::take_longest_item() >= std::time::Duration::from_millis(80));
+    }
 
     #[test]
     fn keeps_the_order_of_items_of_uneven_cost() {

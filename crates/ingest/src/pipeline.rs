@@ -226,6 +226,11 @@ fn memory_note() -> String {
 pub struct PhaseCpu {
     pub process: f64,
     pub calling_thread: f64,
+    /// The longest piece of the phase one thread did alone: an item of a parallel step (a
+    /// brand's world, a brand's reconciliation: wall seconds on its thread), or a source's
+    /// import thread (its own CPU, the work it shares with no other core). No number of cores
+    /// takes the phase below it.
+    pub longest_item: f64,
 }
 
 /// CPU seconds (user and system) from a /proc stat file: its 14th and 15th fields, in the
@@ -239,7 +244,7 @@ fn cpu_ticks(path: &str) -> f64 {
 }
 
 fn cpu_now() -> PhaseCpu {
-    PhaseCpu { process: cpu_ticks("/proc/self/stat"), calling_thread: cpu_ticks("/proc/thread-self/stat") }
+    PhaseCpu { process: cpu_ticks("/proc/self/stat"), calling_thread: cpu_ticks("/proc/thread-self/stat"), longest_item: 0.0 }
 }
 
 /// Progress on stderr: one line per phase with its time (a spinner on a terminal).
@@ -265,31 +270,44 @@ impl Phases {
             b.set_message(format!("{name}…"));
         }
         let (t, cpu) = (Instant::now(), cpu_now());
+        crate::parallel::take_longest_item();
         let out = f()?;
         let secs = t.elapsed().as_secs_f64();
         let after = cpu_now();
-        let used = PhaseCpu { process: after.process - cpu.process, calling_thread: after.calling_thread - cpu.calling_thread };
+        let longest_item = (crate::parallel::take_longest_item().as_secs_f64() * 1000.0).round() / 1000.0;
+        let used = PhaseCpu { process: after.process - cpu.process, calling_thread: after.calling_thread - cpu.calling_thread, longest_item };
         self.seconds.insert(name.to_string(), (secs * 1000.0).round() / 1000.0);
         self.cpu.insert(name.to_string(), used);
         let line = format!(
-            "{name}: {secs:.1}s (total {:.1}s), CPU {:.1}s (calling thread {:.1}s){}",
+            "{name}: {secs:.1}s (total {:.1}s), CPU {:.1}s (calling thread {:.1}s, longest item {:.2}s){}",
             self.start.elapsed().as_secs_f64(),
             used.process,
             used.calling_thread,
+            used.longest_item,
             memory_note()
         );
-        match &self.bar {
-            Some(b) => b.println(line),
-            None => eprintln!("{line}"),
-        }
+        self.print(line);
         Ok(out)
     }
 
-    /// Records a time measured inside another phase (a source's import beside the others'),
-    /// with its log line.
+    /// Records a time measured inside phase `within` by one of its threads (a source's import
+    /// beside the others'), with its log line: that thread's own CPU is a piece of `within` one
+    /// thread did alone (see [`PhaseCpu::longest_item`]).
+    pub fn note_thread(&mut self, name: &str, secs: f64, within: &str, own_cpu: f64) {
+        if let Some(c) = self.cpu.get_mut(within) {
+            c.longest_item = c.longest_item.max(own_cpu);
+        }
+        self.seconds.insert(name.to_string(), (secs * 1000.0).round() / 1000.0);
+        self.print(format!("  {name}: {secs:.1}s, its own thread's CPU {own_cpu:.1}s"));
+    }
+
+    /// Records a time measured inside another phase, with its log line.
     pub fn note(&mut self, name: &str, secs: f64) {
         self.seconds.insert(name.to_string(), (secs * 1000.0).round() / 1000.0);
-        let line = format!("  {name}: {secs:.1}s");
+        self.print(format!("  {name}: {secs:.1}s"));
+    }
+
+    fn print(&self, line: String) {
         match &self.bar {
             Some(b) => b.println(line),
             None => eprintln!("{line}"),
@@ -395,6 +413,8 @@ struct ImportedSource {
     /// Rows read outside the build's region, dropped before matching.
     outside: u64,
     seconds: f64,
+    /// The CPU of the thread that read the source (not the cores it handed batches to).
+    thread_cpu: f64,
 }
 
 /// Reads one source's files, matching rows to brands as they arrive (in batches), so the
@@ -408,7 +428,7 @@ fn import_source(
     keep: Option<Arc<Vec<bool>>>,
     mut ticker: Ticker,
 ) -> Result<ImportedSource> {
-    let started = Instant::now();
+    let (started, thread_cpu) = (Instant::now(), cpu_ticks("/proc/thread-self/stat"));
     let (catalog, countries, region) = (&reference.catalog, &reference.countries, &opts.region);
     let mut buckets = BrandBuckets::new(catalog.brands.len());
     if let Some(keep) = keep {
@@ -434,7 +454,7 @@ fn import_source(
         SourceType::Fsq => import::import_fsq_into(path, &mut sink),
     }?;
     buckets.shrink_to_fit();
-    Ok(ImportedSource { report, buckets, outside, seconds: started.elapsed().as_secs_f64() })
+    Ok(ImportedSource { report, buckets, outside, seconds: started.elapsed().as_secs_f64(), thread_cpu: cpu_ticks("/proc/thread-self/stat") - thread_cpu })
 }
 
 /// The sources' rows by brand, and what each import did.
@@ -491,7 +511,7 @@ fn import_all(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, k
             })?;
             // Each source's own time, beside the others (they overlap).
             for ((source, _), d) in sources.iter().zip(&done) {
-                phases.note(&format!("import {} (alongside the others)", source.as_str()), d.seconds);
+                phases.note_thread(&format!("import {} (alongside the others)", source.as_str()), d.seconds, "import sources", d.thread_cpu);
             }
             done
         }
