@@ -129,8 +129,9 @@ interface Load {
   /** The same nodes' main (JavaScript) threads alone. */
   mainCpu: number[];
   pgCpu: number;
-  /** Transactions PostgreSQL committed over the run (pg_stat_database): under load about one a
-   * charge call, so requests over this is the charges a call carried. */
+  /** Transaction ids PostgreSQL handed out over the run: one per transaction that wrote (a
+   * charge call, a lease taken or given back; reads take none), so requests over this is
+   * about the charges a call carried. */
   pgXacts: number;
   loadCpu: number;
   machineCpu: number;
@@ -177,8 +178,7 @@ async function load(bases: string[], keys: string[], amount: number, pids: numbe
   });
   after ??= snap();
   const self = process.cpuUsage(before.self);
-  // A backend reports its counts at most once a second: they are read once all have.
-  const xacts = postmaster === undefined ? 0 : (await new Promise((r) => setTimeout(r, 1500)), (await pgXacts()) - xactsBefore);
+  const xacts = postmaster === undefined ? 0 : (await pgXacts()) - xactsBefore;
   return {
     result,
     ok,
@@ -192,9 +192,10 @@ async function load(bases: string[], keys: string[], amount: number, pids: numbe
   };
 }
 
-/** Transactions committed in the ledger's database so far. */
+/** The next transaction id PostgreSQL will hand out: the count of writing transactions so far
+ * (pg_stat_database's counts lag: an idle backend reports them up to 10 s late). */
 async function pgXacts(): Promise<number> {
-  const r = await pgPool!.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()');
+  const r = await pgPool!.query<{ n: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n');
   return Number(r.rows[0].n);
 }
 
@@ -342,7 +343,9 @@ try {
         `nodes ${run.nodeCpu.map((c) => (c / run.seconds).toFixed(2)).join('+')} cores, PostgreSQL ${(run.pgCpu / run.seconds).toFixed(2)}, autocannon ${(run.loadCpu / run.seconds).toFixed(2)}, machine ${(run.machineCpu / run.seconds).toFixed(2)}; ` +
         `rows ${counts.rows} (200: ${counts.rows200}) for ${warmups.reduce((n, w) => n + w.ok, 0) + steady.ok + run.ok} answers of 200; at ${steadyRate} req/s: ${(steady.ok / steady.seconds).toFixed(0)} req/s, machine ${(steady.machineCpu / steady.seconds).toFixed(2)}, ` +
         `CPU-s per 1000 nodes ${((steady.nodeCpu.reduce((a, b) => a + b, 0) / steady.ok) * 1000).toFixed(3)} PostgreSQL ${((steady.pgCpu / steady.ok) * 1000).toFixed(3)}` +
-        (config.kind === 'postgres' ? `, requests per transaction ${(run.ok / run.pgXacts).toFixed(2)} (at ${steadyRate}: ${(steady.ok / steady.pgXacts).toFixed(2)})` : ''),
+        (config.kind === 'postgres' && run.pgXacts > 0 && steady.pgXacts > 0
+          ? `, requests per writing transaction ${(run.ok / run.pgXacts).toFixed(2)} (at ${steadyRate}: ${(steady.ok / steady.pgXacts).toFixed(2)})`
+          : ''),
     );
   }
 } finally {

@@ -706,3 +706,33 @@ fn opening_hours_are_kept_and_a_version_2_file_without_them_loads_with_none() {
     // The rewriter itself is faithful: the file rewritten whole loads the same.
     assert_eq!(Snapshot::from_bytes("same", &rewritten(&bytes, 3, &[])).unwrap().row_count(), snap.row_count());
 }
+
+#[test]
+fn rows_that_sort_alike_keep_the_order_they_were_pushed_in() {
+    // Same brand, country, position and id (a source listing one store twice): the sort's keys
+    // tie, and the rows keep the order they came in, as a stable sort keeps them.
+    let dir = TempDir::new("snapshot", "ties");
+    let base = rows()[0].clone();
+    let named = |n: &str| RowBuilder { name: n.into(), ..base.clone() };
+    // Among other rows, so the tie is sorted with them (and a dozen of them, so it is not
+    // settled by where they started).
+    let mut input: Vec<RowBuilder> = rows();
+    let tied: Vec<String> = (0..12).map(|i| format!("tie {i:02}")).collect();
+    for (k, n) in tied.iter().enumerate() {
+        input.insert((k * 7) % input.len(), named(n));
+    }
+    let path = dir.file("ties.smap");
+    write(&input, &path);
+    let snap = Snapshot::load(&path).unwrap();
+    let got: Vec<String> = (0..snap.row_count()).map(|r| snap.row(r).name).filter(|n| n.starts_with("tie ")).collect();
+    let pushed: Vec<String> = input.iter().map(|r| r.name.clone()).filter(|n| n.starts_with("tie ")).collect();
+    assert_eq!(got, pushed);
+    // Pushed the other way round, they come out the other way round.
+    input.reverse();
+    let back = dir.file("ties-back.smap");
+    write(&input, &back);
+    let snap = Snapshot::load(&back).unwrap();
+    let got: Vec<String> = (0..snap.row_count()).map(|r| snap.row(r).name).filter(|n| n.starts_with("tie ")).collect();
+    let pushed: Vec<String> = input.iter().map(|r| r.name.clone()).filter(|n| n.starts_with("tie ")).collect();
+    assert_eq!(got, pushed);
+}

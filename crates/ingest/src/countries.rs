@@ -182,7 +182,7 @@ fn border_rings(b: &[u8]) -> Result<(Vec<String>, Vec<RingAt>)> {
 }
 
 /// Walks `borders.bin` (see [`border_rings`]): `f` gets each ring's country index and points;
-/// the codes come back. Both border indexes read it ([`CountryIndex`], [`crate::land::LandMask`]).
+/// the codes come back (the border tests read the file this way).
 pub fn each_border_ring(b: &[u8], mut f: impl FnMut(u16, &[[f32; 2]])) -> Result<Vec<String>> {
     let (codes, rings) = border_rings(b)?;
     let mut ring = Vec::new();

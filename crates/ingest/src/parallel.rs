@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The longest time one item of a parallel step took (its thread's wall clock, so an upper
-/// bound of its CPU) since [`take_longest_item`] last read it: a step takes at least its
-/// biggest item's time on any number of cores, which the build's phase lines report.
+/// The longest time one item of a parallel step took since [`take_longest_item`] last read
+/// it: a step takes about its biggest item's time at least on any number of cores, which the
+/// build's phase lines report. Timed by its thread's wall clock, so it overstates the item's
+/// CPU where threads outnumber the cores (two cores, four imports).
 static LONGEST_ITEM_NS: AtomicU64 = AtomicU64::new(0);
 
 /// The longest item since the last call, and a fresh start.
@@ -17,12 +18,26 @@ pub fn take_longest_item() -> Duration {
     Duration::from_nanos(LONGEST_ITEM_NS.swap(0, Ordering::Relaxed))
 }
 
-/// `f(item)`, its time counted towards [`take_longest_item`].
-fn timed<T, U>(f: impl Fn(&T) -> U, item: &T) -> U {
-    let start = Instant::now();
-    let u = f(item);
-    LONGEST_ITEM_NS.fetch_max(start.elapsed().as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
-    u
+/// The longest item one thread ran, published for [`take_longest_item`] once the thread is
+/// done (a shared maximum written per item would pass one cache line between the cores for
+/// every row of a per-row step).
+#[derive(Default)]
+struct Longest(u64);
+
+impl Longest {
+    /// `f(item)`, its time kept if it is the longest so far.
+    fn time<T, U>(&mut self, f: impl Fn(&T) -> U, item: &T) -> U {
+        let start = Instant::now();
+        let u = f(item);
+        self.0 = self.0.max(start.elapsed().as_nanos().min(u64::MAX as u128) as u64);
+        u
+    }
+}
+
+impl Drop for Longest {
+    fn drop(&mut self) {
+        LONGEST_ITEM_NS.fetch_max(self.0, Ordering::Relaxed);
+    }
 }
 
 /// Maps `f` over `items` on every core this process may use, keeping order. Each thread takes
@@ -43,7 +58,8 @@ pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -
 pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
     if items.len() < min_items.max(2) || threads == 1 {
-        return items.iter().map(|t| timed(&f, t)).collect();
+        let mut longest = Longest::default();
+        return items.iter().map(|t| longest.time(&f, t)).collect();
     }
     let next = AtomicUsize::new(0);
     let parts: Vec<Vec<(usize, U)>> = std::thread::scope(|s| {
@@ -51,11 +67,11 @@ pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: imp
             .map(|_| {
                 let (f, next) = (&f, &next);
                 s.spawn(move || {
-                    let mut done = Vec::new();
+                    let (mut done, mut longest) = (Vec::new(), Longest::default());
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(item) = items.get(i) else { break };
-                        done.push((i, timed(f, item)));
+                        done.push((i, longest.time(f, item)));
                     }
                     done
                 })
@@ -85,8 +101,9 @@ pub fn parallel_stream<T: Sync, U: Send>(
 ) {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
     if threads == 1 || items.len() < 2 {
+        let mut longest = Longest::default();
         for t in items {
-            if sink(timed(&f, t)).is_break() {
+            if sink(longest.time(&f, t)).is_break() {
                 return;
             }
         }
@@ -125,6 +142,7 @@ pub fn parallel_stream<T: Sync, U: Send>(
         for _ in 0..threads {
             s.spawn(|| {
                 let mut guard = Guard(&state, [&ready, &moved], false);
+                let mut longest = Longest::default();
                 loop {
                     let i = taken.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };
@@ -137,7 +155,7 @@ pub fn parallel_stream<T: Sync, U: Send>(
                             break;
                         }
                     }
-                    let u = timed(&f, item);
+                    let u = longest.time(&f, item);
                     lock().done.insert(i, u);
                     ready.notify_one();
                 }

@@ -150,10 +150,11 @@ fn load_tables(paths: &ReferencePaths) -> Result<(Catalog, Vec<City>, Vec<Zip>)>
     std::thread::scope(|s| {
         let places = s.spawn(|| -> Result<(Vec<City>, Vec<Zip>)> { Ok((read_csv(&ex.join("cities.csv"))?, read_csv(&ex.join("zips.csv"))?)) });
         let catalog = load_catalog(paths);
-        let places = places.join().map_err(|_| IngestError::Invalid("reading the gazetteer panicked".into()))?;
-        // The catalog's error first, as when the tables were read one after another.
+        let places = places.join();
+        // The catalog's error first, as when the tables were read one after another; a panic
+        // reading the places goes on as a panic.
         let catalog = catalog?;
-        let (cities, zips) = places?;
+        let (cities, zips) = places.unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         Ok((catalog, cities, zips))
     })
 }
@@ -227,9 +228,9 @@ pub struct PhaseCpu {
     pub process: f64,
     pub calling_thread: f64,
     /// The longest piece of the phase one thread did alone: an item of a parallel step (a
-    /// brand's world, a brand's reconciliation: wall seconds on its thread), or a source's
-    /// import thread (its own CPU, the work it shares with no other core). No number of cores
-    /// takes the phase below it.
+    /// brand's world, a brand's reconciliation: wall seconds on its thread, which overstate
+    /// its CPU where threads outnumber the cores), or a source's import thread (its own CPU,
+    /// the work it shares with no other core). More cores do not take the phase below it.
     pub longest_item: f64,
 }
 

@@ -77,6 +77,10 @@ struct PackedRow {
     sources: u8,
     flags: u8,
     alias_range: (u32, u32),
+    /// The row's place in the order rows were pushed: the sort's last key, so an unstable sort
+    /// (no scratch buffer beside the rows) orders equal keys as a stable one would. It fits in
+    /// the struct's padding.
+    seq: u32,
 }
 
 /// The JSON sections the rows' order does not change (meta, cities, tickers, countries), made
@@ -157,6 +161,7 @@ impl SnapshotBuilder {
             sources: r.sources.0,
             flags,
             alias_range: (start, self.alias_source.len() as u32),
+            seq: self.rows.len() as u32,
         });
     }
 
@@ -197,12 +202,13 @@ impl SnapshotBuilder {
         for r in &mut self.rows {
             r.country = renumber[r.country as usize];
         }
-        // Country ids now follow the codes' order, so comparing ids compares codes. The sort is
-        // stable on every core (rayon's merge sort), so the order is the one-thread sort's; the
+        // Country ids now follow the codes' order, so comparing ids compares codes. The sort runs
+        // on every core, in place (a merge sort's scratch copy of the rows set a scale-10
+        // build's peak), its last key the push order, so the order is a stable sort's; the
         // sections that do not depend on it are made meanwhile.
         let (rows, meta, cities, tickers, countries) = (&mut self.rows, &self.meta, &self.cities, &self.tickers, &self.countries);
         let fixed = rayon::join(
-            || rows.par_sort_by_key(|r| (r.brand, r.country, r.lat.to_bits(), r.lng.to_bits(), r.id)),
+            || rows.par_sort_unstable_by_key(|r| (r.brand, r.country, r.lat.to_bits(), r.lng.to_bits(), r.id, r.seq)),
             || fixed_sections(meta, cities, tickers, countries),
         )
         .1?;

@@ -111,6 +111,33 @@ fn degree_cell(lat: f64, lng: f64) -> (i32, i32) {
     (lat.floor() as i32, lng.floor() as i32)
 }
 
+/// The metros' cores: the places of at least [`METRO_POPULATION`], biggest first, each kept
+/// unless a bigger one kept before is within [`METRO_CORE_M`]. Each is held against the cores
+/// kept in the degree cells around it only (those `core_reach_deg` says a circle of that radius
+/// can reach), which finds the same cores as holding it against every one kept.
+fn metro_cores(cities: &[City]) -> Vec<usize> {
+    let mut big: Vec<usize> = (0..cities.len()).filter(|&i| cities[i].population >= METRO_POPULATION).collect();
+    big.sort_by_key(|&i| (std::cmp::Reverse(cities[i].population), i));
+    let mut kept: Vec<usize> = Vec::new();
+    let mut kept_cells: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
+    for i in big {
+        let c = &cities[i];
+        let (cy, cx) = degree_cell(c.lat, c.lng);
+        let reach = core_reach_deg(c.lat);
+        let near = (cy - 1..=cy + 1).flat_map(|y| (cx - reach..=cx + reach).map(move |x| (y, wrap_degree(x))));
+        if near
+            .flat_map(|cell| kept_cells.get(&cell).into_iter().flatten())
+            .any(|&k| storemap_core::haversine_m(c.lat, c.lng, cities[k].lat, cities[k].lng) < METRO_CORE_M)
+        {
+            continue;
+        }
+        kept.push(i);
+        // Filed under its column's own number, as the lookups ask (longitude 180 is -180).
+        kept_cells.entry((cy, wrap_degree(cx))).or_default().push(i);
+    }
+    kept
+}
+
 /// A degree column's own number, across the antimeridian (-181 is 179).
 fn wrap_degree(x: i32) -> i32 {
     (x + 180).rem_euclid(360) - 180
@@ -148,25 +175,7 @@ impl<'a> Gazetteer<'a> {
         }
         // GeoNames lists a city and its boroughs or wards as places of their own (New York City
         // and Brooklyn, Queens, Manhattan): a metro counts once, as its biggest place.
-        let mut big: Vec<usize> = (0..cities.len()).filter(|&i| cities[i].population >= METRO_POPULATION).collect();
-        big.sort_by_key(|&i| (std::cmp::Reverse(cities[i].population), i));
-        let mut kept: Vec<usize> = Vec::new();
-        // The kept ones by degree cell, so a place is held against those around it only.
-        let mut kept_cells: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
-        for i in big {
-            let c = &cities[i];
-            let (cy, cx) = degree_cell(c.lat, c.lng);
-            let reach = core_reach_deg(c.lat);
-            let near = (cy - 1..=cy + 1).flat_map(|y| (cx - reach..=cx + reach).map(move |x| (y, wrap_degree(x))));
-            if near
-                .flat_map(|cell| kept_cells.get(&cell).into_iter().flatten())
-                .any(|&k| storemap_core::haversine_m(c.lat, c.lng, cities[k].lat, cities[k].lng) < METRO_CORE_M)
-            {
-                continue;
-            }
-            kept.push(i);
-            kept_cells.entry((cy, cx)).or_default().push(i);
-        }
+        let kept = metro_cores(cities);
         // Every town joins the nearest core of its country within reach.
         let mut cores: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
         for (m, &k) in kept.iter().enumerate() {
@@ -438,6 +447,47 @@ pub fn phone(country: &str, rng: &mut ChaCha8Rng) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cores found through the grid are the ones holding each place against every core kept
+    /// finds: random big places, crowded so that many fall within reach of each other, near the
+    /// poles, on the antimeridian (at 180 and at -180) and at odd longitudes.
+    #[test]
+    fn the_metro_cores_are_those_every_pair_compared_would_keep() {
+        let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(7);
+        let mut cities = Vec::new();
+        for k in 0..3000 {
+            let (lat, lng): (f64, f64) = match k % 5 {
+                0 => (rng.random_range(-89.9..89.9), rng.random_range(-180.0..=180.0)),
+                1 => (rng.random_range(84.0..89.99), rng.random_range(-180.0..180.0)),
+                2 => {
+                    (rng.random_range(-20.0..20.0), if rng.random_bool(0.5) { 180.0 - rng.random_range(0.0..0.3) } else { -180.0 + rng.random_range(0.0..0.3) })
+                }
+                3 => (rng.random_range(-1.0..1.0), if rng.random_bool(0.5) { 180.0 } else { -180.0 }),
+                _ => (rng.random_range(40.0..41.0), rng.random_range(10.0..11.0)),
+            };
+            cities.push(City {
+                geonames_id: k,
+                name: format!("c{k}"),
+                country: "XX".into(),
+                admin1: String::new(),
+                population: rng.random_range(METRO_POPULATION..5_000_000),
+                lat,
+                lng,
+            });
+        }
+        let mut big: Vec<usize> = (0..cities.len()).collect();
+        big.sort_by_key(|&i| (std::cmp::Reverse(cities[i].population), i));
+        let mut every: Vec<usize> = Vec::new();
+        for i in big {
+            let c = &cities[i];
+            if !every.iter().any(|&k| storemap_core::haversine_m(c.lat, c.lng, cities[k].lat, cities[k].lng) < METRO_CORE_M) {
+                every.push(i);
+            }
+        }
+        let kept = metro_cores(&cities);
+        assert!(every.len() < cities.len() && every.len() > 100, "the places crowd each other: {} kept of {}", every.len(), cities.len());
+        assert_eq!(kept, every);
+    }
 
     /// Every point within METRO_CORE_M of a place lies in the rows either side of its degree cell
     /// and the columns `core_reach_deg` gives, up to the poles and across the antimeridian: found
