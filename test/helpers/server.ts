@@ -59,7 +59,14 @@ export async function startServer(
   // `postgresUrl`: a PostgreSQL ledger whichever pass this is (a test of PostgreSQL itself).
   const postgresUrl = opts.postgresUrl ?? TEST_POSTGRES_URL;
   const recheck = postgresUrl ? { STOREMAP_KEYS_RECHECK_MS: '0' } : {};
-  const config = loadConfig({ ...process.env, ...UNTHROTTLED, ...recheck, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
+  // Idle keep-alive connections are kept for the server's life (a test that is about them sets
+  // its own): fetch keeps a connection about as long as the server's 5 s default, by a
+  // timer of its own in this same process, so a test that waited that long between two
+  // requests (its own work queued behind other tests' renders on a loaded machine) could send
+  // the second on a connection the server was closing, and fail with "fetch failed" (seen once
+  // in CI, map-features › legend). Stopping the server closes them.
+  const keepAlive = { STOREMAP_KEEP_ALIVE_TIMEOUT_MS: '600000' };
+  const config = loadConfig({ ...process.env, ...UNTHROTTLED, ...recheck, ...keepAlive, STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DB: dbPath, PORT: '0', ...opts.env });
   const ledger = postgresUrl ? await freshPostgres(t, postgresUrl, config) : undefined;
   const db = ledger ? undefined : openDatabase(dbPath);
   const store = new StoreHolder(testStore());
