@@ -64,9 +64,9 @@ const cpuOf = (p: string) => ({
 /** No faster on 16 cores than its calling thread's own CPU (what no other core can take), nor its
  * longest piece one thread did alone (the biggest brand's world, a source's reading thread), nor
  * its CPU spread evenly over 16: a best case, blind to waits and to what more threads cost. */
-const floor16 = (p: string) => {
+const floor16 = (p: string, cpuGrowth = 1) => {
   const c = cpuOf(p);
-  return Math.max(c.calling, c.longest, c.process / 16);
+  return Math.max(c.calling, c.longest, (c.process * cpuGrowth) / 16);
 };
 /** The whole process's CPU on one core and on two (medians): what running on two cost in CPU. */
 const cpuAll = (cpus: string) => median(runs[cpus].map((r) => Object.values(r.cpu).reduce((sum, c) => sum + c.process, 0)));
@@ -82,10 +82,7 @@ const best16 = allPhases.reduce((sum, p) => sum + floor16(p), 0);
  * as much more CPU as the first one did (three more doublings to 16): an expectation between
  * Amdahl's figure and the best case, under that stated assumption. */
 const growth = (cpuAll('0,1') / cpuAll('0')) ** 3;
-const likely16 = allPhases.reduce((sum, p) => {
-  const c = cpuOf(p);
-  return sum + Math.max(c.calling, c.longest, (c.process * growth) / 16);
-}, 0);
+const likely16 = allPhases.reduce((sum, p) => sum + floor16(p, growth), 0);
 const [w1, w2] = [med('0'), med('0,1')];
 const pAll = share(w1 / w2);
 console.error(`cores: 1 core ${w1.toFixed(1)} s, 2 cores ${w2.toFixed(1)} s (${(w1 / w2).toFixed(2)}x)`);
