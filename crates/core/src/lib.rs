@@ -52,6 +52,8 @@ pub use query::{Filters, QueryResult};
 pub use records::{brand_identity, BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
 pub use series::{Interval, Period, PeriodCount, Series, SeriesQuery};
 pub use serve::{Answer, Budget, DataQuery, Refusal, Served};
-pub use snapshot::{RowBuilder, Snapshot, SnapshotBuilder, TextColumn, FORMAT_VERSION, OLDEST_READABLE, PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE};
+pub use snapshot::{
+    PackedRows, RowBuilder, RowPacker, Snapshot, SnapshotBuilder, TextColumn, FORMAT_VERSION, OLDEST_READABLE, PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE,
+};
 pub use strings::{StringPool, StringPoolBuilder};
 pub use time::{format_iso, parse_iso, DAY_S};

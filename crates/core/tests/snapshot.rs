@@ -737,3 +737,77 @@ fn rows_that_sort_alike_keep_the_order_they_were_pushed_in() {
     assert_eq!(held_back, pushed_back);
     assert_ne!(held_back, held);
 }
+
+#[test]
+fn rows_packed_on_other_threads_in_any_order_give_the_bytes_of_rows_pushed_on_one() {
+    // A build packs each brand's rows (interning their text) on the thread that reconciled it,
+    // in whatever order the threads get there, and pushes the batches in brand order.
+    let dir = TempDir::new("snapshot", "packed");
+    let base = rows();
+    // Enough rows and texts to fill every shard of the pool, names and cities repeating.
+    let input: Vec<RowBuilder> = (0..600)
+        .map(|i| {
+            let mut r = base[i % base.len()].clone();
+            r.id = 10_000 + i as u64;
+            r.name = format!("{} {}", r.name, i % 37);
+            r.city = format!("City {}", i % 53);
+            r.address = format!("{} Main Street", i);
+            r.aliases = vec![(SourceType::Osm, format!("node/{i}")), (SourceType::Atp, format!("atp-{}", i % 300))];
+            r
+        })
+        .collect();
+    let one = dir.file("one.smap");
+    write(&input, &one);
+
+    let batches: Vec<&[RowBuilder]> = input.chunks(45).collect();
+    let mut b = SnapshotBuilder::new(meta(), brands(), cities(), tickers());
+    let packer = b.packer();
+    // Packed last batch first, four threads at a time; pushed in order.
+    let mut packed: Vec<Option<storemap_core::PackedRows>> = (0..batches.len()).map(|_| None).collect();
+    for group in (0..batches.len()).rev().collect::<Vec<_>>().chunks(4) {
+        let made: Vec<(usize, storemap_core::PackedRows)> = std::thread::scope(|scope| {
+            let threads: Vec<_> = group
+                .iter()
+                .map(|&k| {
+                    let (packer, batch) = (packer.clone(), batches[k]);
+                    scope.spawn(move || (k, packer.pack(batch)))
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        for (k, p) in made {
+            assert_eq!(p.len(), batches[k].len());
+            packed[k] = Some(p);
+        }
+    }
+    drop(packer);
+    for p in packed {
+        b.push_packed(p.unwrap());
+    }
+    assert_eq!(b.row_count(), input.len());
+    let threads = dir.file("threads.smap");
+    b.write(&threads).unwrap();
+    assert_same_bytes("packed on threads", &std::fs::read(&one).unwrap(), &std::fs::read(&threads).unwrap());
+
+    // And the pool holds each name, city, state, postcode and opening hours once, each
+    // address and source id once a row (texts of their own, never looked up), and the empty
+    // string: counted here from the input.
+    let snap = Snapshot::load(&threads).unwrap();
+    let mut interned = std::collections::HashSet::new();
+    let mut own = 0;
+    for r in &input {
+        for t in [&r.name, &r.city, &r.state, &r.postcode, &r.opening_hours] {
+            if !t.is_empty() {
+                interned.insert(t.clone());
+            }
+        }
+        own += [&r.address, &r.phone].iter().filter(|t| !t.is_empty()).count() + r.aliases.len();
+    }
+    let bytes = std::fs::read(&threads).unwrap();
+    let (_, offsets_len) = sections(&bytes)["str_offsets"];
+    assert_eq!(offsets_len / 4 - 1, 1 + interned.len() + own);
+    for (k, r) in input.iter().enumerate() {
+        let held = (0..snap.row_count()).map(|i| snap.row(i)).find(|h| h.id == r.id).unwrap_or_else(|| panic!("row {k} is missing"));
+        assert_eq!((held.name.as_str(), held.city.as_str(), held.address.as_str()), (r.name.as_str(), r.city.as_str(), r.address.as_str()));
+    }
+}

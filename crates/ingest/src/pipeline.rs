@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
-use storemap_core::{brand_identity, format_iso, CityRecord, RowBuilder, SnapshotBuilder, SnapshotMeta, SourceImport, SourceType};
+use storemap_core::{brand_identity, format_iso, CityRecord, PackedRows, RowBuilder, RowPacker, SnapshotBuilder, SnapshotMeta, SourceImport, SourceType};
 
 use crate::catalog::Catalog;
 use crate::countries::CountryIndex;
@@ -591,8 +591,9 @@ struct Target<'a> {
     keep_history: usize,
 }
 
-/// The snapshot being made: rows go straight into the builder (which interns their text) in
-/// reconciliation's order, and the version hashes every row's id and position in that order.
+/// The snapshot being made: each brand's rows are packed (their text interned) on the thread
+/// that made them and go into the builder in reconciliation's order, and the version hashes
+/// every row's id and position in that order.
 struct Assembler {
     builder: SnapshotBuilder,
     meta: SnapshotMeta,
@@ -603,6 +604,31 @@ struct Assembler {
     served: Vec<u64>,
 }
 
+/// A brand's rows as a worker leaves them for the [`Assembler`].
+struct AssembledBrand {
+    packed: PackedRows,
+    /// Ids of the rows a data format may serve, in row order.
+    served: Vec<u64>,
+    corroborated: std::collections::BTreeMap<SourceType, u64>,
+}
+
+/// Packs brands' rows for an [`Assembler`] on any thread.
+struct BrandPacker(RowPacker);
+
+impl BrandPacker {
+    fn pack(&self, rows: &[RowBuilder]) -> AssembledBrand {
+        let mut corroborated = std::collections::BTreeMap::new();
+        for r in rows {
+            if r.sources.iter().count() >= 2 {
+                for (s, _) in &r.aliases {
+                    *corroborated.entry(*s).or_default() += 1;
+                }
+            }
+        }
+        AssembledBrand { packed: self.0.pack(rows), served: rows.iter().filter(|r| r.is_servable()).map(|r| r.id).collect(), corroborated }
+    }
+}
+
 impl Assembler {
     fn new(meta: SnapshotMeta, catalog: &Catalog, cities: &[City], rows_hint: u64) -> Assembler {
         let cities = city_records(cities);
@@ -611,17 +637,20 @@ impl Assembler {
         Assembler { builder, meta, cities, brands: catalog.brand_records(), hash: 0, corroborated: Default::default(), served: Vec::new() }
     }
 
-    fn push(&mut self, r: &RowBuilder) {
-        if r.is_servable() {
-            self.served.push(r.id);
+    /// A packer to drop before [`finish`](Self::finish).
+    fn packer(&self) -> BrandPacker {
+        BrandPacker(self.builder.packer())
+    }
+
+    fn push(&mut self, b: AssembledBrand) {
+        self.served.extend_from_slice(&b.served);
+        for (id, lat, lng) in b.packed.ids_and_places() {
+            self.hash = fnv1a_parts(&[&self.hash.to_le_bytes(), &id.to_le_bytes(), &lat.to_bits().to_le_bytes(), &lng.to_bits().to_le_bytes()]);
         }
-        self.hash = fnv1a_parts(&[&self.hash.to_le_bytes(), &r.id.to_le_bytes(), &r.lat.to_bits().to_le_bytes(), &r.lng.to_bits().to_le_bytes()]);
-        if r.sources.iter().count() >= 2 {
-            for (s, _) in &r.aliases {
-                *self.corroborated.entry(*s).or_default() += 1;
-            }
+        for (s, n) in b.corroborated {
+            *self.corroborated.entry(s).or_default() += n;
         }
-        self.builder.push(r);
+        self.builder.push_packed(b.packed);
     }
 
     /// The version, the history and the file. `had_previous`: the build continued the ids of
@@ -693,7 +722,9 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     // many costs address space only, while room for 70 % was outgrown by a few thousand rows at
     // scale 1 and the row vector's doubling (a second copy of 650 MB) set the build's peak.
     let mut assembler = Assembler::new(snapshot_meta(&fingerprint(opts), &imports, &imported), &reference.catalog, &reference.cities, buckets.stats.rows_in);
-    let stats = phases.run("reconcile", || Ok(reconciler.run_buckets(buckets, &mut |r| assembler.push(&r))))?;
+    let packer = assembler.packer();
+    let stats = phases.run("reconcile", || Ok(reconciler.run_buckets(buckets, &|rows| packer.pack(&rows), &mut |b| assembler.push(b))))?;
+    drop(packer);
     let had_previous = previous.is_some();
     drop(previous);
     let target = Target { data_dir: &opts.data_dir, as_of: opts.as_of, synthetic: opts.synthetic, keep_history: opts.keep_history };
@@ -727,7 +758,13 @@ fn import_part(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     // which has the serving snapshot.
     let reconciler = reconciler(reference, &population, opts, None);
     let mut writer = PartWriter::create(part_dir)?;
-    let stats = phases.run("reconcile", || Ok(reconciler.run_buckets(buckets, &mut |r| writer.push(&r))))?;
+    let stats = phases.run("reconcile", || {
+        Ok(reconciler.run_buckets(buckets, &|rows| rows, &mut |rows| {
+            for r in &rows {
+                writer.push(r);
+            }
+        }))
+    })?;
     let manifest = PartManifest {
         format: PART_FORMAT.to_string(),
         shard,
@@ -875,6 +912,7 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
     stats.previous_rows = previous.as_ref().map_or(0, |p| p.rows() as u64);
     let rows: u64 = manifests.iter().map(|(_, m)| m.rows).sum();
     let mut assembler = Assembler::new(snapshot_meta(fp, &imports, &first.imported), &catalog, &cities, rows);
+    let packer = assembler.packer();
     phases.run("merge parts", || {
         let mut readers: Vec<PartReader> = manifests.iter().map(|(p, m)| PartReader::open(p, m)).collect::<Result<_>>()?;
         // Brand by brand in catalog order, as the one-process build reconciles them; each
@@ -899,9 +937,8 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
                 stats.ids_kept_by_source_id += by_id;
                 stats.ids_kept_by_place += by_place;
             }
-            for r in rows.drain(..) {
-                assembler.push(&r);
-            }
+            assembler.push(packer.pack(&rows));
+            rows.clear();
         }
         for ((p, m), r) in manifests.iter().zip(&mut readers) {
             if let Some(b) = r.peek_brand() {
@@ -916,6 +953,7 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
         }
         Ok(())
     })?;
+    drop(packer);
     let had_previous = previous.is_some();
     drop(previous);
     let target = Target { data_dir: &opts.data_dir, as_of: fp.as_of, synthetic: fp.synthetic, keep_history: opts.keep_history };

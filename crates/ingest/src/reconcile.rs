@@ -200,16 +200,18 @@ impl Reconciler<'_> {
         let mut buckets = BrandBuckets::new(self.catalog.brands.len());
         buckets.add(self.catalog, self.countries, rows.to_vec());
         let mut out = Vec::new();
-        let stats = self.run_buckets(buckets, &mut |r| out.push(r));
+        let stats = self.run_buckets(buckets, &|rows| rows, &mut |rows| out.extend(rows));
         (out, stats)
     }
 
-    /// Reconciles brand by brand on every core, handing each finished row to `sink` in brand
-    /// order; each brand's source rows are freed as soon as its rows are made. (In blocks of
+    /// Reconciles brand by brand on every core, handing each brand's finished rows to `pack` on
+    /// the thread that made them (a snapshot's interning, spread over the cores) and what it
+    /// made of them to `sink` in brand order; each brand's source rows are freed as soon as its
+    /// rows are made. (In blocks of
     /// 256 brands, the first block, the biggest brands, held about a third of a build's source
     /// rows and the rows made of them at once, which set a scale-1 build's peak; and each
     /// block waited for its slowest brand.)
-    pub fn run_buckets(&self, mut buckets: BrandBuckets, sink: &mut dyn FnMut(RowBuilder)) -> ReconcileStats {
+    pub fn run_buckets<T: Send>(&self, mut buckets: BrandBuckets, pack: &(dyn Fn(Vec<RowBuilder>) -> T + Sync), sink: &mut dyn FnMut(T)) -> ReconcileStats {
         let mut stats = std::mem::take(&mut buckets.stats);
         stats.previous_rows = self.previous.map_or(0, |p| p.rows() as u64);
         let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| buckets.has_rows(b as usize)).collect();
@@ -232,13 +234,16 @@ impl Reconciler<'_> {
                 let idx: Vec<usize> = (0..rows.len()).collect();
                 let (clusters, linked) = self.cluster_brand(b, &idx, &rows);
                 let n = clusters.len() as u64;
-                let (mut built, backfilled): (Vec<RowBuilder>, Vec<bool>) = clusters
+                let mut backfilled = 0;
+                let mut built: Vec<RowBuilder> = clusters
                     .iter()
                     .map(|c| {
                         let r = &rows[c.members[0]];
-                        self.merge(c, &rows, self.population.is_sparse(r.lat, r.lng))
+                        let (row, filled) = self.merge(c, &rows, self.population.is_sparse(r.lat, r.lng));
+                        backfilled += filled as u64;
+                        row
                     })
-                    .unzip();
+                    .collect();
                 drop(rows);
                 drop(bucket);
                 let kept = match self.previous {
@@ -248,17 +253,15 @@ impl Reconciler<'_> {
                     }
                     None => (0, 0),
                 };
-                (built, backfilled, linked, n, kept)
+                (pack(built), backfilled, linked, n, kept)
             },
-            |(built, backfilled, linked, n, kept)| {
+            |(packed, backfilled, linked, n, kept)| {
                 stats.linked_by_record_id += linked;
                 stats.clusters += n;
                 stats.ids_kept_by_source_id += kept.0;
                 stats.ids_kept_by_place += kept.1;
-                for (row, backfilled) in built.into_iter().zip(backfilled) {
-                    stats.countries_backfilled += backfilled as u64;
-                    sink(row);
-                }
+                stats.countries_backfilled += backfilled;
+                sink(packed);
                 std::ops::ControlFlow::Continue(())
             },
         );

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use rayon::slice::ParallelSliceMut;
 
@@ -11,7 +12,7 @@ use super::{TextColumn, NULL_TIME};
 use crate::error::Result;
 use crate::model::{is_servable, SourceMask, SourceType, StorefrontType, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 use crate::records::{BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
-use crate::strings::{PoolRelayout, StringPoolBuilder};
+use crate::strings::{PoolRelayout, SharedStrings};
 
 /// One row as the pipeline hands it to the builder.
 #[derive(Debug, Clone, Default)]
@@ -89,6 +90,93 @@ fn fixed_sections(meta: &SnapshotMeta, cities: &[CityRecord], tickers: &[TickerR
     Ok([to_json("meta", meta)?, to_json("cities", cities)?, to_json("tickers", tickers)?, to_json("countries", countries)?])
 }
 
+/// Rows packed for a [`SnapshotBuilder`] off its thread (see [`RowPacker`]): their text
+/// interned, their countries and source ids numbered within the batch.
+pub struct PackedRows {
+    rows: Vec<PackedRow>,
+    /// The batch's countries; a row's `country` is a place in this list until it is pushed.
+    countries: Vec<String>,
+    alias_source: Vec<u8>,
+    alias_id: Vec<u32>,
+}
+
+impl PackedRows {
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Each row's id and place, in the order the rows were packed.
+    pub fn ids_and_places(&self) -> impl Iterator<Item = (u64, f64, f64)> + '_ {
+        self.rows.iter().map(|r| (r.id, r.lat, r.lng))
+    }
+}
+
+/// Packs rows for a [`SnapshotBuilder`] on any thread, so that interning their text (a
+/// build's every row, on one thread before) is spread over the cores that made the rows.
+/// Every packer must be dropped before the builder writes.
+#[derive(Clone)]
+pub struct RowPacker {
+    strings: Arc<SharedStrings>,
+}
+
+impl RowPacker {
+    pub fn pack(&self, rows: &[RowBuilder]) -> PackedRows {
+        let mut out = PackedRows { rows: Vec::with_capacity(rows.len()), countries: Vec::new(), alias_source: Vec::new(), alias_id: Vec::new() };
+        for r in rows {
+            // A brand's rows name a handful of countries, mostly the one of the row before.
+            let country = match out.countries.iter().rposition(|c| *c == r.country) {
+                Some(i) => i,
+                None => {
+                    out.countries.push(r.country.clone());
+                    out.countries.len() - 1
+                }
+            };
+            let row = pack_row(&self.strings, r, country as u16, &mut out.alias_source, &mut out.alias_id);
+            out.rows.push(row);
+        }
+        out
+    }
+}
+
+/// One row's fixed-size form; its source ids go to the ends of `alias_source` and `alias_id`.
+fn pack_row(strings: &SharedStrings, r: &RowBuilder, country: u16, alias_source: &mut Vec<u8>, alias_id: &mut Vec<u32>) -> PackedRow {
+    let start = alias_source.len() as u32;
+    let mut unique = strings.unique(r.id);
+    for (s, id) in &r.aliases {
+        alias_source.push(*s as u8);
+        alias_id.push(unique.append(id));
+    }
+    let text = TextColumn::ALL.map(|c| if c.interned() { 0 } else { unique.append(r.text(c)) });
+    drop(unique);
+    let mut flags = 0;
+    if r.community_only {
+        flags |= FLAG_COMMUNITY_ONLY;
+    }
+    if r.provenance {
+        flags |= FLAG_PROVENANCE;
+    }
+    PackedRow {
+        brand: r.brand,
+        country,
+        lat: r.lat,
+        lng: r.lng,
+        id: r.id,
+        text: TextColumn::ALL.map(|c| if c.interned() { strings.intern(r.text(c)) } else { text[c as usize] }),
+        last_updated: r.last_updated,
+        last_verified: r.last_verified.unwrap_or(NULL_TIME),
+        confidence: r.confidence,
+        storefront: r.storefront.map_or(StorefrontType::NULL, |t| t as u8),
+        sources: r.sources.0,
+        flags,
+        alias_range: (start, alias_source.len() as u32),
+        seq: 0,
+    }
+}
+
 /// Collects rows in any order and writes a snapshot whose bytes depend only on the rows given.
 pub struct SnapshotBuilder {
     meta: SnapshotMeta,
@@ -97,7 +185,7 @@ pub struct SnapshotBuilder {
     tickers: Vec<TickerRecord>,
     countries: Vec<String>,
     country_ids: HashMap<String, u16>,
-    strings: StringPoolBuilder,
+    strings: Arc<SharedStrings>,
     rows: Vec<PackedRow>,
     alias_source: Vec<u8>,
     alias_id: Vec<u32>,
@@ -112,7 +200,7 @@ impl SnapshotBuilder {
             tickers,
             countries: Vec::new(),
             country_ids: HashMap::new(),
-            strings: StringPoolBuilder::default(),
+            strings: Arc::default(),
             rows: Vec::new(),
             alias_source: Vec::new(),
             alias_id: Vec::new(),
@@ -123,46 +211,44 @@ impl SnapshotBuilder {
         self.brands.len()
     }
 
-    pub fn push(&mut self, r: &RowBuilder) {
-        assert!((r.brand as usize) < self.brands.len(), "row names brand {} of {}", r.brand, self.brands.len());
-        let country = match self.country_ids.get(&r.country) {
+    /// A packer for rows to [`push_packed`](Self::push_packed) later, usable on any thread.
+    pub fn packer(&self) -> RowPacker {
+        RowPacker { strings: Arc::clone(&self.strings) }
+    }
+
+    fn country_id(&mut self, code: &str) -> u16 {
+        match self.country_ids.get(code) {
             Some(&c) => c,
             None => {
                 let next = self.countries.len() as u16;
-                self.countries.push(r.country.clone());
-                self.country_ids.insert(r.country.clone(), next);
+                self.countries.push(code.to_string());
+                self.country_ids.insert(code.to_string(), next);
                 next
             }
-        };
-        let start = self.alias_source.len() as u32;
-        for (s, id) in &r.aliases {
-            self.alias_source.push(*s as u8);
-            self.alias_id.push(self.strings.append_unique(id));
         }
-        let mut flags = 0;
-        if r.community_only {
-            flags |= FLAG_COMMUNITY_ONLY;
+    }
+
+    pub fn push(&mut self, r: &RowBuilder) {
+        assert!((r.brand as usize) < self.brands.len(), "row names brand {} of {}", r.brand, self.brands.len());
+        let country = self.country_id(&r.country);
+        let mut row = pack_row(&self.strings, r, country, &mut self.alias_source, &mut self.alias_id);
+        row.seq = self.rows.len() as u32;
+        self.rows.push(row);
+    }
+
+    /// Adds rows a [`RowPacker`] of this builder packed, after those pushed before.
+    pub fn push_packed(&mut self, p: PackedRows) {
+        let countries: Vec<u16> = p.countries.iter().map(|c| self.country_id(c)).collect();
+        let shift = self.alias_source.len() as u32;
+        self.alias_source.extend_from_slice(&p.alias_source);
+        self.alias_id.extend_from_slice(&p.alias_id);
+        for mut row in p.rows {
+            assert!((row.brand as usize) < self.brands.len(), "row names brand {} of {}", row.brand, self.brands.len());
+            row.country = countries[row.country as usize];
+            row.alias_range = (row.alias_range.0 + shift, row.alias_range.1 + shift);
+            row.seq = self.rows.len() as u32;
+            self.rows.push(row);
         }
-        if r.provenance {
-            flags |= FLAG_PROVENANCE;
-        }
-        let s = &mut self.strings;
-        self.rows.push(PackedRow {
-            brand: r.brand,
-            country,
-            lat: r.lat,
-            lng: r.lng,
-            id: r.id,
-            text: TextColumn::ALL.map(|c| if c.interned() { s.intern(r.text(c)) } else { s.append_unique(r.text(c)) }),
-            last_updated: r.last_updated,
-            last_verified: r.last_verified.unwrap_or(NULL_TIME),
-            confidence: r.confidence,
-            storefront: r.storefront.map_or(StorefrontType::NULL, |t| t as u8),
-            sources: r.sources.0,
-            flags,
-            alias_range: (start, self.alias_source.len() as u32),
-            seq: self.rows.len() as u32,
-        });
     }
 
     pub fn row_count(&self) -> usize {
@@ -234,7 +320,8 @@ impl SnapshotBuilder {
         }
 
         // The pool is re-laid in row order (see PoolRelayout), each row's text then its source ids.
-        let interned = std::mem::take(&mut self.strings).finish();
+        let strings = Arc::try_unwrap(std::mem::take(&mut self.strings)).expect("every RowPacker of a snapshot is dropped before it is written");
+        let interned = strings.finish();
         let mut relayout = PoolRelayout::new(&interned);
         let mut alias_start = Vec::with_capacity(self.rows.len() + 1);
         let mut alias_source = Vec::with_capacity(self.alias_source.len());

@@ -18,7 +18,7 @@ use crate::model::{is_servable, SourceMask, SourceType, StorefrontType, FLAG_COM
 use crate::records::{BrandRecord, CityRecord, SnapshotMeta, TickerRecord};
 use crate::strings::StringPool;
 
-pub use builder::{RowBuilder, SnapshotBuilder};
+pub use builder::{PackedRows, RowBuilder, RowPacker, SnapshotBuilder};
 pub use columns::TextColumn;
 use columns::{TextColumns, TimeColumn};
 pub(crate) use file::temp_path;
