@@ -113,22 +113,32 @@ land between the two. If each doubling of the cores past two costs as much more 
 the same sum gives **${likely16.toFixed(2)} s, ${(w1 / likely16).toFixed(1)}x**: what this build is expected to do on 16 cores, not
 yet measured (no 16-core machine was lent to these sessions).
 
+The machine's speed changes from day to day, and the speed-up with it: on 2026-11-28 at 02:02 the same build took 15.3 s on one
+core and 9.0 s on two (1.70x, 11 % more CPU on two cores), at 13:28 (after the change below that moved the interning) 30.7 and 16.3 s
+(1.88x, 1 % more CPU): every phase took about twice the CPU on one core as in the morning, and the
+two cores lost less to each other. Compare the rows of one table, not tables of two days.
+
 The parallel steps (generating each brand's world, matching rows to brands, reconciling each brand) deal brands to one thread per core,
 each taking the next brand, and hand their results on in brand order as soon as they and those before them are done; the border index
 (a quarter-degree grid) is built in parts, the rings cut into runs of about as many points, one a core (at most 8), beside the tables'
 loading. The four sources are imported at once, each on a thread of its own and joined in a fixed order (the snapshot is the same byte
 for byte; \`crates/ingest/tests/world/determinism.rs\`); OpenStreetMap's GeoJSON sequence is read in 1 MiB spans of whole lines and
 AllThePlaces' spider files one per task, parsed on every core while what is already parsed is kept in file order on the calling
-thread. The thread that packs reconciled rows into the snapshot interns their text by foldhash; the snapshot's rows are sorted and its
-columns made on every core, and its bytes go to the file from a thread of their own; a generation batch's brands are written as each
+thread. Each brand's reconciled rows are packed for the snapshot on the thread that reconciled them (their text interned, by foldhash,
+into a pool of 64 locked shards, a text's shard chosen by its hash so that equal texts meet), and the calling thread only appends them
+in brand order; the snapshot's rows are sorted and its columns made on every core, and its bytes go to the file from a thread of their own; a generation batch's brands are written as each
 is rendered (each brand's AllThePlaces spider file by the core that rendered it), and the generated Parquet files' row groups are
 encoded column by column on every core. History: before 2026-11-27 the imports ran one after another (the whole build 1.62x); in the
 morning of 2026-11-27 the build took 36.5 s on one core and 19.7 s on two (1.86x), most of the parallel work being an R-tree's
 country lookups; with the grid (afternoon) 13.3 and 8.4 s (1.57x), what stayed serial weighing more; the streaming imports, the faster
 interning and the write thread (evening) took the serial parts down; on 2026-11-28 the snapshot's sort and columns, the Parquet
 encoding, the border grid and the gazetteer's metro lookup (a grid instead of every core held against every other) left one thread
-(the calling thread's time over a build, sampled by perf on two cores: 1.79 → 1.58 s; on two cores, where every phase already keeps both busy, that hardly shows in the wall time).
-What bounds the cores now: the rows' packing into the snapshot (interning their text, about 0.5 s on one thread), the writes of the
-generated files in rank order (about 0.6 s, beside the generation), the snapshot's string relayout, and the biggest brands, each one
-thread's work (the longest, a brand's world, about 0.16 s).`,
+(the calling thread's time over a build, sampled by perf on two cores: 1.79 → 1.58 s; on two cores, where every phase already keeps both busy, that hardly shows in the wall time);
+later that day the rows' interning moved onto the reconciling threads (reconcile's calling thread at scale 1, two cores: 8.6 → 1.0 s;
+at scale 0.1 0.9 → 0.14 s; the process's CPU and peak memory the same).
+What bounds the cores now: the writes of the generated files in rank order (about 0.6 s, beside the generation), the snapshot's string
+relayout (each string numbered by its first use in row order, one thread: about 0.2 s here, 2.8 s at scale 1), and the biggest
+brands, each one thread's work (the longest, a brand's world, about 0.16 s). Tried and dropped: the relayout in parts on every core
+(each part notes the strings it uses, then takes those no earlier part used): the calling thread's share at scale 1 went from 2.8 to
+1.6 s, but its three passes over 100 M ids cost 2.9 CPU-seconds more, and the write took 0.9 s longer on two cores.`,
 );
