@@ -811,3 +811,13 @@ fn rows_packed_on_other_threads_in_any_order_give_the_bytes_of_rows_pushed_on_on
         assert_eq!((held.name.as_str(), held.city.as_str(), held.address.as_str()), (r.name.as_str(), r.city.as_str(), r.address.as_str()));
     }
 }
+
+#[test]
+#[should_panic(expected = "another snapshot's packer")]
+fn rows_packed_for_another_snapshot_are_refused() {
+    // Their text ids point into the other builder's pool.
+    let other = SnapshotBuilder::new(meta(), brands(), cities(), tickers());
+    let packed = other.packer().pack(&rows());
+    let mut b = SnapshotBuilder::new(meta(), brands(), cities(), tickers());
+    b.push_packed(packed);
+}

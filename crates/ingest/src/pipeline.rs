@@ -591,9 +591,10 @@ struct Target<'a> {
     keep_history: usize,
 }
 
-/// The snapshot being made: each brand's rows are packed (their text interned) on the thread
-/// that made them and go into the builder in reconciliation's order, and the version hashes
-/// every row's id and position in that order.
+/// The snapshot being made: each brand's rows are packed (their text interned) by a
+/// [`BrandPacker`], in a build on the thread that reconciled them, in a merge as each brand is
+/// read, and go into the builder in reconciliation's order; the version hashes every row's id
+/// and position in that order.
 struct Assembler {
     builder: SnapshotBuilder,
     meta: SnapshotMeta,

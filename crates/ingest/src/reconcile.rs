@@ -207,10 +207,9 @@ impl Reconciler<'_> {
     /// Reconciles brand by brand on every core, handing each brand's finished rows to `pack` on
     /// the thread that made them (a snapshot's interning, spread over the cores) and what it
     /// made of them to `sink` in brand order; each brand's source rows are freed as soon as its
-    /// rows are made. (In blocks of
-    /// 256 brands, the first block, the biggest brands, held about a third of a build's source
-    /// rows and the rows made of them at once, which set a scale-1 build's peak; and each
-    /// block waited for its slowest brand.)
+    /// rows are made. (In blocks of 256 brands, the first block, the biggest brands, held about
+    /// a third of a build's source rows and the rows made of them at once, which set a scale-1
+    /// build's peak; and each block waited for its slowest brand.)
     pub fn run_buckets<T: Send>(&self, mut buckets: BrandBuckets, pack: &(dyn Fn(Vec<RowBuilder>) -> T + Sync), sink: &mut dyn FnMut(T)) -> ReconcileStats {
         let mut stats = std::mem::take(&mut buckets.stats);
         stats.previous_rows = self.previous.map_or(0, |p| p.rows() as u64);

@@ -93,6 +93,8 @@ fn fixed_sections(meta: &SnapshotMeta, cities: &[CityRecord], tickers: &[TickerR
 /// Rows packed for a [`SnapshotBuilder`] off its thread (see [`RowPacker`]): their text
 /// interned, their countries and source ids numbered within the batch.
 pub struct PackedRows {
+    /// The pool the text went into: a batch goes only to the builder whose packer made it.
+    pool: usize,
     rows: Vec<PackedRow>,
     /// The batch's countries; a row's `country` is a place in this list until it is pushed.
     countries: Vec<String>,
@@ -125,17 +127,26 @@ pub struct RowPacker {
 
 impl RowPacker {
     pub fn pack(&self, rows: &[RowBuilder]) -> PackedRows {
-        let mut out = PackedRows { rows: Vec::with_capacity(rows.len()), countries: Vec::new(), alias_source: Vec::new(), alias_id: Vec::new() };
+        let mut out = PackedRows {
+            pool: Arc::as_ptr(&self.strings) as usize,
+            rows: Vec::with_capacity(rows.len()),
+            countries: Vec::new(),
+            alias_source: Vec::new(),
+            alias_id: Vec::new(),
+        };
+        // A brand's rows mostly name the country of the row before; a big chain's, a hundred.
+        let mut places: HashMap<&str, u16> = HashMap::new();
+        let mut last = None;
         for r in rows {
-            // A brand's rows name a handful of countries, mostly the one of the row before.
-            let country = match out.countries.iter().rposition(|c| *c == r.country) {
-                Some(i) => i,
-                None => {
+            let country = match last {
+                Some(i) if out.countries[i as usize] == r.country => i,
+                _ => *places.entry(r.country.as_str()).or_insert_with(|| {
                     out.countries.push(r.country.clone());
-                    out.countries.len() - 1
-                }
+                    (out.countries.len() - 1) as u16
+                }),
             };
-            let row = pack_row(&self.strings, r, country as u16, &mut out.alias_source, &mut out.alias_id);
+            last = Some(country);
+            let row = pack_row(&self.strings, r, country, &mut out.alias_source, &mut out.alias_id);
             out.rows.push(row);
         }
         out
@@ -145,13 +156,16 @@ impl RowPacker {
 /// One row's fixed-size form; its source ids go to the ends of `alias_source` and `alias_id`.
 fn pack_row(strings: &SharedStrings, r: &RowBuilder, country: u16, alias_source: &mut Vec<u8>, alias_id: &mut Vec<u32>) -> PackedRow {
     let start = alias_source.len() as u32;
-    let mut unique = strings.unique(r.id);
-    for (s, id) in &r.aliases {
-        alias_source.push(*s as u8);
-        alias_id.push(unique.append(id));
-    }
-    let text = TextColumn::ALL.map(|c| if c.interned() { 0 } else { unique.append(r.text(c)) });
-    drop(unique);
+    // The row's own texts under its shard's lock, released before any text is interned: a
+    // text's shard may be this one, and a thread cannot lock a shard it holds.
+    let text = {
+        let mut unique = strings.unique(r.id);
+        for (s, id) in &r.aliases {
+            alias_source.push(*s as u8);
+            alias_id.push(unique.append(id));
+        }
+        TextColumn::ALL.map(|c| if c.interned() { 0 } else { unique.append(r.text(c)) })
+    };
     let mut flags = 0;
     if r.community_only {
         flags |= FLAG_COMMUNITY_ONLY;
@@ -212,6 +226,7 @@ impl SnapshotBuilder {
     }
 
     /// A packer for rows to [`push_packed`](Self::push_packed) later, usable on any thread.
+    /// Every packer must be dropped before [`write`](Self::write), which panics otherwise.
     pub fn packer(&self) -> RowPacker {
         RowPacker { strings: Arc::clone(&self.strings) }
     }
@@ -238,12 +253,15 @@ impl SnapshotBuilder {
 
     /// Adds rows a [`RowPacker`] of this builder packed, after those pushed before.
     pub fn push_packed(&mut self, p: PackedRows) {
+        assert_eq!(p.pool, Arc::as_ptr(&self.strings) as usize, "rows packed by another snapshot's packer");
+        if let Some(r) = p.rows.iter().find(|r| r.brand as usize >= self.brands.len()) {
+            panic!("row names brand {} of {}", r.brand, self.brands.len());
+        }
         let countries: Vec<u16> = p.countries.iter().map(|c| self.country_id(c)).collect();
         let shift = self.alias_source.len() as u32;
         self.alias_source.extend_from_slice(&p.alias_source);
         self.alias_id.extend_from_slice(&p.alias_id);
         for mut row in p.rows {
-            assert!((row.brand as usize) < self.brands.len(), "row names brand {} of {}", row.brand, self.brands.len());
             row.country = countries[row.country as usize];
             row.alias_range = (row.alias_range.0 + shift, row.alias_range.1 + shift);
             row.seq = self.rows.len() as u32;
@@ -320,7 +338,7 @@ impl SnapshotBuilder {
         }
 
         // The pool is re-laid in row order (see PoolRelayout), each row's text then its source ids.
-        let strings = Arc::try_unwrap(std::mem::take(&mut self.strings)).expect("every RowPacker of a snapshot is dropped before it is written");
+        let strings = Arc::try_unwrap(self.strings).expect("every RowPacker of a snapshot is dropped before it is written");
         let interned = strings.finish();
         let mut relayout = PoolRelayout::new(&interned);
         let mut alias_start = Vec::with_capacity(self.rows.len() + 1);
