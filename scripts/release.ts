@@ -153,7 +153,10 @@ writeFileSync(
   path.join(stage, 'sea-config.json'),
   JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache: process.env.STOREMAP_RELEASE_CODE_CACHE !== '0', execArgv, assets }, null, 1),
 );
-execFileSync(node, ['--experimental-sea-config', path.join(stage, 'sea-config.json')], { stdio: ['ignore', 'ignore', 'inherit'] });
+// V8 takes a code cache only from an isolate whose flags hash as its own do, so the blob is made
+// under the flags every run of the executable starts with (otherwise each start warns "Code
+// cache data rejected" and compiles the bundle afresh).
+execFileSync(node, [...execArgv, '--experimental-sea-config', path.join(stage, 'sea-config.json')], { stdio: ['ignore', 'ignore', 'inherit'] });
 log(`SEA blob ${(statSync(blob).size / 2 ** 20).toFixed(1)} MiB`);
 
 // 5. Node with the blob injected (postject), into dist/.
