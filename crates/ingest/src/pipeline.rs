@@ -21,8 +21,8 @@ use crate::import;
 use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
 use crate::shard::{
-    catalog_fingerprint, partition, program_fingerprint, reference_fingerprint, Fingerprint, InputFiles, PartManifest, PartReader, PartWriter, Shard,
-    PART_FORMAT,
+    catalog_fingerprint, partition, program_fingerprint, reference_fingerprint, FeedFailed, Fingerprint, InputFiles, PartFeed, PartManifest, PartReader,
+    PartWriter, Shard, PART_FORMAT,
 };
 use crate::{ImportReport, Skip};
 
@@ -806,6 +806,13 @@ fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
     a.iter().filter(|(k, v)| b.get(*k) != Some(v)).map(|(k, v)| format!("{k} {v} against {}", b.get(k).cloned().unwrap_or_default())).collect()
 }
 
+/// Brands packed ahead of the one the snapshot takes next, per core (see `Reconciler::run_buckets`).
+const MERGE_AHEAD_PER_CORE: usize = 4;
+
+/// A brand's rows from its part, packed, with the ids they kept by source id and by place (None
+/// for a brand no part holds).
+type MergedBrand = Option<(AssembledBrand, (u64, u64))>;
+
 /// Joins every part of a sharded build into the snapshot the one-process build writes from the
 /// same inputs (rows, ids, version, history and report alike). Refuses, naming them, parts that
 /// are missing, given twice, incomplete, damaged, or of another build; the serving snapshot is
@@ -915,43 +922,88 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
     let mut assembler = Assembler::new(snapshot_meta(fp, &imports, &first.imported), &catalog, &cities, rows);
     let packer = assembler.packer();
     phases.run("merge parts", || {
-        let mut readers: Vec<PartReader> = manifests.iter().map(|(p, m)| PartReader::open(p, m)).collect::<Result<_>>()?;
-        // Brand by brand in catalog order, as the one-process build reconciles them; each
-        // brand's rows from the one part that reconciled it, in the order they were made.
-        let mut rows = Vec::new();
-        for (b, &o) in owner.iter().enumerate() {
-            let reader = &mut readers[o as usize];
-            while reader.peek_brand() == Some(b as u32) {
-                rows.extend(reader.take()?);
+        let readers: Vec<PartReader> = manifests.iter().map(|(p, m)| PartReader::open(p, m)).collect::<Result<_>>()?;
+        let feeds: Vec<PartFeed> = readers.iter().map(|_| PartFeed::default()).collect();
+        // What a part may hold next: a brand its shard reconciles, after the ones before it.
+        let check = |o: usize| {
+            let (p, m) = &manifests[o];
+            let owner = &owner;
+            move |b: u32, last: Option<u32>| {
+                if last.is_some_and(|l| b < l) {
+                    return Some(refuse(format!("{} (shard {}) holds its rows out of brand order", p.display(), m.shard)));
+                }
+                (owner.get(b as usize) != Some(&(o as u32))).then(|| {
+                    refuse(format!(
+                        "{} (shard {}) holds rows of brand {b}, which shard {}/{n} reconciles, or holds them out of order",
+                        p.display(),
+                        m.shard,
+                        owner.get(b as usize).map_or(0, |o| o + 1)
+                    ))
+                })
             }
-            if reader.peek_brand().is_some_and(|next| next < b as u32) {
-                reader.drain()?;
-                let (p, m) = &manifests[o as usize];
-                return Err(refuse(format!("{} (shard {}) holds its rows out of brand order", p.display(), m.shard)));
+        };
+        let brands: Vec<u32> = (0..owner.len() as u32).collect();
+        let ahead = MERGE_AHEAD_PER_CORE * std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut failed = false;
+        let read = std::thread::scope(|s| {
+            // Each part decoded on a thread of its own, in its order.
+            let threads: Vec<_> = readers
+                .into_iter()
+                .zip(&feeds)
+                .enumerate()
+                .map(|(o, (reader, feed))| {
+                    let check = check(o);
+                    s.spawn(move || feed.fill(reader, &check))
+                })
+                .collect();
+            // The feeds are cancelled however the stream ends (a panic included), so no reader
+            // waits on for room that no taker will make.
+            struct Cancel<'a>(&'a [PartFeed]);
+            impl Drop for Cancel<'_> {
+                fn drop(&mut self) {
+                    self.0.iter().for_each(PartFeed::cancel);
+                }
             }
-            if rows.is_empty() {
-                continue;
-            }
-            if let Some(p) = &previous {
-                let brand = &catalog.brands[b];
-                let (by_id, by_place) = p.assign(brand_identity(brand.wikidata.as_deref(), Some(&brand.nsi_id), &brand.name), &mut rows);
-                stats.ids_kept_by_source_id += by_id;
-                stats.ids_kept_by_place += by_place;
-            }
-            assembler.push(packer.pack(&rows));
-            rows.clear();
-        }
-        for ((p, m), r) in manifests.iter().zip(&mut readers) {
-            if let Some(b) = r.peek_brand() {
-                r.drain()?;
-                return Err(refuse(format!(
-                    "{} (shard {}) holds rows of brand {b}, which shard {}/{n} reconciles, or holds them out of order",
-                    p.display(),
-                    m.shard,
-                    owner.get(b as usize).map_or(0, |o| o + 1)
-                )));
-            }
-        }
+            let cancel = Cancel(&feeds);
+            // Brand by brand in catalog order, as the one-process build reconciles them; each
+            // brand's rows from the one part that reconciled it, in the order they were made,
+            // their ids continued and their text interned on every core, handed to the snapshot
+            // in brand order.
+            crate::parallel::parallel_stream(
+                &brands,
+                |next, i| i < next + ahead,
+                |&b| {
+                    let Some(mut rows) = feeds[owner[b as usize] as usize].take(b)? else { return Ok(None) };
+                    let kept = match &previous {
+                        Some(p) => {
+                            let brand = &catalog.brands[b as usize];
+                            p.assign(brand_identity(brand.wikidata.as_deref(), Some(&brand.nsi_id), &brand.name), &mut rows)
+                        }
+                        None => (0, 0),
+                    };
+                    Ok(Some((packer.pack(&rows), kept)))
+                },
+                |brand: std::result::Result<MergedBrand, FeedFailed>| match brand {
+                    Ok(Some((packed, (by_id, by_place)))) => {
+                        stats.ids_kept_by_source_id += by_id;
+                        stats.ids_kept_by_place += by_place;
+                        assembler.push(packed);
+                        std::ops::ControlFlow::Continue(())
+                    }
+                    Ok(None) => std::ops::ControlFlow::Continue(()),
+                    Err(FeedFailed) => {
+                        failed = true;
+                        std::ops::ControlFlow::Break(())
+                    }
+                },
+            );
+            drop(cancel);
+            threads.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect::<Result<Vec<bool>>>()
+        });
+        // A feed fails only with its reader's error, which `read` returns first; and every brand
+        // a part may hold was asked for, so each was read to its end.
+        let read_whole = read?;
+        assert!(!failed && read_whole.iter().all(|&whole| whole), "a part's feed stopped with no error from its reader");
         Ok(())
     })?;
     drop(packer);

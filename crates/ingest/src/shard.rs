@@ -397,6 +397,127 @@ impl PartReader {
     }
 }
 
+/// Rows a part's feed may hold read and not yet taken (at least one brand's, however big): a
+/// merge of 64 parts holds at most some 64 x 16,384 rows ahead.
+const FEED_AHEAD_ROWS: usize = 16_384;
+
+/// A part's rows read on a thread of their own (`fill`) and handed out brand by brand to
+/// whichever thread asks for a brand (`take`), so that a merge decodes its parts at once and
+/// packs their brands on every core. Brands come in the part's order; a brand asked for that
+/// the reader has gone past without meeting is one the part does not hold.
+pub struct PartFeed {
+    state: std::sync::Mutex<FeedState>,
+    moved: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct FeedState {
+    ready: std::collections::VecDeque<(u32, Vec<RowBuilder>)>,
+    rows: usize,
+    /// The last brand handed in.
+    upto: Option<u32>,
+    /// The reader has stopped: at the part's end, at an error or on `cancel`.
+    ended: bool,
+    failed: bool,
+    cancelled: bool,
+}
+
+/// What `take` answers for a part whose reader failed (its error is what `fill` returned).
+#[derive(Debug)]
+pub struct FeedFailed;
+
+impl Default for PartFeed {
+    fn default() -> Self {
+        PartFeed { state: std::sync::Mutex::new(FeedState::default()), moved: std::sync::Condvar::new() }
+    }
+}
+
+impl PartFeed {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FeedState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reads `reader` to its end on the calling thread, brand by brand. `check(brand, last)`,
+    /// asked before each brand is handed in (`last` the brand before it), refuses a brand the
+    /// part should not hold there; the rest of the part is then read for the damage check first
+    /// (a part out of order is more often damaged than mis-made, and damage is what to name).
+    /// True when the part was read to its end, false when `cancel` stopped it first.
+    pub fn fill(&self, mut reader: PartReader, check: &dyn Fn(u32, Option<u32>) -> Option<IngestError>) -> Result<bool> {
+        // Ends the feed however the reader stops, a panic included, so no taker waits on.
+        struct End<'a>(&'a PartFeed, bool);
+        impl Drop for End<'_> {
+            fn drop(&mut self) {
+                let mut st = self.0.lock();
+                st.ended = true;
+                st.failed |= self.1;
+                self.0.moved.notify_all();
+            }
+        }
+        let mut end = End(self, true);
+        let mut last = None;
+        while let Some(b) = reader.peek_brand() {
+            if let Some(refused) = check(b, last) {
+                reader.drain()?;
+                return Err(refused);
+            }
+            let mut rows = Vec::new();
+            while reader.peek_brand() == Some(b) {
+                rows.extend(reader.take()?);
+            }
+            last = Some(b);
+            if !self.hand(b, rows) {
+                end.1 = false;
+                return Ok(false);
+            }
+        }
+        end.1 = false;
+        Ok(true)
+    }
+
+    /// Hands in a brand's rows once the rows held leave room; false when the feed was cancelled.
+    fn hand(&self, brand: u32, rows: Vec<RowBuilder>) -> bool {
+        let mut st = self.lock();
+        while !st.cancelled && !st.ready.is_empty() && st.rows + rows.len() > FEED_AHEAD_ROWS {
+            st = self.moved.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        if st.cancelled {
+            return false;
+        }
+        st.rows += rows.len();
+        st.ready.push_back((brand, rows));
+        st.upto = Some(brand);
+        self.moved.notify_all();
+        true
+    }
+
+    /// Brand `brand`'s rows, once read: None when the part holds none.
+    pub fn take(&self, brand: u32) -> std::result::Result<Option<Vec<RowBuilder>>, FeedFailed> {
+        let mut st = self.lock();
+        loop {
+            if let Some(i) = st.ready.iter().position(|(b, _)| *b == brand) {
+                let (_, rows) = st.ready.remove(i).expect("a position in the queue");
+                st.rows -= rows.len();
+                self.moved.notify_all();
+                return Ok(Some(rows));
+            }
+            if st.failed || st.cancelled {
+                return Err(FeedFailed);
+            }
+            if st.ended || st.upto.is_some_and(|u| u >= brand) {
+                return Ok(None);
+            }
+            st = self.moved.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Stops the reader at its next brand and answers every taker waiting or to come: for a
+    /// merge that stops before every brand was taken.
+    pub fn cancel(&self) {
+        self.lock().cancelled = true;
+        self.moved.notify_all();
+    }
+}
+
 // The row codec: little-endian fixed-size numbers, text as a u32 length and UTF-8 bytes.
 
 fn put_text(out: &mut Vec<u8>, s: &str) {
@@ -520,6 +641,33 @@ mod tests {
         }
     }
 
+    /// A manifest for rows written by hand: `PartWriter::finish` fills in the counts.
+    fn blank_manifest() -> PartManifest {
+        PartManifest {
+            format: PART_FORMAT.into(),
+            shard: Shard { k: 1, n: 1 },
+            fingerprint: Fingerprint {
+                as_of: 0,
+                synthetic: None,
+                multi_source: true,
+                disabled: vec![],
+                region: None,
+                catalog: String::new(),
+                reference: String::new(),
+                program: String::new(),
+                inputs: vec![],
+            },
+            brands: 0,
+            imports: vec![],
+            imported: vec![],
+            other_shards: vec![],
+            stats: ReconcileStats::default(),
+            rows: 0,
+            rows_bytes: 0,
+            rows_crc: 0,
+        }
+    }
+
     #[test]
     fn rows_read_back_as_written_and_damage_is_named() {
         let rows = vec![
@@ -548,29 +696,7 @@ mod tests {
         for r in &rows {
             w.push(r);
         }
-        let blank = PartManifest {
-            format: PART_FORMAT.into(),
-            shard: Shard { k: 1, n: 1 },
-            fingerprint: Fingerprint {
-                as_of: 0,
-                synthetic: None,
-                multi_source: true,
-                disabled: vec![],
-                region: None,
-                catalog: String::new(),
-                reference: String::new(),
-                program: String::new(),
-                inputs: vec![],
-            },
-            brands: 0,
-            imports: vec![],
-            imported: vec![],
-            other_shards: vec![],
-            stats: ReconcileStats::default(),
-            rows: 0,
-            rows_bytes: 0,
-            rows_crc: 0,
-        };
+        let blank = blank_manifest();
         w.finish(blank).unwrap();
         let m = PartManifest::read(&dir).unwrap();
         assert_eq!(m.rows, 2);
@@ -603,6 +729,112 @@ mod tests {
         })()
         .expect_err("a cut part must be refused");
         assert!(err.to_string().contains("shorter than the manifest"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A part of `brands` (one row each, its latitude its place in the part), written and opened.
+    fn part_of(name: &str, brands: &[u32]) -> (PathBuf, PartReader) {
+        let dir = std::env::temp_dir().join(format!("storemap-feed-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut w = PartWriter::create(&dir).unwrap();
+        for (i, &brand) in brands.iter().enumerate() {
+            w.push(&RowBuilder { brand, lat: i as f64, ..Default::default() });
+        }
+        let m = w.finish(blank_manifest()).unwrap();
+        let r = PartReader::open(&dir, &m).unwrap();
+        (dir, r)
+    }
+
+    fn in_order(b: u32, last: Option<u32>) -> Option<IngestError> {
+        last.is_some_and(|l| b < l).then(|| IngestError::Invalid(format!("brand {b} after {}", last.unwrap())))
+    }
+
+    #[test]
+    fn a_feed_hands_each_brand_its_rows_whichever_thread_asks_first() {
+        // Brands big enough that the reader waits for room (FEED_AHEAD_ROWS) while takers of
+        // later brands wait for it: every brand 0..=12 asked for at once, the last ones first.
+        let sizes = [(0, 3), (2, 20_000), (5, 1), (6, 30_000), (9, 7), (11, 5_000)];
+        let brands: Vec<u32> = sizes.iter().flat_map(|&(b, n)| std::iter::repeat_n(b, n)).collect();
+        let (dir, reader) = part_of("order", &brands);
+        let feed = PartFeed::default();
+        let got: Vec<(u32, Option<Vec<RowBuilder>>)> = std::thread::scope(|s| {
+            let filled = s.spawn(|| feed.fill(reader, &in_order));
+            let takers: Vec<_> = (0..=12u32)
+                .rev()
+                .map(|b| {
+                    (
+                        b,
+                        s.spawn({
+                            let feed = &feed;
+                            move || feed.take(b).unwrap()
+                        }),
+                    )
+                })
+                .collect();
+            let got = takers.into_iter().map(|(b, t)| (b, t.join().unwrap())).collect();
+            assert!(filled.join().unwrap().unwrap(), "read to its end");
+            got
+        });
+        let mut first = 0;
+        let mut expected: std::collections::HashMap<u32, (usize, usize)> = std::collections::HashMap::new();
+        for &(b, n) in &sizes {
+            expected.insert(b, (first, n));
+            first += n;
+        }
+        for (b, rows) in got {
+            match (expected.get(&b), rows) {
+                (Some(&(first, n)), Some(rows)) => {
+                    assert_eq!(rows.len(), n, "brand {b}");
+                    assert!(rows.iter().enumerate().all(|(i, r)| r.brand == b && r.lat == (first + i) as f64), "brand {b}: its rows in the part's order");
+                }
+                (None, None) => {}
+                (want, rows) => panic!("brand {b}: wanted {want:?}, got {:?} rows", rows.map(|r| r.len())),
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_feed_refused_or_damaged_fails_its_takers_and_names_the_damage_first() {
+        // Out of order: the brand handed in before is still taken; a brand past it fails.
+        let (dir, reader) = part_of("refused", &[3, 3, 1, 4]);
+        let feed = PartFeed::default();
+        let err = feed.fill(reader, &in_order).unwrap_err();
+        assert!(err.to_string().contains("brand 1 after 3"), "{err}");
+        assert_eq!(feed.take(3).unwrap().map(|r| r.len()), Some(2));
+        assert!(feed.take(4).is_err(), "a brand past the refusal");
+        // The same part with a byte of its last row changed: the damage is what fill names.
+        let path = dir.join(PART_ROWS);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 20;
+        bytes[last] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let m = PartManifest::read(&dir).unwrap();
+        let feed = PartFeed::default();
+        let err = feed.fill(PartReader::open(&dir, &m).unwrap(), &in_order).unwrap_err();
+        assert!(err.to_string().contains("damaged part"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_cancelled_feed_stops_its_reader_and_answers_its_takers() {
+        // Two brands too big to be held at once, and no taker: the reader waits for room.
+        let brands: Vec<u32> = std::iter::repeat_n(0, FEED_AHEAD_ROWS).chain(std::iter::repeat_n(1, FEED_AHEAD_ROWS)).collect();
+        let (dir, reader) = part_of("cancel", &brands);
+        let feed = PartFeed::default();
+        std::thread::scope(|s| {
+            let filled = s.spawn(|| feed.fill(reader, &in_order));
+            let waiting = s.spawn(|| feed.take(7));
+            // The reader holds brand 0 and waits; the taker of brand 7 waits behind it.
+            while feed.lock().upto != Some(0) {
+                std::thread::yield_now();
+            }
+            feed.cancel();
+            assert!(!filled.join().unwrap().unwrap(), "stopped by the cancel");
+            assert!(waiting.join().unwrap().is_err(), "a taker of a brand never read");
+        });
+        assert_eq!(feed.take(0).unwrap().map(|r| r.len()), Some(FEED_AHEAD_ROWS), "a brand read before the cancel is still there");
+        assert_eq!(feed.lock().upto, Some(0), "brand 1 was never handed in");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
