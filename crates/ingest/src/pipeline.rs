@@ -945,7 +945,16 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
         let brands: Vec<u32> = (0..owner.len() as u32).collect();
         let ahead = MERGE_AHEAD_PER_CORE * std::thread::available_parallelism().map_or(2, |n| n.get());
         let mut failed = false;
+        // The feeds are cancelled however the merge of them ends (a panic included, a failed
+        // spawn among them), so no reader waits on for room that no taker will make.
+        struct Cancel<'a>(&'a [PartFeed]);
+        impl Drop for Cancel<'_> {
+            fn drop(&mut self) {
+                self.0.iter().for_each(PartFeed::cancel);
+            }
+        }
         let read = std::thread::scope(|s| {
+            let cancel = Cancel(&feeds);
             // Each part decoded on a thread of its own, in its order.
             let threads: Vec<_> = readers
                 .into_iter()
@@ -956,15 +965,6 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
                     s.spawn(move || feed.fill(reader, &check))
                 })
                 .collect();
-            // The feeds are cancelled however the stream ends (a panic included), so no reader
-            // waits on for room that no taker will make.
-            struct Cancel<'a>(&'a [PartFeed]);
-            impl Drop for Cancel<'_> {
-                fn drop(&mut self) {
-                    self.0.iter().for_each(PartFeed::cancel);
-                }
-            }
-            let cancel = Cancel(&feeds);
             // Brand by brand in catalog order, as the one-process build reconciles them; each
             // brand's rows from the one part that reconciled it, in the order they were made,
             // their ids continued and their text interned on every core, handed to the snapshot
@@ -992,13 +992,18 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
                     }
                     Ok(None) => std::ops::ControlFlow::Continue(()),
                     Err(FeedFailed) => {
+                        // The other parts' readers stop too, and takers waiting on them return.
                         failed = true;
+                        feeds.iter().for_each(PartFeed::cancel);
                         std::ops::ControlFlow::Break(())
                     }
                 },
             );
             drop(cancel);
-            threads.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect::<Result<Vec<bool>>>()
+            // Every reader joined before any error is looked at: a panic in one outranks the
+            // others' errors.
+            let joined: Vec<_> = threads.into_iter().map(|t| t.join()).collect();
+            joined.into_iter().map(|j| j.unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect::<Result<Vec<bool>>>()
         });
         // A feed fails only with its reader's error, which `read` returns first; and every brand
         // a part may hold was asked for, so each was read to its end.
