@@ -8,27 +8,93 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// Id 0 is always the empty string, so "missing" needs no separate flag.
 pub const EMPTY: u32 = 0;
 
-#[derive(Debug, Clone, Default)]
+/// Where each string of a pool starts, as the snapshot stores it: a `u32` per string, the
+/// offset modulo 2^32, and `wraps`, the indexes at which the offsets passed another 2^32 (the
+/// first offset in each further 4 GiB of text; a pool under 4 GiB has none, and its file is the
+/// one it always was). Offsets that wrap are no longer rising, so a reader that knows nothing of
+/// `wraps` refuses such a pool rather than misreading it. `PAGE_BITS` is 32 but in tests, which
+/// cannot afford 4 GiB of text each.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Offsets<const PAGE_BITS: u32 = 32> {
+    low: Vec<u32>,
+    wraps: Vec<u32>,
+}
+
+impl<const PAGE_BITS: u32> Offsets<PAGE_BITS> {
+    const MASK: u64 = (1 << PAGE_BITS) - 1;
+
+    /// Offsets as a file holds them; None unless they rise (their wraps counted).
+    pub(crate) fn from_parts(low: Vec<u32>, wraps: Vec<u32>) -> Option<Self> {
+        let o = Offsets { low, wraps };
+        let rising = o.wraps.windows(2).all(|w| w[0] <= w[1])
+            && o.wraps.last().is_none_or(|&w| (w as usize) < o.low.len())
+            && o.low.iter().all(|&l| u64::from(l) <= Self::MASK)
+            && (1..o.low.len()).all(|i| o.at(i - 1) <= o.at(i));
+        rising.then_some(o)
+    }
+
+    /// One offset, 0.
+    pub(crate) fn new() -> Self {
+        Offsets { low: vec![0], wraps: Vec::new() }
+    }
+
+    /// The next offset, at or past the last.
+    pub(crate) fn push(&mut self, at: u64) {
+        let last = self.last();
+        debug_assert!(at >= last, "offsets rise");
+        let i = self.low.len() as u32;
+        self.wraps.extend(std::iter::repeat_n(i, ((at >> PAGE_BITS) - (last >> PAGE_BITS)) as usize));
+        self.low.push((at & Self::MASK) as u32);
+    }
+
+    /// Offset `i`, whole.
+    #[inline]
+    pub(crate) fn at(&self, i: usize) -> u64 {
+        let page = if self.wraps.is_empty() { 0 } else { self.wraps.partition_point(|&w| w as usize <= i) as u64 };
+        u64::from(self.low[i]) | page << PAGE_BITS
+    }
+
+    pub(crate) fn last(&self) -> u64 {
+        self.at(self.low.len() - 1)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.low.len()
+    }
+}
+
+#[derive(Debug, Clone)]
 pub struct StringPool {
     blob: String,
-    /// `offsets[i]..offsets[i+1]` is string i.
-    offsets: Vec<u32>,
+    /// `offsets.at(i)..offsets.at(i+1)` is string i.
+    offsets: Offsets,
+}
+
+impl Default for StringPool {
+    fn default() -> Self {
+        StringPool { blob: String::new(), offsets: Offsets { low: Vec::new(), wraps: Vec::new() } }
+    }
 }
 
 impl StringPool {
-    pub fn from_parts(blob: String, offsets: Vec<u32>) -> Option<StringPool> {
-        let ok = !offsets.is_empty()
-            && offsets.windows(2).all(|w| w[0] <= w[1])
-            && *offsets.last().unwrap() as usize == blob.len()
-            && offsets.iter().all(|&o| blob.is_char_boundary(o as usize));
+    /// A pool as a snapshot stores it: its blob, the `u32` offsets and where they wrap (see
+    /// [`PoolRelayout`]); None unless they fit the blob.
+    pub fn from_parts(blob: String, offsets: Vec<u32>, wraps: Vec<u32>) -> Option<StringPool> {
+        let offsets = Offsets::from_parts(offsets, wraps)?;
+        let ok = offsets.len() > 0 && offsets.last() == blob.len() as u64 && (0..offsets.len()).all(|i| blob.is_char_boundary(offsets.at(i) as usize));
         ok.then_some(StringPool { blob, offsets })
     }
 
     pub fn get(&self, id: u32) -> &str {
         let i = id as usize;
-        match (self.offsets.get(i), self.offsets.get(i + 1)) {
-            (Some(&a), Some(&b)) => &self.blob[a as usize..b as usize],
-            _ => "",
+        if i + 1 >= self.offsets.len() {
+            return "";
+        }
+        let low = &self.offsets.low;
+        if self.offsets.wraps.is_empty() {
+            &self.blob[low[i] as usize..low[i + 1] as usize]
+        } else {
+            &self.blob[self.offsets.at(i) as usize..self.offsets.at(i + 1) as usize]
         }
     }
 
@@ -40,8 +106,8 @@ impl StringPool {
         self.len() == 0
     }
 
-    pub fn parts(&self) -> (&str, &[u32]) {
-        (&self.blob, &self.offsets)
+    pub fn blob(&self) -> &str {
+        &self.blob
     }
 }
 
@@ -107,7 +173,8 @@ impl StringPoolBuilder {
     fn append(&mut self, s: &str) -> u32 {
         let id = (self.offsets.len() - 1) as u32;
         self.blob.push_str(s);
-        self.offsets.push(self.blob.len() as u32);
+        // A build's pool is 64 of these (`SharedStrings`): 4 GiB a shard is 256 GiB of text.
+        self.offsets.push(u32::try_from(self.blob.len()).expect("a string pool builder holds under 4 GiB of text"));
         id
     }
 
@@ -146,7 +213,7 @@ impl StringPoolBuilder {
     }
 
     pub fn finish(self) -> StringPool {
-        StringPool { blob: self.blob, offsets: self.offsets }
+        StringPool { blob: self.blob, offsets: Offsets { low: self.offsets, wraps: Vec::new() } }
     }
 }
 
@@ -288,7 +355,7 @@ pub struct PoolRelayout<'a, P: PoolTexts = StringPool> {
     map: Vec<u32>,
     /// The old id of each new string.
     order: Vec<u32>,
-    offsets: Vec<u32>,
+    offsets: Offsets,
 }
 
 impl<'a, P: PoolTexts> PoolRelayout<'a, P> {
@@ -299,7 +366,9 @@ impl<'a, P: PoolTexts> PoolRelayout<'a, P> {
         if !map.is_empty() {
             map[old.index(EMPTY)] = EMPTY;
         }
-        PoolRelayout { old, map, order: vec![EMPTY], offsets: vec![0, 0] }
+        let mut offsets = Offsets::new();
+        offsets.push(0);
+        PoolRelayout { old, map, order: vec![EMPTY], offsets }
     }
 
     /// The new id of old string `id`.
@@ -308,7 +377,7 @@ impl<'a, P: PoolTexts> PoolRelayout<'a, P> {
         if *slot == Self::UNSEEN {
             *slot = self.order.len() as u32;
             self.order.push(id);
-            let end = self.offsets[self.offsets.len() - 1] + self.old.text(id).len() as u32;
+            let end = self.offsets.last() + self.old.text(id).len() as u64;
             self.offsets.push(end);
         }
         *slot
@@ -324,16 +393,22 @@ impl<'a, P: PoolTexts> PoolRelayout<'a, P> {
 pub struct RelaidPool<'a, P: PoolTexts = StringPool> {
     old: &'a P,
     order: Vec<u32>,
-    offsets: Vec<u32>,
+    offsets: Offsets,
 }
 
 impl<P: PoolTexts> RelaidPool<'_, P> {
+    /// Each string's offset modulo 2^32, as the snapshot stores it.
     pub fn offsets(&self) -> &[u32] {
-        &self.offsets
+        &self.offsets.low
+    }
+
+    /// Where the offsets wrap: empty for a pool under 4 GiB.
+    pub fn wraps(&self) -> &[u32] {
+        &self.offsets.wraps
     }
 
     pub fn blob_len(&self) -> usize {
-        self.offsets[self.offsets.len() - 1] as usize
+        self.offsets.last() as usize
     }
 
     /// The new blob, written to `sink` in pieces of about 64 KiB.
@@ -368,13 +443,103 @@ impl<P: PoolTexts> RelaidPool<'_, P> {
         })
         .expect("writing to memory");
         let blob = String::from_utf8(blob).expect("whole strings of a valid pool");
-        StringPool::from_parts(blob, self.offsets.clone()).expect("offsets of the strings just written")
+        StringPool::from_parts(blob, self.offsets.low.clone(), self.offsets.wraps.clone()).expect("offsets of the strings just written")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_past_a_page_wrap_and_read_back_whole() {
+        // Pages of 16 bytes stand for 4 GiB: offsets that rise by 0 to 40 cross a page now and
+        // then, two at a time at the biggest steps.
+        let mut whole = vec![0u64, 0];
+        for i in 0..200u64 {
+            whole.push(whole[whole.len() - 1] + (i * 7919) % 41);
+        }
+        let mut o = Offsets::<4>::new();
+        whole[1..].iter().for_each(|&at| o.push(at));
+        assert_eq!((0..whole.len()).map(|i| o.at(i)).collect::<Vec<_>>(), whole);
+        assert!(o.low.iter().all(|&l| l < 16), "each offset held modulo the page");
+        assert_eq!(o.wraps.len() as u64, whole[whole.len() - 1] / 16, "one wrap a page");
+        assert!(o.wraps.windows(2).any(|w| w[0] == w[1]), "a step over two pages at once");
+        // As a file gives them back, and refused where they cannot rise.
+        assert_eq!(Offsets::<4>::from_parts(o.low.clone(), o.wraps.clone()), Some(o.clone()));
+        // A wrap dropped where one page was crossed and the offset held is below the one
+        // before: the offsets fall there. (Of two wraps at one offset, one dropped still rises:
+        // the snapshot's checksum, not this, is what finds a changed byte.)
+        let k = (0..o.wraps.len())
+            .find(|&k| {
+                let w = o.wraps[k] as usize;
+                o.wraps.iter().filter(|&&x| x as usize == w).count() == 1 && o.low[w] < o.low[w - 1]
+            })
+            .expect("a single wrap");
+        let mut dropped = o.wraps.clone();
+        dropped.remove(k);
+        assert_eq!(Offsets::<4>::from_parts(o.low.clone(), dropped), None, "a wrap missing");
+        assert_eq!(Offsets::<4>::from_parts(o.low.clone(), Vec::new()), None, "no wraps: offsets fall");
+        let mut past = o.wraps.clone();
+        past.push(o.low.len() as u32);
+        assert_eq!(Offsets::<4>::from_parts(o.low.clone(), past), None, "a wrap past the last offset");
+        let mut wide = o.low.clone();
+        wide[3] = 16;
+        assert_eq!(Offsets::<4>::from_parts(wide, o.wraps.clone()), None, "an offset wider than a page");
+    }
+
+    /// Strings of 1,000,003 bytes, each starting at its own letter, from one buffer: a pool of
+    /// any size without holding it.
+    struct Long {
+        count: usize,
+        buffer: String,
+    }
+
+    impl Long {
+        const LEN: usize = 1_000_003;
+        fn new(count: usize) -> Long {
+            Long { count, buffer: (0..Self::LEN + 26).map(|i| (b'a' + (i % 26) as u8) as char).collect() }
+        }
+    }
+
+    impl PoolTexts for Long {
+        fn count(&self) -> usize {
+            self.count
+        }
+        fn index(&self, id: u32) -> usize {
+            id as usize
+        }
+        fn text(&self, id: u32) -> &str {
+            if id == EMPTY {
+                return "";
+            }
+            let at = id as usize % 26;
+            &self.buffer[at..at + Self::LEN]
+        }
+    }
+
+    #[test]
+    fn a_pool_of_more_than_4_gib_lays_out_and_reads_back_every_string() {
+        // 4,297 strings of 1,000,003 bytes: 4.297 GB of text, one string across 2^32. (It holds
+        // the new pool, 4.3 GB, as the snapshot's load does.)
+        let old = Long::new(4_298);
+        let mut r = PoolRelayout::new(&old);
+        // Laid out backwards, so each new id differs from its old one.
+        let ids: Vec<(u32, u32)> = (1..old.count() as u32).rev().map(|id| (id, r.id(id))).collect();
+        let relaid = r.finish();
+        assert_eq!(relaid.blob_len(), 4_297 * Long::LEN);
+        assert_eq!(relaid.wraps().len(), 1, "one wrap");
+        let pool = relaid.to_pool();
+        assert_eq!(pool.len(), 4_298);
+        let wrap = relaid.wraps()[0] as usize;
+        // Offset i is where new string i starts, after i - 1 strings (string 0 is empty).
+        assert!((wrap - 2) * Long::LEN < 1 << 32 && (wrap - 1) * Long::LEN >= 1 << 32, "the wrap is the first offset past 2^32");
+        for (old_id, new_id) in ids {
+            let got = pool.get(new_id);
+            assert!(got.len() == Long::LEN && got == old.text(old_id), "string {new_id} (old {old_id})");
+        }
+        assert_eq!(pool.get(EMPTY), "");
+    }
 
     #[test]
     fn relayout_orders_by_first_use_and_drops_unused() {
@@ -387,7 +552,7 @@ mod tests {
         assert_eq!((nz, nx, nz2, ne), (1, 2, 1, EMPTY));
         assert_eq!((new.get(nz), new.get(nx), new.get(EMPTY)), ("zzz", "x", ""));
         assert_eq!(new.len(), 3, "{y} was never asked for and is gone");
-        assert_eq!(new.parts().0, "zzzx");
+        assert_eq!(new.blob(), "zzzx");
     }
 
     #[test]
@@ -465,7 +630,7 @@ mod tests {
 
     #[test]
     fn rejects_offsets_off_char_boundaries() {
-        assert!(StringPool::from_parts("東".into(), vec![0, 1, 3]).is_none());
-        assert!(StringPool::from_parts("ab".into(), vec![0, 1, 2]).is_some());
+        assert!(StringPool::from_parts("東".into(), vec![0, 1, 3], vec![]).is_none());
+        assert!(StringPool::from_parts("ab".into(), vec![0, 1, 2], vec![]).is_some());
     }
 }

@@ -369,6 +369,10 @@ impl SnapshotBuilder {
         w.json_made("countries", countries);
         w.made("str_blob", strings.blob_len(), |sink| strings.write_blob(sink));
         w.pod("str_offsets", strings.offsets());
+        // Only past 4 GiB of text: under it the file is the one it always was.
+        if !strings.wraps().is_empty() {
+            w.pod("str_wraps", strings.wraps());
+        }
         w.column("lat", n, |i| rows[i].lat);
         w.column("lng", n, |i| rows[i].lng);
         w.column("id", n, |i| rows[i].id);

@@ -291,6 +291,11 @@ impl<'a> SectionReader<'a> {
         Ok(SectionReader { path, version, bytes, table })
     }
 
+    /// Whether the file has section `name` (one that only some files need).
+    pub(super) fn has(&self, name: &str) -> bool {
+        self.table.contains_key(name)
+    }
+
     pub(super) fn bytes(&self, name: &str) -> Result<&'a [u8]> {
         let (off, len) = *self.table.get(name).ok_or_else(|| CoreError::Snapshot { path: self.path.into(), message: format!("missing section {name}") })?;
         Ok(&self.bytes[off..off + len])

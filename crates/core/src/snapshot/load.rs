@@ -28,7 +28,8 @@ impl Snapshot {
         let tickers: Vec<TickerRecord> = r.json("tickers")?;
         let countries: Vec<String> = r.json("countries")?;
         let blob = String::from_utf8(r.bytes("str_blob")?.to_vec()).map_err(|_| bad("string pool is not UTF-8".into()))?;
-        let strings = StringPool::from_parts(blob, r.pod("str_offsets", None)?).ok_or_else(|| bad("string pool offsets are invalid".into()))?;
+        let wraps = if r.has("str_wraps") { r.pod("str_wraps", None)? } else { Vec::new() };
+        let strings = StringPool::from_parts(blob, r.pod("str_offsets", None)?, wraps).ok_or_else(|| bad("string pool offsets are invalid".into()))?;
         let lat: Vec<f64> = r.pod("lat", None)?;
         let n = Some(lat.len());
         let alias_start: Vec<u32> = r.pod("alias_start", Some(lat.len() + 1))?;
