@@ -9,7 +9,7 @@
 // compressed assets and the manifest beside the executable for inspection and for the tests.
 // For comparing builds: STOREMAP_RELEASE_MINIFY=0 bundles unminified (readable stack traces),
 // STOREMAP_RELEASE_CODE_CACHE=0 leaves V8's code cache out of the blob.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -165,9 +165,16 @@ const exe = path.join(outDir, `storemap-${API_VERSION}-linux-x64`);
 rmSync(exe, { force: true });
 copyFileSync(node, `${exe}.tmp`);
 chmodSync(`${exe}.tmp`, 0o755);
-execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'postject', 'dist', 'cli.js'), `${exe}.tmp`, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], {
-  stdio: ['ignore', 'ignore', 'inherit'],
+const injected = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'postject', 'dist', 'cli.js'), `${exe}.tmp`, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], {
+  stdio: ['ignore', 'ignore', 'pipe'],
+  encoding: 'utf8',
 });
+// LIEF, inside postject, warns for each of the Node binary's note sections it cannot name
+// ("Can't find string offset for section name '.note.100'"): about its reading of the file,
+// not the blob it writes (the release suite runs the result). Everything else it says is shown.
+const said = (injected.stderr ?? '').split('\n').filter((l) => l !== '' && !/^warning: Can't find string offset for section name '\.note[^']*'$/.test(l));
+if (said.length > 0) process.stderr.write(`${said.join('\n')}\n`);
+if (injected.status !== 0) throw new Error(`postject failed (${injected.error?.message ?? `exit ${injected.status ?? injected.signal}`})`);
 execFileSync('mv', [`${exe}.tmp`, exe]);
 log(`${path.relative(ROOT, exe)}: ${(statSync(exe).size / 2 ** 20).toFixed(1)} MiB (Node ${(statSync(node).size / 2 ** 20).toFixed(1)} MiB)`);
 
