@@ -14,7 +14,7 @@ pub const EMPTY: u32 = 0;
 /// one it always was). Offsets that wrap are no longer rising, so a reader that knows nothing of
 /// `wraps` refuses such a pool rather than misreading it. `PAGE_BITS` is 32 but in tests, which
 /// cannot afford 4 GiB of text each.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Offsets<const PAGE_BITS: u32 = 32> {
     low: Vec<u32>,
     wraps: Vec<u32>,
@@ -63,17 +63,11 @@ impl<const PAGE_BITS: u32> Offsets<PAGE_BITS> {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct StringPool {
     blob: String,
     /// `offsets.at(i)..offsets.at(i+1)` is string i.
     offsets: Offsets,
-}
-
-impl Default for StringPool {
-    fn default() -> Self {
-        StringPool { blob: String::new(), offsets: Offsets { low: Vec::new(), wraps: Vec::new() } }
-    }
 }
 
 impl StringPool {

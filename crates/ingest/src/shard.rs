@@ -397,14 +397,16 @@ impl PartReader {
     }
 }
 
-/// Rows a part's feed may hold read and not yet taken (at least one brand's, however big): a
-/// merge of 64 parts holds at most some 64 x 16,384 rows ahead.
+/// Rows a part's feed may hold read and not yet taken (at least one brand's, however big, and
+/// more while a taker waits for a brand further on: then the brands of the merge's few items in
+/// flight). A merge of 64 parts otherwise holds at most some 64 x 16,384 rows ahead.
 const FEED_AHEAD_ROWS: usize = 16_384;
 
 /// A part's rows read on a thread of their own (`fill`) and handed out brand by brand to
 /// whichever thread asks for a brand (`take`), so that a merge decodes its parts at once and
 /// packs their brands on every core. Brands come in the part's order; a brand asked for that
 /// the reader has gone past without meeting is one the part does not hold.
+#[derive(Default)]
 pub struct PartFeed {
     state: std::sync::Mutex<FeedState>,
     moved: std::sync::Condvar,
@@ -427,12 +429,6 @@ struct FeedState {
 /// What `take` answers for a part whose reader failed (its error is what `fill` returned).
 #[derive(Debug)]
 pub struct FeedFailed;
-
-impl Default for PartFeed {
-    fn default() -> Self {
-        PartFeed { state: std::sync::Mutex::new(FeedState::default()), moved: std::sync::Condvar::new() }
-    }
-}
 
 impl PartFeed {
     fn lock(&self) -> std::sync::MutexGuard<'_, FeedState> {
