@@ -41,6 +41,7 @@ def build(args, scale, cores, work):
             os.execv(argv[0], argv)
         finally:
             os._exit(127)
+    timeline = sample(pid, args.timeline_s) if args.timeline_s else None
     _, status, usage = os.wait4(pid, 0)
     wall = time.monotonic() - t0
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -53,9 +54,60 @@ def build(args, scale, cores, work):
     with open(stdout) as f:
         summary = json.load(f)
     row["phases_s"] = summary.get("seconds", {})
+    if timeline is not None:
+        # The phase lines (CPU of the calling thread, longest item) and the cores in use over time.
+        with open(stderr) as f:
+            row["phase_lines"] = [line.rstrip() for line in f if ": " in line]
+        row["timeline"] = timeline
     row["rows"] = summary.get("rows")
     row["reconcile"] = {k: v for k, v in summary.get("reconcile", {}).items() if isinstance(v, (int, float))}
     return row
+
+
+def task_ticks(path):
+    """User and system CPU ticks of a /proc stat file, 0 once the task is gone."""
+    try:
+        with open(path) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def exited(pid):
+    """The child has exited (a zombie until wait4 reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def sample(pid, bin_s):
+    """Until the child exits, every `bin_s` seconds: the cores the whole process used, the ones its
+    calling thread used, and the busiest other thread's share (one serial thread that bounds a phase
+    shows as 1.0 there while the process uses few cores). CPU from /proc ticks (100 a second)."""
+    hz = os.sysconf("SC_CLK_TCK")
+    bins, last, t0 = [], None, time.monotonic()
+    while True:
+        tasks = {}
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                tasks[tid] = task_ticks(f"/proc/{pid}/task/{tid}/stat")
+        except OSError:
+            break
+        now = (time.monotonic(), task_ticks(f"/proc/{pid}/stat"), tasks)
+        if last is not None:
+            dt = now[0] - last[0]
+            others = [v - last[2].get(t, v) for t, v in tasks.items() if t != str(pid)]
+            bins.append([round(now[0] - t0, 2), round((now[1] - last[1]) / hz / dt, 2),
+                         round((tasks.get(str(pid), 0) - last[2].get(str(pid), 0)) / hz / dt, 2),
+                         round(max(others, default=0) / hz / dt, 2), len(tasks)])
+        last = now
+        time.sleep(bin_s)
+        if exited(pid):
+            break
+    return bins
 
 
 # "load reference" holds the border index since it became the land mask's grid (built beside the tables);
@@ -85,6 +137,7 @@ def main():
     p.add_argument("--plan", action="append", required=True, help="SCALE:CORES,CORES,...")
     p.add_argument("--budget-s", type=float, default=480, help="skip a build once this much time has gone")
     p.add_argument("--out")
+    p.add_argument("--timeline-s", type=float, default=0, help="also sample the cores in use every so many seconds, with the phase lines")
     args = p.parse_args()
     have = len(os.sched_getaffinity(0))
     print(json.dumps({"cores_available": have, "cpu_count": os.cpu_count()}), flush=True)
