@@ -31,11 +31,12 @@ pub use spread::{spread_overture, Spread, SpreadSummary, WORLD};
 pub struct SourceWriters {
     osm: osm::OsmWriter,
     atp: atp::AtpWriter,
-    /// Parquet rows waiting for a row group of their own, and the files they go to.
+    /// Parquet rows waiting for a row group of their own, and the files they go to (each
+    /// written on a thread of its own).
     overture: overture::OvertureColumns,
     fsq: fsq::FsqColumns,
-    overture_file: parquet::GroupedFile,
-    fsq_file: parquet::GroupedFile,
+    overture_file: parquet::GroupWriter<overture::OvertureColumns>,
+    fsq_file: parquet::GroupWriter<fsq::FsqColumns>,
     truth: BufWriter<File>,
     /// `truth-churn.csv`: openings and closures since the survey.
     churn: BufWriter<File>,
@@ -196,8 +197,8 @@ impl SourceWriters {
             atp,
             overture: overture::OvertureColumns::default(),
             fsq: fsq::FsqColumns::default(),
-            overture_file: parquet::GroupedFile::new(dir.join("overture/places.parquet")),
-            fsq_file: parquet::GroupedFile::new(dir.join("fsq/places.parquet")),
+            overture_file: parquet::GroupWriter::spawn(dir.join("overture/places.parquet"), overture::overture_frame, |c| c.len() == 0)?,
+            fsq_file: parquet::GroupWriter::spawn(dir.join("fsq/places.parquet"), fsq::fsq_frame, |c| c.len() == 0)?,
             truth,
             churn,
             brand_truth,
@@ -230,9 +231,12 @@ impl SourceWriters {
         self.overture.append(files.overture);
         self.fsq.append(files.fsq);
         let group = parquet::Layout::default().row_group_rows;
-        let overture = (self.overture.len() >= group).then(|| std::mem::take(&mut self.overture));
-        let fsq = (self.fsq.len() >= group).then(|| std::mem::take(&mut self.fsq));
-        self.write_groups(overture, fsq)?;
+        if self.overture.len() >= group {
+            self.overture_file.write(std::mem::take(&mut self.overture))?;
+        }
+        if self.fsq.len() >= group {
+            self.fsq_file.write(std::mem::take(&mut self.fsq))?;
+        }
         self.truth.write_all(&files.truth).map_err(io)?;
         for (total, n) in self.counts.iter_mut().zip(files.counts) {
             *total += n;
@@ -240,32 +244,17 @@ impl SourceWriters {
         Ok(())
     }
 
-    /// Writes waiting Parquet rows as a row group of each file (the two files at once).
-    fn write_groups(&mut self, overture: Option<overture::OvertureColumns>, fsq: Option<fsq::FsqColumns>) -> Result<()> {
-        let (o_file, f_file) = (&mut self.overture_file, &mut self.fsq_file);
-        let (a, b) = std::thread::scope(|s| {
-            let a = overture.map(|o| s.spawn(move || o_file.write(overture::overture_frame(o))));
-            let b = fsq.map(|f| f_file.write(fsq::fsq_frame(f)));
-            (a.map(|h| h.join()), b)
-        });
-        if let Some(a) = a {
-            a.map_err(|_| IngestError::Invalid("the Overture writer panicked".into()))??;
-        }
-        b.transpose()?;
-        Ok(())
-    }
-
     pub fn finish(mut self) -> Result<[u64; 4]> {
         let io = |e| IngestError::io("sources", e);
-        let overture = (self.overture.len() > 0).then(|| std::mem::take(&mut self.overture));
-        let fsq = (self.fsq.len() > 0).then(|| std::mem::take(&mut self.fsq));
-        self.write_groups(overture, fsq)?;
         self.osm.finish()?;
         self.truth.flush().map_err(io)?;
         self.churn.flush().map_err(io)?;
         self.brand_truth.flush().map_err(io)?;
-        self.overture_file.finish(overture::overture_frame(Default::default()))?;
-        self.fsq_file.finish(fsq::fsq_frame(Default::default()))?;
+        // Both files' last groups are written at once.
+        self.overture_file.last(self.overture);
+        self.fsq_file.last(self.fsq);
+        let (overture, fsq) = (self.overture_file.wait(), self.fsq_file.wait());
+        overture.and(fsq)?;
         Ok(self.counts)
     }
 }
