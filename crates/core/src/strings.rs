@@ -34,11 +34,13 @@ impl<const PAGE_BITS: u32> Offsets<PAGE_BITS> {
     }
 
     /// One offset, 0.
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
         Offsets { low: vec![0], wraps: Vec::new() }
     }
 
     /// The next offset, at or past the last.
+    #[cfg(test)]
     pub(crate) fn push(&mut self, at: u64) {
         let last = self.last();
         debug_assert!(at >= last, "offsets rise");
@@ -72,7 +74,7 @@ pub struct StringPool {
 
 impl StringPool {
     /// A pool as a snapshot stores it: its blob, the `u32` offsets and where they wrap (see
-    /// [`PoolRelayout`]); None unless they fit the blob.
+    /// [`relayout`]); None unless they fit the blob.
     pub fn from_parts(blob: String, offsets: Vec<u32>, wraps: Vec<u32>) -> Option<StringPool> {
         let offsets = Offsets::from_parts(offsets, wraps)?;
         let ok = offsets.len() > 0 && offsets.last() == blob.len() as u64 && (0..offsets.len()).all(|i| blob.is_char_boundary(offsets.at(i) as usize));
@@ -224,7 +226,7 @@ const SHARD_CAPACITY: usize = 1 << (32 - SHARD_BITS);
 ///
 /// An id is the string's place in its shard above the shard's number. Which id a text gets
 /// depends on which thread came first, so ids are not for keeping: the snapshot lays the pool
-/// out again by first use in its own row order ([`PoolRelayout`]), and the file depends only
+/// out again by first use in its own row order ([`relayout`]), and the file depends only
 /// on which texts were equal. Id 0 ([`EMPTY`]) is the empty string, as in a one-thread pool.
 #[derive(Debug)]
 pub struct SharedStrings {
@@ -296,7 +298,7 @@ impl UniqueTexts<'_> {
     }
 }
 
-/// A [`SharedStrings`] done with: its shards' pools, read by [`PoolRelayout`].
+/// A [`SharedStrings`] done with: its shards' pools, read by [`relayout`].
 #[derive(Debug)]
 pub struct SharedPool {
     shards: Vec<StringPool>,
@@ -305,7 +307,7 @@ pub struct SharedPool {
     len: usize,
 }
 
-/// A pool [`PoolRelayout`] can lay out again: its ids, numbered densely, and their text.
+/// A pool [`relayout`] can lay out again: its ids, numbered densely, and their text.
 pub trait PoolTexts {
     /// How many dense indexes there are.
     fn count(&self) -> usize;
@@ -338,13 +340,123 @@ impl PoolTexts for SharedPool {
     }
 }
 
-/// Lays a pool's strings out again in the order they are first asked for, dropping the ones
-/// never asked for. The snapshot asks in row order, so the text of consecutive rows sits side
-/// by side: writing a brand's rows then reads the blob front to back instead of taking a cache
-/// (and TLB) miss per field in a pool of hundreds of megabytes. Only the new order and offsets
-/// are held; the new blob is copied from the old pool as it is written (a second blob beside
-/// the first set a scale-1 build's peak).
-pub struct PoolRelayout<'a, P: PoolTexts = StringPool> {
+/// A string no use has reached yet.
+const UNSEEN: u32 = u32::MAX;
+
+/// Items a worker of [`relayout`] takes at a time.
+const RELAYOUT_CHUNK: usize = 1 << 14;
+
+/// The new ids [`relayout`] gave: old id to new, for the ids it was asked for.
+pub struct RelaidIds(Vec<u32>);
+
+impl RelaidIds {
+    /// The new id of old string `id` (one of the ids the relayout was asked for).
+    #[inline]
+    pub fn id<P: PoolTexts>(&self, old: &P, id: u32) -> u32 {
+        self.0[old.index(id)]
+    }
+}
+
+/// Lays a pool's strings out again in the order they are first used, dropping the ones never
+/// used. The snapshot uses them in row order, so the text of consecutive rows sits side by side:
+/// writing a brand's rows then reads the blob front to back instead of taking a cache (and TLB)
+/// miss per field in a pool of hundreds of megabytes. Only the new order and offsets are held;
+/// the new blob is copied from the old pool as it is written (a second blob beside the first set
+/// a scale-1 build's peak).
+///
+/// `uses(i, f)` calls `f` with item `i`'s ids in order; items are taken in order. The work runs
+/// on every core in two passes over the uses: the first item to use each string (an atomic
+/// minimum), then, in item order, the strings each item is first to use (a scale-1 snapshot's
+/// 2.8 s of one thread taking the uses one by one was the last serial piece of a 16-core build).
+/// The result is that of taking the uses one by one (`OneByOne` in the tests).
+pub fn relayout<P: PoolTexts + Sync>(old: &P, items: usize, uses: impl Fn(usize, &mut dyn FnMut(u32)) + Sync) -> (RelaidIds, RelaidPool<'_, P>) {
+    {
+        use rayon::prelude::*;
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        assert!(items < UNSEEN as usize, "items are numbered in u32");
+        // The first item to use each string, by dense index; then, in the same memory, its new id.
+        let first: Vec<AtomicU32> = (0..old.count()).into_par_iter().map(|_| AtomicU32::new(UNSEEN)).collect();
+        let chunks = items.div_ceil(RELAYOUT_CHUNK);
+        let span = |c: usize| c * RELAYOUT_CHUNK..((c + 1) * RELAYOUT_CHUNK).min(items);
+        (0..chunks).into_par_iter().for_each(|c| {
+            for i in span(c) {
+                uses(i, &mut |id| {
+                    if id != EMPTY {
+                        first[old.index(id)].fetch_min(i as u32, Relaxed);
+                    }
+                });
+            }
+        });
+        // Each chunk's first uses, in use order (a string used twice by its first item once).
+        let found: Vec<Vec<u32>> = (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                let mut out = Vec::new();
+                for i in span(c) {
+                    let start = out.len();
+                    uses(i, &mut |id| {
+                        if id != EMPTY && first[old.index(id)].load(Relaxed) == i as u32 && !out[start..].contains(&id) {
+                            out.push(id);
+                        }
+                    });
+                }
+                out
+            })
+            .collect();
+        let mut order = Vec::with_capacity(1 + found.iter().map(Vec::len).sum::<usize>());
+        order.push(EMPTY);
+        for f in found {
+            order.extend_from_slice(&f);
+        }
+        assert!(order.len() < UNSEEN as usize, "new ids fit in u32");
+        if !first.is_empty() {
+            order.par_iter().enumerate().for_each(|(new, &id)| first[old.index(id)].store(new as u32, Relaxed));
+        }
+        // The same allocation, read as plain ids.
+        let map: Vec<u32> = first.into_iter().map(AtomicU32::into_inner).collect();
+
+        // Offsets: each piece of the new order's bytes, their sums before each piece, then each
+        // piece's offsets (and where they pass a multiple of 4 GiB) on its own core.
+        const PIECE: usize = 1 << 16;
+        let bytes: Vec<u64> = order.par_chunks(PIECE).map(|ids| ids.iter().map(|&id| old.text(id).len() as u64).sum()).collect();
+        let starts: Vec<u64> = bytes
+            .iter()
+            .scan(0u64, |sum, b| {
+                let start = *sum;
+                *sum += b;
+                Some(start)
+            })
+            .collect();
+        let mut low = vec![0u32; order.len() + 1];
+        let mask = Offsets::<32>::MASK;
+        let wraps: Vec<Vec<u32>> = low[1..]
+            .par_chunks_mut(PIECE)
+            .zip(order.par_chunks(PIECE))
+            .zip(starts.par_iter())
+            .enumerate()
+            .map(|(piece, ((low, ids), &start))| {
+                let mut wraps = Vec::new();
+                let mut at = start;
+                for (j, (slot, &id)) in low.iter_mut().zip(ids).enumerate() {
+                    let next = at + old.text(id).len() as u64;
+                    // Index of this offset in the whole table (the first is the leading 0).
+                    let i = (piece * PIECE + j + 1) as u32;
+                    wraps.extend(std::iter::repeat_n(i, ((next >> 32) - (at >> 32)) as usize));
+                    *slot = (next & mask) as u32;
+                    at = next;
+                }
+                wraps
+            })
+            .collect();
+        let offsets = Offsets { low, wraps: wraps.concat() };
+        (RelaidIds(map), RelaidPool { old, order, offsets })
+    }
+}
+
+/// [`relayout`] one use at a time, on one thread, as the build did before it ran on every core:
+/// the tests' reference.
+#[cfg(test)]
+pub(crate) struct OneByOne<'a, P: PoolTexts = StringPool> {
     old: &'a P,
     map: Vec<u32>,
     /// The old id of each new string.
@@ -352,23 +464,22 @@ pub struct PoolRelayout<'a, P: PoolTexts = StringPool> {
     offsets: Offsets,
 }
 
-impl<'a, P: PoolTexts> PoolRelayout<'a, P> {
-    const UNSEEN: u32 = u32::MAX;
-
+#[cfg(test)]
+impl<'a, P: PoolTexts> OneByOne<'a, P> {
     pub fn new(old: &'a P) -> Self {
-        let mut map = vec![Self::UNSEEN; old.count()];
+        let mut map = vec![UNSEEN; old.count()];
         if !map.is_empty() {
             map[old.index(EMPTY)] = EMPTY;
         }
         let mut offsets = Offsets::new();
         offsets.push(0);
-        PoolRelayout { old, map, order: vec![EMPTY], offsets }
+        OneByOne { old, map, order: vec![EMPTY], offsets }
     }
 
     /// The new id of old string `id`.
     pub fn id(&mut self, id: u32) -> u32 {
         let slot = &mut self.map[self.old.index(id)];
-        if *slot == Self::UNSEEN {
+        if *slot == UNSEEN {
             *slot = self.order.len() as u32;
             self.order.push(id);
             let end = self.offsets.last() + self.old.text(id).len() as u64;
@@ -517,10 +628,14 @@ mod tests {
         // 4,297 strings of 1,000,003 bytes: 4.297 GB of text, one string across 2^32. (It holds
         // the new pool, 4.3 GB, as the snapshot's load does.)
         let old = Long::new(4_298);
-        let mut r = PoolRelayout::new(&old);
+        let mut r = OneByOne::new(&old);
         // Laid out backwards, so each new id differs from its old one.
         let ids: Vec<(u32, u32)> = (1..old.count() as u32).rev().map(|id| (id, r.id(id))).collect();
         let relaid = r.finish();
+        // On every core, one id an item: the same order, offsets and wrap.
+        let (new_ids, at_once) = relayout(&old, ids.len(), |i, f| f(ids[i].0));
+        assert_eq!((&at_once.order, &at_once.offsets), (&relaid.order, &relaid.offsets));
+        assert!(ids.iter().all(|&(o, n)| new_ids.id(&old, o) == n));
         assert_eq!(relaid.blob_len(), 4_297 * Long::LEN);
         assert_eq!(relaid.wraps().len(), 1, "one wrap");
         let pool = relaid.to_pool();
@@ -540,13 +655,55 @@ mod tests {
         let mut b = StringPoolBuilder::default();
         let (x, y, z) = (b.intern("x"), b.intern("yy"), b.intern("zzz"));
         let old = b.finish();
-        let mut r = PoolRelayout::new(&old);
+        let mut r = OneByOne::new(&old);
         let (nz, nx, nz2, ne) = (r.id(z), r.id(x), r.id(z), r.id(EMPTY));
         let new = r.finish().to_pool();
         assert_eq!((nz, nx, nz2, ne), (1, 2, 1, EMPTY));
         assert_eq!((new.get(nz), new.get(nx), new.get(EMPTY)), ("zzz", "x", ""));
         assert_eq!(new.len(), 3, "{y} was never asked for and is gone");
         assert_eq!(new.blob(), "zzzx");
+    }
+
+    /// Items using strings of a pool many times over, in several workers' chunks and offset
+    /// pieces, with repeats inside an item, the empty string and strings no item uses: laid out
+    /// on every core, the pool and the ids are those of asking id by id.
+    #[test]
+    fn a_relayout_on_every_core_is_the_one_asked_id_by_id() {
+        let mut b = StringPoolBuilder::default();
+        let strings: Vec<u32> = (0..150_000u32).map(|i| b.intern(&format!("s{}", i.wrapping_mul(2_654_435_761) % 1_000_003))).collect();
+        let old = b.finish();
+        let mut x = 12_345u64;
+        let mut next = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) as usize
+        };
+        let items: Vec<Vec<u32>> = (0..100_000)
+            .map(|_| {
+                (0..next() % 7)
+                    .map(|_| match next() % 10 {
+                        0 => EMPTY,
+                        // Half the pool is never used.
+                        _ => strings[next() % (strings.len() / 2)],
+                    })
+                    .collect()
+            })
+            .map(|mut v: Vec<u32>| {
+                if v.len() > 2 {
+                    v.push(v[1]);
+                }
+                v
+            })
+            .collect();
+        let mut one_by_one = OneByOne::new(&old);
+        let asked: Vec<Vec<u32>> = items.iter().map(|v| v.iter().map(|&id| one_by_one.id(id)).collect()).collect();
+        let one_by_one = one_by_one.finish();
+        let (ids, at_once) = relayout(&old, items.len(), |i, f| items[i].iter().for_each(|&id| f(id)));
+        assert!(one_by_one.order.len() > 1 << 16, "more than one offset piece");
+        assert_eq!(at_once.order, one_by_one.order);
+        assert_eq!(at_once.offsets, one_by_one.offsets);
+        for (v, got) in items.iter().zip(&asked) {
+            assert_eq!(&v.iter().map(|&id| ids.id(&old, id)).collect::<Vec<_>>(), got);
+        }
     }
 
     #[test]
@@ -609,7 +766,7 @@ mod tests {
         assert_eq!(pool.intern(""), EMPTY);
         let unique = pool.unique(7).append("a store's own address");
         let shared = pool.finish();
-        let mut r = PoolRelayout::new(&shared);
+        let mut r = OneByOne::new(&shared);
         let new_ids: Vec<u32> = ids.iter().map(|&id| r.id(id)).collect();
         let (nu, ne) = (r.id(unique), r.id(EMPTY));
         let new = r.finish().to_pool();

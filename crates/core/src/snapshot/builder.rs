@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use rayon::iter::{IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 
 use super::file::{to_json, SectionWriter};
@@ -12,7 +13,7 @@ use super::{TextColumn, NULL_TIME};
 use crate::error::Result;
 use crate::model::{is_servable, SourceMask, SourceType, StorefrontType, FLAG_COMMUNITY_ONLY, FLAG_PROVENANCE};
 use crate::records::{BrandRecord, CityRecord, SnapshotMeta, SourceImport, TickerRecord};
-use crate::strings::{PoolRelayout, SharedStrings};
+use crate::strings::{relayout, SharedStrings};
 
 /// One row as the pipeline hands it to the builder.
 #[derive(Debug, Clone, Default)]
@@ -337,25 +338,31 @@ impl SnapshotBuilder {
             rec.row_end = i as u32;
         }
 
-        // The pool is re-laid in row order (see PoolRelayout), each row's text then its source ids.
+        // The pool is re-laid in row order (see `strings::relayout`), each row's text then its source
+        // ids, on every core.
         let strings = Arc::try_unwrap(self.strings).expect("every RowPacker of a snapshot is dropped before it is written");
         let interned = strings.finish();
-        let mut relayout = PoolRelayout::new(&interned);
+        let (rows, alias_ids) = (&self.rows, &self.alias_id);
+        let (new_ids, strings) = relayout(&interned, rows.len(), |i, f| {
+            let r = &rows[i];
+            r.text.iter().for_each(|&t| f(t));
+            alias_ids[r.alias_range.0 as usize..r.alias_range.1 as usize].iter().for_each(|&id| f(id));
+        });
+        self.rows.par_iter_mut().for_each(|r| r.text.iter_mut().for_each(|t| *t = new_ids.id(&interned, *t)));
         let mut alias_start = Vec::with_capacity(self.rows.len() + 1);
         let mut alias_source = Vec::with_capacity(self.alias_source.len());
-        let mut alias_id = Vec::with_capacity(self.alias_id.len());
-        for r in &mut self.rows {
-            for t in &mut r.text {
-                *t = relayout.id(*t);
-            }
+        for r in &self.rows {
             alias_start.push(alias_source.len() as u32);
-            let (a, b) = (r.alias_range.0 as usize, r.alias_range.1 as usize);
-            alias_source.extend_from_slice(&self.alias_source[a..b]);
-            alias_id.extend(self.alias_id[a..b].iter().map(|&id| relayout.id(id)));
+            alias_source.extend_from_slice(&self.alias_source[r.alias_range.0 as usize..r.alias_range.1 as usize]);
         }
         alias_start.push(alias_source.len() as u32);
+        let alias_id: Vec<u32> = self
+            .rows
+            .par_iter()
+            .flat_map_iter(|r| alias_ids[r.alias_range.0 as usize..r.alias_range.1 as usize].iter().map(|&id| new_ids.id(&interned, id)))
+            .collect();
+        drop(new_ids);
         (self.alias_source, self.alias_id) = (Vec::new(), Vec::new());
-        let strings = relayout.finish();
         let rows = &self.rows;
         let n = rows.len();
 
