@@ -381,8 +381,13 @@ pub fn relayout<P: PoolTexts + Sync>(old: &P, items: usize, uses: impl Fn(usize,
         (0..chunks).into_par_iter().for_each(|c| {
             for i in span(c) {
                 uses(i, &mut |id| {
+                    // A load first: the strings every row uses (a brand's name) are not written
+                    // by every core at once.
                     if id != EMPTY {
-                        first[old.index(id)].fetch_min(i as u32, Relaxed);
+                        let slot = &first[old.index(id)];
+                        if slot.load(Relaxed) > i as u32 {
+                            slot.fetch_min(i as u32, Relaxed);
+                        }
                     }
                 });
             }
@@ -593,17 +598,21 @@ mod tests {
         assert_eq!(Offsets::<4>::from_parts(wide, o.wraps.clone()), None, "an offset wider than a page");
     }
 
-    /// Strings of 1,000,003 bytes, each starting at its own letter, from one buffer: a pool of
-    /// any size without holding it.
+    /// Strings of `len` bytes (1,000,003 unless said), each starting at its own letter, from one
+    /// buffer: a pool of any size without holding it.
     struct Long {
         count: usize,
+        len: usize,
         buffer: String,
     }
 
     impl Long {
         const LEN: usize = 1_000_003;
         fn new(count: usize) -> Long {
-            Long { count, buffer: (0..Self::LEN + 26).map(|i| (b'a' + (i % 26) as u8) as char).collect() }
+            Long::of(count, Self::LEN)
+        }
+        fn of(count: usize, len: usize) -> Long {
+            Long { count, len, buffer: (0..len + 26).map(|i| (b'a' + (i % 26) as u8) as char).collect() }
         }
     }
 
@@ -619,8 +628,23 @@ mod tests {
                 return "";
             }
             let at = id as usize % 26;
-            &self.buffer[at..at + Self::LEN]
+            &self.buffer[at..at + self.len]
         }
+    }
+
+    /// 70,000 strings of 61,500 bytes (4.3 GB): the offsets pass 2^32 in the second of the
+    /// pieces [`relayout`] makes them in, where the wrap's index must count the pieces before.
+    #[test]
+    fn a_relayout_on_every_core_wraps_where_one_by_one_does() {
+        let old = Long::of(70_001, 61_500);
+        let mut r = OneByOne::new(&old);
+        let ids: Vec<(u32, u32)> = (1..old.count() as u32).rev().map(|id| (id, r.id(id))).collect();
+        let one_by_one = r.finish();
+        let wrap = one_by_one.wraps()[0] as usize;
+        assert!(wrap > 1 << 16, "the wrap is past the first piece");
+        let (new_ids, at_once) = relayout(&old, ids.len(), |i, f| f(ids[i].0));
+        assert_eq!((&at_once.order, &at_once.offsets), (&one_by_one.order, &one_by_one.offsets));
+        assert!(ids.iter().all(|&(o, n)| new_ids.id(&old, o) == n));
     }
 
     #[test]
@@ -777,6 +801,16 @@ mod tests {
         // Laid out by first use: the first 1,600 texts in order, then the address.
         assert_eq!(new_ids[..1_600], (1..=1_600).collect::<Vec<u32>>()[..]);
         assert_eq!(new.len(), 1 + 1_600 + 1);
+
+        // On every core, over this pool whose dense index is not its id (as the snapshot's is),
+        // three uses an item: the same as one by one.
+        let uses: Vec<u32> = ids.iter().rev().copied().chain([EMPTY, unique]).collect();
+        let mut r = OneByOne::new(&shared);
+        let asked: Vec<u32> = uses.iter().map(|&id| r.id(id)).collect();
+        let one_by_one = r.finish();
+        let (at_once_ids, at_once) = relayout(&shared, uses.len().div_ceil(3), |i, f| uses.iter().skip(3 * i).take(3).for_each(|&id| f(id)));
+        assert_eq!((&at_once.order, &at_once.offsets), (&one_by_one.order, &one_by_one.offsets));
+        assert!(uses.iter().zip(&asked).all(|(&id, &n)| at_once_ids.id(&shared, id) == n));
     }
 
     #[test]

@@ -141,7 +141,8 @@ impl OpenFile {
 
 /// A generated Parquet file written as its rows come, a row group whenever at least
 /// `Layout::default().row_group_rows` are waiting (at a brand's end, so groups differ in size):
-/// the generator then holds one group's rows, not the file's (tens of millions at scale 10).
+/// the generator then holds a few groups' rows (with a [`GroupWriter`]: the one filling, one
+/// waiting and the one being written), not the file's (tens of millions at scale 10).
 pub(super) struct GroupedFile {
     path: std::path::PathBuf,
     open: Option<OpenFile>,
@@ -165,12 +166,12 @@ impl GroupedFile {
         self.open.as_mut().expect("opened above").write(arrays)
     }
 
-    /// Ends the file; one that got no rows is written with the schema of `empty` and no group.
     /// Ends a file at least one group opened.
     fn end(mut self) -> Result<()> {
         self.open.take().expect("a group was written").end(&Layout::default())
     }
 
+    /// Ends the file; one that got no rows is written with the schema of `empty` and no group.
     pub(super) fn finish(mut self, empty: PolarsResult<Vec<Column>>) -> Result<()> {
         if self.open.is_none() {
             let columns = empty.map_err(|e| IngestError::file(self.path.display(), e))?;
@@ -198,8 +199,12 @@ enum Group<C> {
 /// took most of a second on one thread while the thread writing the sources in rank order waited,
 /// and with it every core ("The build on 1 to 16 cores" in bench/RESULTS.md).
 pub(super) struct GroupWriter<C: Send + 'static> {
+    name: String,
     tx: Option<std::sync::mpsc::SyncSender<Group<C>>>,
     thread: Option<std::thread::JoinHandle<Result<()>>>,
+    /// Set when the writer is dropped unfinished (the build failed elsewhere): groups still
+    /// queued are not written.
+    abandoned: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl<C: Send + 'static> GroupWriter<C> {
@@ -207,13 +212,18 @@ impl<C: Send + 'static> GroupWriter<C> {
     pub(super) fn spawn(path: std::path::PathBuf, frame: fn(C) -> PolarsResult<Vec<Column>>, is_empty: fn(&C) -> bool) -> Result<GroupWriter<C>> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Group<C>>(GROUPS_QUEUED);
         let name = path.display().to_string();
+        let abandoned = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = abandoned.clone();
         let thread = std::thread::Builder::new()
             .name("parquet-writer".into())
             .spawn(move || -> Result<()> {
                 let mut file = GroupedFile::new(path);
-                // A closed channel without a last group: the build failed elsewhere; the file is
-                // left unfinished, as a failed build leaves its folder.
+                // A closed channel without a last group, or an abandoned writer: the build failed
+                // elsewhere; the file is left unfinished, as a failed build leaves its folder.
                 while let Ok(group) = rx.recv() {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Ok(());
+                    }
                     match group {
                         Group::Rows(c) => file.write(frame(c))?,
                         Group::Last(c) => {
@@ -228,8 +238,8 @@ impl<C: Send + 'static> GroupWriter<C> {
                 }
                 Ok(())
             })
-            .map_err(|e| IngestError::io(name, e))?;
-        Ok(GroupWriter { tx: Some(tx), thread: Some(thread) })
+            .map_err(|e| IngestError::io(&name, e))?;
+        Ok(GroupWriter { name, tx: Some(tx), thread: Some(thread), abandoned })
     }
 
     /// Hands a group's rows over; waits while [`GROUPS_QUEUED`] groups wait already. A writer
@@ -237,7 +247,7 @@ impl<C: Send + 'static> GroupWriter<C> {
     pub(super) fn write(&mut self, rows: C) -> Result<()> {
         match self.tx.as_ref().map(|tx| tx.send(Group::Rows(rows))) {
             Some(Ok(())) => Ok(()),
-            _ => Err(self.join().err().unwrap_or_else(|| IngestError::Invalid("a Parquet writer stopped early".into()))),
+            _ => Err(self.join().err().unwrap_or_else(|| IngestError::Invalid(format!("{}: its writer stopped early", self.name)))),
         }
     }
 
@@ -259,15 +269,17 @@ impl<C: Send + 'static> GroupWriter<C> {
         self.tx = None;
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(done)) => done,
-            Some(Err(_)) => Err(IngestError::Invalid("a Parquet writer panicked".into())),
-            None => Err(IngestError::Invalid("a Parquet writer stopped early".into())),
+            Some(Err(_)) => Err(IngestError::Invalid(format!("{}: its writer panicked", self.name))),
+            None => Err(IngestError::Invalid(format!("{}: its writer stopped early", self.name))),
         }
     }
 }
 
 impl<C: Send + 'static> Drop for GroupWriter<C> {
-    /// A build that fails elsewhere closes the channel and waits for the group being written.
+    /// A build that fails elsewhere drops its writers unfinished: the group being written is
+    /// finished, no queued one is begun, and the thread has ended when `drop` returns.
     fn drop(&mut self) {
+        self.abandoned.store(true, std::sync::atomic::Ordering::Relaxed);
         self.tx = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -432,6 +444,78 @@ mod tests {
             }
         };
         assert!(failure.to_string().contains("not-a-folder"), "{failure}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn frame_or_panic(v: Vec<i64>) -> PolarsResult<Vec<Column>> {
+        assert!(v != [666], "a column that cannot be made");
+        frame(v)
+    }
+
+    /// A writer whose thread panics says so, naming its file.
+    #[test]
+    fn a_writer_thread_that_panics_is_named() {
+        let dir = std::env::temp_dir().join(format!("storemap-parquet-panic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut writer = GroupWriter::spawn(dir.join("places.parquet"), frame_or_panic, Vec::is_empty).unwrap();
+        let handed: Vec<Result<()>> = [vec![1], vec![666], vec![2], vec![3]].into_iter().map(|g| writer.write(g)).collect();
+        let failure = match handed.into_iter().find_map(|r| r.err()) {
+            Some(e) => e,
+            None => {
+                writer.last(Vec::new());
+                writer.wait().unwrap_err()
+            }
+        };
+        let message = failure.to_string();
+        assert!(message.contains("panicked") && message.contains("places.parquet"), "{message}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    static GATED_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static GATE: (std::sync::Mutex<bool>, std::sync::Condvar) = (std::sync::Mutex::new(false), std::sync::Condvar::new());
+
+    /// Makes a group's columns once the test opens the gate.
+    fn gated(v: Vec<i64>) -> PolarsResult<Vec<Column>> {
+        GATED_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut open = GATE.0.lock().unwrap();
+        while !*open {
+            open = GATE.1.wait(open).unwrap();
+        }
+        frame(v)
+    }
+
+    /// Waits (at most a minute, for a broken writer not to hang the suite) until `done` says so.
+    fn until(done: impl Fn() -> bool) {
+        let start = std::time::Instant::now();
+        while !done() {
+            assert!(start.elapsed() < std::time::Duration::from_secs(60), "waited a minute");
+            std::thread::yield_now();
+        }
+    }
+
+    /// A writer dropped unfinished (its build failed elsewhere) while it writes one group and
+    /// holds another: the one being written is finished, the queued one never begun, and the
+    /// thread has ended when the drop returns. The gate holds the first group until the drop
+    /// has begun.
+    #[test]
+    fn a_writer_dropped_unfinished_begins_no_queued_group_and_ends_its_thread() {
+        let dir = std::env::temp_dir().join(format!("storemap-parquet-drop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut writer = GroupWriter::spawn(dir.join("places.parquet"), gated, Vec::is_empty).unwrap();
+        writer.write(vec![1, 2]).unwrap();
+        until(|| GATED_CALLS.load(std::sync::atomic::Ordering::SeqCst) == 1);
+        // The thread is inside the first group: the second waits in the channel.
+        writer.write(vec![3, 4]).unwrap();
+        let abandoned = writer.abandoned.clone();
+        let opener = std::thread::spawn(move || {
+            until(|| abandoned.load(std::sync::atomic::Ordering::SeqCst));
+            *GATE.0.lock().unwrap() = true;
+            GATE.1.notify_all();
+        });
+        drop(writer);
+        // The thread was joined by the drop: nothing else can begin a group now.
+        assert_eq!(GATED_CALLS.load(std::sync::atomic::Ordering::SeqCst), 1, "the queued group was begun");
+        opener.join().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
