@@ -42,11 +42,16 @@ impl<const PAGE_BITS: u32> Offsets<PAGE_BITS> {
     /// The next offset, at or past the last.
     #[cfg(test)]
     pub(crate) fn push(&mut self, at: u64) {
-        let last = self.last();
-        debug_assert!(at >= last, "offsets rise");
-        let i = self.low.len() as u32;
-        self.wraps.extend(std::iter::repeat_n(i, ((at >> PAGE_BITS) - (last >> PAGE_BITS)) as usize));
-        self.low.push((at & Self::MASK) as u32);
+        let low = Self::stored(self.low.len() as u32, self.last(), at, &mut self.wraps);
+        self.low.push(low);
+    }
+
+    /// Offset `i`, `at`, as the table stores it after offset `before`: its low bits, and `i` in
+    /// `wraps` once for each page boundary it passes.
+    fn stored(i: u32, before: u64, at: u64, wraps: &mut Vec<u32>) -> u32 {
+        debug_assert!(at >= before, "offsets rise");
+        wraps.extend(std::iter::repeat_n(i, ((at >> PAGE_BITS) - (before >> PAGE_BITS)) as usize));
+        (at & Self::MASK) as u32
     }
 
     /// Offset `i`, whole.
@@ -370,92 +375,87 @@ impl RelaidIds {
 /// 2.8 s of one thread taking the uses one by one was the last serial piece of a 16-core build).
 /// The result is that of taking the uses one by one (`OneByOne` in the tests).
 pub fn relayout<P: PoolTexts + Sync>(old: &P, items: usize, uses: impl Fn(usize, &mut dyn FnMut(u32)) + Sync) -> (RelaidIds, RelaidPool<'_, P>) {
-    {
-        use rayon::prelude::*;
-        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-        assert!(items < UNSEEN as usize, "items are numbered in u32");
-        // The first item to use each string, by dense index; then, in the same memory, its new id.
-        let first: Vec<AtomicU32> = (0..old.count()).into_par_iter().map(|_| AtomicU32::new(UNSEEN)).collect();
-        let chunks = items.div_ceil(RELAYOUT_CHUNK);
-        let span = |c: usize| c * RELAYOUT_CHUNK..((c + 1) * RELAYOUT_CHUNK).min(items);
-        (0..chunks).into_par_iter().for_each(|c| {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    assert!(items < UNSEEN as usize, "items are numbered in u32");
+    // The first item to use each string, by dense index; then, in the same memory, its new id.
+    let first: Vec<AtomicU32> = (0..old.count()).into_par_iter().map(|_| AtomicU32::new(UNSEEN)).collect();
+    let chunks = items.div_ceil(RELAYOUT_CHUNK);
+    let span = |c: usize| c * RELAYOUT_CHUNK..((c + 1) * RELAYOUT_CHUNK).min(items);
+    (0..chunks).into_par_iter().for_each(|c| {
+        for i in span(c) {
+            uses(i, &mut |id| {
+                // A load first: the strings every row uses (a brand's name) are not written
+                // by every core at once.
+                if id != EMPTY {
+                    let slot = &first[old.index(id)];
+                    if slot.load(Relaxed) > i as u32 {
+                        slot.fetch_min(i as u32, Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    // Each chunk's first uses, in use order (a string used twice by its first item once).
+    let found: Vec<Vec<u32>> = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let mut out = Vec::new();
             for i in span(c) {
+                let start = out.len();
                 uses(i, &mut |id| {
-                    // A load first: the strings every row uses (a brand's name) are not written
-                    // by every core at once.
-                    if id != EMPTY {
-                        let slot = &first[old.index(id)];
-                        if slot.load(Relaxed) > i as u32 {
-                            slot.fetch_min(i as u32, Relaxed);
-                        }
+                    if id != EMPTY && first[old.index(id)].load(Relaxed) == i as u32 && !out[start..].contains(&id) {
+                        out.push(id);
                     }
                 });
             }
-        });
-        // Each chunk's first uses, in use order (a string used twice by its first item once).
-        let found: Vec<Vec<u32>> = (0..chunks)
-            .into_par_iter()
-            .map(|c| {
-                let mut out = Vec::new();
-                for i in span(c) {
-                    let start = out.len();
-                    uses(i, &mut |id| {
-                        if id != EMPTY && first[old.index(id)].load(Relaxed) == i as u32 && !out[start..].contains(&id) {
-                            out.push(id);
-                        }
-                    });
-                }
-                out
-            })
-            .collect();
-        let mut order = Vec::with_capacity(1 + found.iter().map(Vec::len).sum::<usize>());
-        order.push(EMPTY);
-        for f in found {
-            order.extend_from_slice(&f);
-        }
-        assert!(order.len() < UNSEEN as usize, "new ids fit in u32");
-        if !first.is_empty() {
-            order.par_iter().enumerate().for_each(|(new, &id)| first[old.index(id)].store(new as u32, Relaxed));
-        }
-        // The same allocation, read as plain ids.
-        let map: Vec<u32> = first.into_iter().map(AtomicU32::into_inner).collect();
-
-        // Offsets: each piece of the new order's bytes, their sums before each piece, then each
-        // piece's offsets (and where they pass a multiple of 4 GiB) on its own core.
-        const PIECE: usize = 1 << 16;
-        let bytes: Vec<u64> = order.par_chunks(PIECE).map(|ids| ids.iter().map(|&id| old.text(id).len() as u64).sum()).collect();
-        let starts: Vec<u64> = bytes
-            .iter()
-            .scan(0u64, |sum, b| {
-                let start = *sum;
-                *sum += b;
-                Some(start)
-            })
-            .collect();
-        let mut low = vec![0u32; order.len() + 1];
-        let mask = Offsets::<32>::MASK;
-        let wraps: Vec<Vec<u32>> = low[1..]
-            .par_chunks_mut(PIECE)
-            .zip(order.par_chunks(PIECE))
-            .zip(starts.par_iter())
-            .enumerate()
-            .map(|(piece, ((low, ids), &start))| {
-                let mut wraps = Vec::new();
-                let mut at = start;
-                for (j, (slot, &id)) in low.iter_mut().zip(ids).enumerate() {
-                    let next = at + old.text(id).len() as u64;
-                    // Index of this offset in the whole table (the first is the leading 0).
-                    let i = (piece * PIECE + j + 1) as u32;
-                    wraps.extend(std::iter::repeat_n(i, ((next >> 32) - (at >> 32)) as usize));
-                    *slot = (next & mask) as u32;
-                    at = next;
-                }
-                wraps
-            })
-            .collect();
-        let offsets = Offsets { low, wraps: wraps.concat() };
-        (RelaidIds(map), RelaidPool { old, order, offsets })
+            out
+        })
+        .collect();
+    let mut order = Vec::with_capacity(1 + found.iter().map(Vec::len).sum::<usize>());
+    order.push(EMPTY);
+    for f in found {
+        order.extend_from_slice(&f);
     }
+    assert!(order.len() < UNSEEN as usize, "new ids fit in u32");
+    if !first.is_empty() {
+        order.par_iter().enumerate().for_each(|(new, &id)| first[old.index(id)].store(new as u32, Relaxed));
+    }
+    // The same allocation, read as plain ids.
+    let map: Vec<u32> = first.into_iter().map(AtomicU32::into_inner).collect();
+
+    // Offsets: each piece of the new order's bytes, their sums before each piece, then each
+    // piece's offsets (and where they pass a multiple of 4 GiB) on its own core.
+    const PIECE: usize = 1 << 16;
+    let bytes: Vec<u64> = order.par_chunks(PIECE).map(|ids| ids.iter().map(|&id| old.text(id).len() as u64).sum()).collect();
+    let starts: Vec<u64> = bytes
+        .iter()
+        .scan(0u64, |sum, b| {
+            let start = *sum;
+            *sum += b;
+            Some(start)
+        })
+        .collect();
+    let mut low = vec![0u32; order.len() + 1];
+    let wraps: Vec<Vec<u32>> = low[1..]
+        .par_chunks_mut(PIECE)
+        .zip(order.par_chunks(PIECE))
+        .zip(starts.par_iter())
+        .enumerate()
+        .map(|(piece, ((low, ids), &start))| {
+            let mut wraps = Vec::new();
+            let mut at = start;
+            for (j, (slot, &id)) in low.iter_mut().zip(ids).enumerate() {
+                let next = at + old.text(id).len() as u64;
+                // Index of this offset in the whole table (the first is the leading 0).
+                *slot = <Offsets>::stored((piece * PIECE + j + 1) as u32, at, next, &mut wraps);
+                at = next;
+            }
+            wraps
+        })
+        .collect();
+    let offsets = Offsets { low, wraps: wraps.concat() };
+    (RelaidIds(map), RelaidPool { old, order, offsets })
 }
 
 /// [`relayout`] one use at a time, on one thread, as the build did before it ran on every core:
