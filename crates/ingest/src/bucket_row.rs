@@ -159,7 +159,7 @@ impl Bucket {
     }
 
     /// Appends `other`'s rows after these.
-    fn append(&mut self, other: Bucket) {
+    pub(crate) fn append(&mut self, other: Bucket) {
         let (text_base, derived_base) = (self.position(), self.derived.len() as u32);
         self.text.push_str(&other.text);
         // Past 4 GiB the offsets would wrap: refused, as `push` does.

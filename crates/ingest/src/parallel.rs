@@ -190,11 +190,105 @@ pub fn parallel_stream<T: Sync, U: Send>(
     });
 }
 
+/// Runs `work` on every core over the jobs `produce` submits, one at a time, from the calling
+/// thread, and hands each result to `take` on the calling thread in the order its job was
+/// submitted: a reader that must go through its file in order (a Parquet file's row groups, a
+/// JSON file's lines kept after the duplicate check) hands on what it read and goes on reading
+/// while the cores match and pack it. At most `ahead_per_core` jobs per core are out at once
+/// (submitting waits for the oldest), which bounds what waits in memory. `take` runs inside
+/// `submit`, as results come in, and for the rest once `produce` returns. A panic in `work`
+/// reaches the caller when its result's turn comes; on one core everything runs in turn on the
+/// calling thread.
+pub fn in_order<J: Send, R: Send, T>(
+    ahead_per_core: usize,
+    work: impl Fn(J) -> R + Sync,
+    mut take: impl FnMut(R),
+    produce: impl FnOnce(&mut dyn FnMut(J)) -> T,
+) -> T {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
+    if threads == 1 {
+        return produce(&mut |j| take(work(j)));
+    }
+    let ahead = (ahead_per_core * threads).max(1);
+    let (jobs, job_queue) = std::sync::mpsc::channel::<(usize, J)>();
+    let job_queue = Mutex::new(job_queue);
+    std::thread::scope(|s| {
+        let (done, results) = std::sync::mpsc::channel::<(usize, std::thread::Result<R>)>();
+        for _ in 0..threads {
+            let (job_queue, done, work) = (&job_queue, done.clone(), &work);
+            s.spawn(move || loop {
+                // The lock is held only while waiting for a job, not while working on it.
+                let job = job_queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                let Ok((i, j)) = job else { break };
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(j)));
+                let failed = r.is_err();
+                if done.send((i, r)).is_err() || failed {
+                    break;
+                }
+            });
+        }
+        drop(done);
+        let mut order = InOrder { results, waiting: BTreeMap::new(), next: 0 };
+        let mut sent = 0usize;
+        let out = produce(&mut |j| {
+            // Room for this job: the oldest ones' results taken first.
+            order.take_until((sent + 1).saturating_sub(ahead), &mut take);
+            jobs.send((sent, j)).expect("the workers wait for jobs until the sender is dropped");
+            sent += 1;
+            order.take_ready(&mut take);
+        });
+        drop(jobs);
+        order.take_until(sent, &mut take);
+        out
+    })
+}
+
+/// [`in_order`]'s results, kept until their turn.
+struct InOrder<R> {
+    results: std::sync::mpsc::Receiver<(usize, std::thread::Result<R>)>,
+    waiting: BTreeMap<usize, std::thread::Result<R>>,
+    /// The job whose result `take` gets next.
+    next: usize,
+}
+
+impl<R> InOrder<R> {
+    /// Hands on results until job `end`'s turn, waiting for each.
+    fn take_until(&mut self, end: usize, take: &mut impl FnMut(R)) {
+        while self.next < end {
+            match self.waiting.remove(&self.next) {
+                Some(r) => self.hand_on(r, take),
+                None => {
+                    let (i, r) = self.results.recv().expect("a worker ended without a result for a job it took");
+                    self.waiting.insert(i, r);
+                }
+            }
+        }
+    }
+
+    /// Hands on the results whose turn has come, without waiting.
+    fn take_ready(&mut self, take: &mut impl FnMut(R)) {
+        while let Ok((i, r)) = self.results.try_recv() {
+            self.waiting.insert(i, r);
+        }
+        while let Some(r) = self.waiting.remove(&self.next) {
+            self.hand_on(r, take);
+        }
+    }
+
+    fn hand_on(&mut self, r: std::thread::Result<R>, take: &mut impl FnMut(R)) {
+        self.next += 1;
+        match r {
+            Ok(r) => take(r),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::ops::ControlFlow;
 
-    use super::{parallel_map, parallel_stream};
+    use super::{in_order, parallel_map, parallel_stream};
 
     #[test]
     fn the_longest_item_of_a_step_is_kept_for_the_phase() {
@@ -307,5 +401,60 @@ mod tests {
                 ControlFlow::Continue(())
             },
         );
+    }
+
+    /// Work of uneven cost: the earlier jobs cost the most, so later ones finish first.
+    fn costly(i: u64, of: u64) -> u64 {
+        (0..(of - i) * 300).fold(i, |a, b| a.wrapping_add(b % 5)).wrapping_sub((0..(of - i) * 300).map(|b| b % 5).sum::<u64>())
+    }
+
+    #[test]
+    fn in_order_hands_results_over_in_the_order_jobs_were_submitted() {
+        let mut out = Vec::new();
+        let said = in_order(
+            2,
+            |i: u64| costly(i, 400),
+            |r| out.push(r),
+            |submit| {
+                (0..400).for_each(&mut *submit);
+                "read"
+            },
+        );
+        assert_eq!(said, "read");
+        assert_eq!(out, (0..400).collect::<Vec<u64>>());
+        let mut none = Vec::<u64>::new();
+        assert_eq!(in_order(2, |i: u64| i, |r| none.push(r), |_| 7), 7);
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn in_order_keeps_at_most_its_window_of_jobs_out() {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        if cores == 1 {
+            return;
+        }
+        let ahead = 2 * cores;
+        let taken = std::cell::Cell::new(0usize);
+        let mut lag = Vec::new();
+        in_order(
+            2,
+            |i: u64| costly(i % 8, 8),
+            |_| taken.set(taken.get() + 1),
+            |submit| {
+                for k in 0..(6 * ahead) as u64 {
+                    submit(k);
+                    // Once job k is out, every job older than the window has been taken.
+                    lag.push((k as usize + 1).saturating_sub(ahead) <= taken.get());
+                }
+            },
+        );
+        assert!(lag.iter().all(|&ok| ok), "jobs beyond the window were out: {lag:?}");
+        assert_eq!(taken.get(), 6 * ahead);
+    }
+
+    #[test]
+    #[should_panic(expected = "job 3")]
+    fn a_panic_in_an_in_order_job_reaches_the_caller() {
+        in_order(2, |i: u32| if i == 3 { panic!("job 3") } else { i }, |_| {}, |submit| (0..100).for_each(&mut *submit));
     }
 }

@@ -18,7 +18,7 @@ use crate::hash::fnv1a_parts;
 use crate::history::{self, HistoryUpdate};
 use crate::identity::PreviousIds;
 use crate::import;
-use crate::reconcile::{BrandBuckets, ReconcileStats, Reconciler};
+use crate::reconcile::{BrandBuckets, Matched, ReconcileStats, Reconciler};
 use crate::reference::{read_brands, read_csv, read_json, City, ReferencePaths, Zip};
 use crate::shard::{
     catalog_fingerprint, partition, program_fingerprint, reference_fingerprint, FeedFailed, Fingerprint, InputFiles, PartFeed, PartManifest, PartReader,
@@ -418,8 +418,13 @@ struct ImportedSource {
     thread_cpu: f64,
 }
 
-/// Reads one source's files, matching rows to brands as they arrive (in batches), so the
-/// fields only matching needs are released before the next batch is read. With `keep` (a
+/// Batches of rows each import has out for matching at once, per core: enough that no core
+/// waits for the next, few enough that they are a small part of a build's memory (a batch is
+/// 4,096 rows, `import::BATCH_ROWS`).
+const MATCHING_AHEAD_PER_CORE: usize = 1;
+
+/// Reads one source's files, matching rows to brands as they arrive (in batches, a few out at
+/// once), so the fields only matching needs are released as the reading goes on. With `keep` (a
 /// shard's brands) the other brands' rows are counted and dropped as they are matched.
 fn import_source(
     source: SourceType,
@@ -432,28 +437,31 @@ fn import_source(
     let (started, thread_cpu) = (Instant::now(), cpu_ticks("/proc/thread-self/stat"));
     let (catalog, countries, region) = (&reference.catalog, &reference.countries, &opts.region);
     let mut buckets = BrandBuckets::new(catalog.brands.len());
-    if let Some(keep) = keep {
-        buckets = buckets.only(keep);
+    if let Some(keep) = &keep {
+        buckets = buckets.only(keep.clone());
     }
+    let keep = keep.as_deref().map(Vec::as_slice);
     let mut outside = 0u64;
-    let mut sink = |mut batch: Vec<crate::SourceRow>| {
+    // The import's thread reads its files in order; the rows it reads are matched to brands
+    // and packed on every core, and taken into the buckets here in the order they were read.
+    let matched = |mut batch: Vec<crate::SourceRow>| {
+        let before = batch.len();
         if !region.is_whole_world() {
-            // The border test is the costly part of a region import: on every core.
-            let inside = crate::parallel::parallel_map(&batch, |r| region.contains(countries, r));
-            let before = batch.len();
-            let mut keep = inside.into_iter();
-            batch.retain(|_| keep.next().unwrap_or(false));
-            outside += (before - batch.len()) as u64;
+            batch.retain(|r| region.contains(countries, r));
         }
-        ticker.add(batch.len());
-        buckets.add(catalog, countries, batch);
+        (before - batch.len(), Matched::new(catalog, countries, keep, batch))
     };
-    let report = match source {
-        SourceType::Osm => import::import_osm_into(path, &mut sink),
-        SourceType::Atp => import::import_atp_into(path, &mut sink),
-        SourceType::Overture => import::import_overture_into(path, &mut sink),
-        SourceType::Fsq => import::import_fsq_into(path, &mut sink),
-    }?;
+    let take = |(out, m): (usize, Matched)| {
+        outside += out as u64;
+        ticker.add(m.rows() as usize);
+        buckets.take(m);
+    };
+    let report = crate::parallel::in_order(MATCHING_AHEAD_PER_CORE, matched, take, |submit| match source {
+        SourceType::Osm => import::import_osm_into(path, &mut |b| submit(b)),
+        SourceType::Atp => import::import_atp_into(path, &mut |b| submit(b)),
+        SourceType::Overture => import::import_overture_into(path, &mut |b| submit(b)),
+        SourceType::Fsq => import::import_fsq_into(path, &mut |b| submit(b)),
+    })?;
     buckets.shrink_to_fit();
     Ok(ImportedSource { report, buckets, outside, seconds: started.elapsed().as_secs_f64(), thread_cpu: cpu_ticks("/proc/thread-self/stat") - thread_cpu })
 }

@@ -23,5 +23,6 @@ mod common;
 mod fixtures;
 mod footprint_table;
 mod geoparquet_cut;
+mod matching;
 mod osm_order;
 mod real;
