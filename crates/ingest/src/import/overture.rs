@@ -9,9 +9,10 @@ use polars_arrow::datatypes::ArrowDataType;
 use polars_error::{polars_bail, PolarsResult};
 use storemap_core::{parse_iso, SourceType};
 
-use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2, Frame};
+use polars_arrow::array::BinaryViewArray;
+
+use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2, Col, Frame, Rows};
 use super::wkb;
-use super::Batcher;
 use crate::error::Result;
 use crate::source_row::{clean, Skip, Skipped};
 use crate::{ImportReport, SourceRow};
@@ -25,10 +26,34 @@ pub fn import_overture(path: &Path) -> Result<(Vec<SourceRow>, ImportReport)> {
 /// A file as `overturemaps download` writes it, or a release's folder tree
 /// (`theme=places/type=place/*.parquet`), one file at a time to `sink`.
 pub fn import_overture_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<ImportReport> {
-    super::parquet::import_files(path, SourceType::Overture, read_rows, sink)
+    super::parquet::import_files(path, SourceType::Overture, columns, sink)
 }
 
-fn read_rows(df: &Frame, file: &str, rows: &mut Batcher, report: &mut ImportReport) -> PolarsResult<()> {
+/// The columns of a row group the rows are made of.
+struct Columns {
+    id: Col,
+    geometry: BinaryViewArray,
+    name: Col,
+    brand_name: Col,
+    wikidata: Col,
+    categories: [Col; 4],
+    status: Col,
+    freeform: Col,
+    locality: Col,
+    postcode: Col,
+    region: Col,
+    country: Col,
+    phone: Col,
+    datasets: Vec<Vec<Option<String>>>,
+    record_ids: Vec<Vec<Option<String>>>,
+    update_times: Vec<Vec<Option<String>>>,
+}
+
+/// Every column an Overture row is made of (decoded at once, each on a core).
+const COLUMNS: [&str; 11] =
+    ["id", "geometry", "names", "brand", "taxonomy", "categories", "basic_category", "operating_status", "addresses", "phones", "sources"];
+
+fn columns(df: &Frame) -> PolarsResult<Box<dyn Rows>> {
     let missing = missing_columns(df, &["id", "geometry"]);
     if !missing.is_empty() {
         polars_bail!(ColumnNotFound: "not an Overture places file: missing column(s) {}", missing.join(", "));
@@ -40,67 +65,57 @@ fn read_rows(df: &Frame, file: &str, rows: &mut Batcher, report: &mut ImportRepo
             polars_bail!(SchemaMismatch: "names is a {t:?}, not a struct: a pre-2024 Overture release, which is not supported");
         }
     }
-    let n = df.height();
-    let id = str_col(df, "id")?;
-    let geometry = binary_col(df, "geometry")?.expect("checked above");
-    let name = struct_str(df, "names", "primary")?;
-    let brand_name = struct_str2(df, "brand", "names", "primary")?;
-    let wikidata = struct_str(df, "brand", "wikidata")?;
-    // The category moved between releases: `categories.main` (2023), `categories.primary`
-    // (2024-), `taxonomy.primary` and `basic_category` (Dec 2025-). The most specific one the
-    // file has wins.
-    let categories = [
-        struct_str(df, "taxonomy", "primary")?,
-        struct_str(df, "categories", "primary")?,
-        struct_str(df, "categories", "main")?,
-        str_col(df, "basic_category")?,
-    ];
-    let status = str_col(df, "operating_status")?;
-    let freeform = list_first_str(df, "addresses", Some("freeform"))?;
-    let locality = list_first_str(df, "addresses", Some("locality"))?;
-    let postcode = list_first_str(df, "addresses", Some("postcode"))?;
-    let region = list_first_str(df, "addresses", Some("region"))?;
-    let country = list_first_str(df, "addresses", Some("country"))?;
-    let phone = list_first_str(df, "phones", None)?;
-    let datasets = list_strs(df, "sources", "dataset")?;
-    let record_ids = list_strs(df, "sources", "record_id")?;
-    let update_times = list_strs(df, "sources", "update_time")?;
+    df.preload(&COLUMNS)?;
+    Ok(Box::new(Columns {
+        id: str_col(df, "id")?,
+        geometry: binary_col(df, "geometry")?.expect("checked above"),
+        name: struct_str(df, "names", "primary")?,
+        brand_name: struct_str2(df, "brand", "names", "primary")?,
+        wikidata: struct_str(df, "brand", "wikidata")?,
+        // The category moved between releases: `categories.main` (2023), `categories.primary`
+        // (2024-), `taxonomy.primary` and `basic_category` (Dec 2025-). The most specific one
+        // the file has wins.
+        categories: [
+            struct_str(df, "taxonomy", "primary")?,
+            struct_str(df, "categories", "primary")?,
+            struct_str(df, "categories", "main")?,
+            str_col(df, "basic_category")?,
+        ],
+        status: str_col(df, "operating_status")?,
+        freeform: list_first_str(df, "addresses", Some("freeform"))?,
+        locality: list_first_str(df, "addresses", Some("locality"))?,
+        postcode: list_first_str(df, "addresses", Some("postcode"))?,
+        region: list_first_str(df, "addresses", Some("region"))?,
+        country: list_first_str(df, "addresses", Some("country"))?,
+        phone: list_first_str(df, "phones", None)?,
+        datasets: list_strs(df, "sources", "dataset")?,
+        record_ids: list_strs(df, "sources", "record_id")?,
+        update_times: list_strs(df, "sources", "update_time")?,
+    }))
+}
 
-    for i in 0..n {
-        report.rows_read += 1;
-        let line = (df.first_row + i) as u64 + 1;
-        let Some(gid) = clean(id.get(i)) else {
-            report.skip(file, line, Skipped::new(Skip::Invalid, "no id"));
-            continue;
+impl Rows for Columns {
+    fn row(&self, i: usize) -> std::result::Result<SourceRow, Skipped> {
+        let Some(gid) = clean(self.id.get(i)) else {
+            return Err(Skipped::new(Skip::Invalid, "no id"));
         };
-        let (lng, lat) = match geometry.get(i).map(wkb::point) {
+        let (lng, lat) = match self.geometry.get(i).map(wkb::point) {
             Some(Ok((x, y))) if crate::source_row::valid_point(y, x) => (x, y),
-            Some(Ok((x, y))) => {
-                report.skip(file, line, Skipped::new(Skip::BadGeometry, format!("coordinates out of range: [{x}, {y}]")));
-                continue;
-            }
-            Some(Err(e)) => {
-                report.skip(file, line, Skipped::new(Skip::BadGeometry, e));
-                continue;
-            }
-            None => {
-                report.skip(file, line, Skipped::new(Skip::BadGeometry, "null geometry"));
-                continue;
-            }
+            Some(Ok((x, y))) => return Err(Skipped::new(Skip::BadGeometry, format!("coordinates out of range: [{x}, {y}]"))),
+            Some(Err(e)) => return Err(Skipped::new(Skip::BadGeometry, e)),
+            None => return Err(Skipped::new(Skip::BadGeometry, "null geometry")),
         };
         // `permanently_closed` and `temporarily_closed` (2025-) are not stores to visit; a
         // file without the column (2024) is all open.
-        if let Some(s) = status.get(i).filter(|s| *s != "open") {
-            report.skip(file, line, Skipped::new(Skip::Closed, format!("operating_status {s}")));
-            continue;
+        if let Some(s) = self.status.get(i).filter(|s| *s != "open") {
+            return Err(Skipped::new(Skip::Closed, format!("operating_status {s}")));
         }
-        let Some(primary) = clean(name.get(i)).or_else(|| clean(brand_name.get(i))) else {
-            report.skip(file, line, Skipped::new(Skip::NoBrandMatch, "no names.primary"));
-            continue;
+        let Some(primary) = clean(self.name.get(i)).or_else(|| clean(self.brand_name.get(i))) else {
+            return Err(Skipped::new(Skip::NoBrandMatch, "no names.primary"));
         };
         let mut derived_from = Vec::new();
         let mut seen_at = None;
-        let (ds, rid, ut) = (&datasets[i], &record_ids[i], &update_times[i]);
+        let (ds, rid, ut) = (&self.datasets[i], &self.record_ids[i], &self.update_times[i]);
         for (k, d) in ds.iter().enumerate() {
             if let Some(t) = ut.get(k).and_then(|t| t.as_deref()).and_then(parse_iso) {
                 seen_at = Some(seen_at.map_or(t, |s: i64| s.max(t)));
@@ -114,26 +129,25 @@ fn read_rows(df: &Frame, file: &str, rows: &mut Batcher, report: &mut ImportRepo
                 derived_from.push((src, r));
             }
         }
-        rows.push(SourceRow {
+        Ok(SourceRow {
             source: Some(SourceType::Overture),
             source_id: gid,
             lat,
             lng,
             name: primary,
-            brand: clean(brand_name.get(i)),
-            brand_wikidata: clean(wikidata.get(i)).filter(|q| super::fields::is_qid(q)),
-            category: categories.iter().find_map(|c| clean(c.get(i))),
-            address: clean(freeform.get(i)),
-            city: clean(locality.get(i)),
+            brand: clean(self.brand_name.get(i)),
+            brand_wikidata: clean(self.wikidata.get(i)).filter(|q| super::fields::is_qid(q)),
+            category: self.categories.iter().find_map(|c| clean(c.get(i))),
+            address: clean(self.freeform.get(i)),
+            city: clean(self.locality.get(i)),
             // ISO 3166-2 ("US-IL"): the part after the country prefix is the state code.
-            state: clean(region.get(i)).map(|r| r.split_once('-').map_or(r.clone(), |(_, s)| s.to_string())),
-            postcode: clean(postcode.get(i)),
-            country: clean(country.get(i)).map(|c| c.to_uppercase()).filter(|c| c.len() == 2),
-            phone: clean(phone.get(i)),
+            state: clean(self.region.get(i)).map(|r| r.split_once('-').map_or(r.clone(), |(_, s)| s.to_string())),
+            postcode: clean(self.postcode.get(i)),
+            country: clean(self.country.get(i)).map(|c| c.to_uppercase()).filter(|c| c.len() == 2),
+            phone: clean(self.phone.get(i)),
             seen_at,
             derived_from,
             ..SourceRow::default()
-        });
+        })
     }
-    Ok(())
 }

@@ -8,7 +8,8 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::io::Cursor;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use polars_arrow::array::{Array, BinaryViewArray, ListArray, PrimitiveArray, StructArray, Utf8ViewArray};
@@ -20,16 +21,33 @@ use polars_parquet::read::{column_iter_to_arrays, infer_schema, read_metadata, B
 
 use super::Batcher;
 use crate::error::{IngestError, Result};
+use crate::source_row::Skipped;
 use crate::{ImportReport, SourceRow};
 
+/// A row group's columns as an importer reads them, decoded once: each row is then made on
+/// its own, on any thread.
+pub trait Rows: Sync {
+    /// Row `i` of the group, or why it is skipped.
+    fn row(&self, i: usize) -> std::result::Result<SourceRow, Skipped>;
+}
+
+/// Rows of a row group made by one job: enough to be worth a core, few enough that every core
+/// gets some of a group (a group holds up to hundreds of thousands).
+const JOB_ROWS: usize = 4_096;
+
+/// Jobs of a row group out at once, per core.
+const JOBS_AHEAD_PER_CORE: usize = 2;
+
 /// The file loop both Parquet importers share: every `.parquet` file of a file or a folder
-/// tree, read one at a time and one row group at a time, handed to `read_rows`, whose rows go
-/// to `sink` in batches of [`super::BATCH_ROWS`] as they are made (a release is hundreds of parts of
-/// millions of rows, a row group up to hundreds of thousands); a file that fails names itself.
+/// tree, read one at a time and one row group at a time. `columns` decodes a group's columns
+/// (on every core, a column to a core), its rows are made on every core, [`JOB_ROWS`] at a
+/// time, and they go to `sink` in the file's order, in batches of [`super::BATCH_ROWS`] (a
+/// release is hundreds of parts of millions of rows, a row group up to hundreds of thousands);
+/// a file that fails names itself.
 pub fn import_files(
     path: &Path,
     source: storemap_core::SourceType,
-    read_rows: fn(&Frame, &str, &mut Batcher, &mut ImportReport) -> PolarsResult<()>,
+    columns: for<'f> fn(&Frame<'f>) -> PolarsResult<Box<dyn Rows>>,
     sink: &mut dyn FnMut(Vec<SourceRow>),
 ) -> Result<ImportReport> {
     let mut report = ImportReport::new(source);
@@ -44,7 +62,25 @@ pub fn import_files(
         let reader = ParquetFile::open(&file)?;
         for group in 0..reader.row_groups() {
             let frame = reader.frame(group);
-            read_rows(&frame, &name, &mut batches, &mut report).map_err(|e| IngestError::file(&name, e))?;
+            let rows = columns(&frame).map_err(|e| IngestError::file(&name, e))?;
+            let (n, first_row) = (frame.height(), frame.first_row);
+            drop(frame);
+            let rows = rows.as_ref();
+            let take = |made: Vec<(usize, std::result::Result<SourceRow, Skipped>)>| {
+                for (i, row) in made {
+                    report.rows_read += 1;
+                    match row {
+                        Ok(r) => batches.push(r),
+                        Err(skipped) => report.skip(&name, (first_row + i) as u64 + 1, skipped),
+                    }
+                }
+            };
+            crate::parallel::in_order(
+                JOBS_AHEAD_PER_CORE,
+                |r: std::ops::Range<usize>| r.map(|i| (i, rows.row(i))).collect(),
+                take,
+                |submit| (0..n).step_by(JOB_ROWS).for_each(|start| submit(start..(start + JOB_ROWS).min(n))),
+            );
             batches.flush();
         }
     }
@@ -55,7 +91,8 @@ pub fn import_files(
 /// An open Parquet file: its footer and its Arrow schema.
 pub struct ParquetFile {
     name: String,
-    file: RefCell<File>,
+    /// Read at given offsets (`read_exact_at`), so columns are read on several threads at once.
+    file: File,
     metadata: FileMetadata,
     schema: ArrowSchema,
 }
@@ -68,7 +105,7 @@ impl ParquetFile {
         let unreadable = |e: &dyn std::fmt::Display| IngestError::file(&name, format!("not a readable Parquet file: {e}"));
         let metadata = read_metadata(&mut file).map_err(|e| unreadable(&e))?;
         let schema = infer_schema(&metadata).map_err(|e| unreadable(&e))?;
-        Ok(ParquetFile { name, file: RefCell::new(file), metadata, schema })
+        Ok(ParquetFile { name, file, metadata, schema })
     }
 
     pub fn row_groups(&self) -> usize {
@@ -106,14 +143,12 @@ impl ParquetFile {
     fn read_column(&self, group: usize, field: &Field) -> PolarsResult<Option<Box<dyn Array>>> {
         let rg = &self.metadata.row_groups[group];
         let Some(chunks) = rg.columns_under_root_iter(&field.name) else { return Ok(None) };
-        let mut file = self.file.borrow_mut();
         let mut decompressors = Vec::new();
         let mut types = Vec::new();
         for meta in chunks {
             let range = meta.byte_range();
             let mut bytes = vec![0u8; (range.end - range.start) as usize];
-            file.seek(SeekFrom::Start(range.start))?;
-            file.read_exact(&mut bytes)?;
+            self.file.read_exact_at(&mut bytes, range.start)?;
             let pages = PageReader::new(Cursor::new(Buffer::from(bytes)), meta, vec![], usize::MAX);
             decompressors.push(BasicDecompressor::new(pages, vec![]));
             types.push(&meta.descriptor().descriptor.primitive_type);
@@ -147,6 +182,24 @@ impl Frame<'_> {
     /// The column's declared type (storage type for an extension), if the file has it.
     pub fn dtype(&self, name: &str) -> Option<&ArrowDataType> {
         self.file.schema.get(name).map(|f| f.dtype.to_storage())
+    }
+
+    /// Decodes the columns `names` the file has, each on a core of its own, for the accessors
+    /// below to find: a row group's columns are most of what reading it costs.
+    pub fn preload(&self, names: &[&str]) -> PolarsResult<()> {
+        let fields: Vec<&Field> = names
+            .iter()
+            .filter(|n| !self.columns.borrow().contains_key(**n))
+            .filter_map(|n| self.file.schema.get(n))
+            .filter(|f| f.dtype.to_storage() != &ArrowDataType::Null)
+            .collect();
+        let (file, group) = (self.file, self.group);
+        let read = crate::parallel::parallel_map_from(2, &fields, |f| file.read_column(group, f));
+        let mut columns = self.columns.borrow_mut();
+        for (f, a) in fields.iter().zip(read) {
+            columns.insert(f.name.to_string(), a?);
+        }
+        Ok(())
     }
 
     /// A column only when the file has it with a value type (Arrow writers emit `null`-typed

@@ -518,4 +518,35 @@ mod tests {
         opener.join().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A file of several row groups, each made on several cores in jobs of 4,096 rows: the
+    /// rows come out in the file's order and every skip names its own row.
+    #[test]
+    fn rows_made_on_every_core_keep_the_file_order_and_their_row_numbers() {
+        let n = 10_000usize;
+        let ids: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+        // Every 7th row has no name (skipped, counted); every 997th a latitude out of range
+        // (skipped with a message naming its row, counted from 1).
+        let names: Vec<Option<String>> = (0..n).map(|i| (i % 7 != 3).then(|| format!("Store {i}"))).collect();
+        let lat: Vec<f64> = (0..n).map(|i| if i % 997 == 500 { 95.0 } else { 40.0 + i as f64 * 1e-4 }).collect();
+        let lng: Vec<f64> = (0..n).map(|i| -105.0 + i as f64 * 1e-4).collect();
+        let columns = vec![strs("fsq_place_id", ids), opt_strs("name", names), numbers("latitude", lat), numbers("longitude", lng)];
+        let dir = std::env::temp_dir().join(format!("storemap-parquet-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("places.parquet");
+        write_columns(&path, columns, &Layout { row_group_rows: 4_500, ..Layout::default() }).unwrap();
+        assert_eq!(ParquetFile::open(&path).unwrap().row_groups(), 3);
+
+        let (rows, report) = crate::import::import_fsq(&path).unwrap();
+        let bad = |i: usize| i % 997 == 500;
+        let kept: Vec<String> = (0..n).filter(|&i| i % 7 != 3 && !bad(i)).map(|i| format!("p{i}")).collect();
+        assert_eq!(rows.iter().map(|r| r.source_id.clone()).collect::<Vec<_>>(), kept);
+        assert_eq!(report.rows_read, n as u64);
+        let named: Vec<String> = (0..n).filter(|&i| bad(i)).map(|i| format!("{}: row {}: coordinates out of range", path.display(), i + 1)).collect();
+        assert_eq!(report.errors.len(), named.len());
+        for (e, want) in report.errors.iter().zip(&named) {
+            assert!(e.starts_with(want), "{e} is not {want}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
