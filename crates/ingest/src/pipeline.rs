@@ -509,13 +509,18 @@ fn import_all(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, k
                         .zip(tickers)
                         .map(|(&(source, path), ticker)| {
                             let keep = keep.clone();
-                            scope.spawn(move || import_source(source, path, reference, opts, keep, ticker))
+                            // Named for profilers and `top -H`: "import osm" and so on.
+                            std::thread::Builder::new()
+                                .name(format!("import {}", source.as_str()))
+                                .spawn_scoped(scope, move || import_source(source, path, reference, opts, keep, ticker))
+                                .map_err(|e| IngestError::Invalid(format!("could not start the {} import's thread: {e}", source.as_str())))
                         })
                         .collect();
                     // Every thread joined before any error is returned (a scope left with a
                     // panicked thread unjoined would panic itself).
-                    let joined: Vec<_> = running.into_iter().map(|h| h.join()).collect();
-                    joined.into_iter().map(|j| j.map_err(|_| IngestError::Invalid("an import thread panicked".into()))?).collect::<Result<Vec<_>>>()
+                    let joined: Vec<Result<_>> =
+                        running.into_iter().map(|h| h.and_then(|h| h.join().map_err(|_| IngestError::Invalid("an import thread panicked".into())))).collect();
+                    joined.into_iter().map(|j| j.and_then(|done| done)).collect::<Result<Vec<_>>>()
                 })
             })?;
             // Each source's own time, beside the others (they overlap).

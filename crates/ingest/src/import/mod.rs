@@ -51,7 +51,9 @@ impl<'s> Batcher<'s> {
     pub fn flush(&mut self) {
         if !self.rows.is_empty() {
             self.handed += self.rows.len() as u64;
-            (self.sink)(std::mem::take(&mut self.rows));
+            // The next batch starts at its full size: grown from empty, its rows were copied
+            // once more as it doubled, on the importer's thread, the one that bounds an import.
+            (self.sink)(std::mem::replace(&mut self.rows, Vec::with_capacity(BATCH_ROWS)));
         }
     }
 }

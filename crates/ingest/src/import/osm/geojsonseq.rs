@@ -130,9 +130,13 @@ fn chunk_lines(f: &std::fs::File, size: u64, start: u64, end: u64) -> std::io::R
 
 /// Keeps or skips a chunk's parsed lines in file order.
 fn take_chunk(parsed: Vec<(u32, Parsed)>, first_line: u64, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) {
+    // The chunk's objects checked against those before at once (`Seen::first_of_each`).
+    let objects: Vec<(char, i64)> = parsed.iter().filter_map(|(_, p)| p.as_ref().ok().map(|(letter, id, _)| (*letter, *id))).collect();
+    let mut first = seen.first_of_each(&objects).into_iter();
     for (i, p) in parsed {
         report.rows_read += 1;
-        match keep(p, seen) {
+        let kept = p.and_then(|(_, _, row)| if first.next().expect("an answer for every object") { row } else { Err(duplicate()) });
+        match kept {
             Ok(row) => {
                 report.rows_kept += 1;
                 report.count_hours(&row);
@@ -151,13 +155,18 @@ fn trim_record(line: &[u8]) -> &[u8] {
 }
 
 /// A parsed feature's row, unless its object came before (a duplicate, whatever else it holds).
+#[cfg(test)]
 fn keep(p: Parsed, seen: &mut Seen) -> std::result::Result<SourceRow, Skipped> {
     let (letter, id, row) = p?;
     if seen.first(letter, id) {
         row
     } else {
-        Err(Skipped::new(Skip::DuplicateId, "the same object again"))
+        Err(duplicate())
     }
+}
+
+fn duplicate() -> Skipped {
+    Skipped::new(Skip::DuplicateId, "the same object again")
 }
 
 /// A feature's object (type letter and id) and its row, or why it is skipped before the
