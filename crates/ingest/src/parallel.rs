@@ -192,8 +192,8 @@ pub fn parallel_stream<T: Sync, U: Send>(
 
 /// Runs `work` on every core over the jobs `produce` submits, one at a time, from the calling
 /// thread, and hands each result to `take` on the calling thread in the order its job was
-/// submitted: a reader that must go through its file in order (a Parquet file's row groups, a
-/// JSON file's lines kept after the duplicate check) hands on what it read and goes on reading
+/// submitted: a reader that must go through its file in order (a Parquet row group's rows, an
+/// import's batches of rows) hands on what it read and goes on reading
 /// while the cores match and pack it. At most `ahead_per_core` jobs per core are out at once
 /// (submitting waits for the oldest), which bounds what waits in memory. `take` runs inside
 /// `submit`, as results come in, and for the rest once `produce` returns. A panic in `work`

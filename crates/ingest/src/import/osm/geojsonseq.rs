@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{classify, place_row, type_letter, Batcher, Kind, Seen};
+use super::{classify, duplicate, place_row, type_letter, Batcher, Kind, Seen};
 use crate::error::{IngestError, Result};
 use crate::import::fields::{opt_string, Geometry};
 use crate::source_row::{Skip, Skipped};
@@ -163,10 +163,6 @@ fn keep(p: Parsed, seen: &mut Seen) -> std::result::Result<SourceRow, Skipped> {
     } else {
         Err(duplicate())
     }
-}
-
-fn duplicate() -> Skipped {
-    Skipped::new(Skip::DuplicateId, "the same object again")
 }
 
 /// A feature's object (type letter and id) and its row, or why it is skipped before the

@@ -69,6 +69,12 @@ pub(crate) fn place_row(kind: char, id: i64, tags: serde_json::Map<String, serde
     Ok(row)
 }
 
+/// Why an object's second copy is skipped (osmium writes every closed way twice; two extracts
+/// overlap at their borders).
+pub(crate) fn duplicate() -> Skipped {
+    Skipped::new(Skip::DuplicateId, "the same object again")
+}
+
 /// Objects already taken, by type and id, across every file of one import, in shards by id: a
 /// run of objects is checked shard by shard, each shard's on a core of its own, in the run's
 /// order within it, so the first of two is the one kept whatever the shards (one set was most

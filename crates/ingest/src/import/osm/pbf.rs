@@ -28,7 +28,7 @@ use std::path::Path;
 use osmpbf::{BlobDecode, BlobReader, BlobType, ByteOffset, Element, PrimitiveBlock, RelMemberType};
 use rayon::prelude::*;
 
-use super::{classify, place_row, Batcher, Kind, Seen};
+use super::{classify, duplicate, place_row, Batcher, Kind, Seen};
 use crate::error::{IngestError, Result};
 use crate::import::geometry::{self, Lonlat};
 use crate::source_row::{Skip, Skipped};
@@ -362,7 +362,7 @@ fn placed(row: std::result::Result<SourceRow, Skipped>, pos: std::result::Result
 /// One place object's end: a row (the first time the object is seen) or a counted skip.
 fn emit(name: &str, kind: char, id: i64, row: std::result::Result<SourceRow, Skipped>, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) {
     report.rows_read += 1;
-    let row = row.and_then(|r| if seen.first(kind, id) { Ok(r) } else { Err(Skipped::new(Skip::DuplicateId, "the same object again")) });
+    let row = row.and_then(|r| if seen.first(kind, id) { Ok(r) } else { Err(duplicate()) });
     match row {
         Ok(row) => {
             report.rows_kept += 1;
