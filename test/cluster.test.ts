@@ -70,64 +70,68 @@ test('PostgreSQL down: keyed requests answer 503 SERVICE_BUSY with Retry-After, 
   t.true(node.alive(), 'the node is still up');
 });
 
-test('kill -9 of one node mid-load: the others carry on, and the PostgreSQL ledger stays exact (balance + charged = initial, one row per answer)', async (t) => {
-  const db = await startPostgres(t);
-  const pool = await openPostgres(db.url, { poolSize: 4 });
-  t.teardown(() => pool.end());
-  const initial = 1_000_000;
-  const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: initial, name: 'crash' });
-  const dir = await snapshotDir(t);
-  // With credit leases: each node spends blocks of 100 credits taken off the key's row.
-  const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', STOREMAP_CREDIT_LEASE: '100' };
-  const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
-  const brand = oneCreditBrand();
+// Again with the nodes lingering (STOREMAP_LEDGER_LINGER_MS): charges held back for company
+// when the node dies are lost with their requests, never charged without an answer's row.
+for (const [variant, linger] of [['', {}], [', the nodes lingering 5 ms', { STOREMAP_LEDGER_LINGER_MS: '5' }]] as const) {
+  test(`kill -9 of one node mid-load${variant}: the others carry on, and the PostgreSQL ledger stays exact (balance + charged = initial, one row per answer)`, async (t) => {
+    const db = await startPostgres(t);
+    const pool = await openPostgres(db.url, { poolSize: 4 });
+    t.teardown(() => pool.end());
+    const initial = 1_000_000;
+    const { key, record } = await new KeyStore(new PgLedger(pool)).create({ plan: 'enterprise', credits: initial, name: 'crash' });
+    const dir = await snapshotDir(t);
+    // With credit leases: each node spends blocks of 100 credits taken off the key's row.
+    const env = { STOREMAP_DATABASE_URL: db.url, STOREMAP_RATE_LIMIT: '1000000', STOREMAP_RATE_BURST: '1000000', STOREMAP_CREDIT_LEASE: '100', ...linger };
+    const nodes = await Promise.all([1, 2, 3].map(() => startServe(t, { dataDir: dir, dbPath: path.join(dir, 'unused.db'), env })));
+    const brand = oneCreditBrand();
 
-  let answered = 0;
-  let answeredAfterKill = 0;
-  let sent = 0;
-  let killed = false;
-  // Six clients, each on one node, two per node, until 600 answers; node 0 is killed after 150
-  // answers with requests in flight, and its clients move to the survivors.
-  const client = async (c: number) => {
-    for (let i = 0; answered < 600 && i < 5_000; i++) {
-      const node = killed && c % 3 === 0 ? nodes[1 + (i % 2)] : nodes[c % 3];
-      sent++;
-      try {
-        const res = await postMap(node.base, key, { brand, format: 'json' });
-        if (res.status === 200) {
-          answered++;
-          if (killed) answeredAfterKill++;
+    let answered = 0;
+    let answeredAfterKill = 0;
+    let sent = 0;
+    let killed = false;
+    // Six clients, each on one node, two per node, until 600 answers; node 0 is killed after 150
+    // answers with requests in flight, and its clients move to the survivors.
+    const client = async (c: number) => {
+      for (let i = 0; answered < 600 && i < 5_000; i++) {
+        const node = killed && c % 3 === 0 ? nodes[1 + (i % 2)] : nodes[c % 3];
+        sent++;
+        try {
+          const res = await postMap(node.base, key, { brand, format: 'json' });
+          if (res.status === 200) {
+            answered++;
+            if (killed) answeredAfterKill++;
+          }
+        } catch {
+          // cut off by the kill
         }
-      } catch {
-        // cut off by the kill
+        if (answered >= 150 && !killed) {
+          killed = true;
+          nodes[0].child.kill('SIGKILL');
+        }
       }
-      if (answered >= 150 && !killed) {
-        killed = true;
-        nodes[0].child.kill('SIGKILL');
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: 6 }, (_, c) => client(c)));
-  t.is((await nodes[0].exited).signal, 'SIGKILL');
-  t.true(answeredAfterKill >= 400, `the survivors answered ${answeredAfterKill} after the kill`);
-  for (const n of nodes.slice(1)) t.true(n.alive());
+    };
+    await Promise.all(Array.from({ length: 6 }, (_, c) => client(c)));
+    t.is((await nodes[0].exited).signal, 'SIGKILL');
+    t.true(answeredAfterKill >= 400, `the survivors answered ${answeredAfterKill} after the kill`);
+    for (const n of nodes.slice(1)) t.true(n.alive());
 
-  // The balance: the key's row and what its leases (the dead node's among them) hold unspent.
-  const balance = Number((await pool.query<{ credits: string }>('SELECT credits + leased_credits(id) AS credits FROM api_keys WHERE id = $1', [record.id])).rows[0].credits);
-  const rows = (await pool.query<{ status: number; credits: string }>('SELECT status, credits FROM usage WHERE key_id = $1', [record.id])).rows;
-  const charged = rows.reduce((s, r) => s + Number(r.credits), 0);
-  t.is(balance + charged, initial, 'every credit that left the balance is on a usage row, and no more');
-  // The dead node's lease outlives it (it is given back when it expires and the key runs short).
-  t.true(Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM credit_leases WHERE key_id = $1', [record.id])).rows[0].n) >= 1, 'the nodes charged from leases');
-  const ok = rows.filter((r) => r.status === 200);
-  // A request charged as its node died may have its row without its client having read the
-  // answer, never the other way round.
-  t.true(ok.length >= answered, `${ok.length} rows of 200 for ${answered} answers received`);
-  t.true(rows.length <= sent, `${rows.length} rows for ${sent} requests sent`);
-  t.true(ok.every((r) => Number(r.credits) === 1), 'each charged row took what such a request costs');
-  const daily = (await pool.query<{ requests: string; credits: string }>('SELECT sum(requests) AS requests, sum(credits) AS credits FROM usage_daily WHERE key_id = $1', [record.id])).rows[0];
-  t.deepEqual([Number(daily.requests), Number(daily.credits)], [rows.length, charged], 'the rollups agree with the rows');
-});
+    // The balance: the key's row and what its leases (the dead node's among them) hold unspent.
+    const balance = Number((await pool.query<{ credits: string }>('SELECT credits + leased_credits(id) AS credits FROM api_keys WHERE id = $1', [record.id])).rows[0].credits);
+    const rows = (await pool.query<{ status: number; credits: string }>('SELECT status, credits FROM usage WHERE key_id = $1', [record.id])).rows;
+    const charged = rows.reduce((s, r) => s + Number(r.credits), 0);
+    t.is(balance + charged, initial, 'every credit that left the balance is on a usage row, and no more');
+    // The dead node's lease outlives it (it is given back when it expires and the key runs short).
+    t.true(Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM credit_leases WHERE key_id = $1', [record.id])).rows[0].n) >= 1, 'the nodes charged from leases');
+    const ok = rows.filter((r) => r.status === 200);
+    // A request charged as its node died may have its row without its client having read the
+    // answer, never the other way round.
+    t.true(ok.length >= answered, `${ok.length} rows of 200 for ${answered} answers received`);
+    t.true(rows.length <= sent, `${rows.length} rows for ${sent} requests sent`);
+    t.true(ok.every((r) => Number(r.credits) === 1), 'each charged row took what such a request costs');
+    const daily = (await pool.query<{ requests: string; credits: string }>('SELECT sum(requests) AS requests, sum(credits) AS credits FROM usage_daily WHERE key_id = $1', [record.id])).rows[0];
+    t.deepEqual([Number(daily.requests), Number(daily.credits)], [rows.length, charged], 'the rollups agree with the rows');
+  });
+}
 
 test.serial('the rate limit holds across the cluster: a key at 20 req/s (burst 40) hammered on three nodes gets burst + 20 × seconds, within 10 %', async (t) => {
   const db = await startPostgres(t);

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { openDatabase } from '../ts/db/database.ts';
 import { planCharge, type LedgerOps, type UsageGroup } from '../ts/db/ledger.ts';
 import { DAY_MS } from '../ts/time.ts';
-import { PgLedger } from '../ts/db/pg-ledger.ts';
+import { PgLedger, type PgLedgerOptions } from '../ts/db/pg-ledger.ts';
 import { openPostgres } from '../ts/db/postgres.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 import { KeyStore } from '../ts/services/keys.ts';
@@ -37,7 +37,32 @@ const STAMPS_SQL = 'SELECT brand, ticker, location_count, snapshot_version FROM 
 type UsageRow = { status: number; n: number | string; credits: number | string; requests: number | string };
 const usageOf = (rows: UsageRow[]) => rows.map((r) => ({ status: r.status, rows: Number(r.n), credits: Number(r.credits), requests: Number(r.requests) }));
 
-const STORES: Record<'sqlite' | 'postgres', (t: ExecutionContext, nodes: number) => Promise<Store>> = {
+/** A ledger on PostgreSQL per node, each with these options. */
+function postgresStore(opts: PgLedgerOptions = {}) {
+  return async (t: ExecutionContext, nodes: number): Promise<Store> => {
+    const server = await startPostgres(t);
+    const pools: pg.Pool[] = [];
+    for (let i = 0; i < nodes; i++) pools.push(await openPostgres(server.url, { poolSize: 10 }));
+    t.teardown(() => Promise.all(pools.map((p) => p.end())).then(() => undefined));
+    return {
+      ledgers: pools.map((p) => new PgLedger(p, opts)),
+      async addKey(id, credits, revoked) {
+        await pools[0].query(ADD_KEY, [id, Buffer.from(id), credits, revoked ? 1 : null]);
+      },
+      async usage(keyId) {
+        return usageOf((await pools[0].query<UsageRow>(USAGE_SQL, [keyId])).rows);
+      },
+      async rowCount() {
+        return Number((await pools[0].query<{ n: string }>('SELECT count(*) AS n FROM usage')).rows[0].n);
+      },
+      async stamps() {
+        return (await pools[0].query(STAMPS_SQL)).rows;
+      },
+    };
+  };
+}
+
+const STORES: Record<string, (t: ExecutionContext, nodes: number) => Promise<Store>> = {
   async sqlite(t, nodes) {
     const dir = await mkdtemp(path.join(tmpdir(), 'storemap-ledger-'));
     const file = path.join(dir, 'ledger.db');
@@ -63,27 +88,10 @@ const STORES: Record<'sqlite' | 'postgres', (t: ExecutionContext, nodes: number)
       },
     };
   },
-  async postgres(t, nodes) {
-    const server = await startPostgres(t);
-    const pools: pg.Pool[] = [];
-    for (let i = 0; i < nodes; i++) pools.push(await openPostgres(server.url, { poolSize: 10 }));
-    t.teardown(() => Promise.all(pools.map((p) => p.end())).then(() => undefined));
-    return {
-      ledgers: pools.map((p) => new PgLedger(p)),
-      async addKey(id, credits, revoked) {
-        await pools[0].query(ADD_KEY, [id, Buffer.from(id), credits, revoked ? 1 : null]);
-      },
-      async usage(keyId) {
-        return usageOf((await pools[0].query<UsageRow>(USAGE_SQL, [keyId])).rows);
-      },
-      async rowCount() {
-        return Number((await pools[0].query<{ n: string }>('SELECT count(*) AS n FROM usage')).rows[0].n);
-      },
-      async stamps() {
-        return (await pools[0].query(STAMPS_SQL)).rows;
-      },
-    };
-  },
+  postgres: postgresStore(),
+  // Every case again with each node holding its batches back for more (STOREMAP_LEDGER_LINGER_MS):
+  // what lingering changes is when a charge is written, never what it decides.
+  'postgres, lingering': postgresStore({ lingerMs: 20 }),
 };
 
 for (const [kind, open] of Object.entries(STORES)) {

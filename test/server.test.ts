@@ -75,6 +75,14 @@ test('loadConfig rejects PORT=70000, naming the variable', (t) => {
   t.is(loadConfig({ STOREMAP_DATA_DIR: testDataDir(), PORT: '65535' }).port, 65535);
 });
 
+test('loadConfig: STOREMAP_LEDGER_LINGER_MS is off by default, taken up to a second, refused past it or when not a whole number, naming the variable', (t) => {
+  const env = { STOREMAP_DATA_DIR: testDataDir() };
+  t.is(loadConfig(env).ledgerLingerMs, 0);
+  t.is(loadConfig({ ...env, STOREMAP_LEDGER_LINGER_MS: '15' }).ledgerLingerMs, 15);
+  t.is(loadConfig({ ...env, STOREMAP_LEDGER_LINGER_MS: '1000' }).ledgerLingerMs, 1000);
+  for (const bad of ['1001', '-1', '2.5', 'soon']) t.regex(t.throws(() => loadConfig({ ...env, STOREMAP_LEDGER_LINGER_MS: bad }))?.message ?? '', /STOREMAP_LEDGER_LINGER_MS/, bad);
+});
+
 test('loadConfig rejects STOREMAP_DISABLED_SOURCES=foo, naming the variable', (t) => {
   const err = t.throws(() => loadConfig({ STOREMAP_DATA_DIR: testDataDir(), STOREMAP_DISABLED_SOURCES: 'foo' }));
   t.regex(err?.message ?? '', /STOREMAP_DISABLED_SOURCES/);

@@ -36,6 +36,10 @@ const EnvSchema = z.object({
   /** A lease lives this long after its last spend: the longest that a node killed while holding
    * one keeps its unspent credits from the other nodes. */
   STOREMAP_CREDIT_LEASE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  /** On PostgreSQL: longest a charge waits for others to join its batch, so that each call to
+   * the ledger carries more (0: it goes as soon as the node's last call is back).
+   * DEPLOYMENT.md says when it pays. */
+  STOREMAP_LEDGER_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(0),
   /** Sources left out of the next build or refresh. */
   STOREMAP_DISABLED_SOURCES: csv.pipe(z.array(z.enum(SOURCE_TYPES))).default([]),
   /** Off: the legacy single-source import, rows without provenance. */
@@ -131,6 +135,7 @@ export const ConfigSchema = EnvSchema.transform((c) => {
     databasePool: c.STOREMAP_DATABASE_POOL,
     creditLease: c.STOREMAP_CREDIT_LEASE,
     creditLeaseTtlMs: c.STOREMAP_CREDIT_LEASE_TTL_MS,
+    ledgerLingerMs: c.STOREMAP_LEDGER_LINGER_MS,
     disabledSources: c.STOREMAP_DISABLED_SOURCES,
     multiSource: c.STOREMAP_MULTI_SOURCE,
     defaultScale: c.STOREMAP_DEFAULT_SCALE,

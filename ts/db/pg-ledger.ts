@@ -8,6 +8,7 @@
 import type pg from 'pg';
 import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
+import { Linger } from './linger.ts';
 import { inTransaction, pingPostgres, withClient } from './postgres.ts';
 
 const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES ($1, $2, $3, $4, $5, $6, $7)';
@@ -44,7 +45,10 @@ export interface PgLedgerOptions {
   /** How long a key's balance, as this node's last charge or read left it, answers `balance`
    * without a round trip (0 or absent: every call reads it). */
   balanceTtlMs?: number;
-  /** The clock leases and balances are timed on (the node's, as the charges' `at`). */
+  /** Longest a charge waits for others to join its batch (0 or absent: it goes as soon as no
+   * batch is out). See linger.ts. */
+  lingerMs?: number;
+  /** The clock leases, balances and lingering are timed on (the node's, as the charges' `at`). */
   now?: () => number;
 }
 
@@ -70,8 +74,8 @@ interface LeasedCharge extends WaitingCharge {
 }
 
 /** The options a node's configuration gives its ledger (`storemap serve`, and the test servers). */
-export function pgLedgerOptions(c: { creditLease: number; creditLeaseTtlMs: number; keysRecheckMs: number }): PgLedgerOptions {
-  return { leaseCredits: c.creditLease, leaseTtlMs: c.creditLeaseTtlMs, balanceTtlMs: c.keysRecheckMs };
+export function pgLedgerOptions(c: { creditLease: number; creditLeaseTtlMs: number; keysRecheckMs: number; ledgerLingerMs: number }): PgLedgerOptions {
+  return { leaseCredits: c.creditLease, leaseTtlMs: c.creditLeaseTtlMs, balanceTtlMs: c.keysRecheckMs, lingerMs: c.ledgerLingerMs };
 }
 
 export class PgLedger implements LedgerOps {
@@ -99,6 +103,8 @@ export class PgLedger implements LedgerOps {
     this.leaseTtlMs = opts.leaseTtlMs ?? 10_000;
     this.balanceTtlMs = opts.balanceTtlMs ?? 0;
     this.now = opts.now ?? Date.now;
+    this.linger = new Linger(opts.lingerMs ?? 0, this.now, () => this.sendBatch());
+    this.leasedLinger = new Linger(opts.lingerMs ?? 0, this.now, () => this.sendLeased());
     // A lease no request used for a while goes back, so other nodes can spend its credits.
     if (this.leaseCredits > 0) this.leaseSweep = setInterval(() => this.returnIdleLeases(), Math.max(10, this.idleMs() / 2)).unref();
     this.rateBuckets = {
@@ -117,6 +123,8 @@ export class PgLedger implements LedgerOps {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.leaseSweep);
+    this.linger.stop();
+    this.leasedLinger.stop();
     while (this.inFlight > 0 || this.leasedOut) await new Promise((r) => setTimeout(r, 5));
     for (const l of [...this.leases.values(), ...this.retiring]) void this.giveBack(l).catch(() => {});
     this.retiring.clear();
@@ -231,12 +239,16 @@ export class PgLedger implements LedgerOps {
 
   private readonly waiting: WaitingCharge[] = [];
   private inFlight = 0;
+  /** Holds the key rows' next batch back for more charges, and the leases' (when on). */
+  private readonly linger: Linger;
+  private readonly leasedLinger: Linger;
 
   /** A charge in one round trip, shared with the charges that arrive while this node's batches
    * are out (group commit): under load a call carries many, so each costs PostgreSQL and the
-   * node a fraction of a statement; alone it goes at once. A key's row is locked only while the
-   * call runs, never across round trips (it was five, BEGIN, SELECT … FOR UPDATE, UPDATE,
-   * INSERT, COMMIT, which queued a hot key's charges behind the network). */
+   * node a fraction of a statement; alone it goes at once (lingering, when on, may hold it for
+   * company: linger.ts). A key's row is locked only while the call runs, never across round
+   * trips (it was five, BEGIN, SELECT … FOR UPDATE, UPDATE, INSERT, COMMIT, which queued a hot
+   * key's charges behind the network). */
   charge(req: ChargeRequest, cancelled: () => boolean = () => false): Promise<ChargeResult> {
     return new Promise((resolve, reject) => {
       const lease = this.leaseFor(req);
@@ -289,7 +301,8 @@ export class PgLedger implements LedgerOps {
    * charge the database refuses (the lease expired, was given back, or its key revoked) goes to
    * the key's row as any other, and the lease is dropped. */
   private sendLeased(): void {
-    if (this.leasedOut || this.leasedWaiting.length === 0) return;
+    if (this.leasedOut || this.leasedWaiting.length === 0 || this.leasedLinger.holds(this.leasedWaiting.length)) return;
+    this.leasedLinger.sent();
     this.leasedOut = true;
     let batch: LeasedCharge[] = [];
     const take = () => {
@@ -350,7 +363,8 @@ export class PgLedger implements LedgerOps {
 
 
   private sendBatch(): void {
-    if (this.inFlight >= BATCHES_IN_FLIGHT || this.waiting.length === 0) return;
+    if (this.inFlight >= BATCHES_IN_FLIGHT || this.waiting.length === 0 || this.linger.holds(this.waiting.length)) return;
+    this.linger.sent();
     this.inFlight++;
     let batch: WaitingCharge[] = [];
     // Taken once a connection is had (waiting for one is where a request can run out of

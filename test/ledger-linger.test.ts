@@ -1,0 +1,131 @@
+// Lingering on the PostgreSQL ledger (STOREMAP_LEDGER_LINGER_MS): a node holds its next batch of
+// charges back until eight have gathered or the linger has run out, so that each call carries
+// more; a charge after a quiet spell goes at once; closing sends what waits. Which charges went
+// in one call is read from PostgreSQL itself: the usage rows one call wrote share the xmin of
+// its transaction. Every linger in these tests that must not run out is a minute long, so a
+// loaded machine cannot make one run out early; the one that must is checked from below only.
+import test from 'ava';
+import type pg from 'pg';
+import type { ChargeRequest, ChargeResult } from '../ts/db/ledger.ts';
+import { LINGER_FILL } from '../ts/db/linger.ts';
+import { PgLedger } from '../ts/db/pg-ledger.ts';
+import { openPostgres } from '../ts/db/postgres.ts';
+import { KeyStore } from '../ts/services/keys.ts';
+import { startPostgres } from './helpers/postgres.ts';
+
+const MINUTE = 60_000;
+const ENTRY = { endpoint: 'location-map', status: 200, format: 'json' };
+const one = (keyId: string, at: number): ChargeRequest => ({ keyId, cost: 1, unlimited: false, entry: ENTRY, at });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What `p` came to within `ms`, or 'waiting'. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | 'waiting'> {
+  return Promise.race([p, sleep(ms).then(() => 'waiting' as const)]);
+}
+
+/** The key's usage rows in the order of their `at`, each with the transaction that wrote it. */
+async function writtenBy(pool: pg.Pool, keyId: string): Promise<{ at: number; tx: string }[]> {
+  const r = await pool.query<{ at: string; tx: string }>('SELECT at, xmin::text AS tx FROM usage WHERE key_id = $1 ORDER BY at', [keyId]);
+  return r.rows.map((row) => ({ at: Number(row.at), tx: row.tx }));
+}
+
+async function setUp(t: import('ava').ExecutionContext, opts: ConstructorParameters<typeof PgLedger>[1]) {
+  const db = await startPostgres(t);
+  const reader = await openPostgres(db.url, { poolSize: 2 });
+  t.teardown(() => reader.end());
+  const node = new PgLedger(await openPostgres(db.url, { poolSize: 4 }), opts);
+  return { reader, node };
+}
+
+test('after a quiet spell a charge goes at once; the next ones wait until eight have gathered and go in one transaction', async (t) => {
+  let clock = 1_800_000_000_000;
+  const { reader, node } = await setUp(t, { lingerMs: MINUTE, now: () => clock });
+  t.teardown(() => node.close());
+  const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 100 });
+
+  t.like(await within(node.charge(one(record.id, 0)), 10_000), { ok: true, remaining: 99 }, 'nothing was sent for a minute: it goes at once');
+
+  const held: Promise<ChargeResult>[] = [];
+  for (let i = 1; i < LINGER_FILL; i++) held.push(node.charge(one(record.id, i)));
+  // A round trip to PostgreSQL and more, in which a batch that was not held would be back.
+  await reader.query('SELECT 1');
+  t.is(await within(Promise.race(held), 300), 'waiting', `${LINGER_FILL - 1} charges wait for the ${LINGER_FILL}th`);
+  held.push(node.charge(one(record.id, LINGER_FILL)));
+  const results = await Promise.all(held);
+  t.deepEqual(results.map((r) => r.ok && r.remaining).sort((a, b) => Number(b) - Number(a)), Array.from({ length: LINGER_FILL }, (_, i) => 98 - i));
+
+  const rows = await writtenBy(reader, record.id);
+  t.is(rows.length, LINGER_FILL + 1);
+  t.is(new Set(rows.slice(1).map((r) => r.tx)).size, 1, 'the eight in one transaction');
+  t.not(rows[0].tx, rows[1].tx);
+
+  // A minute and a millisecond later nothing has been sent for longer than the linger.
+  clock += MINUTE + 1;
+  t.like(await within(node.charge(one(record.id, 100)), 10_000), { ok: true, remaining: 90 });
+});
+
+test('a charge held alone goes when its linger runs out', async (t) => {
+  const linger = 300;
+  const { reader, node } = await setUp(t, { lingerMs: linger });
+  t.teardown(() => node.close());
+  const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 10 });
+  t.like(await node.charge(one(record.id, 0)), { ok: true, remaining: 9 });
+  const started = performance.now();
+  t.like(await node.charge(one(record.id, 1)), { ok: true, remaining: 8 });
+  // Timers never fire early by more than the clock's rounding; late is the machine's business.
+  t.true(performance.now() - started >= linger - 5, `waited ${Math.round(performance.now() - started)} ms`);
+  const rows = await writtenBy(reader, record.id);
+  t.is(new Set(rows.map((r) => r.tx)).size, 2);
+});
+
+test('closing sends what waits, except a charge whose request was answered meanwhile, which writes nothing', async (t) => {
+  const clock = 1_800_000_000_000;
+  const { reader, node } = await setUp(t, { lingerMs: MINUTE, now: () => clock });
+  const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 10 });
+  t.like(await node.charge(one(record.id, 0)), { ok: true, remaining: 9 });
+
+  let answered = false;
+  const gone = node.charge(one(record.id, 1), () => answered).then(
+    () => 'charged',
+    (e: Error) => e.message,
+  );
+  const kept = node.charge(one(record.id, 2));
+  await reader.query('SELECT 1');
+  answered = true;
+  await node.close();
+  t.like(await kept, { ok: true, remaining: 8 });
+  t.regex(await gone, /answered/);
+  t.deepEqual(
+    (await writtenBy(reader, record.id)).map((r) => r.at),
+    [0, 2],
+  );
+  const balance = await reader.query<{ credits: string }>('SELECT credits FROM api_keys WHERE id = $1', [record.id]);
+  t.is(Number(balance.rows[0].credits), 8);
+});
+
+test('charges spent from a credit lease linger the same way: eight in one call of charge_leased', async (t) => {
+  const clock = 1_800_000_000_000;
+  const { reader, node } = await setUp(t, { lingerMs: MINUTE, leaseCredits: 100, leaseTtlMs: 10 * MINUTE, now: () => clock });
+  t.teardown(() => node.close());
+  const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 1_000 });
+  t.like(await node.charge(one(record.id, 0)), { ok: true, remaining: 999 });
+  for (let i = 0; i < 1_000 && node.leasesHeld() === 0; i++) await sleep(10);
+  t.is(node.leasesHeld(), 1, 'the node took a lease');
+  // The first spend from the lease finds no leased batch sent before: at once.
+  t.like(await within(node.charge(one(record.id, 1)), 10_000), { ok: true, remaining: 998 });
+
+  const held: Promise<ChargeResult>[] = [];
+  for (let i = 0; i < LINGER_FILL - 1; i++) held.push(node.charge(one(record.id, 10 + i)));
+  await reader.query('SELECT 1');
+  t.is(await within(Promise.race(held), 300), 'waiting');
+  held.push(node.charge(one(record.id, 10 + LINGER_FILL - 1)));
+  t.true((await Promise.all(held)).every((r) => r.ok));
+  const rows = (await writtenBy(reader, record.id)).filter((r) => r.at >= 10);
+  t.is(rows.length, LINGER_FILL);
+  t.is(new Set(rows.map((r) => r.tx)).size, 1);
+  const leases = await reader.query<{ spent: string }>('SELECT spent FROM credit_leases WHERE key_id = $1', [record.id]);
+  t.deepEqual(
+    leases.rows.map((r) => Number(r.spent)),
+    [1 + LINGER_FILL],
+  );
+});
