@@ -14,12 +14,14 @@
 //   node --import tsx bench/ledger-nodes.ts [--data-dir DIR] [--seconds 10] [--connections 30] [--steady-rate 1500] [--quick] [--only "NAME|NAME"]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../ts/db/database.ts';
 import type { LedgerOps } from '../ts/db/ledger.ts';
 import { PgLedger } from '../ts/db/pg-ledger.ts';
+import { LINGER_FILL } from '../ts/db/linger.ts';
 import { openPostgres } from '../ts/db/postgres.ts';
 import { SqliteLedger } from '../ts/db/sqlite-ledger.ts';
 import { loadStoreSync, SNAPSHOT_FILE } from '../ts/native.ts';
@@ -58,11 +60,22 @@ const info = store.info() as { rows: number; brands: number; scale: number | nul
 const target = pickBrandCountry(store, 100);
 const body = JSON.stringify({ brand: target.brand, country: target.country, format: 'json' });
 
+/** What a run's answers came to. */
+interface LoadStats {
+  /** Latency percentiles, ms. */
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  sent: number;
+  /** Answers by status. */
+  statuses: Record<string, number>;
+}
+
 /** The statuses other than 200 a run got, if any: " (503: 12, 500: 1)". */
-const codes = (r: autocannon.Result) => {
-  const stats = (r as unknown as { statusCodeStats: Record<string, { count: number }> }).statusCodeStats;
-  const other = Object.entries(stats).filter(([c]) => c !== '200');
-  return other.length ? ` (${other.map(([c, v]) => `${c}: ${v.count}`).join(', ')})` : '';
+const codes = (r: LoadStats) => {
+  const other = Object.entries(r.statuses).filter(([c]) => c !== '200');
+  return other.length ? ` (${other.map(([c, n]) => `${c}: ${n}`).join(', ')})` : '';
 };
 
 interface Node {
@@ -121,7 +134,7 @@ async function startNode(env: Record<string, string>): Promise<Node> {
 }
 
 interface Load {
-  result: autocannon.Result;
+  stats: LoadStats;
   ok: number;
   seconds: number;
   /** CPU seconds over the run: each node, PostgreSQL's processes, this process (autocannon). */
@@ -137,10 +150,9 @@ interface Load {
   machineCpu: number;
 }
 
-/** Sends exactly `amount` requests over `connections` connections spread over `bases`; the
- * CPU figures are read just before the first request and at the last answer. */
-async function load(bases: string[], keys: string[], amount: number, pids: number[], postmaster: number | undefined, overallRate?: number): Promise<Load> {
-  const url = bases.map((b) => `${b}/api/v1/location-map`);
+/** Sends with `send` (which calls `done` at the last answer) and reads the CPU each part used,
+ * just before the first request and at the last answer. */
+async function measured(pids: number[], postmaster: number | undefined, send: (done: () => void) => Promise<{ stats: LoadStats; ok: number }>): Promise<Load> {
   const snap = () => ({
     t: performance.now(),
     nodes: pids.map(cpuOf),
@@ -149,38 +161,15 @@ async function load(bases: string[], keys: string[], amount: number, pids: numbe
     self: process.cpuUsage(),
     machine: machineBusy(),
   });
-  let connection = 0;
   const xactsBefore = postmaster === undefined ? 0 : await pgXacts();
   const before = snap();
   let after: ReturnType<typeof snap> | undefined;
-  let answered = 0;
-  let ok = 0;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: url as unknown as string,
-        connections,
-        amount,
-        ...(overallRate ? { overallRate } : {}),
-        method: 'POST',
-        body,
-        headers: { 'content-type': 'application/json' },
-        // Connection i goes to url[i % nodes] (autocannon's order) and carries key i % keys.
-        setupClient: (client) => client.setHeaders({ 'content-type': 'application/json', 'x-api-key': keys[connection++ % keys.length] }),
-      },
-      (err, res) => (err ? reject(err) : resolve(res)),
-    );
-    instance.on('response', (_client, status) => {
-      answered++;
-      if (status === 200) ok++;
-      if (answered === amount) after = snap();
-    });
-  });
+  const { stats, ok } = await send(() => (after = snap()));
   after ??= snap();
   const self = process.cpuUsage(before.self);
   const xacts = postmaster === undefined ? 0 : (await pgXacts()) - xactsBefore;
   return {
-    result,
+    stats,
     ok,
     seconds: (after.t - before.t) / 1000,
     nodeCpu: after.nodes.map((c, i) => c - before.nodes[i]),
@@ -190,6 +179,102 @@ async function load(bases: string[], keys: string[], amount: number, pids: numbe
     loadCpu: (self.user + self.system) / 1e6,
     machineCpu: after.machine - before.machine,
   };
+}
+
+/** Sends exactly `amount` requests as fast as `connections` connections spread over `bases`
+ * (autocannon, each connection waiting for its answer before it sends again). */
+function load(bases: string[], keys: string[], amount: number, pids: number[], postmaster: number | undefined): Promise<Load> {
+  const url = bases.map((b) => `${b}/api/v1/location-map`);
+  let connection = 0;
+  return measured(pids, postmaster, (done) => {
+    let answered = 0;
+    let ok = 0;
+    return new Promise((resolve, reject) => {
+      const instance = autocannon(
+        {
+          url: url as unknown as string,
+          connections,
+          amount,
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json' },
+          // Connection i goes to url[i % nodes] (autocannon's order) and carries key i % keys.
+          setupClient: (client) => client.setHeaders({ 'content-type': 'application/json', 'x-api-key': keys[connection++ % keys.length] }),
+        },
+        (err, res) => {
+          if (err) return reject(err);
+          const statuses = Object.fromEntries(Object.entries((res as unknown as { statusCodeStats: Record<string, { count: number }> }).statusCodeStats).map(([c, v]) => [c, v.count]));
+          resolve({ ok, stats: { p50: res.latency.p50, p99: res.latency.p99, non2xx: res.non2xx, errors: res.errors, sent: res.requests.sent, statuses } });
+        },
+      );
+      instance.on('response', (_client, status) => {
+        answered++;
+        if (status === 200) ok++;
+        if (answered === amount) done();
+      });
+    });
+  });
+}
+
+/**
+ * Sends exactly `amount` requests at `rate` a second, evenly spaced: request i is due at
+ * i / rate seconds, whatever the answers before it (an open loop, as independent clients
+ * are). Its latency counts from when it was due, so a request held up behind a slow one
+ * counts the wait. Request i goes as connection i % `connections` would, to node
+ * (i % connections) % nodes with key (i % connections) % keys, as in `load`; each node has
+ * its share of the connections, kept alive.
+ *
+ * Not autocannon's `overallRate`: that gives each connection a quota a second, which it
+ * sends back to back when the second begins and then waits out, so "1,500 a second" was
+ * a burst at full speed for a fraction of each second. A batch then fills at once and the
+ * cost per request is the saturated one.
+ */
+function paced(bases: string[], keys: string[], amount: number, rate: number, pids: number[], postmaster: number | undefined): Promise<Load> {
+  const agents = bases.map(() => new http.Agent({ keepAlive: true, maxSockets: connections / bases.length }));
+  const targets = bases.map((b) => new URL(`${b}/api/v1/location-map`));
+  const payload = Buffer.from(body);
+  return measured(pids, postmaster, (done) => {
+    const latencies: number[] = [];
+    const statuses: Record<string, number> = {};
+    let [answered, ok, errors, sent] = [0, 0, 0, 0];
+    return new Promise((resolve) => {
+      const t0 = performance.now() + 5;
+      const dueAt = (i: number) => t0 + (i * 1000) / rate;
+      const answer = (i: number, status: number | undefined) => {
+        latencies.push(performance.now() - dueAt(i));
+        if (status === undefined) errors++;
+        else statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status === 200) ok++;
+        if (++answered < amount) return;
+        done();
+        for (const a of agents) a.destroy();
+        latencies.sort((a, b) => a - b);
+        const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]);
+        resolve({ ok, stats: { p50: at(0.5), p99: at(0.99), non2xx: amount - ok - errors, errors, sent, statuses } });
+      };
+      const fire = (i: number) => {
+        const c = i % connections;
+        const node = c % bases.length;
+        const req = http.request(
+          targets[node],
+          { method: 'POST', agent: agents[node], headers: { 'content-type': 'application/json', 'content-length': payload.length, 'x-api-key': keys[c % keys.length] } },
+          (res) => {
+            res.resume();
+            res.on('end', () => answer(i, res.statusCode));
+            res.on('error', () => answer(i, undefined));
+          },
+        );
+        req.on('error', () => answer(i, undefined));
+        req.end(payload);
+        sent++;
+      };
+      const tick = () => {
+        while (sent < amount && dueAt(sent) <= performance.now()) fire(sent);
+        if (sent < amount) setTimeout(tick, Math.max(0, dueAt(sent) - performance.now()));
+      };
+      setTimeout(tick, 5);
+    });
+  });
 }
 
 /** The next transaction id PostgreSQL will hand out: the count of writing transactions so far
@@ -206,9 +291,14 @@ interface Config {
   oneKey?: boolean;
   /** STOREMAP_CREDIT_LEASE: credits a node takes off a key's row at a time. */
   lease?: number;
+  /** STOREMAP_LEDGER_LINGER_MS: how long a node holds a batch of charges back for more. */
+  linger?: number;
 }
 /** The lease size of the configurations with credit leases. */
 const LEASE = 1000;
+/** The linger of the lingering configurations: about the time 500 charged requests a second
+ * (a third of the offered rate, one node's share of three) take to fill a batch of eight. */
+const LINGER = 15;
 const allConfigs: Config[] = [
   { name: 'SQLite, 1 node', kind: 'sqlite', nodes: 1 },
   { name: 'PostgreSQL, 1 node', kind: 'postgres', nodes: 1 },
@@ -218,6 +308,8 @@ const allConfigs: Config[] = [
   { name: 'PostgreSQL, 1 node, credit leases', kind: 'postgres', nodes: 1, lease: LEASE },
   { name: 'PostgreSQL, 3 nodes, credit leases', kind: 'postgres', nodes: 3, lease: LEASE },
   { name: 'PostgreSQL, 3 nodes, one key, credit leases', kind: 'postgres', nodes: 3, oneKey: true, lease: LEASE },
+  { name: `PostgreSQL, 1 node, linger ${LINGER} ms`, kind: 'postgres', nodes: 1, linger: LINGER },
+  { name: `PostgreSQL, 3 nodes, linger ${LINGER} ms`, kind: 'postgres', nodes: 3, linger: LINGER },
 ];
 const configs = only ? allConfigs.filter((c) => only.some((o) => c.name.toLowerCase().includes(o))) : allConfigs;
 
@@ -293,7 +385,7 @@ try {
     const env: Record<string, string> =
       config.kind === 'sqlite'
         ? { STOREMAP_DB: sqlitePath }
-        : { STOREMAP_DATABASE_URL: pgServer.url, STOREMAP_DB: path.join(tmp, 'unused.db'), STOREMAP_CREDIT_LEASE: String(config.lease ?? 0) };
+        : { STOREMAP_DATABASE_URL: pgServer.url, STOREMAP_DB: path.join(tmp, 'unused.db'), STOREMAP_CREDIT_LEASE: String(config.lease ?? 0), STOREMAP_LEDGER_LINGER_MS: String(config.linger ?? 0) };
     console.log(`${config.name}: starting ${config.nodes} node(s)`);
     const started = await Promise.allSettled(Array.from({ length: config.nodes }, () => startNode(env)));
     const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -318,7 +410,7 @@ try {
     const amount = sized(rate, seconds);
     console.log(`${config.name}: warm-up ${warmups.map((w) => rateOf(w).toFixed(0)).join(' → ')} req/s; measuring ${amount} requests`);
     const run = await load(bases, keys, amount, pids, postmaster);
-    const steady = await load(bases, keys, sized(steadyRate, seconds), pids, postmaster, steadyRate);
+    const steady = await paced(bases, keys, sized(steadyRate, seconds), steadyRate, pids, postmaster);
     const backends =
       config.kind === 'postgres'
         ? Number((await pgPool.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name <> 'storemap-bench'")).rows[0].n)
@@ -334,14 +426,14 @@ try {
       warmOk: warmups.reduce((n, w) => n + w.ok, 0) + steady.ok,
       // Sent at a fixed rate, autocannon's own count of sent requests runs past `amount` (by 1,470 at 1,500/s in
       // every configuration, answered by no node, written by none): the requests that came back are counted instead.
-      warmSent: warmups.reduce((n, w) => n + w.result.requests.sent, 0) + steady.ok + steady.result.non2xx + steady.result.errors,
+      warmSent: warmups.reduce((n, w) => n + w.stats.sent, 0) + steady.ok + steady.stats.non2xx + steady.stats.errors,
       ...counts,
     });
-    const r = run.result;
+    const r = run.stats;
     console.log(
-      `${config.name}: ${(run.ok / run.seconds).toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}${codes(r)}, errors ${r.errors}; ` +
+      `${config.name}: ${(run.ok / run.seconds).toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}${codes(r)}, errors ${r.errors}; ` +
         `nodes ${run.nodeCpu.map((c) => (c / run.seconds).toFixed(2)).join('+')} cores, PostgreSQL ${(run.pgCpu / run.seconds).toFixed(2)}, autocannon ${(run.loadCpu / run.seconds).toFixed(2)}, machine ${(run.machineCpu / run.seconds).toFixed(2)}; ` +
-        `rows ${counts.rows} (200: ${counts.rows200}) for ${warmups.reduce((n, w) => n + w.ok, 0) + steady.ok + run.ok} answers of 200; at ${steadyRate} req/s: ${(steady.ok / steady.seconds).toFixed(0)} req/s, machine ${(steady.machineCpu / steady.seconds).toFixed(2)}, ` +
+        `rows ${counts.rows} (200: ${counts.rows200}) for ${warmups.reduce((n, w) => n + w.ok, 0) + steady.ok + run.ok} answers of 200; at ${steadyRate} req/s: ${(steady.ok / steady.seconds).toFixed(0)} req/s, p50 ${steady.stats.p50} ms, p99 ${steady.stats.p99} ms, machine ${(steady.machineCpu / steady.seconds).toFixed(2)}, ` +
         `CPU-s per 1000 nodes ${((steady.nodeCpu.reduce((a, b) => a + b, 0) / steady.ok) * 1000).toFixed(3)} PostgreSQL ${((steady.pgCpu / steady.ok) * 1000).toFixed(3)}` +
         (config.kind === 'postgres' && run.pgXacts > 0 && steady.pgXacts > 0
           ? `, requests per writing transaction ${(run.ok / run.pgXacts).toFixed(2)} (at ${steadyRate}: ${(steady.ok / steady.pgXacts).toFixed(2)})`
@@ -372,15 +464,15 @@ const rows = outcomes.map((o) => {
   return {
     o,
     nodeSum,
-    perf: `| ${o.config.name} | ${(r.ok / r.seconds).toFixed(0)} | ${r.ok} in ${r.seconds.toFixed(1)} s | ${r.result.latency.p50} ms | ${r.result.latency.p99} ms | ${r.result.non2xx}${codes(r.result)} | ${r.result.errors} |`,
+    perf: `| ${o.config.name} | ${(r.ok / r.seconds).toFixed(0)} | ${r.ok} in ${r.seconds.toFixed(1)} s | ${r.stats.p50} ms | ${r.stats.p99} ms | ${r.stats.non2xx}${codes(r.stats)} | ${r.stats.errors} |`,
     cpu: `| ${o.config.name} | ${nodes} | ${mains} | ${o.config.kind === 'postgres' ? `${f2(r.pgCpu / r.seconds)} (${o.backends} backends)` : '— (in the node)'} | ${f2(r.loadCpu / r.seconds)} | ${f2(other / r.seconds)} | ${f2(r.machineCpu / r.seconds)} |`,
     perReq: `| ${o.config.name} | ${perK(nodeSum, r.ok)} | ${o.config.kind === 'postgres' ? perK(r.pgCpu, r.ok) : '—'} | ${perK(r.loadCpu, r.ok)} | ${perK(r.machineCpu, r.ok)} |`,
     steady: (() => {
       const q = o.steady;
       const n = q.nodeCpu.reduce((a, b) => a + b, 0);
-      return `| ${o.config.name} | ${(q.ok / q.seconds).toFixed(0)} | ${q.result.latency.p50} ms | ${q.result.latency.p99} ms | ${f2(q.machineCpu / q.seconds)} | ${perK(n, q.ok)} | ${o.config.kind === 'postgres' ? perK(q.pgCpu, q.ok) : '—'} | ${perK(q.loadCpu, q.ok)} | ${perK(q.machineCpu, q.ok)} |`;
+      return `| ${o.config.name} | ${(q.ok / q.seconds).toFixed(0)} | ${q.stats.p50} ms | ${q.stats.p99} ms | ${f2(q.machineCpu / q.seconds)} | ${perK(n, q.ok)} | ${o.config.kind === 'postgres' ? perK(q.pgCpu, q.ok) : '—'} | ${perK(q.loadCpu, q.ok)} | ${perK(q.machineCpu, q.ok)} |`;
     })(),
-    check: `| ${o.config.name} | ${o.warmOk + r.ok} of ${o.warmSent + r.result.requests.sent} | ${o.rows} | ${o.rows200} | ${o.charged} | ${o.debited} | ${o.rows === o.warmOk + r.ok && o.rows200 === o.rows && o.charged === o.debited ? 'yes' : '**NO**'} |`,
+    check: `| ${o.config.name} | ${o.warmOk + r.ok} of ${o.warmSent + r.stats.sent} | ${o.rows} | ${o.rows200} | ${o.charged} | ${o.debited} | ${o.rows === o.warmOk + r.ok && o.rows200 === o.rows && o.charged === o.debited ? 'yes' : '**NO**'} |`,
   };
 });
 const byName = (name: string) => outcomes.find((o) => o.config.name === name);
@@ -392,15 +484,22 @@ const oneKey = byName('PostgreSQL, 3 nodes, every connection on one key');
 const lease1 = byName('PostgreSQL, 1 node, credit leases');
 const lease3 = byName('PostgreSQL, 3 nodes, credit leases');
 const leaseKey = byName('PostgreSQL, 3 nodes, one key, credit leases');
+const linger1 = byName(`PostgreSQL, 1 node, linger ${LINGER} ms`);
+const linger3 = byName(`PostgreSQL, 3 nodes, linger ${LINGER} ms`);
 const cpuPerReq = (o: Outcome | undefined, part: 'node' | 'pg' | 'load' | 'all', which: 'run' | 'steady' = 'run') => {
   if (!o) return NaN;
   const l = o[which];
   const cpu = part === 'node' ? l.nodeCpu.reduce((a, b) => a + b, 0) : part === 'pg' ? l.pgCpu : part === 'load' ? l.loadCpu : l.machineCpu;
   return (cpu / l.ok) * 1000;
 };
-const steadyRatio = (part: 'node' | 'pg' | 'all') => cpuPerReq(pg3, part, 'steady') / cpuPerReq(pg1, part, 'steady');
+const steadyRatio = (part: 'node' | 'pg' | 'all', three = pg3, one = pg1) => cpuPerReq(three, part, 'steady') / cpuPerReq(one, part, 'steady');
+/** The goal's rows for three nodes against one at the offered rate. */
+const steadyGoal = (label: string, three: Outcome | undefined, one: Outcome | undefined) =>
+  (['node', 'pg', 'all'] as const)
+    .map((part, i) => `| ${i === 0 ? label : '…'} ${{ node: 'the nodes', pg: 'PostgreSQL', all: 'the whole machine' }[part]} | ${ratio(cpuPerReq(three, part, 'steady'), cpuPerReq(one, part, 'steady'))} | ${yes(steadyRatio(part, three, one) <= 1.2)} |`)
+    .join('\n');
 const allExact = rows.every((r) => r.check.endsWith('yes |'));
-const nonOk = outcomes.reduce((s, o) => s + o.run.result.non2xx + o.run.result.errors, 0);
+const nonOk = outcomes.reduce((s, o) => s + o.run.stats.non2xx + o.run.stats.errors, 0);
 const pg2 = byName('PostgreSQL, 2 nodes');
 /** A node's main thread, cores busy (the average over the configuration's nodes). */
 const mainBusy = (o: Outcome | undefined) => (o ? o.run.mainCpu.reduce((x, y) => x + y, 0) / o.run.seconds / o.run.mainCpu.length : NaN);
@@ -411,6 +510,8 @@ const other = (o: Outcome | undefined) => (o ? Math.max(0, o.run.machineCpu - o.
 const nodeMs = cpuPerReq(pg1, 'node');
 const pgMs = cpuPerReq(pg1, 'pg');
 const pct = (x: number) => `${Math.round(x * 100)} %`;
+/** Charged requests per writing transaction at the offered rate. */
+const perXact = (o: Outcome | undefined) => (o && o.steady.pgXacts > 0 ? (o.steady.ok / o.steady.pgXacts).toFixed(1) : '—');
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}× (${f2(a)} against ${f2(b)})`;
 const yes = (b: boolean) => (b ? 'yes' : 'no');
 const change = (a: number, b: number) => (b >= a ? `+${Math.round((b / a - 1) * 100)}%` : `−${Math.round((1 - b / a) * 100)}%`);
@@ -420,7 +521,7 @@ writeSection(
 
 \`node --import tsx bench/ledger-nodes.ts${quick ? ' --quick' : ''}${opt('--seconds') ? ` --seconds ${seconds}` : ''}${opt('--connections') ? ` --connections ${connections}` : ''}${opt('--steady-rate') ? ` --steady-rate ${steadyRate}` : ''}${opt('--data-dir') ? ` --data-dir ${path.relative(ROOT, dataDir)}` : ''}\` — snapshot \`${path.relative(ROOT, dataDir)}\` of ${info.rows} rows${dataNote}.
 
-Each configuration: \`storemap serve\` processes on this machine (${cores} cores), one throwaway PostgreSQL ${'(scripts/postgres.sh: fsync and synchronous_commit off)'} or one SQLite file (WAL, synchronous=NORMAL), and one autocannon instance in the benchmark's process with ${connections} connections spread round-robin over the nodes. The request: \`${body}\` (${target.count} rows), POST /api/v1/location-map with an enterprise key of ${INITIAL_CREDITS.toLocaleString('en')} credits, so each request is charged in the ledger (on PostgreSQL one call of \`charge_many\` per batch, the charges that arrived while the node's previous batch was out: lock each key's row, debit, usage row; on SQLite the charges of one event-loop turn in one local transaction). Each connection has its own key, except in the "one key" rows, where all ${connections} share one; the "credit leases" rows run the nodes with \`STOREMAP_CREDIT_LEASE=${LEASE}\`. Rate limits set to 10⁶/s. A warm-up (${connections * 10} requests, then steps of about ${WARM_SECONDS} s until the rate settles within 10 %), then a run of a fixed number of requests sized to last about ${seconds} s (a fixed count, so no request is cut off in flight and the ledger can be checked exactly), then a second run at a fixed offered rate (below).
+Each configuration: \`storemap serve\` processes on this machine (${cores} cores), one throwaway PostgreSQL ${'(scripts/postgres.sh: fsync and synchronous_commit off)'} or one SQLite file (WAL, synchronous=NORMAL), and one autocannon instance in the benchmark's process with ${connections} connections spread round-robin over the nodes. The request: \`${body}\` (${target.count} rows), POST /api/v1/location-map with an enterprise key of ${INITIAL_CREDITS.toLocaleString('en')} credits, so each request is charged in the ledger (on PostgreSQL one call of \`charge_many\` per batch, the charges that arrived while the node's previous batch was out: lock each key's row, debit, usage row; on SQLite the charges of one event-loop turn in one local transaction). Each connection has its own key, except in the "one key" rows, where all ${connections} share one; the "credit leases" rows run the nodes with \`STOREMAP_CREDIT_LEASE=${LEASE}\`, the "linger" rows with \`STOREMAP_LEDGER_LINGER_MS=${LINGER}\` (a node holds its next batch back until ${LINGER_FILL} charges wait or ${LINGER} ms have passed, unless it sent none for ${LINGER} ms). Rate limits set to 10⁶/s. A warm-up (${connections * 10} requests, then steps of about ${WARM_SECONDS} s until the rate settles within 10 %), then a run of a fixed number of requests sized to last about ${seconds} s (a fixed count, so no request is cut off in flight and the ledger can be checked exactly), then a second run at a fixed offered rate (below).
 
 | configuration | requests/s | 200s in | p50 | p99 | non-2xx | errors |
 |---|---|---|---|---|---|---|
@@ -438,9 +539,9 @@ CPU-seconds per 1000 answered requests:
 |---|---|---|---|---|
 ${rows.map((r) => r.perReq).join('\n')}
 
-The same configurations at one offered rate, ${steadyRate} requests per second (autocannon's \`overallRate\`, a fixed count of ${seconds} s worth), below what each reaches at most: the cost of a request where no configuration is short of CPU. At the maximum rate above, three nodes and ${pg3?.backends ?? '?'} PostgreSQL backends take turns on the same ${cores} cores, and the turns are part of what each request costs there.
+The same configurations at one offered rate, ${steadyRate} requests per second, below what each reaches at most: the cost of a request where no configuration is short of CPU. The requests are evenly spaced, each due at its time whatever the answers before it (an open loop, as independent clients are; the benchmark's own client over keep-alive connections, a fixed count of ${seconds} s worth), and a request's latency counts from when it was due. Until 2026-11-29 this run used autocannon's \`overallRate\`, which gives each connection a quota a second that it sends back to back as the second begins: a burst at full speed for part of each second, so those figures were the saturated cost. At the maximum rate above, three nodes and ${pg3?.backends ?? '?'} PostgreSQL backends take turns on the same ${cores} cores, and the turns are part of what each request costs there.
 
-| configuration | requests/s | p50 | p99 | machine busy, cores | nodes, CPU-s per 1000 | PostgreSQL | autocannon | whole machine |
+| configuration | requests/s | p50 | p99 | machine busy, cores | nodes, CPU-s per 1000 | PostgreSQL | load generator | whole machine |
 |---|---|---|---|---|---|---|---|---|
 ${rows.map((r) => r.steady).join('\n')}
 
@@ -452,9 +553,9 @@ Against issue 29's goals (this run):
 | 3 nodes: CPU per 1000 requests at most 1.2× one node's, the nodes | ${ratio(cpuPerReq(pg3, 'node'), nodeMs)} | ${yes(cpuPerReq(pg3, 'node') <= 1.2 * nodeMs)} |
 | … and PostgreSQL | ${ratio(cpuPerReq(pg3, 'pg'), pgMs)} | ${yes(cpuPerReq(pg3, 'pg') <= 1.2 * pgMs)} |
 | … and the whole machine | ${ratio(cpuPerReq(pg3, 'all'), cpuPerReq(pg1, 'all'))} | ${yes(cpuPerReq(pg3, 'all') <= 1.2 * cpuPerReq(pg1, 'all'))} |
-| 3 nodes against 1 at ${steadyRate} req/s offered: the nodes | ${ratio(cpuPerReq(pg3, 'node', 'steady'), cpuPerReq(pg1, 'node', 'steady'))} | ${yes(steadyRatio('node') <= 1.2)} |
-| … PostgreSQL | ${ratio(cpuPerReq(pg3, 'pg', 'steady'), cpuPerReq(pg1, 'pg', 'steady'))} | ${yes(steadyRatio('pg') <= 1.2)} |
-| … the whole machine | ${ratio(cpuPerReq(pg3, 'all', 'steady'), cpuPerReq(pg1, 'all', 'steady'))} | ${yes(steadyRatio('all') <= 1.2)} |
+${steadyGoal(`3 nodes against 1 at ${steadyRate} req/s offered:`, pg3, pg1)}
+${steadyGoal(`3 nodes lingering ${LINGER} ms against 1 node not lingering, at ${steadyRate} req/s:`, linger3, pg1)}
+${steadyGoal(`3 nodes against 1, both lingering ${LINGER} ms, at ${steadyRate} req/s:`, linger3, linger1)}
 | one hot key on 3 nodes: at least 90 % of the rate with a key per connection | ${pct(rps(oneKey) / rps(pg3))} | ${yes(rps(oneKey) >= 0.9 * rps(pg3))} |
 
 The ledger afterwards (warm-up and both runs together): one usage row per 200 answered, and every credit that left a balance is on a row.
@@ -471,7 +572,8 @@ ${allExact ? 'Every configuration: usage rows = 200s answered, all of status 200
 - **PostgreSQL, 1 node** (${rps(pg1).toFixed(0)} req/s, ${change(rps(sqlite), rps(pg1))} against SQLite): the charges go to PostgreSQL in batches, one call each (group commit: while a node's call is out, the charges that arrive wait and then go together; before 2026-11-26 each charge was five round trips, BEGIN, SELECT … FOR UPDATE, UPDATE, INSERT, COMMIT; the keys version is read at most once a second per node, and since 2026-11-27 the balance a request is priced against before its work is the one its key's last charge on this node left, kept up to a second, instead of a read per request: PostgreSQL's CPU per request fell from 0.11 to 0.07 ms, a node's from 0.21 to 0.18), which costs the node ${f2(nodeMs)} CPU-s per 1000 requests (${change(cpuPerReq(sqlite, 'node'), nodeMs)} against SQLite) and PostgreSQL another ${f2(pgMs)}: ${((cpuPerReq(pg1, 'node') + cpuPerReq(pg1, 'pg')) / cpuPerReq(sqlite, 'node')).toFixed(1)}× SQLite's CPU per request in all. Main thread ${f2(mainBusy(pg1))}, machine ${f2(busy(pg1))} of ${cores} busy: ${busy(pg1) > 1.85 ? 'the two cores are the limit' : mainBusy(pg1) > 0.85 ? "the node's JavaScript thread is the limit" : 'no one part is full: the rest of the time goes to waiting between processes, as every round trip hands the request from the node to a PostgreSQL backend and back'}.
 - **2 and 3 nodes** (${rps(pg2).toFixed(0)} and ${rps(pg3).toFixed(0)} req/s): on the same ${cores} cores more nodes cannot add throughput${Math.max(rps(pg2), rps(pg3)) <= rps(pg1) * 1.05 ? ', and did not' : `; the ${change(rps(pg1), Math.max(rps(pg2), rps(pg3)))} seen comes from the CPU one node left idle`}. The machine is the limit (${f2(busy(pg2))} and ${f2(busy(pg3))} of ${cores} cores busy${other(pg3) > 0.2 ? `, ${f2(other(pg3))} of it outside the processes measured` : ''}), and splitting it between more processes made each request dearer: per 1000 requests the nodes spent ${f2(cpuPerReq(pg2, 'node'))} and ${f2(cpuPerReq(pg3, 'node'))} CPU-s (${f2(nodeMs)} with one node) and PostgreSQL ${f2(cpuPerReq(pg2, 'pg'))} and ${f2(cpuPerReq(pg3, 'pg'))} (${f2(pgMs)}): each node has fewer requests per event-loop turn to share its fixed costs, and ${pg3?.backends ?? '?'} PostgreSQL backends, a process each, take turns on the same cores.
 - **What would scale on separate machines** is the per-request cost, best read at one node: a node ${f2(nodeMs)} CPU-ms per request (a node's core ≈ ${Math.round(1000 / nodeMs)} req/s, and a node is one JavaScript thread plus helpers), PostgreSQL ${f2(pgMs)} CPU-ms per request (one PostgreSQL core ≈ ${Math.round(1000 / pgMs)} charged req/s). Nodes are added by adding machines; PostgreSQL is the one part they share, so the cluster's ceiling is about ${Math.round(1000 / pgMs)} charged requests/s per PostgreSQL core whatever the number of nodes, before lock waits, and with fsync off (this throwaway cluster's setting; a durable one also waits for WAL flushes).
-- **Every connection on one key** (${rps(oneKey).toFixed(0)} req/s against ${rps(pg3).toFixed(0)} with a key per connection; p99 ${oneKey?.run.result.latency.p99} ms against ${pg3?.run.result.latency.p99} ms): a batch holds a key's row lock only while its call runs, and one call carries many of that key's charges (before 2026-11-26 each charge held it across four round trips, and one key ran at 53 % of the rate with a key per connection, p99 206 ms). ${rps(oneKey) < 0.8 * rps(pg3) ? `It cost ${Math.round((1 - rps(oneKey) / rps(pg3)) * 100)}% of the throughput here: that row, not the nodes, bounds a single hot key.` : `On these ${cores} full cores the queue costs ${Math.round((1 - rps(oneKey) / rps(pg3)) * 100)}% of the throughput and shows mostly in the tail; with more CPU it is the row, not the nodes, that bounds a single hot key (one charge per lock hold, no network inside it).`}
-- **Credit leases** (\`STOREMAP_CREDIT_LEASE=${LEASE}\`: a node takes ${LEASE} credits off a key's row at a time and charges against them, locking only the lease's row): 1 node ${rps(lease1).toFixed(0)} req/s (${rps(pg1).toFixed(0)} without), 3 nodes ${rps(lease3).toFixed(0)} (${rps(pg3).toFixed(0)}), one key on 3 nodes ${rps(leaseKey).toFixed(0)} (${rps(oneKey).toFixed(0)}); PostgreSQL ${f2(cpuPerReq(lease1, 'pg'))} and ${f2(cpuPerReq(lease3, 'pg'))} CPU-s per 1000 requests on 1 and 3 nodes (${f2(pgMs)} and ${f2(cpuPerReq(pg3, 'pg'))} without). ${cpuPerReq(lease3, 'pg') > cpuPerReq(pg3, 'pg') ? "They do not pay here: a leased charge writes the lease's row as well as the usage row, and the key row's lock it avoids costs nothing when PostgreSQL is a process on the same machine and a batch holds the lock only while its call runs. Leases stay off by default (docs/DEPLOYMENT.md says where they may pay, and what they bound)." : 'They cost PostgreSQL less per request here.'}`,
+- **Every connection on one key** (${rps(oneKey).toFixed(0)} req/s against ${rps(pg3).toFixed(0)} with a key per connection; p99 ${oneKey?.run.stats.p99} ms against ${pg3?.run.stats.p99} ms): a batch holds a key's row lock only while its call runs, and one call carries many of that key's charges (before 2026-11-26 each charge held it across four round trips, and one key ran at 53 % of the rate with a key per connection, p99 206 ms). ${rps(oneKey) < 0.8 * rps(pg3) ? `It cost ${Math.round((1 - rps(oneKey) / rps(pg3)) * 100)}% of the throughput here: that row, not the nodes, bounds a single hot key.` : `On these ${cores} full cores the queue costs ${Math.round((1 - rps(oneKey) / rps(pg3)) * 100)}% of the throughput and shows mostly in the tail; with more CPU it is the row, not the nodes, that bounds a single hot key (one charge per lock hold, no network inside it).`}
+- **Credit leases** (\`STOREMAP_CREDIT_LEASE=${LEASE}\`: a node takes ${LEASE} credits off a key's row at a time and charges against them, locking only the lease's row): 1 node ${rps(lease1).toFixed(0)} req/s (${rps(pg1).toFixed(0)} without), 3 nodes ${rps(lease3).toFixed(0)} (${rps(pg3).toFixed(0)}), one key on 3 nodes ${rps(leaseKey).toFixed(0)} (${rps(oneKey).toFixed(0)}); PostgreSQL ${f2(cpuPerReq(lease1, 'pg'))} and ${f2(cpuPerReq(lease3, 'pg'))} CPU-s per 1000 requests on 1 and 3 nodes (${f2(pgMs)} and ${f2(cpuPerReq(pg3, 'pg'))} without). ${cpuPerReq(lease3, 'pg') > cpuPerReq(pg3, 'pg') ? "They do not pay here: a leased charge writes the lease's row as well as the usage row, and the key row's lock it avoids costs nothing when PostgreSQL is a process on the same machine and a batch holds the lock only while its call runs. Leases stay off by default (docs/DEPLOYMENT.md says where they may pay, and what they bound)." : 'They cost PostgreSQL less per request here.'}
+- **Lingering** (\`STOREMAP_LEDGER_LINGER_MS=${LINGER}\`): at ${steadyRate} req/s offered, three nodes sent ${perXact(linger3)} charged requests per writing transaction (${perXact(pg3)} without; one node ${perXact(pg1)}), and per 1000 requests the nodes spent ${f2(cpuPerReq(linger3, 'node', 'steady'))} CPU-s (${f2(cpuPerReq(pg3, 'node', 'steady'))} without) and PostgreSQL ${f2(cpuPerReq(linger3, 'pg', 'steady'))} (${f2(cpuPerReq(pg3, 'pg', 'steady'))}). The price is latency: p50 ${linger3?.steady.stats.p50} ms and p99 ${linger3?.steady.stats.p99} ms at that rate, against ${pg3?.steady.stats.p50} and ${pg3?.steady.stats.p99} ms without. At the maximum rate, where the CPU saved is throughput, three lingering nodes answered ${rps(linger3).toFixed(0)} req/s (${rps(pg3).toFixed(0)} without; one node ${rps(linger1).toFixed(0)} lingering, ${rps(pg1).toFixed(0)} not), p50 ${linger3?.run.stats.p50} ms (${pg3?.run.stats.p50}). Both lingering, three nodes cost ${f2(steadyRatio('node', linger3, linger1))}× one node's CPU per request in the nodes and ${f2(steadyRatio('pg', linger3, linger1))}× in PostgreSQL${steadyRatio('node', linger3, linger1) > 1.2 ? `: what is left is the nodes' own, three processes sharing ${cores} cores with PostgreSQL's backends and the load generator` : ''}.`,
 );
 process.exit(0);
