@@ -4,6 +4,7 @@
 // in one call is read from PostgreSQL itself: the usage rows one call wrote share the xmin of
 // its transaction. Every linger in these tests that must not run out is a minute long, so a
 // loaded machine cannot make one run out early; the one that must is checked from below only.
+// The quiet spell is read on the ledger's clock, frozen here unless a test moves it.
 import test from 'ava';
 import type pg from 'pg';
 import type { ChargeRequest, ChargeResult } from '../ts/db/ledger.ts';
@@ -64,9 +65,29 @@ test('after a quiet spell a charge goes at once; the next ones wait until eight 
   t.like(await within(node.charge(one(record.id, 100)), 10_000), { ok: true, remaining: 90 });
 });
 
+test('charges left over from a full batch go as soon as it is back, without lingering again', async (t) => {
+  const clock = 1_800_000_000_000;
+  const { reader, node } = await setUp(t, { lingerMs: MINUTE, now: () => clock });
+  t.teardown(() => node.close());
+  const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 1_000 });
+  t.like(await node.charge(one(record.id, 0)), { ok: true });
+  // More than one call carries (MAX_CHARGE_BATCH, 128): the first 128 go at once, being more
+  // than eight; the last two have waited for that call, and follow it.
+  const many = Array.from({ length: 130 }, (_, i) => node.charge(one(record.id, 1 + i)));
+  const all = Promise.all(many);
+  const out = await within(all, 10_000);
+  t.not(out, 'waiting', 'the two left over did not wait out a minute');
+  t.is((await all).filter((r) => r.ok).length, 130);
+  const txs = new Set((await writtenBy(reader, record.id)).slice(1).map((r) => r.tx));
+  t.is(txs.size, 2, 'two calls: 128, then 2');
+});
+
 test('a charge held alone goes when its linger runs out', async (t) => {
   const linger = 300;
-  const { reader, node } = await setUp(t, { lingerMs: linger });
+  // A frozen clock: however long the first call takes, the second charge does not find a quiet
+  // spell (which would send it at once). The wait itself is a timer.
+  const clock = 1_800_000_000_000;
+  const { reader, node } = await setUp(t, { lingerMs: linger, now: () => clock });
   t.teardown(() => node.close());
   const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 10 });
   t.like(await node.charge(one(record.id, 0)), { ok: true, remaining: 9 });

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../ts/config.ts';
+import { pgLedgerOptions } from '../ts/db/pg-ledger.ts';
 import { openDatabase } from '../ts/db/database.ts';
 import { query } from '../ts/native.ts';
 import { createServer, listen } from '../ts/server.ts';
@@ -81,6 +82,10 @@ test('loadConfig: STOREMAP_LEDGER_LINGER_MS is off by default, taken up to a sec
   t.is(loadConfig({ ...env, STOREMAP_LEDGER_LINGER_MS: '15' }).ledgerLingerMs, 15);
   t.is(loadConfig({ ...env, STOREMAP_LEDGER_LINGER_MS: '1000' }).ledgerLingerMs, 1000);
   for (const bad of ['1001', '-1', '2.5', 'soon']) t.regex(t.throws(() => loadConfig({ ...env, STOREMAP_LEDGER_LINGER_MS: bad }))?.message ?? '', /STOREMAP_LEDGER_LINGER_MS/, bad);
+  // Not as long as a request may run: its held charge would be dropped at the deadline.
+  t.regex(t.throws(() => loadConfig({ ...env, STOREMAP_LEDGER_LINGER_MS: '500', STOREMAP_REQUEST_TIMEOUT_MS: '500' }))?.message ?? '', /STOREMAP_LEDGER_LINGER_MS.*STOREMAP_REQUEST_TIMEOUT_MS/);
+  // What a node's PostgreSQL ledger is given (storemap serve and the test servers build it so).
+  t.is(pgLedgerOptions(loadConfig({ ...env, STOREMAP_LEDGER_LINGER_MS: '15' })).lingerMs, 15);
 });
 
 test('loadConfig rejects STOREMAP_DISABLED_SOURCES=foo, naming the variable', (t) => {

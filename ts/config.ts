@@ -124,7 +124,12 @@ const EnvSchema = z.object({
 });
 
 /** The environment, validated, as the names the service reads. */
-export const ConfigSchema = EnvSchema.transform((c) => {
+export const ConfigSchema = EnvSchema.superRefine((c, ctx) => {
+  // A charge held for company past its request's deadline would be dropped, its request 503.
+  if (c.STOREMAP_LEDGER_LINGER_MS >= c.STOREMAP_REQUEST_TIMEOUT_MS) {
+    ctx.addIssue({ code: 'custom', path: ['STOREMAP_LEDGER_LINGER_MS'], message: `must be below STOREMAP_REQUEST_TIMEOUT_MS (${c.STOREMAP_REQUEST_TIMEOUT_MS})` });
+  }
+}).transform((c) => {
   const dataDir = path.resolve(c.STOREMAP_DATA_DIR);
   return {
     host: c.HOST,

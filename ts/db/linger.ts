@@ -1,14 +1,16 @@
 // Holding a batch of ledger writes back a moment so that it goes out fuller: group commit across
 // time, as Kafka's `linger.ms` and PostgreSQL's own `commit_delay` do. A call to PostgreSQL costs
-// it about 100 µs of CPU whatever it carries, and a charge in it about 30 µs more
-// (bench/RESULTS.md, "Several nodes on one PostgreSQL ledger"). One node batches what arrives
-// while its last call is out; three nodes sharing the same traffic each see a third of it in
-// that time, so they make three times the calls. Lingering gives each node's batch time to
-// fill, which costs every charge that waits up to the linger in latency: off by default
-// (STOREMAP_LEDGER_LINGER_MS), and docs/DEPLOYMENT.md says when it pays.
+// it about 100 µs of CPU whatever it carries, and each charge in it about 30 µs more (one client
+// calling charge_many in a loop, the backend's CPU per call: 108-154 µs with one charge, 754-788
+// with twenty; 2026-11-27). A node batches what arrives while its last call is out, which under
+// traffic spread evenly at a moderate rate is nearly nothing (1.0-1.2 charges a call at 1,500
+// requests a second, bench/RESULTS.md), so PostgreSQL pays the fixed part for nearly every
+// request, and more nodes sharing the traffic make it rarer still. Lingering gives each node's
+// batch time to fill, which costs every charge that waits up to the linger in latency: off by
+// default (STOREMAP_LEDGER_LINGER_MS), and docs/DEPLOYMENT.md says when it pays.
 
-/** Charges a batch holds when it stops waiting: where one node's batches stood at 1,500
- * requests a second (8.4 a call), and where a call's fixed cost is under a third of it. */
+/** Charges a batch holds when it stops waiting: with eight, a call's fixed cost is under a third
+ * of what the call costs PostgreSQL. */
 export const LINGER_FILL = 8;
 
 export class Linger {
@@ -20,8 +22,8 @@ export class Linger {
   #ms: number;
 
   /**
-   * @param ms longest a charge waits for others to join it (0: never)
-   * @param now the ledger's clock
+   * @param ms longest a batch waits for more charges, from when it could first have gone (0: never)
+   * @param now the ledger's clock, for the quiet spell (the wait itself is a timer)
    * @param send asked to send when the linger runs out
    */
   constructor(
@@ -32,26 +34,26 @@ export class Linger {
     this.#ms = ms;
   }
 
-  /** Whether a batch of `waiting` charges waits for more. It does not when lingering is off,
-   * when it is full, when its linger ran out, or after a quiet spell: a charge that finds no
-   * batch sent within the last linger goes at once, so a node with little traffic answers as
-   * fast as without lingering. The first charge held arms the timer that ends the wait. */
-  holds(waiting: number): boolean {
-    if (this.#ms === 0 || this.#due || waiting >= LINGER_FILL || this.now() - this.#lastSent > this.#ms) return false;
+  /** Whether a batch of `waiting` charges, free to go, goes now; if it does, the next batch
+   * waits afresh. It goes when lingering is off, when it is full, when its linger ran out, when
+   * the caller says it must (`now`: charges that already waited once), or after a quiet spell:
+   * a charge that finds no batch sent within the last linger goes at once, so a node with
+   * little traffic answers as fast as without lingering. A batch held arms the timer that ends
+   * its wait. */
+  go(waiting: number, now = false): boolean {
+    if (now || this.#ms === 0 || this.#due || waiting >= LINGER_FILL || this.now() - this.#lastSent > this.#ms) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#due = false;
+      this.#lastSent = this.now();
+      return true;
+    }
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
       this.#due = true;
       this.send();
     }, this.#ms);
-    return true;
-  }
-
-  /** A batch went: the next one waits afresh. */
-  sent(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#due = false;
-    this.#lastSent = this.now();
+    return false;
   }
 
   /** No more waiting (the ledger is closing): a batch held now goes at once. */

@@ -45,10 +45,11 @@ export interface PgLedgerOptions {
   /** How long a key's balance, as this node's last charge or read left it, answers `balance`
    * without a round trip (0 or absent: every call reads it). */
   balanceTtlMs?: number;
-  /** Longest a charge waits for others to join its batch (0 or absent: it goes as soon as no
-   * batch is out). See linger.ts. */
+  /** Longest a batch waits for more charges once it could go (0 or absent: it goes as soon as
+   * no batch is out). See linger.ts. */
   lingerMs?: number;
-  /** The clock leases, balances and lingering are timed on (the node's, as the charges' `at`). */
+  /** The clock leases, balances and lingering's quiet spells are timed on (the node's, as the
+   * charges' `at`). */
   now?: () => number;
 }
 
@@ -103,8 +104,9 @@ export class PgLedger implements LedgerOps {
     this.leaseTtlMs = opts.leaseTtlMs ?? 10_000;
     this.balanceTtlMs = opts.balanceTtlMs ?? 0;
     this.now = opts.now ?? Date.now;
-    this.linger = new Linger(opts.lingerMs ?? 0, this.now, () => this.sendBatch());
-    this.leasedLinger = new Linger(opts.lingerMs ?? 0, this.now, () => this.sendLeased());
+    this.lingerMs = opts.lingerMs ?? 0;
+    this.linger = new Linger(this.lingerMs, this.now, () => this.sendBatch());
+    this.leasedLinger = new Linger(this.lingerMs, this.now, () => this.sendLeased());
     // A lease no request used for a while goes back, so other nodes can spend its credits.
     if (this.leaseCredits > 0) this.leaseSweep = setInterval(() => this.returnIdleLeases(), Math.max(10, this.idleMs() / 2)).unref();
     this.rateBuckets = {
@@ -232,13 +234,15 @@ export class PgLedger implements LedgerOps {
 
   /** How long before its expiry a lease stops being spent here: a spend on its way when the
    * lease expires is refused by the database and goes to the key's row, so this only saves
-   * that detour. */
+   * that detour. A spend may linger before it goes, so the linger is added (up to half the
+   * lease's life). */
   private leaseMargin(): number {
-    return Math.min(500, this.leaseTtlMs / 4);
+    return Math.min(this.leaseTtlMs / 2, Math.min(500, this.leaseTtlMs / 4) + this.lingerMs);
   }
 
   private readonly waiting: WaitingCharge[] = [];
   private inFlight = 0;
+  private readonly lingerMs: number;
   /** Holds the key rows' next batch back for more charges, and the leases' (when on). */
   private readonly linger: Linger;
   private readonly leasedLinger: Linger;
@@ -300,12 +304,14 @@ export class PgLedger implements LedgerOps {
   /** The charges spent from leases, as one call of charge_leased, one call out at a time: a
    * charge the database refuses (the lease expired, was given back, or its key revoked) goes to
    * the key's row as any other, and the lease is dropped. */
-  private sendLeased(): void {
-    if (this.leasedOut || this.leasedWaiting.length === 0 || this.leasedLinger.holds(this.leasedWaiting.length)) return;
-    this.leasedLinger.sent();
+  private sendLeased(now = false): void {
+    if (this.leasedOut || this.leasedWaiting.length === 0 || !this.leasedLinger.go(this.leasedWaiting.length, now)) return;
     this.leasedOut = true;
     let batch: LeasedCharge[] = [];
+    // Charges left over from a full batch have waited for this one: they do not linger again.
+    let leftOver = false;
     const take = () => {
+      leftOver = this.leasedWaiting.length > MAX_CHARGE_BATCH;
       for (const w of this.leasedWaiting.splice(0, MAX_CHARGE_BATCH)) {
         if (w.cancelled()) {
           w.lease.left += w.req.cost;
@@ -328,6 +334,7 @@ export class PgLedger implements LedgerOps {
         const values = [col((w) => w.lease.id), col((w) => w.req.cost), col((w) => w.req.at), sentAt, this.leaseTtlMs, col((w) => w.req.entry.endpoint), col((w) => w.req.entry.status), col((w) => w.req.entry.format)];
         const r = await client.query<{ o_i: number; o_ok: boolean; o_balance: string | null }>({ name: 'storemap_charge_leased', text: CHARGE_LEASED, values });
         const done = new Map(r.rows.map((row) => [row.o_i - 1, row]));
+        let refused = false;
         batch.forEach((w, i) => {
           const row = done.get(i);
           if (row?.o_ok) {
@@ -338,10 +345,12 @@ export class PgLedger implements LedgerOps {
             // Refused: this lease is done here, and the charge goes to the key's row.
             w.lease.left = 0;
             this.waiting.push(w);
+            refused = true;
           }
           this.settle(w.lease);
         });
-        this.sendBatch();
+        // A refused spend has waited once already: it goes to the key's row without lingering.
+        this.sendBatch(refused);
       },
       take,
     )
@@ -357,19 +366,22 @@ export class PgLedger implements LedgerOps {
       .finally(() => {
         batch = [];
         this.leasedOut = false;
-        this.sendLeased();
+        this.sendLeased(leftOver);
       });
   }
 
 
-  private sendBatch(): void {
-    if (this.inFlight >= BATCHES_IN_FLIGHT || this.waiting.length === 0 || this.linger.holds(this.waiting.length)) return;
-    this.linger.sent();
+  /** The waiting charges on the key rows, as one call of charge_many; `now`: without
+   * lingering (charges that already waited once). */
+  private sendBatch(now = false): void {
+    if (this.inFlight >= BATCHES_IN_FLIGHT || this.waiting.length === 0 || !this.linger.go(this.waiting.length, now)) return;
     this.inFlight++;
     let batch: WaitingCharge[] = [];
+    let leftOver = false;
     // Taken once a connection is had (waiting for one is where a request can run out of
     // time): a charge whose request was answered meanwhile is dropped, and writes nothing.
     const take = () => {
+      leftOver = this.waiting.length > MAX_CHARGE_BATCH;
       for (const w of this.waiting.splice(0, MAX_CHARGE_BATCH)) {
         if (w.cancelled()) w.reject(new WriteCancelled('the request was answered while it waited for the ledger'));
         else batch.push(w);
@@ -412,7 +424,7 @@ export class PgLedger implements LedgerOps {
       .finally(() => {
         batch = [];
         this.inFlight--;
-        this.sendBatch();
+        this.sendBatch(leftOver);
       });
   }
 
