@@ -32,7 +32,8 @@ async function writtenBy(pool: pg.Pool, keyId: string): Promise<{ at: number; tx
 
 async function setUp(t: import('ava').ExecutionContext, opts: ConstructorParameters<typeof PgLedger>[1]) {
   const db = await startPostgres(t);
-  const reader = await openPostgres(db.url, { poolSize: 2 });
+  // Four: a test may hold two in transactions of its own and still read.
+  const reader = await openPostgres(db.url, { poolSize: 4 });
   t.teardown(() => reader.end());
   const node = new PgLedger(await openPostgres(db.url, { poolSize: 4 }), opts);
   return { reader, node };
@@ -65,21 +66,84 @@ test('after a quiet spell a charge goes at once; the next ones wait until eight 
   t.like(await within(node.charge(one(record.id, 100)), 10_000), { ok: true, remaining: 90 });
 });
 
-test('charges left over from a full batch go as soon as it is back, without lingering again', async (t) => {
-  const clock = 1_800_000_000_000;
+test('charges left over from a full batch wait out their linger from when they came, not afresh', async (t) => {
+  let clock = 1_800_000_000_000;
   const { reader, node } = await setUp(t, { lingerMs: MINUTE, now: () => clock });
   t.teardown(() => node.close());
   const { record } = await new KeyStore(node).create({ plan: 'enterprise', credits: 1_000 });
   t.like(await node.charge(one(record.id, 0)), { ok: true });
   // More than one call carries (MAX_CHARGE_BATCH, 128): the first 128 go at once, being more
-  // than eight; the last two have waited for that call, and follow it.
+  // than eight; the last two came with them, and wait for company until their linger is out.
   const many = Array.from({ length: 130 }, (_, i) => node.charge(one(record.id, 1 + i)));
-  const all = Promise.all(many);
-  const out = await within(all, 10_000);
-  t.not(out, 'waiting', 'the two left over did not wait out a minute');
-  t.is((await all).filter((r) => r.ok).length, 130);
-  const txs = new Set((await writtenBy(reader, record.id)).slice(1).map((r) => r.tx));
-  t.is(txs.size, 2, 'two calls: 128, then 2');
+  t.is((await Promise.all(many.slice(0, 128))).filter((r) => r.ok).length, 128);
+  t.is(await within(Promise.race(many.slice(128)), 300), 'waiting', 'two are fewer than eight, and came a moment ago');
+  // A minute later on the clock, a charge finds the two have waited their linger: all three go.
+  clock += MINUTE;
+  const last = node.charge(one(record.id, 200));
+  t.not(await within(Promise.all([...many.slice(128), last]), 10_000), 'waiting');
+  const rows = await writtenBy(reader, record.id);
+  t.is(rows.length, 132);
+  t.is(new Set(rows.slice(1, 129).map((r) => r.tx)).size, 1, 'the 128 in one call');
+  t.is(new Set(rows.slice(129).map((r) => r.tx)).size, 1, 'the two left over with the last, in one call');
+});
+
+test("a lease's refused spends keep the time they came: they do not linger afresh on the key's row", async (t) => {
+  let clock = 1_800_000_000_000;
+  const { reader, node } = await setUp(t, { lingerMs: MINUTE, leaseCredits: 100, leaseTtlMs: 10 * MINUTE, now: () => clock });
+  t.teardown(() => node.close());
+  const keys = new KeyStore(node);
+  const a = (await keys.create({ plan: 'enterprise', credits: 1_000 })).record;
+  const b = (await keys.create({ plan: 'enterprise', credits: 10 })).record;
+  t.like(await node.charge(one(a.id, 0)), { ok: true });
+  for (let i = 0; i < 1_000 && node.leasesHeld() === 0; i++) await sleep(10);
+  t.is(node.leasesHeld(), 1, 'the node took a lease on a');
+  t.like(await within(node.charge(one(a.id, 1)), 10_000), { ok: true }, 'the first spend from the lease goes at once');
+
+  // Each call is held on a row lock of the test's own, so that the order is the test's: first
+  // the lease's row, where the spends will find their lease expired.
+  const blocked = async (n: number) => {
+    for (let i = 0; i < 1_000; i++) {
+      const r = await reader.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+      if (Number(r.rows[0].n) >= n) return;
+      await sleep(10);
+    }
+    throw new Error(`${n} calls never waited on a lock`);
+  };
+  const leaseLock = await reader.connect();
+  const rowLock = await reader.connect();
+  t.teardown(() => {
+    leaseLock.release();
+    rowLock.release();
+  });
+  await leaseLock.query('BEGIN');
+  await leaseLock.query('UPDATE credit_leases SET expires_ms = 0 WHERE key_id = $1', [a.id]);
+  const spends = [2, 3, 4].map((at) => node.charge(one(a.id, at)));
+  t.is(await within(Promise.race(spends), 300), 'waiting', 'three spends wait for company');
+  // A minute on: a fourth spend finds them waited out, and the four go, to wait on the lease.
+  clock += MINUTE + 1;
+  spends.push(node.charge(one(a.id, 5)));
+  await blocked(1);
+  // Then a charge on b's row, the first in a minute: it goes at once, and waits on b's row.
+  await rowLock.query('BEGIN');
+  await rowLock.query('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [b.id]);
+  const onB = node.charge(one(b.id, 6));
+  await blocked(2);
+  // The lease's call comes back refused while b's call is out: the four are a's row's now.
+  await leaseLock.query('COMMIT');
+  for (let i = 0; i < 1_000 && node.leasesHeld() > 0; i++) await sleep(10);
+  t.is(node.leasesHeld(), 0, 'the refusal dropped the lease');
+  // b's call comes back; a batch went just now, but the four came a minute ago: they go.
+  await rowLock.query('COMMIT');
+  t.like(await onB, { ok: true });
+  const out = await within(Promise.all(spends), 10_000);
+  t.not(out, 'waiting', 'the refused spends did not wait out another minute');
+  t.true((await Promise.all(spends)).every((r) => r.ok), "charged on a's row");
+  const rows = (await writtenBy(reader, a.id)).filter((r) => r.at >= 2);
+  t.deepEqual(
+    rows.map((r) => r.at),
+    [2, 3, 4, 5],
+  );
+  t.is(new Set(rows.map((r) => r.tx)).size, 1, 'in one call');
 });
 
 test('a charge held alone goes when its linger runs out', async (t) => {

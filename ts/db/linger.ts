@@ -13,6 +13,11 @@
  * of what the call costs PostgreSQL. */
 export const LINGER_FILL = 8;
 
+/** A charge waiting in a batch: when it came, on the ledger's clock. */
+export interface Lingering {
+  since: number;
+}
+
 export class Linger {
   #timer: NodeJS.Timeout | undefined;
   /** The linger ran out: the waiting batch goes at the next chance, full or not. */
@@ -22,8 +27,9 @@ export class Linger {
   #ms: number;
 
   /**
-   * @param ms longest a batch waits for more charges, from when it could first have gone (0: never)
-   * @param now the ledger's clock, for the quiet spell (the wait itself is a timer)
+   * @param ms longest a charge waits for company, from when it came (0: never)
+   * @param now the ledger's clock, for the charges' waits and the quiet spell (a held batch's
+   *   wait ends on a timer)
    * @param send asked to send when the linger runs out
    */
   constructor(
@@ -34,25 +40,33 @@ export class Linger {
     this.#ms = ms;
   }
 
-  /** Whether a batch of `waiting` charges, free to go, goes now; if it does, the next batch
-   * waits afresh. It goes when lingering is off, when it is full, when its linger ran out, when
-   * the caller says it must (`now`: charges that already waited once), or after a quiet spell:
-   * a charge that finds no batch sent within the last linger goes at once, so a node with
-   * little traffic answers as fast as without lingering. A batch held arms the timer that ends
-   * its wait. */
-  go(waiting: number, now = false): boolean {
-    if (now || this.#ms === 0 || this.#due || waiting >= LINGER_FILL || this.now() - this.#lastSent > this.#ms) {
+  /** Whether the `waiting` batch, free to go, goes now; if it does, the next batch waits afresh.
+   * It goes when lingering is off, when it is full, when its oldest charge has waited the
+   * linger (a charge that waited for a call out, or was left over from a full batch, or was
+   * refused by its lease, has been waiting since it came), when its timer ran out, or after a
+   * quiet spell: a charge that finds no batch sent within the last linger goes at once, so a
+   * node with little traffic answers as fast as without lingering. A batch held arms the timer
+   * that ends its oldest charge's wait. */
+  go(waiting: readonly Lingering[]): boolean {
+    const now = this.now();
+    // Under LINGER_FILL charges, so finding the oldest is a few steps (charges are queued
+    // nearly, not exactly, in order: a refused or deferred one joins late).
+    const oldest = () => waiting.reduce((m, w) => Math.min(m, w.since), Infinity);
+    if (this.#ms === 0 || this.#due || waiting.length >= LINGER_FILL || now - this.#lastSent > this.#ms || now - oldest() >= this.#ms) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
       this.#due = false;
-      this.#lastSent = this.now();
+      this.#lastSent = now;
       return true;
     }
-    this.#timer ??= setTimeout(() => {
-      this.#timer = undefined;
-      this.#due = true;
-      this.send();
-    }, this.#ms);
+    this.#timer ??= setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#due = true;
+        this.send();
+      },
+      oldest() + this.#ms - now,
+    );
     return false;
   }
 

@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
-import { Linger } from './linger.ts';
+import { Linger, type Lingering } from './linger.ts';
 import { inTransaction, pingPostgres, withClient } from './postgres.ts';
 
 const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES ($1, $2, $3, $4, $5, $6, $7)';
@@ -45,8 +45,8 @@ export interface PgLedgerOptions {
   /** How long a key's balance, as this node's last charge or read left it, answers `balance`
    * without a round trip (0 or absent: every call reads it). */
   balanceTtlMs?: number;
-  /** Longest a batch waits for more charges once it could go (0 or absent: it goes as soon as
-   * no batch is out). See linger.ts. */
+  /** Longest a charge waits for company, from when it came (0 or absent: a batch goes as soon
+   * as no batch is out). See linger.ts. */
   lingerMs?: number;
   /** The clock leases, balances and lingering's quiet spells are timed on (the node's, as the
    * charges' `at`). */
@@ -70,7 +70,10 @@ interface HeldLease {
   onReturned?: () => void;
 }
 
-interface LeasedCharge extends WaitingCharge {
+/** A charge waiting for a call, since when (lingering counts from then). */
+interface PgWaiting extends WaitingCharge, Lingering {}
+
+interface LeasedCharge extends PgWaiting {
   lease: HeldLease;
 }
 
@@ -240,7 +243,7 @@ export class PgLedger implements LedgerOps {
     return Math.min(this.leaseTtlMs / 2, Math.min(500, this.leaseTtlMs / 4) + this.lingerMs);
   }
 
-  private readonly waiting: WaitingCharge[] = [];
+  private readonly waiting: PgWaiting[] = [];
   private inFlight = 0;
   private readonly lingerMs: number;
   /** Holds the key rows' next batch back for more charges, and the leases' (when on). */
@@ -255,15 +258,16 @@ export class PgLedger implements LedgerOps {
    * key's charges behind the network). */
   charge(req: ChargeRequest, cancelled: () => boolean = () => false): Promise<ChargeResult> {
     return new Promise((resolve, reject) => {
+      const since = this.now();
       const lease = this.leaseFor(req);
       if (lease) {
         lease.left -= req.cost;
         lease.out++;
-        this.leasedWaiting.push({ req, cancelled, resolve, reject, lease });
+        this.leasedWaiting.push({ req, cancelled, resolve, reject, since, lease });
         this.sendLeased();
         return;
       }
-      const charge = { req, cancelled, resolve, reject };
+      const charge = { req, cancelled, resolve, reject, since };
       // A lease too small for this charge was just retired (or one still goes back): its
       // unspent credits are the key's, so the row is charged once they are on it. Charged at
       // once, a key whose row and lease together can pay would be refused.
@@ -304,14 +308,11 @@ export class PgLedger implements LedgerOps {
   /** The charges spent from leases, as one call of charge_leased, one call out at a time: a
    * charge the database refuses (the lease expired, was given back, or its key revoked) goes to
    * the key's row as any other, and the lease is dropped. */
-  private sendLeased(now = false): void {
-    if (this.leasedOut || this.leasedWaiting.length === 0 || !this.leasedLinger.go(this.leasedWaiting.length, now)) return;
+  private sendLeased(): void {
+    if (this.leasedOut || this.leasedWaiting.length === 0 || !this.leasedLinger.go(this.leasedWaiting)) return;
     this.leasedOut = true;
     let batch: LeasedCharge[] = [];
-    // Charges left over from a full batch have waited for this one: they do not linger again.
-    let leftOver = false;
     const take = () => {
-      leftOver = this.leasedWaiting.length > MAX_CHARGE_BATCH;
       for (const w of this.leasedWaiting.splice(0, MAX_CHARGE_BATCH)) {
         if (w.cancelled()) {
           w.lease.left += w.req.cost;
@@ -334,7 +335,6 @@ export class PgLedger implements LedgerOps {
         const values = [col((w) => w.lease.id), col((w) => w.req.cost), col((w) => w.req.at), sentAt, this.leaseTtlMs, col((w) => w.req.entry.endpoint), col((w) => w.req.entry.status), col((w) => w.req.entry.format)];
         const r = await client.query<{ o_i: number; o_ok: boolean; o_balance: string | null }>({ name: 'storemap_charge_leased', text: CHARGE_LEASED, values });
         const done = new Map(r.rows.map((row) => [row.o_i - 1, row]));
-        let refused = false;
         batch.forEach((w, i) => {
           const row = done.get(i);
           if (row?.o_ok) {
@@ -345,12 +345,11 @@ export class PgLedger implements LedgerOps {
             // Refused: this lease is done here, and the charge goes to the key's row.
             w.lease.left = 0;
             this.waiting.push(w);
-            refused = true;
           }
           this.settle(w.lease);
         });
-        // A refused spend has waited once already: it goes to the key's row without lingering.
-        this.sendBatch(refused);
+        // A refused spend keeps the time it came: its linger counts from then, not afresh.
+        this.sendBatch();
       },
       take,
     )
@@ -366,22 +365,19 @@ export class PgLedger implements LedgerOps {
       .finally(() => {
         batch = [];
         this.leasedOut = false;
-        this.sendLeased(leftOver);
+        this.sendLeased();
       });
   }
 
 
-  /** The waiting charges on the key rows, as one call of charge_many; `now`: without
-   * lingering (charges that already waited once). */
-  private sendBatch(now = false): void {
-    if (this.inFlight >= BATCHES_IN_FLIGHT || this.waiting.length === 0 || !this.linger.go(this.waiting.length, now)) return;
+  /** The waiting charges on the key rows, as one call of charge_many. */
+  private sendBatch(): void {
+    if (this.inFlight >= BATCHES_IN_FLIGHT || this.waiting.length === 0 || !this.linger.go(this.waiting)) return;
     this.inFlight++;
-    let batch: WaitingCharge[] = [];
-    let leftOver = false;
+    let batch: PgWaiting[] = [];
     // Taken once a connection is had (waiting for one is where a request can run out of
     // time): a charge whose request was answered meanwhile is dropped, and writes nothing.
     const take = () => {
-      leftOver = this.waiting.length > MAX_CHARGE_BATCH;
       for (const w of this.waiting.splice(0, MAX_CHARGE_BATCH)) {
         if (w.cancelled()) w.reject(new WriteCancelled('the request was answered while it waited for the ledger'));
         else batch.push(w);
@@ -424,7 +420,7 @@ export class PgLedger implements LedgerOps {
       .finally(() => {
         batch = [];
         this.inFlight--;
-        this.sendBatch(leftOver);
+        this.sendBatch();
       });
   }
 
