@@ -154,17 +154,6 @@ fn trim_record(line: &[u8]) -> &[u8] {
     &line[start..end.max(start)]
 }
 
-/// A parsed feature's row, unless its object came before (a duplicate, whatever else it holds).
-#[cfg(test)]
-fn keep(p: Parsed, seen: &mut Seen) -> std::result::Result<SourceRow, Skipped> {
-    let (letter, id, row) = p?;
-    if seen.first(letter, id) {
-        row
-    } else {
-        Err(duplicate())
-    }
-}
-
 /// A feature's object (type letter and id) and its row, or why it is skipped before the
 /// duplicate check (the check runs in file order, after this).
 type Parsed = std::result::Result<(char, i64, std::result::Result<SourceRow, Skipped>), Skipped>;
@@ -190,8 +179,23 @@ fn parse_feature(text: &[u8]) -> Parsed {
 mod tests {
     use super::*;
 
+    /// A line's row, or why it is skipped before the duplicate check.
     fn parse(line: &str) -> std::result::Result<SourceRow, Skipped> {
-        keep(parse_feature(trim_record(line.as_bytes())), &mut Seen::default())
+        parse_feature(trim_record(line.as_bytes())).and_then(|(_, _, row)| row)
+    }
+
+    /// The rows kept, and the report, when `lines` are one chunk of a file taken as the import
+    /// takes it (`take_chunk`), with the objects seen in chunks before.
+    fn take(lines: &[&str], seen: &mut Seen) -> (Vec<SourceRow>, ImportReport) {
+        let parsed = lines.iter().enumerate().map(|(i, l)| (i as u32, parse_feature(trim_record(l.as_bytes())))).collect();
+        let (mut report, mut rows) = (ImportReport::new(storemap_core::SourceType::Osm), Vec::new());
+        {
+            let mut sink = |batch: Vec<SourceRow>| rows.extend(batch);
+            let mut out = Batcher::new(&mut sink);
+            take_chunk(parsed, 1, "f", &mut report, seen, &mut out);
+            out.flush();
+        }
+        (rows, report)
     }
 
     #[test]
@@ -281,14 +285,23 @@ mod tests {
         let as_area = format!(
             r#"{{"type":"Feature","geometry":{{"type":"MultiPolygon","coordinates":[[{ring}]]}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner"}}}}"#
         );
-        let mut seen = Seen::default();
-        let row = keep(parse_feature(as_line.as_bytes()), &mut seen).unwrap();
-        assert_eq!(row.source_id, "w7");
-        assert!(row.lng > 8.0 && row.lng < 8.001 && row.lat > 47.0 && row.lat < 47.001);
-        assert_eq!(keep(parse_feature(as_area.as_bytes()), &mut seen).unwrap_err().reason, Skip::DuplicateId);
         // A node with the same number is another object.
         let node =
             r#"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.0,47.0]},"properties":{"@type":"node","@id":7,"shop":"bakery","name":"B"}}"#;
-        assert_eq!(keep(parse_feature(node.as_bytes()), &mut seen).unwrap().source_id, "n7");
+        let ids = |rows: &[SourceRow]| rows.iter().map(|r| r.source_id.clone()).collect::<Vec<_>>();
+        let duplicates = |report: &ImportReport| report.skipped.get(Skip::DuplicateId.as_str()).copied().unwrap_or(0);
+
+        // In one chunk.
+        let (rows, report) = take(&[&as_line, &as_area, node], &mut Seen::default());
+        assert_eq!(ids(&rows), ["w7", "n7"]);
+        assert!(rows[0].lng > 8.0 && rows[0].lng < 8.001 && rows[0].lat > 47.0 && rows[0].lat < 47.001);
+        assert_eq!((report.rows_read, report.rows_kept, duplicates(&report)), (3, 2, 1));
+
+        // The two copies in two chunks: the first chunk's objects are remembered.
+        let mut seen = Seen::default();
+        assert_eq!(ids(&take(&[&as_line], &mut seen).0), ["w7"]);
+        let (rows, report) = take(&[&as_area, node], &mut seen);
+        assert_eq!(ids(&rows), ["n7"]);
+        assert_eq!(duplicates(&report), 1);
     }
 }
