@@ -87,7 +87,9 @@ test('charges left over from a full batch wait out their linger from when they c
   t.is(new Set(rows.slice(129).map((r) => r.tx)).size, 1, 'the two left over with the last, in one call');
 });
 
-test("a lease's refused spends keep the time they came: they do not linger afresh on the key's row", async (t) => {
+// Serial: its calls wait on the test's own row locks, under the functions' 5 s lock_timeout, so it
+// runs before the file's other tests start their clusters.
+test.serial("a lease's refused spends keep the time they came: they do not linger afresh on the key's row", async (t) => {
   let clock = 1_800_000_000_000;
   const { reader, node } = await setUp(t, { lingerMs: MINUTE, leaseCredits: 100, leaseTtlMs: 10 * MINUTE, now: () => clock });
   t.teardown(() => node.close());

@@ -7,6 +7,12 @@ import { Linger, LINGER_FILL } from '../../ts/db/linger.ts';
 const MINUTE = 60_000;
 const came = (...since: number[]) => since.map((s) => ({ since: s }));
 
+/** Waits until `done` holds, at most 10 s (a timer of a minute never gets there). */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+}
+
 function linger(ms: number, start = 1_000_000) {
   const s = { clock: start, sends: 0 };
   const l = new Linger(ms, () => s.clock, () => s.sends++);
@@ -46,12 +52,36 @@ test("a held batch's timer runs out when its oldest charge has waited the linger
   // out in 20 ms. Counted from now it would take a minute.
   t.false(l.go(came(s.clock - MINUTE + 20)));
   t.is(s.sends, 0, 'not before its time');
-  const deadline = Date.now() + 10_000;
-  while (s.sends === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await until(() => s.sends > 0);
   t.is(s.sends, 1, 'the timer asked for the batch to go');
   t.true(l.go(came(s.clock - MINUTE + 20)), 'and it goes, though no time passed on the clock');
   s.clock += 1;
   t.false(l.go(came(s.clock)), 'the next batch waits afresh');
+});
+
+test('an older charge joining a held batch brings its timer forward', async (t) => {
+  const { s, l } = linger(MINUTE);
+  t.teardown(() => l.stop());
+  t.true(l.go(came(s.clock)));
+  s.clock += 1;
+  t.false(l.go(came(s.clock)), 'held: its timer runs out in a minute');
+  // A charge that came 20 ms short of a minute ago joins (refused by its lease, or deferred).
+  t.false(l.go(came(s.clock, s.clock - MINUTE + 20)));
+  await until(() => s.sends > 0);
+  t.is(s.sends, 1, 'the timer ran out when the older charge had waited the linger');
+});
+
+test('a clock set back holds a batch no longer than the linger', async (t) => {
+  const { s, l } = linger(300);
+  t.teardown(() => l.stop());
+  t.true(l.go(came(s.clock)));
+  const came0 = s.clock;
+  // The clock steps an hour back (an NTP step): the charge seems to have come in the future.
+  s.clock -= 3_600_000;
+  t.false(l.go(came(came0)));
+  t.is(s.sends, 0);
+  await until(() => s.sends > 0);
+  t.is(s.sends, 1, 'sent within the linger, not an hour later');
 });
 
 test('stopping sends a held batch at once, and nothing waits afterwards', (t) => {

@@ -24,6 +24,8 @@ export class Linger {
   #due = false;
   /** When the last batch went, on the ledger's clock. */
   #lastSent = -Infinity;
+  /** When the armed timer runs out, on the timer's own clock (a test may freeze the ledger's). */
+  #deadline = Infinity;
   #ms: number;
 
   /**
@@ -46,36 +48,44 @@ export class Linger {
    * refused by its lease, has been waiting since it came), when its timer ran out, or after a
    * quiet spell: a charge that finds no batch sent within the last linger goes at once, so a
    * node with little traffic answers as fast as without lingering. A batch held arms the timer
-   * that ends its oldest charge's wait. */
+   * that ends its oldest charge's wait, earlier if an older charge joins it (one refused by its
+   * lease, or deferred), and never more than the linger ahead (a clock set back would otherwise
+   * hold it for as long as the clock went back). */
   go(waiting: readonly Lingering[]): boolean {
     const now = this.now();
     // Under LINGER_FILL charges, so finding the oldest is a few steps (charges are queued
     // nearly, not exactly, in order: a refused or deferred one joins late).
     const oldest = () => waiting.reduce((m, w) => Math.min(m, w.since), Infinity);
     if (this.#ms === 0 || this.#due || waiting.length >= LINGER_FILL || now - this.#lastSent > this.#ms || now - oldest() >= this.#ms) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
+      this.#disarm();
       this.#due = false;
       this.#lastSent = now;
       return true;
     }
-    this.#timer ??= setTimeout(
-      () => {
-        this.#timer = undefined;
-        this.#due = true;
-        this.send();
-      },
-      oldest() + this.#ms - now,
-    );
+    const delay = Math.min(this.#ms, oldest() + this.#ms - now);
+    if (this.#timer !== undefined && performance.now() + delay >= this.#deadline) return false;
+    this.#disarm();
+    this.#deadline = performance.now() + delay;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#deadline = Infinity;
+      this.#due = true;
+      this.send();
+    }, delay);
     return false;
+  }
+
+  #disarm(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#deadline = Infinity;
   }
 
   /** No more waiting (the ledger is closing): a batch held now goes at once. */
   stop(): void {
     this.#ms = 0;
     if (this.#timer === undefined) return;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#disarm();
     this.send();
   }
 }

@@ -48,8 +48,8 @@ export interface PgLedgerOptions {
   /** Longest a charge waits for company, from when it came (0 or absent: a batch goes as soon
    * as no batch is out). See linger.ts. */
   lingerMs?: number;
-  /** The clock leases, balances and lingering's quiet spells are timed on (the node's, as the
-   * charges' `at`). */
+  /** The clock leases, balances and lingering (each charge's wait, the quiet spells) are timed
+   * on (the node's, as the charges' `at`). */
   now?: () => number;
 }
 

@@ -283,7 +283,7 @@ mod tests {
             r#"{{"type":"Feature","geometry":{{"type":"LineString","coordinates":{ring}}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner"}}}}"#
         );
         let as_area = format!(
-            r#"{{"type":"Feature","geometry":{{"type":"MultiPolygon","coordinates":[[{ring}]]}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner"}}}}"#
+            r#"{{"type":"Feature","geometry":{{"type":"MultiPolygon","coordinates":[[{ring}]]}},"properties":{{"@type":"way","@id":7,"shop":"supermarket","name":"Denner area"}}}}"#
         );
         // A node with the same number is another object.
         let node =
@@ -294,6 +294,7 @@ mod tests {
         // In one chunk.
         let (rows, report) = take(&[&as_line, &as_area, node], &mut Seen::default());
         assert_eq!(ids(&rows), ["w7", "n7"]);
+        assert_eq!(rows[0].name, "Denner", "the first copy is the one kept");
         assert!(rows[0].lng > 8.0 && rows[0].lng < 8.001 && rows[0].lat > 47.0 && rows[0].lat < 47.001);
         assert_eq!((report.rows_read, report.rows_kept, duplicates(&report)), (3, 2, 1));
 
