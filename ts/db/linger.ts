@@ -53,16 +53,12 @@ export class Linger {
    * hold it for as long as the clock went back). */
   go(waiting: readonly Lingering[]): boolean {
     const now = this.now();
+    if (this.#ms === 0 || this.#due || waiting.length >= LINGER_FILL || now - this.#lastSent > this.#ms) return this.#goes(now);
     // Under LINGER_FILL charges, so finding the oldest is a few steps (charges are queued
     // nearly, not exactly, in order: a refused or deferred one joins late).
-    const oldest = () => waiting.reduce((m, w) => Math.min(m, w.since), Infinity);
-    if (this.#ms === 0 || this.#due || waiting.length >= LINGER_FILL || now - this.#lastSent > this.#ms || now - oldest() >= this.#ms) {
-      this.#disarm();
-      this.#due = false;
-      this.#lastSent = now;
-      return true;
-    }
-    const delay = Math.min(this.#ms, oldest() + this.#ms - now);
+    const oldest = waiting.reduce((m, w) => Math.min(m, w.since), Infinity);
+    if (now - oldest >= this.#ms) return this.#goes(now);
+    const delay = Math.min(this.#ms, oldest + this.#ms - now);
     if (this.#timer !== undefined && performance.now() + delay >= this.#deadline) return false;
     this.#disarm();
     this.#deadline = performance.now() + delay;
@@ -73,6 +69,14 @@ export class Linger {
       this.send();
     }, delay);
     return false;
+  }
+
+  /** A batch goes: the next one waits afresh. */
+  #goes(now: number): true {
+    this.#disarm();
+    this.#due = false;
+    this.#lastSent = now;
+    return true;
   }
 
   #disarm(): void {
