@@ -573,9 +573,8 @@ fn sources_see_the_measured_shares_and_japan_is_served_as_the_calibration_says()
 
 /// Where the table holds a ticker chain's main markets, or its home among others, the chain's
 /// biggest market in the world is its biggest published one: no market without a figure
-/// outgrows it (the rest of Orange is not more shops in Spain than in France). The chains whose
-/// rows are a minor market alone (AEON's Vietnam, Bunnings' New Zealand) are left out: their
-/// real biggest market is not in the table.
+/// outgrows it (the rest of Orange is not more shops in Spain than in France). A chain whose
+/// rows are a minor market alone is left out: its real biggest market is not in the table.
 #[test]
 fn a_chains_biggest_market_is_its_biggest_published_one() {
     let r = reference();
