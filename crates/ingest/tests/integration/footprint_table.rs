@@ -141,3 +141,22 @@ fn the_default_osm_shares_follow_the_measured_ones() {
     assert!((cal.osm_coverage - median).abs() < 0.02, "osm_coverage {} against the median {median:.3} of {world:?}", cal.osm_coverage);
     assert!((cal.osm_jp_konbini - mean).abs() < 0.01, "osm_jp_konbini {} against the mean {mean:.3} of {konbini:?}", cal.osm_jp_konbini);
 }
+
+/// AllThePlaces' Starbucks spiders list the supermarkets their kiosks stand in, and its ATM
+/// networks the shops their machines stand in; their rows carry the guest's brand, so a host is
+/// not harvested where they run (`scripts/atp_presence.py`). Target, Kroger and Hy-Vee trade in
+/// the United States alone (Target left Canada in 2015), yet the Starbucks spiders for Canada
+/// and Peru once put all three there.
+#[test]
+fn hosts_listed_by_a_guests_spider_are_not_harvested_in_its_country() {
+    #[derive(Deserialize)]
+    struct Presence {
+        brand_wikidata: String,
+        countries: String,
+    }
+    let presence: HashMap<String, String> = read_table::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata, p.countries)).collect();
+    for (name, qid) in [("Target", "Q1046951"), ("Kroger", "Q153417"), ("Hy-Vee", "Q1639719")] {
+        let countries = presence.get(qid).unwrap_or_else(|| panic!("{name} ({qid}) is not in atp-presence.csv: AllThePlaces knows it"));
+        assert!(countries.split_whitespace().all(|c| c == "US"), "{name} ({qid}) harvested in {countries:?}");
+    }
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Derives data/atp-presence.csv from AllThePlaces' spider list.
+
+    python3 scripts/atp_presence.py ../shared/reference/footprints/atp_spiders_brand_country.csv [--check]
+
+A brand is listed when some spider names its wikidata id. Its countries are those of the
+country-specific spiders (`starbucks_pe` → PE) naming it; `complete` says every spider naming it
+is country-specific, so those countries are all AllThePlaces harvests of it.
+
+Some spiders name shops they do not harvest: the Starbucks spiders list the supermarkets their
+kiosks stand in (Target, Kroger, Hy-Vee ...), and the ATM networks the shops their machines
+stand in. AllThePlaces' rows from them carry the spider's own brand, with the host only as the
+place it stands in, so a host is not harvested in the spider's country: `HOST_LISTING` names
+those spiders and the ids that are their own; every other id they list is a host. A host stays
+listed (the list is how this table learns that AllThePlaces knows the Kroger banners at all: its
+`kroger_us` spider is listed under one banner's id only), but its countries and `complete` come
+from its own spiders alone. Without this, Target was harvested in Peru and Kroger in Canada.
+
+The file's `brand` column (a display name) and row order are kept as committed; `--check`
+exits 1 when the committed file differs from the derivation.
+"""
+
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+# Spider → the wikidata ids that are its own brand; the rest of its ids are hosts.
+HOST_LISTING = {
+    "starbucks_ca": set(),
+    "starbucks_pe": set(),
+    "starbucks_us": set(),
+    "allpoint": set(),
+    "banregio_mx": {"Q4853573"},
+    "geldmaat_nl": {"Q74051230"},
+    "cash_services_fr": {"Q140008260"},
+    "kasikorn_bank_th": {"Q276557"},
+    "bangkok_bank_th": {"Q806483"},
+}
+
+OUT = Path(__file__).resolve().parent.parent / "data" / "atp-presence.csv"
+
+
+def derive(spiders_csv):
+    countries = defaultdict(set)
+    multi_country = defaultdict(bool)
+    for row in csv.DictReader(open(spiders_csv, newline="", encoding="utf-8")):
+        ids = [q for q in row["brand_wikidata"].split(";") if q]
+        own = HOST_LISTING.get(row["spider"])
+        for q in ids:
+            country = row["country_from_spider_name"]
+            countries[q]  # listed even when no spider of it is country-specific
+            if own is not None and q not in own:
+                continue  # a host: known to AllThePlaces, listed, but harvested by its own spiders
+            if country:
+                countries[q].add(country)
+            else:
+                multi_country[q] = True
+    return {q: (" ".join(sorted(cs)), "false" if multi_country[q] else "true") for q, cs in countries.items()}
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    derived = derive(args[0])
+    committed = list(csv.DictReader(open(OUT, newline="", encoding="utf-8")))
+    rows = []
+    for r in committed:
+        if r["brand_wikidata"] in derived:
+            cs, complete = derived.pop(r["brand_wikidata"])
+            rows.append({**r, "countries": cs, "complete": complete})
+    for q, (cs, complete) in sorted(derived.items(), key=lambda kv: (len(kv[0]), kv[0])):
+        rows.append({"brand_wikidata": q, "brand": "", "countries": cs, "complete": complete})
+    if "--check" in sys.argv:
+        if rows != committed:
+            sys.exit(f"{OUT} differs from the derivation: run scripts/atp_presence.py without --check")
+        return
+    with open(OUT, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["brand_wikidata", "brand", "countries", "complete"], lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
