@@ -194,7 +194,8 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// How many stores go to each country: the published counts times the scale, and the rest of
 /// the brand's size spread over the other countries it trades in by how much chains trade
 /// there. When the published counts are its main markets, the rest goes only to countries
-/// named for it, none beyond the median of its published markets; a chain whose size nobody
+/// named for it, none beyond the median of its published markets, and a chain named in few
+/// countries gives them only their share of the rest over its whole location set; a chain whose size nobody
 /// lists gets its published markets' density there instead. When they are not its main
 /// markets but include its home, the rest goes to its other countries, none beyond half its
 /// home market. Fractions round at random, so counts are right on average at any scale.
@@ -235,6 +236,22 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         .filter(|(_, w)| *w > 0.0)
         .collect();
     let weight: f64 = others.iter().map(|(_, w)| w).sum();
+    // The rest of a chain of known size is spread over every country its location set names
+    // that the table does not, though only the ones named for it get stores: a chain named in a
+    // few countries besides its published ones (Papa John's Cyrillic entry, Wendy's spider in
+    // Japan) does not pour its whole rest into them. What falls on the others is not placed.
+    let spread = if main_markets && brand.listed && brand.trade.len() < GLOBAL_CHAIN {
+        let unnamed: f64 = brand
+            .countries
+            .iter()
+            .filter(|c| g.has_country(c) && !published.iter().any(|(p, _)| p == *c) && !brand.absent.contains(*c))
+            .filter(|c| !others.iter().any(|(o, _)| o == c))
+            .map(|c| g.country_weight(c))
+            .sum();
+        weight + unnamed
+    } else {
+        weight
+    };
     let rest = total - published_total;
     // A territory named with its parent country (NSI's US set names Puerto Rico and Guam) is
     // no denser than the chain's published figure for the parent says: the rest of 7-Eleven
@@ -256,7 +273,7 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
             expected.extend(others.iter().map(|&(c, w, cap)| (c, (density * w).min(cap))));
         }
     } else if rest > 0.0 && weight > 0.0 {
-        expected.extend(others.iter().map(|&(c, w, cap)| (c, (rest * w / weight).min(cap))));
+        expected.extend(others.iter().map(|&(c, w, cap)| (c, (rest * w / spread).min(cap))));
     }
     expected
         .into_iter()

@@ -625,3 +625,23 @@ struct WorldTotalHome {
     brand_wikidata: String,
     home: String,
 }
+
+/// A chain of known size whose rows hold most of it spreads the rest over every country its
+/// location set names, though only the countries named for it get stores. Chili's: the ticker
+/// table's 1,600 less its US row leaves about 390 restaurants, abroad in some thirty countries
+/// (Nation's Restaurant News, 2011: "30 nations and two U.S. territories"); AllThePlaces' one
+/// foreign Chili's spider is Kuwait's, and Kuwait once took all of them.
+#[test]
+fn a_chains_unlisted_rest_is_not_poured_into_the_few_countries_named_for_it() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
+    let chilis = "Q1072948";
+    let t = read_table::<storemap_ingest::reference::Ticker>("tickers.csv").into_iter().find(|t| t.wikidata == chilis).expect("Chili's ticker row");
+    let rows = published();
+    let listed: u32 = rows.iter().filter(|((q, _), _)| q == chilis).map(|(_, (_, n))| *n).sum();
+    let rest = f64::from(t.stores - listed);
+    let w = gen.brand(rank_of(chilis).expect("Chili's in the catalog"));
+    let kuwait = stores_by_country(&w).get("KW").copied().unwrap_or(0) as f64;
+    assert!(rest > 300.0, "the rest of Chili's: {rest}");
+    assert!(kuwait < rest / 5.0, "Kuwait holds {kuwait} of the {rest} restaurants Chili's has beyond its published rows");
+}
