@@ -4,7 +4,7 @@
     python3 scripts/atp_presence.py ../shared/reference/footprints/atp_spiders_brand_country.csv [--check]
 
 A brand is listed when some spider names its wikidata id. Its countries are those of the
-country-specific spiders (`starbucks_pe` → PE) naming it; `complete` says every spider naming it
+country-specific spiders (`target_us` → US) naming it; `complete` says every spider naming it
 is country-specific, so those countries are all AllThePlaces harvests of it.
 
 Some spiders name shops they do not harvest: the Starbucks spiders list the supermarkets their

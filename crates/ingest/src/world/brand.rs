@@ -195,10 +195,11 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// the brand's size spread over the other countries it trades in by how much chains trade
 /// there. When the published counts are its main markets, the rest goes only to countries
 /// named for it, none beyond the median of its published markets, and a chain named in few
-/// countries gives them only their share of the rest over its whole location set; a chain whose size nobody
-/// lists gets its published markets' density there instead. When they are not its main
-/// markets but include its home, the rest goes to its other countries, none beyond half its
-/// home market. Fractions round at random, so counts are right on average at any scale.
+/// countries gives them only their share of the rest over its whole location set; a chain
+/// whose size nobody lists gets its published markets' density there instead. When they are
+/// not its main markets but include its home, the rest goes to its other countries, none
+/// beyond half its home market. Fractions round at random, so counts are right on average at
+/// any scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
     let scale = cal.scale;
     let published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
