@@ -42,18 +42,20 @@ OUT = Path(__file__).resolve().parent.parent / "data" / "atp-presence.csv"
 
 
 def derive(spiders_csv):
-    countries = defaultdict(set)
+    countries = {}
     multi_country = defaultdict(bool)
-    for row in csv.DictReader(open(spiders_csv, newline="", encoding="utf-8")):
+    with open(spiders_csv, newline="", encoding="utf-8") as f:
+        spiders = list(csv.DictReader(f))
+    for row in spiders:
         ids = [q for q in row["brand_wikidata"].split(";") if q]
         own = HOST_LISTING.get(row["spider"])
+        country = row["country_from_spider_name"]
         for q in ids:
-            country = row["country_from_spider_name"]
-            countries[q]  # listed even when no spider of it is country-specific
+            mine = countries.setdefault(q, set())  # listed even when no spider of it is country-specific
             if own is not None and q not in own:
                 continue  # a host: known to AllThePlaces, listed, but harvested by its own spiders
             if country:
-                countries[q].add(country)
+                mine.add(country)
             else:
                 multi_country[q] = True
     return {q: (" ".join(sorted(cs)), "false" if multi_country[q] else "true") for q, cs in countries.items()}
@@ -64,7 +66,8 @@ def main():
     if len(args) != 1:
         sys.exit(__doc__)
     derived = derive(args[0])
-    committed = list(csv.DictReader(open(OUT, newline="", encoding="utf-8")))
+    with open(OUT, newline="", encoding="utf-8") as f:
+        committed = list(csv.DictReader(f))
     rows = []
     for r in committed:
         if r["brand_wikidata"] in derived:
