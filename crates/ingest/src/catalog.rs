@@ -29,11 +29,13 @@ pub struct CatalogBrand {
     pub countries: Vec<String>,
     pub alt_names: Vec<String>,
     pub ticker: Option<String>,
-    /// The brand's real store count: the ticker table's figure or the sum of its published
-    /// counts per country, whichever is larger.
+    /// The brand's real store count: the ticker table's figure, its world total
+    /// (`data/world-totals.csv`) or the sum of its published counts per country, whichever is
+    /// larger.
     pub known_stores: Option<u32>,
-    /// Whether the ticker table gives the chain's size. Without it, `known_stores` is only the
-    /// sum of the table's rows, which leaves out every market nobody found a figure for.
+    /// Whether the chain's size is known beyond the table's rows (a ticker's figure or a world
+    /// total). Without it, `known_stores` is only the sum of the rows, which leaves out every
+    /// market nobody found a figure for.
     pub listed: bool,
     /// Published store counts per country (`data/footprints.csv`), largest first.
     pub footprint: Vec<(String, u32)>,
@@ -133,7 +135,10 @@ impl Catalog {
             alt_names.dedup();
             let none = Footprint::default();
             let fp = main.wikidata.as_deref().and_then(|q| footprints.get(q)).unwrap_or(&none);
-            let listed = main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map_or(0, |t| t.stores);
+            // A chain's size from outside the table's rows: its ticker's figure or its sourced
+            // world total, the larger (Mixue, with no ticker, is 53,014 stores, not only the
+            // sum of its three rows).
+            let listed = main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map_or(0, |t| t.stores).max(fp.world_total.unwrap_or(0));
             let known = listed.max(u32::try_from(fp.published_total()).unwrap_or(u32::MAX));
             brands.push(CatalogBrand {
                 trade: fp.trade_countries(&countries, &union(true)),

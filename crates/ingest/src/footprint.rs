@@ -54,6 +54,8 @@ pub struct Footprint {
     pub osm_share: Vec<(String, f64)>,
     /// The country its company is run from, where `data/world-totals.csv` names it.
     pub company_home: Option<String>,
+    /// The chain's world total, where `data/world-totals.csv` gives one for its id.
+    pub world_total: Option<u32>,
 }
 
 /// A count this small says little about how much of a chain OpenStreetMap sees (Burger King
@@ -160,10 +162,15 @@ impl Footprints {
         self
     }
 
-    /// Adds the company homes `data/world-totals.csv` names.
+    /// Adds the world totals and company homes `data/world-totals.csv` gives (a group total
+    /// across banners has no id, and gives neither).
     pub fn with_world_totals(mut self, rows: &[WorldTotalRow]) -> Footprints {
-        for r in rows.iter().filter(|r| !r.brand_wikidata.is_empty() && !r.home.is_empty()) {
-            self.by_wikidata.entry(r.brand_wikidata.clone()).or_default().company_home = Some(r.home.clone());
+        for r in rows.iter().filter(|r| !r.brand_wikidata.is_empty()) {
+            let fp = self.by_wikidata.entry(r.brand_wikidata.clone()).or_default();
+            fp.world_total = Some(r.world_total);
+            if !r.home.is_empty() {
+                fp.company_home = Some(r.home.clone());
+            }
         }
         self
     }

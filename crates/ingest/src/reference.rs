@@ -59,9 +59,11 @@ pub struct Ticker {
 }
 
 impl Ticker {
-    /// The country of the exchange the ticker is listed on: the company's home, as a rule. An
-    /// American depositary listing like BP's on the NYSE is the exception; `home-cities.csv` and
-    /// `world-totals.csv` name the real home, and come first (see `CatalogBrand::home_country`).
+    /// The country of the exchange the ticker is listed on: the company's home, as a rule.
+    /// `tickers.csv` files a cross-listed company under its home exchange where the symbol is
+    /// the same there (BNS on the TSX, TTE on Euronext Paris); an American depositary symbol
+    /// like BP's is the exception, and `home-cities.csv` and `world-totals.csv` name the real
+    /// home and come first (see `CatalogBrand::home_country`).
     pub fn listing_country(&self) -> Option<&'static str> {
         Some(match self.exchange.as_str() {
             "NYSE" | "NASDAQ" => "US",

@@ -1,4 +1,5 @@
-//! The published-footprint table against itself: every chain's home market is listed, and its
+//! The published-footprint table against itself: every chain's home market is listed (its home
+//! city's country, else the country its world total names, else its ticker's exchange), and its
 //! listed countries add up to at least 80 % of the world total it publishes
 //! (`data/world-totals.csv`). The chains that still fall short are named in
 //! `data/footprints-gaps.csv`, and the list is held both ways: a chain newly short fails, and so
@@ -7,6 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Deserialize;
+
+use storemap_ingest::reference::Ticker;
 
 use crate::common::read_table;
 
@@ -58,6 +61,13 @@ fn shortfalls() -> BTreeMap<String, Vec<String>> {
             out.entry(t.brand_wikidata.clone()).or_default().push(format!("{}: listed countries {sum} of a world total of {}", t.brand, t.world_total));
         }
         home.entry(t.brand_wikidata).or_insert(t.home);
+    }
+    // Last, a listed chain's exchange: the rule the generator falls back on (a cross-listing
+    // is filed under the home exchange where the symbol is the same there).
+    for t in read_table::<Ticker>("tickers.csv") {
+        if let Some(c) = t.listing_country() {
+            home.entry(t.wikidata).or_insert_with(|| c.to_string());
+        }
     }
     for (qid, countries) in &listed {
         if let Some(h) = home.get(qid) {

@@ -266,6 +266,40 @@ struct Listed {
     stores: u32,
 }
 
+#[derive(Deserialize)]
+struct WorldTotal {
+    brand: String,
+    brand_wikidata: String,
+    world_total: u32,
+}
+
+/// A chain with no ticker but a world total (`data/world-totals.csv`) is that size: beyond the
+/// countries the table counts it has at most the world total less the table's sum. Mixue's
+/// 53,014 are 52,252 in China, Indonesia and Vietnam; sized by the rows alone, every other
+/// market it trades in got half their density, up to a median market each: hundreds of stores
+/// in Japan and the US, where it has a handful.
+#[test]
+fn a_chain_without_a_ticker_is_the_size_of_its_world_total() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
+    let tickers: HashSet<String> = read_table::<Listed>("tickers.csv").into_iter().map(|t| t.wikidata).collect();
+    let rows = published();
+    let mut checked = 0;
+    for t in read_table::<WorldTotal>("world-totals.csv") {
+        if t.brand_wikidata.is_empty() || tickers.contains(&t.brand_wikidata) {
+            continue;
+        }
+        let Some(rank) = rank_of(&t.brand_wikidata) else { continue };
+        let counted: HashMap<&str, u32> = rows.iter().filter(|((q, _), _)| *q == t.brand_wikidata).map(|((_, c), (_, n))| (c.as_str(), *n)).collect();
+        let rest = f64::from(t.world_total.saturating_sub(counted.values().sum()));
+        let world = gen.brand(rank);
+        let beyond = stores_by_country(&world).into_iter().filter(|(c, _)| !counted.contains_key(c)).map(|(_, n)| n).sum::<u64>() as f64;
+        assert!(beyond <= rest + 3.0 * rest.sqrt() + 1.0, "{}: {beyond} stores beyond its counted countries, where its world total leaves {rest}", t.brand);
+        checked += 1;
+    }
+    assert!(checked >= 2, "only {checked} chains with a world total and no ticker");
+}
+
 /// A global chain's markets without a figure take the rest of it: one small market in the
 /// table (McDonald's Vietnam) or a market it has left (Russia) does not cap Britain. The size
 /// is the ticker table's, read here.
