@@ -16,6 +16,12 @@ listed (the list is how this table learns that AllThePlaces knows the Kroger ban
 `kroger_us` spider is listed under one banner's id only), but its countries and `complete` come
 from its own spiders alone. Without this, Target was harvested in Peru and Kroger in Canada.
 
+A few ids are attached to other companies' spiders wholesale: Ipiranga's id to Ford's, Toyota's,
+Volkswagen's and Westpac's, the Lucky supermarkets' to thirty-odd (Amplifon, Carrefour Brasil,
+Kroger ...), Qstar's to Hilton's and Best Western's. `MISATTRIBUTED` names each such id with the
+spiders that really harvest it; from every other spider it is treated like a host. Without
+this, Ipiranga, a Brazilian fuel network, traded in the US, Canada, Spain and Poland.
+
 The file's `brand` column (a display name) and row order are kept as committed; `--check`
 exits 1 when the committed file differs from the derivation.
 """
@@ -38,6 +44,13 @@ HOST_LISTING = {
     "bangkok_bank_th": {"Q806483"},
 }
 
+# Wikidata id → the spiders that are really its own; other spiders list it by mistake.
+MISATTRIBUTED = {
+    "Q2081136": {"ipiranga_br", "sim_br"},  # Ipiranga
+    "Q6698032": {"albertsons", "save_mart_us"},  # Lucky (Albertsons', and Save Mart's California)
+    "Q10647961": {"qstar_se"},  # Qstar
+}
+
 OUT = Path(__file__).resolve().parent.parent / "data" / "atp-presence.csv"
 
 
@@ -54,6 +67,8 @@ def derive(spiders_csv):
             mine = countries.setdefault(q, set())  # listed even when no spider of it is country-specific
             if own is not None and q not in own:
                 continue  # a host: known to AllThePlaces, listed, but harvested by its own spiders
+            if q in MISATTRIBUTED and row["spider"] not in MISATTRIBUTED[q]:
+                continue  # another company's spider, listing the id by mistake
             if country:
                 mine.add(country)
             else:

@@ -169,4 +169,11 @@ fn hosts_listed_by_a_guests_spider_are_not_harvested_in_its_country() {
         let countries = presence.get(qid).unwrap_or_else(|| panic!("{name} ({qid}) is not in atp-presence.csv: AllThePlaces knows it"));
         assert!(countries.split_whitespace().all(|c| c == "US"), "{name} ({qid}) harvested in {countries:?}");
     }
+    // Ids the spider list attaches to other companies' spiders by mistake: Ipiranga is a
+    // Brazilian fuel network, Qstar a Swedish one, yet Ford's, Toyota's and Westpac's spiders,
+    // and Hilton's and Best Western's, once put them in North America, Europe and Russia.
+    for (name, qid, home) in [("Ipiranga", "Q2081136", "BR"), ("Qstar", "Q10647961", "SE")] {
+        let countries = presence.get(qid).unwrap_or_else(|| panic!("{name} ({qid}) is not in atp-presence.csv: AllThePlaces knows it"));
+        assert!(countries.split_whitespace().all(|c| c == home), "{name} ({qid}) harvested in {countries:?}");
+    }
 }
