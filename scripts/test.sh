@@ -45,6 +45,17 @@ elif [ -d .git ] && ! git diff --exit-code -- native/testing/index.js native/tes
   fail_runner
 fi
 
+echo "== the derived tables are what their scripts derive"
+# data/brand-homes.csv from the name-suggestion-index's Wikidata copy, data/atp-presence.csv
+# from AllThePlaces' spider list (in ../shared, where the checkout has it): a hand edit to a
+# derived row, or an input that moved, shows here.
+atp_spiders=../shared/reference/footprints/atp_spiders_brand_country.csv
+if python3 scripts/brand_homes.py --check && { [ ! -f "$atp_spiders" ] || python3 scripts/atp_presence.py "$atp_spiders" --check; }; then
+  passed=$((passed + 1))
+else
+  fail_runner
+fi
+
 echo "== tsc --noEmit (the service, and the playground's browser script)"
 if tsc --noEmit -p . && tsc -p web; then passed=$((passed + 1)); else fail_runner; fi
 

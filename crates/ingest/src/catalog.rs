@@ -51,7 +51,7 @@ pub struct CatalogBrand {
     /// `data/osm-coverage.csv` measures it.
     pub osm_share: Vec<(String, f64)>,
     /// The country its company is run from: its home city's, else the one `world-totals.csv`
-    /// names, else its ticker's exchange's.
+    /// names, else `brand-homes.csv`'s, else its ticker's exchange's.
     pub home_country: Option<String>,
     /// How often OpenStreetMap tags its in-scope entries' names: what ranks a brand without a
     /// known size.
@@ -140,8 +140,15 @@ impl Catalog {
             // sum of its three rows).
             let listed = main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map_or(0, |t| t.stores).max(fp.world_total.unwrap_or(0));
             let known = listed.max(u32::try_from(fp.published_total()).unwrap_or(u32::MAX));
+            let home_country = fp
+                .home
+                .as_ref()
+                .map(|h| h.country.clone())
+                .or_else(|| fp.company_home.clone())
+                .or_else(|| fp.brand_home.clone())
+                .or_else(|| main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).and_then(|t| t.listing_country()).map(str::to_string));
             brands.push(CatalogBrand {
-                trade: fp.trade_countries(&countries, &union(true)),
+                trade: fp.trade_countries(&countries, &union(true), home_country.as_deref()),
                 categories: {
                     let mut c: Vec<String> = items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.category.clone()).collect();
                     c.sort();
@@ -153,12 +160,7 @@ impl Catalog {
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),
                 osm_share: fp.osm_share.clone(),
-                home_country: fp
-                    .home
-                    .as_ref()
-                    .map(|h| h.country.clone())
-                    .or_else(|| fp.company_home.clone())
-                    .or_else(|| main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).and_then(|t| t.listing_country()).map(str::to_string)),
+                home_country,
                 osm_count: items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.osm_count).sum(),
                 known_stores: (known > 0).then_some(known),
                 listed: listed > 0,

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
 
-use crate::reference::{AtpPresence, FootprintRow, OsmCoverageRow, WorldTotalRow};
+use crate::reference::{AtpPresence, BrandHomeRow, FootprintRow, OsmCoverageRow, WorldTotalRow};
 
 /// An NSI location set this wide means "anywhere in the world": it says nothing about where a
 /// chain is, so it cannot confine one.
@@ -56,6 +56,9 @@ pub struct Footprint {
     pub company_home: Option<String>,
     /// The chain's world total, where `data/world-totals.csv` gives one for its id.
     pub world_total: Option<u32>,
+    /// The country a brand with a worldwide location set trades most in, where
+    /// `data/brand-homes.csv` names it.
+    pub brand_home: Option<String>,
 }
 
 /// A count this small says little about how much of a chain OpenStreetMap sees (Burger King
@@ -85,13 +88,17 @@ impl Footprint {
     ///   narrow NSI set; otherwise its NSI set stands, worldwide or not.
     /// - A regional chain (see [`Reach::Regional`]) trades only in its home country: NSI's US
     ///   set also names Puerto Rico and Guam, where Publix has no store.
-    pub fn trade_countries(&self, nsi: &[String], narrow: &[String]) -> Vec<String> {
+    /// - A chain trades at `home` (the country its company is run from) where its location set
+    ///   names it, whatever else names it: AllThePlaces' only Levi's spider is Taiwan's, and
+    ///   Adidas' table rows miss Germany.
+    pub fn trade_countries(&self, nsi: &[String], narrow: &[String], home: Option<&str>) -> Vec<String> {
         let scraped = self.scraped.iter().map(String::as_str);
+        let home = home.filter(|h| nsi.iter().any(|c| c == h));
         let named: BTreeSet<&str> = if !self.counts.is_empty() {
-            scraped.chain(narrow.iter().map(String::as_str)).collect()
+            scraped.chain(narrow.iter().map(String::as_str)).chain(home).collect()
         } else if self.scraped_complete && !self.scraped.is_empty() {
             let nsi_names = nsi.len() < WORLDWIDE_SET;
-            scraped.chain(nsi.iter().map(String::as_str).filter(|_| nsi_names)).collect()
+            scraped.chain(nsi.iter().map(String::as_str).filter(|_| nsi_names)).chain(home).collect()
         } else {
             nsi.iter().map(String::as_str).collect()
         };
@@ -175,6 +182,14 @@ impl Footprints {
         self
     }
 
+    /// Adds the home markets `data/brand-homes.csv` names.
+    pub fn with_brand_homes(mut self, rows: &[BrandHomeRow]) -> Footprints {
+        for r in rows.iter().filter(|r| !r.country.is_empty()) {
+            self.by_wikidata.entry(r.brand_wikidata.clone()).or_default().brand_home = Some(r.country.clone());
+        }
+        self
+    }
+
     pub fn get(&self, wikidata: &str) -> Option<&Footprint> {
         self.by_wikidata.get(wikidata)
     }
@@ -230,22 +245,34 @@ mod tests {
     fn trade_countries_confine_by_spiders_or_a_narrow_location_set() {
         let world: Vec<String> = (0..200).map(|i| format!("C{i}")).collect();
         let spiders = |complete| Footprint { scraped: codes(&["ES", "FR"]), scraped_complete: complete, ..Default::default() };
-        assert_eq!(spiders(true).trade_countries(&world, &[]), codes(&["ES", "FR"]), "complete spiders confine a worldwide brand");
-        assert_eq!(spiders(true).trade_countries(&codes(&["BE", "FR"]), &codes(&["BE", "FR"])), codes(&["BE", "ES", "FR"]), "spiders or the location set");
-        assert_eq!(spiders(false).trade_countries(&world, &[]).len(), 200, "a multi-country spider may be anywhere");
-        assert_eq!(Footprint::default().trade_countries(&world, &codes(&["JP"])).len(), 200, "nothing known: the location set stands");
+        assert_eq!(spiders(true).trade_countries(&world, &[], None), codes(&["ES", "FR"]), "complete spiders confine a worldwide brand");
+        assert_eq!(
+            spiders(true).trade_countries(&codes(&["BE", "FR"]), &codes(&["BE", "FR"]), None),
+            codes(&["BE", "ES", "FR"]),
+            "spiders or the location set"
+        );
+        assert_eq!(spiders(false).trade_countries(&world, &[], None).len(), 200, "a multi-country spider may be anywhere");
+        assert_eq!(Footprint::default().trade_countries(&world, &codes(&["JP"]), None).len(), 200, "nothing known: the location set stands");
 
         let counted = Footprint { counts: vec![("JP".into(), 100)], absent: codes(&["DE"]), ..Default::default() };
-        assert!(counted.trade_countries(&world, &[]).is_empty(), "published counts and nothing else named: nowhere else");
-        assert_eq!(counted.trade_countries(&world, &codes(&["DE", "JP", "TH"])), codes(&["TH"]), "regional entries, not the counted nor the absent");
+        assert!(counted.trade_countries(&world, &[], None).is_empty(), "published counts and nothing else named: nowhere else");
+        assert_eq!(counted.trade_countries(&world, &codes(&["DE", "JP", "TH"]), None), codes(&["TH"]), "regional entries, not the counted nor the absent");
         let counted_and_scraped = Footprint { scraped: codes(&["GB"]), scraped_complete: false, ..counted };
-        assert_eq!(counted_and_scraped.trade_countries(&world, &codes(&["TH"])), codes(&["GB", "TH"]), "any country-specific spider names a market");
+        assert_eq!(counted_and_scraped.trade_countries(&world, &codes(&["TH"]), None), codes(&["GB", "TH"]), "any country-specific spider names a market");
 
         let home = |reach| HomeCity { brand_wikidata: "Q1".into(), country: "US".into(), admin1: "FL".into(), city: "Lakeland".into(), reach };
         let us_set = codes(&["GU", "PR", "US", "VI"]);
         let regional = Footprint { home: Some(home(Reach::Regional)), ..Default::default() };
-        assert_eq!(regional.trade_countries(&us_set, &us_set), codes(&["US"]), "a regional chain stays in its home country");
+        assert_eq!(regional.trade_countries(&us_set, &us_set, None), codes(&["US"]), "a regional chain stays in its home country");
         let national = Footprint { home: Some(home(Reach::National)), ..Default::default() };
-        assert_eq!(national.trade_countries(&us_set, &us_set), us_set, "a national chain trades where its location set says");
+        assert_eq!(national.trade_countries(&us_set, &us_set, None), us_set, "a national chain trades where its location set says");
+
+        // A home the location set names is a market, whatever confines the rest; one it does
+        // not name is not.
+        assert_eq!(spiders(true).trade_countries(&world, &[], Some("C7")), codes(&["C7", "ES", "FR"]), "Levi's: a Taiwanese spider, an American home");
+        assert_eq!(spiders(true).trade_countries(&world, &[], Some("XX")), codes(&["ES", "FR"]), "a home outside the location set");
+        let counted = Footprint { counts: vec![("JP".into(), 100)], absent: codes(&["DE"]), ..Default::default() };
+        assert_eq!(counted.trade_countries(&world, &[], Some("C3")), codes(&["C3"]), "Adidas: counted abroad, not at home");
+        assert!(counted.trade_countries(&world, &[], Some("JP")).is_empty(), "a counted home is not a market without a figure");
     }
 }

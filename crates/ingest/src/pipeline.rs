@@ -174,7 +174,8 @@ fn load_catalog(paths: &ReferencePaths) -> Result<Catalog> {
             &read_csv(&paths.tables.join("home-cities.csv"))?,
         )
         .with_osm_coverage(&read_csv(&paths.tables.join("osm-coverage.csv"))?)
-        .with_world_totals(&read_csv(&paths.tables.join("world-totals.csv"))?),
+        .with_world_totals(&read_csv(&paths.tables.join("world-totals.csv"))?)
+        .with_brand_homes(&read_csv(&paths.tables.join("brand-homes.csv"))?),
     );
     Ok(catalog)
 }

@@ -131,6 +131,14 @@ pub struct WorldTotalRow {
     pub world_total: u32,
 }
 
+/// One row of `data/brand-homes.csv`: the country a brand with a worldwide location set trades
+/// most in, from its Wikidata description (`scripts/brand_homes.py`) or read elsewhere.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct BrandHomeRow {
+    pub brand_wikidata: String,
+    pub country: String,
+}
+
 /// One row of `data/atp-presence.csv`: a brand AllThePlaces has a spider for, and the countries
 /// it has a country-specific spider in (none when its only spiders span several countries).
 #[derive(Debug, Clone, Deserialize, PartialEq)]

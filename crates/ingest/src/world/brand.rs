@@ -172,6 +172,12 @@ const MAIN_MARKETS_SHARE: f64 = 0.5;
 /// When they are not, and the chain's home market is published, a market without a figure
 /// holds at most this share of the home one (see [`plan`]).
 const UNLISTED_SHARE_OF_HOME: f64 = 0.5;
+/// The share of a chain without published counts that trades in its home market, where its
+/// home is known: about half, as for the chains that have both a home count and a world total
+/// in the table (their median is 0.54: McDonald's 0.31, Starbucks 0.43, Subway 0.53, Wendy's
+/// 0.82). Without it a worldwide location set puts the United States first for every brand
+/// (Lada dealers and Petrolimex stations in Ohio, and no WHSmith in Britain's top five).
+pub const HOME_SHARE: f64 = 0.5;
 /// Named in this many countries besides its published ones, a chain is a global chain.
 const GLOBAL_CHAIN: usize = 20;
 /// How dense a chain of unlisted size is in a market without a figure, against its published
@@ -198,8 +204,9 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// countries gives them only their share of the rest over its whole location set; a chain
 /// whose size nobody lists gets its published markets' density there instead. When they are
 /// not its main markets but include its home, the rest goes to its other countries, none
-/// beyond half its home market. Fractions round at random, so counts are right on average at
-/// any scale.
+/// beyond half its home market. Without published counts, a chain with a known home that it
+/// trades in has [`HOME_SHARE`] of its size there and the rest elsewhere, none beyond half its
+/// home. Fractions round at random, so counts are right on average at any scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
     let scale = cal.scale;
     let published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
@@ -209,6 +216,9 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         None => cal.stores_at_rank(rank),
     };
     let main_markets = !published.is_empty() && published_total >= MAIN_MARKETS_SHARE * total;
+    // Without published counts, a known home market the chain trades in holds its share.
+    let home_market =
+        brand.home_country.as_deref().filter(|h| published.is_empty() && brand.trade.iter().any(|t| t == h) && g.has_country(h) && g.country_weight(h) > 0.0);
     let (others, cap): (Vec<&String>, f64) = if main_markets {
         // A chain named in many countries is a global chain: it is also in the high-income
         // markets its location set covers (McDonald's in Britain), where a chain named in a
@@ -233,10 +243,16 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
     let others: Vec<(&str, f64)> = others
         .into_iter()
         .filter(|c| g.has_country(c) && !published.iter().any(|(p, _)| p == c) && !brand.absent.contains(c))
+        .filter(|c| home_market != Some(c.as_str()))
         .map(|c| (c.as_str(), g.country_weight(c)))
         .filter(|(_, w)| *w > 0.0)
         .collect();
     let weight: f64 = others.iter().map(|(_, w)| w).sum();
+    // A home with nowhere else to trade holds the whole chain; where it has somewhere else, no
+    // other market is more than half of it (Bridgestone's Australian spider does not make
+    // Australia its biggest market).
+    let at_home = home_market.map(|h| (h, if weight > 0.0 { HOME_SHARE * total } else { total }));
+    let cap = at_home.map_or(cap, |(_, n)| cap.min(UNLISTED_SHARE_OF_HOME * n));
     // The rest of a chain of known size is spread over every country its location set names
     // that the table does not, though only the ones named for it get stores: a chain named in a
     // few countries besides its published ones (Papa John's Cyrillic entry, Wendy's spider in
@@ -253,7 +269,7 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
     } else {
         weight
     };
-    let rest = total - published_total;
+    let rest = total - published_total - at_home.map_or(0.0, |(_, n)| n);
     // A territory named with its parent country (NSI's US set names Puerto Rico and Guam) is
     // no denser than the chain's published figure for the parent says: the rest of 7-Eleven
     // is not two thousand stores in Puerto Rico.
@@ -263,7 +279,7 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
             .unwrap_or(f64::INFINITY)
     };
     let others: Vec<(&str, f64, f64)> = others.into_iter().map(|(c, w)| (c, w, cap.min(parent_cap(c, w)))).collect();
-    let mut expected: Vec<(&str, f64)> = published.iter().copied().filter(|(c, _)| g.has_country(c)).collect();
+    let mut expected: Vec<(&str, f64)> = published.iter().copied().filter(|(c, _)| g.has_country(c)).chain(at_home).collect();
     if main_markets && !brand.listed {
         // Its size is only the table's sum, which misses every market nobody found a figure
         // for (Lidl in Poland): those get the chain's density in its published markets, thinned,

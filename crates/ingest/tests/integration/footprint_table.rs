@@ -177,3 +177,54 @@ fn hosts_listed_by_a_guests_spider_are_not_harvested_in_its_country() {
         assert!(countries.split_whitespace().all(|c| c == home), "{name} ({qid}) harvested in {countries:?}");
     }
 }
+
+/// `data/brand-homes.csv` names one home market per brand: a country code, and where it was
+/// read (a Wikidata description quoted, or a source for a curated row).
+#[test]
+fn brand_homes_are_sourced_and_well_formed() {
+    #[derive(Deserialize)]
+    struct BrandHome {
+        brand_wikidata: String,
+        brand: String,
+        country: String,
+        source: String,
+    }
+    let rows = read_table::<BrandHome>("brand-homes.csv");
+    assert!(rows.len() >= 500, "only {} brand homes", rows.len());
+    let mut seen = BTreeSet::new();
+    for r in &rows {
+        assert!(r.brand_wikidata.starts_with('Q') && r.brand_wikidata[1..].bytes().all(|b| b.is_ascii_digit()), "{}: id {:?}", r.brand, r.brand_wikidata);
+        assert!(seen.insert(r.brand_wikidata.as_str()), "{} ({}) has two homes", r.brand, r.brand_wikidata);
+        assert!(r.country.len() == 2 && r.country.bytes().all(|b| b.is_ascii_uppercase()), "{} ({}): country {:?}", r.brand, r.brand_wikidata, r.country);
+        let derived = r.source.strip_prefix("DERIVED from its Wikidata description \"");
+        assert!(
+            derived.map_or(r.source.len() >= 20, |quote| quote.len() > 1 && quote.ends_with('"')),
+            "{} ({}): source {:?}",
+            r.brand,
+            r.brand_wikidata,
+            r.source
+        );
+    }
+}
+
+/// The generator gives a chain without published counts `HOME_SHARE` of its stores at home. The
+/// share is read off the chains the tables know both ways: a home count in `footprints.csv`
+/// and a world total with its company's home in `world-totals.csv` (McDonald's 0.31,
+/// Starbucks 0.43, Wendy's 0.82); their median must stay near it.
+#[test]
+fn the_home_share_is_the_tables_typical_one() {
+    let mut listed: HashMap<(String, String), u64> = HashMap::new();
+    for f in read_table::<Footprint>("footprints.csv").into_iter().filter(|f| !f.brand_wikidata.is_empty()) {
+        listed.insert((f.brand_wikidata, f.country), f.count);
+    }
+    let mut shares: Vec<f64> = read_table::<WorldTotal>("world-totals.csv")
+        .into_iter()
+        .filter(|t| !t.brand_wikidata.is_empty() && !t.home.is_empty())
+        .filter_map(|t| listed.get(&(t.brand_wikidata.clone(), t.home.clone())).map(|n| (*n as f64 / t.world_total as f64).min(1.0)))
+        .collect();
+    assert!(shares.len() >= 20, "only {} chains with a home count and a world total", shares.len());
+    shares.sort_by(f64::total_cmp);
+    let median = (shares[(shares.len() - 1) / 2] + shares[shares.len() / 2]) / 2.0;
+    let share = storemap_ingest::world::HOME_SHARE;
+    assert!((share - median).abs() <= 0.1, "HOME_SHARE {share} against the tables' median home share {median:.2} over {} chains", shares.len());
+}

@@ -106,19 +106,46 @@ fn a_chain_gets_no_stores_where_it_has_none() {
     assert!(elsewhere > 10_000, "the chains with an exit have only {elsewhere} stores elsewhere");
 }
 
+/// Every home the tables name for a brand, by wikidata id: its home city's country
+/// (`home-cities.csv`), its company's (`world-totals.csv`), its home market
+/// (`brand-homes.csv`) and its ticker's exchange's (`tickers.csv`).
+fn homes_named() -> HashMap<String, HashSet<String>> {
+    #[derive(Deserialize)]
+    struct HomeRow {
+        brand_wikidata: String,
+        #[serde(alias = "home")]
+        country: String,
+    }
+    let mut homes: HashMap<String, HashSet<String>> = HashMap::new();
+    for table in ["home-cities.csv", "world-totals.csv", "brand-homes.csv"] {
+        for h in read_table::<HomeRow>(table).into_iter().filter(|h| !h.brand_wikidata.is_empty() && !h.country.is_empty()) {
+            homes.entry(h.brand_wikidata).or_default().insert(h.country);
+        }
+    }
+    for t in read_table::<storemap_ingest::reference::Ticker>("tickers.csv") {
+        if let Some(c) = t.listing_country() {
+            homes.entry(t.wikidata.clone()).or_default().insert(c.to_string());
+        }
+    }
+    homes
+}
+
 #[test]
-fn spiders_confine_a_worldwide_brand_to_their_countries() {
+fn spiders_confine_a_worldwide_brand_to_their_countries_and_home() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();
     let presence: HashMap<String, Presence> = read_table::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata.clone(), p)).collect();
+    let homes = homes_named();
     let mut checked = 0;
     for (rank, b) in r.catalog.brands.iter().enumerate().take(3000) {
         let Some(p) = b.wikidata.as_ref().and_then(|q| presence.get(q)) else { continue };
         if !p.complete || b.countries.len() < WORLDWIDE_SET || counted.contains(&p.brand_wikidata) {
             continue;
         }
-        let allowed: HashSet<&str> = p.countries.split_whitespace().collect();
+        // A brand trades at home too (Levi's: a Taiwanese spider, an American company).
+        let mut allowed: HashSet<&str> = p.countries.split_whitespace().collect();
+        allowed.extend(homes.get(&p.brand_wikidata).into_iter().flatten().map(String::as_str));
         let world = gen.brand(rank);
         for s in &world.stores {
             assert!(allowed.contains(s.country.as_str()), "{} (spiders in {}) has a store in {}", b.name, p.countries, s.country);
@@ -126,6 +153,47 @@ fn spiders_confine_a_worldwide_brand_to_their_countries() {
         checked += !world.stores.is_empty() as usize;
     }
     assert!(checked >= 20, "only {checked} spider-confined brands with stores among the top 3000");
+}
+
+/// A brand with a worldwide location set and no published counts trades most at home
+/// (`data/brand-homes.csv` and the other tables' homes): Lada in Russia and WHSmith in Britain,
+/// not the United States first because it has the most people with money, as every such
+/// brand did. Its home holds about half of it; no other market is as big.
+#[test]
+fn a_brand_without_counts_trades_most_at_home() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
+    let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();
+    let homes = homes_named();
+    let (mut checked, mut us_abroad, mut abroad) = (0, 0u64, 0u64);
+    for (rank, b) in r.catalog.brands.iter().enumerate().take(3000) {
+        let Some(q) = b.wikidata.as_deref() else { continue };
+        // One home, named in the brand's location set (Agip's leaves Italy, now Eni's).
+        let Some(home) = homes.get(q).filter(|h| h.len() == 1).and_then(|h| h.iter().next()) else { continue };
+        if counted.contains(q) || b.countries.len() < WORLDWIDE_SET || !b.countries.contains(home) {
+            continue;
+        }
+        let world = gen.brand(rank);
+        if world.stores.len() < 20 {
+            continue;
+        }
+        let by = stores_by_country(&world);
+        let at_home = by.get(home.as_str()).copied().unwrap_or(0);
+        let (elsewhere, biggest) =
+            by.iter().filter(|(c, _)| **c != home.as_str()).max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c))).map_or(("", 0), |(c, n)| (*c, *n));
+        assert!(at_home > biggest, "{} ({q}): {at_home} stores at home in {home}, {biggest} in {elsewhere}", b.name);
+        let share = at_home as f64 / world.stores.len() as f64;
+        assert!(share >= 0.4, "{} ({q}): {at_home} of {} stores at home in {home}", b.name, world.stores.len());
+        if home != "US" {
+            abroad += world.stores.len() as u64;
+            us_abroad += by.get("US").copied().unwrap_or(0);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 100, "only {checked} brands with a home and no counts among the top 3000");
+    // Placed by population alone, a quarter of a foreign brand's stores went to the US.
+    let us = us_abroad as f64 / abroad as f64;
+    assert!(us < 0.15, "the US holds {us:.2} of the stores of brands based elsewhere");
 }
 
 /// A chain whose size nobody lists, with figures for only some of its markets, still trades in
