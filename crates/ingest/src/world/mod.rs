@@ -17,7 +17,7 @@ mod write;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE};
+pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE, NEIGHBOUR_BOOST};
 pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 
 use crate::catalog::Catalog;
@@ -144,7 +144,14 @@ pub struct Generator<'a> {
 impl<'a> Generator<'a> {
     /// The world as surveyed ([`churn::SURVEY`]), its stores on `land`.
     pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &[Zip], land: &'a LandMask, scale: f64, seed: u64) -> Generator<'a> {
-        Generator { catalog, g: places::Gazetteer::new(cities, zips, land), cal: Calibration::new(scale, catalog.brands.len()), seed, as_of: churn::SURVEY }
+        let g = places::Gazetteer::new(cities, zips, land).with_regions(&catalog.market_regions);
+        Generator { catalog, g, cal: Calibration::new(scale, catalog.brands.len()), seed, as_of: churn::SURVEY }
+    }
+
+    /// How much chains trade in a country, against the others: its urban population times how
+    /// dense chains are there (what the rest of a chain is spread by).
+    pub fn country_weight(&self, code: &str) -> f64 {
+        self.g.country_weight(code)
     }
 
     /// The same world as it is at `as_of` (unix seconds): aged by the churn since the survey.

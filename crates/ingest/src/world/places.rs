@@ -93,6 +93,8 @@ pub struct Gazetteer<'a> {
     legs: Vec<OnceLock<Box<[u32]>>>,
     land: &'a LandMask,
     zips: ZipGrid,
+    /// Each country's market region, where the reference names one.
+    regions: HashMap<String, String>,
 }
 
 /// The sum of a [`Weighted`]'s weights.
@@ -200,7 +202,7 @@ impl<'a> Gazetteer<'a> {
             push(metros.entry(cities[k].country.clone()).or_default(), m, total(&members[m]));
         }
         let legs = (0..cities.len()).map(|_| OnceLock::new()).collect();
-        Gazetteer { cities, by_country, metros, members, hubs, legs, land, zips: ZipGrid::new(zips) }
+        Gazetteer { cities, by_country, metros, members, hubs, legs, land, zips: ZipGrid::new(zips), regions: HashMap::new() }
     }
 
     /// A city drawn by population: a metro area by its people and then one of its towns, core
@@ -287,6 +289,17 @@ impl<'a> Gazetteer<'a> {
     /// chains are there.
     pub fn country_weight(&self, code: &str) -> f64 {
         self.by_country.get(code).map_or(0.0, |(_, cum)| cum.last().copied().unwrap_or(0.0) * country_factor(code))
+    }
+
+    /// With each country's market region (the catalog's).
+    pub fn with_regions(mut self, regions: &HashMap<String, String>) -> Gazetteer<'a> {
+        self.regions = regions.clone();
+        self
+    }
+
+    /// The market region a country is in, where known.
+    pub fn region(&self, code: &str) -> Option<&str> {
+        self.regions.get(code).map(String::as_str)
     }
 
     pub fn has_country(&self, code: &str) -> bool {

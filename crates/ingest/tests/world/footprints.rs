@@ -159,13 +159,19 @@ fn spiders_confine_a_worldwide_brand_to_their_countries_and_home() {
 /// (`data/brand-homes.csv` and the other tables' homes): Lada in Russia and WHSmith in Britain,
 /// not the United States first because it has the most people with money, as every such
 /// brand did. Its home holds about half of it; no other market is as big.
+///
+/// Beyond home it goes to its home's region first (`NEIGHBOUR_BOOST`): pooled over these
+/// brands, the odds of a store abroad being in the home's region are at least 2.5 times what
+/// the countries' weights alone give (about one on the old rule).
 #[test]
-fn a_brand_without_counts_trades_most_at_home() {
+fn a_brand_without_counts_trades_most_at_home_then_near_it() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let counted: HashSet<String> = published().into_keys().map(|(q, _)| q).collect();
     let homes = homes_named();
+    let regions = &r.catalog.market_regions;
     let (mut checked, mut us_abroad, mut abroad) = (0, 0u64, 0u64);
+    let (mut near, mut far, mut near_expected, mut far_expected) = (0.0, 0.0, 0.0, 0.0);
     for (rank, b) in r.catalog.brands.iter().enumerate().take(3000) {
         let Some(q) = b.wikidata.as_deref() else { continue };
         // One home, named in the brand's location set (Agip's leaves Italy, now Eni's).
@@ -188,9 +194,24 @@ fn a_brand_without_counts_trades_most_at_home() {
             abroad += world.stores.len() as u64;
             us_abroad += by.get("US").copied().unwrap_or(0);
         }
+        if let Some(region) = regions.get(home.as_str()) {
+            let in_region = |c: &str| regions.get(c) == Some(region);
+            let stores_abroad: f64 = by.iter().filter(|(c, _)| **c != home.as_str()).map(|(_, n)| *n as f64).sum();
+            near += by.iter().filter(|(c, _)| **c != home.as_str() && in_region(c)).map(|(_, n)| *n as f64).sum::<f64>();
+            far += by.iter().filter(|(c, _)| !in_region(c)).map(|(_, n)| *n as f64).sum::<f64>();
+            let weights: Vec<(&str, f64)> = b.trade.iter().filter(|c| *c != home).map(|c| (c.as_str(), gen.country_weight(c))).collect();
+            let total: f64 = weights.iter().map(|(_, w)| w).sum();
+            if total > 0.0 {
+                let share = weights.iter().filter(|(c, _)| in_region(c)).map(|(_, w)| w).sum::<f64>() / total;
+                near_expected += stores_abroad * share;
+                far_expected += stores_abroad * (1.0 - share);
+            }
+        }
         checked += 1;
     }
     assert!(checked >= 100, "only {checked} brands with a home and no counts among the top 3000");
+    let odds = (near / far) / (near_expected / far_expected);
+    assert!(odds >= 2.5, "stores abroad in the home's region: {near} against {near_expected:.0} by weight alone (odds ratio {odds:.2})");
     // Placed by population alone, a quarter of a foreign brand's stores went to the US.
     let us = us_abroad as f64 / abroad as f64;
     assert!(us < 0.15, "the US holds {us:.2} of the stores of brands based elsewhere");
@@ -746,4 +767,48 @@ fn a_chains_unlisted_rest_is_not_poured_into_the_few_countries_named_for_it() {
     let kuwait = stores_by_country(&w).get("KW").copied().unwrap_or(0) as f64;
     assert!(rest > 300.0, "the rest of Chili's: {rest}");
     assert!(kuwait < rest / 5.0, "Kuwait holds {kuwait} of the {rest} restaurants Chili's has beyond its published rows");
+}
+
+/// `NEIGHBOUR_BOOST` is the tables' own: for each chain with a home count and two markets
+/// abroad or more in `data/footprints.csv` (and a worldwide location set), the odds that a
+/// store abroad is in the home's region, against the odds the countries' weights give over its
+/// location set. The median must stay within half again of the constant either way.
+#[test]
+fn the_neighbour_boost_is_the_tables_typical_one() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
+    let regions = &r.catalog.market_regions;
+    let homes = homes_named();
+    let mut by_chain: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
+    for ((q, country), (_, n)) in published().into_iter().filter(|(_, (_, n))| *n > 0) {
+        by_chain.entry(q).or_default().insert(country, n);
+    }
+    let mut ratios: Vec<f64> = Vec::new();
+    for (q, markets) in &by_chain {
+        let Some(home) = homes.get(q).filter(|h| h.len() == 1).and_then(|h| h.iter().next()) else { continue };
+        let (Some(region), Some(rank)) = (regions.get(home.as_str()), rank_of(q)) else { continue };
+        let brand = &r.catalog.brands[rank];
+        let abroad: Vec<(&String, f64)> = markets.iter().filter(|(c, _)| *c != home).map(|(c, n)| (c, f64::from(*n))).collect();
+        if !markets.contains_key(home.as_str()) || abroad.len() < 2 || brand.countries.len() < WORLDWIDE_SET {
+            continue;
+        }
+        let near: f64 = abroad.iter().filter(|(c, _)| regions.get(c.as_str()) == Some(region)).map(|(_, n)| n).sum();
+        let all: f64 = abroad.iter().map(|(_, n)| n).sum();
+        let weights: Vec<(&String, f64)> = brand.countries.iter().filter(|c| *c != home).map(|c| (c, gen.country_weight(c))).collect();
+        let expected =
+            weights.iter().filter(|(c, _)| regions.get(c.as_str()) == Some(region)).map(|(_, w)| w).sum::<f64>() / weights.iter().map(|(_, w)| w).sum::<f64>();
+        let observed = near / all;
+        if observed > 0.0 && observed < 1.0 && expected > 0.0 {
+            ratios.push((observed / (1.0 - observed)) * ((1.0 - expected) / expected));
+        }
+    }
+    assert!(ratios.len() >= 20, "only {} chains to calibrate on", ratios.len());
+    ratios.sort_by(f64::total_cmp);
+    let median = (ratios[(ratios.len() - 1) / 2] + ratios[ratios.len() / 2]) / 2.0;
+    let boost = storemap_ingest::world::NEIGHBOUR_BOOST;
+    assert!(
+        (boost / median).max(median / boost) <= 1.5,
+        "NEIGHBOUR_BOOST {boost} against the tables' median odds ratio {median:.2} over {} chains",
+        ratios.len()
+    );
 }
