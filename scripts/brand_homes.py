@@ -8,10 +8,13 @@ Run from the repository root after `npm install` and the reference build (it rea
 `node_modules/name-suggestion-index/dist/wikidata/wikidata.json` and
 `data/generated/reference/brands.jsonl`).
 
-The table is for the brands whose NSI location set is worldwide (150 countries or more, as
-`WORLDWIDE_SET` in crates/ingest/src/footprint.rs counts): such a set says nothing about where
-a chain trades, and without a home the world places it by population, the United States first
-(Lada dealers and Petrolimex stations in Ohio). A brand's home is the country its Wikidata
+The table is for the brands whose NSI location sets name two countries or more: such a set
+says nothing about which of them a chain trades most in, and without a home the world places it
+by population, the biggest first (Lada dealers and Petrolimex stations in Ohio from a worldwide
+set, Boston Pizza's restaurants in the US rather than Canada, Galp's stations in Spain rather
+than Portugal). A home the brand's set does not name changes nothing, so a description's
+cuisine ("Italian quick service restaurant chain" for a chain in the US alone) cannot move a
+one-country chain abroad. A brand's home is the country its Wikidata
 description names, when it names exactly one: "Russian automobile brand", "Petroleum industry
 group in Vietnam", "international cafe chain based in the United Kingdom". A description that
 names two ("British origin-Chinese car company", "Swiss underwear company founded in 1886 in
@@ -35,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "data" / "brand-homes.csv"
 WIKIDATA = ROOT / "node_modules" / "name-suggestion-index" / "dist" / "wikidata" / "wikidata.json"
 BRANDS = ROOT / "data" / "generated" / "reference" / "brands.jsonl"
-WORLDWIDE_SET = 150
+# A set naming one country leaves no choice to make.
+MIN_SET = 2
 DERIVED = "DERIVED"
 
 # The nationality adjectives and country names Wikidata's English descriptions use, to ISO
@@ -88,8 +92,16 @@ PATTERN = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(NAMES, 
 # not the ones that are also common words ("china", "turkey", "indian" ink).
 LOWER = {n.lower(): c for n, c in NAMES.items() if re.search(r"(an|ish|ese|ch)$", n) and n not in ("Indian", "Georgian", "Dominican")}
 LOWER_PATTERN = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(LOWER, key=len, reverse=True)) + r")(?!\w)")
-# A nationality that is not the company's: a language taught ("English language instruction").
-NOT_A_HOME = re.compile(r"\b(English|French|Spanish|German|Chinese|Japanese)[ -]language\b")
+# Nationalities that are not the company's: a language taught ("English language
+# instruction"), a continent's part ("Central American fast food restaurant chain"), and a
+# cuisine ("Italian-style restaurant chain", "Korean cuisine chain", and whatever follows
+# "serving": "quick service restaurant chain serving Mexican food" is Australian).
+NOT_A_HOME = re.compile(
+    r"\b(English|French|Spanish|German|Chinese|Japanese)[ -]language\b"
+    r"|\b(Central|Latin|South|North|Pan)[ -]American\b"
+    r"|\b[\w-]+[ -]style\b|\b\w+ cuisine\b"
+    r"|\b(serving|selling|specializing in|specialising in|offering|inspired by)\b.*$"
+)
 
 
 def countries_named(description: str) -> set[str]:
@@ -100,9 +112,9 @@ def countries_named(description: str) -> set[str]:
     return {NAMES[m] for m in PATTERN.findall(text)} | {LOWER[m] for m in LOWER_PATTERN.findall(text)}
 
 
-def worldwide_brands() -> dict[str, str]:
+def multi_country_brands() -> dict[str, str]:
     """Brands (wikidata id → an NSI display name, where Wikidata has no label) whose location
-    sets together name 150 or more countries."""
+    sets together name two countries or more."""
     countries: dict[str, set[str]] = {}
     names: dict[str, str] = {}
     with BRANDS.open() as f:
@@ -113,7 +125,7 @@ def worldwide_brands() -> dict[str, str]:
                 continue
             countries.setdefault(q, set()).update(b["countries"])
             names.setdefault(q, b["name"])
-    return {q: names[q] for q, c in countries.items() if len(c) >= WORLDWIDE_SET}
+    return {q: names[q] for q, c in countries.items() if len(c) >= MIN_SET}
 
 
 def derive(committed: list[dict[str, str]]) -> str:
@@ -121,7 +133,7 @@ def derive(committed: list[dict[str, str]]) -> str:
     curated = [r for r in committed if not r["source"].startswith(DERIVED)]
     curated_ids = {r["brand_wikidata"] for r in curated}
     rows = list(curated)
-    for q, name in worldwide_brands().items():
+    for q, name in multi_country_brands().items():
         if q in curated_ids:
             continue
         description = (wikidata.get(q) or {}).get("description", "")

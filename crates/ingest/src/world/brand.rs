@@ -212,7 +212,8 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// not its main markets but include its home, the rest goes to its other countries, none
 /// beyond half its home market. Without published counts, a chain with a known home that it
 /// trades in has [`HOME_SHARE`] of its size there and the rest elsewhere, its home's region
-/// first ([`NEIGHBOUR_BOOST`]), none beyond half its home. Fractions round at random, so counts are right on average at any scale.
+/// first ([`NEIGHBOUR_BOOST`]), none beyond half its home nor denser than it; home takes what
+/// they cannot. Fractions round at random, so counts are right on average at any scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
     let scale = cal.scale;
     let published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
@@ -288,7 +289,7 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
             .unwrap_or(f64::INFINITY)
     };
     let others: Vec<(&str, f64, f64)> = others.into_iter().map(|(c, w)| (c, w, cap.min(parent_cap(c, w)))).collect();
-    let mut expected: Vec<(&str, f64)> = published.iter().copied().filter(|(c, _)| g.has_country(c)).chain(at_home).collect();
+    let mut expected: Vec<(&str, f64)> = published.iter().copied().filter(|(c, _)| g.has_country(c)).collect();
     if main_markets && !brand.listed {
         // Its size is only the table's sum, which misses every market nobody found a figure
         // for (Lidl in Poland): those get the chain's density in its published markets, thinned,
@@ -300,6 +301,17 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         }
     } else if rest > 0.0 && weight > 0.0 {
         expected.extend(others.iter().map(|&(c, w, cap)| (c, (rest * w / spread).min(cap))));
+    }
+    // Home takes what its other markets cannot hold: none of them is bigger than half of it
+    // (above) nor denser than it for its people (Boston Pizza's set names Guam and Puerto Rico
+    // besides Canada and the US, and half of it is not on two islands).
+    if let Some((home, n)) = at_home {
+        let density = n / g.country_weight(home);
+        for (c, e) in expected.iter_mut() {
+            *e = e.min(density * g.country_weight(c));
+        }
+        let abroad: f64 = expected.iter().map(|(_, e)| e).sum();
+        expected.push((home, total - abroad));
     }
     expected
         .into_iter()
