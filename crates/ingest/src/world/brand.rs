@@ -210,8 +210,9 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// countries gives them only their share of the rest over its whole location set; a chain
 /// whose size nobody lists gets its published markets' density there instead. When they are
 /// not its main markets but include its home, the rest goes to its other countries, none
-/// beyond half its home market. Without published counts, a chain with a known home that it
-/// trades in has [`HOME_SHARE`] of its size there and the rest elsewhere, its home's region
+/// beyond half its home market. Without published counts, or with counts that are not its main
+/// markets and leave out its home, a chain with a known home that it trades in has
+/// [`HOME_SHARE`] of its size there and the rest elsewhere, its home's region
 /// first ([`NEIGHBOUR_BOOST`]), none beyond half its home nor denser than it; home takes what
 /// they cannot. Fractions round at random, so counts are right on average at any scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
@@ -223,9 +224,18 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         None => cal.stores_at_rank(rank),
     };
     let main_markets = !published.is_empty() && published_total >= MAIN_MARKETS_SHARE * total;
-    // Without published counts, a known home market the chain trades in holds its share.
-    let home_market =
-        brand.home_country.as_deref().filter(|h| published.is_empty() && brand.trade.iter().any(|t| t == h) && g.has_country(h) && g.country_weight(h) > 0.0);
+    // Where the published counts are not the chain's main markets and leave out its home, a
+    // known home the chain trades in holds its share (Scotiabank's rows are Mexico and Peru:
+    // the rest of it is not in the US, Japan and Germany before Canada).
+    let home_market = brand.home_country.as_deref().filter(|h| {
+        let trades = if published.is_empty() { &brand.trade } else { &brand.countries };
+        !main_markets
+            && !published.iter().any(|(c, _)| c == h)
+            && !brand.absent.iter().any(|a| a == h)
+            && trades.iter().any(|t| t == h)
+            && g.has_country(h)
+            && g.country_weight(h) > 0.0
+    });
     let (others, cap): (Vec<&String>, f64) = if main_markets {
         // A chain named in many countries is a global chain: it is also in the high-income
         // markets its location set covers (McDonald's in Britain), where a chain named in a
@@ -240,7 +250,7 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         // among the published ones, none of those is more than half of it: the rest of Orange
         // is not more shops in Spain than in France, nor the rest of Blink more chargers in
         // Britain than in the US. (A chain whose published rows miss its home, AEON with
-        // Vietnam alone, keeps its home uncapped.) What does not fit is not placed.
+        // Vietnam alone, has its home's share there, below.) What does not fit is not placed.
         let home = brand.home_country.as_deref().and_then(|h| published.iter().find(|(c, _)| *c == h));
         (brand.countries.iter().collect(), home.map_or(f64::INFINITY, |&(_, n)| UNLISTED_SHARE_OF_HOME * n))
     };
@@ -307,11 +317,11 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
     // besides Canada and the US, and half of it is not on two islands).
     if let Some((home, n)) = at_home {
         let density = n / g.country_weight(home);
-        for (c, e) in expected.iter_mut() {
+        for (c, e) in expected.iter_mut().filter(|(c, _)| !published.iter().any(|(p, _)| p == c)) {
             *e = e.min(density * g.country_weight(c));
         }
-        let abroad: f64 = expected.iter().map(|(_, e)| e).sum();
-        expected.push((home, total - abroad));
+        let elsewhere: f64 = expected.iter().map(|(_, e)| e).sum();
+        expected.push((home, total - elsewhere));
     }
     expected
         .into_iter()
