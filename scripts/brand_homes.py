@@ -47,6 +47,7 @@ DERIVED = "DERIVED"
 NAMES = {
     "American": "US", "United States": "US", "US": "US", "U.S.": "US", "USA": "US",
     "British": "GB", "English": "GB", "Scottish": "GB", "Welsh": "GB", "United Kingdom": "GB", "UK": "GB",
+    "Northern Ireland": "GB", "Northern Irish": "GB",
     "Canadian": "CA", "Canada": "CA", "Mexican": "MX", "Mexico": "MX",
     "Brazilian": "BR", "Brazil": "BR", "Argentine": "AR", "Argentinian": "AR", "Argentina": "AR",
     "Chilean": "CL", "Chile": "CL", "Colombian": "CO", "Colombia": "CO", "Peruvian": "PE", "Peru": "PE",
@@ -96,11 +97,15 @@ LOWER_PATTERN = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(L
 # instruction"), a continent's part ("Central American fast food restaurant chain"), and a
 # cuisine ("Italian-style restaurant chain", "Korean cuisine chain", and whatever follows
 # "serving": "quick service restaurant chain serving Mexican food" is Australian).
+# A place named like a country is not one ("Texas, New Mexico, and Oklahoma"; a "Dutch
+# Caribbean bank" is Curaçao's).
 NOT_A_HOME = re.compile(
     r"\b(English|French|Spanish|German|Chinese|Japanese)[ -]language\b"
     r"|\b(Central|Latin|South|North|Pan)[ -]American\b"
+    r"|\bNew Mexico\b|\bDutch Caribbean\b"
     r"|\b[\w-]+[ -]style\b|\b\w+ cuisine\b"
-    r"|\b(serving|selling|specializing in|specialising in|offering|inspired by)\b.*$"
+    r"|\b(serving|selling|specializing in|specialising in|offering|inspired by)\b.*$",
+    re.IGNORECASE,
 )
 
 

@@ -50,8 +50,9 @@ pub struct CatalogBrand {
     /// The share of the chain OpenStreetMap maps, by country (`""`: worldwide), where
     /// `data/osm-coverage.csv` measures it.
     pub osm_share: Vec<(String, f64)>,
-    /// The country its company is run from: its home city's, else the one `world-totals.csv`
-    /// names, else `brand-homes.csv`'s, else its ticker's exchange's.
+    /// Its home market: its home city's country, else the company's country `world-totals.csv`
+    /// names, else `brand-homes.csv`'s (the country of origin, or the biggest market where a
+    /// curated row says it is another: Mister Donut's Japan), else its ticker's exchange's.
     pub home_country: Option<String>,
     /// How often OpenStreetMap tags its in-scope entries' names: what ranks a brand without a
     /// known size.

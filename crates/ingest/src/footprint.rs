@@ -56,7 +56,7 @@ pub struct Footprint {
     pub company_home: Option<String>,
     /// The chain's world total, where `data/world-totals.csv` gives one for its id.
     pub world_total: Option<u32>,
-    /// The country a brand with a worldwide location set trades most in, where
+    /// The country a brand whose location sets name several countries trades most in, where
     /// `data/brand-homes.csv` names it.
     pub brand_home: Option<String>,
 }

@@ -139,8 +139,9 @@ pub struct RegionRow {
     pub region: String,
 }
 
-/// One row of `data/brand-homes.csv`: the country a brand with a worldwide location set trades
-/// most in, from its Wikidata description (`scripts/brand_homes.py`) or read elsewhere.
+/// One row of `data/brand-homes.csv`: the country a brand whose location sets name several
+/// countries trades most in, from its Wikidata description (`scripts/brand_homes.py`) or read
+/// elsewhere.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct BrandHomeRow {
     pub brand_wikidata: String,

@@ -170,7 +170,8 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
 /// without published counts would go.
 const MAIN_MARKETS_SHARE: f64 = 0.5;
 /// When they are not, and the chain's home market is published, a market without a figure
-/// holds at most this share of the home one (see [`plan`]).
+/// holds at most this share of the home one; so does each other market of a chain whose home
+/// holds [`HOME_SHARE`] (see [`plan`]).
 const UNLISTED_SHARE_OF_HOME: f64 = 0.5;
 /// The share of a chain without published counts that trades in its home market, where its
 /// home is known: about half, as for the chains that have both a home count and a world total
@@ -320,8 +321,10 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         for (c, e) in expected.iter_mut().filter(|(c, _)| !published.iter().any(|(p, _)| p == c)) {
             *e = e.min(density * g.country_weight(c));
         }
-        let elsewhere: f64 = expected.iter().map(|(_, e)| e).sum();
-        expected.push((home, total - elsewhere));
+        // Less every published count, placeable or not: a count for a country without cities
+        // is not placed, and not moved home either.
+        let abroad: f64 = expected.iter().filter(|(c, _)| !published.iter().any(|(p, _)| p == c)).map(|(_, e)| e).sum();
+        expected.push((home, total - published_total - abroad));
     }
     expected
         .into_iter()
