@@ -39,6 +39,9 @@ pub struct CatalogBrand {
     pub listed: bool,
     /// Published store counts per country (`data/footprints.csv`), largest first.
     pub footprint: Vec<(String, u32)>,
+    /// Published counts for several countries together, over the members without their own
+    /// (see [`Footprint::groups`]).
+    pub footprint_groups: Vec<(Vec<String>, u32)>,
     /// AllThePlaces has a spider for it (`data/atp-presence.csv`).
     pub spidered: bool,
     /// Where the rest of its stores may go (see [`Footprint::trade_countries`]).
@@ -166,6 +169,7 @@ impl Catalog {
                     c
                 },
                 footprint: fp.counts.clone(),
+                footprint_groups: fp.groups.clone(),
                 spidered: fp.spidered,
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),

@@ -1,5 +1,6 @@
-//! Where a chain really trades: its published store counts per country (`data/footprints.csv`),
-//! the markets it has none in (rows with a count of 0), the countries AllThePlaces scraped its
+//! Where a chain really trades: its published store counts per country (`data/footprints.csv`,
+//! where a row may also count several countries together, `GB+IE`), the markets it has none in
+//! (rows with a count of 0), the countries AllThePlaces scraped its
 //! store locator in (`data/atp-presence.csv`), and its home city (`data/home-cities.csv`). The
 //! catalog attaches these to brands; the world generator places stores by them.
 
@@ -12,6 +13,15 @@ use crate::reference::{AtpPresence, BrandHomeRow, FootprintRow, OsmCoverageRow, 
 /// An NSI location set this wide means "anywhere in the world": it says nothing about where a
 /// chain is, so it cannot confine one.
 pub const WORLDWIDE_SET: usize = 150;
+
+/// Joins the countries of a row that counts several together (`GB+IE`: Next's 458 shops in
+/// Britain and Ireland, the only figure it publishes for Britain).
+pub const GROUP_SEPARATOR: char = '+';
+
+/// The countries a footprint row counts: one, or several together.
+pub fn row_countries(country: &str) -> impl Iterator<Item = &str> {
+    country.split(GROUP_SEPARATOR)
+}
 
 /// One row of `data/home-cities.csv`: the city a chain started in or is run from, where it is
 /// densest (Starbucks in Seattle, Tim Hortons in Ontario).
@@ -38,8 +48,14 @@ pub enum Reach {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Footprint {
-    /// Published store counts per country, largest first.
+    /// Published store counts per country, largest first. A count for several countries
+    /// together is here too where, less its members' own rows, one member is left (Next's
+    /// Britain and Ireland less Ireland's own row is Britain's).
     pub counts: Vec<(String, u32)>,
+    /// Published counts for several countries together, less their members' own rows, over the
+    /// members left (Foot Locker's 626 in its 19 European markets): the generator spreads each
+    /// over its members as it spreads a chain's rest.
+    pub groups: Vec<(Vec<String>, u32)>,
     /// Countries the chain has no stores in.
     pub absent: Vec<String>,
     /// Countries AllThePlaces has a country-specific spider for the chain in.
@@ -74,8 +90,19 @@ pub fn osm_share(official: u32, mapped: u32) -> Option<f64> {
 }
 
 impl Footprint {
+    /// What the table publishes in all: its countries' counts and its groups' rests.
     pub fn published_total(&self) -> u64 {
-        self.counts.iter().map(|(_, n)| *n as u64).sum()
+        self.counts.iter().map(|(_, n)| *n as u64).chain(self.groups.iter().map(|(_, n)| *n as u64)).sum()
+    }
+
+    /// Whether the table has a count for the chain somewhere, for one country or several.
+    pub fn has_counts(&self) -> bool {
+        !self.counts.is_empty() || !self.groups.is_empty()
+    }
+
+    /// Whether a published count covers `country`, alone or with others.
+    pub fn counted(&self, country: &str) -> bool {
+        self.counts.iter().any(|(c, _)| c == country) || self.groups.iter().any(|(m, _)| m.iter().any(|c| c == country))
     }
 
     /// The countries a brand's stores beyond its published counts may go to, less the counted
@@ -94,7 +121,7 @@ impl Footprint {
     pub fn trade_countries(&self, nsi: &[String], narrow: &[String], home: Option<&str>) -> Vec<String> {
         let scraped = self.scraped.iter().map(String::as_str);
         let home = home.filter(|h| nsi.iter().any(|c| c == h));
-        let named: BTreeSet<&str> = if !self.counts.is_empty() {
+        let named: BTreeSet<&str> = if self.has_counts() {
             scraped.chain(narrow.iter().map(String::as_str)).chain(home).collect()
         } else if self.scraped_complete && !self.scraped.is_empty() {
             let nsi_names = nsi.len() < WORLDWIDE_SET;
@@ -106,7 +133,7 @@ impl Footprint {
         named
             .into_iter()
             .filter(|c| home_only.is_none_or(|h| h == *c))
-            .filter(|c| !self.absent.iter().any(|a| a == c) && !self.counts.iter().any(|(k, _)| k == c))
+            .filter(|c| !self.absent.iter().any(|a| a == c) && !self.counted(c))
             .map(str::to_string)
             .collect()
     }
@@ -120,20 +147,40 @@ pub struct Footprints {
 
 impl Footprints {
     /// Rows without a wikidata id document a figure but place nothing. Where the table has two
-    /// rows for one brand and country, the later one in the file wins (newer figures are added
-    /// below older ones).
+    /// rows for one brand and country (or group), the later one in the file wins (newer figures
+    /// are added below older ones). A group's count less its members' own rows goes to the
+    /// members without one (none absent): to that member alone where one is left, else spread;
+    /// a group whose members' rows already hold it adds nothing.
     pub fn new(rows: &[FootprintRow], presence: &[AtpPresence], homes: &[HomeCity]) -> Footprints {
         let mut by_wikidata: HashMap<String, Footprint> = HashMap::new();
         let mut latest: HashMap<(&str, &str), u32> = HashMap::new();
+        let mut order: Vec<(&str, &str)> = Vec::new();
         for r in rows.iter().filter(|r| !r.brand_wikidata.is_empty()) {
-            latest.insert((r.brand_wikidata.as_str(), r.country.as_str()), r.count);
+            let key = (r.brand_wikidata.as_str(), r.country.as_str());
+            if latest.insert(key, r.count).is_none() {
+                order.push(key);
+            }
         }
-        for ((q, country), count) in latest {
+        let single = |(_, country): &(&str, &str)| !country.contains(GROUP_SEPARATOR);
+        for key @ (q, country) in order.iter().filter(|k| single(k)) {
+            let count = latest[key];
             let f = by_wikidata.entry(q.to_string()).or_default();
             if count == 0 {
                 f.absent.push(country.to_string());
             } else {
                 f.counts.push((country.to_string(), count));
+            }
+        }
+        for key @ (q, group) in order.iter().filter(|k| !single(k)) {
+            let f = by_wikidata.entry(q.to_string()).or_default();
+            let members: Vec<&str> = row_countries(group).collect();
+            let own: u32 = f.counts.iter().filter(|(c, _)| members.contains(&c.as_str())).map(|(_, n)| *n).sum();
+            let left: Vec<String> = members.iter().filter(|c| !f.counted(c) && !f.absent.iter().any(|a| a == *c)).map(|c| c.to_string()).collect();
+            let rest = latest[key].saturating_sub(own);
+            match (rest, left.len()) {
+                (0, _) | (_, 0) => {}
+                (_, 1) => f.counts.push((left[0].clone(), rest)),
+                _ => f.groups.push((left, rest)),
             }
         }
         for p in presence {
@@ -239,6 +286,47 @@ mod tests {
         assert_eq!(q1.absent, codes(&["RU"]));
         assert_eq!(q1.published_total(), 15);
         assert!(f.get("").is_none(), "a row without an id places nothing");
+    }
+
+    #[test]
+    fn a_count_for_several_countries_goes_to_the_members_without_their_own() {
+        let rows = [
+            row("Q1", "GB+IE", 458),
+            row("Q1", "IE", 23),
+            row("Q2", "DE+FR+LU", 600),
+            row("Q2", "LU", 0),
+            row("Q3", "US+CA", 100),
+            row("Q3", "US", 120),
+            row("Q4", "AT+CH+DE", 50),
+            row("Q4", "AT+CH+DE", 90),
+        ];
+        let f = Footprints::new(&rows, &[], &[]);
+        let q1 = f.get("Q1").unwrap();
+        assert_eq!(q1.counts, vec![("GB".to_string(), 435), ("IE".to_string(), 23)], "one member left: the rest is its own count");
+        assert!(q1.groups.is_empty());
+        assert_eq!(q1.published_total(), 458);
+        let q2 = f.get("Q2").unwrap();
+        assert_eq!(q2.groups, vec![(codes(&["DE", "FR"]), 600)], "an absent member takes none");
+        assert!(q2.counted("DE") && q2.counted("FR") && !q2.counted("LU") && q2.absent == codes(&["LU"]));
+        let world = codes(&["BE", "DE", "FR", "LU"]);
+        assert_eq!(q2.trade_countries(&world, &world, None), codes(&["BE"]), "a group counts its members: the rest goes elsewhere");
+        let q3 = f.get("Q3").unwrap();
+        assert_eq!((q3.counts.clone(), q3.groups.len()), (vec![("US".to_string(), 120)], 0), "members' own rows already hold the group");
+        assert_eq!(f.get("Q4").unwrap().groups, vec![(codes(&["AT", "CH", "DE"]), 90)], "the later row wins");
+    }
+
+    #[test]
+    fn a_place_that_is_not_iso_codes_is_refused_with_its_row() {
+        let read = |place: &str| {
+            let text = format!("brand,brand_wikidata,country,count\nx,Q1,{place},5\n");
+            csv::Reader::from_reader(text.as_bytes()).deserialize::<FootprintRow>().next().unwrap().map(|r| r.country)
+        };
+        assert_eq!(read("GB+IE").unwrap(), "GB+IE");
+        assert_eq!(read("US").unwrap(), "US");
+        for bad in ["gb", "GB+", "GBR", "GB+GB", "\"GB, IE\""] {
+            let e = read(bad).expect_err(bad).to_string();
+            assert!(e.contains("ISO 3166-1"), "{bad}: {e}");
+        }
     }
 
     #[test]

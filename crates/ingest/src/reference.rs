@@ -95,8 +95,9 @@ pub struct Misspelling {
     pub brand: String,
 }
 
-/// One row of `data/footprints.csv`: a chain's published store count in one country. A count
-/// of 0 records a market the chain has left or never entered.
+/// One row of `data/footprints.csv`: a chain's published store count in one country, or in
+/// several together (`GB+IE`, where that is all its company publishes). A count of 0 records a
+/// market the chain has left or never entered.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct FootprintRow {
     pub brand: String,
@@ -104,8 +105,23 @@ pub struct FootprintRow {
     /// row documents a figure but places no stores.
     #[serde(default)]
     pub brand_wikidata: String,
+    #[serde(deserialize_with = "footprint_place")]
     pub country: String,
     pub count: u32,
+}
+
+/// An ISO 3166-1 code, or several different ones joined by `+`: an operator's typo (`gb`,
+/// `GB+`) is refused with its row rather than read as a country nobody trades in.
+fn footprint_place<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    let place = String::deserialize(d)?;
+    let codes: Vec<&str> = place.split(crate::footprint::GROUP_SEPARATOR).collect();
+    let well_formed = codes.iter().all(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_uppercase()));
+    let distinct = codes.iter().collect::<std::collections::BTreeSet<_>>().len() == codes.len();
+    if well_formed && distinct {
+        Ok(place)
+    } else {
+        Err(serde::de::Error::custom(format!("country {place:?} is not an ISO 3166-1 code nor several different ones joined by '+'")))
+    }
 }
 
 /// One row of `data/osm-coverage.csv` (isOsmComplete): a chain's official store count beside

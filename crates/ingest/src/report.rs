@@ -8,6 +8,7 @@ use serde::Serialize;
 use storemap_core::{Filters, Snapshot};
 
 use crate::error::{IngestError, Result};
+use crate::footprint::Footprints;
 use crate::land::LandMask;
 use crate::reference::FootprintRow;
 use crate::world::{BrandTruth, BRAND_TRUTH_FILE};
@@ -107,12 +108,10 @@ fn top3(mut v: Vec<(String, u64)>) -> Vec<(String, u64)> {
 }
 
 /// Each ticker's primary brand: where its verified rows are, beside where the chain publishes
-/// most stores (the table's last row for a country winning, as the generator reads it).
+/// most stores, read as the generator reads the table (the last row for a country winning; a
+/// count for several countries together is one country's only where one member is left).
 pub fn ticker_countries(snapshot: &Snapshot, footprints: &[FootprintRow]) -> Vec<TickerCountries> {
-    let mut published: HashMap<&str, HashMap<&str, u64>> = HashMap::new();
-    for f in footprints.iter().filter(|f| !f.brand_wikidata.is_empty()) {
-        published.entry(f.brand_wikidata.as_str()).or_default().insert(f.country.as_str(), u64::from(f.count));
-    }
+    let published = Footprints::new(footprints, &[], &[]);
     snapshot
         .tickers()
         .iter()
@@ -123,7 +122,9 @@ pub fn ticker_countries(snapshot: &Snapshot, footprints: &[FootprintRow]) -> Vec
                 *served.entry(snapshot.row_country(r)).or_default() += 1;
             }
             let served = top3(served.into_iter().map(|(c, n)| (c.to_string(), n)).collect());
-            let real = top3(b.wikidata.as_deref().and_then(|q| published.get(q)).map_or(Vec::new(), |m| m.iter().map(|(c, n)| (c.to_string(), *n)).collect()));
+            let real = top3(
+                b.wikidata.as_deref().and_then(|q| published.get(q)).map_or(Vec::new(), |f| f.counts.iter().map(|(c, n)| (c.clone(), u64::from(*n))).collect()),
+            );
             let top_matches = real.first().map(|(c, _)| served.first().is_some_and(|(s, _)| s == c));
             Some(TickerCountries { ticker: t.ticker.clone(), brand: b.name.clone(), served, published: real, top_matches })
         })

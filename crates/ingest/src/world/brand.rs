@@ -153,7 +153,7 @@ fn habits(rank: usize, brand: &CatalogBrand, g: &Gazetteer, rng: &mut ChaCha8Rng
     // A chain in one country with no published counts is a regional chain: it grows out of
     // one metro area.
     let regional = || {
-        (brand.footprint.is_empty() && brand.trade.len() == 1 && rank >= 300)
+        (brand.footprint.is_empty() && brand.footprint_groups.is_empty() && brand.trade.len() == 1 && rank >= 300)
             .then(|| g.sample_city(&brand.trade[0], true, rng))
             .flatten()
             .map(|c| (c, REGIONAL_HOME_BOOST, false, None))
@@ -218,8 +218,19 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// they cannot. Fractions round at random, so counts are right on average at any scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
     let scale = cal.scale;
-    let published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
-    let published_total: f64 = published.iter().map(|(_, n)| n).sum();
+    let mut published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
+    let mut published_total: f64 = published.iter().map(|(_, n)| n).sum();
+    // A count for several countries together is spread over them by how much chains trade
+    // there (Foot Locker's 626 European stores: Germany's share, not Luxembourg's). A group
+    // with no member the gazetteer can place is counted and not placed, as such a country is.
+    for (members, n) in &brand.footprint_groups {
+        let n = *n as f64 * scale;
+        published_total += n;
+        let weights: Vec<(&str, f64)> =
+            members.iter().filter(|c| g.has_country(c)).map(|c| (c.as_str(), g.country_weight(c))).filter(|(_, w)| *w > 0.0).collect();
+        let weight: f64 = weights.iter().map(|(_, w)| w).sum();
+        published.extend(weights.into_iter().map(|(c, w)| (c, n * w / weight)));
+    }
     let total = match brand.known_stores {
         Some(n) => n as f64 * scale,
         None => cal.stores_at_rank(rank),
@@ -312,6 +323,25 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         }
     } else if rest > 0.0 && weight > 0.0 {
         expected.extend(others.iter().map(|&(c, w, cap)| (c, (rest * w / spread).min(cap))));
+    }
+    // Nor is a territory without a figure denser than its country where the country's figure
+    // is an estimate too (Supercheap Auto's rest on the Cook Islands beside its few in New
+    // Zealand), and a chain that has left the country has left its territories (Rite Aid,
+    // closed in 2025, is not three thousand pharmacies in Puerto Rico).
+    let density_of = |p: &str, expected: &[(&str, f64)]| {
+        if brand.absent.iter().any(|a| a == p) {
+            return Some(0.0);
+        }
+        expected.iter().find(|(c, _)| *c == p).map(|&(_, n)| n / g.country_weight(p).max(f64::MIN_POSITIVE))
+    };
+    for i in 0..expected.len() {
+        let (c, e) = expected[i];
+        if published.iter().any(|(p, _)| *p == c) {
+            continue;
+        }
+        if let Some(d) = places::parent_market(c).and_then(|p| density_of(p, &expected)) {
+            expected[i].1 = e.min(d * g.country_weight(c));
+        }
     }
     // Home takes what its other markets cannot hold: none of them is bigger than half of it
     // (above) nor denser than it for its people (Boston Pizza's set names Guam and Puerto Rico

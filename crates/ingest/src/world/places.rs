@@ -26,13 +26,16 @@ const MIDDLE: &[&str] = &[
     "LB", "MA", "EG", "UA", "BY", "GE", "AZ", "AM", "BA", "MK", "AL", "ME", "MU", "BW", "NA", "TN", "DZ", "IR", "IQ", "IN",
 ];
 
-/// The territories the name-suggestion-index's US location set names with the United States:
-/// a chain listed for "the US" is listed there too, whether or not it trades there.
-const US_SET_TERRITORIES: &[&str] = &["AS", "GU", "MP", "PR", "UM", "VI"];
+/// The territories location sets name with their country: the name-suggestion-index's US set
+/// names Puerto Rico and Guam, and Australia's and New Zealand's name Christmas Island and the
+/// Cook Islands, so a chain listed for the country is listed there too, whether or not it trades
+/// there (Bunnings had twenty warehouses on the Cook Islands).
+pub const SET_TERRITORIES: &[(&str, &[&str])] =
+    &[("US", &["AS", "GU", "MP", "PR", "UM", "VI"]), ("AU", &["CC", "CX", "HM", "NF"]), ("NZ", &["CK", "NU", "TK"])];
 
 /// The country a territory is named with in location sets (Puerto Rico with the US).
 pub fn parent_market(code: &str) -> Option<&'static str> {
-    US_SET_TERRITORIES.contains(&code).then_some("US")
+    SET_TERRITORIES.iter().find(|(_, t)| t.contains(&code)).map(|(p, _)| *p)
 }
 
 pub fn country_factor(code: &str) -> f64 {

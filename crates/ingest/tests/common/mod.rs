@@ -41,6 +41,58 @@ pub fn read_table<T: for<'de> serde::Deserialize<'de>>(file: &str) -> Vec<T> {
     storemap_ingest::reference::read_csv(&tables_dir().join(file)).unwrap_or_else(|e| panic!("data/{file}: {e}"))
 }
 
+/// `data/footprints.csv` read here, apart from the generator's reading of it: the last row for
+/// a chain and a country (or group of countries) wins, and a row for several countries
+/// together (`GB+IE`) counts, less its members' own rows, for the members without one.
+#[derive(Default)]
+pub struct PublishedTable {
+    /// (wikidata, country) → (brand, count): a country's own row, or a group's rest where one
+    /// member is left.
+    pub by_country: std::collections::BTreeMap<(String, String), (String, u32)>,
+    /// Groups with two members left or more: (wikidata, brand, members left, rest).
+    pub groups: Vec<(String, String, Vec<String>, u32)>,
+}
+
+pub fn published_table() -> PublishedTable {
+    #[derive(serde::Deserialize)]
+    struct Row {
+        brand: String,
+        brand_wikidata: String,
+        country: String,
+        count: u32,
+    }
+    let rows: Vec<Row> = read_table::<Row>("footprints.csv").into_iter().filter(|r| !r.brand_wikidata.is_empty()).collect();
+    // The last row per key, in the order keys first appear.
+    let mut last: Vec<Row> = Vec::new();
+    for r in rows {
+        match last.iter_mut().find(|l| l.brand_wikidata == r.brand_wikidata && l.country == r.country) {
+            Some(l) => *l = r,
+            None => last.push(r),
+        }
+    }
+    let mut t = PublishedTable::default();
+    for r in last.iter().filter(|r| !r.country.contains('+')) {
+        t.by_country.insert((r.brand_wikidata.clone(), r.country.clone()), (r.brand.clone(), r.count));
+    }
+    for r in last.iter().filter(|r| r.country.contains('+')) {
+        let members: Vec<String> = r.country.split('+').map(str::to_string).collect();
+        let own: u32 = members.iter().filter_map(|c| t.by_country.get(&(r.brand_wikidata.clone(), c.clone()))).map(|(_, n)| n).sum();
+        let in_group = |c: &String| t.groups.iter().any(|(q, _, m, _)| q == &r.brand_wikidata && m.contains(c));
+        let left: Vec<String> =
+            members.iter().filter(|c| !t.by_country.contains_key(&(r.brand_wikidata.clone(), (*c).clone())) && !in_group(c)).cloned().collect();
+        let rest = r.count.saturating_sub(own);
+        if rest == 0 || left.is_empty() {
+            continue;
+        }
+        if left.len() == 1 {
+            t.by_country.insert((r.brand_wikidata.clone(), left[0].clone()), (r.brand.clone(), rest));
+        } else {
+            t.groups.push((r.brand_wikidata.clone(), r.brand.clone(), left, rest));
+        }
+    }
+    t
+}
+
 /// `STOREMAP_REFERENCE_DIR`, else `<root>/data/generated/reference`. Panics with the command that
 /// produces it when it is missing.
 pub fn reference_dir() -> PathBuf {

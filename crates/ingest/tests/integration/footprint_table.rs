@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use storemap_ingest::reference::Ticker;
 
-use crate::common::read_table;
+use crate::common::{published_table, read_table};
 
 /// The share of its published world total a chain's listed countries must reach.
 const LISTED_SHARE: f64 = 0.8;
@@ -48,10 +48,15 @@ struct Gap {
 
 /// Each chain's shortfalls, by wikidata id: what is wrong with its rows, in words.
 fn shortfalls() -> BTreeMap<String, Vec<String>> {
-    // The last row for a chain and country wins, as the generator reads the table.
+    // The last row for a chain and country wins, as the generator reads the table; a count for
+    // several countries together adds its rest, and names its members.
+    let table = published_table();
     let mut listed: HashMap<String, HashMap<String, u64>> = HashMap::new();
-    for f in read_table::<Footprint>("footprints.csv").into_iter().filter(|f| !f.brand_wikidata.is_empty()) {
-        listed.entry(f.brand_wikidata).or_default().insert(f.country, f.count);
+    for ((q, country), (_, n)) in table.by_country {
+        listed.entry(q).or_default().insert(country, u64::from(n));
+    }
+    for (q, _, members, rest) in table.groups {
+        listed.entry(q).or_default().insert(members.join("+"), u64::from(rest));
     }
     let mut home: HashMap<String, String> = read_table::<Home>("home-cities.csv").into_iter().map(|h| (h.brand_wikidata, h.country)).collect();
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -71,7 +76,8 @@ fn shortfalls() -> BTreeMap<String, Vec<String>> {
     }
     for (qid, countries) in &listed {
         if let Some(h) = home.get(qid) {
-            if countries.get(h).copied().unwrap_or(0) == 0 {
+            let counted = |(c, n): (&String, &u64)| *n > 0 && c.split('+').any(|m| m == h);
+            if !countries.iter().any(counted) {
                 out.entry(qid.clone()).or_default().push(format!("home country {h} has no row"));
             }
         }

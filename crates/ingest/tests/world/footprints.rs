@@ -10,15 +10,7 @@ use serde::Deserialize;
 use storemap_ingest::footprint::WORLDWIDE_SET;
 use storemap_ingest::world::{BrandWorld, Generator};
 
-use crate::common::{land, read_table, reference};
-
-#[derive(Deserialize)]
-struct Row {
-    brand: String,
-    brand_wikidata: String,
-    country: String,
-    count: u32,
-}
+use crate::common::{land, published_table, read_table, reference};
 
 #[derive(Deserialize)]
 struct Presence {
@@ -27,13 +19,9 @@ struct Presence {
     complete: bool,
 }
 
-/// The table's rows with a wikidata id, the last row winning for a brand and country.
+/// The table's counts by country (see [`published_table`]).
 fn published() -> BTreeMap<(String, String), (String, u32)> {
-    read_table::<Row>("footprints.csv")
-        .into_iter()
-        .filter(|r| !r.brand_wikidata.is_empty())
-        .map(|r| ((r.brand_wikidata, r.country), (r.brand, r.count)))
-        .collect()
+    published_table().by_country
 }
 
 /// Rows whose brand is outside the contract's storefront categories (a car park operator, a
@@ -73,6 +61,18 @@ fn published_counts_at(scale: f64) {
         checked += 1;
     }
     assert!(checked >= 100, "only {checked} rows checked");
+    // A count for several countries together: its members left hold it between them.
+    let groups = published_table().groups;
+    assert!(!groups.is_empty(), "the table has no count for several countries together");
+    for (qid, brand, members, rest) in &groups {
+        let rank = rank_of(qid).unwrap_or_else(|| panic!("{brand} ({qid}) is not a catalog brand"));
+        let world = worlds.entry(qid.clone()).or_insert_with(|| gen.brand(rank));
+        let by_country = stores_by_country(world);
+        let got: u64 = members.iter().map(|c| by_country.get(c.as_str()).copied().unwrap_or(0)).sum();
+        let expected = *rest as f64 * scale;
+        let tolerance = members.len() as f64 + 0.01 * expected;
+        assert!((got as f64 - expected).abs() <= tolerance, "{brand} in {members:?} at scale {scale}: {got} stores, published {rest} x {scale} = {expected}");
+    }
 }
 
 #[test]
@@ -270,36 +270,39 @@ fn a_partial_table_leaves_a_chains_other_markets() {
     assert!(reached * 10 >= pairs * 8, "only {reached} of {pairs} unpublished spider markets of partially published chains have stores");
 }
 
-/// NSI's US location set names Puerto Rico, Guam and the other US territories with the US, so
-/// a US chain is listed there whether or not it trades there. A chain with a published US count
-/// is no denser in them than in the US (7-Eleven had two thousand stores in Puerto Rico).
+/// NSI's US location set names Puerto Rico, Guam and the other US territories with the US, and
+/// Australia's and New Zealand's name their external territories, so a chain is listed there
+/// whether or not it trades there. A chain with a published count for the country is no denser
+/// in them than there (7-Eleven had two thousand stores in Puerto Rico, Bunnings twenty on the
+/// Cook Islands).
 #[test]
-fn a_us_chain_is_no_denser_in_the_us_territories_than_at_home() {
+fn a_chain_is_no_denser_in_a_territory_than_in_its_country() {
+    const TERRITORIES: &[(&str, &[&str])] = &[("US", &["AS", "GU", "MP", "PR", "UM", "VI"]), ("AU", &["CC", "CX", "HM", "NF"]), ("NZ", &["CK", "NU", "TK"])];
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
     let people = |c: &str| r.cities.iter().filter(|x| x.country == c).map(|x| x.population as f64).sum::<f64>();
-    let us_people = people("US");
-    let territories = ["AS", "GU", "MP", "PR", "UM", "VI"];
-    let share: Vec<(&str, f64)> = territories.iter().map(|&t| (t, people(t) / us_people)).collect();
-    let mut checked = 0;
-    for ((q, c), (name, us)) in published() {
-        if c != "US" || us == 0 {
-            continue;
-        }
-        let Some(rank) = rank_of(&q) else { continue };
+    let table = published();
+    let mut checked: HashMap<&str, usize> = HashMap::new();
+    for ((q, c), (name, count)) in &table {
+        let Some(&(parent, territories)) = TERRITORIES.iter().find(|(p, _)| p == c) else { continue };
+        let Some(rank) = rank_of(q) else { continue };
         let world = gen.brand(rank);
         let by_country = stores_by_country(&world);
-        for &(t, s) in &share {
-            if published().contains_key(&(q.clone(), t.to_string())) {
+        for t in territories.iter().filter(|t| !table.contains_key(&(q.clone(), t.to_string()))) {
+            let n = by_country.get(t).copied().unwrap_or(0) as f64;
+            if *count == 0 {
+                // A chain that has left the country has left its territories (Rite Aid).
+                assert_eq!(n, 0.0, "{name}: {n} stores in {t}, though it has left {parent}");
                 continue;
             }
-            let want = f64::from(us) * s;
-            let n = by_country.get(t).copied().unwrap_or(0) as f64;
-            assert!(n <= want + 3.0 * want.sqrt() + 1.0, "{name}: {n} stores in {t}, where its US density gives {want:.1}");
+            let want = f64::from(*count) * people(t) / people(parent);
+            assert!(n <= want + 3.0 * want.sqrt() + 1.0, "{name}: {n} stores in {t}, where its {parent} density gives {want:.1}");
         }
-        checked += 1;
+        *checked.entry(if *count == 0 { "left" } else { parent }).or_default() += 1;
     }
-    assert!(checked >= 50, "only {checked} chains with a US count");
+    assert!(checked.get("US").copied().unwrap_or(0) >= 50, "only {checked:?} chains with a count for a parent country");
+    assert!(checked.get("AU").copied().unwrap_or(0) >= 10 && checked.get("NZ").copied().unwrap_or(0) >= 3, "only {checked:?}");
+    assert!(checked.get("left").copied().unwrap_or(0) >= 3, "only {checked:?}: too few exits from a parent country to test");
 }
 
 /// Share of a brand's stores in `country` (or outside it) that a source other than the

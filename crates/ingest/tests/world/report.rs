@@ -54,12 +54,6 @@ fn report_on_a_synthetic_build() {
 #[test]
 fn the_report_sets_each_tickers_served_countries_beside_its_published_ones() {
     #[derive(serde::Deserialize)]
-    struct Footprint {
-        brand_wikidata: String,
-        country: String,
-        count: u64,
-    }
-    #[derive(serde::Deserialize)]
     struct Ticker {
         ticker: String,
         wikidata: String,
@@ -67,8 +61,8 @@ fn the_report_sets_each_tickers_served_countries_beside_its_published_ones() {
     let r = &shared_build().report;
     let read = |f: &str| csv::Reader::from_path(tables_dir().join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
     let mut table: std::collections::HashMap<String, std::collections::BTreeMap<String, u64>> = Default::default();
-    for f in read("footprints.csv").deserialize::<Footprint>().map(|f| f.expect("footprint row")) {
-        table.entry(f.brand_wikidata).or_default().insert(f.country, f.count);
+    for ((q, country), (_, n)) in crate::common::published_table().by_country {
+        table.entry(q).or_default().insert(country, u64::from(n));
     }
     let tickers: Vec<Ticker> = read("tickers.csv").deserialize().map(|t| t.expect("ticker row")).collect();
     assert_eq!(r.ticker_countries.len(), tickers.len());
