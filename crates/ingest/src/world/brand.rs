@@ -185,6 +185,12 @@ pub const HOME_SHARE: f64 = 0.5;
 /// two markets abroad or more is 5.3 (35 chains; Tim Hortons' US, Uniqlo's Asia, Oxxo's Latin
 /// America).
 pub const NEIGHBOUR_BOOST: f64 = 5.0;
+/// The most stores a chain whose size nobody publishes has in a country, per person of its
+/// places (GeoNames populations): the 99th percentile of the table's published counts per
+/// person, 313 per million (7-Eleven Thailand's 920 is the densest; Kiwi Norway 211, Tim
+/// Hortons Canada 129). A rank-sized chain is a few hundred stores wherever it trades, which on
+/// the Faroe Islands was 310 Magn stations for some 35,000 people (Magn has about fifteen).
+pub const UNLISTED_DENSITY_CAP: f64 = 313e-6;
 /// Named in this many countries besides its published ones, a chain is a global chain.
 const GLOBAL_CHAIN: usize = 20;
 /// How dense a chain of unlisted size is in a market without a figure, against its published
@@ -355,6 +361,29 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         // is not placed, and not moved home either.
         let abroad: f64 = expected.iter().filter(|(c, _)| !published.iter().any(|(p, _)| p == c)).map(|(_, e)| e).sum();
         expected.push((home, total - published_total - abroad));
+    }
+    // A chain of unknown size is no denser anywhere than the cap; where that shrinks its home,
+    // its other markets shrink with it: none more than half of home nor denser, and home still
+    // its share of the whole (Mercator is not bigger in Croatia than in Slovenia).
+    if brand.known_stores.is_none() {
+        for (c, e) in expected.iter_mut() {
+            *e = e.min(UNLISTED_DENSITY_CAP * g.people(c) * scale);
+        }
+        if let Some((home, _)) = at_home {
+            let n = expected.iter().rev().find(|(c, _)| *c == home).map_or(0.0, |&(_, n)| n);
+            let density = n / g.country_weight(home);
+            let abroad = |c: &str| c != home && !published.iter().any(|(p, _)| *p == c);
+            for (c, e) in expected.iter_mut().filter(|(c, _)| abroad(c)) {
+                *e = e.min(density * g.country_weight(c)).min(UNLISTED_SHARE_OF_HOME * n);
+            }
+            let held: f64 = expected.iter().filter(|(c, _)| abroad(c)).map(|(_, e)| e).sum();
+            let most = n * (1.0 - HOME_SHARE) / HOME_SHARE;
+            if held > most {
+                for (_, e) in expected.iter_mut().filter(|(c, _)| abroad(c)) {
+                    *e *= most / held;
+                }
+            }
+        }
     }
     expected
         .into_iter()

@@ -17,7 +17,7 @@ mod write;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE, NEIGHBOUR_BOOST};
+pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE, NEIGHBOUR_BOOST, UNLISTED_DENSITY_CAP};
 pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 
 use crate::catalog::Catalog;

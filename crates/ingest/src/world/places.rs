@@ -98,6 +98,8 @@ pub struct Gazetteer<'a> {
     zips: ZipGrid,
     /// Each country's market region, where the reference names one.
     regions: HashMap<String, String>,
+    /// The people of each country's places (GeoNames populations, summed).
+    people: HashMap<String, f64>,
 }
 
 /// The sum of a [`Weighted`]'s weights.
@@ -171,9 +173,11 @@ fn draw(e: &Weighted, rng: &mut ChaCha8Rng) -> Option<u32> {
 impl<'a> Gazetteer<'a> {
     pub fn new(cities: &'a [City], zips: &[Zip], land: &'a LandMask) -> Gazetteer<'a> {
         let mut by_country: HashMap<String, Weighted> = HashMap::new();
+        let mut people: HashMap<String, f64> = HashMap::new();
         let mut hubs: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
         for (i, c) in cities.iter().enumerate() {
             push(by_country.entry(c.country.clone()).or_default(), i, (c.population.max(1000) as f64).powf(0.9));
+            *people.entry(c.country.clone()).or_default() += c.population as f64;
             if c.population >= HUB_POPULATION {
                 hubs.entry(degree_cell(c.lat, c.lng)).or_default().push(i as u32);
             }
@@ -205,7 +209,7 @@ impl<'a> Gazetteer<'a> {
             push(metros.entry(cities[k].country.clone()).or_default(), m, total(&members[m]));
         }
         let legs = (0..cities.len()).map(|_| OnceLock::new()).collect();
-        Gazetteer { cities, by_country, metros, members, hubs, legs, land, zips: ZipGrid::new(zips), regions: HashMap::new() }
+        Gazetteer { cities, by_country, metros, members, hubs, legs, land, zips: ZipGrid::new(zips), regions: HashMap::new(), people }
     }
 
     /// A city drawn by population: a metro area by its people and then one of its towns, core
@@ -292,6 +296,11 @@ impl<'a> Gazetteer<'a> {
     /// chains are there.
     pub fn country_weight(&self, code: &str) -> f64 {
         self.by_country.get(code).map_or(0.0, |(_, cum)| cum.last().copied().unwrap_or(0.0) * country_factor(code))
+    }
+
+    /// The people of a country's places (the sum of its GeoNames populations).
+    pub fn people(&self, code: &str) -> f64 {
+        self.people.get(code).copied().unwrap_or(0.0)
     }
 
     /// With each country's market region (the catalog's).

@@ -234,3 +234,37 @@ fn the_home_share_is_the_tables_typical_one() {
     let share = storemap_ingest::world::HOME_SHARE;
     assert!((share - median).abs() <= 0.1, "HOME_SHARE {share} against the tables' median home share {median:.2} over {} chains", shares.len());
 }
+
+/// The generator caps a chain whose size nobody publishes at `UNLISTED_DENSITY_CAP` stores per
+/// person of a country: the 99th percentile of the table's own counts per person (people summed
+/// from the reference's places; Norway's Kiwi, Korea's GS25 and Thailand's 7-Eleven are above
+/// it). It must stay near that.
+#[test]
+fn the_unlisted_density_cap_is_the_tables_99th_percentile() {
+    #[derive(Deserialize)]
+    struct Place {
+        country: String,
+        population: u64,
+    }
+    let mut people: HashMap<String, f64> = HashMap::new();
+    for c in storemap_ingest::reference::read_csv::<Place>(&crate::common::reference_dir().join("cities.csv")).expect("cities.csv") {
+        *people.entry(c.country).or_default() += c.population as f64;
+    }
+    let mut densities: Vec<f64> = published_table()
+        .by_country
+        .into_iter()
+        .filter(|(_, (_, n))| *n > 0)
+        .filter_map(|((_, c), (_, n))| people.get(&c).filter(|p| **p > 0.0).map(|p| f64::from(n) / p))
+        .collect();
+    assert!(densities.len() >= 500, "only {} counts with people", densities.len());
+    densities.sort_by(f64::total_cmp);
+    let p99 = densities[(0.99 * (densities.len() - 1) as f64).round() as usize];
+    let cap = storemap_ingest::world::UNLISTED_DENSITY_CAP;
+    assert!(
+        (cap / p99 - 1.0).abs() <= 0.15,
+        "UNLISTED_DENSITY_CAP {:.0} per million against the table's 99th percentile {:.0} over {} counts",
+        cap * 1e6,
+        p99 * 1e6,
+        densities.len()
+    );
+}

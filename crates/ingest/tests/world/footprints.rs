@@ -305,6 +305,34 @@ fn a_chain_is_no_denser_in_a_territory_than_in_its_country() {
     assert!(checked.get("left").copied().unwrap_or(0) >= 3, "only {checked:?}: too few exits from a parent country to test");
 }
 
+/// A chain whose size nobody publishes is sized by its rank, a few hundred stores wherever it
+/// trades; in a small country it is no denser than `UNLISTED_DENSITY_CAP` stores a person
+/// (Magn had 310 stations on the Faroe Islands, Shoprite 450 supermarkets on the Isle of Man).
+/// People are summed here from the reference's places.
+#[test]
+fn a_chain_of_unknown_size_is_no_denser_than_the_cap_in_a_small_country() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 1.0, 7);
+    let mut people: HashMap<&str, f64> = HashMap::new();
+    for c in r.cities.iter() {
+        *people.entry(c.country.as_str()).or_default() += c.population as f64;
+    }
+    let cap = storemap_ingest::world::UNLISTED_DENSITY_CAP;
+    let mut checked = 0;
+    for (rank, b) in r.catalog.brands.iter().enumerate().filter(|(_, b)| b.known_stores.is_none() && b.trade.len() == 1) {
+        let country = b.trade[0].as_str();
+        let p = people.get(country).copied().unwrap_or(0.0);
+        if p == 0.0 || p > 500_000.0 || checked >= 40 {
+            continue;
+        }
+        let n = stores_by_country(&gen.brand(rank)).get(country).copied().unwrap_or(0) as f64;
+        let most = cap * p;
+        assert!(n <= most + 3.0 * most.sqrt() + 1.0, "{}: {n} stores in {country} ({p} people), at most {most:.1}", b.name);
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} chains of unknown size in a small country");
+}
+
 /// Share of a brand's stores in `country` (or outside it) that a source other than the
 /// community map saw.
 fn seen_beyond_osm(w: &BrandWorld, keep: impl Fn(&str) -> bool) -> (usize, f64) {
