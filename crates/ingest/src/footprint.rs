@@ -8,15 +8,11 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
 
-use crate::reference::{AtpPresence, BrandHomeRow, FootprintRow, OsmCoverageRow, WorldTotalRow};
+use crate::reference::{AtpPresence, BrandHomeRow, FootprintRow, OsmCoverageRow, WorldTotalRow, GROUP_SEPARATOR};
 
 /// An NSI location set this wide means "anywhere in the world": it says nothing about where a
 /// chain is, so it cannot confine one.
 pub const WORLDWIDE_SET: usize = 150;
-
-/// Joins the countries of a row that counts several together (`GB+IE`: Next's 458 shops in
-/// Britain and Ireland, the only figure it publishes for Britain).
-pub const GROUP_SEPARATOR: char = '+';
 
 /// The countries a footprint row counts: one, or several together.
 pub fn row_countries(country: &str) -> impl Iterator<Item = &str> {

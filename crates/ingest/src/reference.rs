@@ -95,6 +95,10 @@ pub struct Misspelling {
     pub brand: String,
 }
 
+/// Joins the countries of a footprint row that counts several together (`GB+IE`: Next's 458
+/// shops in Britain and Ireland, the only figure it publishes for Britain).
+pub const GROUP_SEPARATOR: char = '+';
+
 /// One row of `data/footprints.csv`: a chain's published store count in one country, or in
 /// several together (`GB+IE`, where that is all its company publishes). A count of 0 records a
 /// market the chain has left or never entered.
@@ -114,7 +118,7 @@ pub struct FootprintRow {
 /// `GB+`) is refused with its row rather than read as a country nobody trades in.
 fn footprint_place<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
     let place = String::deserialize(d)?;
-    let codes: Vec<&str> = place.split(crate::footprint::GROUP_SEPARATOR).collect();
+    let codes: Vec<&str> = place.split(GROUP_SEPARATOR).collect();
     let well_formed = codes.iter().all(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_uppercase()));
     let distinct = codes.iter().collect::<std::collections::BTreeSet<_>>().len() == codes.len();
     if well_formed && distinct {
