@@ -95,8 +95,12 @@ LOWER = {n.lower(): c for n, c in NAMES.items() if re.search(r"(an|ish|ese|ch)$"
 LOWER_PATTERN = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(LOWER, key=len, reverse=True)) + r")(?!\w)")
 # Nationalities that are not the company's: a language taught ("English language
 # instruction"), a continent's part ("Central American fast food restaurant chain"), and a
-# cuisine ("Italian-style restaurant chain", "Korean cuisine chain", and whatever follows
-# "serving": "quick service restaurant chain serving Mexican food" is Australian).
+# cuisine ("Italian-style restaurant chain", "Korean cuisine chain", "chain of Mexican
+# restaurants", and whatever follows "serving": "quick service restaurant chain serving
+# Mexican food" is Australian), and a parent company's nationality ("Subsidiary of the
+# American apparel and home goods company TJX" is TK Maxx, which has no store in the US;
+# "owned by U.S. investment fund Regent" is Petit Bateau, French); where the parent's country
+# is the brand's too, a curated row says so.
 # A place named like a country is not one ("Texas, New Mexico, and Oklahoma"; a "Dutch
 # Caribbean bank" is Curaçao's).
 NOT_A_HOME = re.compile(
@@ -104,7 +108,9 @@ NOT_A_HOME = re.compile(
     r"|\b(Central|Latin|South|North|Pan)[ -]American\b"
     r"|\bNew Mexico\b|\bDutch Caribbean\b"
     r"|\b[\w-]+[ -]style\b|\b\w+ cuisine\b"
-    r"|\b(serving|selling|specializing in|specialising in|offering|inspired by)\b.*$",
+    r"|\bof \w+ (restaurants|food|dishes)\b"
+    r"|\b(serving|selling|specializing in|specialising in|offering|inspired by)\b.*$"
+    r"|\b(owned by|subsidiary of|division of|part of|operated by)( the| a| an)?( U\.S\.| [A-Z][a-z]+(-based)?)",
     re.IGNORECASE,
 )
 

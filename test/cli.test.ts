@@ -160,6 +160,20 @@ test('data report --json describes the test dataset', async (t) => {
   for (const l of mcdRows.locations) byCountry.set(l.country, (byCountry.get(l.country) ?? 0) + 1);
   const top3 = [...byCountry.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 3);
   t.deepEqual(mcd.served, top3);
+
+  // home_markets: the brands without counts against their homes; each one listed as missing
+  // its home is served first somewhere else, recounted from its verified rows.
+  const homes = report.home_markets as { brands: number; home_first: number; home_not_first: [string, string, [string, number][]][] };
+  t.true(Number.isInteger(homes.brands) && homes.home_first <= homes.brands, JSON.stringify(homes));
+  t.is(homes.home_not_first.length, Math.min(10, homes.brands - homes.home_first));
+  for (const [brand, home, served] of homes.home_not_first) {
+    const rows = JSON.parse((await query(store, { brands: [index.get(brand)!], format: 'json', verifiedOnly: true })).body.toString()) as { locations: Loc[] };
+    const counts = new Map<string, number>();
+    for (const l of rows.locations) counts.set(l.country, (counts.get(l.country) ?? 0) + 1);
+    const first = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+    t.deepEqual(served[0], first, brand);
+    t.not(first[0], home, brand);
+  }
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -370,15 +370,38 @@ data
   .description("the dataset's figures")
   .option('--json', 'one JSON object')
   .action(async (o: { json?: boolean }) => {
-    const { realism, ticker_countries: tickers, ...report } = (await datasetReport(loadConfig().dataDir)) as Record<string, unknown> & {
+    const {
+      realism,
+      ticker_countries: tickers,
+      home_markets: homes,
+      ...report
+    } = (await datasetReport(loadConfig().dataDir)) as Record<string, unknown> & {
       realism?: Realism[];
       ticker_countries?: TickerCountries[];
+      home_markets?: HomeMarkets | null;
     };
-    if (o.json) return console.log(JSON.stringify({ ...report, realism, ticker_countries: tickers }));
+    if (o.json) return console.log(JSON.stringify({ ...report, realism, ticker_countries: tickers, home_markets: homes }));
     for (const [k, v] of Object.entries(report)) console.log(`${k.padEnd(26)} ${typeof v === 'object' ? JSON.stringify(v) : v}`);
     if (realism?.length) printRealism(realism);
     if (tickers?.length) printTickerCountries(tickers);
+    if (homes) printHomeMarkets(homes);
   });
+
+/** `data report`'s brands without published counts against their home markets (storemap-ingest's `HomeMarkets`). */
+interface HomeMarkets {
+  brands: number;
+  home_first: number;
+  rows_of_brands_based_abroad: number;
+  us_share_of_those: number;
+  home_not_first: [string, string, [string, number][]][];
+}
+
+function printHomeMarkets(h: HomeMarkets): void {
+  console.log(`
+home markets: brands without published counts whose home the tables name, with 20 verified rows or more`);
+  console.log(`  home has most rows for ${h.home_first} of ${h.brands}; the US holds ${(100 * h.us_share_of_those).toFixed(1)} % of the ${h.rows_of_brands_based_abroad} rows of those based elsewhere`);
+  for (const [brand, home, top] of h.home_not_first) console.log(`  ! ${brand.slice(0, 30).padEnd(30)} home ${home}, served ${top.map(([c, n]) => `${c} ${n}`).join(', ')}`);
+}
 
 /** One ticker of `data report`'s country table (storemap-ingest's `TickerCountries`). */
 interface TickerCountries {

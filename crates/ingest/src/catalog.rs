@@ -154,11 +154,8 @@ impl Catalog {
             let listed = main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).map_or(0, |t| t.stores).max(fp.world_total.unwrap_or(0));
             let known = listed.max(u32::try_from(fp.published_total()).unwrap_or(u32::MAX));
             let home_country = fp
-                .home
-                .as_ref()
-                .map(|h| h.country.clone())
-                .or_else(|| fp.company_home.clone())
-                .or_else(|| fp.brand_home.clone())
+                .named_home()
+                .map(str::to_string)
                 .or_else(|| main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).and_then(|t| t.listing_country()).map(str::to_string));
             brands.push(CatalogBrand {
                 trade: fp.trade_countries(&countries, &union(true), home_country.as_deref()),

@@ -91,6 +91,13 @@ impl Footprint {
         self.counts.iter().map(|(_, n)| *n as u64).chain(self.groups.iter().map(|(_, n)| *n as u64)).sum()
     }
 
+    /// The chain's home market as the tables name it: its home city's country, else its
+    /// company's (`world-totals.csv`), else `brand-homes.csv`'s. (The catalog falls back on its
+    /// ticker's exchange after these.)
+    pub fn named_home(&self) -> Option<&str> {
+        self.home.as_ref().map(|h| h.country.as_str()).or(self.company_home.as_deref()).or(self.brand_home.as_deref())
+    }
+
     /// Whether the table has a count for the chain somewhere, for one country or several.
     pub fn has_counts(&self) -> bool {
         !self.counts.is_empty() || !self.groups.is_empty()
@@ -143,16 +150,24 @@ pub struct Footprints {
 
 impl Footprints {
     /// Rows without a wikidata id document a figure but place nothing. Where the table has two
-    /// rows for one brand and country (or group), the later one in the file wins (newer figures
-    /// are added below older ones). A group's count less its members' own rows goes to the
-    /// members without one (none absent): to that member alone where one is left, else spread;
-    /// a group whose members' rows already hold it adds nothing.
+    /// rows for one brand and country (or the same group, in any order), the later one in the
+    /// file wins (newer figures are added below older ones). A group's count less its members'
+    /// own rows, whatever their dates, goes to the members without one (none absent): to that
+    /// member alone where one is left, else spread; a group whose members' rows already hold it
+    /// adds nothing. Groups of one brand must not share a member (the table test holds that).
     pub fn new(rows: &[FootprintRow], presence: &[AtpPresence], homes: &[HomeCity]) -> Footprints {
         let mut by_wikidata: HashMap<String, Footprint> = HashMap::new();
+        // A group's key is its members in order: `IE+GB` is `GB+IE`.
+        let place = |country: &str| {
+            let mut members: Vec<&str> = row_countries(country).collect();
+            members.sort_unstable();
+            members.join(&GROUP_SEPARATOR.to_string())
+        };
+        let places: Vec<String> = rows.iter().map(|r| place(&r.country)).collect();
         let mut latest: HashMap<(&str, &str), u32> = HashMap::new();
         let mut order: Vec<(&str, &str)> = Vec::new();
-        for r in rows.iter().filter(|r| !r.brand_wikidata.is_empty()) {
-            let key = (r.brand_wikidata.as_str(), r.country.as_str());
+        for (r, p) in rows.iter().zip(&places).filter(|(r, _)| !r.brand_wikidata.is_empty()) {
+            let key = (r.brand_wikidata.as_str(), p.as_str());
             if latest.insert(key, r.count).is_none() {
                 order.push(key);
             }
@@ -294,7 +309,7 @@ mod tests {
             row("Q3", "US+CA", 100),
             row("Q3", "US", 120),
             row("Q4", "AT+CH+DE", 50),
-            row("Q4", "AT+CH+DE", 90),
+            row("Q4", "DE+CH+AT", 90),
         ];
         let f = Footprints::new(&rows, &[], &[]);
         let q1 = f.get("Q1").unwrap();
@@ -308,7 +323,7 @@ mod tests {
         assert_eq!(q2.trade_countries(&world, &world, None), codes(&["BE"]), "a group counts its members: the rest goes elsewhere");
         let q3 = f.get("Q3").unwrap();
         assert_eq!((q3.counts.clone(), q3.groups.len()), (vec![("US".to_string(), 120)], 0), "members' own rows already hold the group");
-        assert_eq!(f.get("Q4").unwrap().groups, vec![(codes(&["AT", "CH", "DE"]), 90)], "the later row wins");
+        assert_eq!(f.get("Q4").unwrap().groups, vec![(codes(&["AT", "CH", "DE"]), 90)], "the later row wins, its members in any order");
     }
 
     #[test]

@@ -253,8 +253,7 @@ fn run(cli: Cli) -> Result<String, String> {
                 r.land = Some(storemap_ingest::report::land_score(&snap, countries.land()));
             }
             if let Some(dir) = tables {
-                let rows = storemap_ingest::reference::read_csv(&dir.join("footprints.csv")).map_err(|e| e.to_string())?;
-                r.ticker_countries = storemap_ingest::report::ticker_countries(&snap, &rows);
+                storemap_ingest::report::with_tables(&mut r, &snap, &dir).map_err(|e| e.to_string())?;
             }
             Ok(json(&r))
         }

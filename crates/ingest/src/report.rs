@@ -10,7 +10,7 @@ use storemap_core::{Filters, Snapshot};
 use crate::error::{IngestError, Result};
 use crate::footprint::Footprints;
 use crate::land::LandMask;
-use crate::reference::FootprintRow;
+use crate::reference::{read_csv, FootprintRow, Ticker};
 use crate::world::{BrandTruth, BRAND_TRUTH_FILE};
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -53,6 +53,80 @@ pub struct Report {
     /// Per ticker: the countries with most verified rows beside the published ones (empty
     /// without the project's tables).
     pub ticker_countries: Vec<TickerCountries>,
+    /// Where the brands the table has no counts for stand against their home market (absent
+    /// without the project's tables).
+    pub home_markets: Option<HomeMarkets>,
+}
+
+/// Fills what the project's tables (`data/`) give: each ticker's countries beside its published
+/// ones, and the brands without counts against their home markets.
+pub fn with_tables(report: &mut Report, snapshot: &Snapshot, tables: &Path) -> Result<()> {
+    let read = |f: &str| tables.join(f);
+    let rows: Vec<FootprintRow> = read_csv(&read("footprints.csv"))?;
+    report.ticker_countries = ticker_countries(snapshot, &rows);
+    let footprints = Footprints::new(&rows, &[], &read_csv(&read("home-cities.csv"))?)
+        .with_world_totals(&read_csv(&read("world-totals.csv"))?)
+        .with_brand_homes(&read_csv(&read("brand-homes.csv"))?);
+    report.home_markets = Some(home_markets(snapshot, &footprints, &read_csv(&read("tickers.csv"))?));
+    Ok(())
+}
+
+/// Countries with their verified rows, most first.
+pub type Served = Vec<(String, u64)>;
+
+/// A brand's top country says little below this many verified rows.
+pub const HOME_MARKET_MIN_ROWS: u64 = 20;
+
+/// The brands without a row in `footprints.csv` whose home market the tables name (see
+/// [`Footprint::named_home`], then the ticker's exchange), with at least
+/// [`HOME_MARKET_MIN_ROWS`] verified rows: is home where most of them are?
+#[derive(Debug, Serialize, PartialEq)]
+pub struct HomeMarkets {
+    pub brands: u64,
+    /// Those whose home has the most verified rows.
+    pub home_first: u64,
+    /// The verified rows of those based outside the United States, and the share of them in it
+    /// (placed by population alone, the US came first for every worldwide brand).
+    pub rows_of_brands_based_abroad: u64,
+    pub us_share_of_those: f64,
+    /// The biggest of those whose home is not first (up to ten): brand, home, served top three.
+    pub home_not_first: Vec<(String, String, Served)>,
+}
+
+/// See [`HomeMarkets`]. `tickers` gives the exchange's country of a brand no table homes.
+pub fn home_markets(snapshot: &Snapshot, footprints: &Footprints, tickers: &[Ticker]) -> HomeMarkets {
+    let listing: HashMap<&str, &str> = tickers.iter().filter_map(|t| t.listing_country().map(|c| (t.wikidata.as_str(), c))).collect();
+    let mut out = HomeMarkets { brands: 0, home_first: 0, rows_of_brands_based_abroad: 0, us_share_of_those: 0.0, home_not_first: Vec::new() };
+    let mut us = 0u64;
+    let mut missed: Vec<(u64, String, String, Served)> = Vec::new();
+    for b in snapshot.brands().iter().filter(|b| b.verified_count as u64 >= HOME_MARKET_MIN_ROWS) {
+        let Some(q) = b.wikidata.as_deref() else { continue };
+        let fp = footprints.get(q);
+        if fp.is_some_and(|f| f.has_counts() || !f.absent.is_empty()) {
+            continue;
+        }
+        let Some(home) = fp.and_then(|f| f.named_home()).or_else(|| listing.get(q).copied()) else { continue };
+        let mut served: HashMap<&str, u64> = HashMap::new();
+        for r in (b.row_start as usize..b.row_end as usize).filter(|&r| snapshot.row_is_verified(r)) {
+            *served.entry(snapshot.row_country(r)).or_default() += 1;
+        }
+        let total: u64 = served.values().sum();
+        let top = top3(served.iter().map(|(c, n)| (c.to_string(), *n)).collect());
+        out.brands += 1;
+        if top.first().is_some_and(|(c, _)| c == home) {
+            out.home_first += 1;
+        } else {
+            missed.push((total, b.name.clone(), home.to_string(), top));
+        }
+        if home != "US" {
+            out.rows_of_brands_based_abroad += total;
+            us += served.get("US").copied().unwrap_or(0);
+        }
+    }
+    out.us_share_of_those = us as f64 / out.rows_of_brands_based_abroad.max(1) as f64;
+    missed.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    out.home_not_first = missed.into_iter().take(10).map(|(_, b, h, t)| (b, h, t)).collect();
+    out
 }
 
 /// Distances are measured up to this far; a row beyond it counts as beyond.
@@ -214,6 +288,7 @@ pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
         changes: None,
         land: None,
         ticker_countries: Vec::new(),
+        home_markets: None,
     })
 }
 

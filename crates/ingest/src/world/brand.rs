@@ -187,10 +187,11 @@ pub const HOME_SHARE: f64 = 0.5;
 pub const NEIGHBOUR_BOOST: f64 = 5.0;
 /// The most stores a chain whose size nobody publishes has in a country, per person of its
 /// places (GeoNames populations): the 99th percentile of the table's published counts per
-/// person, 313 per million (7-Eleven Thailand's 920 is the densest; Kiwi Norway 211, Tim
-/// Hortons Canada 129). A rank-sized chain is a few hundred stores wherever it trades, which on
-/// the Faroe Islands was 310 Magn stations for some 35,000 people (Magn has about fifteen).
-pub const UNLISTED_DENSITY_CAP: f64 = 313e-6;
+/// person, 286 per million (above it only 7-Eleven in Thailand, 920, and Taiwan, Nemzeti
+/// Dohánybolt, Korea's CU and GS25, Żabka, Indomaret, Alfamart and Taiwan's FamilyMart). A
+/// rank-sized chain is a few hundred stores wherever it trades, which on the Faroe Islands was
+/// 310 Magn stations for some 35,000 people (Magn has about fifteen).
+pub const UNLISTED_DENSITY_CAP: f64 = 286e-6;
 /// Named in this many countries besides its published ones, a chain is a global chain.
 const GLOBAL_CHAIN: usize = 20;
 /// How dense a chain of unlisted size is in a market without a figure, against its published
@@ -221,7 +222,11 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// markets and leave out its home, a chain with a known home that it trades in has
 /// [`HOME_SHARE`] of its size there and the rest elsewhere, its home's region
 /// first ([`NEIGHBOUR_BOOST`]), none beyond half its home nor denser than it; home takes what
-/// they cannot. Fractions round at random, so counts are right on average at any scale.
+/// they cannot. A count for several countries together is spread over them first, as if each
+/// had its share published; a territory is no denser than its country (none where the chain has
+/// left the country); a chain of unknown size is no denser anywhere than
+/// [`UNLISTED_DENSITY_CAP`]. Fractions round at random, so counts are right on average at any
+/// scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
     let scale = cal.scale;
     let mut published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
@@ -333,22 +338,26 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
     // Nor is a territory without a figure denser than its country where the country's figure
     // is an estimate too (Supercheap Auto's rest on the Cook Islands beside its few in New
     // Zealand), and a chain that has left the country has left its territories (Rite Aid,
-    // closed in 2025, is not three thousand pharmacies in Puerto Rico).
-    let density_of = |p: &str, expected: &[(&str, f64)]| {
-        if brand.absent.iter().any(|a| a == p) {
-            return Some(0.0);
+    // closed in 2025, is not three thousand pharmacies in Puerto Rico). Applied again once the
+    // density cap below has shrunk a country.
+    let cap_territories = |expected: &mut Vec<(&'b str, f64)>| {
+        for i in 0..expected.len() {
+            let (c, e) = expected[i];
+            if published.iter().any(|(p, _)| *p == c) {
+                continue;
+            }
+            let parent = places::parent_market(c).and_then(|p| {
+                if brand.absent.iter().any(|a| a == p) {
+                    return Some(0.0);
+                }
+                expected.iter().find(|(k, _)| *k == p).map(|&(_, n)| n / g.country_weight(p).max(f64::MIN_POSITIVE))
+            });
+            if let Some(d) = parent {
+                expected[i].1 = e.min(d * g.country_weight(c));
+            }
         }
-        expected.iter().find(|(c, _)| *c == p).map(|&(_, n)| n / g.country_weight(p).max(f64::MIN_POSITIVE))
     };
-    for i in 0..expected.len() {
-        let (c, e) = expected[i];
-        if published.iter().any(|(p, _)| *p == c) {
-            continue;
-        }
-        if let Some(d) = places::parent_market(c).and_then(|p| density_of(p, &expected)) {
-            expected[i].1 = e.min(d * g.country_weight(c));
-        }
-    }
+    cap_territories(&mut expected);
     // Home takes what its other markets cannot hold: none of them is bigger than half of it
     // (above) nor denser than it for its people (Boston Pizza's set names Guam and Puerto Rico
     // besides Canada and the US, and half of it is not on two islands).
@@ -384,6 +393,7 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
                 }
             }
         }
+        cap_territories(&mut expected);
     }
     expected
         .into_iter()

@@ -18,6 +18,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE, NEIGHBOUR_BOOST, UNLISTED_DENSITY_CAP};
+pub use places::SET_TERRITORIES;
 pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 
 use crate::catalog::Catalog;

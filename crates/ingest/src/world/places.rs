@@ -26,12 +26,24 @@ const MIDDLE: &[&str] = &[
     "LB", "MA", "EG", "UA", "BY", "GE", "AZ", "AM", "BA", "MK", "AL", "ME", "MU", "BW", "NA", "TN", "DZ", "IR", "IQ", "IN",
 ];
 
-/// The territories location sets name with their country: the name-suggestion-index's US set
-/// names Puerto Rico and Guam, and Australia's and New Zealand's name Christmas Island and the
-/// Cook Islands, so a chain listed for the country is listed there too, whether or not it trades
-/// there (Bunnings had twenty warehouses on the Cook Islands).
-pub const SET_TERRITORIES: &[(&str, &[&str])] =
-    &[("US", &["AS", "GU", "MP", "PR", "UM", "VI"]), ("AU", &["CC", "CX", "HM", "NF"]), ("NZ", &["CK", "NU", "TK"])];
+/// The territories location sets name with their country (country-coder's aggregates, which
+/// the name-suggestion-index resolves them by): the US set names Puerto Rico and Guam,
+/// Australia's and New Zealand's Christmas Island and the Cook Islands, France's its overseas
+/// departments and collectivities, Britain's the Crown dependencies, the Netherlands' the
+/// Caribbean islands of its kingdom, Denmark's the Faroes and Greenland, Norway's Svalbard and
+/// Finland's Åland. A chain listed for the country is listed there too, whether or not it
+/// trades there (Bunnings had twenty warehouses on the Cook Islands).
+pub const SET_TERRITORIES: &[(&str, &[&str])] = &[
+    ("US", &["AS", "GU", "MP", "PR", "UM", "VI"]),
+    ("AU", &["CC", "CX", "HM", "NF"]),
+    ("NZ", &["CK", "NU", "TK"]),
+    ("FR", &["BL", "GF", "GP", "MF", "MQ", "NC", "PF", "PM", "RE", "WF", "YT"]),
+    ("GB", &["GG", "IM", "JE"]),
+    ("NL", &["AW", "BQ", "CW", "SX"]),
+    ("DK", &["FO", "GL"]),
+    ("NO", &["SJ"]),
+    ("FI", &["AX"]),
+];
 
 /// The country a territory is named with in location sets (Puerto Rico with the US).
 pub fn parent_market(code: &str) -> Option<&'static str> {

@@ -61,7 +61,17 @@ pub fn published_table() -> PublishedTable {
         country: String,
         count: u32,
     }
-    let rows: Vec<Row> = read_table::<Row>("footprints.csv").into_iter().filter(|r| !r.brand_wikidata.is_empty()).collect();
+    let rows: Vec<Row> = read_table::<Row>("footprints.csv")
+        .into_iter()
+        .filter(|r| !r.brand_wikidata.is_empty())
+        .map(|mut r| {
+            // A group's members in any order are one group.
+            let mut members: Vec<&str> = r.country.split('+').collect();
+            members.sort_unstable();
+            r.country = members.join("+");
+            r
+        })
+        .collect();
     // The last row per key, in the order keys first appear.
     let mut last: Vec<Row> = Vec::new();
     for r in rows {
@@ -274,8 +284,7 @@ pub fn shared_build() -> &'static SharedBuild {
         let mut report = storemap_ingest::report::report(&snap, Some(&truth)).unwrap_or_else(|e| panic!("report: {e}"));
         // As `data report` fills them with the reference borders and the project's tables.
         report.land = Some(storemap_ingest::report::land_score(&snap, land()));
-        let footprints = storemap_ingest::reference::read_csv(&tables_dir().join("footprints.csv")).expect("data/footprints.csv");
-        report.ticker_countries = storemap_ingest::report::ticker_countries(&snap, &footprints);
+        storemap_ingest::report::with_tables(&mut report, &snap, &tables_dir()).unwrap_or_else(|e| panic!("the tables: {e}"));
         let xx_rows = (0..snap.row_count()).filter(|&r| snap.row_country(r) == "XX").count();
         let truth_rows = csv::Reader::from_path(&truth).expect("truth.csv opens").records().count();
         SharedBuild { summary, snapshot_bytes, report, snapshot_rows: snap.row_count(), truth_rows, xx_rows }
