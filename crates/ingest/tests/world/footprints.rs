@@ -70,7 +70,8 @@ fn published_counts_at(scale: f64) {
         let by_country = stores_by_country(world);
         let got: u64 = members.iter().map(|c| by_country.get(c.as_str()).copied().unwrap_or(0)).sum();
         let expected = *rest as f64 * scale;
-        let tolerance = members.len() as f64 + 0.01 * expected;
+        // Each member rounds at random (a spread of at most half a store each), independently.
+        let tolerance = 1.0 + 1.5 * (members.len() as f64).sqrt() + 0.01 * expected;
         assert!((got as f64 - expected).abs() <= tolerance, "{brand} in {members:?} at scale {scale}: {got} stores, published {rest} x {scale} = {expected}");
     }
 }
