@@ -154,7 +154,7 @@ impl Footprints {
     /// file wins (newer figures are added below older ones). A group's count less its members'
     /// own rows, whatever their dates, goes to the members without one (none absent): to that
     /// member alone where one is left, else spread; a group whose members' rows already hold it
-    /// adds nothing. Groups of one brand must not share a member (the table test holds that).
+    /// adds nothing, and a group count of 0 is an exit from each member without a row. Groups of one brand must not share a member (the table test holds that).
     pub fn new(rows: &[FootprintRow], presence: &[AtpPresence], homes: &[HomeCity]) -> Footprints {
         let mut by_wikidata: HashMap<String, Footprint> = HashMap::new();
         // A group's key is its members in order: `IE+GB` is `GB+IE`.
@@ -188,9 +188,11 @@ impl Footprints {
             let own: u32 = f.counts.iter().filter(|(c, _)| members.contains(&c.as_str())).map(|(_, n)| *n).sum();
             let left: Vec<String> = members.iter().filter(|c| !f.counted(c) && !f.absent.iter().any(|a| a == *c)).map(|c| c.to_string()).collect();
             let rest = latest[key].saturating_sub(own);
-            match (rest, left.len()) {
-                (0, _) | (_, 0) => {}
-                (_, 1) => f.counts.push((left[0].clone(), rest)),
+            match (latest[key], rest, left.len()) {
+                // A count of 0 for several countries: the chain has left them all.
+                (0, _, _) => f.absent.extend(left),
+                (_, 0, _) | (_, _, 0) => {}
+                (_, _, 1) => f.counts.push((left[0].clone(), rest)),
                 _ => f.groups.push((left, rest)),
             }
         }
@@ -310,6 +312,8 @@ mod tests {
             row("Q3", "US", 120),
             row("Q4", "AT+CH+DE", 50),
             row("Q4", "DE+CH+AT", 90),
+            row("Q5", "NO+SE", 0),
+            row("Q5", "SE", 4),
         ];
         let f = Footprints::new(&rows, &[], &[]);
         let q1 = f.get("Q1").unwrap();
@@ -324,6 +328,8 @@ mod tests {
         let q3 = f.get("Q3").unwrap();
         assert_eq!((q3.counts.clone(), q3.groups.len()), (vec![("US".to_string(), 120)], 0), "members' own rows already hold the group");
         assert_eq!(f.get("Q4").unwrap().groups, vec![(codes(&["AT", "CH", "DE"]), 90)], "the later row wins, its members in any order");
+        let q5 = f.get("Q5").unwrap();
+        assert_eq!((q5.absent.clone(), q5.counts.clone()), (codes(&["NO"]), vec![("SE".to_string(), 4)]), "a group count of 0 is an exit from the others");
     }
 
     #[test]

@@ -91,6 +91,13 @@ pub fn published_table() -> PublishedTable {
         let left: Vec<String> =
             members.iter().filter(|c| !t.by_country.contains_key(&(r.brand_wikidata.clone(), (*c).clone())) && !in_group(c)).cloned().collect();
         let rest = r.count.saturating_sub(own);
+        if r.count == 0 {
+            // An exit from every member without a row.
+            for c in left {
+                t.by_country.insert((r.brand_wikidata.clone(), c), (r.brand.clone(), 0));
+            }
+            continue;
+        }
         if rest == 0 || left.is_empty() {
             continue;
         }
