@@ -343,7 +343,8 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
     let cap_territories = |expected: &mut Vec<(&'b str, f64)>| {
         for i in 0..expected.len() {
             let (c, e) = expected[i];
-            if published.iter().any(|(p, _)| *p == c) {
+            // A published figure stands, and so does a chain's home (a Puerto Rican bank).
+            if published.iter().any(|(p, _)| *p == c) || at_home.is_some_and(|(h, _)| h == c) {
                 continue;
             }
             let parent = places::parent_market(c).and_then(|p| {
