@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
-use storemap_core::{Filters, Snapshot};
+use storemap_core::{BrandRecord, Filters, Snapshot};
 
 use crate::error::{IngestError, Result};
 use crate::footprint::Footprints;
 use crate::land::LandMask;
-use crate::reference::{read_csv, FootprintRow, Ticker};
+use crate::reference::{read_csv, Ticker};
 use crate::world::{BrandTruth, BRAND_TRUTH_FILE};
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -62,17 +62,25 @@ pub struct Report {
 /// ones, and the brands without counts against their home markets.
 pub fn with_tables(report: &mut Report, snapshot: &Snapshot, tables: &Path) -> Result<()> {
     let read = |f: &str| tables.join(f);
-    let rows: Vec<FootprintRow> = read_csv(&read("footprints.csv"))?;
-    report.ticker_countries = ticker_countries(snapshot, &rows);
-    let footprints = Footprints::new(&rows, &[], &read_csv(&read("home-cities.csv"))?)
+    let footprints = Footprints::new(&read_csv(&read("footprints.csv"))?, &[], &read_csv(&read("home-cities.csv"))?)
         .with_world_totals(&read_csv(&read("world-totals.csv"))?)
         .with_brand_homes(&read_csv(&read("brand-homes.csv"))?);
+    report.ticker_countries = ticker_countries(snapshot, &footprints);
     report.home_markets = Some(home_markets(snapshot, &footprints, &read_csv(&read("tickers.csv"))?));
     Ok(())
 }
 
 /// Countries with their verified rows, most first.
 pub type Served = Vec<(String, u64)>;
+
+/// A brand's verified rows by country.
+fn served_countries<'a>(snapshot: &'a Snapshot, b: &BrandRecord) -> HashMap<&'a str, u64> {
+    let mut served: HashMap<&str, u64> = HashMap::new();
+    for r in (b.row_start as usize..b.row_end as usize).filter(|&r| snapshot.row_is_verified(r)) {
+        *served.entry(snapshot.row_country(r)).or_default() += 1;
+    }
+    served
+}
 
 /// A brand's top country says little below this many verified rows.
 pub const HOME_MARKET_MIN_ROWS: u64 = 20;
@@ -106,10 +114,7 @@ pub fn home_markets(snapshot: &Snapshot, footprints: &Footprints, tickers: &[Tic
             continue;
         }
         let Some(home) = fp.and_then(|f| f.named_home()).or_else(|| listing.get(q).copied()) else { continue };
-        let mut served: HashMap<&str, u64> = HashMap::new();
-        for r in (b.row_start as usize..b.row_end as usize).filter(|&r| snapshot.row_is_verified(r)) {
-            *served.entry(snapshot.row_country(r)).or_default() += 1;
-        }
+        let served = served_countries(snapshot, b);
         let total: u64 = served.values().sum();
         let top = top3(served.iter().map(|(c, n)| (c.to_string(), *n)).collect());
         out.brands += 1;
@@ -184,18 +189,13 @@ fn top3(mut v: Vec<(String, u64)>) -> Vec<(String, u64)> {
 /// Each ticker's primary brand: where its verified rows are, beside where the chain publishes
 /// most stores, read as the generator reads the table (the last row for a country winning; a
 /// count for several countries together is one country's only where one member is left).
-pub fn ticker_countries(snapshot: &Snapshot, footprints: &[FootprintRow]) -> Vec<TickerCountries> {
-    let published = Footprints::new(footprints, &[], &[]);
+pub fn ticker_countries(snapshot: &Snapshot, published: &Footprints) -> Vec<TickerCountries> {
     snapshot
         .tickers()
         .iter()
         .filter_map(|t| {
             let b = snapshot.brands().get(t.brand as usize)?;
-            let mut served: HashMap<&str, u64> = HashMap::new();
-            for r in (b.row_start as usize..b.row_end as usize).filter(|&r| snapshot.row_is_verified(r)) {
-                *served.entry(snapshot.row_country(r)).or_default() += 1;
-            }
-            let served = top3(served.into_iter().map(|(c, n)| (c.to_string(), n)).collect());
+            let served = top3(served_countries(snapshot, b).into_iter().map(|(c, n)| (c.to_string(), n)).collect());
             let real = top3(
                 b.wikidata.as_deref().and_then(|q| published.get(q)).map_or(Vec::new(), |f| f.counts.iter().map(|(c, n)| (c.clone(), u64::from(*n))).collect()),
             );

@@ -363,10 +363,7 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
     // (above) nor denser than it for its people (Boston Pizza's set names Guam and Puerto Rico
     // besides Canada and the US, and half of it is not on two islands).
     if let Some((home, n)) = at_home {
-        let density = n / g.country_weight(home);
-        for (c, e) in expected.iter_mut().filter(|(c, _)| !published.iter().any(|(p, _)| p == c)) {
-            *e = e.min(density * g.country_weight(c));
-        }
+        no_denser_than(&mut expected, n / g.country_weight(home), g, |c| !published.iter().any(|(p, _)| *p == c));
         // Less every published count, placeable or not: a count for a country without cities
         // is not placed, and not moved home either.
         let abroad: f64 = expected.iter().filter(|(c, _)| !published.iter().any(|(p, _)| p == c)).map(|(_, e)| e).sum();
@@ -381,10 +378,10 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         }
         if let Some((home, _)) = at_home {
             let n = expected.iter().rev().find(|(c, _)| *c == home).map_or(0.0, |&(_, n)| n);
-            let density = n / g.country_weight(home);
             let abroad = |c: &str| c != home && !published.iter().any(|(p, _)| *p == c);
-            for (c, e) in expected.iter_mut().filter(|(c, _)| abroad(c)) {
-                *e = e.min(density * g.country_weight(c)).min(UNLISTED_SHARE_OF_HOME * n);
+            no_denser_than(&mut expected, n / g.country_weight(home), g, abroad);
+            for (_, e) in expected.iter_mut().filter(|(c, _)| abroad(c)) {
+                *e = e.min(UNLISTED_SHARE_OF_HOME * n);
             }
             let held: f64 = expected.iter().filter(|(c, _)| abroad(c)).map(|(_, e)| e).sum();
             let most = n * (1.0 - HOME_SHARE) / HOME_SHARE;
@@ -404,6 +401,13 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         })
         .filter(|(_, n)| *n > 0)
         .collect()
+}
+
+/// Caps each market `applies` to at `density` stores per unit of [`Gazetteer::country_weight`].
+fn no_denser_than(expected: &mut [(&str, f64)], density: f64, g: &Gazetteer, applies: impl Fn(&str) -> bool) {
+    for (c, e) in expected.iter_mut().filter(|(c, _)| applies(c)) {
+        *e = e.min(density * g.country_weight(c));
+    }
 }
 
 /// A brand's world as it is at `as_of`: the surveyed world, aged (see [`churn`]) when `as_of`

@@ -33,6 +33,11 @@ const MIDDLE: &[&str] = &[
 /// Caribbean islands of its kingdom, Denmark's the Faroes and Greenland, Norway's Svalbard and
 /// Finland's Åland. A chain listed for the country is listed there too, whether or not it
 /// trades there (Bunnings had twenty warehouses on the Cook Islands).
+///
+/// A chosen part of those aggregates, not all of them: country-coder also puts Hong Kong and
+/// Macau in China's and Bermuda, Gibraltar and the Caymans in Britain's, but those are markets
+/// of their own that chains name one by one, often far denser than the country (7-Eleven in
+/// Hong Kong, KFC in Bermuda), so no parent's density caps them.
 pub const SET_TERRITORIES: &[(&str, &[&str])] = &[
     ("US", &["AS", "GU", "MP", "PR", "UM", "VI"]),
     ("AU", &["CC", "CX", "HM", "NF"]),

@@ -105,8 +105,8 @@ fn at_scale_a_tenth_each_ticker_chains_served_top_country_is_its_published_one_b
     let dir = TempDir::new("tenth");
     crate::common::build_synthetic(dir.path(), 0.1, crate::common::SEED);
     let snap = Snapshot::load(&dir.path().join(storemap_ingest::pipeline::SNAPSHOT_FILE)).expect("the scale-0.1 snapshot");
-    let footprints = storemap_ingest::reference::read_csv(&tables_dir().join("footprints.csv")).expect("data/footprints.csv");
-    let lines = storemap_ingest::report::ticker_countries(&snap, &footprints);
+    let rows = storemap_ingest::reference::read_csv(&tables_dir().join("footprints.csv")).expect("data/footprints.csv");
+    let lines = storemap_ingest::report::ticker_countries(&snap, &storemap_ingest::footprint::Footprints::new(&rows, &[], &[]));
 
     let read = |f: &str| csv::Reader::from_path(tables_dir().join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
     let exceptions: Vec<Exception> = read("served-top-exceptions.csv").deserialize().map(|e| e.expect("exception row")).collect();
