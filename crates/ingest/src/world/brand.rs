@@ -1,6 +1,6 @@
 //! One brand's true stores and what each source saw of them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -192,6 +192,80 @@ pub const NEIGHBOUR_BOOST: f64 = 5.0;
 /// rank-sized chain is a few hundred stores wherever it trades, which on the Faroe Islands was
 /// 310 Magn stations for some 35,000 people (Magn has about fifteen).
 pub const UNLISTED_DENSITY_CAP: f64 = 286e-6;
+/// How much denser chains may be in a country than in the world, per unit of how much chains
+/// trade there ([`Gazetteer::country_weight`]), before the chains of unknown size based there
+/// are made smaller. The big markets stand at 0.8-1.4 times the world's density (Japan 0.79,
+/// Germany 0.92, the US 1.15, Britain 1.27, France 1.38 at scale 0.1); a country whose name-
+/// suggestion-index entries are many local brands stood far above them, since each was sized
+/// by its rank and held half of it at home (Georgia 12 times, Moldova 8, Belarus 6.8: some
+/// 19,000 chain stores per million Georgians against Britain's 6,800).
+pub const LOCAL_DENSITY_LIMIT: f64 = 2.0;
+/// The least share of its rank's size a local chain keeps, however crowded its home.
+const LEAST_LOCAL_SHARE: f64 = 0.1;
+
+/// A country's expected stores, and each of its local chains' stores there with the least
+/// share it keeps.
+type Crowd = (f64, Vec<(f64, f64)>);
+
+/// By country where chains would stand denser than [`LOCAL_DENSITY_LIMIT`] times the world:
+/// the share of its rank's size each chain of unknown size whose main market it is keeps (its
+/// home, or the one country its location set names), so that the country comes down to the
+/// limit where the chains' least shares ([`least_kept`]) allow it. Chains of known size, and
+/// chains whose main market is elsewhere, keep their size. Sums run in rank and country order,
+/// so the same catalog gives the same shares on any number of threads.
+pub(super) fn local_thinning(brands: &[CatalogBrand], g: &Gazetteer, cal: &Calibration) -> BTreeMap<String, f64> {
+    use rayon::prelude::*;
+    let plans: Vec<_> = (0..brands.len()).into_par_iter().map(|rank| expected(rank, &brands[rank], g, cal)).collect();
+    // Per country: every chain's expected stores, and the unknown-size chains whose main
+    // market it is, each with its stores there and the least share it keeps.
+    let mut by_country: BTreeMap<&str, Crowd> = BTreeMap::new();
+    for (brand, plan) in brands.iter().zip(&plans) {
+        let main = brand.known_stores.is_none().then(|| main_market(plan)).flatten();
+        let least = least_kept(brand, plan, cal);
+        for &(c, e) in plan {
+            let entry = by_country.entry(c).or_default();
+            entry.0 += e;
+            if main == Some(c) {
+                entry.1.push((e, least));
+            }
+        }
+    }
+    let weight: f64 = by_country.keys().map(|c| g.country_weight(c)).sum();
+    let density = by_country.values().map(|(all, _)| all).sum::<f64>() / weight.max(f64::MIN_POSITIVE);
+    by_country
+        .into_iter()
+        .filter_map(|(c, (all, local))| {
+            let excess = all - LOCAL_DENSITY_LIMIT * density * g.country_weight(c);
+            if excess <= 0.0 || local.is_empty() {
+                return None;
+            }
+            // The largest share that takes the excess off, each chain keeping at least its own
+            // least share (the stores taken off fall as the share rises: halve the interval).
+            let taken = |keep: f64| local.iter().map(|(e, least)| e * (1.0 - keep.max(*least))).sum::<f64>();
+            let (mut lo, mut hi) = (0.0, 1.0);
+            for _ in 0..40 {
+                let mid = (lo + hi) / 2.0;
+                if taken(mid) >= excess {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            Some((c.to_string(), lo))
+        })
+        .collect()
+}
+
+/// The least share of its planned stores a chain of unknown size keeps however crowded its
+/// main market: [`LEAST_LOCAL_SHARE`], or more where OpenStreetMap alone shows more of it (its
+/// tally of storefronts over the map's usual share of a chain: Красное&Белое, tallied 4,723
+/// times, is a chain of thousands wherever it is based).
+fn least_kept(brand: &CatalogBrand, plan: &[(&str, f64)], cal: &Calibration) -> f64 {
+    let planned: f64 = plan.iter().map(|(_, e)| e).sum();
+    let seen = f64::from(brand.osm_count) / cal.osm_coverage * cal.scale;
+    (seen / planned.max(f64::MIN_POSITIVE)).clamp(LEAST_LOCAL_SHARE, 1.0)
+}
+
 /// Named in this many countries besides its published ones, a chain is a global chain.
 const GLOBAL_CHAIN: usize = 20;
 /// How dense a chain of unlisted size is in a market without a figure, against its published
@@ -228,6 +302,18 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// [`UNLISTED_DENSITY_CAP`]. Fractions round at random, so counts are right on average at any
 /// scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
+    expected(rank, brand, g, cal)
+        .into_iter()
+        .map(|(c, e)| {
+            let n = e.floor() as usize + usize::from(rng.random::<f64>() < e.fract());
+            (c, n)
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// The stores [`plan`] expects in each country, before rounding.
+fn expected<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration) -> Vec<(&'b str, f64)> {
     let scale = cal.scale;
     let mut published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
     let mut published_total: f64 = published.iter().map(|(_, n)| n).sum();
@@ -392,15 +478,21 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
             }
         }
         cap_territories(&mut expected);
+        // Smaller where local chains crowd its main market (see [`local_thinning`]): the
+        // whole chain, so that its home stays its home.
+        if let Some(main) = main_market(&expected) {
+            let keep = cal.local_thinning(main).max(least_kept(brand, &expected, cal));
+            for (_, e) in expected.iter_mut() {
+                *e *= keep;
+            }
+        }
     }
     expected
-        .into_iter()
-        .map(|(c, e)| {
-            let n = e.floor() as usize + usize::from(rng.random::<f64>() < e.fract());
-            (c, n)
-        })
-        .filter(|(_, n)| *n > 0)
-        .collect()
+}
+
+/// Where a chain expects most of its stores (the first by code of equals).
+fn main_market<'b>(expected: &[(&'b str, f64)]) -> Option<&'b str> {
+    expected.iter().filter(|(_, e)| *e > 0.0).max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(a.0))).map(|(c, _)| *c)
 }
 
 /// Caps each market `applies` to at `density` stores per unit of [`Gazetteer::country_weight`].

@@ -17,7 +17,7 @@ mod write;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE, NEIGHBOUR_BOOST, UNLISTED_DENSITY_CAP};
+pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE, LOCAL_DENSITY_LIMIT, NEIGHBOUR_BOOST, UNLISTED_DENSITY_CAP};
 pub use places::SET_TERRITORIES;
 pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 
@@ -31,7 +31,9 @@ use crate::reference::{City, Zip};
 #[derive(Debug, Clone)]
 pub struct Calibration {
     pub scale: f64,
-    /// True stores at scale 1, spread over brand ranks by a power law.
+    /// True stores at scale 1, spread over brand ranks by a power law, before the chains of
+    /// unknown size in crowded countries are made smaller ([`LOCAL_DENSITY_LIMIT`]; 10.4M before
+    /// that rule, which took about 4 % of the pool).
     pub total_stores: f64,
     pub alpha: f64,
     pub rank_offset: f64,
@@ -54,13 +56,16 @@ pub struct Calibration {
     pub undercount_factor: f64,
     pub closed_share: f64,
     norm: f64,
+    /// By country: the share of its rank's size a chain of unknown size based there keeps
+    /// (1 where the country is missing; see [`brand::local_thinning`]).
+    local: std::collections::BTreeMap<String, f64>,
 }
 
 impl Calibration {
     pub fn new(scale: f64, brands: usize) -> Calibration {
         let mut c = Calibration {
             scale,
-            total_stores: 10_400_000.0,
+            total_stores: 10_850_000.0,
             alpha: 0.75,
             rank_offset: 5.0,
             verified_brands: 6_600,
@@ -72,6 +77,7 @@ impl Calibration {
             undercount_factor: 0.3,
             closed_share: 0.04,
             norm: 1.0,
+            local: Default::default(),
         };
         let sum: f64 = (0..brands).map(|r| (r as f64 + c.rank_offset).powf(-c.alpha)).sum();
         c.norm = c.total_stores / sum.max(1e-9);
@@ -80,6 +86,11 @@ impl Calibration {
 
     pub fn stores_at_rank(&self, rank: usize) -> f64 {
         self.scale * self.norm * (rank as f64 + self.rank_offset).powf(-self.alpha)
+    }
+
+    /// The share of its rank's size a chain of unknown size based in `home` keeps.
+    pub fn local_thinning(&self, home: &str) -> f64 {
+        self.local.get(home).copied().unwrap_or(1.0)
     }
 
     /// Whether AllThePlaces has a spider for the brand: nearly all big chains, fewer below.
@@ -146,7 +157,9 @@ impl<'a> Generator<'a> {
     /// The world as surveyed ([`churn::SURVEY`]), its stores on `land`.
     pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &[Zip], land: &'a LandMask, scale: f64, seed: u64) -> Generator<'a> {
         let g = places::Gazetteer::new(cities, zips, land).with_regions(&catalog.market_regions);
-        Generator { catalog, g, cal: Calibration::new(scale, catalog.brands.len()), seed, as_of: churn::SURVEY }
+        let mut cal = Calibration::new(scale, catalog.brands.len());
+        cal.local = brand::local_thinning(&catalog.brands, &g, &cal);
+        Generator { catalog, g, cal, seed, as_of: churn::SURVEY }
     }
 
     /// How much chains trade in a country, against the others: its urban population times how

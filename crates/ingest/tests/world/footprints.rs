@@ -854,3 +854,34 @@ fn the_neighbour_boost_is_the_tables_typical_one() {
         ratios.len()
     );
 }
+
+/// A country whose index entries are many local brands is no denser in chain stores, per unit
+/// of how much chains trade there, than [`LOCAL_DENSITY_LIMIT`] times the world, or half as much
+/// again where its chains keep what OpenStreetMap alone shows of them (Georgia's hold it at 2.65
+/// times; it stood at about 12 before the rule). Counted on the scale-0.1 world's
+/// `truth-brands.csv`, each country with 500 stores or more.
+///
+/// [`LOCAL_DENSITY_LIMIT`]: storemap_ingest::world::LOCAL_DENSITY_LIMIT
+pub(crate) fn crowded_countries_at_a_tenth(sources: &std::path::Path) {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
+    let mut stores: BTreeMap<String, u64> = BTreeMap::new();
+    let truth = sources.join(storemap_ingest::world::BRAND_TRUTH_FILE);
+    for t in csv::Reader::from_path(&truth).expect("truth-brands.csv").deserialize::<storemap_ingest::world::BrandTruth>() {
+        let t = t.expect("truth row");
+        *stores.entry(t.country).or_default() += t.stores;
+    }
+    let weighted: Vec<(&String, f64, u64)> = stores.iter().map(|(c, n)| (c, gen.country_weight(c), *n)).filter(|(_, w, _)| *w > 0.0).collect();
+    let world = weighted.iter().map(|(_, _, n)| *n as f64).sum::<f64>() / weighted.iter().map(|(_, w, _)| w).sum::<f64>();
+    let limit = storemap_ingest::world::LOCAL_DENSITY_LIMIT * 1.5;
+    let crowded: Vec<String> = weighted
+        .iter()
+        .filter(|(_, _, n)| *n >= 500)
+        .map(|(c, w, n)| (c, *n as f64 / w / world))
+        .filter(|(_, x)| *x > limit)
+        .map(|(c, x)| format!("{c}: {x:.2} times the world's density"))
+        .collect();
+    assert!(crowded.is_empty(), "denser than {limit:.2} times the world:\n{}", crowded.join("\n"));
+    let ge = weighted.iter().find(|(c, _, _)| c.as_str() == "GE").expect("Georgia has chain stores");
+    assert!(ge.2 >= 100, "Georgia's own chains are smaller, not gone: {} stores", ge.2);
+}
