@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use storemap_core::{haversine_m, offset_m, SourceType};
 
 use super::churn::{self, Event, SURVEY};
@@ -193,28 +194,33 @@ pub const NEIGHBOUR_BOOST: f64 = 5.0;
 /// 310 Magn stations for some 35,000 people (Magn has about fifteen).
 pub const UNLISTED_DENSITY_CAP: f64 = 286e-6;
 /// How much denser chains may be in a country than in the world, per unit of how much chains
-/// trade there ([`Gazetteer::country_weight`]), before the chains of unknown size based there
-/// are made smaller. The big markets stand at 0.8-1.4 times the world's density (Japan 0.79,
-/// Germany 0.92, the US 1.15, Britain 1.27, France 1.38 at scale 0.1); a country whose name-
-/// suggestion-index entries are many local brands stood far above them, since each was sized
-/// by its rank and held half of it at home (Georgia 12 times, Moldova 8, Belarus 6.8: some
-/// 19,000 chain stores per million Georgians against Britain's 6,800).
+/// trade there ([`Generator::country_weight`](super::Generator::country_weight)), before the
+/// chains of unknown size whose main market it is are made smaller. The big markets stand at
+/// 0.8-1.4 times the world's; a country whose name-suggestion-index entries are many local
+/// brands, each sized by its rank and holding half of it at home, stood far above them
+/// (Georgia 12 times; `data/footprints-notes.md`, batches 32-33, has the figures).
 pub const LOCAL_DENSITY_LIMIT: f64 = 2.0;
-/// The least share of its rank's size a local chain keeps, however crowded its home.
+/// The least share of its planned stores a local chain keeps, however crowded its main market.
 const LEAST_LOCAL_SHARE: f64 = 0.1;
 
-/// A country's expected stores, and each of its local chains' stores there with the least
-/// share it keeps.
-type Crowd = (f64, Vec<(f64, f64)>);
+/// A country's expected stores, and the chains of unknown size whose main market it is.
+#[derive(Default)]
+struct Crowd {
+    all: f64,
+    /// Each one's expected stores there, and the least share of its plan it keeps.
+    local: Vec<(f64, f64)>,
+}
 
 /// By country where chains would stand denser than [`LOCAL_DENSITY_LIMIT`] times the world:
-/// the share of its rank's size each chain of unknown size whose main market it is keeps (its
-/// home, or the one country its location set names), so that the country comes down to the
-/// limit where the chains' least shares ([`least_kept`]) allow it. Chains of known size, and
-/// chains whose main market is elsewhere, keep their size. Sums run in rank and country order,
-/// so the same catalog gives the same shares on any number of threads.
-pub(super) fn local_thinning(brands: &[CatalogBrand], g: &Gazetteer, cal: &Calibration) -> BTreeMap<String, f64> {
-    use rayon::prelude::*;
+/// the share of its planned stores each chain of unknown size whose main market it is keeps
+/// (its home, else the country it expects most stores in), the largest that brings the
+/// country down to the limit, each chain keeping at least its [`least_kept`] (0 where those
+/// floors cannot: each chain is then at its own). Made from the plans before any share, once
+/// per catalog; a chain made smaller is smaller in its other markets too, which this does not
+/// count, so a neighbour of a crowded country can end below the limit. Chains of known size,
+/// and chains whose main market is elsewhere, keep their size. Sums run in rank and country
+/// order, so the same catalog gives the same shares on any number of threads.
+pub(super) fn local_shares(brands: &[CatalogBrand], g: &Gazetteer, cal: &Calibration) -> BTreeMap<String, f64> {
     let plans: Vec<_> = (0..brands.len()).into_par_iter().map(|rank| expected(rank, &brands[rank], g, cal)).collect();
     // Per country: every chain's expected stores, and the unknown-size chains whose main
     // market it is, each with its stores there and the least share it keeps.
@@ -223,18 +229,18 @@ pub(super) fn local_thinning(brands: &[CatalogBrand], g: &Gazetteer, cal: &Calib
         let main = brand.known_stores.is_none().then(|| main_market(plan)).flatten();
         let least = least_kept(brand, plan, cal);
         for &(c, e) in plan {
-            let entry = by_country.entry(c).or_default();
-            entry.0 += e;
+            let crowd = by_country.entry(c).or_default();
+            crowd.all += e;
             if main == Some(c) {
-                entry.1.push((e, least));
+                crowd.local.push((e, least));
             }
         }
     }
     let weight: f64 = by_country.keys().map(|c| g.country_weight(c)).sum();
-    let density = by_country.values().map(|(all, _)| all).sum::<f64>() / weight.max(f64::MIN_POSITIVE);
+    let density = by_country.values().map(|crowd| crowd.all).sum::<f64>() / weight.max(f64::MIN_POSITIVE);
     by_country
         .into_iter()
-        .filter_map(|(c, (all, local))| {
+        .filter_map(|(c, Crowd { all, local })| {
             let excess = all - LOCAL_DENSITY_LIMIT * density * g.country_weight(c);
             if excess <= 0.0 || local.is_empty() {
                 return None;
@@ -299,11 +305,19 @@ fn median(counts: impl Iterator<Item = f64>) -> f64 {
 /// they cannot. A count for several countries together is spread over them first, as if each
 /// had its share published; a territory is no denser than its country (none where the chain has
 /// left the country); a chain of unknown size is no denser anywhere than
-/// [`UNLISTED_DENSITY_CAP`]. Fractions round at random, so counts are right on average at any
+/// [`UNLISTED_DENSITY_CAP`], and smaller as a whole where its main market is crowded with such
+/// chains ([`local_shares`]). Fractions round at random, so counts are right on average at any
 /// scale.
 fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration, rng: &mut ChaCha8Rng) -> Vec<(&'b str, usize)> {
-    expected(rank, brand, g, cal)
+    let expected = expected(rank, brand, g, cal);
+    // Smaller as a whole where its main market is crowded, so that home stays home.
+    let keep = match (brand.known_stores, main_market(&expected)) {
+        (None, Some(main)) => cal.local_share(main).max(least_kept(brand, &expected, cal)),
+        _ => 1.0,
+    };
+    expected
         .into_iter()
+        .map(|(c, e)| (c, e * keep))
         .map(|(c, e)| {
             let n = e.floor() as usize + usize::from(rng.random::<f64>() < e.fract());
             (c, n)
@@ -312,7 +326,8 @@ fn plan<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibrati
         .collect()
 }
 
-/// The stores [`plan`] expects in each country, before rounding.
+/// The stores [`plan`] expects in each country, before rounding and before a crowded main
+/// market makes the chain smaller ([`local_shares`]).
 fn expected<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calibration) -> Vec<(&'b str, f64)> {
     let scale = cal.scale;
     let mut published: Vec<(&str, f64)> = brand.footprint.iter().map(|(c, n)| (c.as_str(), *n as f64 * scale)).collect();
@@ -478,14 +493,6 @@ fn expected<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calib
             }
         }
         cap_territories(&mut expected);
-        // Smaller where local chains crowd its main market (see [`local_thinning`]): the
-        // whole chain, so that its home stays its home.
-        if let Some(main) = main_market(&expected) {
-            let keep = cal.local_thinning(main).max(least_kept(brand, &expected, cal));
-            for (_, e) in expected.iter_mut() {
-                *e *= keep;
-            }
-        }
     }
     expected
 }

@@ -32,8 +32,8 @@ use crate::reference::{City, Zip};
 pub struct Calibration {
     pub scale: f64,
     /// True stores at scale 1, spread over brand ranks by a power law, before the chains of
-    /// unknown size in crowded countries are made smaller ([`LOCAL_DENSITY_LIMIT`]; 10.4M before
-    /// that rule, which took about 4 % of the pool).
+    /// unknown size based in crowded countries are made smaller ([`LOCAL_DENSITY_LIMIT`]; 10.4M
+    /// before that rule, which took about 4 % of the pool).
     pub total_stores: f64,
     pub alpha: f64,
     pub rank_offset: f64,
@@ -56,8 +56,8 @@ pub struct Calibration {
     pub undercount_factor: f64,
     pub closed_share: f64,
     norm: f64,
-    /// By country: the share of its rank's size a chain of unknown size based there keeps
-    /// (1 where the country is missing; see [`brand::local_thinning`]).
+    /// By crowded country: the share of its planned stores a chain of unknown size whose main
+    /// market it is keeps (1 where the country is missing; see [`brand::local_shares`]).
     local: std::collections::BTreeMap<String, f64>,
 }
 
@@ -88,9 +88,10 @@ impl Calibration {
         self.scale * self.norm * (rank as f64 + self.rank_offset).powf(-self.alpha)
     }
 
-    /// The share of its rank's size a chain of unknown size based in `home` keeps.
-    pub fn local_thinning(&self, home: &str) -> f64 {
-        self.local.get(home).copied().unwrap_or(1.0)
+    /// The share of its planned stores a chain of unknown size whose main market is `main`
+    /// keeps.
+    pub fn local_share(&self, main: &str) -> f64 {
+        self.local.get(main).copied().unwrap_or(1.0)
     }
 
     /// Whether AllThePlaces has a spider for the brand: nearly all big chains, fewer below.
@@ -144,7 +145,8 @@ pub struct WorldSummary {
 }
 
 /// Makes brands' true stores and sightings, one brand at a time (any order, any thread: a
-/// brand's world depends only on the seed, the brand and the date).
+/// brand's world depends only on the seed, the brand, the date and the crowded countries'
+/// shares, fixed from the whole catalog when the generator is made).
 pub struct Generator<'a> {
     catalog: &'a Catalog,
     g: places::Gazetteer<'a>,
@@ -158,7 +160,7 @@ impl<'a> Generator<'a> {
     pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &[Zip], land: &'a LandMask, scale: f64, seed: u64) -> Generator<'a> {
         let g = places::Gazetteer::new(cities, zips, land).with_regions(&catalog.market_regions);
         let mut cal = Calibration::new(scale, catalog.brands.len());
-        cal.local = brand::local_thinning(&catalog.brands, &g, &cal);
+        cal.local = brand::local_shares(&catalog.brands, &g, &cal);
         Generator { catalog, g, cal, seed, as_of: churn::SURVEY }
     }
 
@@ -166,6 +168,12 @@ impl<'a> Generator<'a> {
     /// dense chains are there (what the rest of a chain is spread by).
     pub fn country_weight(&self, code: &str) -> f64 {
         self.g.country_weight(code)
+    }
+
+    /// The crowded countries and the share of its planned stores a chain of unknown size whose
+    /// main market one is keeps there ([`LOCAL_DENSITY_LIMIT`]).
+    pub fn crowded_countries(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.cal.local.iter().map(|(c, k)| (c.as_str(), *k))
     }
 
     /// The same world as it is at `as_of` (unix seconds): aged by the churn since the survey.
@@ -236,6 +244,7 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
     let gen = Generator::new(catalog, cities, zips, land, scale, seed).at(as_of);
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
+    // An upper bound: a chain made smaller for a crowded main market has fewer (memory only).
     let expected = |r: usize| catalog.brands[r].known_stores.map_or(gen.cal.stores_at_rank(r), |n| f64::from(n) * scale);
     // Expected stores before each rank, to bound how far generation runs ahead.
     let before: Vec<f64> = std::iter::once(0.0)

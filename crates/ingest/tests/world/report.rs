@@ -135,6 +135,7 @@ fn at_scale_a_tenth_each_ticker_chains_served_top_country_is_its_published_one_b
         );
     }
     home_markets_at_a_tenth(&snap);
+    // On the same scale-0.1 world, built once for both.
     crate::footprints::crowded_countries_at_a_tenth(&dir.path().join("sources"));
 }
 
