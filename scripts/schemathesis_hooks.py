@@ -53,7 +53,9 @@ DOCUMENTED_DETAIL_PATTERNS = [
     ("since", re.compile(r"^the history begins at \S+$")),
     ("from", re.compile(r"^the history begins at \S+ \(period \S+\)$")),
     ("from", re.compile(r"^period \S+ is after to's period \S+$")),
+    ("from", re.compile(r"^the history ends at \S+ \(period \S+\)$")),
     ("to", re.compile(r"^the history ends at \S+ \(period \S+\)$")),
+    ("to", re.compile(r"^the history begins at \S+ \(period \S+\)$")),
 ]
 DOCUMENTED_MESSAGES = [
     re.compile(r"^unknown city '.*': it is not in the gazetteer and no row carries it$", re.S),
