@@ -389,6 +389,7 @@ data
 
 /** `data report`'s brands without published counts against their home markets (storemap-ingest's `HomeMarkets`). */
 interface HomeMarkets {
+  min_rows: number;
   brands: number;
   home_first: number;
   rows_of_brands_based_abroad: number;
@@ -398,7 +399,7 @@ interface HomeMarkets {
 
 function printHomeMarkets(h: HomeMarkets): void {
   console.log(`
-home markets: brands without published counts whose home the tables name, with 20 verified rows or more`);
+home markets: brands without published counts whose home the tables name, with ${h.min_rows} verified rows or more`);
   console.log(`  home has most rows for ${h.home_first} of ${h.brands}; the US holds ${(100 * h.us_share_of_those).toFixed(1)} % of the ${h.rows_of_brands_based_abroad} rows of those based elsewhere`);
   for (const [brand, home, top] of h.home_not_first) console.log(`  ! ${brand.slice(0, 30).padEnd(30)} home ${home}, served ${top.map(([c, n]) => `${c} ${n}`).join(', ')}`);
 }

@@ -154,7 +154,8 @@ impl Footprints {
     /// file wins (newer figures are added below older ones). A group's count less its members'
     /// own rows, whatever their dates, goes to the members without one (none absent): to that
     /// member alone where one is left, else spread; a group whose members' rows already hold it
-    /// adds nothing, and a group count of 0 is an exit from each member without a row. Groups of one brand must not share a member (the table test holds that).
+    /// adds nothing, and a group count of 0 is an exit from each member without a row. Groups
+    /// of one brand must not share a member (the table test holds that).
     pub fn new(rows: &[FootprintRow], presence: &[AtpPresence], homes: &[HomeCity]) -> Footprints {
         let mut by_wikidata: HashMap<String, Footprint> = HashMap::new();
         // A group's key is its members in order: `IE+GB` is `GB+IE`.

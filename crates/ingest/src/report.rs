@@ -90,6 +90,8 @@ pub const HOME_MARKET_MIN_ROWS: u64 = 20;
 /// [`HOME_MARKET_MIN_ROWS`] verified rows: is home where most of them are?
 #[derive(Debug, Serialize, PartialEq)]
 pub struct HomeMarkets {
+    /// [`HOME_MARKET_MIN_ROWS`], for readers of the JSON.
+    pub min_rows: u64,
     pub brands: u64,
     /// Those whose home has the most verified rows.
     pub home_first: u64,
@@ -104,10 +106,17 @@ pub struct HomeMarkets {
 /// See [`HomeMarkets`]. `tickers` gives the exchange's country of a brand no table homes.
 pub fn home_markets(snapshot: &Snapshot, footprints: &Footprints, tickers: &[Ticker]) -> HomeMarkets {
     let listing: HashMap<&str, &str> = tickers.iter().filter_map(|t| t.listing_country().map(|c| (t.wikidata.as_str(), c))).collect();
-    let mut out = HomeMarkets { brands: 0, home_first: 0, rows_of_brands_based_abroad: 0, us_share_of_those: 0.0, home_not_first: Vec::new() };
+    let mut out = HomeMarkets {
+        min_rows: HOME_MARKET_MIN_ROWS,
+        brands: 0,
+        home_first: 0,
+        rows_of_brands_based_abroad: 0,
+        us_share_of_those: 0.0,
+        home_not_first: Vec::new(),
+    };
     let mut us = 0u64;
     let mut missed: Vec<(u64, String, String, Served)> = Vec::new();
-    for b in snapshot.brands().iter().filter(|b| b.verified_count as u64 >= HOME_MARKET_MIN_ROWS) {
+    for b in snapshot.brands().iter().filter(|b| b.verified_count as u64 >= out.min_rows) {
         let Some(q) = b.wikidata.as_deref() else { continue };
         let fp = footprints.get(q);
         if fp.is_some_and(|f| f.has_counts() || !f.absent.is_empty()) {

@@ -414,15 +414,6 @@ fn expected<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calib
         weight
     };
     let rest = total - published_total - at_home.map_or(0.0, |(_, n)| n);
-    // A territory named with its parent country (NSI's US set names Puerto Rico and Guam) is
-    // no denser than the chain's published figure for the parent says: the rest of 7-Eleven
-    // is not two thousand stores in Puerto Rico.
-    let parent_cap = |c: &str, w: f64| {
-        places::parent_market(c)
-            .and_then(|p| published.iter().find(|(q, _)| *q == p).map(|&(_, n)| n * w / g.country_weight(p).max(f64::MIN_POSITIVE)))
-            .unwrap_or(f64::INFINITY)
-    };
-    let others: Vec<(&str, f64, f64)> = others.into_iter().map(|(c, w)| (c, w, cap.min(parent_cap(c, w)))).collect();
     let mut expected: Vec<(&str, f64)> = published.iter().copied().filter(|(c, _)| g.has_country(c)).collect();
     if main_markets && !brand.listed {
         // Its size is only the table's sum, which misses every market nobody found a figure
@@ -431,16 +422,17 @@ fn expected<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calib
         let published_weight: f64 = expected.iter().map(|(c, _)| g.country_weight(c)).sum();
         if published_weight > 0.0 {
             let density = UNPUBLISHED_DENSITY * published_total / published_weight;
-            expected.extend(others.iter().map(|&(c, w, cap)| (c, (density * w).min(cap))));
+            expected.extend(others.iter().map(|&(c, w)| (c, (density * w).min(cap))));
         }
     } else if rest > 0.0 && weight > 0.0 {
-        expected.extend(others.iter().map(|&(c, w, cap)| (c, (rest * w / spread).min(cap))));
+        expected.extend(others.iter().map(|&(c, w)| (c, (rest * w / spread).min(cap))));
     }
-    // Nor is a territory without a figure denser than its country where the country's figure
-    // is an estimate too (Supercheap Auto's rest on the Cook Islands beside its few in New
-    // Zealand), and a chain that has left the country has left its territories (Rite Aid,
-    // closed in 2025, is not three thousand pharmacies in Puerto Rico). Applied again once the
-    // density cap below has shrunk a country.
+    // A territory named with its parent country (NSI's US set names Puerto Rico and Guam) is
+    // no denser than the chain is in the country, published (the rest of 7-Eleven is not two
+    // thousand stores in Puerto Rico) or estimated (Supercheap Auto's rest on the Cook Islands
+    // beside its few in New Zealand), and a chain that has left the country has left its
+    // territories (Rite Aid, closed in 2025, is not three thousand pharmacies in Puerto Rico).
+    // Applied again once the density cap below has shrunk a country.
     let cap_territories = |expected: &mut Vec<(&'b str, f64)>| {
         for i in 0..expected.len() {
             let (c, e) = expected[i];
