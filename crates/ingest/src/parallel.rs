@@ -42,6 +42,13 @@ impl Drop for Longest {
     }
 }
 
+/// The cores this process may use: its affinity mask (what `taskset` and the benchmarks set),
+/// which the standard library reads; 2 where it cannot tell. Every step's thread count and
+/// every window of work kept ahead is a multiple of it.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
 /// Maps `f` over `items` on every core this process may use, keeping order. Each thread takes
 /// the next item not yet taken: callers pass brands in rank order, biggest first, so the big
 /// ones start first and the small ones fill in behind them (a fixed deal, thread t taking t,
@@ -58,7 +65,7 @@ pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -
 /// [`parallel_map`] for items each worth a thread of their own (a brand's world to generate):
 /// on every core from `min_items` items up.
 pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
+    let threads = cores().max(1).min(items.len().max(1));
     if items.len() < min_items.max(2) || threads == 1 {
         return items.iter().map(&f).collect();
     }
@@ -100,7 +107,7 @@ pub fn parallel_stream<T: Sync, U: Send>(
     f: impl Fn(&T) -> U + Sync,
     mut sink: impl FnMut(U) -> ControlFlow<()>,
 ) {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1).min(items.len().max(1));
+    let threads = cores().max(1).min(items.len().max(1));
     if threads == 1 || items.len() < 2 {
         let mut longest = Longest::default();
         for t in items {
@@ -205,7 +212,7 @@ pub fn in_order<J: Send, R: Send, T>(
     mut take: impl FnMut(R),
     produce: impl FnOnce(&mut dyn FnMut(J)) -> T,
 ) -> T {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
+    let threads = cores().max(1);
     if threads == 1 {
         return produce(&mut |j| take(work(j)));
     }
@@ -288,7 +295,7 @@ impl<R> InOrder<R> {
 mod tests {
     use std::ops::ControlFlow;
 
-    use super::{in_order, parallel_map, parallel_stream};
+    use super::{cores, in_order, parallel_map, parallel_stream};
 
     #[test]
     fn the_longest_item_of_a_step_is_kept_for_the_phase() {
@@ -429,7 +436,7 @@ mod tests {
 
     #[test]
     fn in_order_keeps_at_most_its_window_of_jobs_out() {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let cores = cores();
         if cores == 1 {
             return;
         }

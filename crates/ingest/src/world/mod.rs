@@ -230,17 +230,45 @@ pub fn stamp(dir: &Path, scale: f64, seed: u64, as_of: i64, origin: &str, summar
     std::fs::write(&path, text).map_err(|e| IngestError::io(path.display(), e))
 }
 
-/// Brands rendered at once at most: enough to keep every core busy.
-const BLOCK_BRANDS: usize = 512;
-/// True stores rendered at once at most, and expected stores generated ahead of the ones
-/// waiting to be rendered at most (a brand bigger than this goes alone): the worlds and rendered
-/// files held together, about 0.8 KiB a store (at scale 10 the first 512 brands alone held about
-/// 20 GiB).
-const BLOCK_STORES: f64 = 750_000.0;
+/// How many brands, and how many stores, generation holds at once: the worlds made ahead of
+/// the writes, and the batch being rendered. It bounds memory only: the files are the same
+/// whatever it is (`crates/ingest/tests/world/determinism.rs` builds one with a tiny one).
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    /// Brands rendered at once at most: enough to keep every core busy.
+    pub brands: usize,
+    /// True stores rendered at once at most, and expected stores generated ahead of the ones
+    /// waiting to be rendered at most: the worlds and rendered files held together, about
+    /// 0.8 KiB a store (at scale 10 the first 512 brands alone held about 20 GiB). Never fewer
+    /// brands than cores, though: at scale 10 the biggest brands fill it one or two at a time
+    /// (7-Eleven alone expects 850,000 stores), which held a 16-core build at one to four cores
+    /// for its first minute (bench/RESULTS.md). The memory that costs grows with the cores.
+    pub stores: f64,
+}
+
+impl Window {
+    pub const DEFAULT: Window = Window { brands: 512, stores: 750_000.0 };
+}
 
 /// Writes the four source files, `truth.csv` and `truth-brands.csv` into `dir`.
 #[allow(clippy::too_many_arguments)]
 pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMask, dir: &Path, scale: f64, seed: u64, as_of: i64) -> Result<WorldSummary> {
+    generate_within(Window::DEFAULT, catalog, cities, zips, land, dir, scale, seed, as_of)
+}
+
+/// [`generate`], holding at most `window` at once.
+#[allow(clippy::too_many_arguments)]
+pub fn generate_within(
+    window: Window,
+    catalog: &Catalog,
+    cities: &[City],
+    zips: &[Zip],
+    land: &LandMask,
+    dir: &Path,
+    scale: f64,
+    seed: u64,
+    as_of: i64,
+) -> Result<WorldSummary> {
     let gen = Generator::new(catalog, cities, zips, land, scale, seed).at(as_of);
     let mut writers = write::SourceWriters::new(dir, seed, as_of)?;
     let ranks: Vec<usize> = (0..catalog.brands.len()).collect();
@@ -253,6 +281,7 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
             Some(*sum)
         }))
         .collect();
+    let cores = crate::parallel::cores();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);
     let mut waiting: Vec<(usize, BrandWorld, Option<String>)> = Vec::new();
     let mut waiting_stores = 0usize;
@@ -287,13 +316,14 @@ pub fn generate(catalog: &Catalog, cities: &[City], zips: &[Zip], land: &LandMas
     };
     crate::parallel::parallel_stream(
         &ranks,
-        |next, i| i < next + BLOCK_BRANDS && before[i + 1] - before[next] <= BLOCK_STORES,
+        |next, i| i < next + window.brands && (i < next + cores || before[i + 1] - before[next] <= window.stores),
         |&r| (r, gen.brand(r)),
         |(r, w)| {
             let step = || -> Result<()> {
-                // A batch ends before the brand that would take it over either budget (a brand
-                // over the store budget is a batch alone), and at the last brand.
-                if !waiting.is_empty() && (waiting.len() == BLOCK_BRANDS || (waiting_stores + w.stores.len()) as f64 > BLOCK_STORES) {
+                // A batch ends before the brand that would take it over either budget (though
+                // it holds a brand per core first), and at the last brand.
+                let over_stores = waiting.len() >= cores && (waiting_stores + w.stores.len()) as f64 > window.stores;
+                if !waiting.is_empty() && (waiting.len() >= window.brands || over_stores) {
                     waiting_stores = 0;
                     render(&mut waiting, &mut writers)?;
                 }

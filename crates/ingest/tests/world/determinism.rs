@@ -90,3 +90,42 @@ fn sources_imported_apart_and_joined_fill_the_buckets_as_one_after_another() {
     assert_eq!(one.stats.unbranded_samples, joined.stats.unbranded_samples);
     assert_eq!(one.unmatched, joined.unmatched);
 }
+
+/// Generation holds a window of brands and stores at once, to bound memory; a world generated
+/// through a tiny window (three brands, 500 stores, so that a batch holds one brand per core
+/// and ends at every few brands) is the default window's byte for byte.
+#[test]
+fn generated_files_do_not_depend_on_the_window() {
+    use storemap_ingest::world::{generate_within, Window};
+
+    let r = crate::common::reference();
+    let files = |window: Window, tag: &str| -> (TempDir, Vec<(String, Vec<u8>)>) {
+        let dir = TempDir::new(tag);
+        let summary = generate_within(window, &r.catalog, &r.cities, &r.zips, crate::common::land(), dir.path(), SCALE, SEED, crate::common::as_of())
+            .unwrap_or_else(|e| panic!("generate ({tag}): {e}"));
+        assert!(summary.true_stores > 1000, "a real world ({} stores)", summary.true_stores);
+        let mut out = Vec::new();
+        let mut stack = vec![dir.path().to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("read_dir") {
+                let p = e.expect("entry").path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let name = p.strip_prefix(dir.path()).expect("inside").display().to_string();
+                    out.push((name, std::fs::read(&p).expect("read")));
+                }
+            }
+        }
+        out.sort();
+        (dir, out)
+    };
+    let (_a, default) = files(Window::DEFAULT, "window-default");
+    let (_b, tiny) = files(Window { brands: 3, stores: 500.0 }, "window-tiny");
+    assert!(default.len() >= 6, "the four sources and the truth files: {:?}", default.iter().map(|f| &f.0).collect::<Vec<_>>());
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&default), names(&tiny));
+    for ((name, a), (_, b)) in default.iter().zip(&tiny) {
+        assert!(a == b, "{name} differs: {} against {} bytes", a.len(), b.len());
+    }
+}
