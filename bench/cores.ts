@@ -110,8 +110,8 @@ to what more threads cost: here the build used ${cpuAll('0').toFixed(1)} CPU-sec
 (${((cpuAll('0,1') / cpuAll('0') - 1) * 100).toFixed(0)} % more: threads waiting on each other's results and locks, and caches shared),
 and that share grows with the cores. Amdahl's figure counts all of that as serial; the best case counts none of it: 16 cores should
 land between the two. If each doubling of the cores past two costs as much more CPU as the first did (×${growth.toFixed(2)} at 16),
-the same sum gives **${likely16.toFixed(2)} s, ${(w1 / likely16).toFixed(1)}x**: what this build is expected to do on 16 cores, not
-yet measured (no 16-core machine was lent to these sessions).
+the same sum gives **${likely16.toFixed(2)} s, ${(w1 / likely16).toFixed(1)}x**: what this build is expected to do on 16 cores by this
+rule; what a lent 16-core machine measured is in the next section (\`bench/cores_many.py\`).
 
 The machine's speed changes from day to day, and the speed-up with it: on 2026-11-28 at 02:02 the same build took 15.3 s on one
 core and 9.0 s on two (1.70x, 11 % more CPU on two cores), at 13:28 (after the change below that moved the interning) 30.7 and 16.3 s
