@@ -161,7 +161,7 @@ impl Renderer {
             let source_id = match s.source {
                 SourceType::Osm => osm::node(&mut out.osm, &x)?,
                 SourceType::Atp => {
-                    atp.as_mut().ok_or_else(|| IngestError::Invalid(format!("{}: an AllThePlaces sighting without a spider", brand.name)))?.push(&x)
+                    atp.as_mut().ok_or_else(|| IngestError::Invalid(format!("{}: an AllThePlaces sighting without a spider", brand.name)))?.push(&x)?
                 }
                 SourceType::Overture => out.overture.push(&x, spider.unwrap_or_default()),
                 SourceType::Fsq => out.fsq.push(&x),
