@@ -70,7 +70,7 @@ impl CountryIndex {
         if codes.len() > MAX_COUNTRIES {
             return Err(IngestError::Invalid(format!("borders.bin: more than {MAX_COUNTRIES} country codes")));
         }
-        let parts = crate::parallel::cores().clamp(1, MAX_BORDER_PARTS);
+        let parts = crate::parallel::threads().clamp(1, MAX_BORDER_PARTS);
         let bounds = runs_of_points(&rings.iter().map(|r| r.points).collect::<Vec<_>>(), parts);
         let grid = LandMask::from_ring_parts(parts, |p, f| {
             let mut ring = Vec::new();

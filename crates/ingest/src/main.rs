@@ -283,7 +283,13 @@ mod erased {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    // Refused before any work, rather than read as the default by the first parallel step.
+    if let Err(e) = storemap_ingest::parallel::threads_setting() {
+        eprintln!("storemap-ingest: {e}");
+        return ExitCode::FAILURE;
+    }
+    match run(cli) {
         Ok(out) => {
             println!("{out}");
             ExitCode::SUCCESS

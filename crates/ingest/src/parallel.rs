@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The longest time one item of a streamed step (a brand's world, a brand's reconciliation, a
@@ -42,11 +42,40 @@ impl Drop for Longest {
     }
 }
 
-/// The cores this process may use: its affinity mask (what `taskset` and the benchmarks set),
-/// which the standard library reads; 2 where it cannot tell. Every step's thread count and
-/// every window of work kept ahead is a multiple of it.
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
+/// The variable that sets how many threads each parallel step of a build runs, in place of the
+/// cores the process may use: fewer to leave cores to other work on a shared machine, more to
+/// hold in flight what a bigger machine holds (how a 16-core build's memory was measured on two
+/// cores, bench/RESULTS.md). The build's output does not depend on it.
+pub const THREADS_VAR: &str = "STOREMAP_THREADS";
+/// The most threads [`THREADS_VAR`] may ask for.
+const MAX_THREADS: usize = 1024;
+
+/// [`THREADS_VAR`] as set: `Ok(None)` where it is unset or empty, an error naming it for
+/// anything but a whole number from 1 to [`MAX_THREADS`] (the CLI refuses to start then).
+pub fn threads_setting() -> std::result::Result<Option<usize>, String> {
+    let v = match std::env::var(THREADS_VAR) {
+        Err(std::env::VarError::NotPresent) => return Ok(None),
+        Err(e) => return Err(format!("{THREADS_VAR}: {e}")),
+        Ok(v) => v,
+    };
+    match v.trim() {
+        "" => Ok(None),
+        t => t
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_THREADS).contains(n))
+            .map(Some)
+            .ok_or_else(|| format!("{THREADS_VAR}={v:?}: a whole number of threads from 1 to {MAX_THREADS}")),
+    }
+}
+
+/// The threads each parallel step runs: [`THREADS_VAR`] where set, else the cores this
+/// process may use (its affinity mask, what `taskset` and the benchmarks set, which the standard
+/// library reads; 2 where it cannot tell). Every step's thread count and every window of work
+/// kept ahead is a multiple of it.
+pub fn threads() -> usize {
+    static SET: OnceLock<Option<usize>> = OnceLock::new();
+    SET.get_or_init(|| threads_setting().ok().flatten()).unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
 }
 
 /// Maps `f` over `items` on every core this process may use, keeping order. Each thread takes
@@ -65,7 +94,7 @@ pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -
 /// [`parallel_map`] for items each worth a thread of their own (a brand's world to generate):
 /// on every core from `min_items` items up.
 pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
-    let threads = cores().max(1).min(items.len().max(1));
+    let threads = threads().max(1).min(items.len().max(1));
     if items.len() < min_items.max(2) || threads == 1 {
         return items.iter().map(&f).collect();
     }
@@ -107,7 +136,7 @@ pub fn parallel_stream<T: Sync, U: Send>(
     f: impl Fn(&T) -> U + Sync,
     mut sink: impl FnMut(U) -> ControlFlow<()>,
 ) {
-    let threads = cores().max(1).min(items.len().max(1));
+    let threads = threads().max(1).min(items.len().max(1));
     if threads == 1 || items.len() < 2 {
         let mut longest = Longest::default();
         for t in items {
@@ -212,7 +241,7 @@ pub fn in_order<J: Send, R: Send, T>(
     mut take: impl FnMut(R),
     produce: impl FnOnce(&mut dyn FnMut(J)) -> T,
 ) -> T {
-    let threads = cores().max(1);
+    let threads = threads().max(1);
     if threads == 1 {
         return produce(&mut |j| take(work(j)));
     }
@@ -295,7 +324,7 @@ impl<R> InOrder<R> {
 mod tests {
     use std::ops::ControlFlow;
 
-    use super::{cores, in_order, parallel_map, parallel_stream};
+    use super::{in_order, parallel_map, parallel_stream, threads};
 
     #[test]
     fn the_longest_item_of_a_step_is_kept_for_the_phase() {
@@ -436,7 +465,7 @@ mod tests {
 
     #[test]
     fn in_order_keeps_at_most_its_window_of_jobs_out() {
-        let cores = cores();
+        let cores = threads();
         if cores == 1 {
             return;
         }

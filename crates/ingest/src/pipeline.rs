@@ -958,7 +958,7 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
             }
         };
         let brands: Vec<u32> = (0..owner.len() as u32).collect();
-        let ahead = MERGE_AHEAD_PER_CORE * crate::parallel::cores();
+        let ahead = MERGE_AHEAD_PER_CORE * crate::parallel::threads();
         let mut failed = false;
         // The feeds are cancelled however the merge of them ends (a panic included, a failed
         // spawn among them), so no reader waits on for room that no taker will make.

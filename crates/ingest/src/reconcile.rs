@@ -279,7 +279,7 @@ impl Reconciler<'_> {
         let mut stats = std::mem::take(&mut buckets.stats);
         stats.previous_rows = self.previous.map_or(0, |p| p.rows() as u64);
         let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| buckets.has_rows(b as usize)).collect();
-        let ahead = AHEAD_PER_CORE * crate::parallel::cores();
+        let ahead = AHEAD_PER_CORE * crate::parallel::threads();
         // Source rows before each brand of `brands`.
         let before: Vec<usize> = std::iter::once(0)
             .chain(brands.iter().scan(0, |sum, &b| {

@@ -71,7 +71,7 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
     // (Blocks of 256 files held a third of a scale-1 run's rows at once, which set the build's
     // peak.)
     let is_zip = |f: &std::path::PathBuf| f.to_string_lossy().ends_with(".zip");
-    let ahead = FILES_AHEAD_PER_CORE * crate::parallel::cores();
+    let ahead = FILES_AHEAD_PER_CORE * crate::parallel::threads();
     let mut rest = files.as_slice();
     let mut out = super::Batcher::new(sink);
     while let Some(first) = rest.first() {

@@ -281,7 +281,7 @@ pub fn generate_within(
             Some(*sum)
         }))
         .collect();
-    let cores = crate::parallel::cores();
+    let cores = crate::parallel::threads();
     let (mut with_stores, mut stores, mut closed) = (0u64, 0u64, 0u64);
     let mut waiting: Vec<(usize, BrandWorld, Option<String>)> = Vec::new();
     let mut waiting_stores = 0usize;

@@ -35,7 +35,7 @@ const CHUNKS_AHEAD_PER_CORE: usize = 2;
 
 pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
     let size = std::fs::metadata(file).map_err(|e| IngestError::io(name, e))?.len();
-    let cores = crate::parallel::cores() as u64;
+    let cores = crate::parallel::threads() as u64;
     read_in_chunks(file, (size / (4 * cores)).clamp(CHUNK_BYTES_MIN, CHUNK_BYTES), name, report, seen, out)
 }
 
@@ -43,7 +43,7 @@ fn read_in_chunks(file: &Path, chunk_bytes: u64, name: &str, report: &mut Import
     let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
     let size = f.metadata().map_err(|e| IngestError::io(name, e))?.len();
     let chunks: Vec<u64> = (0..size.div_ceil(chunk_bytes)).collect();
-    let ahead = CHUNKS_AHEAD_PER_CORE * crate::parallel::cores();
+    let ahead = CHUNKS_AHEAD_PER_CORE * crate::parallel::threads();
     let mut first_line = 1u64;
     let mut failed = None;
     crate::parallel::parallel_stream(
