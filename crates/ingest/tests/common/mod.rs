@@ -110,6 +110,29 @@ pub fn published_table() -> PublishedTable {
     t
 }
 
+/// Every file under `dir` whose path from `dir` `skip` does not name (a folder skipped is not
+/// entered), with its bytes, sorted by path.
+pub fn files_under(dir: &Path, skip: impl Fn(&str) -> bool) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        for e in std::fs::read_dir(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).flatten() {
+            let path = e.path();
+            let rel = path.strip_prefix(dir).expect("under dir").display().to_string();
+            if skip(&rel) {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((rel, std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// `STOREMAP_REFERENCE_DIR`, else `<root>/data/generated/reference`. Panics with the command that
 /// produces it when it is missing.
 pub fn reference_dir() -> PathBuf {

@@ -104,20 +104,7 @@ fn generated_files_do_not_depend_on_the_window() {
         let summary = generate_within(window, &r.catalog, &r.cities, &r.zips, crate::common::land(), dir.path(), SCALE, SEED, crate::common::as_of())
             .unwrap_or_else(|e| panic!("generate ({tag}): {e}"));
         assert!(summary.true_stores > 1000, "a real world ({} stores)", summary.true_stores);
-        let mut out = Vec::new();
-        let mut stack = vec![dir.path().to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).expect("read_dir") {
-                let p = e.expect("entry").path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    let name = p.strip_prefix(dir.path()).expect("inside").display().to_string();
-                    out.push((name, std::fs::read(&p).expect("read")));
-                }
-            }
-        }
-        out.sort();
+        let out = crate::common::files_under(dir.path(), |_| false);
         (dir, out)
     };
     let (_a, default) = files(Window::DEFAULT, "window-default");

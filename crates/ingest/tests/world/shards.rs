@@ -43,24 +43,7 @@ fn read(path: &Path) -> Vec<u8> {
 /// Every file under `dir` but the generated sources (which only the one-process folder holds)
 /// and the generator's previous truth, with its bytes.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        for e in std::fs::read_dir(&p).unwrap().flatten() {
-            let path = e.path();
-            let rel = path.strip_prefix(dir).unwrap().display().to_string();
-            if rel == "sources" || rel.ends_with("truth.prev.csv") {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push((rel, read(&path)));
-            }
-        }
-    }
-    out.sort();
-    out
+    crate::common::files_under(dir, |rel| rel == "sources" || rel.ends_with("truth.prev.csv"))
 }
 
 #[test]
