@@ -226,15 +226,51 @@ pub fn parallel_stream<T: Sync, U: Send>(
     });
 }
 
+/// Jobs out at once, per thread, across every [`in_order`] running in the process: the four
+/// imports run at once, each reading its file and handing its rows out (and the Parquet ones
+/// making their rows out too), and with only a window of their own they could hold eight times
+/// what keeps the threads busy.
+const JOBS_OUT_PER_THREAD: usize = 2;
+
+/// Jobs submitted by an [`in_order`] and not yet taken, every call in the process together.
+static JOBS_OUT: AtomicUsize = AtomicUsize::new(0);
+
+/// An [`in_order`] call's jobs counted in [`JOBS_OUT`]; they leave it when taken, and whatever
+/// is left when the call ends (a panic) leaves it then.
+struct Out(usize);
+
+impl Out {
+    /// One more job out, if the process's jobs out are below `limit`, or unless this call has
+    /// some out already (a call with none out may always send one, so that no call waits on
+    /// another call's progress, only on its own jobs, which its own threads finish).
+    fn reserve(&mut self, limit: usize) -> bool {
+        let room = JOBS_OUT.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < limit || self.0 == 0).then_some(n + 1)).is_ok();
+        self.0 += room as usize;
+        room
+    }
+
+    fn taken(&mut self) {
+        self.0 -= 1;
+        JOBS_OUT.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        JOBS_OUT.fetch_sub(self.0, Ordering::AcqRel);
+    }
+}
+
 /// Runs `work` on every core over the jobs `produce` submits, one at a time, from the calling
 /// thread, and hands each result to `take` on the calling thread in the order its job was
 /// submitted: a reader that must go through its file in order (a Parquet row group's rows, an
 /// import's batches of rows) hands on what it read and goes on reading
-/// while the cores match and pack it. At most `ahead_per_core` jobs per core are out at once
-/// (submitting waits for the oldest), which bounds what waits in memory. `take` runs inside
-/// `submit`, as results come in, and for the rest once `produce` returns. A panic in `work`
-/// reaches the caller when its result's turn comes; on one core everything runs in turn on the
-/// calling thread.
+/// while the cores match and pack it. At most `ahead_per_core` jobs per core are out at once,
+/// and at most [`JOBS_OUT_PER_THREAD`] per thread of every call in the process together
+/// (submitting waits for this call's oldest), which bounds what waits in memory. `take` runs
+/// inside `submit`, as results come in, and for the rest once `produce` returns. A panic in
+/// `work` reaches the caller when its result's turn comes; on one core everything runs in turn
+/// on the calling thread.
 pub fn in_order<J: Send, R: Send, T>(
     ahead_per_core: usize,
     work: impl Fn(J) -> R + Sync,
@@ -264,11 +300,16 @@ pub fn in_order<J: Send, R: Send, T>(
             });
         }
         drop(done);
-        let mut order = InOrder { results, waiting: BTreeMap::new(), next: 0 };
+        let mut order = InOrder { results, waiting: BTreeMap::new(), next: 0, out: Out(0) };
         let mut sent = 0usize;
+        let limit = JOBS_OUT_PER_THREAD * threads;
         let out = produce(&mut |j| {
-            // Room for this job: the oldest ones' results taken first.
+            // Room for this job: the oldest ones' results taken first, within this call's
+            // window and the process's.
             order.take_until((sent + 1).saturating_sub(ahead), &mut take);
+            while !order.out.reserve(limit) {
+                order.take_until(order.next + 1, &mut take);
+            }
             jobs.send((sent, j)).expect("the workers wait for jobs until the sender is dropped");
             sent += 1;
             order.take_ready(&mut take);
@@ -285,6 +326,8 @@ struct InOrder<R> {
     waiting: BTreeMap<usize, std::thread::Result<R>>,
     /// The job whose result `take` gets next.
     next: usize,
+    /// The jobs sent and not yet taken, as the process counts them.
+    out: Out,
 }
 
 impl<R> InOrder<R> {
@@ -313,6 +356,7 @@ impl<R> InOrder<R> {
 
     fn hand_on(&mut self, r: std::thread::Result<R>, take: &mut impl FnMut(R)) {
         self.next += 1;
+        self.out.taken();
         match r {
             Ok(r) => take(r),
             Err(panic) => std::panic::resume_unwind(panic),
@@ -486,6 +530,51 @@ mod tests {
         );
         assert!(lag.iter().all(|&ok| ok), "jobs beyond the window were out: {lag:?}");
         assert_eq!(taken.get(), 6 * ahead);
+    }
+
+    #[test]
+    fn in_order_calls_at_once_share_one_window() {
+        // Four calls at once (the four imports), each allowing 8 jobs per core of its own:
+        // together they keep at most the process's window out, plus one each (a call with
+        // none out may always send one). Jobs out are counted here, apart from the code's own
+        // count: one more once submitted, one fewer when taken (so the count may lag, never
+        // lead: a job is counted only after its submit returns, and a job taken inside its own
+        // submit is counted down first).
+        let cores = threads();
+        if cores == 1 {
+            return;
+        }
+        let out = std::sync::atomic::AtomicIsize::new(0);
+        let most = std::sync::atomic::AtomicIsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let (out, most) = (&out, &most);
+                s.spawn(move || {
+                    let mut got = Vec::new();
+                    in_order(
+                        8,
+                        |i: u64| {
+                            std::thread::sleep(std::time::Duration::from_micros(200));
+                            i
+                        },
+                        |r| {
+                            out.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                            got.push(r);
+                        },
+                        |submit| {
+                            for k in 0..300 {
+                                submit(k);
+                                let n = out.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                                most.fetch_max(n, std::sync::atomic::Ordering::SeqCst);
+                            }
+                        },
+                    );
+                    assert_eq!(got, (0..300).collect::<Vec<u64>>());
+                });
+            }
+        });
+        let most = most.into_inner();
+        assert!(most <= (super::JOBS_OUT_PER_THREAD * cores + 4) as isize, "{most} jobs were out at once");
     }
 
     #[test]

@@ -259,6 +259,12 @@ const AHEAD_PER_CORE: usize = 2;
 /// (rows waiting cost memory, and the build's peak is near here).
 const AHEAD_ROW_SHARE: usize = 256;
 
+/// And however many cores there are, the brands from the next one to theirs hold at most this
+/// share of the source rows: each brand being reconciled holds its rows decoded and the rows
+/// made of them (a few hundred bytes each), and with 16 threads the 16 biggest brands at once
+/// set a scale-1 build's peak (bench/RESULTS.md, "Memory on many threads").
+const WINDOW_ROW_SHARE: usize = 24;
+
 impl Reconciler<'_> {
     /// All rows at once: for tests and small imports.
     pub fn run(&self, rows: &[SourceRow]) -> (Vec<RowBuilder>, ReconcileStats) {
@@ -288,10 +294,15 @@ impl Reconciler<'_> {
             }))
             .collect();
         let row_budget = before[brands.len()] / AHEAD_ROW_SHARE;
+        let row_cap = before[brands.len()] / WINDOW_ROW_SHARE;
         let buckets = Mutex::new(buckets);
         parallel_stream(
             &brands,
-            |next, i| i < next + ahead || before[i + 1] - before[next] <= row_budget,
+            |next, i| {
+                let rows = before[i + 1] - before[next];
+                // The cap leaves out the brand whose rows go on next: it is never held back.
+                (i < next + ahead && before[i + 1] - before[next + 1] <= row_cap) || rows <= row_budget
+            },
             |&b| {
                 let bucket = buckets.lock().unwrap_or_else(|e| e.into_inner()).take_brand(b as usize);
                 let rows: Vec<BucketRow> = bucket.iter().collect();

@@ -83,10 +83,19 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
         let n = rest.iter().take_while(|f| !is_zip(f)).count();
         let (run, tail) = rest.split_at(n);
         rest = tail;
+        // Bytes of the run's files before each one, for the window's cap (the file whose rows
+        // go on next is not counted: it is never held back, and the biggest alone is over it).
+        let before: Vec<u64> = std::iter::once(0)
+            .chain(run.iter().scan(0, |sum, f| {
+                *sum += std::fs::metadata(f).map_or(0, |m| m.len());
+                Some(*sum)
+            }))
+            .collect();
+        let cap = before[run.len()] / FILES_AHEAD_BYTES_SHARE;
         let mut failed = None;
         crate::parallel::parallel_stream(
             run,
-            |next, i| i < next + ahead,
+            |next, i| i < next + ahead && before[i + 1] - before[next + 1] <= cap,
             |file| {
                 let name = file.display().to_string();
                 let mut part = ImportReport::new(SourceType::Atp);
@@ -118,6 +127,11 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
 /// Spider files parsed or waiting to be taken at once, per core: every core busy past a big
 /// spider, and few rows held.
 const FILES_AHEAD_PER_CORE: usize = 4;
+
+/// ... and, however many cores there are, at most this share of the run's bytes: a big brand's
+/// spider is tens of megabytes, parsed several times that, and 16 cores with four files each
+/// took in the biggest ones together.
+const FILES_AHEAD_BYTES_SHARE: u64 = 32;
 
 fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
     let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
