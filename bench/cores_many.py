@@ -10,7 +10,7 @@ One JSON line per build goes to stdout and to --out as it finishes, so a run cut
 what it measured.
 
   python3 bench/cores_many.py --bin native/bin/storemap-ingest --reference REF --tables data \
-      --plan 0.1:16,8,4,2,1 --plan 1:16,4 [--budget-s 480] [--out results.jsonl]
+      --plan 0.1:16,8,4,2,1 --plan 1:16,4 [--budget-s 480] [--out results.jsonl] [--malloc-conf CONF]
   python3 bench/cores_many.py --table results.jsonl     # the markdown table of a run's lines
 """
 import argparse
@@ -38,7 +38,10 @@ def build(args, scale, cores, work):
             fd_err = os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             os.dup2(fd_out, 1)
             os.dup2(fd_err, 2)
-            os.execv(argv[0], argv)
+            env = dict(os.environ)
+            if args.malloc_conf:
+                env["_RJEM_MALLOC_CONF"] = args.malloc_conf
+            os.execve(argv[0], argv, env)
         finally:
             os._exit(127)
     timeline = sample(pid, args.timeline_s) if args.timeline_s else None
@@ -47,6 +50,8 @@ def build(args, scale, cores, work):
     shutil.rmtree(out_dir, ignore_errors=True)
     row = {"scale": scale, "cores": cores, "wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
            "peak_rss_mib": round(usage.ru_maxrss / 1024, 1), "status": os.waitstatus_to_exitcode(status)}
+    if args.malloc_conf:
+        row["malloc_conf"] = args.malloc_conf
     if row["status"] != 0:
         with open(stderr) as f:
             row["stderr"] = f.read()[-2000:]
@@ -137,6 +142,8 @@ def main():
     p.add_argument("--plan", action="append", required=True, help="SCALE:CORES,CORES,...")
     p.add_argument("--budget-s", type=float, default=480, help="skip a build once this much time has gone")
     p.add_argument("--out")
+    p.add_argument("--malloc-conf", help="jemalloc options for the builds (_RJEM_MALLOC_CONF, in place of the binary's own), e.g. "
+                   "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:8")
     p.add_argument("--timeline-s", type=float, default=0, help="also sample the cores in use every so many seconds, with the phase lines")
     args = p.parse_args()
     have = len(os.sched_getaffinity(0))
