@@ -266,8 +266,9 @@ impl Drop for Out {
 /// submitted: a reader that must go through its file in order (a Parquet row group's rows, an
 /// import's batches of rows) hands on what it read and goes on reading
 /// while the cores match and pack it. At most `ahead_per_core` jobs per core are out at once,
-/// and at most [`JOBS_OUT_PER_THREAD`] per thread of every call in the process together
-/// (submitting waits for this call's oldest), which bounds what waits in memory. `take` runs
+/// and at most [`JOBS_OUT_PER_THREAD`] per thread of every call in the process together, plus
+/// one for each call (submitting waits for this call's oldest), which bounds what waits in
+/// memory. `take` runs
 /// inside `submit`, as results come in, and for the rest once `produce` returns. A panic in
 /// `work` reaches the caller when its result's turn comes; on one core everything runs in turn
 /// on the calling thread.
@@ -537,9 +538,9 @@ mod tests {
         // Four calls at once (the four imports), each allowing 8 jobs per core of its own:
         // together they keep at most the process's window out, plus one each (a call with
         // none out may always send one). Jobs out are counted here, apart from the code's own
-        // count: one more once submitted, one fewer when taken (so the count may lag, never
-        // lead: a job is counted only after its submit returns, and a job taken inside its own
-        // submit is counted down first).
+        // count: one more once its submit returns, one fewer when taken. A call's part of this
+        // count passes its part of the code's by at most the job it is taking, and a call is
+        // over the window by at most one job either way, so the bound is the same.
         let cores = threads();
         if cores == 1 {
             return;
@@ -562,14 +563,14 @@ mod tests {
                             got.push(r);
                         },
                         |submit| {
-                            for k in 0..300 {
+                            for k in 0..600 {
                                 submit(k);
                                 let n = out.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                                 most.fetch_max(n, std::sync::atomic::Ordering::SeqCst);
                             }
                         },
                     );
-                    assert_eq!(got, (0..300).collect::<Vec<u64>>());
+                    assert_eq!(got, (0..600).collect::<Vec<u64>>());
                 });
             }
         });

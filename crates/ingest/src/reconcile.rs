@@ -265,6 +265,9 @@ const AHEAD_ROW_SHARE: usize = 256;
 /// set a scale-1 build's peak (bench/RESULTS.md, "Memory on many threads").
 const WINDOW_ROW_SHARE: usize = 24;
 
+/// ... unless that is fewer than these: a small build still spreads over every core.
+const WINDOW_MIN_ROWS: usize = 16_384;
+
 impl Reconciler<'_> {
     /// All rows at once: for tests and small imports.
     pub fn run(&self, rows: &[SourceRow]) -> (Vec<RowBuilder>, ReconcileStats) {
@@ -294,7 +297,7 @@ impl Reconciler<'_> {
             }))
             .collect();
         let row_budget = before[brands.len()] / AHEAD_ROW_SHARE;
-        let row_cap = before[brands.len()] / WINDOW_ROW_SHARE;
+        let row_cap = (before[brands.len()] / WINDOW_ROW_SHARE).max(WINDOW_MIN_ROWS);
         let buckets = Mutex::new(buckets);
         parallel_stream(
             &brands,

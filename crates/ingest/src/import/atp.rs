@@ -91,7 +91,7 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
                 Some(*sum)
             }))
             .collect();
-        let cap = before[run.len()] / FILES_AHEAD_BYTES_SHARE;
+        let cap = (before[run.len()] / FILES_AHEAD_BYTES_SHARE).clamp(FILES_AHEAD_BYTES.0, FILES_AHEAD_BYTES.1);
         let mut failed = None;
         crate::parallel::parallel_stream(
             run,
@@ -132,6 +132,11 @@ const FILES_AHEAD_PER_CORE: usize = 4;
 /// spider is tens of megabytes, parsed several times that, and 16 cores with four files each
 /// took in the biggest ones together.
 const FILES_AHEAD_BYTES_SHARE: u64 = 32;
+
+/// ... within these bounds: a small run (a few spiders, a country's) still spreads over every
+/// core, and a whole AllThePlaces run (tens of gigabytes) holds no more than 64 MiB of files
+/// ahead, about a hundred spiders.
+const FILES_AHEAD_BYTES: (u64, u64) = (4 << 20, 64 << 20);
 
 fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
     let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
