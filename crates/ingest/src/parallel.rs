@@ -261,6 +261,24 @@ impl Drop for Out {
     }
 }
 
+/// Running totals of item sizes for a [`parallel_stream`] window: `t[i]` is the size of the
+/// items before item `i`, `t[len]` of them all.
+pub fn running_totals(sizes: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    std::iter::once(0)
+        .chain(sizes.into_iter().scan(0, |sum, n| {
+            *sum += n;
+            Some(*sum)
+        }))
+        .collect()
+}
+
+/// Whether item `i` may start while `next` is the item the sink waits for, by size: the items
+/// after `next` up to `i` come to at most `cap` (`next`'s own size is not counted: it is never
+/// held back, and the biggest alone may be over the cap). `totals` from [`running_totals`].
+pub fn ahead_within(totals: &[u64], next: usize, i: usize, cap: u64) -> bool {
+    totals[i + 1] - totals[next + 1] <= cap
+}
+
 /// Runs `work` on every core over the jobs `produce` submits, one at a time, from the calling
 /// thread, and hands each result to `take` on the calling thread in the order its job was
 /// submitted: a reader that must go through its file in order (a Parquet row group's rows, an

@@ -257,16 +257,16 @@ const AHEAD_PER_CORE: usize = 2;
 /// this share of all: the many small brands after the big ones (each a moment's work, where two
 /// per core left cores waiting on the thread that hands rows on) run ahead, big ones do not
 /// (rows waiting cost memory, and the build's peak is near here).
-const AHEAD_ROW_SHARE: usize = 256;
+const AHEAD_ROW_SHARE: u64 = 256;
 
 /// And however many cores there are, the brands from the next one to theirs hold at most this
 /// share of the source rows: each brand being reconciled holds its rows decoded and the rows
 /// made of them (a few hundred bytes each), and with 16 threads the 16 biggest brands at once
 /// set a scale-1 build's peak (bench/RESULTS.md, "Memory on many threads").
-const WINDOW_ROW_SHARE: usize = 24;
+const WINDOW_ROW_SHARE: u64 = 24;
 
 /// ... unless that is fewer than these: a small build still spreads over every core.
-const WINDOW_MIN_ROWS: usize = 16_384;
+const WINDOW_MIN_ROWS: u64 = 16_384;
 
 impl Reconciler<'_> {
     /// All rows at once: for tests and small imports.
@@ -290,22 +290,13 @@ impl Reconciler<'_> {
         let brands: Vec<u32> = (0..buckets.rows.len() as u32).filter(|&b| buckets.has_rows(b as usize)).collect();
         let ahead = AHEAD_PER_CORE * crate::parallel::threads();
         // Source rows before each brand of `brands`.
-        let before: Vec<usize> = std::iter::once(0)
-            .chain(brands.iter().scan(0, |sum, &b| {
-                *sum += buckets.row_count(b as usize);
-                Some(*sum)
-            }))
-            .collect();
+        let before = crate::parallel::running_totals(brands.iter().map(|&b| buckets.row_count(b as usize) as u64));
         let row_budget = before[brands.len()] / AHEAD_ROW_SHARE;
         let row_cap = (before[brands.len()] / WINDOW_ROW_SHARE).max(WINDOW_MIN_ROWS);
         let buckets = Mutex::new(buckets);
         parallel_stream(
             &brands,
-            |next, i| {
-                let rows = before[i + 1] - before[next];
-                // The cap leaves out the brand whose rows go on next: it is never held back.
-                (i < next + ahead && before[i + 1] - before[next + 1] <= row_cap) || rows <= row_budget
-            },
+            |next, i| (i < next + ahead && crate::parallel::ahead_within(&before, next, i, row_cap)) || before[i + 1] - before[next] <= row_budget,
             |&b| {
                 let bucket = buckets.lock().unwrap_or_else(|e| e.into_inner()).take_brand(b as usize);
                 let rows: Vec<BucketRow> = bucket.iter().collect();

@@ -83,19 +83,13 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
         let n = rest.iter().take_while(|f| !is_zip(f)).count();
         let (run, tail) = rest.split_at(n);
         rest = tail;
-        // Bytes of the run's files before each one, for the window's cap (the file whose rows
-        // go on next is not counted: it is never held back, and the biggest alone is over it).
-        let before: Vec<u64> = std::iter::once(0)
-            .chain(run.iter().scan(0, |sum, f| {
-                *sum += std::fs::metadata(f).map_or(0, |m| m.len());
-                Some(*sum)
-            }))
-            .collect();
+        // Bytes of the run's files before each one, for the window's cap.
+        let before = crate::parallel::running_totals(run.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())));
         let cap = (before[run.len()] / FILES_AHEAD_BYTES_SHARE).clamp(FILES_AHEAD_BYTES.0, FILES_AHEAD_BYTES.1);
         let mut failed = None;
         crate::parallel::parallel_stream(
             run,
-            |next, i| i < next + ahead && before[i + 1] - before[next + 1] <= cap,
+            |next, i| i < next + ahead && crate::parallel::ahead_within(&before, next, i, cap),
             |file| {
                 let name = file.display().to_string();
                 let mut part = ImportReport::new(SourceType::Atp);
