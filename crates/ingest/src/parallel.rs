@@ -1,10 +1,11 @@
-//! Work spread over the machine's cores with the standard library's scoped threads: the
-//! pipeline's per-brand steps are independent and need no more than this.
+//! Work spread over the machine's cores: one pool of worker threads for the whole process,
+//! which every parallel step hands its items to from the thread that calls it (the calling
+//! thread reads, orders and hands on; the workers only compute, and never wait on each other).
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The longest time one item of a streamed step (a brand's world, a brand's reconciliation, a
@@ -42,8 +43,43 @@ impl Drop for Longest {
     }
 }
 
-/// The variable that sets how many threads each parallel step of a build runs, in place of the
-/// cores the process may use: fewer to leave cores to other work on a shared machine, more to
+/// The process's worker threads, [`threads`] of them, started when a step first needs them.
+/// One pool, not threads per step: the four imports run at once, each handing out its rows
+/// (and the Parquet ones making their rows too), and with threads of their own they ran eight
+/// times as many threads as cores. jemalloc gives each thread an arena of its own up to four
+/// per core, and each arena holds the pages freed into it until they decay: memory grew with the
+/// threads (bench/RESULTS.md, "Memory on many threads").
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads())
+            // Named for profilers and `top -H`.
+            .thread_name(|i| format!("storemap worker {i}"))
+            .build()
+            .expect("the worker threads could not start")
+    })
+}
+
+/// Whether this thread is one of the pool's: a step called from a worker's item runs its
+/// items on that worker, in turn (a worker waiting on items queued behind it could wait for
+/// ever).
+fn on_a_worker() -> bool {
+    pool().current_thread_index().is_some()
+}
+
+/// Set when the step that submitted the items stops (its sink said so, or it panicked): the
+/// items it submitted and no worker has started are then skipped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The variable that sets how many worker threads a build runs its parallel steps on, in place
+/// of the cores the process may use: fewer to leave cores to other work on a shared machine, more to
 /// hold in flight what a bigger machine holds (how a 16-core build's memory was measured on two
 /// cores, bench/RESULTS.md). The build's output does not depend on it.
 pub const THREADS_VAR: &str = "STOREMAP_THREADS";
@@ -69,10 +105,10 @@ pub fn threads_setting() -> std::result::Result<Option<usize>, String> {
     }
 }
 
-/// The threads each parallel step runs: [`THREADS_VAR`] where set, else the cores this
-/// process may use (its affinity mask, what `taskset` and the benchmarks set, which the standard
-/// library reads; 2 where it cannot tell). Every step's thread count and every window of work
-/// kept ahead is a multiple of it.
+/// The process's worker threads, which every parallel step shares: [`THREADS_VAR`] where set,
+/// else the cores this process may use (its affinity mask, what `taskset` and the benchmarks
+/// set, which the standard library reads; 2 where it cannot tell). Every window of work kept
+/// ahead is a multiple of it.
 pub fn threads() -> usize {
     static SET: OnceLock<Option<usize>> = OnceLock::new();
     SET.get_or_init(|| threads_setting().ok().flatten()).unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
@@ -83,8 +119,9 @@ pub fn threads() -> usize {
 /// ones start first and the small ones fill in behind them (a fixed deal, thread t taking t,
 /// t+T, ..., left one thread with the biggest brands and the others idle on 16 cores). The
 /// result is the same whatever the timing: each output goes to its item's place.
-/// (Rayon's work stealing was tried here: on two cores the build took 2 s longer, its workers
-/// crowding out the border loader that runs beside generation.)
+/// (Rayon's parallel iterators were tried here: on two cores the build took 2 s longer, their
+/// work stealing crowding out the border loader that runs beside generation. Here each worker
+/// of the process's pool runs one loop over the items, taking them in order.)
 /// Fewer items than 64 run on the calling thread: per-row work that small costs less than the
 /// threads.
 pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
@@ -95,29 +132,27 @@ pub fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -
 /// on every core from `min_items` items up.
 pub fn parallel_map_from<T: Sync, U: Send>(min_items: usize, items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
     let threads = threads().max(1).min(items.len().max(1));
-    if items.len() < min_items.max(2) || threads == 1 {
+    if items.len() < min_items.max(2) || threads == 1 || on_a_worker() {
         return items.iter().map(&f).collect();
     }
     let next = AtomicUsize::new(0);
-    let parts: Vec<Vec<(usize, U)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (f, next) = (&f, &next);
-                s.spawn(move || {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        done.push((i, f(item)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("worker panicked")).collect()
+    let parts = Mutex::new(Vec::with_capacity(threads));
+    pool().in_place_scope(|s| {
+        for _ in 0..threads {
+            let (f, next, parts) = (&f, &next, &parts);
+            s.spawn(move |_| {
+                let mut done = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    done.push((i, f(item)));
+                }
+                parts.lock().unwrap_or_else(|e| e.into_inner()).push(done);
+            });
+        }
     });
     let mut slots: Vec<Option<U>> = std::iter::repeat_with(|| None).take(items.len()).collect();
-    for (i, u) in parts.into_iter().flatten() {
+    for (i, u) in parts.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten() {
         slots[i] = Some(u);
     }
     slots.into_iter().map(|u| u.expect("every item mapped")).collect()
@@ -137,7 +172,7 @@ pub fn parallel_stream<T: Sync, U: Send>(
     mut sink: impl FnMut(U) -> ControlFlow<()>,
 ) {
     let threads = threads().max(1).min(items.len().max(1));
-    if threads == 1 || items.len() < 2 {
+    if threads == 1 || items.len() < 2 || on_a_worker() {
         let mut longest = Longest::default();
         for t in items {
             if sink(longest.time(&f, t)).is_break() {
@@ -146,83 +181,49 @@ pub fn parallel_stream<T: Sync, U: Send>(
         }
         return;
     }
-    struct State<U> {
-        done: BTreeMap<usize, U>,
-        /// The next item `sink` gets.
-        next: usize,
-        /// `sink` stopped the run, or a thread panicked: no item starts any more.
-        stop: bool,
-    }
-    // Stops the run when `f` or `sink` panics, so no thread waits for a result or a turn that
-    // will not come (the scope then re-raises the panic).
-    struct Guard<'a, U>(&'a Mutex<State<U>>, [&'a Condvar; 2], bool);
-    impl<U> Guard<'_, U> {
-        fn stop(&mut self) {
-            self.0.lock().unwrap_or_else(|e| e.into_inner()).stop = true;
-            self.1.iter().for_each(|c| c.notify_all());
-            self.2 = true;
-        }
-    }
-    impl<U> Drop for Guard<'_, U> {
-        fn drop(&mut self) {
-            if !self.2 {
-                self.stop();
-            }
-        }
-    }
-    let state = Mutex::new(State { done: BTreeMap::new(), next: 0, stop: false });
-    // Workers wait on it for their turn to start; the caller for the next result.
-    let (moved, ready) = (Condvar::new(), Condvar::new());
-    let taken = AtomicUsize::new(0);
-    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut guard = Guard(&state, [&ready, &moved], false);
-                let mut longest = Longest::default();
-                loop {
-                    let i = taken.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    {
-                        let mut st = lock();
-                        while !st.stop && i != st.next && !ahead(st.next, i) {
-                            st = moved.wait(st).unwrap_or_else(|e| e.into_inner());
-                        }
-                        if st.stop {
-                            break;
-                        }
-                    }
-                    let u = longest.time(&f, item);
-                    lock().done.insert(i, u);
-                    ready.notify_one();
-                }
-                guard.2 = true;
-            });
-        }
-        let mut guard = Guard(&state, [&ready, &moved], false);
-        for i in 0..items.len() {
-            let u = {
-                let mut st = lock();
-                loop {
-                    if let Some(u) = st.done.remove(&i) {
-                        st.next = i + 1;
-                        break u;
-                    }
-                    if st.stop {
-                        // A worker panicked: the scope re-raises it when it joins.
-                        guard.2 = true;
+    let stop = AtomicBool::new(false);
+    let (done, results) = std::sync::mpsc::channel::<(usize, std::thread::Result<U>)>();
+    pool().in_place_scope(|s| {
+        // Whatever ends this scope (the sink's break, a panic) stops the items not started.
+        let _stop = StopOnDrop(&stop);
+        let mut submitted = 0usize;
+        // Submits, in order, every item `ahead` lets start while `next` is the one awaited.
+        let mut submit = |next: usize| {
+            while submitted < items.len() && (submitted == next || ahead(next, submitted)) {
+                let (i, f, stop, done) = (submitted, &f, &stop, done.clone());
+                s.spawn(move |_| {
+                    if stop.load(Ordering::Relaxed) {
                         return;
                     }
-                    st = ready.wait(st).unwrap_or_else(|e| e.into_inner());
+                    let mut longest = Longest::default();
+                    let u = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| longest.time(f, &items[i])));
+                    // The receiver is gone only once the step has stopped.
+                    let _ = done.send((i, u));
+                });
+                submitted += 1;
+            }
+        };
+        let mut waiting: BTreeMap<usize, std::thread::Result<U>> = BTreeMap::new();
+        submit(0);
+        for next in 0..items.len() {
+            let u = loop {
+                if let Some(u) = waiting.remove(&next) {
+                    break u;
                 }
+                let (i, u) = results.recv().expect("every item submitted sends its result");
+                waiting.insert(i, u);
             };
-            moved.notify_all();
-            if sink(u).is_break() {
-                guard.stop();
-                return;
+            // The items the next turn lets start go out before this one is handed on.
+            submit(next + 1);
+            match u {
+                Ok(u) => {
+                    if sink(u).is_break() {
+                        return;
+                    }
+                }
+                Err(panic) => std::panic::resume_unwind(panic),
             }
         }
-        guard.2 = true;
     });
 }
 
@@ -242,7 +243,8 @@ struct Out(usize);
 impl Out {
     /// One more job out, if the process's jobs out are below `limit`, or unless this call has
     /// some out already (a call with none out may always send one, so that no call waits on
-    /// another call's progress, only on its own jobs, which its own threads finish).
+    /// another call's progress, only on its own jobs, which the workers finish: none of them
+    /// ever waits).
     fn reserve(&mut self, limit: usize) -> bool {
         let room = JOBS_OUT.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < limit || self.0 == 0).then_some(n + 1)).is_ok();
         self.0 += room as usize;
@@ -297,28 +299,15 @@ pub fn in_order<J: Send, R: Send, T>(
     produce: impl FnOnce(&mut dyn FnMut(J)) -> T,
 ) -> T {
     let threads = threads().max(1);
-    if threads == 1 {
+    if threads == 1 || on_a_worker() {
         return produce(&mut |j| take(work(j)));
     }
     let ahead = (ahead_per_core * threads).max(1);
-    let (jobs, job_queue) = std::sync::mpsc::channel::<(usize, J)>();
-    let job_queue = Mutex::new(job_queue);
-    std::thread::scope(|s| {
-        let (done, results) = std::sync::mpsc::channel::<(usize, std::thread::Result<R>)>();
-        for _ in 0..threads {
-            let (job_queue, done, work) = (&job_queue, done.clone(), &work);
-            s.spawn(move || loop {
-                // The lock is held only while waiting for a job, not while working on it.
-                let job = job_queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                let Ok((i, j)) = job else { break };
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(j)));
-                let failed = r.is_err();
-                if done.send((i, r)).is_err() || failed {
-                    break;
-                }
-            });
-        }
-        drop(done);
+    let stop = AtomicBool::new(false);
+    let (done, results) = std::sync::mpsc::channel::<(usize, std::thread::Result<R>)>();
+    pool().in_place_scope(|s| {
+        // A panic here (in `produce`, `take`, or a job's, handed on) skips the jobs not started.
+        let _stop = StopOnDrop(&stop);
         let mut order = InOrder { results, waiting: BTreeMap::new(), next: 0, out: Out(0) };
         let mut sent = 0usize;
         let limit = JOBS_OUT_PER_THREAD * threads;
@@ -329,11 +318,18 @@ pub fn in_order<J: Send, R: Send, T>(
             while !order.out.reserve(limit) {
                 order.take_until(order.next + 1, &mut take);
             }
-            jobs.send((sent, j)).expect("the workers wait for jobs until the sender is dropped");
+            let (i, work, stop, done) = (sent, &work, &stop, done.clone());
+            s.spawn(move |_| {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(j)));
+                // The receiver is gone only once the call has stopped.
+                let _ = done.send((i, r));
+            });
             sent += 1;
             order.take_ready(&mut take);
         });
-        drop(jobs);
         order.take_until(sent, &mut take);
         out
     })
@@ -356,7 +352,7 @@ impl<R> InOrder<R> {
             match self.waiting.remove(&self.next) {
                 Some(r) => self.hand_on(r, take),
                 None => {
-                    let (i, r) = self.results.recv().expect("a worker ended without a result for a job it took");
+                    let (i, r) = self.results.recv().expect("every job sent sends its result");
                     self.waiting.insert(i, r);
                 }
             }
@@ -481,7 +477,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "a scoped thread panicked")]
+    #[should_panic(expected = "item 3")]
     fn a_panic_in_a_worker_reaches_the_caller() {
         let items: Vec<u32> = (0..100).collect();
         parallel_stream(&items, |next, i| i < next + 4, |&i| if i == 3 { panic!("item 3") } else { i }, |_| ControlFlow::Continue(()));
@@ -600,5 +596,84 @@ mod tests {
     #[should_panic(expected = "job 3")]
     fn a_panic_in_an_in_order_job_reaches_the_caller() {
         in_order(2, |i: u32| if i == 3 { panic!("job 3") } else { i }, |_| {}, |submit| (0..100).for_each(&mut *submit));
+    }
+
+    #[test]
+    fn steps_at_once_share_the_process_workers() {
+        // The four imports at once, each an in_order with a stream inside its reading (as ATP's
+        // files and OSM's chunks are): every item runs on one of the process's `threads()`
+        // workers, where each step used to start as many threads of its own.
+        let cores = threads();
+        if cores == 1 {
+            return;
+        }
+        let ran_on = std::sync::Mutex::new(std::collections::HashSet::new());
+        let note = || {
+            ran_on.lock().unwrap().insert(std::thread::current().id());
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        };
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let note = &note;
+                s.spawn(move || {
+                    let mut got = Vec::new();
+                    in_order(
+                        2,
+                        |i: u64| {
+                            note();
+                            i
+                        },
+                        |r| got.push(r),
+                        |submit| {
+                            let items: Vec<u64> = (0..50).collect();
+                            parallel_stream(
+                                &items,
+                                |next, i| i < next + 4,
+                                |&i| {
+                                    note();
+                                    i
+                                },
+                                |i| {
+                                    submit(i);
+                                    ControlFlow::Continue(())
+                                },
+                            );
+                        },
+                    );
+                    assert_eq!(got, (0..50).collect::<Vec<u64>>());
+                });
+            }
+        });
+        let n = ran_on.into_inner().unwrap().len();
+        assert!(n <= cores, "items ran on {n} threads, with {cores} workers");
+    }
+
+    #[test]
+    fn a_step_inside_a_workers_item_runs_on_that_worker() {
+        // Every worker busy with an item that itself runs a step: each finishes (on its own
+        // worker, in turn), none waits for work queued behind the others.
+        let items: Vec<u64> = (0..(threads() as u64 * 4).max(8)).collect();
+        let mut sums = Vec::new();
+        in_order(
+            2,
+            |i: u64| {
+                let inner: Vec<u64> = (0..100).map(|k| k * i).collect();
+                let mut total = 0;
+                parallel_stream(
+                    &inner,
+                    |next, k| k < next + 4,
+                    |&v| v + 1,
+                    |v| {
+                        total += v;
+                        ControlFlow::Continue(())
+                    },
+                );
+                (total, parallel_map(&inner, |&v| v * 2).iter().sum::<u64>())
+            },
+            |r| sums.push(r),
+            |submit| items.iter().for_each(|&i| submit(i)),
+        );
+        let expected: Vec<(u64, u64)> = items.iter().map(|&i| ((0..100).map(|k| k * i + 1).sum(), (0..100).map(|k| 2 * k * i).sum())).collect();
+        assert_eq!(sums, expected);
     }
 }

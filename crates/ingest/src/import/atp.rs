@@ -5,6 +5,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use storemap_core::{parse_iso, SourceType};
 
 use super::fields::{opt_string, Geometry, Tags};
@@ -12,11 +13,21 @@ use crate::error::{IngestError, Result};
 use crate::source_row::{clean, Skip, Skipped};
 use crate::{ImportReport, SourceRow};
 
+/// A spider's FeatureCollection, its features left as their text in the file's bytes: each is
+/// read on its own into a [`Feature`]. (Read whole into a tree of values, a big brand's 14 MB
+/// spider took several times that, on every core at once, and set a scale-1 import's peak.)
 #[derive(Deserialize)]
-struct Collection {
+struct Collection<'a> {
     #[serde(default, deserialize_with = "null_as_empty")]
     dataset_attributes: serde_json::Map<String, serde_json::Value>,
-    features: Vec<serde_json::Value>,
+    #[serde(borrow)]
+    features: Vec<&'a RawValue>,
+}
+
+/// A feature line's run attributes (the rest of the line is read as a [`Feature`]).
+#[derive(Deserialize)]
+struct LineAttributes {
+    dataset_attributes: Option<serde_json::Value>,
 }
 
 fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<serde_json::Map<String, serde_json::Value>, D::Error> {
@@ -205,30 +216,36 @@ fn spider_file(name: &str, bytes: &[u8], many: bool, report: &mut ImportReport, 
     Ok(())
 }
 
-type Features = Vec<std::result::Result<serde_json::Value, Skipped>>;
+/// Each feature's JSON text, or why it is not JSON.
+type Features<'a> = Vec<std::result::Result<&'a RawValue, Skipped>>;
 
-fn collection(bytes: &[u8]) -> std::result::Result<(serde_json::Map<String, serde_json::Value>, Features), serde_json::Error> {
+fn collection(bytes: &[u8]) -> std::result::Result<(serde_json::Map<String, serde_json::Value>, Features<'_>), serde_json::Error> {
     let coll: Collection = serde_json::from_slice(bytes)?;
     Ok((coll.dataset_attributes, coll.features.into_iter().map(Ok).collect()))
 }
 
 /// One Feature per line, each carrying the run's `dataset_attributes` (the first line's are
 /// the file's); a broken line costs that line only.
-fn line_features(bytes: &[u8]) -> (serde_json::Map<String, serde_json::Value>, Features) {
+fn line_features(bytes: &[u8]) -> (serde_json::Map<String, serde_json::Value>, Features<'_>) {
     let features: Features = bytes
         .split(|&b| b == b'\n')
         .map(|l| l.trim_ascii())
         .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).map_err(|e| Skipped::new(Skip::Invalid, format!("invalid JSON: {e}"))))
+        .map(|l| serde_json::from_slice::<&RawValue>(l).map_err(|e| Skipped::new(Skip::Invalid, format!("invalid JSON: {e}"))))
         .collect();
-    let attributes = features.iter().find_map(|f| f.as_ref().ok()?.get("dataset_attributes")?.as_object().cloned()).unwrap_or_default();
+    let attributes = features
+        .iter()
+        // An object's only: a struct reads from an array as well.
+        .filter_map(|f| f.as_ref().ok().map(|r| r.get()).filter(|t| t.starts_with('{')))
+        .find_map(|t| serde_json::from_str::<LineAttributes>(t).ok()?.dataset_attributes?.as_object().cloned())
+        .unwrap_or_default();
     (attributes, features)
 }
 
 /// A row, or why not (a store the spider reports as closed: `end_date` of `yes` or a past date).
-fn parse_feature(value: serde_json::Value, file_spider: Option<&str>, collected: Option<i64>) -> std::result::Result<SourceRow, Skipped> {
+fn parse_feature(text: &RawValue, file_spider: Option<&str>, collected: Option<i64>) -> std::result::Result<SourceRow, Skipped> {
     let invalid = |why: String| Skipped::new(Skip::Invalid, why);
-    let f: Feature = serde_json::from_value(value).map_err(|e| invalid(format!("invalid feature: {e}")))?;
+    let f: Feature = serde_json::from_str(text.get()).map_err(|e| invalid(format!("invalid feature: {e}")))?;
     // ATP allows a null geometry (DATA_FORMAT.md); such a store cannot be placed.
     let (lng, lat) = f.geometry.as_ref().ok_or_else(|| Skipped::new(Skip::BadGeometry, "null geometry"))?.position()?;
     let p = f.properties;
@@ -286,5 +303,41 @@ mod licence_tests {
             got,
             vec![("CC-BY-4.0".to_string(), vec!["a_spider".to_string(), "b_spider".to_string()]), ("Q6938433".to_string(), vec!["c_spider".to_string()]),]
         );
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    #[test]
+    fn a_feature_per_line_takes_the_first_lines_run_attributes_and_skips_broken_lines() {
+        // The run's attributes ride on each line; the first line that has them (as an object)
+        // names the spider and the collection time for every feature of the file.
+        let dir = std::env::temp_dir().join(format!("storemap-atp-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let feature = |r: &str, attrs: &str| {
+            format!(
+                r#"{{"type":"Feature","id":"id-{r}","geometry":{{"type":"Point","coordinates":[8.5,47.2]}},"properties":{{"ref":"{r}","name":"Shop {r}"}}{attrs}}}"#
+            )
+        };
+        let lines = [
+            "{not json".to_string(),
+            r#"[{"dataset_attributes":{"@spider":"from_an_array"}}]"#.to_string(),
+            feature("1", r#","dataset_attributes":null"#),
+            feature("2", r#","dataset_attributes":{"@spider":"line_spider","spider:collection_time":"2026-10-01T00:00:00Z"}"#),
+            feature("3", r#","dataset_attributes":{"@spider":"later_spider"}"#),
+        ];
+        let file = dir.join("whatever.ndgeojson");
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let (rows, report) = import_atp(&file).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(report.rows_read, 5);
+        assert_eq!(rows.iter().map(|r| r.source_id.as_str()).collect::<Vec<_>>(), ["id-1", "id-2", "id-3"]);
+        assert_eq!(rows[0].other_ids, ["line_spider/1", "1"]);
+        assert_eq!(rows[2].seen_at, parse_iso("2026-10-01T00:00:00Z"));
+        // The broken line and the array are each skipped as invalid, the rest go on.
+        assert_eq!(report.rows_kept, 3);
+        assert_eq!(report.rows_read - report.rows_kept, 2);
     }
 }
