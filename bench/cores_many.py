@@ -143,7 +143,7 @@ def main():
     p.add_argument("--budget-s", type=float, default=480, help="skip a build once this much time has gone")
     p.add_argument("--out")
     p.add_argument("--malloc-conf", help="jemalloc options for the builds (_RJEM_MALLOC_CONF, in place of the binary's own), e.g. "
-                   "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:8")
+                   "background_thread:true,dirty_decay_ms:100,muzzy_decay_ms:0,narenas:8")
     p.add_argument("--timeline-s", type=float, default=0, help="also sample the cores in use every so many seconds, with the phase lines")
     args = p.parse_args()
     have = len(os.sched_getaffinity(0))
