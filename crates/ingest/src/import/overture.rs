@@ -11,7 +11,7 @@ use storemap_core::{parse_iso, SourceType};
 
 use polars_arrow::array::BinaryViewArray;
 
-use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2, Col, Frame, Rows};
+use super::parquet::{binary_col, list_first_str, list_strs, missing_columns, str_col, struct_str, struct_str2, Col, Frame, Lists, Rows};
 use super::wkb;
 use crate::error::Result;
 use crate::source_row::{clean, Skip, Skipped};
@@ -44,9 +44,9 @@ struct Columns {
     region: Col,
     country: Col,
     phone: Col,
-    datasets: Vec<Vec<Option<String>>>,
-    record_ids: Vec<Vec<Option<String>>>,
-    update_times: Vec<Vec<Option<String>>>,
+    datasets: Lists,
+    record_ids: Lists,
+    update_times: Lists,
 }
 
 /// Every column an Overture row is made of (decoded at once, each on a core).
@@ -115,17 +115,16 @@ impl Rows for Columns {
         };
         let mut derived_from = Vec::new();
         let mut seen_at = None;
-        let (ds, rid, ut) = (&self.datasets[i], &self.record_ids[i], &self.update_times[i]);
-        for (k, d) in ds.iter().enumerate() {
-            if let Some(t) = ut.get(k).and_then(|t| t.as_deref()).and_then(parse_iso) {
+        for (k, d) in self.datasets.row(i).enumerate() {
+            if let Some(t) = self.update_times.get(i, k).and_then(parse_iso) {
                 seen_at = Some(seen_at.map_or(t, |s: i64| s.max(t)));
             }
-            let src = match d.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            let src = match d.map(str::to_ascii_lowercase).as_deref() {
                 Some("alltheplaces") | Some("all the places") | Some("atp") => SourceType::Atp,
                 Some("foursquare") | Some("fsq") => SourceType::Fsq,
                 _ => continue,
             };
-            if let Some(r) = rid.get(k).and_then(|r| clean(r.as_deref())) {
+            if let Some(r) = clean(self.record_ids.get(i, k)) {
                 derived_from.push((src, r));
             }
         }

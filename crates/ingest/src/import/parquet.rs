@@ -226,6 +226,10 @@ pub fn missing_columns(df: &Frame, required: &[&str]) -> Vec<String> {
 pub enum Col {
     Str(Utf8ViewArray),
     Owned(Vec<Option<String>>),
+    /// Each row's first element of a list column, read in place: the row's range in the list's
+    /// flattened values, and those values (copied out as strings, a row group's lists took
+    /// about 0.75 KB a row: most of what an Overture group held beside its rows).
+    First(Vec<std::ops::Range<usize>>, Box<Col>),
     Missing,
 }
 
@@ -271,6 +275,14 @@ impl Col {
         match self {
             Col::Str(a) => a.get(i),
             Col::Owned(v) => v[i].as_deref(),
+            Col::First(ranges, values) => {
+                let r = &ranges[i];
+                if r.start < r.end {
+                    values.get(r.start)
+                } else {
+                    None
+                }
+            }
             Col::Missing => None,
         }
     }
@@ -345,15 +357,40 @@ pub fn list_first_str(df: &Frame, column: &str, field: Option<&str>) -> PolarsRe
     let Some((ranges, values)) = list_parts(df, column, field)? else {
         return Ok(Col::Missing);
     };
-    Ok(Col::Owned(ranges.iter().map(|r| if r.start < r.end { values.get(r.start).map(str::to_string) } else { None }).collect()))
+    Ok(Col::First(ranges, Box::new(values)))
 }
 
-/// For each row, every element's `field` of a list-of-structs column.
-pub fn list_strs(df: &Frame, column: &str, field: &str) -> PolarsResult<Vec<Vec<Option<String>>>> {
-    let Some((ranges, values)) = list_parts(df, column, Some(field))? else {
-        return Ok(vec![Vec::new(); df.height()]);
-    };
-    Ok(ranges.into_iter().map(|r| r.map(|k| values.get(k).map(str::to_string)).collect()).collect())
+/// Every row's elements of one field of a list-of-structs column, read in place.
+pub struct Lists {
+    /// Each row's range in `values`.
+    ranges: Vec<std::ops::Range<usize>>,
+    values: Col,
+}
+
+impl Lists {
+    /// Row `i`'s elements, each `None` where it is null.
+    pub fn row(&self, i: usize) -> impl Iterator<Item = Option<&str>> + '_ {
+        self.ranges[i].clone().map(|k| self.values.get(k))
+    }
+
+    /// Element `k` of row `i`: `None` where it is null or the row has fewer.
+    pub fn get(&self, i: usize, k: usize) -> Option<&str> {
+        let r = &self.ranges[i];
+        if r.start + k < r.end {
+            self.values.get(r.start + k)
+        } else {
+            None
+        }
+    }
+}
+
+/// For each row, every element's `field` of a list-of-structs column (none for every row where
+/// the file lacks it).
+pub fn list_strs(df: &Frame, column: &str, field: &str) -> PolarsResult<Lists> {
+    Ok(match list_parts(df, column, Some(field))? {
+        Some((ranges, values)) => Lists { ranges, values },
+        None => Lists { ranges: vec![0..0; df.height()], values: Col::Missing },
+    })
 }
 
 /// Each row's range of the list's flattened values (a null list as an empty one), and those
