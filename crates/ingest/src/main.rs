@@ -32,6 +32,12 @@ pub static MALLOC_CONF: &u8 = &b"background_thread:true,dirty_decay_ms:1000,muzz
 /// cores a phase takes less than that second (the imports half a second on 16), and jemalloc
 /// keeps four arenas per core, each holding the pages freed into it.
 fn release_freed() {
+    // jemalloc skips the purge of an arena whose background thread is purging it at that
+    // moment (`pac_decay_to_limit`: `decay->purging`), which left a phase's garbage resident
+    // one time in ten; so the background threads are stopped for the purge (which waits for
+    // them) and started again after, where they ran.
+    let mut ran = false;
+    let stopped = background_threads(Some(false), Some(&mut ran));
     // `arena.4096.purge`: 4096 is MALLCTL_ARENAS_ALL in jemalloc 5. The call takes and returns
     // nothing; it fails only for a name jemalloc does not know, which leaves nothing to do.
     #[allow(unsafe_code)]
@@ -39,6 +45,30 @@ fn release_freed() {
     // documents for a command that reads and writes no value.
     unsafe {
         tikv_jemalloc_sys::mallctl(c"arena.4096.purge".as_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0);
+    }
+    if stopped && ran {
+        background_threads(Some(true), None);
+    }
+}
+
+/// jemalloc's `background_thread` switch: sets it to `set` (when given), and reads what it was
+/// into `was` (when given). False where jemalloc refuses (a build without background threads).
+fn background_threads(set: Option<bool>, was: Option<&mut bool>) -> bool {
+    let mut set = set;
+    let (old, mut old_len) = match was {
+        Some(w) => (w as *mut bool as *mut std::ffi::c_void, std::mem::size_of::<bool>()),
+        None => (std::ptr::null_mut(), 0),
+    };
+    let (new, new_len) = match set.as_mut() {
+        Some(v) => (v as *mut bool as *mut std::ffi::c_void, std::mem::size_of::<bool>()),
+        None => (std::ptr::null_mut(), 0),
+    };
+    let len = if old.is_null() { std::ptr::null_mut() } else { &mut old_len as *mut usize };
+    #[allow(unsafe_code)]
+    // SAFETY: `background_thread` is a bool; the old and new pointers are null or point to a
+    // bool with its size, as mallctl documents.
+    unsafe {
+        tikv_jemalloc_sys::mallctl(c"background_thread".as_ptr(), old, len, new, new_len) == 0
     }
 }
 
@@ -338,5 +368,9 @@ mod tests {
         super::release_freed();
         let after = resident();
         assert!(held >= after + (192 << 20), "resident {} MiB holding the blocks, {} MiB after they were freed and purged", held >> 20, after >> 20);
+        // The background threads, stopped for the purge, run again (the binary's options start them).
+        let mut running = false;
+        assert!(super::background_threads(None, Some(&mut running)));
+        assert!(running, "the background threads were not started again");
     }
 }
