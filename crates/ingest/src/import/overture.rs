@@ -49,9 +49,30 @@ struct Columns {
     update_times: Lists,
 }
 
-/// Every column an Overture row is made of (decoded at once, each on a core).
-const COLUMNS: [&str; 11] =
-    ["id", "geometry", "names", "brand", "taxonomy", "categories", "basic_category", "operating_status", "addresses", "phones", "sources"];
+/// Every column an Overture row is made of, by the paths read of each (decoded at once, each
+/// top-level column on a core, only these leaves of it: a release's `names` has every
+/// language's, its `sources` each property's).
+const COLUMNS: [&str; 19] = [
+    "id",
+    "geometry",
+    "names.primary",
+    "brand.names.primary",
+    "brand.wikidata",
+    "taxonomy.primary",
+    "categories.primary",
+    "categories.main",
+    "basic_category",
+    "operating_status",
+    "addresses.freeform",
+    "addresses.locality",
+    "addresses.postcode",
+    "addresses.region",
+    "addresses.country",
+    "phones",
+    "sources.dataset",
+    "sources.record_id",
+    "sources.update_time",
+];
 
 fn columns(df: &Frame) -> PolarsResult<Box<dyn Rows>> {
     let missing = missing_columns(df, &["id", "geometry"]);
@@ -148,5 +169,29 @@ impl Rows for Columns {
             derived_from,
             ..SourceRow::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::parquet::ParquetFile;
+
+    #[test]
+    fn a_release_file_is_decoded_only_in_the_leaves_rows_are_made_of() {
+        // The overturemaps download (test/fixtures/real): `names` carries every language's
+        // names and the rules, `sources` each property's; none of that is decoded.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../test/fixtures/real/overture/boulder_places_2026-04-15.0.parquet");
+        let file = ParquetFile::open(std::path::Path::new(path)).unwrap();
+        let frame = file.frame(0);
+        columns(&frame).unwrap();
+        let whole = |name: &str| {
+            let dtype = &frame.dtype(name).unwrap().clone();
+            crate::import::parquet::tests_leaf_paths(dtype, name)
+        };
+        for (name, read) in [("names", vec!["names.primary"]), ("sources", vec!["sources.dataset", "sources.record_id", "sources.update_time"])] {
+            assert_eq!(frame.leaves_read(name).unwrap(), read, "{name}");
+            assert!(whole(name).len() > read.len(), "{name}'s leaves in the file: {:?}", whole(name));
+        }
     }
 }

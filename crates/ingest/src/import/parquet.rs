@@ -141,8 +141,32 @@ impl ParquetFile {
     /// One top-level column of one row group (its leaf columns' chunks read from the file),
     /// or `None` when the row group has no chunk for it.
     fn read_column(&self, group: usize, field: &Field) -> PolarsResult<Option<Box<dyn Array>>> {
+        self.read_leaves(group, field, &[])
+    }
+
+    /// [`ParquetFile::read_column`], only the leaves under the paths `keep` (`names.primary`,
+    /// `addresses.locality`: struct fields joined by dots, lists left out; all of them where
+    /// `keep` is empty or names the column itself). The struct and list levels above a leaf
+    /// come with it (their nulls are in every leaf), so the array reads as the whole column's
+    /// does for those paths. Releases nest dozens of leaves an import never reads (Overture's
+    /// names in every language, its sources' properties); decoding only the ones read saves
+    /// their time and the memory they would hold while the group's rows are made.
+    fn read_leaves(&self, group: usize, field: &Field, keep: &[String]) -> PolarsResult<Option<Box<dyn Array>>> {
         let rg = &self.metadata.row_groups[group];
         let Some(chunks) = rg.columns_under_root_iter(&field.name) else { return Ok(None) };
+        let chunks: Vec<_> = chunks.collect();
+        let kept = |path: &str| keep.is_empty() || keep.iter().any(|k| covers(k, path));
+        let all = leaf_paths(&field.dtype, &field.name);
+        // The leaves in the file's order, as the decoder takes them; where they do not line up
+        // with the chunks (a type this does not know), the whole column is read.
+        let (field, chunks) = match prune(&field.dtype, &field.name, &kept) {
+            Some(dtype) if all.len() == chunks.len() => {
+                let mut wanted = leaf_paths(&dtype, &field.name).into_iter().peekable();
+                let chunks = all.iter().zip(chunks).filter(|(path, _)| wanted.next_if(|w| w == *path).is_some()).map(|(_, c)| c).collect();
+                (Field { dtype, ..field.clone() }, chunks)
+            }
+            _ => (field.clone(), chunks),
+        };
         let mut decompressors = Vec::new();
         let mut types = Vec::new();
         for meta in chunks {
@@ -153,11 +177,58 @@ impl ParquetFile {
             decompressors.push(BasicDecompressor::new(pages, vec![]));
             types.push(&meta.descriptor().descriptor.primitive_type);
         }
-        let (mut arrays, _) = column_iter_to_arrays(decompressors, types, field.clone(), None)?;
+        let (mut arrays, _) = column_iter_to_arrays(decompressors, types, field, None)?;
         Ok(Some(match arrays.len() {
             1 => arrays.pop().expect("one array"),
             _ => polars_arrow::compute::concatenate::concatenate(&arrays.iter().map(|a| a.as_ref()).collect::<Vec<_>>())?,
         }))
+    }
+}
+
+/// Whether asking for `asked` takes the leaf at `path`: the path itself, or one below it.
+fn covers(asked: &str, path: &str) -> bool {
+    path == asked || path.strip_prefix(asked).is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// The column's leaves, in the file's order, by path (struct fields joined by dots, list
+/// levels left out, a map's keys and values as `.key` and `.value` under it).
+fn leaf_paths(dtype: &ArrowDataType, path: &str) -> Vec<String> {
+    fn walk(dtype: &ArrowDataType, path: &str, out: &mut Vec<String>) {
+        match dtype {
+            ArrowDataType::Extension(ext) => walk(&ext.inner, path, out),
+            ArrowDataType::Struct(fields) => fields.iter().for_each(|f| walk(&f.dtype, &format!("{path}.{}", f.name), out)),
+            ArrowDataType::List(inner) | ArrowDataType::LargeList(inner) | ArrowDataType::FixedSizeList(inner, _) | ArrowDataType::Map(inner, _) => {
+                walk(&inner.dtype, path, out)
+            }
+            _ => out.push(path.to_string()),
+        }
+    }
+    let mut out = Vec::new();
+    walk(dtype, path, &mut out);
+    out
+}
+
+/// [`leaf_paths`], for the importers' tests.
+#[cfg(test)]
+pub(crate) fn tests_leaf_paths(dtype: &ArrowDataType, path: &str) -> Vec<String> {
+    leaf_paths(dtype, path)
+}
+
+/// The type with only the leaves `kept` takes (see [`leaf_paths`]), or `None` where it takes
+/// none. A map or an extension type is kept whole if any of its leaves is taken.
+fn prune(dtype: &ArrowDataType, path: &str, kept: &dyn Fn(&str) -> bool) -> Option<ArrowDataType> {
+    let inner = |f: &Field| prune(&f.dtype, path, kept).map(|dtype| Box::new(Field { dtype, ..f.clone() }));
+    match dtype {
+        ArrowDataType::Struct(fields) => {
+            let fields: Vec<Field> =
+                fields.iter().filter_map(|f| prune(&f.dtype, &format!("{path}.{}", f.name), kept).map(|dtype| Field { dtype, ..f.clone() })).collect();
+            (!fields.is_empty()).then_some(ArrowDataType::Struct(fields))
+        }
+        ArrowDataType::List(f) => inner(f).map(ArrowDataType::List),
+        ArrowDataType::LargeList(f) => inner(f).map(ArrowDataType::LargeList),
+        ArrowDataType::FixedSizeList(f, n) => inner(f).map(|f| ArrowDataType::FixedSizeList(f, *n)),
+        ArrowDataType::Map(..) | ArrowDataType::Extension(_) => leaf_paths(dtype, path).iter().any(|p| kept(p)).then(|| dtype.clone()),
+        _ => kept(path).then(|| dtype.clone()),
     }
 }
 
@@ -167,8 +238,13 @@ pub struct Frame<'a> {
     file: &'a ParquetFile,
     group: usize,
     pub first_row: usize,
-    columns: RefCell<HashMap<String, Option<Box<dyn Array>>>>,
+    /// Top-level columns read, by name.
+    columns: RefCell<HashMap<String, Read>>,
 }
+
+/// A top-level column as read: the paths under it that were asked for (none: all of it), and
+/// the array (`None` where the row group has no chunk for it).
+type Read = (Vec<String>, Option<Box<dyn Array>>);
 
 impl Frame<'_> {
     pub fn height(&self) -> usize {
@@ -184,35 +260,61 @@ impl Frame<'_> {
         self.file.schema.get(name).map(|f| f.dtype.to_storage())
     }
 
-    /// Decodes the columns `names` the file has, each on a core of its own, for the accessors
-    /// below to find: a row group's columns are most of what reading it costs.
-    pub fn preload(&self, names: &[&str]) -> PolarsResult<()> {
-        let fields: Vec<&Field> = names
-            .iter()
-            .filter(|n| !self.columns.borrow().contains_key(**n))
-            .filter_map(|n| self.file.schema.get(n))
-            .filter(|f| f.dtype.to_storage() != &ArrowDataType::Null)
-            .collect();
+    /// Decodes the columns under `paths` the file has (a top-level column, or a path below
+    /// one: `names.primary`), each top-level column on a core of its own, for the accessors
+    /// below to find: a row group's columns are most of what reading it costs. Only the leaves
+    /// under `paths` are decoded; an accessor asking for another path of such a column has
+    /// the whole column read for it.
+    pub fn preload(&self, paths: &[&str]) -> PolarsResult<()> {
+        let mut roots: Vec<(&Field, Vec<String>)> = Vec::new();
+        for p in paths {
+            let root = p.split('.').next().unwrap_or(p);
+            let Some(field) = self.file.schema.get(root).filter(|f| f.dtype.to_storage() != &ArrowDataType::Null) else { continue };
+            if self.columns.borrow().contains_key(root) {
+                continue;
+            }
+            let asked = if *p == root { None } else { Some(p.to_string()) };
+            match roots.iter_mut().find(|(f, _)| f.name == root) {
+                // The whole column once anything asks for all of it.
+                Some((_, keep)) => match asked {
+                    Some(a) if !keep.is_empty() => keep.push(a),
+                    _ => keep.clear(),
+                },
+                None => roots.push((field, asked.into_iter().collect())),
+            }
+        }
         let (file, group) = (self.file, self.group);
-        let read = crate::parallel::parallel_map_from(2, &fields, |f| file.read_column(group, f));
+        let read = crate::parallel::parallel_map_from(2, &roots, |(f, keep)| file.read_leaves(group, f, keep));
         let mut columns = self.columns.borrow_mut();
-        for (f, a) in fields.iter().zip(read) {
-            columns.insert(f.name.to_string(), a?);
+        for ((f, keep), a) in roots.into_iter().zip(read) {
+            columns.insert(f.name.to_string(), (keep, a?));
         }
         Ok(())
     }
 
-    /// A column only when the file has it with a value type (Arrow writers emit `null`-typed
-    /// columns for fields no row of a file has).
-    fn column(&self, name: &str) -> PolarsResult<Option<Box<dyn Array>>> {
-        if let Some(c) = self.columns.borrow().get(name) {
-            return Ok(c.clone());
+    /// The leaves decoded so far of top-level column `name`, by path.
+    #[cfg(test)]
+    pub(crate) fn leaves_read(&self, name: &str) -> Option<Vec<String>> {
+        let columns = self.columns.borrow();
+        let (_, array) = columns.get(name)?;
+        array.as_ref().map(|a| leaf_paths(a.dtype(), name))
+    }
+
+    /// The top-level column `path` is under, with at least that path in it, where the file has
+    /// the column with a value type (Arrow writers emit `null`-typed columns for fields no row
+    /// of a file has).
+    fn column(&self, path: &str) -> PolarsResult<Option<Box<dyn Array>>> {
+        let name = path.split('.').next().unwrap_or(path);
+        if let Some((keep, c)) = self.columns.borrow().get(name) {
+            if keep.is_empty() || keep.iter().any(|k| covers(k, path)) {
+                return Ok(c.clone());
+            }
         }
         let array = match self.file.schema.get(name) {
             Some(field) if field.dtype.to_storage() != &ArrowDataType::Null => self.file.read_column(self.group, field)?,
             _ => None,
         };
-        self.columns.borrow_mut().insert(name.to_string(), array.clone());
+        self.columns.borrow_mut().insert(name.to_string(), (Vec::new(), array.clone()));
         Ok(array)
     }
 }
@@ -337,7 +439,7 @@ fn struct_field(a: &dyn Array, field: &str) -> Option<Box<dyn Array>> {
 
 /// `column.field` of a struct column.
 pub fn struct_str(df: &Frame, name: &str, field: &str) -> PolarsResult<Col> {
-    match df.column(name)?.and_then(|s| struct_field(s.as_ref(), field)) {
+    match df.column(&format!("{name}.{field}"))?.and_then(|s| struct_field(s.as_ref(), field)) {
         Some(f) => Col::from_array(f.as_ref()),
         None => Ok(Col::Missing),
     }
@@ -345,7 +447,7 @@ pub fn struct_str(df: &Frame, name: &str, field: &str) -> PolarsResult<Col> {
 
 /// `column.field.subfield` of a struct column (Overture's `brand.names.primary`).
 pub fn struct_str2(df: &Frame, name: &str, field: &str, sub: &str) -> PolarsResult<Col> {
-    match df.column(name)?.and_then(|s| struct_field(s.as_ref(), field)).and_then(|f| struct_field(f.as_ref(), sub)) {
+    match df.column(&format!("{name}.{field}.{sub}"))?.and_then(|s| struct_field(s.as_ref(), field)).and_then(|f| struct_field(f.as_ref(), sub)) {
         Some(g) => Col::from_array(g.as_ref()),
         None => Ok(Col::Missing),
     }
@@ -396,7 +498,8 @@ pub fn list_strs(df: &Frame, column: &str, field: &str) -> PolarsResult<Lists> {
 /// Each row's range of the list's flattened values (a null list as an empty one), and those
 /// values as strings.
 fn list_parts(df: &Frame, name: &str, field: Option<&str>) -> PolarsResult<Option<(Vec<std::ops::Range<usize>>, Col)>> {
-    let Some(a) = df.column(name)? else { return Ok(None) };
+    let path = field.map_or_else(|| name.to_string(), |f| format!("{name}.{f}"));
+    let Some(a) = df.column(&path)? else { return Ok(None) };
     let (offsets, validity, inner): (Vec<usize>, Option<&Bitmap>, Box<dyn Array>) = if let Some(l) = a.as_any().downcast_ref::<ListArray<i64>>() {
         (l.offsets().as_slice().iter().map(|&o| o as usize).collect(), l.validity(), l.values().clone())
     } else if let Some(l) = a.as_any().downcast_ref::<ListArray<i32>>() {

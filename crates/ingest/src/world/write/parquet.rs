@@ -337,7 +337,7 @@ fn take(a: &dyn Array, keep: &[usize]) -> Box<dyn Array> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::parquet::{f64_col, list_first_str, str_col, struct_str, ParquetFile};
+    use crate::import::parquet::{f64_col, list_first_str, list_strs, str_col, struct_str, ParquetFile};
     use polars_arrow::array::StaticArray;
 
     /// Seven rows in row groups of three, read back through the importers' reader: each group
@@ -388,6 +388,56 @@ mod tests {
             seen += frame.height();
         }
         assert_eq!(seen, 7);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_the_leaves_asked_for_are_decoded_and_they_read_as_the_whole_columns_do() {
+        // Nested as Overture nests them: a struct with fields an import does not read, a
+        // list of structs, some structs null (in a list too).
+        let n = 9;
+        let text = |what: &str| (0..n).map(|i| format!("{what} {i}")).collect::<Vec<String>>();
+        let (primary, common, locality, country, record_id) = (text("primary"), text("common"), text("locality"), text("country"), text("record"));
+        let named: Vec<bool> = (0..n).map(|i| i % 4 != 1).collect();
+        let placed: Vec<bool> = (0..n).map(|i| i % 3 != 2).collect();
+        let columns = vec![
+            strs("id", text("id")),
+            structs("names", vec![strs("primary", primary.clone()), strs("common", common.clone())], Some(named.clone())),
+            singleton_lists(structs("addresses", vec![strs("locality", locality.clone()), strs("country", country.clone())], Some(placed.clone())), None),
+            singleton_lists(structs("sources", vec![strs("property", text("property")), strs("record_id", record_id.clone())], None), None),
+        ];
+        let dir = std::env::temp_dir().join(format!("storemap-parquet-leaves-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("nested.parquet");
+        write_columns(&path, columns, &Layout { row_group_rows: 4, ..Layout::default() }).unwrap();
+        let file = ParquetFile::open(&path).unwrap();
+        let mut row = 0;
+        for g in 0..file.row_groups() {
+            let frame = file.frame(g);
+            frame.preload(&["id", "names.primary", "addresses.locality", "sources.record_id"]).unwrap();
+            // Decoded: the leaves asked for, and no other.
+            assert_eq!(frame.leaves_read("names").unwrap(), ["names.primary"]);
+            assert_eq!(frame.leaves_read("addresses").unwrap(), ["addresses.locality"]);
+            assert_eq!(frame.leaves_read("sources").unwrap(), ["sources.record_id"]);
+            let (name, city, record) = (
+                struct_str(&frame, "names", "primary").unwrap(),
+                list_first_str(&frame, "addresses", Some("locality")).unwrap(),
+                list_strs(&frame, "sources", "record_id").unwrap(),
+            );
+            // A path not asked for is read too, from the whole column.
+            let (common_read, country_read) = (struct_str(&frame, "names", "common").unwrap(), list_first_str(&frame, "addresses", Some("country")).unwrap());
+            for i in 0..frame.height() {
+                let r = row + i;
+                assert_eq!(name.get(i), named[r].then_some(primary[r].as_str()), "row {r}");
+                assert_eq!(common_read.get(i), named[r].then_some(common[r].as_str()), "row {r}");
+                assert_eq!(city.get(i), placed[r].then_some(locality[r].as_str()), "row {r}");
+                assert_eq!(country_read.get(i), placed[r].then_some(country[r].as_str()), "row {r}");
+                assert_eq!(record.row(i).collect::<Vec<_>>(), [Some(record_id[r].as_str())], "row {r}");
+                assert_eq!(record.get(i, 1), None);
+            }
+            row += frame.height();
+        }
+        assert_eq!(row, n);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
