@@ -21,9 +21,10 @@ pub fn take_longest_item() -> Duration {
     Duration::from_nanos(LONGEST_ITEM_NS.swap(0, Ordering::Relaxed))
 }
 
-/// The longest item one thread ran, published for [`take_longest_item`] once the thread is
-/// done (a shared maximum written per item would pass one cache line between the cores for
-/// every row of a per-row step).
+/// The longest item a run of items took, published for [`take_longest_item`] when it is
+/// dropped: once per run of a one-thread step, and once per item of a [`parallel_stream`] on
+/// the workers (whose items are brands, files and chunks, never rows: a shared maximum written
+/// per row would pass one cache line between the cores for every row).
 #[derive(Default)]
 struct Longest(u64);
 
