@@ -183,46 +183,24 @@ pub fn parallel_stream<T: Sync, U: Send>(
         return;
     }
     let stop = AtomicBool::new(false);
-    let (done, results) = std::sync::mpsc::channel::<(usize, std::thread::Result<U>)>();
     pool().in_place_scope(|s| {
         // Whatever ends this scope (the sink's break, a panic) stops the items not started.
         let _stop = StopOnDrop(&stop);
-        let mut submitted = 0usize;
+        let mut turns = Turns::new();
         // Submits, in order, every item `ahead` lets start while `next` is the one awaited.
-        let mut submit = |next: usize| {
-            while submitted < items.len() && (submitted == next || ahead(next, submitted)) {
-                let (i, f, stop, done) = (submitted, &f, &stop, done.clone());
-                s.spawn(move |_| {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let mut longest = Longest::default();
-                    let u = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| longest.time(f, &items[i])));
-                    // The receiver is gone only once the step has stopped.
-                    let _ = done.send((i, u));
-                });
-                submitted += 1;
+        let submit = |turns: &mut Turns<U>, next: usize| {
+            while turns.sent < items.len() && (turns.sent == next || ahead(next, turns.sent)) {
+                let (item, f) = (&items[turns.sent], &f);
+                turns.submit(s, &stop, move || Longest::default().time(f, item));
             }
         };
-        let mut waiting: BTreeMap<usize, std::thread::Result<U>> = BTreeMap::new();
-        submit(0);
+        submit(&mut turns, 0);
         for next in 0..items.len() {
-            let u = loop {
-                if let Some(u) = waiting.remove(&next) {
-                    break u;
-                }
-                let (i, u) = results.recv().expect("every item submitted sends its result");
-                waiting.insert(i, u);
-            };
+            let u = turns.take();
             // The items the next turn lets start go out before this one is handed on.
-            submit(next + 1);
-            match u {
-                Ok(u) => {
-                    if sink(u).is_break() {
-                        return;
-                    }
-                }
-                Err(panic) => std::panic::resume_unwind(panic),
+            submit(&mut turns, next + 1);
+            if sink(u).is_break() {
+                return;
             }
         }
     });
@@ -305,77 +283,110 @@ pub fn in_order<J: Send, R: Send, T>(
     }
     let ahead = (ahead_per_core * threads).max(1);
     let stop = AtomicBool::new(false);
-    let (done, results) = std::sync::mpsc::channel::<(usize, std::thread::Result<R>)>();
     pool().in_place_scope(|s| {
         // A panic here (in `produce`, `take`, or a job's, handed on) skips the jobs not started.
         let _stop = StopOnDrop(&stop);
-        let mut order = InOrder { results, waiting: BTreeMap::new(), next: 0, out: Out(0) };
-        let mut sent = 0usize;
+        let mut order = InOrder { turns: Turns::new(), out: Out(0) };
         let limit = JOBS_OUT_PER_THREAD * threads;
         let out = produce(&mut |j| {
             // Room for this job: the oldest ones' results taken first, within this call's
             // window and the process's.
-            order.take_until((sent + 1).saturating_sub(ahead), &mut take);
+            order.take_until((order.turns.sent + 1).saturating_sub(ahead), &mut take);
             while !order.out.reserve(limit) {
-                order.take_until(order.next + 1, &mut take);
+                order.take_until(order.turns.next + 1, &mut take);
             }
-            let (i, work, stop, done) = (sent, &work, &stop, done.clone());
-            s.spawn(move |_| {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(j)));
-                // The receiver is gone only once the call has stopped.
-                let _ = done.send((i, r));
-            });
-            sent += 1;
+            let work = &work;
+            order.turns.submit(s, &stop, move || work(j));
             order.take_ready(&mut take);
         });
-        order.take_until(sent, &mut take);
+        order.take_until(order.turns.sent, &mut take);
         out
     })
 }
 
-/// [`in_order`]'s results, kept until their turn.
-struct InOrder<R> {
+/// Jobs run on the pool, their results handed back on the submitting thread in the order they
+/// were submitted: [`parallel_stream`]'s items and [`in_order`]'s jobs.
+struct Turns<R> {
+    done: std::sync::mpsc::Sender<(usize, std::thread::Result<R>)>,
     results: std::sync::mpsc::Receiver<(usize, std::thread::Result<R>)>,
+    /// Results come in as workers finish, and wait here until their turn.
     waiting: BTreeMap<usize, std::thread::Result<R>>,
-    /// The job whose result `take` gets next.
+    /// Jobs submitted.
+    sent: usize,
+    /// The job whose result is handed back next.
     next: usize,
-    /// The jobs sent and not yet taken, as the process counts them.
+}
+
+impl<R: Send> Turns<R> {
+    fn new() -> Turns<R> {
+        let (done, results) = std::sync::mpsc::channel();
+        Turns { done, results, waiting: BTreeMap::new(), sent: 0, next: 0 }
+    }
+
+    /// Runs `job` on one of `scope`'s workers as the next job, unless `stop` is set by the
+    /// time a worker takes it up. A panic in it is kept as its result.
+    fn submit<'s>(&mut self, scope: &rayon::Scope<'s>, stop: &'s AtomicBool, job: impl FnOnce() -> R + Send + 's)
+    where
+        R: 's,
+    {
+        let (i, done) = (self.sent, self.done.clone());
+        scope.spawn(move |_| {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            // The receiver is gone only once the step has stopped.
+            let _ = done.send((i, r));
+        });
+        self.sent += 1;
+    }
+
+    /// The next job's result, waiting for it; its panic goes on from here.
+    fn take(&mut self) -> R {
+        loop {
+            if let Some(r) = self.waiting.remove(&self.next) {
+                return self.hand_back(r);
+            }
+            let (i, r) = self.results.recv().expect("every job submitted sends its result");
+            self.waiting.insert(i, r);
+        }
+    }
+
+    /// The next job's result if it is done, without waiting.
+    fn ready(&mut self) -> Option<R> {
+        while let Ok((i, r)) = self.results.try_recv() {
+            self.waiting.insert(i, r);
+        }
+        self.waiting.remove(&self.next).map(|r| self.hand_back(r))
+    }
+
+    fn hand_back(&mut self, r: std::thread::Result<R>) -> R {
+        self.next += 1;
+        r.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
+/// [`in_order`]'s jobs, counted out of the process's window as their results are taken.
+struct InOrder<R> {
+    turns: Turns<R>,
     out: Out,
 }
 
-impl<R> InOrder<R> {
+impl<R: Send> InOrder<R> {
     /// Hands on results until job `end`'s turn, waiting for each.
     fn take_until(&mut self, end: usize, take: &mut impl FnMut(R)) {
-        while self.next < end {
-            match self.waiting.remove(&self.next) {
-                Some(r) => self.hand_on(r, take),
-                None => {
-                    let (i, r) = self.results.recv().expect("every job sent sends its result");
-                    self.waiting.insert(i, r);
-                }
-            }
+        while self.turns.next < end {
+            let r = self.turns.take();
+            self.out.taken();
+            take(r);
         }
     }
 
     /// Hands on the results whose turn has come, without waiting.
     fn take_ready(&mut self, take: &mut impl FnMut(R)) {
-        while let Ok((i, r)) = self.results.try_recv() {
-            self.waiting.insert(i, r);
-        }
-        while let Some(r) = self.waiting.remove(&self.next) {
-            self.hand_on(r, take);
-        }
-    }
-
-    fn hand_on(&mut self, r: std::thread::Result<R>, take: &mut impl FnMut(R)) {
-        self.next += 1;
-        self.out.taken();
-        match r {
-            Ok(r) => take(r),
-            Err(panic) => std::panic::resume_unwind(panic),
+        while let Some(r) = self.turns.ready() {
+            self.out.taken();
+            take(r);
         }
     }
 }
