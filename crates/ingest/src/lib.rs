@@ -24,6 +24,8 @@ pub mod reference;
 pub mod report;
 pub mod shard;
 pub mod source_row;
+#[cfg(test)]
+mod test_dir;
 pub mod world;
 
 pub use error::{IngestError, Result};

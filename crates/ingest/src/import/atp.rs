@@ -284,8 +284,7 @@ mod licence_tests {
 
     #[test]
     fn spider_declared_licences_are_reported_by_licence() {
-        let dir = std::env::temp_dir().join(format!("storemap-atp-licences-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("atp-licences");
         let feature = r#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[2.35,48.85]},"properties":{"ref":"1","name":"Shop"}}"#;
         for (spider, attrs) in [
             ("a_spider", r#","license":"CC-BY-4.0""#),
@@ -297,7 +296,6 @@ mod licence_tests {
             std::fs::write(dir.join(format!("{spider}.geojson")), text).unwrap();
         }
         let (_, report) = import_atp(&dir).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         let got: Vec<(String, Vec<String>)> = report.declared_licences.into_iter().collect();
         assert_eq!(
             got,
@@ -314,8 +312,7 @@ mod line_tests {
     fn a_feature_per_line_takes_the_first_lines_run_attributes_and_skips_broken_lines() {
         // The run's attributes ride on each line; the first line that has them (as an object)
         // names the spider and the collection time for every feature of the file.
-        let dir = std::env::temp_dir().join(format!("storemap-atp-lines-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("atp-lines");
         let feature = |r: &str, attrs: &str| {
             format!(
                 r#"{{"type":"Feature","id":"id-{r}","geometry":{{"type":"Point","coordinates":[8.5,47.2]}},"properties":{{"ref":"{r}","name":"Shop {r}"}}{attrs}}}"#
@@ -331,7 +328,6 @@ mod line_tests {
         let file = dir.join("whatever.ndgeojson");
         std::fs::write(&file, lines.join("\n")).unwrap();
         let (rows, report) = import_atp(&file).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(report.rows_read, 5);
         assert_eq!(rows.iter().map(|r| r.source_id.as_str()).collect::<Vec<_>>(), ["id-1", "id-2", "id-3"]);
         assert_eq!(rows[0].other_ids, ["line_spider/1", "1"]);

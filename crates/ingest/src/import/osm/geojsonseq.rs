@@ -255,8 +255,7 @@ mod tests {
             node(5, "E"),
         ];
         let text = lines.join("\n");
-        let dir = std::env::temp_dir().join(format!("storemap-geojsonseq-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("geojsonseq");
         let file = dir.join("chunks.geojsonseq");
         std::fs::write(&file, &text).unwrap();
         // What a line-by-line reading gives: ids 1-5 once each, the broken line 4 reported.
@@ -273,7 +272,6 @@ mod tests {
         for bytes in [1, 7, 64, text.len() as u64, text.len() as u64 + 1] {
             assert_eq!(read_with(&file, bytes).0, expected, "chunks of {bytes} bytes, final line end");
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -358,8 +358,7 @@ mod tests {
             singleton_lists(opt_strs("phones", phones.clone()), Some(has_phone.clone())),
             numbers("lat", lat.clone()),
         ];
-        let dir = std::env::temp_dir().join(format!("storemap-parquet-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("parquet");
         let path = dir.join("groups.parquet");
         write_columns(&path, columns, &Layout { row_group_rows: 3, ..Layout::default() }).unwrap();
 
@@ -388,7 +387,6 @@ mod tests {
             seen += frame.height();
         }
         assert_eq!(seen, 7);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -406,8 +404,7 @@ mod tests {
             singleton_lists(structs("addresses", vec![strs("locality", locality.clone()), strs("country", country.clone())], Some(placed.clone())), None),
             singleton_lists(structs("sources", vec![strs("property", text("property")), strs("record_id", record_id.clone())], None), None),
         ];
-        let dir = std::env::temp_dir().join(format!("storemap-parquet-leaves-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("parquet-leaves");
         let path = dir.join("nested.parquet");
         write_columns(&path, columns, &Layout { row_group_rows: 4, ..Layout::default() }).unwrap();
         let file = ParquetFile::open(&path).unwrap();
@@ -438,7 +435,6 @@ mod tests {
             row += frame.height();
         }
         assert_eq!(row, n);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn frame(v: Vec<i64>) -> PolarsResult<Vec<Column>> {
@@ -449,8 +445,7 @@ mod tests {
     /// with no rows at all; a writer that cannot write says why, to the next hand-over or at the end.
     #[test]
     fn a_writer_thread_writes_the_bytes_the_calling_thread_writes_and_names_its_failure() {
-        let dir = std::env::temp_dir().join(format!("storemap-parquet-writer-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("parquet-writer");
         let groups: Vec<Vec<i64>> = vec![(0..5).collect(), (5..7).collect(), vec![], (7..20).collect()];
         for last in [vec![20, 21], vec![]] {
             let (on_thread, here) = (dir.join("thread.parquet"), dir.join("here.parquet"));
@@ -494,7 +489,6 @@ mod tests {
             }
         };
         assert!(failure.to_string().contains("not-a-folder"), "{failure}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn frame_or_panic(v: Vec<i64>) -> PolarsResult<Vec<Column>> {
@@ -505,8 +499,7 @@ mod tests {
     /// A writer whose thread panics says so, naming its file.
     #[test]
     fn a_writer_thread_that_panics_is_named() {
-        let dir = std::env::temp_dir().join(format!("storemap-parquet-panic-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("parquet-panic");
         let mut writer = GroupWriter::spawn(dir.join("places.parquet"), frame_or_panic, Vec::is_empty).unwrap();
         let handed: Vec<Result<()>> = [vec![1], vec![666], vec![2], vec![3]].into_iter().map(|g| writer.write(g)).collect();
         let failure = match handed.into_iter().find_map(|r| r.err()) {
@@ -518,7 +511,6 @@ mod tests {
         };
         let message = failure.to_string();
         assert!(message.contains("panicked") && message.contains("places.parquet"), "{message}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     static GATED_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -549,8 +541,7 @@ mod tests {
     /// has begun.
     #[test]
     fn a_writer_dropped_unfinished_begins_no_queued_group_and_ends_its_thread() {
-        let dir = std::env::temp_dir().join(format!("storemap-parquet-drop-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("parquet-drop");
         let mut writer = GroupWriter::spawn(dir.join("places.parquet"), gated, Vec::is_empty).unwrap();
         writer.write(vec![1, 2]).unwrap();
         until(|| GATED_CALLS.load(std::sync::atomic::Ordering::SeqCst) == 1);
@@ -566,7 +557,6 @@ mod tests {
         // The thread was joined by the drop: nothing else can begin a group now.
         assert_eq!(GATED_CALLS.load(std::sync::atomic::Ordering::SeqCst), 1, "the queued group was begun");
         opener.join().unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A file of several row groups, each made on several cores in jobs of 4,096 rows: the
@@ -581,8 +571,7 @@ mod tests {
         let lat: Vec<f64> = (0..n).map(|i| if i % 997 == 500 { 95.0 } else { 40.0 + i as f64 * 1e-4 }).collect();
         let lng: Vec<f64> = (0..n).map(|i| -105.0 + i as f64 * 1e-4).collect();
         let columns = vec![strs("fsq_place_id", ids), opt_strs("name", names), numbers("latitude", lat), numbers("longitude", lng)];
-        let dir = std::env::temp_dir().join(format!("storemap-parquet-order-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TestDir::new("parquet-order");
         let path = dir.join("places.parquet");
         write_columns(&path, columns, &Layout { row_group_rows: 4_500, ..Layout::default() }).unwrap();
         assert_eq!(ParquetFile::open(&path).unwrap().row_groups(), 3);
@@ -597,6 +586,5 @@ mod tests {
         for (e, want) in report.errors.iter().zip(&named) {
             assert!(e.starts_with(want), "{e} is not {want}");
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
