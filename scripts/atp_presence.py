@@ -22,6 +22,11 @@ Kroger ...), Qstar's to Hilton's and Best Western's. `MISATTRIBUTED` names each 
 spiders that really harvest it; from every other spider it is treated like a host. Without
 this, Ipiranga, a Brazilian fuel network, traded in the US, Canada, Spain and Poland.
 
+The list is AllThePlaces at 0e866a2 (2026-08-22), parsed by pattern. `READ_AGAIN` adds the
+spiders read in their own source since: one merged after that commit and before the world's
+as-of (seven_eleven_jp, whose 21,833 stores end the main reason Japan's 7-Eleven was served
+below Thailand's), and one whose ids the pattern missed (ministop_jp sets them per store).
+
 The file's `brand` column (a display name) and row order are kept as committed; `--check`
 exits 1 when the committed file differs from the derivation.
 """
@@ -51,6 +56,16 @@ MISATTRIBUTED = {
     "Q10647961": {"qstar_se"},  # Qstar
 }
 
+# Spider → (its country, the ids it sets), read in the spider's source where the list is
+# silent: alltheplaces/alltheplaces, locations/spiders/<spider>.py.
+READ_AGAIN = {
+    # Pull request #18610 ("Add spider (21833 locations)"), opened 2026-09-09 and merged; read at 241b972.
+    "seven_eleven_jp": ("JP", ["Q259340"]),
+    # Listed with no id: its Ministop stores get Q1038929 in post_process_item; read at 171217c.
+    # (Its MINISOF and cisca shops are not in the catalog's scope.)
+    "ministop_jp": ("JP", ["Q1038929"]),
+}
+
 OUT = Path(__file__).resolve().parent.parent / "data" / "atp-presence.csv"
 
 
@@ -58,7 +73,8 @@ def derive(spiders_csv):
     countries = {}
     multi_country = defaultdict(bool)
     with open(spiders_csv, newline="", encoding="utf-8") as f:
-        spiders = list(csv.DictReader(f))
+        spiders = [r for r in csv.DictReader(f) if r["spider"] not in READ_AGAIN]
+    spiders += [{"spider": k, "country_from_spider_name": c, "brand_wikidata": ";".join(ids)} for k, (c, ids) in READ_AGAIN.items()]
     for row in spiders:
         ids = [q for q in row["brand_wikidata"].split(";") if q]
         own = HOST_LISTING.get(row["spider"])

@@ -44,6 +44,8 @@ pub struct CatalogBrand {
     pub footprint_groups: Vec<(Vec<String>, u32)>,
     /// AllThePlaces has a spider for it (`data/atp-presence.csv`).
     pub spidered: bool,
+    /// The countries AllThePlaces has a spider of its own for the chain in.
+    pub scraped: Vec<String>,
     /// Where the rest of its stores may go (see [`Footprint::trade_countries`]).
     pub trade: Vec<String>,
     /// Countries it has no stores in.
@@ -168,6 +170,7 @@ impl Catalog {
                 footprint: fp.counts.clone(),
                 footprint_groups: fp.groups.clone(),
                 spidered: fp.spidered,
+                scraped: fp.scraped.clone(),
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),
                 osm_share: fp.osm_share.clone(),
