@@ -22,6 +22,18 @@ Kroger ...), Qstar's to Hilton's and Best Western's. `MISATTRIBUTED` names each 
 spiders that really harvest it; from every other spider it is treated like a host. Without
 this, Ipiranga, a Brazilian fuel network, traded in the US, Canada, Spain and Poland.
 
+About 700 of the list's country spiders carry no id: the pattern finds none where a spider sets
+it in code (per store, or from a parent class). Where such a spider's family (the spiders of
+the same name before the country suffixes: kfc_ca beside kfc_at, kfc_jp ...) names an id, two
+of them or more and more than half of them, the spider takes that id (`family_ids`): 159
+country spiders do (Costco in Japan, Korea, Taiwan and six more countries, KFC in Canada,
+Thailand and South Africa, Domino's in 38 markets), and four of several countries named as
+their family (`foot_locker` beside foot_locker_ae and _sa, so Foot Locker is not harvested in
+Arabia alone). The world harvests a chain whose spiders are each one country's in those
+countries only; without this, KFC's Canadian stores had no AllThePlaces rows, and Foot
+Locker's American ones none. A family of one is not enough: migros_ch is Switzerland's Migros,
+migros_tr Turkey's.
+
 The list is AllThePlaces at 0e866a2 (2026-08-22), parsed by pattern. `READ_AGAIN` adds the
 spiders read in their own source since: one merged after that commit and before the world's
 as-of (seven_eleven_jp, whose 21,833 stores end the main reason Japan's 7-Eleven was served
@@ -32,6 +44,7 @@ exits 1 when the committed file differs from the derivation.
 """
 
 import csv
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -69,12 +82,48 @@ READ_AGAIN = {
 OUT = Path(__file__).resolve().parent.parent / "data" / "atp-presence.csv"
 
 
+def country_suffix_stem(row):
+    """The spider's name before its country suffixes (`kfc` of `kfc_ca`, `costco` of
+    `costco_ca_gb_us`), or None for a spider of no one country."""
+    country, name = row["country_from_spider_name"], row["spider"]
+    if not country or not name.endswith("_" + country.lower()):
+        return None
+    return re.sub(r"(_[a-z]{2})+$", "", name)
+
+
+def family_ids(spiders):
+    """Spider → the ids its family names, for the spiders the list has no id for: a country's
+    (`kfc_ca`), or the family's own spider of several countries, named as the family
+    (`foot_locker` beside foot_locker_ae and _sa)."""
+    family = defaultdict(list)
+    for row in spiders:
+        stem = country_suffix_stem(row)
+        if stem and row["brand_wikidata"]:
+            family[stem].append({q for q in row["brand_wikidata"].split(";") if q})
+    found = {}
+    for row in spiders:
+        stem = country_suffix_stem(row) or (row["spider"] if not row["country_from_spider_name"] else "")
+        members = family.get(stem, [])
+        if row["brand_wikidata"] or len(members) < 2:
+            continue
+        named = defaultdict(int)
+        for ids in members:
+            for q in ids:
+                named[q] += 1
+        ids = sorted(q for q, n in named.items() if n >= 2 and 2 * n > len(members))
+        if ids:
+            found[row["spider"]] = ids
+    return found
+
+
 def derive(spiders_csv):
     countries = {}
     multi_country = defaultdict(bool)
     with open(spiders_csv, newline="", encoding="utf-8") as f:
         spiders = [r for r in csv.DictReader(f) if r["spider"] not in READ_AGAIN]
     spiders += [{"spider": k, "country_from_spider_name": c, "brand_wikidata": ";".join(ids)} for k, (c, ids) in READ_AGAIN.items()]
+    inherited = family_ids(spiders)
+    spiders = [{**r, "brand_wikidata": ";".join(inherited[r["spider"]])} if r["spider"] in inherited else r for r in spiders]
     for row in spiders:
         ids = [q for q in row["brand_wikidata"].split(";") if q]
         own = HOST_LISTING.get(row["spider"])

@@ -46,6 +46,8 @@ pub struct CatalogBrand {
     pub spidered: bool,
     /// The countries AllThePlaces has a spider of its own for the chain in.
     pub scraped: Vec<String>,
+    /// Every spider naming the chain is one country's: `scraped` is all AllThePlaces harvests.
+    pub scraped_complete: bool,
     /// Where the rest of its stores may go (see [`Footprint::trade_countries`]).
     pub trade: Vec<String>,
     /// Countries it has no stores in.
@@ -65,6 +67,17 @@ pub struct CatalogBrand {
 }
 
 impl CatalogBrand {
+    /// Whether AllThePlaces harvests the chain in `country`: `Some(true)` where a spider of that
+    /// country names it, `Some(false)` where every spider naming it is another country's,
+    /// `None` where a spider of several countries (McDonald's, Shell) may reach it.
+    pub fn scraped_in(&self, country: &str) -> Option<bool> {
+        match self.scraped.iter().any(|c| c == country) {
+            true => Some(true),
+            false if self.scraped_complete && !self.scraped.is_empty() => Some(false),
+            false => None,
+        }
+    }
+
     /// The share of the chain OpenStreetMap maps in `country`, else worldwide, where measured.
     pub fn osm_share_in(&self, country: &str) -> Option<f64> {
         let find = |c: &str| self.osm_share.iter().find(|(k, _)| k == c).map(|(_, s)| *s);
@@ -171,6 +184,7 @@ impl Catalog {
                 footprint_groups: fp.groups.clone(),
                 spidered: fp.spidered,
                 scraped: fp.scraped.clone(),
+                scraped_complete: fp.scraped_complete,
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),
                 osm_share: fp.osm_share.clone(),

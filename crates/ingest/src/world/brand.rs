@@ -744,17 +744,20 @@ fn observe(
     // OpenStreetMap's share where isOsmComplete measures the chain (7-Eleven Japan 0.68,
     // Dollar General 0.55, CVS 0.92), else the Japanese konbini's or everyone's typical share.
     let osm = brand.osm_share_in(&s.country).unwrap_or(if jp_konbini { cal.osm_jp_konbini } else { cal.osm_coverage });
+    // AllThePlaces harvests a chain where a spider runs: a chain whose spiders are all one
+    // country's or another's is scraped in those countries only (Carrefour in France, not in
+    // Poland); one that a spider of several countries names, anywhere it trades.
+    let scraped = brand.scraped_in(&s.country);
     // The contract's Japanese limit is about store locators: a konbini chain whose locator
     // AllThePlaces has not harvested (Daily Yamazaki, Seicomart) rests on the community map and
     // the places datasets, which cover Japan's cities as they cover others'. One whose locator
     // it harvests (7-Eleven since September 2026, FamilyMart, Lawson, Ministop) is scraped
     // there as chains are anywhere.
-    let harvested_here = brand.scraped.contains(&s.country);
-    let spider_recall = if jp_konbini && !harvested_here { 0.05 } else { cal.atp_coverage };
+    let spider_recall = if jp_konbini && scraped != Some(true) { 0.05 } else { cal.atp_coverage };
     let (p_ov, p_fsq) = (p(cal.overture_coverage(rank)), p(cal.fsq_coverage));
     let p_osm = if long_tail { cal.osm_long_tail } else { osm * region };
     // No spider, no AllThePlaces row, in Japan as anywhere.
-    let p_atp = if has_spider { p(spider_recall) } else { 0.0 };
+    let p_atp = if has_spider && scraped != Some(false) { p(spider_recall) } else { 0.0 };
     let base = crate::catalog::store_name(&brand.name);
     let suffix = match s.kind {
         Kind::Full => "",

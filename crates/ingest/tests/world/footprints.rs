@@ -681,6 +681,46 @@ fn all_the_places_scrapes_the_chains_it_has_spiders_for() {
     assert!(with >= 50 && without >= 10, "{with} chains with a spider, {without} without");
 }
 
+/// AllThePlaces harvests a chain where a spider of its runs: a chain whose spiders are each one
+/// country's (`complete` in `data/atp-presence.csv`) has AllThePlaces rows in those countries
+/// and no other (KFC in Japan, not in mainland China, which no spider of it reaches), and where
+/// it has stores in one of them, rows there.
+#[test]
+fn all_the_places_harvests_a_chain_only_in_its_spiders_countries() {
+    let r = reference();
+    let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.1, 7);
+    let (mut chains, mut elsewhere) = (0, 0);
+    for p in read_table::<Presence>("atp-presence.csv").into_iter().filter(|p| p.complete && !p.countries.is_empty()) {
+        let Some(rank) = rank_of(&p.brand_wikidata) else { continue };
+        let world = gen.brand(rank);
+        if world.stores.len() < 200 {
+            continue;
+        }
+        let spiders: HashSet<&str> = p.countries.split(' ').collect();
+        let mut atp_by_country: HashMap<&str, usize> = HashMap::new();
+        for s in world.sightings.iter().filter(|s| s.source == storemap_core::SourceType::Atp) {
+            *atp_by_country.entry(world.stores[s.store as usize].country.as_str()).or_default() += 1;
+        }
+        let outside: Vec<_> = atp_by_country.iter().filter(|(c, _)| !spiders.contains(**c)).collect();
+        assert!(outside.is_empty(), "{}: AllThePlaces rows outside its spiders' countries {:?}: {outside:?}", p.brand_wikidata, p.countries);
+        // A chain of unknown size has a spider by chance (the calibrated share of its rank).
+        let spidered = r.catalog.brands[rank].known_stores.is_some();
+        for (country, n) in stores_by_country(&world) {
+            if spidered && spiders.contains(country) && n >= 50 {
+                assert!(
+                    atp_by_country.get(country).copied().unwrap_or(0) > 0,
+                    "{}: {n} stores in {country}, a spider there, no AllThePlaces row",
+                    p.brand_wikidata
+                );
+            }
+        }
+        elsewhere += world.stores.iter().filter(|s| !spiders.contains(s.country.as_str())).count();
+        chains += 1;
+    }
+    // KFC (mainland China), Carrefour (Poland) and others trade beyond their spiders.
+    assert!(chains >= 30 && elsewhere >= 1000, "{chains} chains, {elsewhere} stores beyond their spiders' countries");
+}
+
 /// One row of `data/osm-coverage.csv`, read here for the shares the generator must follow.
 #[derive(Deserialize)]
 struct OsmCoverage {
