@@ -32,7 +32,10 @@ their family (`foot_locker` beside foot_locker_ae and _sa, so Foot Locker is not
 Arabia alone). The world harvests a chain whose spiders are each one country's in those
 countries only; without this, KFC's Canadian stores had no AllThePlaces rows, and Foot
 Locker's American ones none. A family of one is not enough: migros_ch is Switzerland's Migros,
-migros_tr Turkey's.
+migros_tr Turkey's. And a spider of a few countries names them all in its name, where the list
+files it under the last: `sephora_us_ca` is Sephora's in the US and Canada, `costco_ca_gb_us`
+Costco's in three countries, `burger_king_es_pt` Spain's and Portugal's (143 spiders,
+`name_countries`).
 
 The list is AllThePlaces at 0e866a2 (2026-08-22), parsed by pattern. `READ_AGAIN` adds the
 spiders read in their own source since: one merged after that commit and before the world's
@@ -82,27 +85,39 @@ READ_AGAIN = {
 OUT = Path(__file__).resolve().parent.parent / "data" / "atp-presence.csv"
 
 
-def country_suffix_stem(row):
-    """The spider's name before its country suffixes (`kfc` of `kfc_ca`, `costco` of
-    `costco_ca_gb_us`), or None for a spider of no one country."""
+# Spider names whose last words before the country read as country codes: Toys"R"Us, Beds R Us,
+# Japan's Can★Do.
+WORDS_NOT_COUNTRIES = {"toys_r_us", "beds_r_us", "can_do"}
+
+
+def name_countries(row, codes):
+    """The spider's name before its country suffixes, and the countries they name, in order
+    (`costco` and CA GB US of `costco_ca_gb_us`, which the list files under US alone); a
+    suffix counts as a country where some spider of the list is filed under it (`mazda_ad_fr`
+    is Mazda's, in France: no spider is Andorra's). (None, []) for a spider of no one country."""
     country, name = row["country_from_spider_name"], row["spider"]
     if not country or not name.endswith("_" + country.lower()):
-        return None
-    return re.sub(r"(_[a-z]{2})+$", "", name)
+        return None, []
+    stem, found = name[: -len(country) - 1], [country]
+    while stem not in WORDS_NOT_COUNTRIES and (m := re.fullmatch(r"(.+)_([a-z]{2})", stem)):
+        stem = m.group(1)
+        if m.group(2).upper() in codes:
+            found.insert(0, m.group(2).upper())
+    return stem, found
 
 
-def family_ids(spiders):
+def family_ids(spiders, codes):
     """Spider → the ids its family names, for the spiders the list has no id for: a country's
     (`kfc_ca`), or the family's own spider of several countries, named as the family
     (`foot_locker` beside foot_locker_ae and _sa)."""
     family = defaultdict(list)
     for row in spiders:
-        stem = country_suffix_stem(row)
+        stem = name_countries(row, codes)[0]
         if stem and row["brand_wikidata"]:
             family[stem].append({q for q in row["brand_wikidata"].split(";") if q})
     found = {}
     for row in spiders:
-        stem = country_suffix_stem(row) or (row["spider"] if not row["country_from_spider_name"] else "")
+        stem = name_countries(row, codes)[0] or (row["spider"] if not row["country_from_spider_name"] else "")
         members = family.get(stem, [])
         if row["brand_wikidata"] or len(members) < 2:
             continue
@@ -122,20 +137,21 @@ def derive(spiders_csv):
     with open(spiders_csv, newline="", encoding="utf-8") as f:
         spiders = [r for r in csv.DictReader(f) if r["spider"] not in READ_AGAIN]
     spiders += [{"spider": k, "country_from_spider_name": c, "brand_wikidata": ";".join(ids)} for k, (c, ids) in READ_AGAIN.items()]
-    inherited = family_ids(spiders)
+    codes = {r["country_from_spider_name"] for r in spiders if r["country_from_spider_name"]}
+    inherited = family_ids(spiders, codes)
     spiders = [{**r, "brand_wikidata": ";".join(inherited[r["spider"]])} if r["spider"] in inherited else r for r in spiders]
     for row in spiders:
         ids = [q for q in row["brand_wikidata"].split(";") if q]
         own = HOST_LISTING.get(row["spider"])
-        country = row["country_from_spider_name"]
+        named = name_countries(row, codes)[1] or [row["country_from_spider_name"]]
         for q in ids:
             mine = countries.setdefault(q, set())  # listed even when no spider of it is country-specific
             if own is not None and q not in own:
                 continue  # a host: known to AllThePlaces, listed, but harvested by its own spiders
             if q in MISATTRIBUTED and row["spider"] not in MISATTRIBUTED[q]:
                 continue  # another company's spider, listing the id by mistake
-            if country:
-                mine.add(country)
+            if named[0]:
+                mine.update(named)
             else:
                 multi_country[q] = True
     return {q: (" ".join(sorted(cs)), "false" if multi_country[q] else "true") for q, cs in countries.items()}

@@ -187,7 +187,8 @@ fn hosts_listed_by_a_guests_spider_are_not_harvested_in_its_country() {
 /// Spiders the spider list has no id for (the id set in code, per store or by a parent class)
 /// are known by their family, and two spiders it predates or misread by their source
 /// (`scripts/atp_presence.py`): AllThePlaces runs kfc_ca, kfc_th and kfc_za, costco_jp, costco_kr
-/// and costco_tw, dominos_pizza_mx and _br, seven_eleven_jp (September 2026) and ministop_jp.
+/// and costco_tw, dominos_pizza_mx and _br, seven_eleven_jp (September 2026) and ministop_jp,
+/// and a spider named for several countries harvests in each.
 /// A family of one spider says nothing: migros_ch is Switzerland's Migros, not Turkey's.
 #[test]
 fn spiders_without_an_id_in_the_list_are_known_by_their_family_or_their_source() {
@@ -204,6 +205,11 @@ fn spiders_without_an_id_in_the_list_are_known_by_their_family_or_their_source()
         ("Domino's", "Q839466", &["MX", "BR"]),
         ("7-Eleven", "Q259340", &["JP"]),
         ("Ministop", "Q1038929", &["JP"]),
+        // Spiders named for several countries, which the list files under the last alone:
+        // sephora_us_ca, costco_ca_gb_us, lululemon_ca_us.
+        ("Sephora", "Q2408041", &["US", "CA"]),
+        ("Costco", "Q715583", &["CA", "GB", "US"]),
+        ("Lululemon", "Q6702957", &["CA", "US"]),
     ] {
         for c in countries {
             assert!(harvested(qid, c), "{name} ({qid}) is not harvested in {c}: {:?}", presence.get(qid));
