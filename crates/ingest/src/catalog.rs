@@ -46,8 +46,8 @@ pub struct CatalogBrand {
     pub spidered: bool,
     /// The countries AllThePlaces has a spider of its own for the chain in.
     pub scraped: Vec<String>,
-    /// Every spider naming the chain is one country's: `scraped` is all AllThePlaces harvests.
-    pub scraped_complete: bool,
+    /// `scraped` is every country AllThePlaces harvests it in ([`Footprint::scraped_is_all`]).
+    pub scraped_is_all: bool,
     /// Where the rest of its stores may go (see [`Footprint::trade_countries`]).
     pub trade: Vec<String>,
     /// Countries it has no stores in.
@@ -73,7 +73,7 @@ impl CatalogBrand {
     pub fn scraped_in(&self, country: &str) -> Option<bool> {
         match self.scraped.iter().any(|c| c == country) {
             true => Some(true),
-            false if self.scraped_complete && !self.scraped.is_empty() => Some(false),
+            false if self.scraped_is_all => Some(false),
             false => None,
         }
     }
@@ -184,7 +184,7 @@ impl Catalog {
                 footprint_groups: fp.groups.clone(),
                 spidered: fp.spidered,
                 scraped: fp.scraped.clone(),
-                scraped_complete: fp.scraped_complete,
+                scraped_is_all: fp.scraped_is_all(),
                 absent: fp.absent.clone(),
                 home: fp.home.clone(),
                 osm_share: fp.osm_share.clone(),

@@ -108,6 +108,12 @@ impl Footprint {
         self.counts.iter().any(|(c, _)| c == country) || self.groups.iter().any(|(m, _)| m.iter().any(|c| c == country))
     }
 
+    /// Whether `scraped` is every country AllThePlaces harvests the chain in: it has spiders,
+    /// and each is one country's.
+    pub fn scraped_is_all(&self) -> bool {
+        self.scraped_complete && !self.scraped.is_empty()
+    }
+
     /// The countries a brand's stores beyond its published counts may go to, less the counted
     /// and absent ones. `nsi` is the union of the brand's NSI location sets; `narrow` the union
     /// of those of them narrower than [`WORLDWIDE_SET`] (NSI's regional entries).
@@ -126,7 +132,7 @@ impl Footprint {
         let home = home.filter(|h| nsi.iter().any(|c| c == h));
         let named: BTreeSet<&str> = if self.has_counts() {
             scraped.chain(narrow.iter().map(String::as_str)).chain(home).collect()
-        } else if self.scraped_complete && !self.scraped.is_empty() {
+        } else if self.scraped_is_all() {
             let nsi_names = nsi.len() < WORLDWIDE_SET;
             scraped.chain(nsi.iter().map(String::as_str).filter(|_| nsi_names)).chain(home).collect()
         } else {
