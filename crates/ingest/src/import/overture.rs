@@ -187,7 +187,7 @@ mod tests {
         columns(&frame).unwrap();
         let whole = |name: &str| {
             let dtype = &frame.dtype(name).unwrap().clone();
-            crate::import::parquet::tests_leaf_paths(dtype, name)
+            crate::import::parquet::leaf_paths(dtype, name)
         };
         for (name, read) in [("names", vec!["names.primary"]), ("sources", vec!["sources.dataset", "sources.record_id", "sources.update_time"])] {
             assert_eq!(frame.leaves_read(name).unwrap(), read, "{name}");

@@ -192,7 +192,7 @@ fn covers(asked: &str, path: &str) -> bool {
 
 /// The column's leaves, in the file's order, by path (struct fields joined by dots, list
 /// levels left out, a map's keys and values as `.key` and `.value` under it).
-fn leaf_paths(dtype: &ArrowDataType, path: &str) -> Vec<String> {
+pub(crate) fn leaf_paths(dtype: &ArrowDataType, path: &str) -> Vec<String> {
     fn walk(dtype: &ArrowDataType, path: &str, out: &mut Vec<String>) {
         match dtype {
             ArrowDataType::Extension(ext) => walk(&ext.inner, path, out),
@@ -206,12 +206,6 @@ fn leaf_paths(dtype: &ArrowDataType, path: &str) -> Vec<String> {
     let mut out = Vec::new();
     walk(dtype, path, &mut out);
     out
-}
-
-/// [`leaf_paths`], for the importers' tests.
-#[cfg(test)]
-pub(crate) fn tests_leaf_paths(dtype: &ArrowDataType, path: &str) -> Vec<String> {
-    leaf_paths(dtype, path)
 }
 
 /// The type with only the leaves `kept` takes (see [`leaf_paths`]), or `None` where it takes
@@ -328,10 +322,10 @@ pub fn missing_columns(df: &Frame, required: &[&str]) -> Vec<String> {
 pub enum Col {
     Str(Utf8ViewArray),
     Owned(Vec<Option<String>>),
-    /// Each row's first element of a list column, read in place: the row's range in the list's
-    /// flattened values, and those values (copied out as strings, a row group's lists took
-    /// about 0.75 KB a row: most of what an Overture group held beside its rows).
-    First(Vec<std::ops::Range<usize>>, Box<Col>),
+    /// Each row's first element of a list column, read in place (copied out as strings, a row
+    /// group's lists took about 0.75 KB a row: most of what an Overture group held beside its
+    /// rows).
+    First(Box<Lists>),
     Missing,
 }
 
@@ -377,14 +371,7 @@ impl Col {
         match self {
             Col::Str(a) => a.get(i),
             Col::Owned(v) => v[i].as_deref(),
-            Col::First(ranges, values) => {
-                let r = &ranges[i];
-                if r.start < r.end {
-                    values.get(r.start)
-                } else {
-                    None
-                }
-            }
+            Col::First(lists) => lists.get(i, 0),
             Col::Missing => None,
         }
     }
@@ -459,7 +446,7 @@ pub fn list_first_str(df: &Frame, column: &str, field: Option<&str>) -> PolarsRe
     let Some((ranges, values)) = list_parts(df, column, field)? else {
         return Ok(Col::Missing);
     };
-    Ok(Col::First(ranges, Box::new(values)))
+    Ok(Col::First(Box::new(Lists { ranges, values })))
 }
 
 /// Every row's elements of one field of a list-of-structs column, read in place.

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Deserialize;
 
-use storemap_ingest::reference::Ticker;
+use storemap_ingest::reference::{AtpPresence, Ticker};
 
 use crate::common::{published_table, read_table};
 
@@ -158,6 +158,11 @@ fn the_default_osm_shares_follow_the_measured_ones() {
     assert!((cal.osm_jp_konbini - mean).abs() < 0.01, "osm_jp_konbini {} against the mean {mean:.3} of {konbini:?}", cal.osm_jp_konbini);
 }
 
+/// `data/atp-presence.csv`: each brand's spider countries, by wikidata id.
+fn spider_countries() -> HashMap<String, String> {
+    read_table::<AtpPresence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata, p.countries)).collect()
+}
+
 /// AllThePlaces' Starbucks spiders list the supermarkets their kiosks stand in, and its ATM
 /// networks the shops their machines stand in; their rows carry the guest's brand, so a host is
 /// not harvested where they run (`scripts/atp_presence.py`). Target, Kroger and Hy-Vee trade in
@@ -165,12 +170,7 @@ fn the_default_osm_shares_follow_the_measured_ones() {
 /// and Peru once put all three there.
 #[test]
 fn hosts_listed_by_a_guests_spider_are_not_harvested_in_its_country() {
-    #[derive(Deserialize)]
-    struct Presence {
-        brand_wikidata: String,
-        countries: String,
-    }
-    let presence: HashMap<String, String> = read_table::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata, p.countries)).collect();
+    let presence = spider_countries();
     for (name, qid) in [("Target", "Q1046951"), ("Kroger", "Q153417"), ("Hy-Vee", "Q1639719")] {
         let countries = presence.get(qid).unwrap_or_else(|| panic!("{name} ({qid}) is not in atp-presence.csv: AllThePlaces knows it"));
         assert!(countries.split_whitespace().all(|c| c == "US"), "{name} ({qid}) harvested in {countries:?}");
@@ -192,12 +192,7 @@ fn hosts_listed_by_a_guests_spider_are_not_harvested_in_its_country() {
 /// A family of one spider says nothing: migros_ch is Switzerland's Migros, not Turkey's.
 #[test]
 fn spiders_without_an_id_in_the_list_are_known_by_their_family_or_their_source() {
-    #[derive(Deserialize)]
-    struct Presence {
-        brand_wikidata: String,
-        countries: String,
-    }
-    let presence: HashMap<String, String> = read_table::<Presence>("atp-presence.csv").into_iter().map(|p| (p.brand_wikidata, p.countries)).collect();
+    let presence = spider_countries();
     let harvested = |qid: &str, country: &str| presence.get(qid).is_some_and(|cs| cs.split_whitespace().any(|c| c == country));
     for (name, qid, countries) in [
         ("KFC", "Q524757", &["CA", "TH", "ZA"][..]),

@@ -11,13 +11,7 @@ use storemap_ingest::footprint::WORLDWIDE_SET;
 use storemap_ingest::world::{BrandWorld, Generator};
 
 use crate::common::{land, published_table, read_table, reference};
-
-#[derive(Deserialize)]
-struct Presence {
-    brand_wikidata: String,
-    countries: String,
-    complete: bool,
-}
+use storemap_ingest::reference::AtpPresence as Presence;
 
 /// The table's counts by country (see [`published_table`]).
 fn published() -> BTreeMap<(String, String), (String, u32)> {
