@@ -2,6 +2,7 @@
 """Derives data/atp-presence.csv from AllThePlaces' spider list.
 
     python3 scripts/atp_presence.py ../shared/reference/footprints/atp_spiders_brand_country.csv [--check]
+        [--names REFERENCE/brands.jsonl]
 
 A brand is listed when some spider names its wikidata id. Its countries are those of the
 country-specific spiders (`target_us` → US) naming it; `complete` says every spider naming it
@@ -42,14 +43,21 @@ spiders read in their own source since: one merged after that commit and before 
 as-of (seven_eleven_jp, whose 21,833 stores end the main reason Japan's 7-Eleven was served
 below Thailand's), and one whose ids the pattern missed (ministop_jp sets them per store).
 
-The file's `brand` column (a display name) and row order are kept as committed; `--check`
-exits 1 when the committed file differs from the derivation.
+The file's `brand` column is a display name for people reading the table; nothing reads it.
+`--names` sets it from the name-suggestion-index (`brands.jsonl` of the extracted reference data:
+the name of the id's entry with the most storefronts), else from a spider that names that id
+alone, else leaves it empty: the spider list's own `brand` column names one brand per spider, and
+a spider naming several ids (the British government's fuel-price feed names thirteen) gave all
+of them its first one, so Valero, Texaco and Esso were listed as "Asda". Without `--names` the
+column and the row order are kept as committed; `--check` exits 1 when the committed file
+differs from the derivation.
 """
 
 import csv
+import json
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 # Spider → the wikidata ids that are its own brand; the rest of its ids are hosts.
@@ -157,11 +165,41 @@ def derive(spiders_csv):
     return {q: (" ".join(sorted(cs)), "false" if multi_country[q] else "true") for q, cs in countries.items()}
 
 
+def display_names(spiders_csv, brands_jsonl):
+    """Wikidata id → a display name: the name-suggestion-index's (its entry with the most
+    storefronts), else the most common `brand` of the spiders that name that id alone."""
+    best = {}
+    with open(brands_jsonl, encoding="utf-8") as f:
+        for line in f:
+            b = json.loads(line)
+            q = b.get("wikidata")
+            if q and (q not in best or b["osm_count"] > best[q][1]):
+                best[q] = (b["name"], b["osm_count"])
+    alone = defaultdict(Counter)
+    with open(spiders_csv, newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            ids = [q for q in r["brand_wikidata"].split(";") if q]
+            if len(ids) == 1 and r["brand"]:
+                alone[ids[0]][r["brand"]] += 1
+    names = {q: alone[q].most_common(1)[0][0] for q in alone}
+    names.update({q: n for q, (n, _) in best.items()})
+    return names
+
+
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    argv = sys.argv[1:]
+    names_at = None
+    if "--names" in argv:
+        i = argv.index("--names")
+        if i + 1 >= len(argv):
+            sys.exit(__doc__)
+        names_at = argv[i + 1]
+        del argv[i : i + 2]
+    args = [a for a in argv if not a.startswith("--")]
     if len(args) != 1:
         sys.exit(__doc__)
     derived = derive(args[0])
+    names = display_names(args[0], names_at) if names_at else None
     with open(OUT, newline="", encoding="utf-8") as f:
         committed = list(csv.DictReader(f))
     rows = []
@@ -171,7 +209,9 @@ def main():
             rows.append({**r, "countries": cs, "complete": complete})
     for q, (cs, complete) in sorted(derived.items(), key=lambda kv: (len(kv[0]), kv[0])):
         rows.append({"brand_wikidata": q, "brand": "", "countries": cs, "complete": complete})
-    if "--check" in sys.argv:
+    if names is not None:
+        rows = [{**r, "brand": names.get(r["brand_wikidata"], "")} for r in rows]
+    if "--check" in argv:
         if rows != committed:
             sys.exit(f"{OUT} differs from the derivation: run scripts/atp_presence.py without --check")
         return
