@@ -252,6 +252,9 @@ test('location-map responses (json, geojson, errors) match the documented schema
     { tickers: ['SBUX', 'MCD'], country: 'US' },
     { brand: 'Starbucks', format: 'geojson', include_provenance: true },
     { brand: "McDonald's", format: 'geojson', country: 'US' },
+    // open_at adds two foreign members to the collection (and two fields to the JSON).
+    { brand: 'Starbucks', format: 'geojson', open_at: '2026-12-01T12:30' },
+    { brand: 'Starbucks', open_at: '2026-12-01T12:30' },
   ]) {
     const res = await postMap(s.base, s.key, body);
     t.is(res.status, 200, res.text.slice(0, 200));

@@ -11,6 +11,10 @@ import type { ErrorCode } from './errors.ts';
 import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, HistoryJson, LocationMapJson, NearbyGeoJson, NearbyJson, OverlapGeoJson, OverlapJson, SearchResults, Status, Usage } from './responses.ts';
 import { BrandsQuery, ChangesQuery, HistoryQuery, LocationMapRequest, NearbyRequest, OverlapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
 
+/** How every CSV answer writes a cell a spreadsheet would run (crates/core/src/format/csv.rs). */
+const CSV_FORMULAS =
+  'A text cell a spreadsheet would take for a formula (its first character =, +, -, @, a tab or a carriage return, unless it is a signed number such as an E.164 phone number) is written with a leading apostrophe, so that it opens as text; JSON and GeoJSON carry the text as it is.';
+
 /** A response header: its name, what it means, and whether every success carries it. */
 export interface HeaderDoc {
   name: string;
@@ -77,8 +81,8 @@ const CHARGED_HEADERS: HeaderDoc[] = [
     required: true,
   },
   { name: 'X-Data-Sources', description: 'Comma-separated sources that contributed the returned rows, alphabetical.', schema: 'string', required: true },
-  { name: 'X-Brand', description: 'Canonical brand name (a ticker is echoed as its brand). Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },
-  { name: 'X-Region', description: 'The filter as text. Non-ASCII text is percent-encoded UTF-8.', schema: 'string', required: true },
+  { name: 'X-Brand', description: 'Canonical brand name (a ticker is echoed as its brand). Non-ASCII text, and %, percent-encoded UTF-8: decodeURIComponent gives the name.', schema: 'string', required: true },
+  { name: 'X-Region', description: 'The filter as text. Non-ASCII text, and %, percent-encoded UTF-8: decodeURIComponent gives the text.', schema: 'string', required: true },
   { name: 'X-Credits-Charged', description: 'Credits this request cost.', schema: 'integer', required: true },
   { name: 'X-Credits-Remaining', description: 'Credits left on the key.', schema: 'integer', required: true },
   { name: 'X-Credits-Low', description: `true when the balance is below ${LOW_CREDIT_THRESHOLD} credits (absent otherwise).`, schema: 'boolean', required: false },
@@ -143,7 +147,7 @@ export const OPERATIONS: Operation[] = [
       description: 'The locations, in the requested format.',
       content: [
         { answers: 'json', type: 'application/json', schema: LocationMapJson },
-        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours).` },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours). ${CSV_FORMULAS}` },
         { answers: 'geojson', type: 'application/geo+json', format: 'text', description: 'A GeoJSON FeatureCollection of Points ([lng, lat]) with the JSON fields as properties, and coverage_confidence (with open_at, also open_at and hours_unknown) as foreign members of the collection.' },
         { answers: 'png', type: 'image/png', format: 'binary', description: 'A map image (DPI in pHYs).' },
         { answers: 'jpeg', type: 'image/jpeg', format: 'binary', description: 'A map image (DPI in the JFIF header).' },
@@ -181,7 +185,7 @@ export const OPERATIONS: Operation[] = [
       description: 'The pairs and their counts, in the requested format.',
       content: [
         { answers: 'json', type: 'application/json', schema: OverlapJson },
-        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV, one line per pair: distance_m, then ${DATA_DEFAULTS.csvColumns.map((c) => `a_${c}`).join(',')}, then the same with b_.` },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV, one line per pair: distance_m, then ${DATA_DEFAULTS.csvColumns.map((c) => `a_${c}`).join(',')}, then the same with b_. ${CSV_FORMULAS}` },
         { answers: 'geojson', type: 'application/geo+json', schema: OverlapGeoJson },
         { answers: 'png', type: 'image/png', format: 'binary', description: "A map of the paired stores, each brand in its colour, a line between the two stores of each pair." },
         { answers: 'jpeg', type: 'image/jpeg', format: 'binary', description: 'The same map as a JPEG.' },
@@ -205,7 +209,7 @@ export const OPERATIONS: Operation[] = [
       description: 'The changes, in the requested format.',
       content: [
         { answers: 'json', type: 'application/json', schema: ChangesJson },
-        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours=true),change,seen; change is opened or closed, seen the first or last time seen (ISO 8601); opened rows first.` },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours=true),change,seen; change is opened or closed, seen the first or last time seen (ISO 8601); opened rows first. ${CSV_FORMULAS}` },
         { answers: 'geojson', type: 'application/geo+json', schema: ChangesGeoJson },
       ],
       headers: CHANGES_HEADERS,
@@ -247,7 +251,7 @@ export const OPERATIONS: Operation[] = [
       description: 'The stores, nearest first, in the requested format.',
       content: [
         { answers: 'json', type: 'application/json', schema: NearbyJson },
-        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours),distance_m; nearest first.` },
+        { answers: 'csv', type: 'text/csv', format: 'text', description: `RFC 4180 CSV: ${DATA_DEFAULTS.csvColumns.join(',')} (and ${DATA_DEFAULTS.csvHoursColumn} with include_hours),distance_m; nearest first. ${CSV_FORMULAS}` },
         { answers: 'geojson', type: 'application/geo+json', schema: NearbyGeoJson },
       ],
       headers: NEARBY_HEADERS,

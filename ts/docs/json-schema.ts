@@ -32,8 +32,14 @@ export const LocationFeature = z
   .describe('One storefront as a GeoJSON Point feature.');
 
 export const LocationMapGeoJson = z
-  .object({ type: z.literal('FeatureCollection'), coverage_confidence: responses.LocationMapJson.shape.coverage_confidence, features: z.array(LocationFeature) })
-  .describe('format geojson: a FeatureCollection of Point features, with coverage_confidence as a foreign member (RFC 7946 §6.1).');
+  .object({
+    type: z.literal('FeatureCollection'),
+    coverage_confidence: responses.LocationMapJson.shape.coverage_confidence,
+    open_at: responses.LocationMapJson.shape.open_at,
+    hours_unknown: responses.LocationMapJson.shape.hours_unknown,
+    features: z.array(LocationFeature),
+  })
+  .describe('format geojson: a FeatureCollection of Point features, with coverage_confidence (and, with open_at, open_at and hours_unknown) as foreign members (RFC 7946 §6.1).');
 
 /** Every named response schema: the zod exports of responses.ts and the GeoJSON shapes above. */
 function namedOutputs(): Map<z.ZodType, string> {

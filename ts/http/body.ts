@@ -6,8 +6,13 @@ import { createGunzip, createInflate } from 'node:zlib';
 import { ApiError } from '../api/errors.ts';
 
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const [type, ...params] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
   if (type !== 'application/json') throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
+  // JSON is UTF-8 (RFC 8259 §8.1): a body declared in another charset would be read wrong.
+  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/^"(.*)"$/, '$1');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `The request body must be application/json in UTF-8, not charset ${JSON.stringify(charset.slice(0, 40))}.`);
+  }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.pause();

@@ -63,8 +63,9 @@ export function fromNative(e: unknown): unknown {
   if (!(e instanceof NativeError)) return e;
   switch (e.code) {
     case 'INVALID_REQUEST':
-    case 'UNKNOWN_CITY':
       return new ApiError('INVALID_REQUEST', e.message);
+    case 'UNKNOWN_CITY':
+      return new ApiError('INVALID_REQUEST', `Invalid request: city: ${e.message}.`, { details: [{ field: 'city', message: e.message }] });
     case 'SINCE_OUT_OF_RANGE':
       return new ApiError('INVALID_REQUEST', `Invalid query: since: ${e.message}.`, { details: [{ field: 'since', message: e.message }] });
     case 'FROM_OUT_OF_RANGE':

@@ -14,11 +14,15 @@ export interface LocationFilterFields {
 }
 
 export function addonFilters(deps: ApiDeps, f: LocationFilterFields) {
+  // A state named without a country narrows to the country it was found in.
+  const sub = f.state !== undefined && deps.subdivisions ? deps.subdivisions.resolve(f.state, f.country) : { code: f.state, country: f.country };
   return {
-    country: f.country,
-    state: f.state !== undefined && deps.subdivisions ? deps.subdivisions.code(f.state, f.country) : f.state,
-    city: f.city,
-    postcode: f.postcode,
+    country: sub.country ?? f.country,
+    state: sub.code,
+    // Canonically equivalent text is the same city: "São" typed with a combining tilde (NFD,
+    // as macOS file names and some keyboards send it) is the data's NFC "São".
+    city: f.city?.normalize('NFC'),
+    postcode: f.postcode?.normalize('NFC'),
     radiusKm: f.radius_km,
     storefrontType: f.storefront_type,
   };

@@ -21,5 +21,22 @@ export function mountOperations(server: Server, ...modules: Handlers[]): void {
     const steps = handlers[op.id];
     if (!steps?.length) throw new Error(`operation ${op.id} (${op.method.toUpperCase()} ${op.path}) has no handler`);
     server[op.method === 'get' ? 'get' : 'post']({ name: op.id, path: op.path }, ...steps);
+    // HEAD where GET is free (uptime monitors ask the status endpoint with it): the same steps,
+    // and Node sends the headers without the body. A charged GET answers HEAD 405, since a
+    // charge for an answer nobody receives is no service.
+    if (op.method === 'get' && !op.auth) server.head({ name: `${op.id}Head`, path: op.path }, ...steps);
+    // A CORS-open operation answers a browser's preflight too.
+    if (op.success.headers.some((h) => h.name === 'Access-Control-Allow-Origin')) {
+      server.opts({ name: `${op.id}Preflight`, path: op.path }, (_req, res, next) => {
+        res.writeHead(204, {
+          'access-control-allow-origin': '*',
+          'access-control-allow-methods': op.method === 'get' ? 'GET, HEAD, OPTIONS' : 'POST, OPTIONS',
+          'access-control-allow-headers': '*',
+          'access-control-max-age': '86400',
+        });
+        res.end();
+        next(false);
+      });
+    }
   }
 }

@@ -6,7 +6,9 @@ import { invalidRequest, issueDetails } from '../api/schemas.ts';
 
 export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.infer<S> {
   const params = new URL(req.url ?? '/', 'http://localhost').searchParams;
-  const raw: Record<string, string | string[]> = {};
+  // No prototype: `__proto__` is then a parameter like any other (refused as unknown), not the
+  // object's prototype.
+  const raw: Record<string, string | string[]> = Object.create(null);
   for (const key of new Set(params.keys())) {
     const all = params.getAll(key);
     // A repeated parameter stays a list, which every scalar field then rejects.
@@ -31,7 +33,11 @@ const NUMBER_TEXT = { integer: /^-?\d{1,15}$/, number: /^-?\d{1,15}(\.\d{1,17})?
 /** Whether the object schema's field `key` is an integer or another number (under any default
  * or optional), or neither. */
 function numberKind(schema: z.ZodType, key: string): keyof typeof NUMBER_TEXT | undefined {
-  let field = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape?.[key] as { _zod: { def: { type: string; innerType?: unknown } }; isInt?: boolean } | undefined;
+  const shape = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape;
+  // The shape's own fields only: `constructor` or `toString` in a query string are unknown
+  // parameters, not the members every object inherits.
+  if (!shape || !Object.hasOwn(shape, key)) return undefined;
+  let field = shape[key] as { _zod: { def: { type: string; innerType?: unknown } }; isInt?: boolean } | undefined;
   while (field && (field._zod.def.type === 'default' || field._zod.def.type === 'optional')) {
     field = field._zod.def.innerType as typeof field;
   }

@@ -11,8 +11,13 @@ import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
 import { query, type Store } from '../native.ts';
 
-/** 1-5 capital letters, as typed: what a stock ticker looks like. */
-const TICKER_SHAPED = /^[A-Z]{1,5}$/;
+/** What a stock ticker looks like, as typed, in the forms data/tickers.csv holds: 1-5 capital
+ * letters or a Tokyo code's four digits, a share class (`HM-B`, `BRK.B`) and an exchange
+ * (`3382.T`, `ITX.MC`, `CTC-A.TO`). */
+const TICKER_SHAPED = /^(?:[A-Z]{1,5}|\d{4})(?:-[A-Z])?(?:\.[A-Z]{1,2})?$/;
+
+/** The contract's "5-row sample" of a brand summary. */
+const SAMPLE_ROWS = 5;
 
 type Summary = Omit<z.infer<typeof BrandSummary>, 'matched_by'>;
 
@@ -45,9 +50,22 @@ class Summaries {
 async function make(deps: ApiDeps, store: Store, brand: number): Promise<Summary> {
   const info = store.brand(brand)!;
   const countries = store.countryCounts(brand);
-  const top = countries.slice(0, 5);
-  // One storefront from each of the top countries, so the sample shows the brand's reach.
-  const rows = await Promise.all(top.map((c) => query(store, { brands: [brand], format: 'json', verifiedOnly: true, country: c.country, limit: 1 })));
+  const top = countries.slice(0, SAMPLE_ROWS);
+  // Storefronts from each of the top countries, so the sample shows the brand's reach: one
+  // each, then the rest of the five handed out in turn, biggest country first, to countries
+  // with stores left (a one-country brand's five are all there).
+  const quota = top.map(() => 1);
+  for (let left = SAMPLE_ROWS - top.length, moved = true; left > 0 && moved; ) {
+    moved = false;
+    for (let i = 0; i < top.length && left > 0; i++) {
+      if (quota[i] < top[i].locationCount) {
+        quota[i]++;
+        left--;
+        moved = true;
+      }
+    }
+  }
+  const rows = await Promise.all(top.map((c, i) => query(store, { brands: [brand], format: 'json', verifiedOnly: true, country: c.country, limit: quota[i] })));
   const sample = rows.flatMap((r) => (JSON.parse(r.body.toString()) as { locations: unknown[] }).locations);
   const { brand: name, brand_wikidata, ticker, company, location_count } = directoryEntryOf(info);
   return {
@@ -89,9 +107,14 @@ export function handlers(deps: ApiDeps): Handlers {
     // name): offered as an exact match.
     if (results.length < q.limit) {
       const found = store.resolve(q.q);
-      if (found && !results.some((r) => r.brand === found.name)) {
-        const b = store.brand(found.brand)!;
-        if (b.locationCount > 0) results.unshift({ ...directoryEntryOf(b), match: 'exact' });
+      const b = found && store.brand(found.brand)!;
+      // A brand with no storefront the data formats serve (location_count 0) is offered too when
+      // it was asked for by its name or ticker: it is recognized, and its maps draw the community
+      // map's storefronts. (By an alternative name it would put an empty brand first in a list
+      // of partial matches: "mart" is one of 愛買's names.)
+      const named = found?.by === 'name' || found?.by === 'variant' || found?.by === 'ticker';
+      if (found && b && (b.locationCount > 0 || named) && !results.some((r) => r.brand === found.name)) {
+        results.unshift({ ...directoryEntryOf(b), match: 'exact' });
       }
     }
     if (results.length === 0 && TICKER_SHAPED.test(q.q)) {

@@ -6,7 +6,7 @@ import type { Request } from 'restify';
 import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runInline, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
-import { LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../api/schemas.ts';
+import { invalidRequest, LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../api/schemas.ts';
 import { poolCount, query, querySync, render, type QueryRequest, type RefusalReason, type RenderRequest } from '../native.ts';
 import { suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
@@ -116,7 +116,18 @@ interface Plan {
   label: string;
 }
 
+/** Countries a focus map draws besides its own (as insets), so a `country` filter naming one
+ * of them still leaves stores to draw. */
+const FOCUS_ALSO_DRAWS: Record<string, string[]> = { US: ['PR'] };
+
 function planOf(deps: ApiDeps, key: ApiKey, r: Req): Plan {
+  // A focus map draws only its country's stores: with a `country` filter elsewhere it would be
+  // an empty outline, priced on the filter's stores.
+  const focus = r.focus_country?.toUpperCase();
+  const country = r.country?.toUpperCase();
+  if (focus && focus !== 'AUTO' && country && country !== focus && !FOCUS_ALSO_DRAWS[focus]?.includes(country)) {
+    throw invalidRequest('request', [{ field: 'focus_country', message: `a focus map of ${focus} draws only the stores there, and country ${country} leaves none: give the same country, or one of them` }]);
+  }
   const rules = planRules(deps, key, r.format as Format);
   const image = isImageFormat(r.format as Format);
   if (image && !deps.renderer) throw new ApiError('NOT_IMPLEMENTED', 'Map images (png, jpeg) are not available on this server.');

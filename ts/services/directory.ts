@@ -22,6 +22,15 @@ interface Entry extends DirectoryEntry {
   lower: string;
 }
 
+/**
+ * A name as the directory's filters compare it: compatibility-normalised (NFKC: "café" typed
+ * with a combining accent is "café", fullwidth "ＭＣＤ" is "MCD") and lower case, with the dot of
+ * a Turkish capital İ dropped after lowering ("BİM" lowers to "bi̇m", which "bim" would not find).
+ */
+export function foldCase(s: string): string {
+  return s.normalize('NFKC').toLowerCase().replace(/i\u0307/g, 'i');
+}
+
 /** The directory's name order (`sort=name`): the root collation, base strength. */
 export const NAME_COLLATOR = new Intl.Collator('und', { sensitivity: 'base' });
 
@@ -37,7 +46,7 @@ export class Directory {
     for (let i = 0; i < n; i++) {
       const b = store.brand(i)!;
       if (b.locationCount === 0) continue;
-      entries.push({ ...directoryEntryOf(b), index: i, lower: b.name.toLowerCase() });
+      entries.push({ ...directoryEntryOf(b), index: i, lower: foldCase(b.name) });
     }
     // Names in the Unicode root collation (CLDR) at base strength: case and accents folded, so
     // "Škoda" sorts among the S names and "Crédit Mutuel" before "Crocs"; Latin before other
@@ -47,10 +56,10 @@ export class Directory {
     this.byCount = [...entries].sort((a, b) => b.location_count - a.location_count || byName(a, b));
   }
 
-  /** One page of the brands whose name contains `q` (case-insensitive). */
+  /** One page of the brands whose name contains `q` (case-insensitive, as `foldCase` folds). */
   page(q: string | undefined, sort: 'count' | 'name', limit: number, offset: number): { total: number; brands: DirectoryEntry[] } {
     const all = sort === 'name' ? this.byName : this.byCount;
-    const needle = q?.toLowerCase();
+    const needle = q === undefined ? undefined : foldCase(q);
     const matches = needle ? all.filter((e) => e.lower.includes(needle)) : all;
     return { total: matches.length, brands: matches.slice(offset, offset + limit).map(publicEntry) };
   }
@@ -60,8 +69,8 @@ export class Directory {
    * with it, then names containing it; within each rank, most storefronts first.
    */
   search(q: string, limit: number): (DirectoryEntry & { match: SearchMatch })[] {
-    const needle = q.toLowerCase();
-    const upper = q.toUpperCase();
+    const needle = foldCase(q);
+    const upper = q.normalize('NFKC').toUpperCase();
     const ranked: (DirectoryEntry & { match: SearchMatch })[] = [];
     const rank: Record<SearchMatch, Entry[]> = { ticker: [], exact: [], prefix: [], substring: [] };
     for (const e of this.byCount) {

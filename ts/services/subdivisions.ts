@@ -33,19 +33,19 @@ export class Subdivisions {
   }
 
   /**
-   * The code a `state` filter means: in `country` when given, else in the US first (the
-   * contract's own examples are US states), then any country, in code order. Unknown text is
-   * passed on as given (it matches nothing, or a code the table does not list).
+   * The subdivision a `state` filter means: in `country` when given, else in the US first (the
+   * contract: "USPS two-letter for the US"), then any country, in code order; with the country it
+   * was found in, so that "Mississippi" is the US's MS and not Brazil's Mato Grosso do Sul, and
+   * "WA" Washington, not Western Australia too. Unknown text is passed on as given, with no
+   * country (it matches nothing, or a code the table does not list).
    */
-  code(state: string, country?: string): string {
+  resolve(state: string, country?: string): { code: string; country?: string } {
     const key = foldName(state);
-    if (country) return this.#byCountry.get(country.toUpperCase())?.get(key) ?? state;
-    const us = this.#byCountry.get('US')?.get(key);
-    if (us) return us;
-    for (const c of [...this.#byCountry.keys()].sort()) {
-      const hit = this.#byCountry.get(c)!.get(key);
-      if (hit) return hit;
+    if (country) return { code: this.#byCountry.get(country.toUpperCase())?.get(key) ?? state, country };
+    for (const c of ['US', ...[...this.#byCountry.keys()].sort()]) {
+      const hit = this.#byCountry.get(c)?.get(key);
+      if (hit) return { code: hit, country: c };
     }
-    return state;
+    return { code: state };
   }
 }

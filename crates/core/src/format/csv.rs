@@ -79,9 +79,18 @@ impl CsvRows {
     }
 }
 
+/// One text cell. A cell a spreadsheet would read as a formula (its first character `=`, `+`,
+/// `-`, `@`, a tab or a carriage return: names and addresses come from community edits and
+/// scrapes, so `=HYPERLINK(...)` can reach a row) gets a leading apostrophe, as OWASP's "CSV
+/// injection" advice says, and is quoted; a signed number such as an E.164 phone number,
+/// `+17585550185`, stays as it is, since no formula can hide in digits.
 fn csv_field(out: &mut Vec<u8>, s: &str) {
-    if needs_csv_quotes(s.as_bytes()) {
+    let formula = starts_formula(s.as_bytes());
+    if formula || needs_csv_quotes(s.as_bytes()) {
         out.push(b'"');
+        if formula {
+            out.push(b'\'');
+        }
         for b in s.bytes() {
             if b == b'"' {
                 out.push(b'"');
@@ -91,6 +100,17 @@ fn csv_field(out: &mut Vec<u8>, s: &str) {
         out.push(b'"');
     } else {
         out.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// Whether a spreadsheet would take the cell for a formula: it begins with one of the
+/// characters that start one, and is not a signed number written with digits, spaces and the
+/// punctuation of phone numbers (`+1 (758) 555-0185`, `-12.5`).
+fn starts_formula(b: &[u8]) -> bool {
+    match b.first() {
+        Some(b'=' | b'@' | b'\t' | b'\r') => true,
+        Some(b'+' | b'-') => !b[1..].iter().all(|c| c.is_ascii_digit() || matches!(c, b' ' | b'.' | b'-' | b'(' | b')' | b'/')),
+        _ => false,
     }
 }
 
@@ -105,5 +125,27 @@ mod tests {
         out.push(b'|');
         csv_field(&mut out, "Smith, \"Jr\"");
         assert_eq!(String::from_utf8(out).unwrap(), "plain|\"Smith, \"\"Jr\"\"\"");
+    }
+
+    #[test]
+    fn a_cell_a_spreadsheet_would_run_is_written_as_text() {
+        let cell = |s: &str| {
+            let mut out = Vec::new();
+            csv_field(&mut out, s);
+            String::from_utf8(out).unwrap()
+        };
+        // OWASP's examples of formula injection, and a name from a community edit.
+        assert_eq!(cell("=HYPERLINK(\"http://x\",\"y\")"), "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+        assert_eq!(cell("-2+3+cmd|' /C calc'!A0"), "\"'-2+3+cmd|' /C calc'!A0\"");
+        assert_eq!(cell("+SUM(A1:A9)"), "\"'+SUM(A1:A9)\"");
+        assert_eq!(cell("@HOME"), "\"'@HOME\"");
+        assert_eq!(cell("\tx"), "\"'\tx\"");
+        // Numbers stay numbers: phones in E.164 and written out, negative values.
+        assert_eq!(cell("+17585550185"), "+17585550185");
+        assert_eq!(cell("+1 (758) 555-0185"), "+1 (758) 555-0185");
+        assert_eq!(cell("-12.5"), "-12.5");
+        // A sign or an at-sign inside a cell is nothing.
+        assert_eq!(cell("Marks & Spencer - Oxford St"), "Marks & Spencer - Oxford St");
+        assert_eq!(cell("a=b"), "a=b");
     }
 }
