@@ -578,7 +578,8 @@ test('storemap data fetch is wired into the CLI', async (t) => {
 
   const ok = await runCli(['data', 'fetch', '--country', 'ch', '--sources', 'osm,atp'], env);
   t.is(ok.code, 0, describe(ok));
-  const sources = path.join(dataDir, 'sources');
+  // Into downloads/, not the synthetic world's sources/, which a build replaces whole.
+  const sources = path.join(dataDir, 'downloads');
   t.deepEqual(ok.stdout.trim().split('\n'), [path.join(sources, OSM_FILE), path.join(sources, ATP_FILE)]);
   t.is(await fileSha(path.join(sources, OSM_FILE)), sha256(PBF));
   t.is(await fileSha(path.join(sources, ATP_FILE)), sha256(ZIP));

@@ -1,6 +1,6 @@
 // The `storemap` command: serve, data build/import/fetch/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
-import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
@@ -15,7 +15,7 @@ import { checkSnapshotFormat } from './data/snapshot-format.ts';
 import { DATA_DEFAULTS, SNAPSHOT_FILE } from './native.ts';
 import { execFileSync } from 'node:child_process';
 import { PLANS, type Plan } from './api/plans.ts';
-import { KeyStore } from './services/keys.ts';
+import { checkKeyName, KeyStore, MAX_KEY_NAME } from './services/keys.ts';
 import { StoreHolder, watchSnapshot } from './store-holder.ts';
 import { writeBrandSummary } from './services/brand-summary.ts';
 import { SqliteLedger } from './db/sqlite-ledger.ts';
@@ -30,6 +30,8 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 
 function number(min: number, max: number) {
   return (v: string) => {
+    // Written out in decimal: Number('') is 0 and Number('0x20') 32.
+    if (!/^\s*-?\d+(\.\d+)?\s*$/.test(v)) throw new InvalidArgumentError(`must be a decimal number from ${min} to ${max}`);
     const n = Number(v);
     if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number from ${min} to ${max}`);
     return n;
@@ -123,8 +125,39 @@ async function serve(): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
-/** The source extracts a data folder holds (as `data build` and `data fetch` write them): each
- * source's folder, which its importer reads whole (OSM: .osm.pbf and GeoJSON sequences). */
+/** What the last `data import` read (its files, country and box), kept in the data folder so
+ * that `data refresh` reads the same again; a synthetic build removes it. */
+const IMPORT_RECORD = 'import.json';
+
+interface ImportInputs {
+  osm?: string;
+  overture?: string;
+  fsq?: string;
+  atp?: string;
+  countries: string[];
+  bbox?: string;
+}
+
+function writeImportRecord(dataDir: string, inputs: ImportInputs): void {
+  const file = path.join(dataDir, IMPORT_RECORD);
+  const abs = (p?: string) => (p === undefined ? undefined : path.resolve(p));
+  const record: ImportInputs = { osm: abs(inputs.osm), overture: abs(inputs.overture), fsq: abs(inputs.fsq), atp: abs(inputs.atp), countries: inputs.countries, bbox: inputs.bbox };
+  writeFileSync(`${file}.tmp`, JSON.stringify(record, null, 2) + '\n');
+  renameSync(`${file}.tmp`, file);
+}
+
+function readImportRecord(dataDir: string): ImportInputs | undefined {
+  const file = path.join(dataDir, IMPORT_RECORD);
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as ImportInputs;
+  } catch (e) {
+    throw new Error(`${file} is not readable (${e instanceof Error ? e.message : String(e)}): run \`storemap data import\` again`);
+  }
+}
+
+/** A synthetic build's source files: each source's folder under sources/, which its importer
+ * reads whole (OSM: .osm.pbf and GeoJSON sequences). */
 function sourcePaths(dataDir: string): { osm?: string; overture?: string; fsq?: string; atp?: string } {
   const dir = path.join(dataDir, 'sources');
   const out: { osm?: string; overture?: string; fsq?: string; atp?: string } = {};
@@ -172,6 +205,21 @@ function printImport(summary: ImportSummary): void {
 }
 
 const collect = (v: string, acc: string[]) => [...acc, v];
+
+/** A path option: an empty one would mean the current directory (`--part ""` wrote a part
+ * into the checkout, `--out ""` extracted the reference data there). */
+function pathText(option: string) {
+  return (v: string): string => {
+    if (v.trim() === '') throw new InvalidArgumentError(`${option} needs a path, not an empty value`);
+    return v;
+  };
+}
+
+/** `--as-of`: an empty value would mean now, unlike what was asked for. */
+function asOfText(v: string): string {
+  if (v.trim() === '') throw new InvalidArgumentError('--as-of needs a time (ISO 8601, e.g. 2026-11-01T00:00:00Z), not an empty value');
+  return v.trim();
+}
 
 const SHARD_HELP = 'build shard K of N (K from 1): only its brands, written as a part to --part; `data merge` joins the N parts';
 
@@ -238,9 +286,9 @@ data
   // The largest scale is the pipeline's to check (storemap-ingest's world::MAX_SCALE, 10).
   .option('--scale <s>', 'dataset scale (1 = the full-size world, at most 10)', number(0.0001, Number.MAX_VALUE), 0.1)
   .option('--seed <n>', 'generator seed', number(0, Number.MAX_SAFE_INTEGER), 1)
-  .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now')
+  .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now', asOfText)
   .option('--shard <k/n>', SHARD_HELP, shardText)
-  .option('--part <dir>', 'where a shard writes its part (with --shard)')
+  .option('--part <dir>', 'where a shard writes its part (with --shard)', pathText('--part'))
   .action(async (o: { scale: number; seed: number; asOf?: string; shard?: string; part?: string }) => {
     const config = loadConfig();
     const summary = (await buildDataset({
@@ -255,20 +303,24 @@ data
       ...shardOptions(o),
     })) as { snapshot: string; rows: number; snapshot_version: string } | PartSummary;
     if ('part' in summary) printPart(summary);
-    else console.log(`${summary.snapshot}: ${summary.rows} rows, version ${summary.snapshot_version}`);
+    else {
+      // The snapshot is the synthetic world's now: a refresh re-imports its sources/.
+      rmSync(path.join(config.dataDir, IMPORT_RECORD), { force: true });
+      console.log(`${summary.snapshot}: ${summary.rows} rows, version ${summary.snapshot_version}`);
+    }
   });
 data
   .command('import')
   .description('build a snapshot from real extracts (any subset of the four sources)')
-  .option('--osm <path>', 'OpenStreetMap .osm.pbf, or an osmium GeoJSON sequence (osmium export -f geojsonseq -a type,id), or a folder of them')
-  .option('--overture <path>', 'Overture places GeoParquet file, or a release folder (theme=places/type=place/)')
-  .option('--fsq <path>', 'Foursquare OS Places Parquet file or folder of parts')
-  .option('--atp <path>', "AllThePlaces output.zip, a spider's .geojson/.ndgeojson, or a folder of them")
+  .option('--osm <path>', 'OpenStreetMap .osm.pbf, or an osmium GeoJSON sequence (osmium export -f geojsonseq -a type,id), or a folder of them', pathText('--osm'))
+  .option('--overture <path>', 'Overture places GeoParquet file, or a release folder (theme=places/type=place/)', pathText('--overture'))
+  .option('--fsq <path>', 'Foursquare OS Places Parquet file or folder of parts', pathText('--fsq'))
+  .option('--atp <path>', "AllThePlaces output.zip, a spider's .geojson/.ndgeojson, or a folder of them", pathText('--atp'))
   .option('--country <cc>', 'keep only stores in this country (ISO 3166-1 alpha-2); repeatable', collect, [] as string[])
   .option('--bbox <s,w,n,e>', 'keep only stores inside this box (degrees)')
-  .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now')
+  .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now', asOfText)
   .option('--shard <k/n>', SHARD_HELP, shardText)
-  .option('--part <dir>', 'where a shard writes its part (with --shard)')
+  .option('--part <dir>', 'where a shard writes its part (with --shard)', pathText('--part'))
   .action(async (o: { osm?: string; overture?: string; fsq?: string; atp?: string; country: string[]; bbox?: string; asOf?: string; shard?: string; part?: string }) => {
     if (!o.osm && !o.overture && !o.fsq && !o.atp) throw new InvalidArgumentError('give at least one of --osm, --overture, --fsq, --atp');
     const config = loadConfig();
@@ -283,12 +335,15 @@ data
       ...shardOptions(o),
     })) as ImportSummary | PartSummary;
     if ('part' in summary) printPart(summary);
-    else printImport(summary);
+    else {
+      writeImportRecord(config.dataDir, { osm: o.osm, overture: o.overture, fsq: o.fsq, atp: o.atp, countries: o.country, bbox: o.bbox });
+      printImport(summary);
+    }
   });
 data
   .command('merge <parts...>')
   .description("join a sharded build's parts (every shard once) into the data folder's snapshot: the one a one-process build writes")
-  .option('--out <path>', "the data folder, or its snapshot.smap, that the merge replaces (default: STOREMAP_DATA_DIR's)")
+  .option('--out <path>', "the data folder, or its snapshot.smap, that the merge replaces (default: STOREMAP_DATA_DIR's)", pathText('--out'))
   .action(async (parts: string[], o: { out?: string }) => {
     const config = loadConfig();
     const dataDir = mergeTarget(o.out, config.dataDir);
@@ -306,27 +361,35 @@ data
   });
 data
   .command('refresh')
-  .description('re-import the sources in the data folder into a new snapshot and stamp brand_summary; a running server swaps to it')
-  .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now')
+  .description('read again what the last import read (its files, country and box), or a synthetic build its sources, into a new snapshot, and stamp brand_summary; a running server swaps to it')
+  .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now', asOfText)
   .action(async (o: { asOf?: string }) => {
     const config = loadConfig();
-    const sources = sourcePaths(config.dataDir);
-    if (Object.keys(sources).length === 0) {
-      throw new InvalidArgumentError(`no sources in ${path.join(config.dataDir, 'sources')}: run \`storemap data build\` or \`storemap data import\` first`);
+    const record = readImportRecord(config.dataDir);
+    const inputs: ImportInputs = record ?? { ...sourcePaths(config.dataDir), countries: [] };
+    if (!inputs.osm && !inputs.overture && !inputs.fsq && !inputs.atp) {
+      throw new InvalidArgumentError(`nothing to refresh in ${config.dataDir}: no ${IMPORT_RECORD} (written by \`storemap data import\`) and no sources/ (written by \`storemap data build\`)`);
     }
-    const summary = (await importSources({ ...sources, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, keepHistory: config.historySnapshots, progress: true })) as ImportSummary;
-    console.error(importTable(summary.imports));
+    if (record) console.error(`refresh: reading again what the last import read (${path.join(config.dataDir, IMPORT_RECORD)})`);
+    // The ledger first: a refresh that could not stamp brand_summary would have swapped the
+    // snapshot already.
     const ledger = await openLedger(config);
-    const brands = await writeBrandSummary(ledger, loadStoreSync(summary.snapshot), Date.now()).finally(() => ledger.close());
-    console.log(`${summary.snapshot}: ${summary.rows} rows; brand_summary stamped for ${brands} brands`);
+    try {
+      const summary = (await importSources({ ...inputs, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, keepHistory: config.historySnapshots, progress: true })) as ImportSummary;
+      console.error(importTable(summary.imports));
+      const brands = await writeBrandSummary(ledger, loadStoreSync(summary.snapshot), Date.now());
+      console.log(`${summary.snapshot}: ${summary.rows} rows; brand_summary stamped for ${brands} brands`);
+    } finally {
+      await ledger.close();
+    }
   });
 data
   .command('fetch')
-  .description("download the publishers' current files into the data folder's sources/ (resumable, verified)")
+  .description("download the publishers' current files into the data folder's downloads/ (resumable, verified)")
   .option('--country <cc>', 'ISO 3166-1 alpha-2 code: picks the OpenStreetMap extract and cuts Overture to the country')
   .option('--bbox <S,W,N,E>', "cut Overture to this box instead of the country's (degrees; west east of east crosses 180°)")
   .option('--sources <list>', `comma-separated, any of ${FETCH_SOURCES.join(', ')}`, FETCH_SOURCES.join(','))
-  .option('--out <dir>', 'the folder to fill instead of $STOREMAP_DATA_DIR/sources (one folder per source inside)')
+  .option('--out <dir>', 'the folder to fill instead of $STOREMAP_DATA_DIR/downloads (one folder per source inside)', pathText('--out'))
   .option('--overture-release <release>', 'Overture release such as 2026-04-15.0 (default: the latest)')
   .option('--overture-worldwide', "download Overture's worldwide files whole instead of cutting them to the area")
   .option('--fsq-release <date>', 'Foursquare OS Places release date such as 2026-03-12 (default: the latest)')
@@ -334,7 +397,9 @@ data
     if (o.country === undefined && o.bbox === undefined) throw new InvalidArgumentError('give --country, --bbox or both');
     const config = loadFetchConfig();
     const dataDir = loadConfig().dataDir;
-    const outDir = o.out ? path.resolve(o.out) : path.join(dataDir, 'sources');
+    // Not sources/: that is the synthetic world's, which a build replaces whole, and a folder
+    // import reads every file in a folder.
+    const outDir = o.out ? path.resolve(o.out) : path.join(dataDir, 'downloads');
     const progress = { isTTY: process.stderr.isTTY === true, write: (s: string) => process.stderr.write(s) };
     let area: Area | undefined;
     if (!o.overtureWorldwide && parseSources(o.sources).includes('overture')) {
@@ -466,7 +531,14 @@ keys
     return v as Plan;
   })
   .option('--credits <n>', 'starting balance (default: the plan default)', number(0, Number.MAX_SAFE_INTEGER))
-  .option('--name <text>', 'a label for the key')
+  .option('--name <text>', `a label for the key (printable, at most ${MAX_KEY_NAME} characters)`, (v: string) => {
+    try {
+      checkKeyName(v);
+    } catch (e) {
+      throw new InvalidArgumentError((e as Error).message);
+    }
+    return v;
+  })
   .action(async (o: { plan: Plan; credits?: number; name?: string }) => {
     if (o.credits !== undefined && !Number.isInteger(o.credits)) throw new InvalidArgumentError('--credits must be a whole number');
     console.log(await withKeys(async (k) => (await k.create(o)).key));
@@ -491,8 +563,8 @@ keys
   .command('topup <id> <credits>')
   .description('add credits to a key')
   .action(async (id: string, credits: string) => {
-    const n = Number(credits);
-    if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('credits must be a whole number > 0');
+    const n = /^\s*\d+\s*$/.test(credits) ? Number(credits) : NaN;
+    if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('credits must be a whole number > 0, written in decimal');
     const k = await withKeys((ks) => ks.topUp(id, n));
     if (!k) throw new Error(`no key with id ${id}`);
     console.log(`${id}: ${k.credits} credits`);

@@ -13,13 +13,20 @@ export const POOL_THREADS = Math.max(1, Math.floor(Number(process.env.UV_THREADP
 /** The sources, as the addon names them (the core crate is their one home). */
 export const SOURCE_TYPES = SOURCE_KINDS;
 
+/** A number written out in decimal: `z.coerce.number()` would read an empty value (`PORT=`) as
+ * 0 and take `0x10` or `1e3`, so a typo set a timeout to "never" or a cache to nothing. Text
+ * that is not a decimal number stays text, which the number schema then refuses by name. */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+const DECIMAL_ONLY = { error: 'expected a decimal number' };
+const decimal = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : v), schema);
+
 const csv = z
   .string()
   .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
 
 const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: decimal(z.number(DECIMAL_ONLY).int().min(0).max(65535).default(8080)),
   STOREMAP_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   STOREMAP_DB: z.string().min(1).optional(),
   /** A PostgreSQL ledger shared by several nodes (postgres://…); without it, the SQLite file. */
@@ -28,57 +35,57 @@ const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL')
     .optional(),
   /** Connections each node keeps to PostgreSQL at most. */
-  STOREMAP_DATABASE_POOL: z.coerce.number().int().min(1).max(1000).default(10),
+  STOREMAP_DATABASE_POOL: decimal(z.number(DECIMAL_ONLY).int().min(1).max(1000).default(10)),
   /** On PostgreSQL: credits a node takes off a key's row at a time and spends locally (a credit
    * lease), for keys whose balance holds at least that many; 0 charges every request on the
    * key's row. DEPLOYMENT.md says what it bounds. */
-  STOREMAP_CREDIT_LEASE: z.coerce.number().int().min(0).max(1e9).default(0),
+  STOREMAP_CREDIT_LEASE: decimal(z.number(DECIMAL_ONLY).int().min(0).max(1e9).default(0)),
   /** A lease lives this long after its last spend: the longest that a node killed while holding
    * one keeps its unspent credits from the other nodes. */
-  STOREMAP_CREDIT_LEASE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  STOREMAP_CREDIT_LEASE_TTL_MS: decimal(z.number(DECIMAL_ONLY).int().min(100).max(3_600_000).default(10_000)),
   /** On PostgreSQL: longest a charge waits for others to join its batch, so that each call to
    * the ledger carries more (0: it goes as soon as the node's last call is back).
    * DEPLOYMENT.md says when it pays. */
-  STOREMAP_LEDGER_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(0),
+  STOREMAP_LEDGER_LINGER_MS: decimal(z.number(DECIMAL_ONLY).int().min(0).max(1_000).default(0)),
   /** Sources left out of the next build or refresh. */
   STOREMAP_DISABLED_SOURCES: csv.pipe(z.array(z.enum(SOURCE_TYPES))).default([]),
   /** Off: the legacy single-source import, rows without provenance. */
   STOREMAP_MULTI_SOURCE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Snapshots each build's id history keeps: how far back GET /api/v1/changes reaches (the
    * pipeline keeps 60, a year of weekly refreshes, when unset). */
-  STOREMAP_HISTORY_SNAPSHOTS: z.coerce.number().int().min(1).max(10_000).optional(),
+  STOREMAP_HISTORY_SNAPSHOTS: decimal(z.number(DECIMAL_ONLY).int().min(1).max(10_000).optional()),
   /** Scale of the dataset `npm start` builds on first start. */
-  STOREMAP_DEFAULT_SCALE: z.coerce.number().positive().max(4).default(0.1),
+  STOREMAP_DEFAULT_SCALE: decimal(z.number(DECIMAL_ONLY).positive().max(4).default(0.1)),
   /** Per-key token bucket: sustained requests per second, and the burst allowed. */
-  STOREMAP_RATE_LIMIT: z.coerce.number().positive().max(1e6).default(20),
-  STOREMAP_RATE_BURST: z.coerce.number().int().min(1).max(1e6).default(40),
+  STOREMAP_RATE_LIMIT: decimal(z.number(DECIMAL_ONLY).positive().max(1e6).default(20)),
+  STOREMAP_RATE_BURST: decimal(z.number(DECIMAL_ONLY).int().min(1).max(1e6).default(40)),
   /** Request bodies larger than this (after decompression) get 413. */
-  STOREMAP_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(16 * 2 ** 20).default(64 * 1024),
+  STOREMAP_MAX_BODY_BYTES: decimal(z.number(DECIMAL_ONLY).int().min(1024).max(16 * 2 ** 20).default(64 * 1024)),
   /** A request still running after this gets 503 TIMEOUT and is not charged. */
-  STOREMAP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
+  STOREMAP_REQUEST_TIMEOUT_MS: decimal(z.number(DECIMAL_ONLY).int().min(10).max(600_000).default(30_000)),
   /** SQLite ledger: how long a charge waits for another process's write lock before 503. */
-  STOREMAP_LEDGER_BUSY_MS: z.coerce.number().int().min(10).max(600_000).default(BUSY_DEADLINE_MS),
+  STOREMAP_LEDGER_BUSY_MS: decimal(z.number(DECIMAL_ONLY).int().min(10).max(600_000).default(BUSY_DEADLINE_MS)),
   /** Heavy native calls admitted at once, and waiting. Twice libuv's threads: one key's fair
    * share (half) then keeps every thread busy, and a thread that finishes a render finds the
    * next one queued instead of waiting for the busy JS thread to hand it on (with as many as the
    * threads, one key had 2 renders going and a 2-core server drew a fifth fewer images a second). */
-  STOREMAP_NATIVE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(Math.min(64, 2 * POOL_THREADS)),
-  STOREMAP_NATIVE_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
+  STOREMAP_NATIVE_CONCURRENCY: decimal(z.number(DECIMAL_ONLY).int().min(1).max(64).default(Math.min(64, 2 * POOL_THREADS))),
+  STOREMAP_NATIVE_QUEUE: decimal(z.number(DECIMAL_ONLY).int().min(0).max(100_000).default(256)),
   /** The part of the native slots and of the queue one key may hold (fair share). */
-  STOREMAP_NATIVE_KEY_SHARE: z.coerce.number().min(0.01).max(1).default(0.5),
+  STOREMAP_NATIVE_KEY_SHARE: decimal(z.number(DECIMAL_ONLY).min(0.01).max(1).default(0.5)),
   /** A data query whose brands' reconciled rows add up to at most this runs on the JS thread
    * at once instead of on the native pool: the addon scans a brand's range and serializes what
    * matches, so 5,000 rows bound it to about a millisecond (bench/inline-query.ts), about what
    * the pool's hand-off to a libuv thread and back costs the JS thread. Larger brands, and
    * every image, go to the pool, whose fair share keeps one key from holding it. 0: always the
    * pool. */
-  STOREMAP_INLINE_MAX_ROWS: z.coerce.number().int().min(0).max(1_000_000).default(5000),
+  STOREMAP_INLINE_MAX_ROWS: decimal(z.number(DECIMAL_ONLY).int().min(0).max(1_000_000).default(5000)),
   /** On PostgreSQL: how long a node trusts its cached keys before it reads the keys version
    * again (a revoked key is refused at its next charge regardless), and a key's balance as its
    * last charge left it, which prices the next request before its work. */
-  STOREMAP_KEYS_RECHECK_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  STOREMAP_KEYS_RECHECK_MS: decimal(z.number(DECIMAL_ONLY).int().min(0).max(60_000).default(1000)),
   /** Refused (429) requests are counted in memory and written as one row per key this often. */
-  STOREMAP_USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(86_400_000).default(1000),
+  STOREMAP_USAGE_FLUSH_MS: decimal(z.number(DECIMAL_ONLY).int().min(10).max(86_400_000).default(1000)),
   /** Free endpoints (directory, search, summary, status, docs): per client address. */
   /** Addresses or CIDR blocks of the load balancers in front: from them, and only from them,
    * X-Forwarded-For names the client the free endpoints' per-address limit counts. */
@@ -91,34 +98,34 @@ const EnvSchema = z.object({
       }
     })
     .default([]),
-  STOREMAP_FREE_RATE_LIMIT: z.coerce.number().positive().max(1e6).default(20),
-  STOREMAP_FREE_RATE_BURST: z.coerce.number().int().min(1).max(1e6).default(60),
+  STOREMAP_FREE_RATE_LIMIT: decimal(z.number(DECIMAL_ONLY).positive().max(1e6).default(20)),
+  STOREMAP_FREE_RATE_BURST: decimal(z.number(DECIMAL_ONLY).int().min(1).max(1e6).default(60)),
   /** Bytes of response bodies written but not yet taken by slow clients; past it, heavy
    * requests get 503 SERVICE_BUSY until the clients catch up. Bounds memory. */
-  STOREMAP_MAX_PENDING_RESPONSE_BYTES: z.coerce.number().int().min(1).max(2 ** 40).default(256 * 2 ** 20),
+  STOREMAP_MAX_PENDING_RESPONSE_BYTES: decimal(z.number(DECIMAL_ONLY).int().min(1).max(2 ** 40).default(256 * 2 ** 20)),
   /** Node's server limits: time to receive a request's headers, and the whole request. */
   /** A client must take its answer within STOREMAP_SLOW_READER_GRACE_MS (0: never checked) plus
    * its size at STOREMAP_SLOW_READER_BYTES_PER_S, or its connection is cut. */
-  STOREMAP_SLOW_READER_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
-  STOREMAP_SLOW_READER_BYTES_PER_S: z.coerce.number().int().min(1).max(2 ** 34).default(65_536),
-  STOREMAP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
-  STOREMAP_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  STOREMAP_SLOW_READER_GRACE_MS: decimal(z.number(DECIMAL_ONLY).int().min(0).max(3_600_000).default(10_000)),
+  STOREMAP_SLOW_READER_BYTES_PER_S: decimal(z.number(DECIMAL_ONLY).int().min(1).max(2 ** 34).default(65_536)),
+  STOREMAP_HEADERS_TIMEOUT_MS: decimal(z.number(DECIMAL_ONLY).int().min(100).max(600_000).default(10_000)),
+  STOREMAP_RECEIVE_TIMEOUT_MS: decimal(z.number(DECIMAL_ONLY).int().min(100).max(600_000).default(30_000)),
   /** An idle keep-alive connection is closed after this. */
-  STOREMAP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  STOREMAP_KEEP_ALIVE_TIMEOUT_MS: decimal(z.number(DECIMAL_ONLY).int().min(100).max(600_000).default(5_000)),
   /** A connection with no bytes moving either way for this long is closed (0: never). */
-  STOREMAP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
+  STOREMAP_IDLE_TIMEOUT_MS: decimal(z.number(DECIMAL_ONLY).int().min(0).max(3_600_000).default(120_000)),
   /** Open connections at most; more are refused by the server. */
-  STOREMAP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1e6).default(4096),
+  STOREMAP_MAX_CONNECTIONS: decimal(z.number(DECIMAL_ONLY).int().min(1).max(1e6).default(4096)),
   /** Bytes of encoded map images kept for repeated requests; 0 turns the cache off. */
-  STOREMAP_IMAGE_CACHE_BYTES: z.coerce.number().int().min(0).max(2 ** 32).default(64 * 2 ** 20),
+  STOREMAP_IMAGE_CACHE_BYTES: decimal(z.number(DECIMAL_ONLY).int().min(0).max(2 ** 32).default(64 * 2 ** 20)),
   /** A PMTiles archive of vector tiles (Protomaps basemap or OpenMapTiles schema): city and
    * street views are drawn from it, the Natural Earth map elsewhere. */
   STOREMAP_BASEMAP: z.string().min(1).optional(),
   /** Megabytes of decoded basemap tiles kept in memory. */
-  STOREMAP_BASEMAP_CACHE_MB: z.coerce.number().int().min(1).max(65_536).default(64),
+  STOREMAP_BASEMAP_CACHE_MB: decimal(z.number(DECIMAL_ONLY).int().min(1).max(65_536).default(64)),
   /** Megabytes of the Natural Earth map's drawn cells kept for the next map at the same zoom
    * (0: every map's background is drawn afresh). */
-  STOREMAP_MAP_CELL_CACHE_MB: z.coerce.number().int().min(0).max(65_536).default(32),
+  STOREMAP_MAP_CELL_CACHE_MB: decimal(z.number(DECIMAL_ONLY).int().min(0).max(65_536).default(32)),
   /** Mounts test-only routes (a panic inside the addon, a slow task). Never in production. */
   STOREMAP_TEST_HOOKS: z.enum(['0', '1']).default('0'),
 });

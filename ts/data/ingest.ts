@@ -1,6 +1,6 @@
 // Runs the Rust pipeline binary (storemap-ingest) for builds, imports and reports. The
 // pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -35,18 +35,43 @@ export interface ImportParams extends Omit<BuildParams, 'scale' | 'seed'> {
   bbox?: string;
 }
 
+/** The pipeline processes this one runs, and the signals it hands on to them: a service
+ * manager, `timeout` or Ctrl-C stopping `storemap data build` must stop the build, not leave it
+ * running to replace the snapshot after the command has gone. The handlers are there only
+ * while a pipeline runs, so `serve` keeps its own graceful stop. */
+const running = new Set<ChildProcess>();
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const handOn = (signal: NodeJS.Signals) => {
+  for (const child of running) child.kill(signal);
+};
+
+function forwardSignals(): void {
+  if (running.size === 1) for (const s of STOP_SIGNALS) process.on(s, handOn);
+}
+
+function finished(child: ChildProcess): void {
+  if (running.delete(child) && running.size === 0) for (const s of STOP_SIGNALS) process.off(s, handOn);
+}
+
 function run(args: string[], quiet = false): Promise<unknown> {
   if (!existsSync(INGEST_BIN)) {
     return Promise.reject(new Error(`${INGEST_BIN} is missing: run \`npm install\` (it builds the pipeline)`));
   }
   return new Promise((resolve, reject) => {
     const child = spawn(INGEST_BIN, args, { stdio: ['ignore', 'pipe', quiet ? 'pipe' : 'inherit'] });
+    running.add(child);
+    forwardSignals();
     let out = '';
     let err = '';
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
+    child.on('error', (e) => {
+      finished(child);
+      reject(e);
+    });
+    child.on('close', (code, signal) => {
+      finished(child);
+      if (signal) return reject(new Error(`storemap-ingest ${args[0]} stopped by ${signal}${err ? `:\n${err.trim()}` : ''}`));
       if (code !== 0) return reject(new Error(`storemap-ingest ${args[0]} failed (exit ${code})${err ? `:\n${err.trim()}` : ''}`));
       try {
         resolve(JSON.parse(out));

@@ -4,6 +4,10 @@
 // rules (plans, prices, the refusal counting) on top, the same over either.
 
 /** A usage row's request: what was asked and how it was answered. */
+/** The largest balance a key may hold: past 2^53 the ledger's numbers stop being exact in
+ * JavaScript (a top-up of 3 on top of it would store …984, not …985). */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
+
 export interface UsageEntry {
   endpoint: string;
   status: number | null;
@@ -73,6 +77,7 @@ export interface LedgerOps {
   /** False when the key is unknown or revoked already. */
   revokeKey(id: string, at: number): Promise<boolean>;
   /** False when the key is unknown. */
+  /** Adds credits; false when there is no such key or the balance would pass MAX_BALANCE. */
   topUpKey(id: string, credits: number): Promise<boolean>;
   /**
    * A token that changes whenever a key is added, revoked or topped up, by this process or

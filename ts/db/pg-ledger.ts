@@ -6,7 +6,7 @@
 // (STOREMAP_CREDIT_LEASE), a key that holds many credits is charged from a block this node took
 // off its row instead (charge_leased: the lease's row is locked, this node's alone).
 import type pg from 'pg';
-import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { MAX_BALANCE, MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
 import { Linger, type Lingering } from './linger.ts';
 import { inTransaction, pingPostgres, withClient } from './postgres.ts';
@@ -582,7 +582,7 @@ export class PgLedger implements LedgerOps {
   private topUp(id: string, credits: number): Promise<boolean> {
     // A top-up moves keys_version by hand: the trigger leaves credit changes out (charges).
     return inTransaction(this.pool, async (client) => {
-      const changed = (await client.query('UPDATE api_keys SET credits = credits + $1 WHERE id = $2', [credits, id])).rowCount === 1;
+      const changed = (await client.query(`UPDATE api_keys SET credits = credits + $1 WHERE id = $2 AND credits + $1 <= ${MAX_BALANCE}`, [credits, id])).rowCount === 1;
       if (changed) await client.query("SELECT nextval('keys_version')");
       return changed;
     });

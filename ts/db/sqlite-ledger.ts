@@ -5,7 +5,7 @@
 import { retryBusy, type DB } from './database.ts';
 import { isBusy } from './faults.ts';
 import { DAY_MS } from '../time.ts';
-import { BUSY_DEADLINE_MS, MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { BUSY_DEADLINE_MS, MAX_BALANCE, MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 
 /** Key writes through each connection: SQLite's data_version moves only for other connections' commits. */
 const keyWrites = new WeakMap<DB, { n: number }>();
@@ -223,7 +223,7 @@ export class SqliteLedger implements LedgerOps {
 
   async topUpKey(id: string, credits: number): Promise<boolean> {
     writesOf(this.db).n++;
-    return this.db.prepare('UPDATE api_keys SET credits = credits + ? WHERE id = ?').run(credits, id).changes === 1;
+    return this.db.prepare(`UPDATE api_keys SET credits = credits + ? WHERE id = ? AND credits + ? <= ${MAX_BALANCE}`).run(credits, id, credits).changes === 1;
   }
 
   async keysVersion(): Promise<string> {

@@ -1,7 +1,7 @@
 // API keys: "sm_live_" + 24 hex characters, shown once at creation, stored only as SHA-256,
 // compared in constant time. Plans decide formats, trial length and caps.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { KeyRow, LedgerOps } from '../db/ledger.ts';
+import { MAX_BALANCE, type KeyRow, type LedgerOps } from '../db/ledger.ts';
 import { DAY_MS } from '../time.ts';
 import { PLAN_RULES, type Plan } from '../api/plans.ts';
 
@@ -42,6 +42,18 @@ const hash = (key: string) => createHash('sha256').update(key, 'utf8').digest();
  */
 const MAX_CACHED_KEYS = 10_000;
 
+/** The longest key name. */
+export const MAX_KEY_NAME = 200;
+
+/** A key's name is a label people read in `keys list` and logs: printable text of at most
+ * MAX_KEY_NAME characters, no control characters (a tab or newline forged whole rows of the
+ * list; escape sequences restyled the terminal). */
+export function checkKeyName(name: string): void {
+  if (name.trim() === '') throw new RangeError('the name is empty');
+  if ([...name].length > MAX_KEY_NAME) throw new RangeError(`the name is longer than ${MAX_KEY_NAME} characters`);
+  if (/[\p{Cc}\p{Cf}\u2028\u2029]/u.test(name)) throw new RangeError('the name holds a control character (tab, newline, escape …)');
+}
+
 export class KeyStore {
   #stamp = '';
   /** When the keys version was last read (this store's clock). */
@@ -64,6 +76,7 @@ export class KeyStore {
     const rules = PLAN_RULES[opts.plan];
     const credits = opts.credits ?? rules.defaultCredits;
     if (!Number.isSafeInteger(credits) || credits < 0) throw new RangeError('credits must be a whole number >= 0');
+    if (opts.name !== undefined) checkKeyName(opts.name);
     const key = `sm_live_${randomBytes(12).toString('hex')}`;
     const id = `key_${randomBytes(6).toString('hex')}`;
     const created = this.now();
@@ -123,7 +136,10 @@ export class KeyStore {
     if (!Number.isSafeInteger(credits) || credits <= 0) throw new RangeError('credits must be a whole number > 0');
     const done = await this.ledger.topUpKey(id, credits);
     this.#checkedAt = -Infinity;
-    return done ? this.get(id) : null;
+    if (done) return this.get(id);
+    const key = await this.get(id);
+    if (key) throw new RangeError(`a balance of ${key.credits} + ${credits} would pass the most a key may hold (${MAX_BALANCE})`);
+    return null;
   }
 
   isExpired(k: ApiKey): boolean {

@@ -37,6 +37,16 @@ pub fn format_iso(secs: i64) -> String {
 }
 
 /// Parses `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SS` with an optional fraction and `Z` or `±HH:MM`.
+/// Days in month `m` (1-12) of year `y`, Gregorian.
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 pub fn parse_iso(s: &str) -> Option<i64> {
     let s = s.trim();
     let b = s.as_bytes();
@@ -52,7 +62,8 @@ pub fn parse_iso(s: &str) -> Option<i64> {
         }
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+    // A day the month has: 2026-02-30 is not 2 March, as days_from_civil would make it.
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) {
         return None;
     }
     let mut secs = days_from_civil(y, mo, d) * DAY_S;
@@ -103,6 +114,19 @@ mod tests {
     fn rejects_garbage() {
         for bad in ["", "2026", "2026-13-01", "2026-11-01T25:00:00Z", "2026-11-01Tab:00:00Z", "2026-11-01T00:00:00X"] {
             assert_eq!(parse_iso(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn refuses_days_the_month_does_not_have() {
+        for bad in ["2026-02-29", "2026-02-30T00:00:00Z", "2026-04-31T12:00:00Z", "2100-02-29", "2026-06-00"] {
+            assert_eq!(parse_iso(bad), None, "{bad}");
+        }
+        // Leap days of leap years (2000 is one, 2100 is not), and every month's last day.
+        assert_eq!(parse_iso("2000-02-29"), Some(951_782_400));
+        assert_eq!(parse_iso("2028-02-29"), Some(parse_iso("2028-03-01").unwrap() - 86_400));
+        for (m, last) in [(1, 31), (3, 31), (4, 30), (6, 30), (9, 30), (11, 30), (12, 31)] {
+            assert!(parse_iso(&format!("2026-{m:02}-{last:02}")).is_some(), "2026-{m:02}-{last:02}");
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod countries;
 pub mod density;
 pub mod error;
 pub mod feed_score;
+pub mod folder_lock;
 pub mod footprint;
 pub mod hash;
 pub mod history;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use storemap_core::{parse_iso, Snapshot, SourceType};
+use storemap_ingest::folder_lock::FolderLock;
 use storemap_ingest::pipeline::{self, BuildOptions, MergeOptions, Phases, Region, SourcePaths, SNAPSHOT_FILE};
 use storemap_ingest::reference::ReferencePaths;
 use storemap_ingest::shard::Shard;
@@ -264,8 +265,12 @@ fn run(cli: Cli) -> Result<String, String> {
             let opts = options(&common, Some((scale, seed)))?;
             let mut phases = Phases::new(common.folders.progress).releasing_with(release_freed);
             let out = match common.shard()? {
+                // A shard writes its part folder; its shards read the data folder together.
                 Some((shard, part)) => pipeline::build_synthetic_part(&opts, scale, seed, shard, &part, &mut phases).map(|s| json(&s)),
-                None => pipeline::build_synthetic(&opts, scale, seed, &mut phases).map(|s| json(&s)),
+                None => {
+                    let _lock = FolderLock::acquire(&opts.data_dir).map_err(|e| e.to_string())?;
+                    pipeline::build_synthetic(&opts, scale, seed, &mut phases).map(|s| json(&s))
+                }
             };
             phases.finish();
             out.map_err(|e| e.to_string())
@@ -277,13 +282,17 @@ fn run(cli: Cli) -> Result<String, String> {
             let paths = SourcePaths { osm, overture, fsq, atp };
             let out = match common.shard()? {
                 Some((shard, part)) => pipeline::import_sources_part(&paths, &opts, shard, &part, &mut phases).map(|s| json(&s)),
-                None => pipeline::import_sources(&paths, &opts, &mut phases).map(|s| json(&s)),
+                None => {
+                    let _lock = FolderLock::acquire(&opts.data_dir).map_err(|e| e.to_string())?;
+                    pipeline::import_sources(&paths, &opts, &mut phases).map(|s| json(&s))
+                }
             };
             phases.finish();
             out.map_err(|e| e.to_string())
         }
         Command::Merge { parts, folders } => {
             let opts = MergeOptions { data_dir: folders.data_dir.clone(), reference: folders.reference_paths(), keep_history: folders.keep_history };
+            let _lock = FolderLock::acquire(&opts.data_dir).map_err(|e| e.to_string())?;
             let mut phases = Phases::new(folders.progress).releasing_with(release_freed);
             let out = pipeline::merge_parts(&parts, &opts, &mut phases).map(|s| json(&s));
             phases.finish();

@@ -375,3 +375,31 @@ fn opening_hours_from_the_real_osm_and_atp_samples() {
     assert!(given >= 5, "kept ATP rows with hours: {given} of {} features with hours", raw.len());
     assert!(report.rows_with_hours as f64 >= 0.95 * given as f64, "{} of {given} real ATP values read", report.rows_with_hours);
 }
+
+#[test]
+fn an_osm_file_is_known_by_its_bytes_and_one_of_neither_kind_is_refused_by_name() {
+    let dir = std::env::temp_dir().join(format!("storemap-osm-sniff-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // The PBF under another name reads as the PBF does.
+    let renamed = dir.join("zug.txt");
+    std::fs::copy(real("osm/zugerland.osm.pbf"), &renamed).unwrap();
+    let (rows, _) = import_osm(&renamed).expect("a PBF named .txt imports");
+    let (want, _) = import_osm(&real("osm/zugerland.osm.pbf")).unwrap();
+    assert_eq!(keys(&rows), keys(&want));
+    // A gzip-compressed sequence (what a download left compressed looks like: gzip's magic).
+    let gz = dir.join("poi.geojsonseq");
+    std::fs::write(&gz, [0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 3, 1, 2, 3]).unwrap();
+    let e = import_osm(&gz).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("gzip") && e.contains("poi.geojsonseq"), "{e}");
+    // Text that is not a sequence of JSON objects, and bytes named .pbf that are not one.
+    let text = dir.join("notes.geojsonseq");
+    std::fs::write(&text, "id,name\n1,shop\n").unwrap();
+    let e = import_osm(&text).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("neither an OpenStreetMap PBF file nor a GeoJSON sequence") && e.contains("notes.geojsonseq"), "{e}");
+    let fake = dir.join("fake.osm.pbf");
+    std::fs::write(&fake, b"PK\x03\x04 not a pbf at all").unwrap();
+    let e = import_osm(&fake).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("OSMHeader") && e.contains("fake.osm.pbf"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -132,6 +132,46 @@ fn is_pbf(file: &Path) -> bool {
     file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".pbf"))
 }
 
+enum Format {
+    Pbf,
+    GeoJsonSeq,
+}
+
+/// What a file holds, from its first bytes, so that a file of neither kind is refused by name
+/// instead of having every line counted `invalid` (a gzip-compressed sequence, or a PBF named
+/// `.txt`, gave an import with no OpenStreetMap rows and exit 0). A PBF's first block is its
+/// header: a 4-byte length, then the block type `OSMHeader`. A GeoJSON sequence's first line
+/// is a JSON object, maybe after RFC 8142's record separator.
+fn sniff(file: &Path, name: &str) -> Result<Format> {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let mut f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]).map_err(|e| IngestError::io(name, e))? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    let head = &head[..n];
+    if head.windows(9).any(|w| w == b"OSMHeader") {
+        return Ok(Format::Pbf);
+    }
+    if is_pbf(file) {
+        return Err(IngestError::file(name, "not an OpenStreetMap PBF file: it does not begin with an OSMHeader block"));
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Err(IngestError::file(name, "gzip-compressed: decompress it first (gunzip), then import the GeoJSON sequence"));
+    }
+    match head.iter().find(|b| !b.is_ascii_whitespace() && **b != 0x1e) {
+        Some(b'{') => Ok(Format::GeoJsonSeq),
+        _ => Err(IngestError::file(
+            name,
+            "neither an OpenStreetMap PBF file nor a GeoJSON sequence (osmium export -f geojsonseq): its first line is not a JSON object",
+        )),
+    }
+}
+
 /// Streams the rows of a file or a folder of files (`.osm.pbf` and GeoJSON sequences) to `sink`.
 pub fn import_osm_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<ImportReport> {
     let mut report = ImportReport::new(SourceType::Osm);
@@ -144,10 +184,9 @@ pub fn import_osm_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
             report.files_empty += 1;
             continue;
         }
-        if is_pbf(&file) {
-            pbf::read(&file, &name, &mut report, &mut seen, &mut out)?;
-        } else {
-            geojsonseq::read(&file, &name, &mut report, &mut seen, &mut out)?;
+        match sniff(&file, &name)? {
+            Format::Pbf => pbf::read(&file, &name, &mut report, &mut seen, &mut out)?,
+            Format::GeoJsonSeq => geojsonseq::read(&file, &name, &mut report, &mut seen, &mut out)?,
         }
     }
     out.flush();

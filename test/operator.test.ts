@@ -1,0 +1,121 @@
+// What an operator's probe of the command line found (2026-11-30), each fixed and held here by
+// running `node bin/storemap.js` as an operator would: a refresh reads again what the last
+// import read (region included) and opens the ledger before it swaps anything, stopping a
+// command stops the pipeline under it, and bad values (empty numbers, impossible dates, empty
+// paths, key names with control characters, balances past 2^53) stop with a message naming them.
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { AS_OF, CLI, describe, runCli, tempDataDir } from './helpers/cli.ts';
+import { ROOT } from '../ts/paths.ts';
+
+const REAL = 'test/fixtures/real';
+const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+test('data refresh reads again what the last import read, its country included', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const env = { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db') };
+  // Zugerland (Switzerland) and Boulder (the US): with --country CH only the Swiss rows stay.
+  const args = ['--osm', `${REAL}/osm/zugerland.osm.pbf`, '--overture', `${REAL}/overture/boulder_places_2026-04-15.0.parquet`];
+  const countries = async () => {
+    const r = await runCli(['data', 'report', '--json'], env);
+    t.is(r.code, 0, describe(r));
+    return (JSON.parse(r.stdout) as { countries: number }).countries;
+  };
+  const all = await runCli(['data', 'import', ...args, '--as-of', AS_OF], env);
+  t.is(all.code, 0, describe(all));
+  t.is(await countries(), 2, 'Switzerland and the US');
+  const swiss = await runCli(['data', 'import', ...args, '--country', 'CH', '--as-of', AS_OF], env);
+  t.is(swiss.code, 0, describe(swiss));
+  t.is(await countries(), 1);
+  const record = JSON.parse(readFileSync(path.join(dir, 'import.json'), 'utf8'));
+  t.deepEqual(record, { osm: path.join(ROOT, REAL, 'osm/zugerland.osm.pbf'), overture: path.join(ROOT, REAL, 'overture/boulder_places_2026-04-15.0.parquet'), countries: ['CH'] });
+  const refresh = await runCli(['data', 'refresh', '--as-of', '2026-11-08T00:00:00Z'], env);
+  t.is(refresh.code, 0, describe(refresh));
+  t.regex(refresh.stdout, /brand_summary stamped/);
+  t.is(await countries(), 1, 'the refresh kept the import to Switzerland');
+});
+
+test('data refresh opens the ledger before it replaces the snapshot', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const env = { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db') };
+  // The extract in the folder a refresh without a record would read too, so that only the order
+  // of the steps decides what happens.
+  const osm = path.join(dir, 'sources', 'osm');
+  mkdirSync(osm, { recursive: true });
+  copyFileSync(path.join(ROOT, REAL, 'osm/zugerland.osm.pbf'), path.join(osm, 'zugerland.osm.pbf'));
+  t.is((await runCli(['data', 'import', '--osm', osm, '--as-of', AS_OF], env)).code, 0);
+  const before = sha(path.join(dir, 'snapshot.smap'));
+  // Nothing listens on port 1 of this machine.
+  const r = await runCli(['data', 'refresh', '--as-of', '2026-11-08T00:00:00Z'], { ...env, STOREMAP_DATABASE_URL: 'postgres://storemap@127.0.0.1:1/storemap' });
+  t.not(r.code, 0, describe(r));
+  t.is(sha(path.join(dir, 'snapshot.smap')), before, 'the snapshot is the one before');
+});
+
+test('stopping a build stops the pipeline under it: nothing runs on, nothing is replaced', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const child = spawn(process.execPath, [CLI, 'data', 'build', '--scale', '0.05', '--seed', '12', '--as-of', AS_OF], { cwd: ROOT, env: { ...process.env, STOREMAP_DATA_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  // The gate: the pipeline's first phase line says it is running.
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      if (/load reference: /.test(err)) resolve();
+    });
+    child.on('exit', () => reject(new Error(`the build ended before it was stopped:\n${err}`)));
+  });
+  child.kill('SIGTERM');
+  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+  t.not(code, 0);
+  t.regex(err, /stopped by SIGTERM/);
+  // No process is left with the data folder on its command line.
+  const left = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir);
+      } catch {
+        return false;
+      }
+    });
+  t.deepEqual(left, []);
+  t.false(existsSync(path.join(dir, 'snapshot.smap')));
+});
+
+test('bad values stop the command with a message naming them', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const env = { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db') };
+  const refused = async (args: string[], extra: Record<string, string>, pattern: RegExp) => {
+    const r = await runCli(args, { ...env, ...extra });
+    t.is(r.code, 1, `${args.join(' ')}: ${describe(r)}`);
+    t.regex(r.stderr, pattern, args.join(' '));
+  };
+  // Empty or hexadecimal numbers in the environment are not 0 or 16.
+  await refused(['keys', 'list'], { STOREMAP_IDLE_TIMEOUT_MS: '' }, /STOREMAP_IDLE_TIMEOUT_MS: expected a decimal number/);
+  await refused(['keys', 'list'], { PORT: ' ' }, /PORT: expected a decimal number/);
+  await refused(['keys', 'list'], { STOREMAP_IMAGE_CACHE_BYTES: '0x10' }, /STOREMAP_IMAGE_CACHE_BYTES: expected a decimal number/);
+  // Days a month does not have, and an empty time, are not rolled over or taken for now.
+  await refused(['data', 'build', '--scale', '0.01', '--as-of', '2026-02-30T00:00:00Z'], {}, /--as-of: not an ISO 8601 time: 2026-02-30/);
+  await refused(['data', 'import', '--osm', `${REAL}/osm/zugerland.osm.pbf`, '--as-of', '2026-04-31'], {}, /--as-of: not an ISO 8601 time: 2026-04-31/);
+  await refused(['data', 'build', '--scale', '0.01', '--as-of', ''], {}, /--as-of needs a time/);
+  // An empty path is not the current folder.
+  await refused(['data', 'build', '--scale', '0.01', '--as-of', AS_OF, '--shard', '1/2', '--part', ''], {}, /--part needs a path/);
+  await refused(['data', 'merge', path.join(dir, 'p1'), '--out', ''], {}, /--out needs a path/);
+  t.false(existsSync(path.join(ROOT, 'part.json')));
+  // Key names are labels: printable, not too long; credits are decimal whole numbers.
+  await refused(['keys', 'create', '--plan', 'enterprise', '--name', 'a\nkey_00000000dead\tinternal'], {}, /control character/);
+  await refused(['keys', 'create', '--plan', 'enterprise', '--name', 'x'.repeat(201)], {}, /longer than 200/);
+  await refused(['keys', 'create', '--plan', 'enterprise', '--credits', ''], {}, /decimal number/);
+  await refused(['keys', 'create', '--plan', 'enterprise', '--credits', '0x20'], {}, /decimal number/);
+  // A balance stays below 2^53, where it is exact.
+  const created = await runCli(['keys', 'create', '--plan', 'enterprise', '--credits', String(Number.MAX_SAFE_INTEGER - 1), '--name', 'rich'], env);
+  t.is(created.code, 0, describe(created));
+  const id = (await runCli(['keys', 'list'], env)).stdout.split('\t')[0];
+  await refused(['keys', 'topup', id, '2'], {}, /would pass the most a key may hold \(9007199254740991\)/);
+  t.is((await runCli(['keys', 'list'], env)).stdout.split('\t')[3], String(Number.MAX_SAFE_INTEGER - 1));
+  const topped = await runCli(['keys', 'topup', id, '1'], env);
+  t.is(topped.code, 0, describe(topped));
+  t.regex(topped.stdout, /9007199254740991 credits/);
+});
