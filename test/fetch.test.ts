@@ -11,6 +11,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fetchSources, loadFetchConfig, type FetchConfig } from '../ts/data/fetch.ts';
+import { request } from '../ts/data/fetch/download.ts';
 import { ROOT } from '../ts/paths.ts';
 
 /** The real sample files: test/fixtures/real/ when copied there, else the shared originals. */
@@ -566,7 +567,34 @@ test('an unknown country, a malformed code, an unknown source and a bad URL sett
     fsqBase: 'https://huggingface.co/datasets/foursquare/fsq-os-places/resolve/main',
     fsqApi: 'https://huggingface.co/api/datasets/foursquare/fsq-os-places',
     fsqToken: undefined,
+    stallMs: 60_000,
   });
+});
+
+test('a server that stops answering, before its headers or in the middle of a body, is given up after the stall time', async (t) => {
+  // Accepts and never answers; or answers a 200 of 1,000 bytes and sends 10 of them.
+  const sockets = new Set<import('node:net').Socket>();
+  const server = (await import('node:net')).createServer((socket) => {
+    sockets.add(socket);
+    socket.once('data', (d) => {
+      if (String(d).startsWith('GET /half')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n0123456789');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const config = loadFetchConfig({ STOREMAP_FETCH_STALL_MS: '300' });
+  const ctx = { opts: {}, config, fetch: globalThis.fetch, log: () => {}, warn: () => {}, now: Date.now } as unknown as Parameters<typeof request>[0];
+  const silent = await t.throwsAsync(request(ctx, `${origin}/silent`));
+  t.regex(silent!.message, /^GET http:\/\/127\.0\.0\.1:\d+\/silent failed: no answer for 0\.3 s \(STOREMAP_FETCH_STALL_MS\)/);
+  const half = await request(ctx, `${origin}/half`);
+  t.is(half.status, 200);
+  const body = await t.throwsAsync(half.arrayBuffer());
+  t.regex(String(body!.message) + String((body as { cause?: Error }).cause?.message ?? ''), /no data for 0\.3 s/);
+  t.throws(() => loadFetchConfig({ STOREMAP_FETCH_STALL_MS: '' }), { message: /STOREMAP_FETCH_STALL_MS: expected a decimal number/ });
 });
 
 test('storemap data fetch is wired into the CLI', async (t) => {

@@ -109,6 +109,10 @@ test('bad values stop the command with a message naming them', async (t) => {
   await refused(['keys', 'create', '--plan', 'enterprise', '--name', 'x'.repeat(201)], {}, /longer than 200/);
   await refused(['keys', 'create', '--plan', 'enterprise', '--credits', ''], {}, /decimal number/);
   await refused(['keys', 'create', '--plan', 'enterprise', '--credits', '0x20'], {}, /decimal number/);
+  // A mistyped ledger path is not a new, empty ledger.
+  const typo = path.join(dir, 'typo', 'ledger.db');
+  await refused(['keys', 'list'], { STOREMAP_DB: typo }, /no ledger at .*typo\/ledger\.db/);
+  t.false(existsSync(path.dirname(typo)));
   // A balance stays below 2^53, where it is exact.
   const created = await runCli(['keys', 'create', '--plan', 'enterprise', '--credits', String(Number.MAX_SAFE_INTEGER - 1), '--name', 'rich'], env);
   t.is(created.code, 0, describe(created));

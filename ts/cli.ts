@@ -84,7 +84,12 @@ async function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: strin
 
 /** The ledger the configuration names: PostgreSQL (migrated, under its advisory lock) when
  * STOREMAP_DATABASE_URL is set, else the SQLite file. */
-async function openLedger(config: Config): Promise<LedgerOps> {
+async function openLedger(config: Config, opts: { existing?: boolean } = {}): Promise<LedgerOps> {
+  // A command that only reads or changes keys needs the ledger that holds them: a mistyped
+  // STOREMAP_DB would otherwise create an empty one and list nothing.
+  if (opts.existing && !config.databaseUrl && !existsSync(config.dbPath)) {
+    throw new Error(`no ledger at ${config.dbPath} (STOREMAP_DB): \`storemap keys create\` or \`storemap serve\` creates one`);
+  }
   if (config.databaseUrl) {
     const { openPostgres } = await import('./db/postgres.ts');
     const { PgLedger, pgLedgerOptions } = await import('./db/pg-ledger.ts');
@@ -285,7 +290,11 @@ data
   .description('generate the synthetic world and build its snapshot')
   // The largest scale is the pipeline's to check (storemap-ingest's world::MAX_SCALE, 10).
   .option('--scale <s>', 'dataset scale (1 = the full-size world, at most 10)', number(0.0001, Number.MAX_VALUE), 0.1)
-  .option('--seed <n>', 'generator seed', number(0, Number.MAX_SAFE_INTEGER), 1)
+  .option('--seed <n>', 'generator seed (a whole number)', (v: string) => {
+    const n = number(0, Number.MAX_SAFE_INTEGER)(v);
+    if (!Number.isInteger(n)) throw new InvalidArgumentError('must be a whole number');
+    return n;
+  }, 1)
   .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now', asOfText)
   .option('--shard <k/n>', SHARD_HELP, shardText)
   .option('--part <dir>', 'where a shard writes its part (with --shard)', pathText('--part'))
@@ -515,8 +524,8 @@ function printRealism(rows: Realism[]): void {
 }
 
 const keys = program.command('keys').description('API keys: create, list, revoke, top up');
-const withKeys = async <T>(f: (k: KeyStore) => Promise<T>): Promise<T> => {
-  const ledger = await openLedger(loadConfig());
+const withKeys = async <T>(f: (k: KeyStore) => Promise<T>, opts: { existing?: boolean } = { existing: true }): Promise<T> => {
+  const ledger = await openLedger(loadConfig(), opts);
   try {
     return await f(new KeyStore(ledger));
   } finally {
@@ -541,7 +550,7 @@ keys
   })
   .action(async (o: { plan: Plan; credits?: number; name?: string }) => {
     if (o.credits !== undefined && !Number.isInteger(o.credits)) throw new InvalidArgumentError('--credits must be a whole number');
-    console.log(await withKeys(async (k) => (await k.create(o)).key));
+    console.log(await withKeys(async (k) => (await k.create(o)).key, { existing: false }));
   });
 keys
   .command('list')

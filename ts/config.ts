@@ -217,6 +217,9 @@ export const FetchEnvSchema = z.object({
   STOREMAP_FSQ_BASE: baseUrl.default('https://huggingface.co/datasets/foursquare/fsq-os-places/resolve/main'),
   /** The Hugging Face API for the same dataset (`<api>/tree/main/<path>` lists files). */
   STOREMAP_FSQ_API: baseUrl.default('https://huggingface.co/api/datasets/foursquare/fsq-os-places'),
+  /** How long a download may wait for an answer, or for its next bytes, before it gives up
+   * (and can be resumed by running it again); Node's fetch would wait five minutes each. */
+  STOREMAP_FETCH_STALL_MS: decimal(z.number(DECIMAL_ONLY).int().min(100).max(3_600_000)).default(60_000),
   /** The operator's Hugging Face access token; without it Foursquare is skipped. */
   STOREMAP_FSQ_TOKEN: z
     .string()
@@ -233,6 +236,7 @@ export interface FetchConfig {
   fsqBase: string;
   fsqApi: string;
   fsqToken?: string;
+  stallMs: number;
 }
 
 export function loadFetchConfig(env: NodeJS.ProcessEnv = process.env): FetchConfig {
@@ -250,5 +254,6 @@ export function loadFetchConfig(env: NodeJS.ProcessEnv = process.env): FetchConf
     fsqBase: c.STOREMAP_FSQ_BASE,
     fsqApi: c.STOREMAP_FSQ_API,
     fsqToken: c.STOREMAP_FSQ_TOKEN,
+    stallMs: c.STOREMAP_FETCH_STALL_MS,
   };
 }

@@ -28,9 +28,10 @@ const require = createRequire(import.meta.url);
 /**
  * What the files written here hold, recorded in `meta.json`: a data folder whose reference
  * was written by another version is written again (2: brands carry `osm_count`; 3: the
- * countries' market regions, `regions.csv`).
+ * countries' market regions, `regions.csv`; 4: subdivision codes mended where the vote named a
+ * neighbour, `UNIT_CORRECTIONS`).
  */
-export const REFERENCE_FORMAT = 3;
+export const REFERENCE_FORMAT = 4;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -240,7 +241,27 @@ interface City {
  * Where the countries-states-cities database lags the ISO 3166-2 standard: country.code as it
  * has it, to the code ISO publishes (Mexico City became MX-CMX in 2016).
  */
-const ISO_3166_2_CORRECTIONS: ReadonlyMap<string, string> = new Map([['MX.CDMX', 'CMX']]);
+const ISO_3166_2_CORRECTIONS: ReadonlyMap<string, string> = new Map([
+  ['MX.CDMX', 'CMX'],
+  // The Balearic Islands' community is ES-IB; PM is its province's code.
+  ['ES.PM', 'IB'],
+]);
+
+/**
+ * GeoNames units the vote gets wrong, to their ISO 3166-2 code: the database has no cities in
+ * them, or files them under a province, so their cities voted for a neighbour's code (Gijón and
+ * Oviedo were Galicia's, Bogotá Cundinamarca's, the city of Buenos Aires its province's) or a
+ * province's (all of Castile and León was León). Each code is the ISO 3166-2 list's; these
+ * were the units of a million people or more sharing a neighbour's code, checked by hand.
+ */
+const UNIT_CORRECTIONS: ReadonlyMap<string, string> = new Map([
+  ['ES.34', 'AS'], // Asturias
+  ['ES.55', 'CL'], // Castile and León
+  ['CO.34', 'DC'], // Bogotá, Distrito Capital
+  ['AR.07', 'C'], // Ciudad Autónoma de Buenos Aires
+  ['PE.LMA', 'LMA'], // Municipalidad Metropolitana de Lima
+  ['VE.25', 'A'], // Distrito Capital
+]);
 
 function isoCode(country: string, code: string): string {
   return ISO_3166_2_CORRECTIONS.get(`${country}.${code}`) ?? code;
@@ -282,6 +303,7 @@ function subdivisionCodes(cities: City[]): Map<string, string> {
     const [code] = [...v].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
     out.set(unit, isoCode(unit.slice(0, 2), code));
   }
+  for (const [unit, code] of UNIT_CORRECTIONS) out.set(unit, code);
   return out;
 }
 

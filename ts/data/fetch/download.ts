@@ -15,10 +15,40 @@ import type { Ctx, FetchedFile, FetchSource, FileSpec, Plan } from './plan.ts';
 // ---------------------------------------------------------------------------------------------
 // HTTP helpers
 
+/**
+ * GET with a watchdog: the request is given up when no answer comes within the stall time, or
+ * when its body sends nothing for as long (a server that accepts and never answers would
+ * otherwise hold a fetch for Node's five minutes, twice, without a word).
+ */
 export function request(ctx: Ctx, url: string, headers: Record<string, string> = {}): Promise<Response> {
-  return ctx.fetch(url, { headers: { 'user-agent': 'storemap-data-fetch', ...headers } }).catch((e: unknown) => {
-    throw new Error(`GET ${url} failed: ${causeMessage(e)}`);
-  });
+  const stallMs = ctx.config.stallMs;
+  const controller = new AbortController();
+  const stalled = (what: string) => () => controller.abort(new Error(`${what} for ${stallMs / 1000} s (STOREMAP_FETCH_STALL_MS)`));
+  const timer = setTimeout(stalled('no answer'), stallMs).unref();
+  return ctx
+    .fetch(url, { headers: { 'user-agent': 'storemap-data-fetch', ...headers }, signal: controller.signal })
+    .then((res) => {
+      clearTimeout(timer);
+      if (!res.body) return res;
+      // Unreferenced, and harmless when it fires after the body ended or was cancelled.
+      const idle = setTimeout(stalled('no data'), stallMs).unref();
+      const watched = res.body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, c) {
+            idle.refresh();
+            c.enqueue(chunk);
+          },
+          flush() {
+            clearTimeout(idle);
+          },
+        }),
+      );
+      return new Response(watched, { status: res.status, statusText: res.statusText, headers: res.headers });
+    })
+    .catch((e: unknown) => {
+      clearTimeout(timer);
+      throw new Error(`GET ${url} failed: ${causeMessage(e)}`);
+    });
 }
 
 export async function jsonBody(res: Response, url: string, source: FetchSource): Promise<unknown> {
