@@ -288,7 +288,7 @@ test('the CLI: --bbox across the antimeridian, the bytes read reported, and the 
   t.is(fiji.code, 0, describe(fiji));
   t.regex(fiji.stderr, /5 of 100 row groups meet --bbox -21,176,-12,-178/);
   t.regex(fiji.stderr, /overture: read [\d.]+ [kM]B of [\d.]+ MB \([\d.]+ %\) in \d+ requests for 3545 rows/);
-  t.is(fiji.stdout.trim(), fileOf(path.join(dataDir, 'sources'), WORLD_KEY));
+  t.is(fiji.stdout.trim(), fileOf(path.join(dataDir, 'downloads'), WORLD_KEY));
 
   const neither = await runCli(['data', 'fetch', '--sources', 'overture'], env);
   t.is(neither.code, 1, describe(neither));

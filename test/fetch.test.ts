@@ -578,6 +578,7 @@ test('a server that stops answering, before its headers or in the middle of a bo
     sockets.add(socket);
     socket.once('data', (d) => {
       if (String(d).startsWith('GET /half')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n0123456789');
+      if (String(d).startsWith('GET /whole')) socket.write(Buffer.concat([Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 2000000\r\n\r\n'), Buffer.alloc(2_000_000, 0x37)]));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -594,6 +595,12 @@ test('a server that stops answering, before its headers or in the middle of a bo
   t.is(half.status, 200);
   const body = await t.throwsAsync(half.arrayBuffer());
   t.regex(String(body!.message) + String((body as { cause?: Error }).cause?.message ?? ''), /no data for 0\.3 s/);
+  // A caller busy elsewhere (hashing a resumed part) before it reads is not a silent server.
+  const whole = await request(ctx, `${origin}/whole`);
+  await new Promise((resolve) => setTimeout(resolve, 900));
+  const bytes = Buffer.from(await whole.arrayBuffer());
+  t.is(bytes.length, 2_000_000);
+  t.true(bytes.every((b) => b === 0x37));
   t.throws(() => loadFetchConfig({ STOREMAP_FETCH_STALL_MS: '' }), { message: /STOREMAP_FETCH_STALL_MS: expected a decimal number/ });
 });
 

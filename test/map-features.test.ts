@@ -243,9 +243,15 @@ test('a focus map without a country filter is a map of the focus country: its co
     for (let y = 0; y < h; y++) for (const x of [0, w - 1]) if (pixel(img, x, y)[3] !== 0) touched++;
     t.is(touched, 0, `${w}x${h}: ${touched} border pixels drawn`);
   }
-  // A focus country where the brand has no stores: nothing to draw.
-  const none = await post(s, { brand: FL_CVS.brand, state: 'FL', format: 'png', width: W, height: H, focus_country: 'CA' });
+  // A focus country where the brand has no stores (CVS in Canada, as its data answer says):
+  // nothing to draw.
+  t.is((await post(s, { brand: FL_CVS.brand, country: 'CA', format: 'json' })).res.status, 404);
+  const none = await post(s, { brand: FL_CVS.brand, format: 'png', width: W, height: H, focus_country: 'CA' });
   t.is(none.res.status, 404);
+  // A filter in another country (Florida is the US's) leaves a focus map nothing by its own
+  // terms: refused before any work.
+  const elsewhere = await post(s, { brand: FL_CVS.brand, state: 'FL', format: 'png', width: W, height: H, focus_country: 'CA' });
+  t.is(elsewhere.res.status, 400);
 });
 
 test('a US focus map without a country filter carries Puerto Rico: counted, priced and drawn in an inset; conus and an explicit country leave it out', async (t) => {

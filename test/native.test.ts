@@ -523,7 +523,10 @@ test('csv: every pool row of every brand round-trips, fields with commas and quo
   t.is(header.join(','), CSV_HEADER);
   t.is(records.length, body.locations.length);
   const fields = ['brand', 'name', 'lat', 'lng', 'country', 'state', 'city', 'postcode', 'address', 'phone', 'last_updated'] as const;
-  const expect = (l: Loc) => fields.map((f) => (f === 'lat' || f === 'lng' ? l[f] : (l[f] ?? '')));
+  // As the API documents it: a text cell a spreadsheet would run as a formula (first character
+  // =, +, -, @, tab or CR, and not a signed number such as a phone number) gets an apostrophe.
+  const asText = (v: string) => (/^[=@\t\r]/.test(v) || (/^[+-]/.test(v) && !/^[+-][\d .()\-/]*$/.test(v)) ? `'${v}` : v);
+  const expect = (l: Loc) => fields.map((f) => (f === 'lat' || f === 'lng' ? l[f] : f === 'last_updated' ? (l[f] ?? '') : asText(l[f] ?? '')));
   const got = (r: string[]) => r.map((v, c) => (c === 2 || c === 3 ? Number(v) : v));
   const mismatches = records.flatMap((r, k) => (JSON.stringify(got(r)) === JSON.stringify(expect(body.locations[k])) ? [] : [`record ${k}: ${JSON.stringify(r)}`]));
   t.deepEqual(mismatches.slice(0, 5), []);

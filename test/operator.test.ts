@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { AS_OF, CLI, describe, runCli, tempDataDir } from './helpers/cli.ts';
+import { testDataDir } from './helpers/dataset.ts';
 import { ROOT } from '../ts/paths.ts';
 
 const REAL = 'test/fixtures/real';
@@ -19,10 +20,17 @@ test('data refresh reads again what the last import read, its country included',
   const env = { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db') };
   // Zugerland (Switzerland) and Boulder (the US): with --country CH only the Swiss rows stay.
   const args = ['--osm', `${REAL}/osm/zugerland.osm.pbf`, '--overture', `${REAL}/overture/boulder_places_2026-04-15.0.parquet`];
+  // A synthetic world's truth left in the folder scores nothing of a real import.
+  mkdirSync(path.join(dir, 'sources'), { recursive: true });
+  for (const f of ['truth.csv', 'truth-brands.csv']) copyFileSync(path.join(testDataDir(), 'sources', f), path.join(dir, 'sources', f));
   const countries = async () => {
     const r = await runCli(['data', 'report', '--json'], env);
     t.is(r.code, 0, describe(r));
-    return (JSON.parse(r.stdout) as { countries: number }).countries;
+    const report = JSON.parse(r.stdout) as { countries: number; synthetic: boolean; dedup: unknown; realism?: unknown[] };
+    t.false(report.synthetic);
+    t.is(report.dedup, null);
+    t.deepEqual(report.realism ?? [], []);
+    return report.countries;
   };
   const all = await runCli(['data', 'import', ...args, '--as-of', AS_OF], env);
   t.is(all.code, 0, describe(all));
@@ -46,6 +54,11 @@ test('data refresh opens the ledger before it replaces the snapshot', async (t) 
   const osm = path.join(dir, 'sources', 'osm');
   mkdirSync(osm, { recursive: true });
   copyFileSync(path.join(ROOT, REAL, 'osm/zugerland.osm.pbf'), path.join(osm, 'zugerland.osm.pbf'));
+  // Fetched files in sources/ (where `data fetch` put them until it filled downloads/) and no
+  // import recorded: a refresh would read last week's files again, so it asks for an import.
+  const stale = await runCli(['data', 'refresh'], env);
+  t.is(stale.code, 1, describe(stale));
+  t.regex(stale.stderr, /holds files no synthetic build wrote .* import them once with `storemap data import/);
   t.is((await runCli(['data', 'import', '--osm', osm, '--as-of', AS_OF], env)).code, 0);
   const before = sha(path.join(dir, 'snapshot.smap'));
   // Nothing listens on port 1 of this machine.

@@ -1,13 +1,13 @@
 // The `storemap` command: serve, data build/import/fetch/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
-import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from './config.ts';
 import { countryArea, FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry, parseSources, type Area, type FetchedFile } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
-import { buildDataset, datasetReport, ensureReference, importSources, mergeParts, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
+import { buildDataset, datasetReport, ensureReference, IMPORT_RECORD, importSources, mergeParts, readImportRecord, rollbackSnapshot, snapshotPath, type ImportInputs } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { basemapInfo, loadRenderer, loadStore, loadStoreSync } from './native.ts';
 import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './paths.ts';
@@ -128,37 +128,6 @@ async function serve(): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
-}
-
-/** What the last `data import` read (its files, country and box), kept in the data folder so
- * that `data refresh` reads the same again; a synthetic build removes it. */
-const IMPORT_RECORD = 'import.json';
-
-interface ImportInputs {
-  osm?: string;
-  overture?: string;
-  fsq?: string;
-  atp?: string;
-  countries: string[];
-  bbox?: string;
-}
-
-function writeImportRecord(dataDir: string, inputs: ImportInputs): void {
-  const file = path.join(dataDir, IMPORT_RECORD);
-  const abs = (p?: string) => (p === undefined ? undefined : path.resolve(p));
-  const record: ImportInputs = { osm: abs(inputs.osm), overture: abs(inputs.overture), fsq: abs(inputs.fsq), atp: abs(inputs.atp), countries: inputs.countries, bbox: inputs.bbox };
-  writeFileSync(`${file}.tmp`, JSON.stringify(record, null, 2) + '\n');
-  renameSync(`${file}.tmp`, file);
-}
-
-function readImportRecord(dataDir: string): ImportInputs | undefined {
-  const file = path.join(dataDir, IMPORT_RECORD);
-  if (!existsSync(file)) return undefined;
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as ImportInputs;
-  } catch (e) {
-    throw new Error(`${file} is not readable (${e instanceof Error ? e.message : String(e)}): run \`storemap data import\` again`);
-  }
 }
 
 /** A synthetic build's source files: each source's folder under sources/, which its importer
@@ -312,11 +281,7 @@ data
       ...shardOptions(o),
     })) as { snapshot: string; rows: number; snapshot_version: string } | PartSummary;
     if ('part' in summary) printPart(summary);
-    else {
-      // The snapshot is the synthetic world's now: a refresh re-imports its sources/.
-      rmSync(path.join(config.dataDir, IMPORT_RECORD), { force: true });
-      console.log(`${summary.snapshot}: ${summary.rows} rows, version ${summary.snapshot_version}`);
-    }
+    else console.log(`${summary.snapshot}: ${summary.rows} rows, version ${summary.snapshot_version}`);
   });
 data
   .command('import')
@@ -344,10 +309,7 @@ data
       ...shardOptions(o),
     })) as ImportSummary | PartSummary;
     if ('part' in summary) printPart(summary);
-    else {
-      writeImportRecord(config.dataDir, { osm: o.osm, overture: o.overture, fsq: o.fsq, atp: o.atp, countries: o.country, bbox: o.bbox });
-      printImport(summary);
-    }
+    else printImport(summary);
   });
 data
   .command('merge <parts...>')
@@ -375,6 +337,14 @@ data
   .action(async (o: { asOf?: string }) => {
     const config = loadConfig();
     const record = readImportRecord(config.dataDir);
+    // Without a record, sources/ is read only when a synthetic build wrote it (its truth.csv):
+    // until 2026-11-30 `data fetch` filled sources/ too, and files an operator fetched there
+    // would be read again unchanged, week after week, while new ones went to downloads/.
+    if (!record && Object.keys(sourcePaths(config.dataDir)).length > 0 && !existsSync(path.join(config.dataDir, 'sources', 'truth.csv'))) {
+      throw new InvalidArgumentError(
+        `${path.join(config.dataDir, 'sources')} holds files no synthetic build wrote (an earlier \`data fetch\` put them there; it now fills downloads/): import them once with \`storemap data import --osm … --atp …\`, and \`data refresh\` reads the same again after it`,
+      );
+    }
     const inputs: ImportInputs = record ?? { ...sourcePaths(config.dataDir), countries: [] };
     if (!inputs.osm && !inputs.overture && !inputs.fsq && !inputs.atp) {
       throw new InvalidArgumentError(`nothing to refresh in ${config.dataDir}: no ${IMPORT_RECORD} (written by \`storemap data import\`) and no sources/ (written by \`storemap data build\`)`);

@@ -1,6 +1,7 @@
 /**
  * `storemap data fetch`: downloads the four publishers' current files into a data folder's
- * `sources/<source>/`, resumably and verified, over plain HTTP(S) with Node's global `fetch`.
+ * `downloads/<source>/` (not the synthetic world's `sources/`), resumably and verified, over
+ * plain HTTP(S) with Node's global `fetch`.
  *
  * Where each publisher's files are, and how "current" is found (the sources these rules were
  * taken from):
@@ -26,7 +27,7 @@
  * - **AllThePlaces.** `GET <base>/runs/latest.json` returns the latest run's metadata, whose
  *   `output_url` is the run's `output.zip` (every spider's GeoJSON). Cited: AllThePlaces
  *   `API.md` (https://github.com/alltheplaces/alltheplaces/blob/master/API.md). The zip is
- *   downloaded as published to `sources/atp/output.zip`; it carries no checksum, so the check is
+ *   downloaded as published to `downloads/atp/output.zip`; it carries no checksum, so the check is
  *   the byte count against `Content-Length`.
  * - **Overture Maps places.** The latest release is named by the `latest` field of the Overture
  *   STAC catalog, https://stac.overturemaps.org/catalog.json (the docs' "Accessing the Overture
@@ -46,7 +47,7 @@
  *   holds some rows of neighbours; the import's `--country` drops them.
  *   `--overture-release R` pins a release (Overture removes a release about 60 days after it appears).
  *   The files keep the bucket's hive layout below the release,
- *   `sources/overture/theme=places/type=place/*.parquet` (the importer reads subfolders).
+ *   `downloads/overture/theme=places/type=place/*.parquet` (the importer reads subfolders).
  * - **Foursquare OS Places.** Published on Hugging Face as the gated dataset
  *   `foursquare/fsq-os-places`, files at `release/dt=YYYY-MM-DD/places/parquet/*.parquet`
  *   (https://huggingface.co/datasets/foursquare/fsq-os-places). Gated means an access token of

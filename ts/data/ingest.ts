@@ -2,7 +2,7 @@
 // pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { INGEST_BIN, PREBUILT_REFERENCE_DIR, TABLES_DIR } from '../paths.ts';
 import { PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE } from '../native.ts';
@@ -182,20 +182,64 @@ function common(p: BuildParams | ImportParams, reference: string): string[] {
   return args;
 }
 
+/** What the last `data import` read (its files, countries and box), kept in the data folder so
+ * that `data refresh` reads the same again. A build or a merge, which replace the snapshot with
+ * something else, remove it. */
+export const IMPORT_RECORD = 'import.json';
+
+export interface ImportInputs {
+  osm?: string;
+  overture?: string;
+  fsq?: string;
+  atp?: string;
+  countries: string[];
+  bbox?: string;
+}
+
+export function readImportRecord(dataDir: string): ImportInputs | undefined {
+  const file = path.join(dataDir, IMPORT_RECORD);
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as ImportInputs;
+  } catch (e) {
+    throw new Error(`${file} is not readable (${e instanceof Error ? e.message : String(e)}): run \`storemap data import\` again`);
+  }
+}
+
+function writeImportRecord(dataDir: string, record: ImportInputs): void {
+  const file = path.join(dataDir, IMPORT_RECORD);
+  writeFileSync(`${file}.tmp`, JSON.stringify(record, null, 2) + '\n');
+  renameSync(`${file}.tmp`, file);
+}
+
+const forgetImport = (dataDir: string) => rmSync(path.join(dataDir, IMPORT_RECORD), { force: true });
+
 export async function buildDataset(p: BuildParams): Promise<unknown> {
   const reference = await ensureReference(p.dataDir);
-  return run(['build', ...common(p, reference), '--scale', String(p.scale), '--seed', String(p.seed)]);
+  const out = await run(['build', ...common(p, reference), '--scale', String(p.scale), '--seed', String(p.seed)]);
+  // The snapshot is the synthetic world's now: a refresh re-imports its sources/.
+  if (p.shard === undefined) forgetImport(p.dataDir);
+  return out;
 }
 
 export async function importSources(p: ImportParams): Promise<unknown> {
   const reference = await ensureReference(p.dataDir);
   const args = ['import', ...common(p, reference)];
+  const record: ImportInputs = { countries: p.countries ?? [] };
   for (const s of ['osm', 'overture', 'fsq', 'atp'] as const) {
-    if (p[s]) args.push(`--${s}`, path.resolve(p[s]!));
+    if (p[s]) {
+      record[s] = path.resolve(p[s]!);
+      args.push(`--${s}`, record[s]);
+    }
   }
   for (const c of p.countries ?? []) args.push('--country', c);
-  if (p.bbox) args.push(`--bbox=${p.bbox}`);
-  return run(args);
+  if (p.bbox) {
+    record.bbox = p.bbox;
+    args.push(`--bbox=${p.bbox}`);
+  }
+  const out = await run(args);
+  if (p.shard === undefined) writeImportRecord(p.dataDir, record);
+  return out;
 }
 
 export interface MergeParams {
@@ -213,7 +257,10 @@ export async function mergeParts(p: MergeParams): Promise<unknown> {
   const args = ['merge', '--data-dir', p.dataDir, '--reference', reference, '--tables', TABLES_DIR];
   if (p.keepHistory !== undefined) args.push('--keep-history', String(p.keepHistory));
   if (p.progress) args.push('--progress');
-  return run([...args, ...p.parts.map((d) => path.resolve(d))]);
+  const out = await run([...args, ...p.parts.map((d) => path.resolve(d))]);
+  // The merged snapshot is not the last one-process import's.
+  forgetImport(p.dataDir);
+  return out;
 }
 
 /**

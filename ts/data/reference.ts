@@ -259,7 +259,6 @@ const UNIT_CORRECTIONS: ReadonlyMap<string, string> = new Map([
   ['ES.55', 'CL'], // Castile and León
   ['CO.34', 'DC'], // Bogotá, Distrito Capital
   ['AR.07', 'C'], // Ciudad Autónoma de Buenos Aires
-  ['PE.LMA', 'LMA'], // Municipalidad Metropolitana de Lima
   ['VE.25', 'A'], // Distrito Capital
 ]);
 

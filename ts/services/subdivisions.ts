@@ -33,19 +33,23 @@ export class Subdivisions {
   }
 
   /**
-   * The subdivision a `state` filter means: in `country` when given, else in the US first (the
-   * contract: "USPS two-letter for the US"), then any country, in code order; with the country it
-   * was found in, so that "Mississippi" is the US's MS and not Brazil's Mato Grosso do Sul, and
-   * "WA" Washington, not Western Australia too. Unknown text is passed on as given, with no
-   * country (it matches nothing, or a code the table does not list).
+   * The subdivision a `state` filter means. With `country`, that country's. Without: a US state
+   * first (the contract: "USPS two-letter for the US"), narrowed to the US, so that
+   * "Mississippi" is not also Brazil's Mato Grosso do Sul, nor "WA" Western Australia; else a
+   * subdivision only one country has, narrowed to it ("Bavaria"); else a code several
+   * countries share ("13": Tokyo and others) matches in each of them, as the rows carry it.
+   * Unknown text is passed on as given, with no country.
    */
   resolve(state: string, country?: string): { code: string; country?: string } {
     const key = foldName(state);
     if (country) return { code: this.#byCountry.get(country.toUpperCase())?.get(key) ?? state, country };
-    for (const c of ['US', ...[...this.#byCountry.keys()].sort()]) {
-      const hit = this.#byCountry.get(c)?.get(key);
-      if (hit) return { code: hit, country: c };
-    }
-    return { code: state };
+    const us = this.#byCountry.get('US')?.get(key);
+    if (us) return { code: us, country: 'US' };
+    const hits = [...this.#byCountry.keys()].sort().flatMap((c) => {
+      const code = this.#byCountry.get(c)!.get(key);
+      return code ? [{ code, country: c }] : [];
+    });
+    if (hits.length === 1) return hits[0];
+    return { code: hits[0]?.code ?? state };
   }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::names::{name_keys, normalize_name};
+use crate::names::{name_keys, normalize_name, ticker_key};
 use crate::records::{BrandRecord, TickerRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +74,7 @@ impl AliasIndex {
             }
         }
         for t in tickers {
-            idx.tickers.insert(t.ticker.to_uppercase(), t.brand);
+            idx.tickers.insert(ticker_key(&t.ticker), t.brand);
         }
         idx.suggest_keys.sort();
         for (pos, (key, _)) in idx.suggest_keys.iter().enumerate() {
@@ -114,7 +114,7 @@ impl AliasIndex {
         }
         let keys = name_keys(trimmed);
         let by_name = keys.first().and_then(|k| self.keys.get(k)).map(|&(brand, by)| Resolution { brand, by });
-        let by_ticker = self.tickers.get(&trimmed.to_uppercase()).map(|&brand| Resolution { brand, by: ResolvedBy::Ticker });
+        let by_ticker = self.tickers.get(&ticker_key(trimmed)).map(|&brand| Resolution { brand, by: ResolvedBy::Ticker });
         // "MCD" is McDonald's ticker and also a small supermarket's name; "Gap" is a brand
         // and a ticker. A ticker wins unless the text is the exact name of a brand at least as
         // big as the ticker's brand.
@@ -133,11 +133,11 @@ impl AliasIndex {
 
     /// The brand a ticker names (case-insensitive), whatever brand names the text also matches.
     pub fn ticker(&self, input: &str) -> Option<u32> {
-        self.tickers.get(&input.trim().to_uppercase()).copied()
+        self.tickers.get(&ticker_key(input)).copied()
     }
 
     pub fn is_ticker(&self, input: &str) -> bool {
-        self.tickers.contains_key(&input.trim().to_uppercase())
+        self.tickers.contains_key(&ticker_key(input))
     }
 
     /// Close matches by edit distance (Damerau-Levenshtein on the space-free normalized form),
@@ -238,6 +238,9 @@ mod tests {
         assert_eq!(resolved(&idx, "麦当劳"), Some((0, ResolvedBy::AltName)));
         assert_eq!(resolved(&idx, "macdonalds"), Some((0, ResolvedBy::AltName)));
         assert_eq!(resolved(&idx, "mcd"), Some((0, ResolvedBy::Ticker)));
+        // Typed in fullwidth forms, as a Japanese keyboard sends them.
+        assert_eq!(resolved(&idx, "ＭＣＤ"), Some((0, ResolvedBy::Ticker)));
+        assert_eq!(resolved(&idx, "ＭｃＤｏｎａｌｄ＇ｓ"), Some((0, ResolvedBy::Name)));
         // A portfolio ticker resolves to its one primary brand.
         assert_eq!(resolved(&idx, "YUM"), Some((5, ResolvedBy::Ticker)));
         assert_eq!(resolved(&idx, "nosuchbrand"), None);

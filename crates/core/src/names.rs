@@ -10,7 +10,7 @@ const ARTICLES: [&str; 12] = ["the", "a", "la", "le", "les", "l", "el", "los", "
 pub fn normalize_name(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending_space = false;
-    for ch in s.chars().flat_map(char::to_lowercase) {
+    for ch in s.chars().map(fold_width).flat_map(char::to_lowercase) {
         match ch {
             '\'' | '’' | '‘' | '`' | '´' | 'ʼ' => {}
             '&' => {
@@ -36,6 +36,21 @@ fn push_word(out: &mut String, pending_space: &mut bool, w: &str) {
     }
     *pending_space = false;
     out.push_str(w);
+}
+
+/// Fullwidth forms as their ASCII letters, digits and signs (Unicode's compatibility mapping of
+/// U+FF01-FF5E, and the ideographic space): a Japanese keyboard's "ＭＣＤ" is "MCD".
+pub(crate) fn fold_width(c: char) -> char {
+    match c {
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        '\u{3000}' => ' ',
+        c => c,
+    }
+}
+
+/// A ticker as the index keys it: trimmed, fullwidth forms folded, upper case ("ｍｃｄ" is MCD).
+pub(crate) fn ticker_key(s: &str) -> String {
+    s.trim().chars().map(fold_width).collect::<String>().to_uppercase()
 }
 
 /// Folds the Latin accents that users commonly leave out ("Tim Hortons" vs "Hortón").
@@ -96,6 +111,10 @@ mod tests {
         assert_eq!(normalize_name("7-Eleven"), "7 eleven");
         assert_eq!(normalize_name("Café Nero"), "cafe nero");
         assert_eq!(normalize_name("マクドナルド"), "マクドナルド");
+        // Fullwidth forms, as a Japanese keyboard types them, are their ASCII selves.
+        assert_eq!(normalize_name("ＭｃＤｏｎａｌｄ’ｓ"), "mcdonalds");
+        assert_eq!(normalize_name("ＭＣＤ"), "mcd");
+        assert_eq!(normalize_name("セブン　イレブン"), "セブン イレブン");
     }
 
     #[test]

@@ -36,7 +36,6 @@ pub fn format_iso(secs: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
 }
 
-/// Parses `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SS` with an optional fraction and `Z` or `±HH:MM`.
 /// Days in month `m` (1-12) of year `y`, Gregorian.
 fn days_in_month(y: i64, m: i64) -> i64 {
     match m {
@@ -47,6 +46,9 @@ fn days_in_month(y: i64, m: i64) -> i64 {
     }
 }
 
+/// Parses `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SS` with an optional fraction and `Z` or `±HH:MM`.
+/// A day the month does not have is no time (publishers' impossible dates, such as an
+/// AllThePlaces `end_date` of 2023-06-31, are then unread rather than moved to the next month).
 pub fn parse_iso(s: &str) -> Option<i64> {
     let s = s.trim();
     let b = s.as_bytes();

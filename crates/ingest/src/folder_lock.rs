@@ -31,9 +31,20 @@ impl FolderLock {
                 "{}: another build, import or merge is writing this data folder; run this one when it has finished",
                 dir.display()
             ))),
+            // Some network and FUSE file systems have no flock: the run goes on unlocked, as it
+            // did before there was a lock, and says so.
+            Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported || e.raw_os_error() == Some(libc_enolck()) => {
+                eprintln!("storemap: {}: this file system cannot lock ({e}); nothing stops another run writing the folder at the same time", path.display());
+                Ok(FolderLock { _file: file })
+            }
             Err(TryLockError::Error(e)) => Err(IngestError::io(path.display(), e)),
         }
     }
+}
+
+/// ENOLCK: "no locks available", what NFS without a lock daemon answers (37 on Linux).
+const fn libc_enolck() -> i32 {
+    37
 }
 
 #[cfg(test)]

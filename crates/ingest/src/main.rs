@@ -264,13 +264,12 @@ fn run(cli: Cli) -> Result<String, String> {
             }
             let opts = options(&common, Some((scale, seed)))?;
             let mut phases = Phases::new(common.folders.progress).releasing_with(release_freed);
+            // A shard writes the data folder's sources/ too, when the world there is not yet its
+            // own (the shards of one build in one folder generate it once, one after another).
+            let _lock = FolderLock::acquire(&opts.data_dir).map_err(|e| e.to_string())?;
             let out = match common.shard()? {
-                // A shard writes its part folder; its shards read the data folder together.
                 Some((shard, part)) => pipeline::build_synthetic_part(&opts, scale, seed, shard, &part, &mut phases).map(|s| json(&s)),
-                None => {
-                    let _lock = FolderLock::acquire(&opts.data_dir).map_err(|e| e.to_string())?;
-                    pipeline::build_synthetic(&opts, scale, seed, &mut phases).map(|s| json(&s))
-                }
+                None => pipeline::build_synthetic(&opts, scale, seed, &mut phases).map(|s| json(&s)),
             };
             phases.finish();
             out.map_err(|e| e.to_string())
@@ -282,6 +281,7 @@ fn run(cli: Cli) -> Result<String, String> {
             let paths = SourcePaths { osm, overture, fsq, atp };
             let out = match common.shard()? {
                 Some((shard, part)) => pipeline::import_sources_part(&paths, &opts, shard, &part, &mut phases).map(|s| json(&s)),
+                // A shard of an import only reads the data folder (its reference data).
                 None => {
                     let _lock = FolderLock::acquire(&opts.data_dir).map_err(|e| e.to_string())?;
                     pipeline::import_sources(&paths, &opts, &mut phases).map(|s| json(&s))
@@ -300,8 +300,10 @@ fn run(cli: Cli) -> Result<String, String> {
         }
         Command::Report { data_dir, reference, tables } => {
             let snap = Snapshot::load(&data_dir.join(SNAPSHOT_FILE)).map_err(|e| e.to_string())?;
-            let truth = data_dir.join("sources/truth.csv");
-            let mut r = storemap_ingest::report::report(&snap, Some(&truth)).map_err(|e| e.to_string())?;
+            // A synthetic world's truth scores only a synthetic snapshot: after a real import into
+            // a folder that held one, its truth files describe other stores.
+            let truth = snap.meta().synthetic.then(|| data_dir.join("sources/truth.csv"));
+            let mut r = storemap_ingest::report::report(&snap, truth.as_deref()).map_err(|e| e.to_string())?;
             r.changes = storemap_ingest::feed_score::change_score(&data_dir, &snap).map_err(|e| e.to_string())?;
             if let Some(dir) = reference {
                 let countries = pipeline::load_countries(&dir).map_err(|e| e.to_string())?;

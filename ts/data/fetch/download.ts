@@ -30,18 +30,31 @@ export function request(ctx: Ctx, url: string, headers: Record<string, string> =
     .then((res) => {
       clearTimeout(timer);
       if (!res.body) return res;
-      // Unreferenced, and harmless when it fires after the body ended or was cancelled.
-      const idle = setTimeout(stalled('no data'), stallMs).unref();
-      const watched = res.body.pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, c) {
-            idle.refresh();
-            c.enqueue(chunk);
+      // The body's watchdog runs only while a read waits on the network: time the caller
+      // spends elsewhere (hashing a resumed part of gigabytes first, writing to a slow disk) is
+      // not the server's silence. highWaterMark 0: nothing is read before the caller asks.
+      const reader = res.body.getReader();
+      let idle: ReturnType<typeof setTimeout> | undefined;
+      const watched = new ReadableStream<Uint8Array>(
+        {
+          async pull(c) {
+            idle = setTimeout(stalled('no data'), stallMs).unref();
+            try {
+              const { done, value } = await reader.read();
+              if (done) c.close();
+              else c.enqueue(value);
+            } catch (e) {
+              c.error(e);
+            } finally {
+              clearTimeout(idle);
+            }
           },
-          flush() {
+          cancel(reason) {
             clearTimeout(idle);
+            return reader.cancel(reason);
           },
-        }),
+        },
+        { highWaterMark: 0 },
       );
       return new Response(watched, { status: res.status, statusText: res.statusText, headers: res.headers });
     })
@@ -370,7 +383,7 @@ function mismatch(spec: FileSpec, written: number, digest: string | undefined): 
 
 /**
  * The importers read every file of their format in a source folder, so files this run did not
- * write (an older release, a synthetic build) would be imported too: say so, delete nothing.
+ * write (an older release, or files copied there) would be imported too: say so, delete nothing.
  */
 export async function noteForeignFiles(ctx: Ctx, source: FetchSource, dir: string, files: FileSpec[]): Promise<void> {
   const ours = new Set(files.map((f) => path.relative(dir, f.dest)));
@@ -394,7 +407,7 @@ export async function noteForeignFiles(ctx: Ctx, source: FetchSource, dir: strin
   other.sort();
   if (other.length === 0) return;
   const shown = other.slice(0, 5).join(', ') + (other.length > 5 ? `, … (${other.length} in all)` : '');
-  ctx.log(`${source}: note: ${dir} also holds files this fetch did not write (${shown}); the importer reads the whole folder, so remove them if they are from an older release or a synthetic build`);
+  ctx.log(`${source}: note: ${dir} also holds files this fetch did not write (${shown}); the importer reads the whole folder, so remove them if they are from an older release or were copied there`);
 }
 
 /** Removes the files of a layout this fetch replaced (AllThePlaces' combined zip once its groups
