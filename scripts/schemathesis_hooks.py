@@ -17,8 +17,8 @@
    change-feed `since` older than the history the server keeps or after both the serving
    snapshot and the clock, a history without brand or ticker, with both, with `from` after
    `to` or either outside the history's reach, an `open_at` on a day past its month's end
-   (2026-02-30), two overlap names of one company,
-   and an overlap of more than 100,000 pairs. Those 400s
+   (2026-02-30), two overlap names of one company, an overlap of more than 100,000 pairs, and a
+   focus map of a country other than the one `country` (or the `state`) filters to. Those 400s
    are not failures of "valid data should be accepted"; every other 400 on valid data still is.
 """
 
@@ -56,6 +56,8 @@ DOCUMENTED_DETAIL_PATTERNS = [
     ("from", re.compile(r"^the history ends at \S+ \(period \S+\)$")),
     ("to", re.compile(r"^the history ends at \S+ \(period \S+\)$")),
     ("to", re.compile(r"^the history begins at \S+ \(period \S+\)$")),
+    ("city", re.compile(r"^unknown city '.*': it is not in the gazetteer and no row carries it$", re.S)),
+    ("focus_country", re.compile(r"^a focus map of [A-Z]{2} draws only the stores there, and country [A-Z]{2} leaves none: give the same country, or one of them$")),
 ]
 DOCUMENTED_MESSAGES = [
     re.compile(r"^unknown city '.*': it is not in the gazetteer and no row carries it$", re.S),
