@@ -29,11 +29,13 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 });
 
 function number(min: number, max: number) {
+  // No upper bound to speak of where another part checks it (the pipeline, the largest scale).
+  const range = max === Number.MAX_VALUE ? `of at least ${min}` : `from ${min} to ${max}`;
   return (v: string) => {
     // Written out in decimal: Number('') is 0 and Number('0x20') 32.
-    if (!/^\s*-?\d+(\.\d+)?\s*$/.test(v)) throw new InvalidArgumentError(`must be a decimal number from ${min} to ${max}`);
+    if (!/^\s*-?\d+(\.\d+)?\s*$/.test(v)) throw new InvalidArgumentError(`must be a decimal number ${range}`);
     const n = Number(v);
-    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number from ${min} to ${max}`);
+    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number ${range}`);
     return n;
   };
 }

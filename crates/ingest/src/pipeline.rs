@@ -1083,11 +1083,13 @@ fn keep_previous_truth(data_dir: &Path) -> Result<()> {
 
 /// An import that kept nothing must not replace the snapshot a server is serving.
 fn nothing_kept(path: &Path, imports: &[ImportReport]) -> IngestError {
-    IngestError::Invalid(format!(
-        "the import kept no rows, so no snapshot was written and {} is unchanged: {}",
-        path.display(),
+    // No import at all: every source given was disabled (STOREMAP_DISABLED_SOURCES).
+    let why = if imports.is_empty() {
+        "no source was read (every one given is disabled)".to_string()
+    } else {
         imports.iter().map(|r| format!("{} read {} rows, skipped {:?}", r.source, r.rows_read, r.skipped)).collect::<Vec<_>>().join("; ")
-    ))
+    };
+    IngestError::Invalid(format!("the import kept no rows, so no snapshot was written and {} is unchanged: {why}", path.display()))
 }
 
 fn source_import(r: &ImportReport) -> SourceImport {
