@@ -327,9 +327,9 @@ data
 data
   .command('rollback')
   .description('serve the snapshot the last build or import replaced (and keep the current one as the previous); a running server swaps to it')
-  .action(() => {
+  .action(async () => {
     const config = loadConfig();
-    const { current, previous } = rollbackSnapshot(config.dataDir);
+    const { current, previous } = await rollbackSnapshot(config.dataDir);
     console.log(`${current} is now the snapshot ${previous} was; run \`storemap data rollback\` again to undo`);
   });
 data

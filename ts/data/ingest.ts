@@ -2,10 +2,10 @@
 // pipeline prints one JSON summary on stdout and its progress on stderr, which we pass through.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { INGEST_BIN, PREBUILT_REFERENCE_DIR, TABLES_DIR } from '../paths.ts';
-import { PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE } from '../native.ts';
+import { SNAPSHOT_FILE } from '../native.ts';
 import { prepareReference, REFERENCE_FORMAT } from './reference.ts';
 
 export interface BuildParams {
@@ -265,21 +265,17 @@ export async function mergeParts(p: MergeParams): Promise<unknown> {
 
 /**
  * Swaps the serving snapshot and the one the last build replaced (`snapshot.prev.smap`), by
- * renames in one folder: a server watching the file picks the swap up like a refresh.
+ * renames in one folder (`storemap-ingest rollback`, under the folder's lock, so that no build,
+ * import or merge moves either file meanwhile): a server watching the file picks the swap up
+ * like a refresh.
  */
-export function rollbackSnapshot(dataDir: string): { current: string; previous: string } {
-  const current = snapshotPath(dataDir);
-  const previous = path.join(dataDir, PREVIOUS_SNAPSHOT_FILE);
-  if (!existsSync(previous)) throw new Error(`no previous snapshot to roll back to: ${previous} does not exist (a build or import keeps one)`);
-  // The current file is linked aside first, so the rename over it is atomic: a server never
-  // finds the serving path missing.
-  const aside = `${current}.rollback`;
-  rmSync(aside, { force: true });
-  const hadCurrent = existsSync(current);
-  if (hadCurrent) linkSync(current, aside);
-  renameSync(previous, current);
-  if (hadCurrent) renameSync(aside, previous);
-  return { current, previous };
+export async function rollbackSnapshot(dataDir: string): Promise<{ current: string; previous: string }> {
+  try {
+    return (await run(['rollback', '--data-dir', dataDir], true)) as { current: string; previous: string };
+  } catch (e) {
+    // The pipeline's own message, without the wrapper's "failed (exit 1)".
+    throw new Error(String((e as Error).message).replace(/^storemap-ingest rollback failed \(exit \d+\):\nstoremap-ingest: /, ''));
+  }
 }
 
 export function datasetReport(dataDir: string): Promise<unknown> {

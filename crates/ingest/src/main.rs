@@ -178,6 +178,12 @@ enum Command {
         #[command(flatten)]
         folders: Folders,
     },
+    /// Serve the snapshot the last build, import or merge replaced, and keep the current one as
+    /// the previous (under the data folder's lock)
+    Rollback {
+        #[arg(long)]
+        data_dir: PathBuf,
+    },
     /// Print the dataset's figures as JSON.
     Report {
         #[arg(long)]
@@ -297,6 +303,10 @@ fn run(cli: Cli) -> Result<String, String> {
             let out = pipeline::merge_parts(&parts, &opts, &mut phases).map(|s| json(&s));
             phases.finish();
             out.map_err(|e| e.to_string())
+        }
+        Command::Rollback { data_dir } => {
+            let (current, previous) = pipeline::rollback(&data_dir).map_err(|e| e.to_string())?;
+            Ok(json(&serde_json::json!({ "current": current.display().to_string(), "previous": previous.display().to_string() })))
         }
         Command::Report { data_dir, reference, tables } => {
             let snap = Snapshot::load(&data_dir.join(SNAPSHOT_FILE)).map_err(|e| e.to_string())?;

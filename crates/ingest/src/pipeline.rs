@@ -1081,6 +1081,38 @@ fn keep_previous_truth(data_dir: &Path) -> Result<()> {
     std::fs::copy(&truth, &to).map(|_| ()).map_err(|e| IngestError::io(to.display(), e))
 }
 
+/// Swaps the serving snapshot and the one the last build replaced (`snapshot.prev.smap`), by
+/// renames in one folder, holding the folder's lock so that no build, import or merge moves
+/// either file meanwhile: a server watching the file picks the swap up like a refresh. The
+/// current file is linked aside first, so the rename over it is atomic: a server never finds
+/// the serving path missing. Returns the two paths.
+pub fn rollback(data_dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    if !data_dir.is_dir() {
+        return Err(IngestError::Invalid(format!("{}: no such data folder", data_dir.display())));
+    }
+    let _lock = crate::folder_lock::FolderLock::acquire(data_dir)?;
+    let current = data_dir.join(SNAPSHOT_FILE);
+    let previous = data_dir.join(PREVIOUS_SNAPSHOT_FILE);
+    if !previous.exists() {
+        return Err(IngestError::Invalid(format!("no previous snapshot to roll back to: {} does not exist (a build or import keeps one)", previous.display())));
+    }
+    let aside = data_dir.join(format!("{SNAPSHOT_FILE}.rollback"));
+    let io = |p: &Path, e: std::io::Error| IngestError::io(p.display(), e);
+    match std::fs::remove_file(&aside) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&aside, e)),
+        _ => {}
+    }
+    let had_current = current.exists();
+    if had_current {
+        std::fs::hard_link(&current, &aside).map_err(|e| io(&aside, e))?;
+    }
+    std::fs::rename(&previous, &current).map_err(|e| io(&current, e))?;
+    if had_current {
+        std::fs::rename(&aside, &previous).map_err(|e| io(&previous, e))?;
+    }
+    Ok((current, previous))
+}
+
 /// An import that kept nothing must not replace the snapshot a server is serving.
 fn nothing_kept(path: &Path, imports: &[ImportReport]) -> IngestError {
     // No import at all: every source given was disabled (STOREMAP_DISABLED_SOURCES).
@@ -1143,5 +1175,27 @@ mod tests {
         // A phase that fails has nothing to report and releases nothing more.
         assert!(phases.run("third", || Err::<(), _>(crate::error::IngestError::Invalid("no".into()))).is_err());
         assert_eq!(RELEASED.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_rollback_swaps_the_two_snapshots_and_waits_for_no_writer() {
+        let dir = crate::test_dir::TestDir::new("rollback-lock");
+        std::fs::write(dir.join(super::SNAPSHOT_FILE), "current").unwrap();
+        std::fs::write(dir.join(super::PREVIOUS_SNAPSHOT_FILE), "previous").unwrap();
+        // While a build holds the folder, a rollback is refused and moves nothing.
+        let writer = crate::folder_lock::FolderLock::acquire(&dir).unwrap();
+        let refused = super::rollback(&dir).unwrap_err().to_string();
+        assert!(refused.contains("another build, import or merge is writing"), "{refused}");
+        assert_eq!(std::fs::read_to_string(dir.join(super::SNAPSHOT_FILE)).unwrap(), "current");
+        drop(writer);
+        super::rollback(&dir).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join(super::SNAPSHOT_FILE)).unwrap(), "previous");
+        assert_eq!(std::fs::read_to_string(dir.join(super::PREVIOUS_SNAPSHOT_FILE)).unwrap(), "current");
+        // Twice is undone.
+        super::rollback(&dir).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join(super::SNAPSHOT_FILE)).unwrap(), "current");
+        // Nothing to roll back to.
+        std::fs::remove_file(dir.join(super::PREVIOUS_SNAPSHOT_FILE)).unwrap();
+        assert!(super::rollback(&dir).unwrap_err().to_string().starts_with("no previous snapshot to roll back to"));
     }
 }
