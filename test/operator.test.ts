@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { AS_OF, CLI, describe, runCli, tempDataDir } from './helpers/cli.ts';
+import { AS_OF, CLI, describe, FIXTURE_IMPORT_ARGS, runCli, tempDataDir } from './helpers/cli.ts';
 import { testDataDir } from './helpers/dataset.ts';
 import { ROOT } from '../ts/paths.ts';
 
@@ -59,7 +59,14 @@ test('data refresh opens the ledger before it replaces the snapshot', async (t) 
   const stale = await runCli(['data', 'refresh'], env);
   t.is(stale.code, 1, describe(stale));
   t.regex(stale.stderr, /holds files no synthetic build wrote .* import them once with `storemap data import/);
-  t.is((await runCli(['data', 'import', '--osm', osm, '--as-of', AS_OF], env)).code, 0);
+  const osmOnly = await runCli(['data', 'import', '--osm', osm, '--as-of', AS_OF], env);
+  t.is(osmOnly.code, 0, describe(osmOnly));
+  // Every row is the community map's: said at the import, not found later by a user.
+  t.regex(osmOnly.stderr, /warning: none of the \d+ rows is served as data/);
+  // The fixture scene's four sources corroborate one another: no warning.
+  const scene = await runCli(FIXTURE_IMPORT_ARGS, { STOREMAP_DATA_DIR: await tempDataDir(t, { reference: true }) });
+  t.is(scene.code, 0, describe(scene));
+  t.notRegex(scene.stderr, /none of the \d+ rows is served/);
   const before = sha(path.join(dir, 'snapshot.smap'));
   // Nothing listens on port 1 of this machine.
   const r = await runCli(['data', 'refresh', '--as-of', '2026-11-08T00:00:00Z'], { ...env, STOREMAP_DATABASE_URL: 'postgres://storemap@127.0.0.1:1/storemap' });

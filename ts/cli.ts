@@ -159,6 +159,8 @@ interface SourceImport {
 interface ImportSummary {
   snapshot: string;
   rows: number;
+  /** Of them, the rows the data formats serve. */
+  servable_rows: number;
   imports: (SourceImport & { source: string; errors: string[] })[];
 }
 
@@ -178,6 +180,17 @@ function printImport(summary: ImportSummary): void {
   console.error(importTable(summary.imports));
   for (const r of summary.imports) for (const e of r.errors.slice(0, 5)) console.error(`  ${r.source}: ${e}`);
   console.log(`${summary.snapshot}: ${summary.rows} rows`);
+  warnIfNothingServed(summary);
+}
+
+/** An import that leaves the data formats nothing (an OpenStreetMap-only import: every row is
+ * the community map's) still serves maps, but location-map's json, csv and geojson, nearby and
+ * the directory answer nothing: said once, at the import, rather than found by a user. */
+function warnIfNothingServed(summary: { rows: number; servable_rows: number }): void {
+  if (summary.servable_rows > 0) return;
+  console.error(
+    `warning: none of the ${summary.rows} rows is served as data (json, csv, geojson, the brand directory): each is the community map's alone or below the confidence floor, which only map images draw. Import a source that corroborates them (Overture, Foursquare, AllThePlaces) with it.`,
+  );
 }
 
 const collect = (v: string, acc: string[]) => [...acc, v];
@@ -360,6 +373,7 @@ data
       console.error(importTable(summary.imports));
       const brands = await writeBrandSummary(ledger, loadStoreSync(summary.snapshot), Date.now());
       console.log(`${summary.snapshot}: ${summary.rows} rows; brand_summary stamped for ${brands} brands`);
+      warnIfNothingServed(summary);
     } finally {
       await ledger.close();
     }

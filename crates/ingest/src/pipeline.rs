@@ -117,6 +117,8 @@ pub struct BuildSummary {
     pub snapshot: String,
     pub snapshot_version: String,
     pub rows: u64,
+    /// Of them, the rows json, csv and geojson serve (the rest only maps draw).
+    pub servable_rows: u64,
     pub imports: Vec<ImportReport>,
     pub reconcile: ReconcileStats,
     pub world: Option<crate::world::WorldSummary>,
@@ -696,6 +698,7 @@ impl Assembler {
             report.rows_corroborated = SourceType::parse(&report.source).and_then(|s| self.corroborated.get(&s).copied()).unwrap_or(0);
         }
         let n = self.builder.row_count() as u64;
+        let servable = self.builder.servable_rows();
         // An import that kept nothing must not replace the snapshot a server is serving.
         if n == 0 {
             return Err(nothing_kept(&path, &imports));
@@ -721,6 +724,7 @@ impl Assembler {
             snapshot: path.display().to_string(),
             snapshot_version: version,
             rows: n,
+            servable_rows: servable,
             imports,
             reconcile: stats,
             world: None,

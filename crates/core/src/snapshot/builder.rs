@@ -274,6 +274,12 @@ impl SnapshotBuilder {
         self.rows.len()
     }
 
+    /// Rows the data formats will serve (not community-only, at least the confidence floor): an
+    /// import whose rows are all the community map's is served on maps only.
+    pub fn servable_rows(&self) -> u64 {
+        self.rows.iter().filter(|r| is_servable(r.flags & FLAG_COMMUNITY_ONLY != 0, r.confidence)).count() as u64
+    }
+
     /// Reserves room for `rows` rows, so the column buffers grow once instead of doubling
     /// (and briefly holding two copies) all the way up.
     pub fn reserve(&mut self, rows: usize) {

@@ -16,6 +16,8 @@ fn report_on_a_synthetic_build() {
     assert_eq!(r.pool_points, b.summary.rows, "pool_points == rows the build wrote");
     assert!(r.verified_rows > 0, "no verified rows");
     assert!(r.verified_rows <= r.pool_points, "verified {} > pool {}", r.verified_rows, r.pool_points);
+    // The build's own count of the rows the data formats serve is the written snapshot's.
+    assert_eq!(b.summary.servable_rows, r.verified_rows, "servable rows the build counted == verified rows of the snapshot");
 
     let tickers_csv = tables_dir().join("tickers.csv");
     let ticker_rows =
