@@ -3,7 +3,7 @@
 import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { loadConfig, type Config } from './config.ts';
+import { isDecimalText, loadConfig, type Config } from './config.ts';
 import { countryArea, FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry, parseSources, type Area, type FetchedFile } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
@@ -33,7 +33,7 @@ function number(min: number, max: number) {
   const range = max === Number.MAX_VALUE ? `of at least ${min}` : `from ${min} to ${max}`;
   return (v: string) => {
     // Written out in decimal: Number('') is 0 and Number('0x20') 32.
-    if (!/^\s*-?\d+(\.\d+)?\s*$/.test(v)) throw new InvalidArgumentError(`must be a decimal number ${range}`);
+    if (!isDecimalText(v)) throw new InvalidArgumentError(`must be a decimal number ${range}`);
     const n = Number(v);
     if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number ${range}`);
     return n;
@@ -558,7 +558,7 @@ keys
   .command('topup <id> <credits>')
   .description('add credits to a key')
   .action(async (id: string, credits: string) => {
-    const n = /^\s*\d+\s*$/.test(credits) ? Number(credits) : NaN;
+    const n = isDecimalText(credits) ? Number(credits) : NaN;
     if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('credits must be a whole number > 0, written in decimal');
     const k = await withKeys((ks) => ks.topUp(id, n));
     if (!k) throw new Error(`no key with id ${id}`);

@@ -17,8 +17,11 @@ export const SOURCE_TYPES = SOURCE_KINDS;
  * 0 and take `0x10` or `1e3`, so a typo set a timeout to "never" or a cache to nothing. Text
  * that is not a decimal number stays text, which the number schema then refuses by name. */
 const DECIMAL = /^-?\d+(\.\d+)?$/;
+/** Whether text is a number written out in decimal (surrounding spaces aside): the one rule for
+ * numbers in the environment and on the command line. */
+export const isDecimalText = (v: string) => DECIMAL.test(v.trim());
 const DECIMAL_ONLY = { error: 'expected a decimal number' };
-const decimal = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : v), schema);
+const decimal = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === 'string' && isDecimalText(v) ? Number(v.trim()) : v), schema);
 
 const csv = z
   .string()

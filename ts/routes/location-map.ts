@@ -124,9 +124,10 @@ function planOf(deps: ApiDeps, key: ApiKey, r: Req): Plan {
   // A focus map draws only its country's stores: with a `country` filter elsewhere it would be
   // an empty outline, priced on the filter's stores.
   const focus = r.focus_country?.toUpperCase();
-  // The filter's country, as given or as the state names it ("Texas" is the US's).
-  const country = addonFilters(deps, r).country?.toUpperCase();
-  if (focus && focus !== 'AUTO' && country && country !== focus && !FOCUS_ALSO_DRAWS[focus]?.includes(country)) {
+  // The filter's country, as given or as the state names it ("Texas" is the US's): looked up
+  // only for a focus map.
+  const country = focus && focus !== 'AUTO' ? addonFilters(deps, r).country?.toUpperCase() : undefined;
+  if (focus && country && country !== focus && !FOCUS_ALSO_DRAWS[focus]?.includes(country)) {
     throw invalidRequest('request', [{ field: 'focus_country', message: `a focus map of ${focus} draws only the stores there, and country ${country} leaves none: give the same country, or one of them` }]);
   }
   const rules = planRules(deps, key, r.format as Format);

@@ -18,6 +18,9 @@ export function foldName(s: string): string {
 export class Subdivisions {
   /** country → folded name or code → code */
   readonly #byCountry = new Map<string, Map<string, string>>();
+  /** folded name or code → every country's subdivision it names, in country-code order: the
+   * lookup without a country, made once rather than per request. */
+  readonly #anywhere = new Map<string, { code: string; country: string }[]>();
 
   static fromCsv(file: string): Subdivisions {
     const rows = parse(readFileSync(file, 'utf8'), { columns: true }) as { country: string; code: string; name: string }[];
@@ -28,6 +31,13 @@ export class Subdivisions {
       m.set(foldName(r.code), r.code);
       // A name shared by two subdivisions of one country keeps the first (the codes differ).
       if (!m.has(foldName(r.name))) m.set(foldName(r.name), r.code);
+    }
+    for (const c of [...s.#byCountry.keys()].sort()) {
+      for (const [key, code] of s.#byCountry.get(c)!) {
+        let hits = s.#anywhere.get(key);
+        if (!hits) s.#anywhere.set(key, (hits = []));
+        hits.push({ code, country: c });
+      }
     }
     return s;
   }
@@ -45,10 +55,7 @@ export class Subdivisions {
     if (country) return { code: this.#byCountry.get(country.toUpperCase())?.get(key) ?? state, country };
     const us = this.#byCountry.get('US')?.get(key);
     if (us) return { code: us, country: 'US' };
-    const hits = [...this.#byCountry.keys()].sort().flatMap((c) => {
-      const code = this.#byCountry.get(c)!.get(key);
-      return code ? [{ code, country: c }] : [];
-    });
+    const hits = this.#anywhere.get(key) ?? [];
     if (hits.length === 1) return hits[0];
     return { code: hits[0]?.code ?? state };
   }

@@ -33,7 +33,7 @@ impl FolderLock {
             ))),
             // Some network and FUSE file systems have no flock: the run goes on unlocked, as it
             // did before there was a lock, and says so.
-            Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported || e.raw_os_error() == Some(libc_enolck()) => {
+            Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported || e.raw_os_error() == Some(ENOLCK) => {
                 eprintln!("storemap: {}: this file system cannot lock ({e}); nothing stops another run writing the folder at the same time", path.display());
                 Ok(FolderLock { _file: file })
             }
@@ -42,10 +42,8 @@ impl FolderLock {
     }
 }
 
-/// ENOLCK: "no locks available", what NFS without a lock daemon answers (37 on Linux).
-const fn libc_enolck() -> i32 {
-    37
-}
+/// ENOLCK on Linux: "no locks available", what NFS without a lock daemon answers.
+const ENOLCK: i32 = 37;
 
 #[cfg(test)]
 mod tests {
