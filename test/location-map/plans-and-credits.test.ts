@@ -150,14 +150,15 @@ test('402 INSUFFICIENT_CREDITS when the balance is below the cost; the balance i
   );
 });
 
-test('internal keys are charged 0 and their balance never moves', async (t) => {
+test('internal keys are charged 0, their balance never moves, and they report 2^53 - 1 credits left', async (t) => {
   const s = await server(t);
   const internal = await s.keys.create({ plan: 'internal', credits: 100 });
   const big = largestBrand();
   for (const body of [{ brand: big.name }, { brand: MCD, format: 'csv' }, { brand: MCD, format: 'geojson' }]) {
     const res = await ok(t, s, body, internal.key);
     t.is(res.header('x-credits-charged'), '0');
-    t.is(res.header('x-credits-remaining'), '100');
+    // Not the stored 100: a client that budgets by this header must not see an end.
+    t.is(res.header('x-credits-remaining'), '9007199254740991');
     t.is(res.header('x-credits-low'), '');
   }
   t.is((await balance(s, internal.record.id)), 100);

@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { ATTRIBUTION } from './headers.ts';
 import { CONFIDENCE_FLOOR, DATA_DEFAULTS } from '../native.ts';
 import { LOW_CREDIT_THRESHOLD, tiersText } from './prices.ts';
-import { PLAN_RULES } from './plans.ts';
+import { MAX_BALANCE, PLAN_RULES } from './plans.ts';
 import type { ErrorCode } from './errors.ts';
 import { BrandSummary, BrandsPage, ChangesGeoJson, ChangesJson, Health, HistoryJson, LocationMapJson, NearbyGeoJson, NearbyJson, OverlapGeoJson, OverlapJson, SearchResults, Status, Usage } from './responses.ts';
 import { BrandsQuery, ChangesQuery, HistoryQuery, LocationMapRequest, NearbyRequest, OverlapRequest, SearchQuery, SummaryQuery, UsageQuery } from './schemas.ts';
@@ -84,7 +84,7 @@ const CHARGED_HEADERS: HeaderDoc[] = [
   { name: 'X-Brand', description: 'Canonical brand name (a ticker is echoed as its brand). Non-ASCII text, and %, percent-encoded UTF-8: decodeURIComponent gives the name.', schema: 'string', required: true },
   { name: 'X-Region', description: 'The filter as text. Non-ASCII text, and %, percent-encoded UTF-8: decodeURIComponent gives the text.', schema: 'string', required: true },
   { name: 'X-Credits-Charged', description: 'Credits this request cost.', schema: 'integer', required: true },
-  { name: 'X-Credits-Remaining', description: 'Credits left on the key.', schema: 'integer', required: true },
+  { name: 'X-Credits-Remaining', description: `Credits left on the key. An internal key, which is never debited, reports ${MAX_BALANCE} (2^53 − 1, the most a balance can hold).`, schema: 'integer', required: true },
   { name: 'X-Credits-Low', description: `true when the balance is below ${LOW_CREDIT_THRESHOLD} credits (absent otherwise).`, schema: 'boolean', required: false },
   { name: 'X-Render-Time', description: 'Server time spent on the query or render, e.g. "12ms".', schema: 'string', required: true },
 ];

@@ -10,3 +10,8 @@ export const PLAN_RULES: Record<Plan, { dataFormats: boolean; unlimited: boolean
   enterprise: { dataFormats: true, unlimited: false, defaultCredits: 10_000 },
   internal: { dataFormats: true, unlimited: true, defaultCredits: 0 },
 };
+
+/** The largest balance a key may hold: past 2^53 the ledger's numbers stop being exact in
+ * JavaScript (a top-up of 3 on top of it would store …984, not …985). An unlimited key reports
+ * it as its credits left. */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;

@@ -4,10 +4,6 @@
 // rules (plans, prices, the refusal counting) on top, the same over either.
 
 /** A usage row's request: what was asked and how it was answered. */
-/** The largest balance a key may hold: past 2^53 the ledger's numbers stop being exact in
- * JavaScript (a top-up of 3 on top of it would store …984, not …985). */
-export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
-
 export interface UsageEntry {
   endpoint: string;
   status: number | null;

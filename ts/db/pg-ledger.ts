@@ -6,10 +6,11 @@
 // (STOREMAP_CREDIT_LEASE), a key that holds many credits is charged from a block this node took
 // off its row instead (charge_leased: the lease's row is locked, this node's alone).
 import type pg from 'pg';
-import { MAX_BALANCE, MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type RateBuckets, type RateLease, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
 import { DAY_MS } from '../time.ts';
 import { Linger, type Lingering } from './linger.ts';
 import { inTransaction, pingPostgres, withClient } from './postgres.ts';
+import { MAX_BALANCE } from '../api/plans.ts';
 
 const INSERT_USAGE = 'INSERT INTO usage (key_id, at, endpoint, status, format, credits, requests) VALUES ($1, $2, $3, $4, $5, $6, $7)';
 

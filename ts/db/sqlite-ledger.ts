@@ -5,7 +5,8 @@
 import { retryBusy, type DB } from './database.ts';
 import { isBusy } from './faults.ts';
 import { DAY_MS } from '../time.ts';
-import { BUSY_DEADLINE_MS, MAX_BALANCE, MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { BUSY_DEADLINE_MS, MAX_CHARGE_BATCH, planCharge, WriteCancelled, type WaitingCharge, type LedgerHealth, type BrandStamp, type ChargeRequest, type ChargeResult, type KeyRow, type KeyTableRow, keyRowOf, type LedgerOps, type UsageBatchRow, type UsageEntry, type UsageGroup } from './ledger.ts';
+import { MAX_BALANCE } from '../api/plans.ts';
 
 /** Key writes through each connection: SQLite's data_version moves only for other connections' commits. */
 const keyWrites = new WeakMap<DB, { n: number }>();

@@ -10,7 +10,7 @@ import { ATTRIBUTION, headerText } from '../api/headers.ts';
 import { NativeError, type RefusalReason } from '../native.ts';
 import { Cancel } from '../services/native-pool.ts';
 import { affordableRows, creditsFor, isImageFormat, LOW_CREDIT_THRESHOLD, type Format } from '../api/prices.ts';
-import { PLAN_RULES } from '../api/plans.ts';
+import { MAX_BALANCE, PLAN_RULES } from '../api/plans.ts';
 import type { ApiKey } from '../services/keys.ts';
 import type { ApiDeps } from './context.ts';
 
@@ -317,6 +317,13 @@ async function charge(
   return { ok: false, cause: new ApiError('INSUFFICIENT_CREDITS', `This request costs ${cost} credits; the key has ${c.balance}.`) };
 }
 
+/** An internal key is never debited, so its stored balance (0 unless someone topped it up)
+ * is not what it can still spend: a client that stops at "0 left" would stop. It reports the
+ * most a balance can hold instead. */
+function creditsLeft(key: ApiKey, charge: Charged): number {
+  return PLAN_RULES[key.plan].unlimited ? MAX_BALANCE : charge.remaining;
+}
+
 /** The answer: what every charged answer carries (CHARGED_HEADERS in operations.ts documents
  * them), the operation's own headers, and the body (counted as unsent since the work ended). */
 function respond(res: Response, deps: ApiDeps, key: ApiKey, out: ChargedWork, charge: Charged): void {
@@ -328,7 +335,7 @@ function respond(res: Response, deps: ApiDeps, key: ApiKey, out: ChargedWork, ch
   res.header('X-Region', headerText(out.region));
   res.header('X-Render-Time', `${Math.round(out.ms)}ms`);
   res.header('X-Credits-Charged', String(charge.charged));
-  res.header('X-Credits-Remaining', String(charge.remaining));
+  res.header('X-Credits-Remaining', String(creditsLeft(key, charge)));
   if (!PLAN_RULES[key.plan].unlimited && charge.remaining < LOW_CREDIT_THRESHOLD) res.header('X-Credits-Low', 'true');
   for (const [name, value] of Object.entries(out.headers)) if (value !== undefined) res.header(name, value);
   res.status(200);

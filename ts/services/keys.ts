@@ -1,9 +1,9 @@
 // API keys: "sm_live_" + 24 hex characters, shown once at creation, stored only as SHA-256,
 // compared in constant time. Plans decide formats, trial length and caps.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { MAX_BALANCE, type KeyRow, type LedgerOps } from '../db/ledger.ts';
+import type { KeyRow, LedgerOps } from '../db/ledger.ts';
 import { DAY_MS } from '../time.ts';
-import { PLAN_RULES, type Plan } from '../api/plans.ts';
+import { MAX_BALANCE, PLAN_RULES, type Plan } from '../api/plans.ts';
 
 export const KEY_PATTERN = /^sm_live_[0-9a-f]{24}$/;
 
