@@ -310,11 +310,15 @@ fn run(cli: Cli) -> Result<String, String> {
         }
         Command::Report { data_dir, reference, tables } => {
             let snap = Snapshot::load(&data_dir.join(SNAPSHOT_FILE)).map_err(|e| e.to_string())?;
-            // A synthetic world's truth scores only a synthetic snapshot: after a real import into
-            // a folder that held one, its truth files describe other stores.
-            let truth = snap.meta().synthetic.then(|| data_dir.join("sources/truth.csv"));
+            // A synthetic world's truth scores only the snapshot built from it: after a real
+            // import into a folder that held one, or a rollback to another world's build, its
+            // truth files describe other stores.
+            let (truth, not_used) = storemap_ingest::report::truth_for(&data_dir, &snap);
             let mut r = storemap_ingest::report::report(&snap, truth.as_deref()).map_err(|e| e.to_string())?;
-            r.changes = storemap_ingest::feed_score::change_score(&data_dir, &snap).map_err(|e| e.to_string())?;
+            if truth.is_some() {
+                r.changes = storemap_ingest::feed_score::change_score(&data_dir, &snap).map_err(|e| e.to_string())?;
+            }
+            r.truth_not_used = not_used;
             if let Some(dir) = reference {
                 let countries = pipeline::load_countries(&dir).map_err(|e| e.to_string())?;
                 r.land = Some(storemap_ingest::report::land_score(&snap, countries.land()));

@@ -379,9 +379,9 @@ fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phase
             crate::world::unstamp(&sources_dir)?;
             let land = countries.land();
             let world = phases.run("generate sources", || crate::world::generate(&catalog, &cities, &zips, land, &sources_dir, scale, seed, opts.as_of))?;
-            if let Some(origin) = &origin {
-                crate::world::stamp(&sources_dir, scale, seed, opts.as_of, origin, &world)?;
-            }
+            // Every world is stamped; only a shard's carries the fingerprints `generated`
+            // compares, so a one-process build's world is never taken for a shard's.
+            crate::world::stamp(&sources_dir, scale, seed, opts.as_of, origin.as_deref().unwrap_or(""), &world)?;
             world
         }
     };

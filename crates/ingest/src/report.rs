@@ -2,7 +2,7 @@
 //! generator's ground truth when there is one.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use storemap_core::{BrandRecord, Filters, Snapshot};
@@ -56,6 +56,37 @@ pub struct Report {
     /// Where the brands the table has no counts for stand against their home market (absent
     /// without the project's tables).
     pub home_markets: Option<HomeMarkets>,
+    /// Why the folder's synthetic truth scored nothing (dedup, realism, coverage and changes
+    /// absent) although the snapshot is synthetic: it was built from another world (see
+    /// [`truth_for`]).
+    pub truth_not_used: Option<String>,
+}
+
+/// The truth files that score `snapshot`, or why there are none. A synthetic snapshot is
+/// scored against `data_dir/sources/truth.csv` only when the folder's world (its stamp) is the
+/// one the snapshot was built from: after `data rollback` to a build of another seed, scale or
+/// as-of, the files describe other stores, and scores against them would be wrong, not low.
+/// A folder whose world has no stamp is scored as it is.
+pub fn truth_for(data_dir: &Path, snapshot: &Snapshot) -> (Option<PathBuf>, Option<String>) {
+    let meta = snapshot.meta();
+    if !meta.synthetic {
+        return (None, None);
+    }
+    let sources = data_dir.join("sources");
+    let truth = Some(sources.join("truth.csv"));
+    let Some((scale, seed, as_of)) = crate::world::stamped(&sources) else {
+        return (truth, None);
+    };
+    let as_of = storemap_core::format_iso(as_of);
+    if meta.scale == Some(scale) && meta.seed == Some(seed) && meta.as_of == as_of {
+        return (truth, None);
+    }
+    let built =
+        format!("scale {}, seed {}, as of {}", meta.scale.map_or("?".into(), |s| s.to_string()), meta.seed.map_or("?".into(), |s| s.to_string()), meta.as_of);
+    let why = format!(
+        "this snapshot was built from the synthetic world of {built}, and the folder's sources hold scale {scale}, seed {seed}, as of {as_of} (after a rollback, or a build whose sources were replaced): nothing is scored against their truth"
+    );
+    (None, Some(why))
 }
 
 /// Fills what the project's tables (`data/`) give: each ticker's countries beside its published
@@ -298,6 +329,7 @@ pub fn report(snapshot: &Snapshot, truth: Option<&Path>) -> Result<Report> {
         land: None,
         ticker_countries: Vec::new(),
         home_markets: None,
+        truth_not_used: None,
     })
 }
 

@@ -193,7 +193,8 @@ impl<'a> Generator<'a> {
 pub const MAX_SCALE: f64 = 10.0;
 
 /// Written into the sources folder once a world is complete: which world it is, so the shards
-/// of a build run one after another in one data folder generate it once (`generated`).
+/// of a build run one after another in one data folder generate it once (`generated`), and
+/// `data report` scores a snapshot only against the world it was built from (`stamped`).
 pub const WORLD_STAMP_FILE: &str = "world.json";
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -211,6 +212,13 @@ struct WorldStamp {
 pub fn generated(dir: &Path, scale: f64, seed: u64, as_of: i64, origin: &str) -> Option<WorldSummary> {
     let stamp: WorldStamp = serde_json::from_slice(&std::fs::read(dir.join(WORLD_STAMP_FILE)).ok()?).ok()?;
     (stamp.scale == scale && stamp.seed == seed && stamp.as_of == as_of && stamp.origin == origin).then_some(stamp.summary)
+}
+
+/// Which world a folder's sources hold, as its stamp says: `(scale, seed, as_of)`. None for a
+/// folder with no stamp (a world generated before every build stamped one, or half written).
+pub fn stamped(dir: &Path) -> Option<(f64, u64, i64)> {
+    let stamp: WorldStamp = serde_json::from_slice(&std::fs::read(dir.join(WORLD_STAMP_FILE)).ok()?).ok()?;
+    Some((stamp.scale, stamp.seed, stamp.as_of))
 }
 
 /// Removes a world's stamp before the world is replaced: a generation that dies leaves none.

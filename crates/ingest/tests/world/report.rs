@@ -280,3 +280,35 @@ fn dedup_scores_on_a_hand_made_snapshot() {
     let d = dedup_scores(&snap, &truth).expect("dedup_scores");
     assert_eq!((d.recall, d.correct_pairs, d.true_pairs), (0.0, 0, 3));
 }
+
+/// After `data rollback` to a build of another seed, the folder's truth files describe the
+/// other world: the report scores nothing against them and says why. Rolled forward again, the
+/// snapshot is the world's own and is scored.
+#[test]
+fn a_rolled_back_snapshot_of_another_world_is_not_scored_against_the_folders_truth() {
+    let dir = TempDir::new("rollback-truth");
+    let (scale, first, second) = (0.002, 3, 4);
+    crate::common::build_synthetic(dir.path(), scale, first);
+    crate::common::build_synthetic(dir.path(), scale, second);
+    let load = || Snapshot::load(&dir.path().join(storemap_ingest::pipeline::SNAPSHOT_FILE)).expect("snapshot");
+
+    // The second build's own snapshot: its world is the folder's.
+    let (truth, why) = storemap_ingest::report::truth_for(dir.path(), &load());
+    assert_eq!(truth, Some(dir.path().join("sources").join("truth.csv")));
+    assert_eq!(why, None);
+
+    storemap_ingest::pipeline::rollback(dir.path()).expect("rollback");
+    let snap = load();
+    assert_eq!(snap.meta().seed, Some(first), "the rollback served the first build");
+    let (truth, why) = storemap_ingest::report::truth_for(dir.path(), &snap);
+    assert_eq!(truth, None, "the folder's truth is seed {second}'s");
+    let why = why.expect("a reason");
+    assert!(why.contains(&format!("seed {first}")) && why.contains(&format!("seed {second}")), "{why}");
+    // And what `data report` does with that: no score from the wrong world.
+    let r = storemap_ingest::report::report(&snap, truth.as_deref()).expect("report");
+    assert!(r.dedup.is_none() && r.coverage.is_none() && r.realism.is_empty());
+
+    storemap_ingest::pipeline::rollback(dir.path()).expect("rollback again");
+    let (truth, why) = storemap_ingest::report::truth_for(dir.path(), &load());
+    assert!(truth.is_some() && why.is_none(), "rolled forward, the snapshot is the folder's world again: {why:?}");
+}
