@@ -46,6 +46,34 @@ test('data refresh reads again what the last import read, its country included',
   t.is(await countries(), 1, 'the refresh kept the import to Switzerland');
 });
 
+test('data refresh of a synthetic build ages the same world: the snapshot a build of that time makes, the history goes on, and the report scores the refresh', async (t) => {
+  const build = (dir: string, asOf: string) => runCli(['data', 'build', '--scale', '0.002', '--seed', '5', '--as-of', asOf], { STOREMAP_DATA_DIR: dir });
+  const LATER = '2026-11-15T00:00:00Z';
+  const dir = await tempDataDir(t, { reference: true });
+  const env = { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db') };
+  const first = await build(dir, AS_OF);
+  t.is(first.code, 0, describe(first));
+  const refresh = await runCli(['data', 'refresh', '--as-of', LATER], env);
+  t.is(refresh.code, 0, describe(refresh));
+  t.regex(refresh.stderr, /the synthetic world of scale 0\.002, seed 5/);
+  t.regex(refresh.stdout, /brand_summary stamped/);
+  // What to expect, made another way: the same two builds by hand in another folder.
+  const other = await tempDataDir(t, { reference: true });
+  for (const asOf of [AS_OF, LATER]) {
+    const r = await build(other, asOf);
+    t.is(r.code, 0, describe(r));
+  }
+  t.is(sha(path.join(dir, 'snapshot.smap')), sha(path.join(other, 'snapshot.smap')), 'the refresh is the build of the same world at the new time');
+  const r = await runCli(['data', 'report', '--json'], env);
+  t.is(r.code, 0, describe(r));
+  const report = JSON.parse(r.stdout) as { synthetic: boolean; as_of: string; dedup: unknown; changes: unknown; truth_not_used: unknown };
+  t.true(report.synthetic, 'still the synthetic world');
+  t.is(report.as_of, LATER);
+  t.not(report.dedup, null);
+  t.not(report.changes, null, "the refresh's openings and closures are scored: the history went on");
+  t.is(report.truth_not_used, null);
+});
+
 test('data refresh opens the ledger before it replaces the snapshot', async (t) => {
   const dir = await tempDataDir(t, { reference: true });
   const env = { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db') };

@@ -1,5 +1,5 @@
 // `storemap data refresh` against a running `storemap serve` (child processes, a temporary data
-// folder with a tiny synthetic dataset and its sources): the refresh re-imports the sources
+// folder with a tiny synthetic dataset): the refresh builds the same world at a later time
 // into a new snapshot (a different --as-of, one source disabled, so the content differs), the
 // server swaps to it while requests keep coming, not one of them fails, and the refresh
 // stamps brand_summary, which /api/v1/status then reports as fresh. Expected figures come
@@ -199,13 +199,13 @@ test('data refresh swaps the snapshot under load with no failed request, and sta
   t.true(Date.now() - stampedAt < 40 * DAY_MS);
   t.is(status.data.snapshot_version, after.version);
   t.is(status.status, 'ok');
-  // The swapped-in snapshot brought its folder's change feed with it. A refresh imports the
-  // sources, which is another world than the synthetic build's (no scale or seed), so the
-  // history starts over at the refresh.
-  t.is((status.data as { changes_since?: string | null }).changes_since, REFRESH_AS_OF);
-  const feed = await request(srv.base, { method: 'GET', path: `/api/v1/changes?brand=${encodeURIComponent(brand)}&since=${REFRESH_AS_OF}`, headers: { 'x-api-key': key } });
+  // The swapped-in snapshot brought its folder's change feed with it. A refresh of a synthetic
+  // build is the same world later, so the history goes on from the build: the feed runs from
+  // the build's time to the refresh's.
+  t.is((status.data as { changes_since?: string | null }).changes_since, BUILD_AS_OF);
+  const feed = await request(srv.base, { method: 'GET', path: `/api/v1/changes?brand=${encodeURIComponent(brand)}&since=${BUILD_AS_OF}`, headers: { 'x-api-key': key } });
   t.is(feed.status, 200, feed.text.slice(0, 300));
-  t.like(feed.json<{ since: string; until: string }>(), { since: REFRESH_AS_OF, until: REFRESH_AS_OF });
+  t.like(feed.json<{ since: string; until: string }>(), { since: BUILD_AS_OF, until: REFRESH_AS_OF });
 
   // The brand summary endpoint answers from the new snapshot too.
   const sum = await request(srv.base, { method: 'GET', path: `/api/v1/brands/summary?brand=${encodeURIComponent(brand)}` });

@@ -7,7 +7,7 @@ import { isDecimalText, loadConfig, type Config } from './config.ts';
 import { countryArea, FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry, parseSources, type Area, type FetchedFile } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
-import { buildDataset, datasetReport, ensureReference, IMPORT_RECORD, importSources, mergeParts, readImportRecord, rollbackSnapshot, snapshotPath, type ImportInputs } from './data/ingest.ts';
+import { buildDataset, datasetReport, ensureReference, IMPORT_RECORD, importSources, mergeParts, readImportRecord, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { basemapInfo, loadRenderer, loadStore, loadStoreSync } from './native.ts';
 import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './paths.ts';
@@ -193,6 +193,51 @@ function warnIfNothingServed(summary: { rows: number; servable_rows: number }): 
   );
 }
 
+/** The serving snapshot's build facts, or the command that makes a snapshot this storemap
+ * reads (one of another format or a damaged file cannot tell what world it was). */
+function servingInfo(file: string): { synthetic: boolean; scale?: number; seed?: number } {
+  try {
+    return loadStoreSync(file).info() as { synthetic: boolean; scale?: number; seed?: number };
+  } catch (e) {
+    throw new InvalidArgumentError(`${e instanceof Error ? e.message : String(e)}; there is no import to read again: \`storemap data build\` makes a synthetic snapshot, \`storemap data import\` one of real files`);
+  }
+}
+
+/** What `data refresh` runs, decided before anything is opened or replaced:
+ * - after `data import`, the same import again (its record, `import.json`: files, country, box);
+ * - on a synthetic build, the same world (the serving snapshot's scale and seed) at the new
+ *   time: the stores closed since are gone and those opened since are there, each source
+ *   noticing with its lag, and ids and the change history carry over as they do for any build
+ *   of one world. (Until 2026-11-30 it imported the build's `sources/` as if they were a
+ *   publisher's files: a snapshot of another kind, so the history and the change feed began
+ *   again at every refresh.)
+ * Anything else is refused with the command to run first. */
+function refreshWork(config: Config, asOf: string | undefined): () => Promise<unknown> {
+  const common = { asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, keepHistory: config.historySnapshots, progress: true };
+  const record = readImportRecord(config.dataDir);
+  if (record) {
+    console.error(`refresh: reading again what the last import read (${path.join(config.dataDir, IMPORT_RECORD)})`);
+    return () => importSources({ ...record, ...common });
+  }
+  const serving = snapshotPath(config.dataDir);
+  const info = existsSync(serving) ? servingInfo(serving) : undefined;
+  if (info?.synthetic && info.scale !== undefined && info.seed !== undefined) {
+    const { scale, seed } = info;
+    console.error(`refresh: the synthetic world of scale ${scale}, seed ${seed}, as of ${asOf ?? 'now'}`);
+    return () => buildDataset({ ...common, scale, seed });
+  }
+  // Until 2026-11-30 `data fetch` filled sources/: files an operator fetched there would be read
+  // again unchanged, week after week, while new ones went to downloads/.
+  if (Object.keys(sourcePaths(config.dataDir)).length > 0 && !existsSync(path.join(config.dataDir, 'sources', 'truth.csv'))) {
+    throw new InvalidArgumentError(
+      `${path.join(config.dataDir, 'sources')} holds files no synthetic build wrote (an earlier \`data fetch\` put them there; it now fills downloads/): import them once with \`storemap data import --osm … --atp …\`, and \`data refresh\` reads the same again after it`,
+    );
+  }
+  throw new InvalidArgumentError(
+    `nothing to refresh in ${config.dataDir}: no ${IMPORT_RECORD} (written by \`storemap data import\`) and no synthetic snapshot (written by \`storemap data build\`) to age`,
+  );
+}
+
 const collect = (v: string, acc: string[]) => [...acc, v];
 
 /** A path option: an empty one would mean the current directory (`--part ""` wrote a part
@@ -347,29 +392,16 @@ data
   });
 data
   .command('refresh')
-  .description('read again what the last import read (its files, country and box), or a synthetic build its sources, into a new snapshot, and stamp brand_summary; a running server swaps to it')
+  .description('read again what the last import read (its files, country and box) into a new snapshot, or age a synthetic build to the new time (its scale and seed), and stamp brand_summary; a running server swaps to it')
   .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now', asOfText)
   .action(async (o: { asOf?: string }) => {
     const config = loadConfig();
-    const record = readImportRecord(config.dataDir);
-    // Without a record, sources/ is read only when a synthetic build wrote it (its truth.csv):
-    // until 2026-11-30 `data fetch` filled sources/ too, and files an operator fetched there
-    // would be read again unchanged, week after week, while new ones went to downloads/.
-    if (!record && Object.keys(sourcePaths(config.dataDir)).length > 0 && !existsSync(path.join(config.dataDir, 'sources', 'truth.csv'))) {
-      throw new InvalidArgumentError(
-        `${path.join(config.dataDir, 'sources')} holds files no synthetic build wrote (an earlier \`data fetch\` put them there; it now fills downloads/): import them once with \`storemap data import --osm … --atp …\`, and \`data refresh\` reads the same again after it`,
-      );
-    }
-    const inputs: ImportInputs = record ?? { ...sourcePaths(config.dataDir), countries: [] };
-    if (!inputs.osm && !inputs.overture && !inputs.fsq && !inputs.atp) {
-      throw new InvalidArgumentError(`nothing to refresh in ${config.dataDir}: no ${IMPORT_RECORD} (written by \`storemap data import\`) and no sources/ (written by \`storemap data build\`)`);
-    }
-    if (record) console.error(`refresh: reading again what the last import read (${path.join(config.dataDir, IMPORT_RECORD)})`);
+    const work = refreshWork(config, o.asOf);
     // The ledger first: a refresh that could not stamp brand_summary would have swapped the
     // snapshot already.
     const ledger = await openLedger(config);
     try {
-      const summary = (await importSources({ ...inputs, asOf: o.asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, keepHistory: config.historySnapshots, progress: true })) as ImportSummary;
+      const summary = (await work()) as ImportSummary;
       console.error(importTable(summary.imports));
       const brands = await writeBrandSummary(ledger, loadStoreSync(summary.snapshot), Date.now());
       console.log(`${summary.snapshot}: ${summary.rows} rows; brand_summary stamped for ${brands} brands`);
