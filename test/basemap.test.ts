@@ -7,7 +7,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../ts/paths.ts';
@@ -246,5 +246,17 @@ test('basemap extract refuses a server without range requests, a bad box and a f
   const notArchive = await runCli(['basemap', 'extract', '--from', path.join(ROOT, 'package.json'), '--bbox', '45.8,5.9,47.8,10.5', '--out', out], {});
   t.is(notArchive.code, 1, describe(notArchive));
   t.regex(notArchive.stderr, /not a PMTiles version 3 archive/);
+  // A port nothing listens on (one just let go): the message names the address and why,
+  // where it used to be undici's bare "fetch failed".
+  const closed = await new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+  const url = `http://127.0.0.1:${closed}/planet.pmtiles`;
+  const down = await runCli(['basemap', 'extract', '--from', url, '--bbox', '45.8,5.9,47.8,10.5', '--out', out], {});
+  t.is(down.code, 1, describe(down));
+  t.true(down.stderr.includes(`GET ${url} failed: fetch failed: `) && down.stderr.includes('ECONNREFUSED'), down.stderr);
   t.deepEqual(readdirSync(dir), []);
 });

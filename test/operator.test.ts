@@ -144,6 +144,10 @@ test('bad values stop the command with a message naming them', async (t) => {
   await refused(['keys', 'list'], { STOREMAP_IDLE_TIMEOUT_MS: '' }, /STOREMAP_IDLE_TIMEOUT_MS: expected a decimal number/);
   await refused(['keys', 'list'], { PORT: ' ' }, /PORT: expected a decimal number/);
   await refused(['keys', 'list'], { STOREMAP_IMAGE_CACHE_BYTES: '0x10' }, /STOREMAP_IMAGE_CACHE_BYTES: expected a decimal number/);
+  // A number out of range says its range, not that it is no number.
+  await refused(['keys', 'list'], { PORT: '70000' }, /PORT: .*<=65535/);
+  await refused(['keys', 'list'], { STOREMAP_DEFAULT_SCALE: '5' }, /STOREMAP_DEFAULT_SCALE: .*<=4/);
+  await refused(['keys', 'list'], { STOREMAP_LEDGER_LINGER_MS: '1.5' }, /STOREMAP_LEDGER_LINGER_MS: expected a whole number/);
   // Days a month does not have, and an empty time, are not rolled over or taken for now.
   await refused(['data', 'build', '--scale', '0.01', '--as-of', '2026-02-30T00:00:00Z'], {}, /--as-of: not an ISO 8601 time: 2026-02-30/);
   await refused(['data', 'import', '--osm', `${REAL}/osm/zugerland.osm.pbf`, '--as-of', '2026-04-31'], {}, /--as-of: not an ISO 8601 time: 2026-04-31/);

@@ -653,8 +653,8 @@ basemap
   .option('--bbox <S,W,N,E>', 'the region: south, west, north, east in degrees')
   .option('--country <CC>', "the region: a country's mainland (as focus maps cut it), by ISO 3166-1 alpha-2 code")
   .option('--minzoom <n>', 'the shallowest zoom to keep', number(0, 31), 0)
-  .option('--maxzoom <n>', "the deepest zoom to keep (default: the source's)", number(0, 31), 31)
-  .action(async (o: { from: string; out: string; bbox?: string; country?: string; minzoom: number; maxzoom: number }) => {
+  .option('--maxzoom <n>', "the deepest zoom to keep (default: the source's)", number(0, 31))
+  .action(async (o: { from: string; out: string; bbox?: string; country?: string; minzoom: number; maxzoom?: number }) => {
     if ((o.bbox === undefined) === (o.country === undefined)) throw new InvalidArgumentError('give one of --bbox or --country');
     let bbox: [number, number, number, number];
     if (o.bbox !== undefined) bbox = parseBbox(o.bbox);
@@ -667,7 +667,7 @@ basemap
       bbox = [w, s, e, n];
     }
     const started = performance.now();
-    const r = await extractBasemap({ from: o.from, out: o.out, bbox, minZoom: o.minzoom, maxZoom: o.maxzoom });
+    const r = await extractBasemap({ from: o.from, out: o.out, bbox, minZoom: o.minzoom, maxZoom: o.maxzoom ?? 31 });
     const of = r.sourceBytes ? ` of ${formatBytes(r.sourceBytes)}` : '';
     console.log(
       `wrote ${o.out}: ${r.tiles} tiles (${r.tileContents} distinct), zooms ${r.minZoom}-${r.maxZoom}, ${formatBytes(r.bytes)}; read ${formatBytes(r.bytesRead)}${of} in ${r.requests} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`,

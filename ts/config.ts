@@ -20,7 +20,11 @@ const DECIMAL = /^-?\d+(\.\d+)?$/;
 /** Whether text is a number written out in decimal (surrounding spaces aside): the one rule for
  * numbers in the environment and on the command line. */
 export const isDecimalText = (v: string) => DECIMAL.test(v.trim());
-const DECIMAL_ONLY = { error: 'expected a decimal number' };
+// Only for a value that is not a number: zod applies a schema's own message to its checks
+// too, and "PORT=70000" read "expected a decimal number" instead of the range it is outside.
+const DECIMAL_ONLY = {
+  error: (issue: { code: string; expected?: string }) => (issue.code !== 'invalid_type' ? undefined : issue.expected === 'int' ? 'expected a whole number' : 'expected a decimal number'),
+};
 const decimal = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === 'string' && isDecimalText(v) ? Number(v.trim()) : v), schema);
 
 const csv = z

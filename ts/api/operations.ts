@@ -325,7 +325,8 @@ export const OPERATIONS: Operation[] = [
         { name: 'Access-Control-Allow-Origin', description: '*', schema: 'string', required: true },
       ],
     },
-    errors: ['RATE_LIMITED'],
+    // No per-address limit: the contract has it always answered (http/free-limit.ts).
+    errors: [],
   },
   {
     id: 'health',

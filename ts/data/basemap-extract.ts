@@ -10,6 +10,7 @@
  */
 import { open, rm, stat } from 'node:fs/promises';
 import { BasemapExtract, type ExtractSummary } from '../native.ts';
+import { causeMessage } from './fetch/download.ts';
 
 /** Range requests in flight at once. */
 const CONCURRENCY = 4;
@@ -55,7 +56,9 @@ function httpSource(url: string): Source {
     async read(offset, length) {
       const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
       if (etag) headers['if-match'] = etag;
-      const res = await fetch(url, { headers });
+      const res = await fetch(url, { headers }).catch((e: unknown) => {
+        throw new Error(`GET ${url} failed: ${causeMessage(e)}`);
+      });
       src.requests++;
       if (res.status === 412) throw new Error(`${url} changed while it was read (its ETag moved): run the extract again`);
       if (res.status === 416) {

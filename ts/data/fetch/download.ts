@@ -93,7 +93,9 @@ export async function httpError(res: Response, url: string, source: FetchSource)
   return new Error(`${source}: GET ${url} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
 }
 
-function causeMessage(e: unknown): string {
+/** A failed `fetch`'s message with its cause ("fetch failed: getaddrinfo ENOTFOUND host"):
+ * undici puts what went wrong in `cause` and says only "fetch failed" itself. */
+export function causeMessage(e: unknown): string {
   if (e instanceof Error) {
     const cause = (e as { cause?: unknown }).cause;
     return cause instanceof Error ? `${e.message}: ${cause.message}` : e.message;
