@@ -54,6 +54,10 @@ export declare class Renderer {
    * as one Buffer.
    */
   render(store: Store, req: RenderRequest): Promise<RenderResponse>
+  /**
+   * As `render`, on the calling thread. Its failures are made on this thread with `env`, so
+   * that they carry the request field at fault as the pool's do.
+   */
   renderSync(store: Store, req: RenderRequest): RenderResponse
   /**
    * A country's mainland as focus maps cut it, [south, west, north, east] degrees (west east

@@ -6,10 +6,12 @@
 // in another charset, and an unknown city's 400 naming its field.
 import test from 'ava';
 import { parseCsvObjects } from './helpers/csv.ts';
-import { testStore } from './helpers/dataset.ts';
+import { testDataDir, testStore } from './helpers/dataset.ts';
 import { request, postMap } from './helpers/http.ts';
 import { assertError, balance, MCD, okJson, server, type ErrorBody } from './helpers/location-map.ts';
 import { headerText } from '../ts/api/headers.ts';
+import path from 'node:path';
+import { loadRenderer, NativeError, renderSync, type RenderRequest } from '../ts/native.ts';
 
 const get = (base: string, path: string, headers: Record<string, string> = {}) => request(base, { method: 'GET', path, headers });
 
@@ -143,6 +145,32 @@ test('a focus map of a country outside the country filter is a 400, charged noth
   // A country the state names counts as the filter's.
   const texas = await postMap(s.base, s.key, { brand: 'Starbucks', format: 'png', focus_country: 'CA', state: 'Texas' });
   t.deepEqual(fields(assertError(t, texas, 400, 'INVALID_REQUEST')), ['focus_country']);
+});
+
+test("focus-map options the renderer refuses name their field, on the pool and on the calling thread", async (t) => {
+  const s = await server(t);
+  const before = await balance(s, s.keyId);
+  // "XX" is shaped like a country code, so only the renderer, which has the borders, knows it
+  // is none; an unknown US state likewise.
+  const cases: [Record<string, unknown>, string][] = [
+    [{ focus_country: 'XX' }, 'focus_country'],
+    [{ focus_country: 'US', regions: ['ZZ'] }, 'regions'],
+  ];
+  for (const [extra, field] of cases) {
+    const r = await postMap(s.base, s.key, { brand: 'Starbucks', format: 'png', width: 300, height: 200, ...extra });
+    const e = assertError(t, r, 400, 'INVALID_REQUEST');
+    t.deepEqual(fields(e), [field], JSON.stringify(extra));
+    t.regex(e.error, new RegExp(`^Invalid request: ${field}: `));
+  }
+  t.is(await balance(s, s.keyId), before, 'charged nothing');
+  // The addon's synchronous call carries the field too.
+  const renderer = loadRenderer(path.join(testDataDir(), 'reference'));
+  const store = testStore();
+  const starbucks = brands().find((b) => b.name === 'Starbucks')!.index;
+  const req: RenderRequest = { query: { brands: [starbucks], format: 'json', verifiedOnly: false }, format: 'png', width: 300, height: 200, scale: 1, dpi: 96, style: 'light', focus: { country: 'XX' } };
+  const err = t.throws(() => renderSync(renderer, store, req));
+  t.true(err instanceof NativeError);
+  t.like(err as NativeError, { code: 'INVALID_REQUEST', field: 'focus_country' });
 });
 
 test('the directory and the city filter take any Unicode form of a name, and the dotted capital I', async (t) => {

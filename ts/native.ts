@@ -78,6 +78,8 @@ export class NativeError extends Error {
   constructor(
     readonly code: NativeCode,
     message: string,
+    /** The request field at fault, where the addon names one (`focus_country`, `regions`). */
+    readonly field?: string,
   ) {
     super(message);
     this.name = 'NativeError';
@@ -94,7 +96,8 @@ export function toNativeError(e: unknown): NativeError {
   if (e instanceof NativeError) return e;
   const message = e instanceof Error ? e.message : String(e);
   const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && NATIVE_CODES.includes(code)) return new NativeError(code as NativeCode, message);
+  const field = (e as { field?: unknown } | null)?.field;
+  if (typeof code === 'string' && NATIVE_CODES.includes(code)) return new NativeError(code as NativeCode, message, typeof field === 'string' ? field : undefined);
   if (typeof code === 'string' && NAPI_CODE.test(code) && code !== 'GenericFailure') return new NativeError('INVALID_REQUEST', message);
   return new NativeError('INTERNAL', message);
 }

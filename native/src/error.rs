@@ -97,13 +97,15 @@ impl AsRef<str> for Code {
 pub struct Failure {
     pub code: NativeCode,
     pub message: String,
+    /// The request field at fault, where the failure knows it: the JS error's `field`.
+    pub field: Option<&'static str>,
 }
 
 pub type Outcome<T> = std::result::Result<T, Failure>;
 
 impl Failure {
     pub fn new(code: NativeCode, message: impl std::fmt::Display) -> Failure {
-        Failure { code, message: message.to_string() }
+        Failure { code, message: message.to_string(), field: None }
     }
 
     /// The request's mistake, found while converting it.
@@ -120,7 +122,7 @@ impl From<CoreError> for Failure {
 
 impl From<RenderError> for Failure {
     fn from(e: RenderError) -> Failure {
-        Failure::new(e.kind().into(), e)
+        Failure { field: e.field(), ..Failure::new(e.kind().into(), &e) }
     }
 }
 
@@ -173,8 +175,17 @@ pub fn settle<T>(env: Env, outcome: Outcome<T>) -> napi::Result<T> {
 }
 
 /// The JS error for a failure, made on the JS thread and carried as napi's own error type (a
-/// reference to the JS object, which the rejection hands over as it is).
+/// reference to the JS object, which the rejection or throw hands over as it is): `code`, and
+/// `field` where the failure names one.
 fn rejection(env: Env, f: Failure) -> napi::Error {
-    let js = napi::JsError::from(napi::Error::<Code>::from(f)).into_unknown(env);
-    napi::Error::from(js)
+    let Some(field) = f.field else {
+        return napi::Error::from(napi::JsError::from(napi::Error::<Code>::from(f)).into_unknown(env));
+    };
+    let with_field = || -> napi::Result<napi::Error> {
+        let mut js = env.create_error(napi::Error::new(napi::Status::GenericFailure, f.message.clone()))?;
+        js.set_named_property("code", f.code.as_str())?;
+        js.set_named_property("field", field)?;
+        Ok(napi::Error::from(js.to_unknown()))
+    };
+    with_field().unwrap_or_else(|e| e)
 }

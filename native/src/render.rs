@@ -295,9 +295,11 @@ impl Renderer {
         Ok(AsyncTask::new(RenderTask { snap: store.inner.clone(), atlas: self.atlas.clone(), themes: self.themes.clone(), query }))
     }
 
+    /// As `render`, on the calling thread. Its failures are made on this thread with `env`, so
+    /// that they carry the request field at fault as the pool's do.
     #[napi]
-    pub fn render_sync(&self, store: &Store, req: RenderRequest) -> Result<RenderResponse, Code> {
-        run(|| Ok(storemap_render::render_served(&store.inner, &self.atlas, &self.themes, &MapQuery::try_from(&req)?)?)).map(Into::into)
+    pub fn render_sync(&self, env: Env, store: &Store, req: RenderRequest) -> napi::Result<RenderResponse> {
+        settle(env, guarded(|| Ok(storemap_render::render_served(&store.inner, &self.atlas, &self.themes, &MapQuery::try_from(&req)?)?))).map(Into::into)
     }
 
     /// A country's mainland as focus maps cut it, [south, west, north, east] degrees (west east

@@ -63,7 +63,9 @@ export function fromNative(e: unknown): unknown {
   if (!(e instanceof NativeError)) return e;
   switch (e.code) {
     case 'INVALID_REQUEST':
-      return new ApiError('INVALID_REQUEST', e.message);
+      return e.field
+        ? new ApiError('INVALID_REQUEST', `Invalid request: ${e.field}: ${e.message}.`, { details: [{ field: e.field, message: e.message }] })
+        : new ApiError('INVALID_REQUEST', e.message);
     case 'UNKNOWN_CITY':
       return new ApiError('INVALID_REQUEST', `Invalid request: city: ${e.message}.`, { details: [{ field: 'city', message: e.message }] });
     case 'SINCE_OUT_OF_RANGE':

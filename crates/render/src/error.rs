@@ -12,10 +12,12 @@ pub enum RenderError {
     UnknownStyle(String),
     #[error("invalid viewport: {0}")]
     InvalidViewport(String),
+    /// A focus map of a country the reference borders do not have (`focus_country`).
     #[error("no shape for country {0:?}")]
     UnknownCountry(String),
-    #[error("invalid focus map: {0}")]
-    InvalidFocus(String),
+    /// A focus-map option that cannot apply, under the request field that gave it.
+    #[error("invalid focus map: {message}")]
+    InvalidFocus { field: &'static str, message: String },
     #[error("basemap shapes: {0}")]
     Shapes(String),
     #[error("encoding failed: {0}")]
@@ -37,11 +39,20 @@ impl RenderError {
             | RenderError::UnknownStyle(_)
             | RenderError::InvalidViewport(_)
             | RenderError::UnknownCountry(_)
-            | RenderError::InvalidFocus(_)
+            | RenderError::InvalidFocus { .. }
             | RenderError::TooMuchWork { .. } => ErrorCode::InvalidRequest,
             RenderError::DeadlinePassed => ErrorCode::Timeout,
             RenderError::Shapes(_) | RenderError::Encode(_) => ErrorCode::Internal,
             RenderError::Data(e) => e.kind(),
+        }
+    }
+
+    /// The request field at fault, where one is (the service's 400 lists it in `details`).
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            RenderError::UnknownCountry(_) => Some("focus_country"),
+            RenderError::InvalidFocus { field, .. } => Some(field),
+            _ => None,
         }
     }
 

@@ -197,7 +197,7 @@ fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygo
     let shape = shapes.country(&spec.country).ok_or_else(|| RenderError::UnknownCountry(spec.country.clone()))?;
     let is_us = spec.country.eq_ignore_ascii_case("US");
     if spec.conus && !is_us {
-        return Err(RenderError::InvalidFocus("conus applies to the US only".into()));
+        return Err(RenderError::InvalidFocus { field: "conus", message: "conus applies to the US only".into() });
     }
     let all: Vec<&Polygon> = shape.polygons.iter().collect();
     let largest = all.iter().copied().fold(None::<&Polygon>, |m, p| if m.is_none_or(|m| p.area > m.area) { Some(p) } else { m });
@@ -612,11 +612,11 @@ fn regions<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<&'a Polygon>>
         return Ok(Vec::new());
     }
     if !spec.country.eq_ignore_ascii_case("US") {
-        return Err(RenderError::InvalidFocus("regions are available for US states only".into()));
+        return Err(RenderError::InvalidFocus { field: "regions", message: "regions are available for US states only".into() });
     }
     let mut out = Vec::new();
     for code in &spec.regions {
-        let s = shapes.us_state(code).ok_or_else(|| RenderError::InvalidFocus(format!("unknown US state {code:?}")))?;
+        let s = shapes.us_state(code).ok_or_else(|| RenderError::InvalidFocus { field: "regions", message: format!("unknown US state {code:?}") })?;
         out.extend(s.polygons.iter());
     }
     Ok(out)
