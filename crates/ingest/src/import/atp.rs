@@ -242,7 +242,8 @@ fn line_features(bytes: &[u8]) -> (serde_json::Map<String, serde_json::Value>, F
     (attributes, features)
 }
 
-/// A row, or why not (a store the spider reports as closed: `end_date` of `yes` or a past date).
+/// A row, or why not (a store the spider reports as closed: `end_date` of `yes`, a date not
+/// after the collection, or text that is no date).
 fn parse_feature(text: &RawValue, file_spider: Option<&str>, collected: Option<i64>) -> std::result::Result<SourceRow, Skipped> {
     let invalid = |why: String| Skipped::new(Skip::Invalid, why);
     let f: Feature = serde_json::from_str(text.get()).map_err(|e| invalid(format!("invalid feature: {e}")))?;
@@ -251,8 +252,16 @@ fn parse_feature(text: &RawValue, file_spider: Option<&str>, collected: Option<i
     let p = f.properties;
     let spider = p.spider.clone().or(file_spider.map(str::to_string)).ok_or_else(|| invalid("no @spider".into()))?;
     let reference = clean(p.reference.as_deref()).ok_or_else(|| invalid("no ref".into()))?;
-    if let Some(end) = p.end_date.as_deref() {
-        let ended = end == "yes" || matches!((parse_iso(end), collected), (Some(e), Some(c)) if e <= c);
+    if let Some(end) = p.end_date.as_deref().map(str::trim).filter(|e| !e.is_empty()) {
+        // A spider sets end_date only for a store that has ended or is about to; a date that
+        // is no date (2023-06-31) still says so, and serving it as open would be the worse error.
+        // A readable date without a collection time to compare is left open, as before.
+        let ended = end == "yes"
+            || match (parse_iso(end), collected) {
+                (Some(e), Some(c)) => e <= c,
+                (Some(_), None) => false,
+                (None, _) => true,
+            };
         if ended {
             return Err(Skipped::new(Skip::Closed, "end_date"));
         }
@@ -307,6 +316,29 @@ mod licence_tests {
 #[cfg(test)]
 mod line_tests {
     use super::*;
+
+    #[test]
+    fn an_end_date_closes_the_store_unless_it_is_a_readable_date_after_the_collection() {
+        let feature = |end: &str| {
+            let text = format!(
+                r#"{{"type":"Feature","id":"x","geometry":{{"type":"Point","coordinates":[8.5,47.2]}},"properties":{{"ref":"1","@spider":"s","end_date":"{end}"}}}}"#
+            );
+            serde_json::value::RawValue::from_string(text).unwrap()
+        };
+        let collected = parse_iso("2026-10-01T00:00:00Z");
+        let closed = |end: &str, at: Option<i64>| match parse_feature(&feature(end), None, at) {
+            Err(s) => s.reason == Skip::Closed,
+            Ok(_) => false,
+        };
+        assert!(closed("yes", collected));
+        assert!(closed("2026-09-30", collected), "before the collection");
+        assert!(!closed("2026-12-31", collected), "closing after it: open now");
+        // Not a date: 2023-06-31 has no such day, and parse_iso no longer rolls it into July.
+        assert!(closed("2023-06-31", collected));
+        assert!(closed("soon", collected));
+        assert!(!closed("2020-01-01", None), "no collection time to compare with: left open");
+        assert!(!closed("  ", collected), "an empty end_date is no end_date");
+    }
 
     #[test]
     fn a_feature_per_line_takes_the_first_lines_run_attributes_and_skips_broken_lines() {
