@@ -27,6 +27,10 @@ const STATE_LINES_MIN_ZOOM: f64 = 3.0;
 struct Ring {
     /// Bounding box in zoom-0 world pixels: x0, y0, x1, y1.
     bbox: (f64, f64, f64, f64),
+    /// Whether a point lies on the antimeridian (a multiple of 256 world pixels): the
+    /// reference borders cut shapes there (Russia at Chukotka, Fiji), and edges along the cut
+    /// are no coast or border, so the stroke leaves them out (`push_outline`).
+    seam: bool,
     /// The ring at each level of detail, zoom-0 world pixels.
     lod: [Vec<(f32, f32)>; LEVELS],
 }
@@ -82,18 +86,21 @@ impl Layer {
                 bbox = (bbox.0.min(x), bbox.1.min(y), bbox.2.max(x), bbox.3.max(y));
             }
             let copies = [(bbox.2 > 256.0).then_some(-256.0), (bbox.0 < 0.0).then_some(256.0)];
+            let seam = pts.iter().any(|&(x, _)| ((x / 256.0).round() * 256.0 - x).abs() < 1e-6);
             for dx in std::iter::once(0.0).chain(copies.into_iter().flatten()) {
                 let moved: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x + dx, y)).collect();
                 let b = (bbox.0 + dx, bbox.1, bbox.2 + dx, bbox.3);
-                rings.push(Ring { bbox: b, lod: LOD_TOLERANCE.map(|t| simplify(&moved, t)) });
+                rings.push(Ring { bbox: b, seam, lod: LOD_TOLERANCE.map(|t| simplify(&moved, t)) });
             }
         }
         Layer { rings }
     }
 
-    /// The rings in view, in image pixels, at the coarsest level that looks the same. Rings
-    /// up to a pixel outside the view are kept: their border's anti-aliased edge reaches in.
-    fn path(&self, cam: &Camera) -> Option<Path> {
+    /// The rings in view, in image pixels, at the coarsest level that looks the same, as the
+    /// path to fill and, when a ring in view is cut at the antimeridian, the path to stroke
+    /// (None: stroke the fill's). Rings up to a pixel outside the view are kept: their
+    /// border's anti-aliased edge reaches in.
+    fn path(&self, cam: &Camera) -> Option<(Path, Option<Path>)> {
         let k = cam.k();
         let level = LOD_TOLERANCE.iter().position(|&t| t * k <= MAX_ERROR_PX).unwrap_or(LEVELS - 1);
         let (vx0, vy0, vx1, vy1) = cam.world_box();
@@ -117,17 +124,25 @@ impl Layer {
         // under any border width.
         let m = (CLIP_MARGIN * cam.scale) as f32;
         let clip = [-m, -m, cam.width as f32 + m, cam.height as f32 + m];
+        let visible = |r: &Ring, dx: f64| {
+            !(dx != 0.0 && (r.bbox.0 < 0.0 || r.bbox.2 > 256.0))
+                && !(r.bbox.2 + dx < vx0 || r.bbox.0 + dx > vx1 || r.bbox.3 < vy0 || r.bbox.1 > vy1)
+                && !(r.bbox.2 - r.bbox.0 < min_side && r.bbox.3 - r.bbox.1 < min_side)
+        };
+        // The antimeridian's image columns: where a world-pixel x that is a multiple of 256 lands.
+        let world_px = 256.0 * k;
+        let on_seam = |x: f32| {
+            let w = x as f64 + cam.left;
+            ((w / world_px).round() * world_px - w).abs() < 0.02
+        };
+        let seams = shifts.iter().any(|&dx| self.rings.iter().any(|r| r.seam && visible(r, dx)));
         let mut pb = PathBuilder::new();
+        let mut sb = PathBuilder::new();
         let mut bufs = (Vec::new(), Vec::new());
+        let mut drawn: Vec<(f32, f32)> = Vec::new();
         for &dx in shifts {
             for r in &self.rings {
-                if dx != 0.0 && (r.bbox.0 < 0.0 || r.bbox.2 > 256.0) {
-                    continue;
-                }
-                if r.bbox.2 + dx < vx0 || r.bbox.0 + dx > vx1 || r.bbox.3 < vy0 || r.bbox.1 > vy1 {
-                    continue;
-                }
-                if r.bbox.2 - r.bbox.0 < min_side && r.bbox.3 - r.bbox.1 < min_side {
+                if !visible(r, dx) {
                     continue;
                 }
                 let px = |(x, y): (f32, f32)| (((x as f64 + dx) * k - cam.left) as f32, (y as f64 * k - cam.top) as f32);
@@ -136,14 +151,45 @@ impl Layer {
                     x0 >= clip[0] && y0 >= clip[1] && x1 <= clip[2] && y1 <= clip[3]
                 };
                 let pts = &r.lod[level];
+                drawn.clear();
                 if inside {
-                    push_ring(&mut pb, pts.iter().map(|&p| px(p)));
+                    drawn.extend(pts.iter().map(|&p| px(p)));
                 } else {
-                    push_ring(&mut pb, clip_ring(pts.iter().map(|&p| px(p)), clip, &mut bufs).iter().copied());
+                    drawn.extend_from_slice(clip_ring(pts.iter().map(|&p| px(p)), clip, &mut bufs));
+                }
+                push_ring(&mut pb, drawn.iter().copied());
+                if seams {
+                    push_outline(&mut sb, &drawn, if r.seam { &on_seam } else { &|_| false });
                 }
             }
         }
-        pb.finish()
+        Some((pb.finish()?, if seams { sb.finish() } else { None }))
+    }
+}
+
+/// One ring's outline into the path: the ring, less its edges with both ends on a column
+/// `on_seam` names (see `Ring::seam`).
+fn push_outline(pb: &mut PathBuilder, pts: &[(f32, f32)], on_seam: &dyn Fn(f32) -> bool) {
+    let n = pts.len();
+    if n < 3 {
+        return;
+    }
+    let cut = |i: usize| on_seam(pts[i].0) && on_seam(pts[(i + 1) % n].0);
+    let Some(first) = (0..n).find(|&i| cut(i)) else {
+        push_ring(pb, pts.iter().copied());
+        return;
+    };
+    // Once round from the end of a cut edge, lifting the pen over each cut edge.
+    let start = (first + 1) % n;
+    pb.move_to(pts[start].0, pts[start].1);
+    for step in 1..n {
+        let i = (start + step) % n;
+        let prev = (start + step - 1) % n;
+        if cut(prev) {
+            pb.move_to(pts[i].0, pts[i].1);
+        } else {
+            pb.line_to(pts[i].0, pts[i].1);
+        }
     }
 }
 
@@ -261,21 +307,21 @@ impl Basemap {
     /// Draws land, state lines and country borders over the water colour the pixmap was
     /// filled with.
     pub fn draw(&self, pixmap: &mut PixmapMut, cam: &Camera, theme: &Theme) {
-        let Some(land) = self.land.path(cam) else { return };
+        let Some((land, coasts)) = self.land.path(cam) else { return };
         let mut paint = Paint { anti_alias: true, ..Paint::default() };
         paint.set_color_rgba8(theme.land[0], theme.land[1], theme.land[2], 255);
         pixmap.fill_path(&land, &paint, FillRule::EvenOdd, Transform::identity(), None);
         if cam.zoom >= STATE_LINES_MIN_ZOOM {
-            if let Some(states) = self.states.path(cam) {
+            if let Some((states, lines)) = self.states.path(cam) {
                 let [r, g, b] = theme.border;
                 paint.set_color(Color::from_rgba8(r, g, b, 150));
                 let stroke = Stroke { width: (0.5 * cam.scale) as f32, ..Stroke::default() };
-                pixmap.stroke_path(&states, &paint, &stroke, Transform::identity(), None);
+                pixmap.stroke_path(lines.as_ref().unwrap_or(&states), &paint, &stroke, Transform::identity(), None);
             }
         }
         paint.set_color_rgba8(theme.border[0], theme.border[1], theme.border[2], 255);
         let stroke = Stroke { width: (0.6 * cam.scale) as f32, ..Stroke::default() };
-        pixmap.stroke_path(&land, &paint, &stroke, Transform::identity(), None);
+        pixmap.stroke_path(coasts.as_ref().unwrap_or(&land), &paint, &stroke, Transform::identity(), None);
     }
 }
 

@@ -175,10 +175,21 @@ pub fn mainland_bounds(shapes: &Shapes, code: &str) -> Option<[f64; 4]> {
     for p in mainland {
         south = south.min(p.bbox[1]);
         north = north.max(p.bbox[3]);
-        lngs.extend(p.rings.iter().flatten().map(|&(lng, _)| wrap(lng)));
+        lngs.extend(p.rings.iter().flatten().map(|&(lng, _)| lng));
     }
-    // The frame is the circle of longitudes less its widest stretch with no land: Russia's runs
-    // from the Baltic east past 180 to Chukotka, though its shapes are cut at the antimeridian.
+    // Russia's runs from the Baltic east past 180 to Chukotka, though its shapes are cut at
+    // the antimeridian.
+    let (west, east) = shortest_arc(lngs)?;
+    Some([south, west, north, east])
+}
+
+/// The shortest arc of longitude holding every one of `lngs`: the circle less its widest
+/// stretch with none, as (west, east) in [-180, 180), east west of west when the arc crosses
+/// the antimeridian. None for no longitudes.
+fn shortest_arc(mut lngs: Vec<f64>) -> Option<(f64, f64)> {
+    for l in &mut lngs {
+        *l = wrap(*l);
+    }
     lngs.sort_by(f64::total_cmp);
     let (first, last) = (*lngs.first()?, *lngs.last()?);
     let (mut gap, mut west, mut east) = (first + 360.0 - last, first, last);
@@ -187,7 +198,23 @@ pub fn mainland_bounds(shapes: &Shapes, code: &str) -> Option<[f64; 4]> {
             (gap, west, east) = (w[1] - w[0], w[1], w[0]);
         }
     }
-    Some([south, west, north, east])
+    Some((west, east))
+}
+
+/// A polygon's lng/lat box with its longitudes as the shortest arc over its outer ring: east
+/// past 180 when it crosses the antimeridian. The reference borders cut most shapes there, but
+/// some rings run along it or across it (mainland Russia touches -180 at Chukotka, Wrangel
+/// Island and three of Fiji's islands span it), and their plain boxes read -180 to 180: a
+/// focus map centred on those was turned a quarter round, with Chukotka drawn as a band
+/// across the world.
+fn arc_box(p: &Polygon) -> [f64; 4] {
+    if p.bbox[2] - p.bbox[0] <= 180.0 {
+        return p.bbox;
+    }
+    let Some((west, east)) = shortest_arc(p.rings.first().map_or_else(Vec::new, |r| r.iter().map(|&(lng, _)| lng).collect())) else {
+        return p.bbox;
+    };
+    [west, p.bbox[1], if east < west { east + 360.0 } else { east }, p.bbox[3]]
 }
 
 /// The polygons a focus map draws, in parts: the mainland (the largest polygon and those
@@ -200,6 +227,7 @@ fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygo
         return Err(RenderError::InvalidFocus { field: "conus", message: "conus applies to the US only".into() });
     }
     let all: Vec<&Polygon> = shape.polygons.iter().collect();
+    let boxes: Vec<[f64; 4]> = all.iter().map(|p| arc_box(p)).collect();
     let largest = all.iter().copied().fold(None::<&Polygon>, |m, p| if m.is_none_or(|m| p.area > m.area) { Some(p) } else { m });
     let Some(main) = largest else { return Ok(vec![all]) };
     // The mainland is the largest polygon and every polygon a chain of short hops away from
@@ -211,7 +239,7 @@ fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygo
     }
     while let Some(i) = queue.pop() {
         for j in 0..all.len() {
-            if !reached[j] && box_gap_km(all[i].bbox, all[j].bbox) <= MAINLAND_KM {
+            if !reached[j] && box_gap_km(boxes[i], boxes[j]) <= MAINLAND_KM {
                 reached[j] = true;
                 queue.push(j);
             }
@@ -219,11 +247,11 @@ fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygo
     }
     // In the shape's own order, so a lone mainland draws as before.
     let (mut mainland, mut far) = (Vec::new(), Vec::new());
-    for (p, r) in all.into_iter().zip(reached) {
+    for ((p, b), r) in all.into_iter().zip(boxes).zip(reached) {
         if r {
             mainland.push(p);
         } else {
-            far.push(p);
+            far.push((p, b));
         }
     }
     if spec.mainland_only || spec.conus {
@@ -235,13 +263,13 @@ fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygo
         let mut group = vec![seed];
         let mut i = 0;
         while i < group.len() {
-            let near: Vec<usize> = (0..far.len()).filter(|&j| box_gap_km(group[i].bbox, far[j].bbox) <= MAINLAND_KM).collect();
+            let near: Vec<usize> = (0..far.len()).filter(|&j| box_gap_km(group[i].1, far[j].1) <= MAINLAND_KM).collect();
             for j in near.into_iter().rev() {
                 group.push(far.swap_remove(j));
             }
             i += 1;
         }
-        groups.push(group);
+        groups.push(group.into_iter().map(|(p, _)| p).collect());
     }
     let area = |g: &Vec<&Polygon>| g.iter().map(|p| p.area).sum::<f64>();
     groups.sort_by(|a, b| area(b).total_cmp(&area(a)));
@@ -263,6 +291,8 @@ fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygo
 pub struct FocusPlan {
     pub cam: FocusCamera,
     land: Option<Path>,
+    /// What the outline strokes where it is not `land` (see `Projected::outlines`).
+    outline_path: Option<Path>,
     regions: Option<Path>,
     /// Thin boxes around the insets.
     frames: Option<Path>,
@@ -295,7 +325,7 @@ impl FocusPlan {
             band.fill_path(path, &paint, FillRule::EvenOdd, shift, None);
             if self.outline_width > 0.0 {
                 paint.set_color_rgba8(self.outline[0], self.outline[1], self.outline[2], 255);
-                band.stroke_path(path, &paint, &Stroke { width: self.outline_width, ..Stroke::default() }, shift, None);
+                band.stroke_path(self.outline_path.as_ref().unwrap_or(path), &paint, &Stroke { width: self.outline_width, ..Stroke::default() }, shift, None);
             }
         }
         if let Some(path) = &self.regions {
@@ -316,6 +346,10 @@ struct Projected {
     parts: std::sync::Arc<[Part]>,
     /// Every part's rings, placed in the map's plane.
     rings: Vec<Vec<(f32, f32)>>,
+    /// The lines the outline strokes, where they are not `rings`: a shape cut at the
+    /// antimeridian (Russia's, Fiji's) has edges along it that are no coast or border, so its
+    /// rings are stroked as open lines broken there. None: stroke the rings.
+    outlines: Option<Vec<Vec<(f32, f32)>>>,
     /// The insets' frames in the map's plane: x0, y0, x1, y1.
     frames: Vec<[f64; 4]>,
     /// Extent of the rings and frames: x0, y0, x1, y1.
@@ -363,15 +397,16 @@ const SIMPLIFY_SHARE: f64 = 1.0 / 10_000.0;
 
 /// A part's lng/lat box, unwrapped around the middle of its largest polygon.
 fn lnglat_box(polygons: &[&Polygon]) -> [f64; 4] {
-    let base = polygons.iter().max_by(|a, b| a.area.total_cmp(&b.area)).map_or(0.0, |p| (p.bbox[0] + p.bbox[2]) / 2.0);
+    let boxes: Vec<([f64; 4], f64)> = polygons.iter().map(|p| (arc_box(p), p.area)).collect();
+    let base = boxes.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map_or(0.0, |(b, _)| (b[0] + b[2]) / 2.0);
     let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-    for p in polygons {
-        let (a, b) = (base + wrap(p.bbox[0] - base), base + wrap(p.bbox[2] - base));
-        let (a, b) = if b < a { (a, a + (p.bbox[2] - p.bbox[0])) } else { (a, b) };
+    for (bbox, _) in &boxes {
+        let (a, b) = (base + wrap(bbox[0] - base), base + wrap(bbox[2] - base));
+        let (a, b) = if b < a { (a, a + (bbox[2] - bbox[0])) } else { (a, b) };
         x0 = x0.min(a);
         x1 = x1.max(b);
-        y0 = y0.min(p.bbox[1]);
-        y1 = y1.max(p.bbox[3]);
+        y0 = y0.min(bbox[1]);
+        y1 = y1.max(bbox[3]);
     }
     [x0, y0, x1, y1]
 }
@@ -465,14 +500,22 @@ impl FocusMaps {
 fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
     let groups = select(shapes, spec)?;
     let composite = groups.len() > 1;
-    let cut = spec.mainland_only || spec.conus;
+    let mainland_cut = spec.mainland_only || spec.conus;
     // Each part in its own projection, unplaced.
     let mut own: Vec<OwnPart> = Vec::new();
+    // Each part's outline lines, unplaced; kept only when some ring has an edge on the
+    // antimeridian.
+    let mut own_lines: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
+    let cut = groups.iter().flatten().flat_map(|p| &p.rings).any(|r| along_antimeridian(r).next().is_some());
     for (i, group) in groups.iter().enumerate() {
         let bbox = lnglat_box(group);
         let conic = conic_for(&spec.country, i, bbox);
         let rings: Vec<Vec<(f64, f64)>> =
             group.iter().flat_map(|p| p.rings.iter()).map(|r| r.iter().map(|&(lng, lat)| conic.project(lat, lng)).collect()).collect();
+        if cut {
+            let lines = group.iter().flat_map(|p| p.rings.iter()).flat_map(|r| outline_pieces(r));
+            own_lines.push(lines.map(|l| l.iter().map(|&(lng, lat)| conic.project(lat, lng)).collect()).collect());
+        }
         let e = extent_of(&rings);
         own.push((conic, bbox, rings, e));
     }
@@ -509,21 +552,28 @@ fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
             })
             .collect()
     };
-    let mut frames = frames_at(main[1] - row_h);
+    // A frame keeps a gap from the land as well as off it: one touching the coast (Texas on
+    // Hawaii's, Norway on Svalbard's) read as part of the country.
+    let clear = |f: &[f64; 4]| !covers_land(&[f[0] - gap, f[1] - gap, f[2] + gap, f[3] + gap], &own[0].2);
+    let mut frames = frames_at(main[1] - row_h - gap);
     for step in 0..=10 {
         let candidate = frames_at(main[1] - row_h * step as f64 / 10.0);
-        if !candidate.iter().any(|f| covers_land(f, &own[0].2)) {
+        if candidate.iter().all(clear) {
             frames = candidate;
             break;
         }
     }
     let mut parts: Vec<Part> = Vec::new();
     let mut rings: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut lines: Vec<Vec<(f64, f64)>> = Vec::new();
     for (i, (conic, bbox, own_rings, e)) in own.into_iter().enumerate() {
         let scale = scales[i];
         // An inset's lower-left corner sits a gap inside its frame's.
         let offset = if i == 0 { (0.0, 0.0) } else { (frames[i - 1][0] + gap - e[0] * scale, frames[i - 1][1] + gap - e[1] * scale) };
-        let keep = (composite || cut).then_some([bbox[0] - 0.5, bbox[1] - 0.5, bbox[2] + 0.5, bbox[3] + 0.5]);
+        if let Some(own) = own_lines.get_mut(i) {
+            lines.extend(std::mem::take(own).into_iter().map(|l| l.into_iter().map(|(x, y)| (x * scale + offset.0, y * scale + offset.1)).collect::<Vec<_>>()));
+        }
+        let keep = (composite || mainland_cut).then_some([bbox[0] - 0.5, bbox[1] - 0.5, bbox[2] + 0.5, bbox[3] + 0.5]);
         rings.extend(own_rings.into_iter().map(|r| r.into_iter().map(|(x, y)| (x * scale + offset.0, y * scale + offset.1)).collect::<Vec<_>>()));
         parts.push(Part { conic, scale, offset, keep });
     }
@@ -533,7 +583,39 @@ fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
     }
     let tol = (extent[2] - extent[0]).hypot(extent[3] - extent[1]) * SIMPLIFY_SHARE;
     let rings = rings.iter().map(|r| simplify(r, tol)).collect();
-    Ok(Projected { parts: parts.into(), rings, frames, extent })
+    let outlines = cut.then(|| lines.iter().map(|l| simplify(l, tol)).collect());
+    Ok(Projected { parts: parts.into(), rings, outlines, frames, extent })
+}
+
+/// Whether a longitude is the antimeridian, where the reference borders cut shapes.
+fn on_antimeridian(lng: f64) -> bool {
+    lng.abs() >= 180.0 - 1e-9
+}
+
+/// The indices `i` of a closed ring's edges from point `i` to the next (the last to the first)
+/// that run along the antimeridian: both ends on it.
+fn along_antimeridian(ring: &[(f64, f64)]) -> impl Iterator<Item = usize> + '_ {
+    (0..ring.len()).filter(move |&i| on_antimeridian(ring[i].0) && on_antimeridian(ring[(i + 1) % ring.len()].0))
+}
+
+/// A closed ring as the open lines its outline is: the ring itself, closed, when no edge runs
+/// along the antimeridian; else the runs between such edges.
+fn outline_pieces(ring: &[(f64, f64)]) -> Vec<Vec<(f64, f64)>> {
+    let n = ring.len();
+    let Some(first) = along_antimeridian(ring).next() else {
+        return vec![ring.iter().copied().chain(ring.first().copied()).collect()];
+    };
+    // Walk once round from the end of a cut edge, starting a new line after each cut edge.
+    let mut pieces = vec![Vec::new()];
+    for step in 1..=n {
+        let i = (first + step) % n;
+        pieces.last_mut().expect("a line").push(ring[i]);
+        if on_antimeridian(ring[i].0) && on_antimeridian(ring[(i + 1) % n].0) {
+            pieces.push(Vec::new());
+        }
+    }
+    pieces.retain(|p| p.len() >= 2);
+    pieces
 }
 
 fn plan(
@@ -558,6 +640,10 @@ fn plan(
     for ring in &shape.rings {
         push_ring(&mut pb, ring.iter().map(|&(x, y)| to_px((x as f64, y as f64))));
     }
+    let mut ob = PathBuilder::new();
+    for line in shape.outlines.iter().flatten() {
+        push_line(&mut ob, line.iter().map(|&(x, y)| to_px((x as f64, y as f64))));
+    }
     let mut rb = PathBuilder::new();
     for ring in regions.iter().flat_map(|p| &p.rings) {
         // State outlines are drawn in the part they lie in (Alaska's in its inset).
@@ -576,6 +662,7 @@ fn plan(
     Ok(FocusPlan {
         cam,
         land: pb.finish(),
+        outline_path: shape.outlines.as_ref().and_then(|_| ob.finish()),
         regions: rb.finish(),
         frames: fb.finish(),
         inset_frames: frames,
@@ -585,6 +672,19 @@ fn plan(
         region_width: (spec.outline_width * scale).max(0.75 * scale),
         background: spec.background,
     })
+}
+
+/// Adds an open line, dropping points within a third of a pixel of the last one kept.
+fn push_line(pb: &mut PathBuilder, pts: impl Iterator<Item = (f32, f32)>) {
+    let mut last: Option<(f32, f32)> = None;
+    for p in pts {
+        match last {
+            None => pb.move_to(p.0, p.1),
+            Some(l) if (p.0 - l.0).hypot(p.1 - l.1) < 0.33 => continue,
+            Some(_) => pb.line_to(p.0, p.1),
+        }
+        last = Some(p);
+    }
 }
 
 /// Adds a closed ring, dropping points within a third of a pixel of the last one kept.

@@ -80,6 +80,33 @@ fn each_theme_paints_its_water_and_land() {
     assert!(render(&atlas(), &themes, &request("neon", Viewport::Auto, vec![])).is_err());
 }
 
+/// The reference borders cut shapes at the antimeridian, so a country across it is two rings
+/// meeting there (here two squares, 170 E to 180 and 180 to 170 W). The cut is no border:
+/// the column where they meet is land, with no border line down it.
+#[test]
+fn a_shape_cut_at_the_antimeridian_has_no_border_down_the_cut() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let atlas = Atlas::from_geojson(
+        r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"iso_a2":"AA"},
+        "geometry":{"type":"MultiPolygon","coordinates":[[[[170,60],[180,60],[180,70],[170,70],[170,60]]],
+        [[[-180,60],[-170,60],[-170,70],[-180,70],[-180,60]]]]}}]}"#,
+    )
+    .unwrap();
+    for style in ["light", "dark"] {
+        let t = *themes.get(style).unwrap();
+        // Centred on 180: the cut is the image's middle column.
+        let img = decode(&render(&atlas, &themes, &request(style, Viewport::CenterZoom([65.0, 180.0], 4.0), vec![])).unwrap());
+        for y in 130..170 {
+            for x in 197..=203 {
+                assert_eq!(pixel(&img, x, y), t.land, "{style}: ({x}, {y}) on the cut");
+            }
+        }
+        // The squares' real edges keep their border: 10 degrees either side of the middle.
+        let edge = expected_pixel(65.0, 170.0, 65.0, 180.0, 4.0, 400.0, 300.0).0.round() as u32;
+        assert!((edge - 1..=edge + 1).any(|x| ![t.land, t.water].contains(&pixel(&img, x, 150))), "{style}: the border at 170 E");
+    }
+}
+
 #[test]
 fn viewport_priority_bounds_then_center_zoom_then_auto_fit() {
     let themes = Themes::from_json(THEMES).unwrap();

@@ -318,6 +318,74 @@ fn puerto_rico_is_a_us_inset_where_asked() {
     assert_eq!(atlas().inset_frames(&foreign, 800, 500, 1.0, 5.0).unwrap().len(), atlas().inset_frames(&focus("FR"), 800, 500, 1.0, 5.0).unwrap().len());
 }
 
+/// Russia runs past the antimeridian, and the reference borders cut it there: its mainland's
+/// ring touches -180 at Chukotka, so its plain box read -180 to 180, the map was centred on
+/// the prime meridian and drawn a quarter turned, with Chukotka beyond 180 as a band across.
+/// Now west is left and north up, Chukotka's far end (Uelen, 169.8 W) lies just east of
+/// Anadyr, and the 180th meridian through Chukotka's land is drawn as land, with no outline.
+#[test]
+fn russia_focus_map_is_upright_with_chukotka_whole_and_no_seam() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let (w, h) = (1200, 800);
+    let at = |name: &str, p: (f64, f64)| {
+        let marker = MarkerGroup { color: Some([255, 0, 0]), name: name.into(), points: vec![p] };
+        let req = MapRequest { focus: Some(focus("RU")), ..MapRequest::new(w, h, vec![marker]) };
+        let (iw, _, px) = rgba(&render(atlas(), &themes, &req).unwrap());
+        let centre = red_centroid(&px)(iw).unwrap_or_else(|| panic!("{name} drawn"));
+        centre
+    };
+    let moscow = at("Moscow", (55.7558, 37.6173));
+    let vladivostok = at("Vladivostok", (43.1155, 131.8855));
+    let anadyr = at("Anadyr", (64.7337, 177.4968));
+    let uelen = at("Uelen", (66.1594, -169.8092));
+    let all = format!("Moscow {moscow:?}, Vladivostok {vladivostok:?}, Anadyr {anadyr:?}, Uelen {uelen:?}");
+    assert!(moscow.0 < vladivostok.0 && vladivostok.0 < anadyr.0 && anadyr.0 < uelen.0, "west to east, left to right: {all}");
+    assert!(moscow.1 < vladivostok.1 && anadyr.1 < vladivostok.1, "north up: {all}");
+    assert!(uelen.0 - anadyr.0 < w as f32 / 10.0, "Chukotka beyond 180 beside the rest of it: {all}");
+    let seam = at("On the antimeridian", (67.0, 180.0));
+    let req = MapRequest { focus: Some(focus("RU")), ..MapRequest::new(w, h, vec![]) };
+    let (iw, _, px) = rgba(&render(atlas(), &themes, &req).unwrap());
+    let (cx, cy) = (seam.0.round() as u32, seam.1.round() as u32);
+    for y in cy - 4..=cy + 4 {
+        for x in cx - 1..=cx + 1 {
+            let i = ((y * iw + x) * 4) as usize;
+            assert_eq!(px[i..i + 4], [0xE5, 0xE7, 0xEB, 255], "the fill at ({x}, {y}), on the 180th meridian inside Chukotka");
+        }
+    }
+}
+
+/// An inset frame keeps clear of the country's land: Texas stood on Hawaii's frame, and
+/// Norway's south coast on Svalbard's.
+#[test]
+fn inset_frames_keep_clear_of_the_land() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    for country in ["US", "NO", "CL", "JP", "NZ"] {
+        let (w, h) = (800, 500);
+        let spec = FocusSpec { outline_width: 0.0, ..focus(country) };
+        let frames = atlas().inset_frames(&spec, w, h, 1.0, 5.0).unwrap();
+        // The land without its outline, and the frames, drawn as the service draws them.
+        let req = MapRequest { focus: Some(spec), ..MapRequest::new(w, h, vec![]) };
+        let (iw, ih, px) = rgba(&render(atlas(), &themes, &req).unwrap());
+        for f in &frames {
+            // The band from 2 to 6 pixels outside the frame (its own thin stroke's anti-aliased
+            // edge reaches a pixel or so out): no land there, nor any other frame.
+            let near =
+                |x: i64, y: i64, g: &[f32; 4], d: f32| (x as f32) >= g[0] - d && (x as f32) <= g[2] + d && (y as f32) >= g[1] - d && (y as f32) <= g[3] + d;
+            let mut land = Vec::new();
+            for y in (f[1] as i64 - 6).max(0)..=(f[3] as i64 + 6).min(ih as i64 - 1) {
+                for x in (f[0] as i64 - 6).max(0)..=(f[2] as i64 + 6).min(iw as i64 - 1) {
+                    if frames.iter().any(|g| near(x, y, g, 2.0)) || px[((y as u32 * iw + x as u32) * 4 + 3) as usize] == 0 {
+                        continue;
+                    }
+                    land.push((x, y));
+                }
+            }
+            land.truncate(3);
+            assert!(land.is_empty(), "{country}: land within 6 px of the frame {f:?} at {land:?}");
+        }
+    }
+}
+
 /// Nothing is cut off at the image edge, at any size and aspect from 256x256 to 4096x1024
 /// (and the tall way round), for countries with far-flung parts, across the antimeridian
 /// (Russia, New Zealand) and long thin ones (Chile), with radius-8 markers at the US's
@@ -409,9 +477,9 @@ fn reference_street_maps() {
 fn a_country_frame_is_its_mainland() {
     // Published extremes: the contiguous US from Key West and the Florida Keys (24.5 N) to the
     // Northwest Angle (49.4 N), Cape Alava (124.7 W) to West Quoddy Head (66.9 E of W); mainland
-    // France with Corsica (41.3 to 51.1 N, 4.8 W to 9.6 E); Russia from Kaliningrad's coast
-    // (19.6 E; within focus maps' 250 km of the rest) east across the antimeridian to the
-    // Diomedes and Cape Dezhnev (169.0 to 169.7 W).
+    // France with Corsica (41.3 to 51.1 N, 4.8 W to 9.6 E); Russia from the Gulf of Finland
+    // (27 E: Kaliningrad, more than focus maps' 250 km from the rest, is an inset) east across
+    // the antimeridian to the Diomedes and Cape Dezhnev (169.0 to 169.7 W).
     let near = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
     let us = atlas().mainland_bounds("us").unwrap();
     for (got, want) in us.iter().zip([24.5, -124.7, 49.4, -66.9]) {
@@ -423,6 +491,6 @@ fn a_country_frame_is_its_mainland() {
     }
     let ru = atlas().mainland_bounds("RU").unwrap();
     assert!(ru[1] > ru[3], "Russia's frame crosses the antimeridian: {ru:?}");
-    assert!(near(ru[1], 19.6, 0.5) && near(ru[3], -169.3, 0.6), "RU {ru:?}");
+    assert!(near(ru[1], 27.0, 0.5) && near(ru[3], -169.3, 0.6), "RU {ru:?}");
     assert_eq!(atlas().mainland_bounds("XX"), None);
 }
