@@ -674,21 +674,9 @@ fn plan(
     })
 }
 
-/// Adds an open line, dropping points within a third of a pixel of the last one kept.
-fn push_line(pb: &mut PathBuilder, pts: impl Iterator<Item = (f32, f32)>) {
-    let mut last: Option<(f32, f32)> = None;
-    for p in pts {
-        match last {
-            None => pb.move_to(p.0, p.1),
-            Some(l) if (p.0 - l.0).hypot(p.1 - l.1) < 0.33 => continue,
-            Some(_) => pb.line_to(p.0, p.1),
-        }
-        last = Some(p);
-    }
-}
-
-/// Adds a closed ring, dropping points within a third of a pixel of the last one kept.
-fn push_ring(pb: &mut PathBuilder, pts: impl Iterator<Item = (f32, f32)>) {
+/// Adds an open line, dropping points within a third of a pixel of the last one kept; the
+/// points kept.
+fn push_line(pb: &mut PathBuilder, pts: impl Iterator<Item = (f32, f32)>) -> usize {
     let mut last: Option<(f32, f32)> = None;
     let mut n = 0;
     for p in pts {
@@ -700,7 +688,12 @@ fn push_ring(pb: &mut PathBuilder, pts: impl Iterator<Item = (f32, f32)>) {
         last = Some(p);
         n += 1;
     }
-    if n > 0 {
+    n
+}
+
+/// Adds a closed ring, as `push_line` does its points.
+fn push_ring(pb: &mut PathBuilder, pts: impl Iterator<Item = (f32, f32)>) {
+    if push_line(pb, pts) > 0 {
         pb.close();
     }
 }
