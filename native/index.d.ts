@@ -556,6 +556,8 @@ export interface RenderDefaults {
   maxMarkerPixels: number
   /** The theme a map is drawn in when the request names none. */
   style: string
+  /** The most of an image a legend may cover; a bigger one is left out. */
+  maxLegendShare: number
 }
 
 /**
@@ -642,6 +644,8 @@ export interface RenderResponse {
   basemapAttribution?: string
   /** A basemap tile failed for the first time while drawing this map (it was skipped): why. */
   basemapWarning?: string
+  /** The legend asked for is left out: it would cover too much of so small an image. */
+  legendOmitted: boolean
 }
 
 export interface Resolved {

@@ -173,6 +173,17 @@ test("focus-map options the renderer refuses name their field, on the pool and o
   t.like(err as NativeError, { code: 'INVALID_REQUEST', field: 'focus_country' });
 });
 
+test('X-Legend says whether the legend asked for is drawn, or left out of too small an image', async (t) => {
+  const s = await server(t);
+  const tickers = ['MCD', 'SBUX', 'YUM', 'DPZ', 'CMG'];
+  const map = (extra: Record<string, unknown>) => postMap(s.base, s.key, { tickers, format: 'png', ...extra });
+  t.is((await map({ include_legend: true, width: 800, height: 500 })).header('x-legend'), 'drawn');
+  const small = await map({ include_legend: true, width: 300, height: 200, scale: 4 });
+  t.is(small.status, 200);
+  t.is(small.header('x-legend'), 'omitted');
+  t.is((await map({ width: 800, height: 500 })).header('x-legend'), '', 'not asked for: no header');
+});
+
 test('the directory and the city filter take any Unicode form of a name, and the dotted capital I', async (t) => {
   const s = await server(t);
   const list = brands().filter((b) => b.locationCount > 0);

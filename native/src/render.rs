@@ -219,6 +219,8 @@ pub struct RenderResponse {
     pub basemap_attribution: Option<String>,
     /// A basemap tile failed for the first time while drawing this map (it was skipped): why.
     pub basemap_warning: Option<String>,
+    /// The legend asked for is left out: it would cover too much of so small an image.
+    pub legend_omitted: bool,
 }
 
 impl From<MapAnswer> for RenderResponse {
@@ -234,6 +236,7 @@ impl From<MapAnswer> for RenderResponse {
             refused: a.refused.map(Into::into),
             basemap_attribution: a.attribution,
             basemap_warning: a.warning,
+            legend_omitted: a.legend_omitted,
         }
     }
 }
@@ -373,6 +376,8 @@ pub struct RenderDefaults {
     pub max_marker_pixels: f64,
     /// The theme a map is drawn in when the request names none.
     pub style: String,
+    /// The most of an image a legend may cover; a bigger one is left out.
+    pub max_legend_share: f64,
 }
 
 #[napi]
@@ -387,6 +392,7 @@ pub fn render_defaults() -> RenderDefaults {
         focus_outline_width: storemap_render::FOCUS_OUTLINE_WIDTH as f64,
         max_marker_pixels: storemap_render::MAX_MARKER_PIXELS as f64,
         style: storemap_render::DEFAULT_STYLE.into(),
+        max_legend_share: storemap_render::MAX_LEGEND_SHARE as f64,
     }
 }
 

@@ -4,7 +4,7 @@
 // so there is no second hand-written description to drift.
 import type { z } from 'zod';
 import { ATTRIBUTION } from './headers.ts';
-import { CONFIDENCE_FLOOR, DATA_DEFAULTS } from '../native.ts';
+import { CONFIDENCE_FLOOR, DATA_DEFAULTS, RENDER_DEFAULTS } from '../native.ts';
 import { LOW_CREDIT_THRESHOLD, tiersText } from './prices.ts';
 import { MAX_BALANCE, PLAN_RULES } from './plans.ts';
 import type { ErrorCode } from './errors.ts';
@@ -93,6 +93,12 @@ const LOCATION_MAP_HEADERS: HeaderDoc[] = [
   { name: 'X-Location-Count', description: 'Locations in the response (markers drawn, for images).', schema: 'integer', required: true },
   ...CHARGED_HEADERS,
   { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
+  {
+    name: 'X-Legend',
+    description: `With include_legend on an image: "drawn", or "omitted" when the image is too small for it (the legend would cover more than ${Math.round(RENDER_DEFAULTS.maxLegendShare * 100)} % of it, or not fit). It goes in the first corner clear of a focus map's insets: lower left, lower right, upper left, upper right.`,
+    schema: 'string',
+    required: false,
+  },
   { name: 'X-Coverage-Confidence', description: 'coverage_confidence: the estimated share of the storefronts within the filters that the response holds (for images, the markers drawn), in [0, 1]; absent where it cannot be estimated.', schema: 'number', required: false },
   { name: 'X-Hours-Unknown', description: 'With open_at (data formats): stores within the other filters left out because their opening hours are unknown.', schema: 'integer', required: false },
   { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only ${PLAN_RULES.trial.maxLocations} of the locations, spread evenly over them (not the southernmost ones).`, schema: 'boolean', required: false },

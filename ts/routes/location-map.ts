@@ -96,6 +96,7 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
       'X-Cached': String(out.cached),
       'X-Coverage-Confidence': typeof out.coverageConfidence === 'number' ? String(out.coverageConfidence) : undefined,
       'X-Hours-Unknown': typeof out.hoursUnknown === 'number' ? String(out.hoursUnknown) : undefined,
+      'X-Legend': r.include_legend && isImageFormat(format) ? (out.legendOmitted ? 'omitted' : 'drawn') : undefined,
       ...(out.total > out.count ? { 'X-Trial-Cap-Applied': 'true', 'X-Total-Available': String(out.total) } : {}),
     },
   };
@@ -173,6 +174,8 @@ interface WorkOut {
   ms: number;
   basemapAttribution?: string | null;
   basemapWarning?: string | null;
+  /** Images: the legend asked for is left out (too small an image for it). */
+  legendOmitted?: boolean;
 }
 
 /** The heavy step, priced: the addon stops before serializing or drawing when the key's

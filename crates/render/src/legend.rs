@@ -1,6 +1,7 @@
-//! The legend of a multi-company map: a panel in the lower-left corner with one row per
-//! company, its marker colour, canonical name and location count. Laid out before anything
-//! is drawn, so city labels can keep clear of it, and drawn last, over the markers.
+//! The legend of a multi-company map: a panel in a corner (the lower-left, unless a focus
+//! map's insets are there) with one row per company, its marker colour, canonical name and
+//! location count. Laid out before anything is drawn, so city labels can keep clear of it, and
+//! drawn last, over the markers.
 
 use tiny_skia::{FillRule, Paint, PathBuilder, PixmapMut, Rect as SkRect, Stroke, Transform};
 
@@ -20,6 +21,9 @@ const ROW: f32 = 22.0;
 const PAD: f32 = 10.0;
 const SWATCH: f32 = 6.0;
 const MARGIN: f32 = 12.0;
+/// The most of an image a legend may cover: a bigger one (five companies on a 300 x 200 map)
+/// would hide the map it explains, and is left out (`Legend::layout` says so).
+pub const MAX_LEGEND_SHARE: f32 = 0.3;
 
 pub struct Legend {
     pub rect: Rect,
@@ -29,7 +33,10 @@ pub struct Legend {
 }
 
 impl Legend {
-    pub fn layout(font: &Font, entries: &[LegendEntry], width: u32, height: u32, scale: f32) -> Option<Legend> {
+    /// The legend in the first corner (lower-left, lower-right, upper-left, upper-right) where
+    /// it covers none of `avoid` (a focus map's inset frames), else where it covers least of
+    /// them; None when there is no legend to draw or the image is too small for one.
+    pub fn layout(font: &Font, entries: &[LegendEntry], width: u32, height: u32, scale: f32, avoid: &[Rect]) -> Option<Legend> {
         if entries.is_empty() {
             return None;
         }
@@ -40,14 +47,19 @@ impl Legend {
         let count_w = rows.iter().map(|r| r.2.width).fold(0.0, f32::max);
         let w = PAD * s + 2.0 * SWATCH * s + 8.0 * s + name_w + 16.0 * s + count_w + PAD * s;
         let h = 2.0 * PAD * s + ROW * s * rows.len() as f32 - (ROW - TEXT_PX) * s;
-        let x0 = MARGIN * s;
-        let y0 = height as f32 - MARGIN * s - h;
-        if y0 < 0.0 || x0 + w > width as f32 {
+        let (iw, ih) = (width as f32, height as f32);
+        if h + 2.0 * MARGIN * s > ih || w + 2.0 * MARGIN * s > iw || w * h > MAX_LEGEND_SHARE * iw * ih {
             // Too small an image for a legend: the map matters more.
             return None;
         }
-        let count_x = x0 + w - PAD * s - count_w;
-        Some(Legend { rect: Rect { x0, y0, x1: x0 + w, y1: y0 + h }, rows, scale: s, count_x })
+        let (left, right, top, bottom) = (MARGIN * s, iw - MARGIN * s - w, MARGIN * s, ih - MARGIN * s - h);
+        let corners = [(left, bottom), (right, bottom), (left, top), (right, top)].map(|(x0, y0)| Rect { x0, y0, x1: x0 + w, y1: y0 + h });
+        let covered =
+            |r: &Rect| -> f32 { avoid.iter().map(|a| ((r.x1.min(a.x1) - r.x0.max(a.x0)).max(0.0)) * ((r.y1.min(a.y1) - r.y0.max(a.y0)).max(0.0))).sum() };
+        // The first corner that covers nothing, else the least covered (the first of equals).
+        let rect = corners.iter().copied().min_by(|a, b| covered(a).total_cmp(&covered(b))).unwrap_or(corners[0]);
+        let count_x = rect.x1 - PAD * s - count_w;
+        Some(Legend { rect, rows, scale: s, count_x })
     }
 
     pub fn draw(&self, pixmap: &mut PixmapMut, theme: &Theme) {

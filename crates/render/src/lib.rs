@@ -34,6 +34,7 @@ pub use encode::{ImageFormat, DEFAULT_JPEG_QUALITY};
 pub use error::{RenderError, Result};
 pub use focus::{territories_of, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
 pub use labels::LABEL_MIN_POPULATION;
+pub use legend::MAX_LEGEND_SHARE;
 pub use render::{
     admit, encode_blank, render, render_map, street_ops, MapRequest, MarkerGroup, Rendered, COMPANY_PALETTE, DEFAULT_DPI, DEFAULT_MARKER_RADIUS, DEFAULT_STYLE,
     MAX_MARKER_PIXELS, MAX_SIDE,

@@ -264,6 +264,9 @@ pub struct Rendered {
     /// A basemap tile failed to read or decode for the first time (it was skipped): why, for the
     /// service's log.
     pub warning: Option<String>,
+    /// A legend was asked for and is not drawn: the image is too small for it (see
+    /// `legend::MAX_LEGEND_SHARE`), or no font was loaded.
+    pub legend_omitted: bool,
 }
 
 /// Draws and encodes a map.
@@ -329,26 +332,31 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
         }
     };
 
-    let legend = match (&atlas.font, req.legend) {
+    // The legend, kept clear of what `avoid` covers.
+    let legend_for = |avoid: &[Rect]| match (&atlas.font, req.legend) {
         (Some(font), true) => {
             let entries: Vec<LegendEntry> =
                 req.groups.iter().zip(&colors).map(|(g, &color)| LegendEntry { color, name: g.name.clone(), count: g.points.len() as u64 }).collect();
-            Legend::layout(font, &entries, w, h, scale)
+            Legend::layout(font, &entries, w, h, scale, avoid)
         }
         _ => None,
     };
     // Everything worked out for the whole image before any drawing: the background (a Web
     // Mercator basemap with its city labels placed, or one country fitted by a conic
-    // projection) and, for a heatmap, the density.
-    let mut scene = match &req.focus {
+    // projection), the legend and, for a heatmap, the density.
+    let (mut scene, legend) = match &req.focus {
         // Markers overhang their point by their radius and rim: the fit leaves room for them.
         Some(spec) => {
             let reach = (req.marker_radius + 1.2) * scale;
             let plan = atlas.focus.plan(&atlas.shapes, spec, w, h, scale, reach)?;
             let background = atlas.focus.background(&plan, spec, w, h, scale, reach);
-            Scene::Focus(plan, background)
+            // Not over an inset (the US's Alaska is in the lower-left corner).
+            let frames: Vec<Rect> = plan.inset_frames.iter().map(|f| Rect { x0: f[0], y0: f[1], x1: f[2], y1: f[3] }).collect();
+            let legend = legend_for(&frames);
+            (Scene::Focus(plan, background), legend)
         }
         None => {
+            let legend = legend_for(&[]);
             let all: Vec<(f64, f64)> = req.groups.iter().flat_map(|g| g.points.iter().copied()).collect();
             let cam = mercator_camera(req, &all, w, h);
             let ground = atlas.basemap.cover(&cam, theme);
@@ -363,9 +371,10 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
                 Some(plan) if !plan.places.is_empty() => labels::place_names(&plan.places, atlas.font.as_ref(), &cam, &mut occupied),
                 _ => labels::place(&atlas.cities, atlas.font.as_ref(), &cam, &mut occupied),
             };
-            Scene::Mercator(cam, labels, ground, streets, credit)
+            (Scene::Mercator(cam, labels, ground, streets, credit), legend)
         }
     };
+    let legend_omitted = req.legend && legend.is_none();
     let attribution = match (&scene, &atlas.streets) {
         (Scene::Mercator(_, _, _, Some(_), _), Some(s)) => Some(s.tiles.attribution.clone()),
         _ => None,
@@ -426,7 +435,7 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
     let warning = atlas.streets.as_ref().and_then(|s| s.tiles.take_first_error());
     // Only a focus map leaves pixels transparent: a Web Mercator map is drawn over opaque cells.
     let opaque = matches!(scene, Scene::Mercator(..));
-    Ok(Rendered { body: encode(pixmap, req.format, req.dpi, opaque)?, attribution, warning })
+    Ok(Rendered { body: encode(pixmap, req.format, req.dpi, opaque)?, attribution, warning, legend_omitted })
 }
 
 /// A Web Mercator map's camera, its corner on whole pixels so the basemap's and the street

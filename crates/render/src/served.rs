@@ -84,6 +84,8 @@ pub struct MapAnswer {
     pub attribution: Option<String>,
     /// A basemap tile's first failure (skipped), for the log.
     pub warning: Option<String>,
+    /// The legend asked for is left out (too small an image for it).
+    pub legend_omitted: bool,
 }
 
 impl MapAnswer {
@@ -238,6 +240,7 @@ pub fn render_served(snap: &Snapshot, atlas: &Atlas, themes: &Themes, q: &MapQue
         refused: None,
         attribution: drawn.attribution,
         warning: drawn.warning,
+        legend_omitted: drawn.legend_omitted,
     })
 }
 
@@ -324,6 +327,7 @@ pub fn render_overlap(snap: &Snapshot, index: &NearbyIndex, atlas: &Atlas, theme
         refused: None,
         attribution: drawn.attribution,
         warning: drawn.warning,
+        legend_omitted: drawn.legend_omitted,
     })
 }
 

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use storemap_render::{render, Atlas, FocusSpec, MapRequest, MarkerGroup, Themes, Viewport};
+use storemap_render::{render, render_map, Atlas, FocusSpec, MapRequest, MarkerGroup, Themes, Viewport};
 
 use super::THEMES;
 
@@ -384,6 +384,37 @@ fn inset_frames_keep_clear_of_the_land() {
             assert!(land.is_empty(), "{country}: land within 6 px of the frame {f:?} at {land:?}");
         }
     }
+}
+
+/// A legend goes in the first corner clear of a focus map's insets (the US's Alaska is in the
+/// lower left, where a legend goes on other maps); one that would cover too much of a small
+/// image is left out, and the answer says so.
+#[test]
+fn a_legend_keeps_clear_of_insets_and_out_of_too_small_an_image() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let groups = |n: usize| (0..n).map(|i| group(&format!("Restaurant Company {i}"), scatter(10 + i as u64, 20, 39.0, -95.0, 8.0))).collect::<Vec<_>>();
+    // The dark theme's panel (#111827, 240 of 255 opaque) over a focus map's transparent ground.
+    let panel = |p: &[u8]| p[3] >= 230 && p[3] <= 250 && p[0] < 40 && p[1] < 45 && p[2] < 60;
+    let (w, h) = (800, 500);
+    let req = MapRequest { legend: true, style: "dark".into(), focus: Some(focus("US")), ..MapRequest::new(w, h, groups(3)) };
+    let drawn = render_map(atlas(), &themes, &req).unwrap();
+    assert!(!drawn.legend_omitted);
+    let (iw, _, px) = rgba(&drawn.body);
+    let frames = atlas().inset_frames(&focus("US"), w, h, 1.0, req.marker_radius).unwrap();
+    let at = |x: u32, y: u32| &px[((y * iw + x) * 4) as usize..((y * iw + x) * 4 + 4) as usize];
+    let everywhere = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).filter(|&(x, y)| panel(at(x, y))).count();
+    assert!(everywhere > 2_000, "the legend is drawn ({everywhere} panel pixels)");
+    for f in &frames {
+        let inside = (f[1] as u32..f[3] as u32).flat_map(|y| (f[0] as u32..f[2] as u32).map(move |x| (x, y))).filter(|&(x, y)| panel(at(x, y))).count();
+        assert_eq!(inside, 0, "legend pixels inside the inset frame {f:?}");
+    }
+    // Five companies on a 300 x 200 map: the legend (about 180 x 120) would cover more than the
+    // share allowed.
+    let small = MapRequest { legend: true, style: "dark".into(), ..MapRequest::new(300, 200, groups(5)) };
+    let drawn = render_map(atlas(), &themes, &small).unwrap();
+    assert!(drawn.legend_omitted, "too small an image for five rows");
+    let small = MapRequest { legend: true, style: "dark".into(), ..MapRequest::new(600, 400, groups(2)) };
+    assert!(!render_map(atlas(), &themes, &small).unwrap().legend_omitted, "two rows fit 600 x 400");
 }
 
 /// Nothing is cut off at the image edge, at any size and aspect from 256x256 to 4096x1024
