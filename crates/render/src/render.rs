@@ -296,7 +296,11 @@ pub fn render_map(atlas: &Atlas, themes: &Themes, req: &MapRequest) -> Result<Re
         .iter()
         .enumerate()
         .filter_map(|(i, &fill)| {
-            sprite(req.marker_radius * ring_factor(req, i) * scale, 1.2 * scale, fill, theme.marker_stroke).map(|(p, c)| (Stamp::new(&p), c))
+            // At least a pixel (a smaller circle is a faint smudge), its rim at most a third of
+            // it: a full-width rim on a marker of a pixel or so covered its fill, and such
+            // markers drew in the rim's colour (or not at all).
+            let radius = (req.marker_radius * ring_factor(req, i) * scale).max(1.0);
+            sprite(radius, (1.2 * scale).min(radius / 3.0), fill, theme.marker_stroke).map(|(p, c)| (Stamp::new(&p), c))
         })
         .collect();
     // Lines in the theme's text colour: it stands out from land and water in every theme (the

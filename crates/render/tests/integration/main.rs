@@ -107,6 +107,22 @@ fn a_shape_cut_at_the_antimeridian_has_no_border_down_the_cut() {
     }
 }
 
+/// A marker of a pixel or so still shows its colour: its white rim is at most a third of its
+/// radius (a full 1.2 px rim covered the fill of a radius-0.5 or radius-1 marker).
+#[test]
+fn tiny_markers_show_their_colour() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    for radius in [0.5, 1.0, 2.0] {
+        let req = MapRequest { marker_radius: radius, ..request("light", Viewport::CenterZoom([10.0, 10.0], 4.0), vec![(10.0, 10.0), (11.0, 12.0)]) };
+        let img = decode(&render(&atlas(), &themes, &req).unwrap());
+        let reddish = (0..img.1).flat_map(|y| (0..img.0).map(move |x| (x, y))).filter(|&(x, y)| {
+            let [r, g, b] = pixel(&img, x, y);
+            r > 200 && g < 130 && b < 130
+        });
+        assert!(reddish.count() >= 2, "radius {radius}: both markers show red");
+    }
+}
+
 #[test]
 fn viewport_priority_bounds_then_center_zoom_then_auto_fit() {
     let themes = Themes::from_json(THEMES).unwrap();
