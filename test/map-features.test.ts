@@ -18,6 +18,7 @@ import { testDataDir, testStore, type Location } from './helpers/dataset.ts';
 import { query } from '../ts/native.ts';
 import {
   boundsProjector,
+  countryFrame,
   centerZoomProjector,
   countIn,
   decodeJpeg,
@@ -741,7 +742,7 @@ test('image cache: a cached image still costs its credits (402 when the key cann
 
 test('a country filter alone frames the country’s mainland; a state filter still fits its markers', async (t) => {
   // The contiguous US by its published extremes (Key West to the Northwest Angle, Cape Alava to
-  // West Quoddy Head): every store the JSON answer lists there must be drawn where a map of that
+  // West Quoddy Head, and the margin README's Framing adds): every store the JSON answer lists there must be drawn where a map of that
   // box puts it, to within the few pixels the box and the Natural Earth shape differ by.
   const s = await server(t);
   const [w, h] = [800, 500];
@@ -750,7 +751,7 @@ test('a country filter alone frames the country’s mainland; a state filter sti
   const { bytes } = await okPost(t, s, { ...q, format: 'json' });
   const locs = (JSON.parse(bytes.toString()) as { locations: Location[] }).locations.filter((l) => l.lat > 24 && l.lat < 50 && l.lng > -125 && l.lng < -66);
   t.true(locs.length > 20);
-  const project = boundsProjector([24.5, -124.7, 49.4, -66.9], w, h);
+  const project = boundsProjector(countryFrame([24.5, -124.7, 49.4, -66.9]), w, h);
   const blue = hex('#0000FF');
   for (const l of locs.slice(0, 40)) {
     const [x, y] = project(l.lat, l.lng);

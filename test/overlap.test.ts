@@ -7,7 +7,7 @@ import type { Location } from './helpers/dataset.ts';
 import { request, type HttpResult } from './helpers/http.ts';
 import { assertError, balance, okJson, server, usageRows } from './helpers/location-map.ts';
 import { parseCsvObjects } from './helpers/csv.ts';
-import { boundsProjector, decodePng } from './helpers/png.ts';
+import { boundsProjector, countryFrame, decodePng } from './helpers/png.ts';
 
 const OVERLAP = '/api/v1/overlap';
 type Branded = Location & { brand: string };
@@ -176,7 +176,7 @@ test('the overlap map: a PNG of the paired stores in each brand’s colour, pric
 
 test('an overlap map filtered to a country frames its mainland, not just its pairs', async (t) => {
   // The contiguous US by its published extremes (Key West to the Northwest Angle, Cape Alava to
-  // West Quoddy Head): each pair's marker must be drawn where a map of that box puts it, to
+  // West Quoddy Head, and the margin README's Framing adds): each pair's marker must be drawn where a map of that box puts it, to
   // within the few pixels the box and the Natural Earth shape differ by.
   const s = await server(t);
   const [W, H] = [800, 500];
@@ -185,7 +185,7 @@ test('an overlap map filtered to a country frames its mainland, not just its pai
   const res = await post(s.base, s.key, { tickers: ['SBUX', 'MCD'], distance_m: 500, country: 'US', format: 'png', width: W, height: H, marker_colors: ['#FF0000', '#0000FF'] });
   t.is(res.status, 200, res.text.slice(0, 200));
   const img = decodePng(res.raw);
-  const project = boundsProjector([24.5, -124.7, 49.4, -66.9], W, H);
+  const project = boundsProjector(countryFrame([24.5, -124.7, 49.4, -66.9]), W, H);
   const marked = (x: number, y: number) => {
     for (let dy = -4; dy <= 4; dy++) {
       for (let dx = -4; dx <= 4; dx++) {

@@ -97,6 +97,13 @@ export function boundsProjector([s, w, n, e]: [number, number, number, number], 
   return centred((x0 + x1) / 2, (y0 + y1) / 2, k, width, height);
 }
 
+/** A country's frame as README's "Framing" describes it: its box with 5 % of its height and
+ * width added on each side. */
+export function countryFrame([s, w, n, e]: [number, number, number, number]): [number, number, number, number] {
+  const [dy, dx] = [(n - s) * 0.05, (e - w) * 0.05];
+  return [s - dy, w - dx, n + dy, e + dx];
+}
+
 /** [lat, lng] in the middle of the image at an integer zoom. */
 export function centerZoomProjector([lat, lng]: [number, number], zoom: number, width: number, height: number): Projector {
   const [cx, cy] = world(lat, lng);

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use storemap_core::{Budget, Filters, NearbyIndex, Refusal, Snapshot, SourceMask};
 
 use crate::atlas::Atlas;
-use crate::camera::Viewport;
+use crate::camera::{Viewport, MAX_LAT};
 use crate::color::parse_hex;
 use crate::encode::ImageFormat;
 use crate::error::{RenderError, Result};
@@ -133,10 +133,23 @@ fn row_filters(snap: &Snapshot, atlas: &Atlas, q: &MapQuery) -> Result<Vec<Filte
 /// none. Any narrower filter fits the markers as before.
 fn framed(atlas: &Atlas, viewport: Viewport, country: Option<&str>, narrower: bool) -> Viewport {
     match (viewport, country) {
-        (Viewport::Auto, Some(code)) if !narrower => atlas.mainland_bounds(code).map_or(Viewport::Auto, Viewport::Bounds),
+        (Viewport::Auto, Some(code)) if !narrower => atlas.mainland_bounds(code).map_or(Viewport::Auto, |b| Viewport::Bounds(with_margin(b))),
         (v, _) => v,
     }
 }
+
+/// A country's frame with room around it (`COUNTRY_MARGIN` of its span on each side): fitted
+/// exactly, its farthest coast lay on the image's edge (Tasmania's south on a map of
+/// Australia), and a marker there was cut in half.
+fn with_margin([s, w, n, e]: [f64; 4]) -> [f64; 4] {
+    let lng_span = if w > e { e + 360.0 - w } else { e - w };
+    let (dy, dx) = ((n - s) * COUNTRY_MARGIN, lng_span * COUNTRY_MARGIN);
+    let wrap = |l: f64| (l + 180.0).rem_euclid(360.0) - 180.0;
+    [(s - dy).max(-MAX_LAT), wrap(w - dx), (n + dy).min(MAX_LAT), wrap(e + dx)]
+}
+
+/// The share of a country's span left around it on a map framed to it.
+const COUNTRY_MARGIN: f64 = 0.05;
 
 /// The focus request as the renderer's spec, with the product's defaults; "auto" is the
 /// country most served rows are in.
