@@ -567,6 +567,8 @@ export interface RenderDefaults {
 export interface RendererAssets {
   countriesGeojson: string
   usStatesGeojson?: string
+  /** The big lakes, drawn as water over the land. */
+  lakesGeojson?: string
   citiesCsv?: string
   font?: string
   themesJson: string

@@ -1,6 +1,7 @@
 // The one door to the Rust addon. The addon's errors are data: a JS error whose `code` is the
 // service's error code; this module hands them on as NativeError, so callers never parse text.
 // Its requests take the string enums' values as plain strings ('json', 'png', 'full_retail').
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as Binding from '../native/index.js';
@@ -203,6 +204,8 @@ export function loadRenderer(referenceDir: string, basemap?: BasemapOptions, map
     binding.loadRendererSync({
       countriesGeojson: path.join(referenceDir, 'countries.geojson'),
       usStatesGeojson: path.join(referenceDir, 'us_states.geojson'),
+      // Reference data of format 4 and older has none: its maps draw the lakes as land.
+      lakesGeojson: existsSync(path.join(referenceDir, 'lakes.geojson')) ? path.join(referenceDir, 'lakes.geojson') : undefined,
       citiesCsv: path.join(referenceDir, 'cities.csv'),
       font: LABEL_FONT,
       themesJson: path.join(TABLES_DIR, 'themes.json'),

@@ -29,6 +29,8 @@ pub struct Renderer {
 pub struct RendererAssets {
     pub countries_geojson: String,
     pub us_states_geojson: Option<String>,
+    /// The big lakes, drawn as water over the land.
+    pub lakes_geojson: Option<String>,
     pub cities_csv: Option<String>,
     pub font: Option<String>,
     pub themes_json: String,
@@ -56,6 +58,9 @@ pub fn load_renderer_sync(assets: RendererAssets) -> Result<Renderer, Code> {
         let mut atlas = Atlas::from_geojson(&read_text(&assets.countries_geojson)?)?;
         if let Some(p) = &assets.us_states_geojson {
             atlas = atlas.with_us_states(&read_text(p)?)?;
+        }
+        if let Some(p) = &assets.lakes_geojson {
+            atlas = atlas.with_lakes(&read_text(p)?)?;
         }
         if let Some(p) = &assets.cities_csv {
             atlas = atlas.with_cities_csv(&read_text(p)?)?;

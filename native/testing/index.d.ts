@@ -54,6 +54,10 @@ export declare class Renderer {
    * as one Buffer.
    */
   render(store: Store, req: RenderRequest): Promise<RenderResponse>
+  /**
+   * As `render`, on the calling thread. Its failures are made on this thread with `env`, so
+   * that they carry the request field at fault as the pool's do.
+   */
   renderSync(store: Store, req: RenderRequest): RenderResponse
   /**
    * A country's mainland as focus maps cut it, [south, west, north, east] degrees (west east
@@ -601,6 +605,8 @@ export interface RenderDefaults {
   maxMarkerPixels: number
   /** The theme a map is drawn in when the request names none. */
   style: string
+  /** The most of an image a legend may cover; a bigger one is left out. */
+  maxLegendShare: number
 }
 
 /**
@@ -610,6 +616,8 @@ export interface RenderDefaults {
 export interface RendererAssets {
   countriesGeojson: string
   usStatesGeojson?: string
+  /** The big lakes, drawn as water over the land. */
+  lakesGeojson?: string
   citiesCsv?: string
   font?: string
   themesJson: string
@@ -687,6 +695,8 @@ export interface RenderResponse {
   basemapAttribution?: string
   /** A basemap tile failed for the first time while drawing this map (it was skipped): why. */
   basemapWarning?: string
+  /** The legend asked for is left out: it would cover too much of so small an image. */
+  legendOmitted: boolean
 }
 
 export interface Resolved {

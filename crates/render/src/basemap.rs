@@ -1,5 +1,5 @@
-//! The offline basemap: country shapes drawn as land over water with country borders, and US
-//! state lines. Rings are kept at several levels of detail in zoom-0 world pixels, so a world
+//! The offline basemap: country shapes drawn as land over water with country borders, the big
+//! lakes as water again, and US state lines. Rings are kept at several levels of detail in zoom-0 world pixels, so a world
 //! map walks a few thousand points and a city map the full shapes of only the places in view.
 //! City labels are `labels`'s; the shapes themselves, in degrees, are `shapes`'s.
 //!
@@ -11,7 +11,7 @@ use tiny_skia::{Color, FillRule, Paint, Path, PathBuilder, Pixmap, PixmapMut, St
 
 use crate::camera::{world, Camera};
 use crate::cells::{Cell, CellCache, Cover};
-use crate::shapes::{simplify, Shape, Shapes};
+use crate::shapes::{simplify, Polygon, Shape, Shapes};
 use crate::theme::Theme;
 
 /// Simplification tolerances, in zoom-0 world pixels, for each level of detail; the last level
@@ -57,14 +57,21 @@ pub const DEFAULT_BASEMAP_CELL_BYTES: u64 = 32 << 20;
 /// from them.
 pub struct Basemap {
     land: Layer,
+    /// Filled with the water's colour over the land, not outlined: the Caspian, which no
+    /// country's land covers, has Natural Earth's coast already.
+    lakes: Layer,
     states: Layer,
     cells: CellCache,
 }
 
 impl Layer {
     fn from_shapes(shapes: &[Shape]) -> Layer {
+        Layer::from_polygons(shapes.iter().flat_map(|s| &s.polygons))
+    }
+
+    fn from_polygons<'a>(polygons: impl Iterator<Item = &'a Polygon>) -> Layer {
         let mut rings = Vec::new();
-        for ring in shapes.iter().flat_map(|s| &s.polygons).flat_map(|p| &p.rings) {
+        for ring in polygons.flat_map(|p| &p.rings) {
             // A ring that crosses the antimeridian (Fiji, Chukotka) would draw an edge across the
             // whole world: its longitudes are made continuous instead, and the part that then
             // lies beyond ±180 is drawn a second time one world-width over.
@@ -268,7 +275,12 @@ fn clip_ring(pts: impl Iterator<Item = (f32, f32)>, [x0, y0, x1, y1]: [f32; 4], 
 impl Basemap {
     /// The layers of these shapes, at every level of detail.
     pub fn new(shapes: &Shapes, cell_bytes: u64) -> Basemap {
-        Basemap { land: Layer::from_shapes(&shapes.countries), states: Layer::from_shapes(&shapes.us_states), cells: CellCache::new(BASEMAP_CELL, cell_bytes) }
+        Basemap {
+            land: Layer::from_shapes(&shapes.countries),
+            lakes: Layer::from_polygons(shapes.lakes.iter()),
+            states: Layer::from_shapes(&shapes.us_states),
+            cells: CellCache::new(BASEMAP_CELL, cell_bytes),
+        }
     }
 
     /// The background of a view (its corner on whole pixels): water, land, state lines and
@@ -311,6 +323,10 @@ impl Basemap {
         let mut paint = Paint { anti_alias: true, ..Paint::default() };
         paint.set_color_rgba8(theme.land[0], theme.land[1], theme.land[2], 255);
         pixmap.fill_path(&land, &paint, FillRule::EvenOdd, Transform::identity(), None);
+        if let Some((lakes, _)) = self.lakes.path(cam) {
+            paint.set_color_rgba8(theme.water[0], theme.water[1], theme.water[2], 255);
+            pixmap.fill_path(&lakes, &paint, FillRule::EvenOdd, Transform::identity(), None);
+        }
         if cam.zoom >= STATE_LINES_MIN_ZOOM {
             if let Some((states, lines)) = self.states.path(cam) {
                 let [r, g, b] = theme.border;

@@ -9,7 +9,7 @@
 //! `mainland_only` keeps the largest landmass and what lies within 250 km of it; `conus` is
 //! that for the US (the 48 contiguous states); `regions` outlines US states.
 
-use tiny_skia::{FillRule, Paint, Path, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
+use tiny_skia::{BlendMode, FillRule, Mask, Paint, Path, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
 use crate::error::{RenderError, Result};
 use crate::shapes::{simplify, Polygon, Shapes};
@@ -291,6 +291,8 @@ fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygo
 pub struct FocusPlan {
     pub cam: FocusCamera,
     land: Option<Path>,
+    /// The lakes, cut out of the land.
+    lakes: Option<Path>,
     /// What the outline strokes where it is not `land` (see `Projected::outlines`).
     outline_path: Option<Path>,
     regions: Option<Path>,
@@ -323,6 +325,16 @@ impl FocusPlan {
         if let Some(path) = &self.land {
             paint.set_color_rgba8(self.fill[0], self.fill[1], self.fill[2], 255);
             band.fill_path(path, &paint, FillRule::EvenOdd, shift, None);
+            // The lakes as the background again, inside the land only.
+            if let (Some(lakes), Some(mut mask)) = (&self.lakes, Mask::new(band.width(), band.height())) {
+                mask.fill_path(path, FillRule::EvenOdd, true, shift);
+                let mut water = Paint { anti_alias: true, ..Paint::default() };
+                match self.background {
+                    Some(bg) => water.set_color_rgba8(bg[0], bg[1], bg[2], 255),
+                    None => water.blend_mode = BlendMode::DestinationOut,
+                }
+                band.fill_path(lakes, &water, FillRule::EvenOdd, shift, Some(&mask));
+            }
             if self.outline_width > 0.0 {
                 paint.set_color_rgba8(self.outline[0], self.outline[1], self.outline[2], 255);
                 band.stroke_path(self.outline_path.as_ref().unwrap_or(path), &paint, &Stroke { width: self.outline_width, ..Stroke::default() }, shift, None);
@@ -350,6 +362,8 @@ struct Projected {
     /// antimeridian (Russia's, Fiji's) has edges along it that are no coast or border, so its
     /// rings are stroked as open lines broken there. None: stroke the rings.
     outlines: Option<Vec<Vec<(f32, f32)>>>,
+    /// The rings of the lakes within the parts, placed in the map's plane.
+    lakes: Vec<Vec<(f32, f32)>>,
     /// The insets' frames in the map's plane: x0, y0, x1, y1.
     frames: Vec<[f64; 4]>,
     /// Extent of the rings and frames: x0, y0, x1, y1.
@@ -566,7 +580,9 @@ fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
     let mut parts: Vec<Part> = Vec::new();
     let mut rings: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut lines: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut boxes: Vec<[f64; 4]> = Vec::new();
     for (i, (conic, bbox, own_rings, e)) in own.into_iter().enumerate() {
+        boxes.push(bbox);
         let scale = scales[i];
         // An inset's lower-left corner sits a gap inside its frame's.
         let offset = if i == 0 { (0.0, 0.0) } else { (frames[i - 1][0] + gap - e[0] * scale, frames[i - 1][1] + gap - e[1] * scale) };
@@ -584,7 +600,20 @@ fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
     let tol = (extent[2] - extent[0]).hypot(extent[3] - extent[1]) * SIMPLIFY_SHARE;
     let rings = rings.iter().map(|r| simplify(r, tol)).collect();
     let outlines = cut.then(|| lines.iter().map(|l| simplify(l, tol)).collect());
-    Ok(Projected { parts: parts.into(), rings, outlines, frames, extent })
+    // The lakes that fall in a part, in its projection: drawn as holes in the land (the
+    // country's own land masks them, so a lake over a border shows on this side only).
+    let mut lakes = Vec::new();
+    for lake in &shapes.lakes {
+        let b = arc_box(lake);
+        let within = |p: &[f64; 4]| {
+            let l = p[0] + wrap(b[0] - p[0]);
+            l <= p[2] && l + (b[2] - b[0]) >= p[0] && b[1] <= p[3] && b[3] >= p[1]
+        };
+        let Some(i) = boxes.iter().position(within) else { continue };
+        let part = &parts[i];
+        lakes.extend(lake.rings.iter().map(|r| simplify(&r.iter().map(|&(lng, lat)| part.place(lat, lng)).collect::<Vec<_>>(), tol)));
+    }
+    Ok(Projected { parts: parts.into(), rings, outlines, lakes, frames, extent })
 }
 
 /// Whether a longitude is the antimeridian, where the reference borders cut shapes.
@@ -640,6 +669,10 @@ fn plan(
     for ring in &shape.rings {
         push_ring(&mut pb, ring.iter().map(|&(x, y)| to_px((x as f64, y as f64))));
     }
+    let mut lb = PathBuilder::new();
+    for ring in &shape.lakes {
+        push_ring(&mut lb, ring.iter().map(|&(x, y)| to_px((x as f64, y as f64))));
+    }
     let mut ob = PathBuilder::new();
     for line in shape.outlines.iter().flatten() {
         push_line(&mut ob, line.iter().map(|&(x, y)| to_px((x as f64, y as f64))));
@@ -662,6 +695,7 @@ fn plan(
     Ok(FocusPlan {
         cam,
         land: pb.finish(),
+        lakes: lb.finish(),
         outline_path: shape.outlines.as_ref().and_then(|_| ob.finish()),
         regions: rb.finish(),
         frames: fb.finish(),

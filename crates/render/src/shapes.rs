@@ -1,5 +1,5 @@
 //! Shapes in degrees, by code: countries and US states as the reference step extracts them
-//! from Natural Earth, read from GeoJSON once, and the Douglas-Peucker simplification that both
+//! from Natural Earth, and the big lakes from OpenStreetMap's water, read from GeoJSON once, and the Douglas-Peucker simplification that both
 //! the basemap's levels of detail and focus maps use. The basemap draws them; focus maps
 //! project them; nothing here draws.
 
@@ -25,11 +25,13 @@ pub struct Shape {
     pub polygons: Vec<Polygon>,
 }
 
-/// Every shape a map can draw: countries (by ISO 3166-1 alpha-2) and US states (by USPS code).
+/// Every shape a map can draw: countries (by ISO 3166-1 alpha-2), US states (by USPS code),
+/// and the big lakes, which the countries' land runs across and maps draw as water.
 #[derive(Debug, Clone, Default)]
 pub struct Shapes {
     pub countries: Vec<Shape>,
     pub us_states: Vec<Shape>,
+    pub lakes: Vec<Polygon>,
 }
 
 impl Shapes {
@@ -127,6 +129,7 @@ pub(crate) fn test_shapes() -> Shapes {
     Shapes {
         countries: parse_shapes(&read("countries.geojson"), &["iso_a2"]).unwrap(),
         us_states: parse_shapes(&read("us_states.geojson"), &["usps"]).unwrap(),
+        lakes: parse_shapes(&read("lakes.geojson"), &["code"]).unwrap().into_iter().flat_map(|s| s.polygons).collect(),
     }
 }
 

@@ -252,4 +252,5 @@ function trimCities(file) {
 
 trimShapes('countries.geojson');
 trimShapes('us_states.geojson');
+trimShapes('lakes.geojson');
 trimCities('cities.csv');

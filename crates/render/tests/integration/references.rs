@@ -24,7 +24,7 @@ fn data(name: &str) -> PathBuf {
 }
 
 /// The full basemap, as the service loads it, from the trimmed test data: countries, US
-/// states, the largest cities and the label font.
+/// states, the big lakes, the largest cities and the label font.
 fn atlas() -> &'static Atlas {
     static B: OnceLock<Atlas> = OnceLock::new();
     B.get_or_init(|| {
@@ -32,6 +32,7 @@ fn atlas() -> &'static Atlas {
         let font = std::fs::read(data("DejaVuSans.ttf")).unwrap_or_else(|e| panic!("{}: {e}", data("DejaVuSans.ttf").display()));
         Atlas::from_geojson(&read("countries.geojson"))
             .and_then(|b| b.with_us_states(&read("us_states.geojson")))
+            .and_then(|b| b.with_lakes(&read("lakes.geojson")))
             .and_then(|b| b.with_cities_csv(&read("cities.csv")))
             .and_then(|b| b.with_font(&font))
             .unwrap()
@@ -44,6 +45,7 @@ fn streets_atlas(archive: &'static str) -> Atlas {
     let tiles = storemap_render::tiles::source::VectorTiles::open(&data("tiles").join(archive), 64 << 20).unwrap();
     Atlas::from_geojson(&read("countries.geojson"))
         .and_then(|b| b.with_us_states(&read("us_states.geojson")))
+        .and_then(|b| b.with_lakes(&read("lakes.geojson")))
         .and_then(|b| b.with_cities_csv(&read("cities.csv")))
         .and_then(|b| b.with_font(&std::fs::read(data("DejaVuSans.ttf")).unwrap()))
         .unwrap()
@@ -415,6 +417,44 @@ fn a_legend_keeps_clear_of_insets_and_out_of_too_small_an_image() {
     assert!(drawn.legend_omitted, "too small an image for five rows");
     let small = MapRequest { legend: true, style: "dark".into(), ..MapRequest::new(600, 400, groups(2)) };
     assert!(!render_map(atlas(), &themes, &small).unwrap().legend_omitted, "two rows fit 600 x 400");
+}
+
+/// The big lakes are water, where Natural Earth's countries draw land across them: on a Web
+/// Mercator map the middle of Lake Michigan and of Lake Superior is the theme's water, and
+/// Wisconsin between them its land; on a focus map of the US the lake is a hole in the country.
+#[test]
+fn the_great_lakes_are_water() {
+    let themes = Themes::from_json(THEMES).unwrap();
+    let t = *themes.get("light").unwrap();
+    let (w, h) = (600, 400);
+    let (clat, clng, zoom) = (44.5, -86.0, 5.0);
+    let req = MapRequest { viewport: Viewport::CenterZoom([clat, clng], zoom), ..MapRequest::new(w, h, vec![]) };
+    let (iw, _, px) = rgba(&render(atlas(), &themes, &req).unwrap());
+    // Web Mercator, worked out here: the pixel of (lat, lng) in this view.
+    let at = |lat: f64, lng: f64| {
+        let size = 256.0 * 2f64.powf(zoom);
+        let y = |lat: f64| (0.5 - ((1.0 + lat.to_radians().sin()) / (1.0 - lat.to_radians().sin())).ln() / (4.0 * std::f64::consts::PI)) * size;
+        let x = ((lng - clng) / 360.0 * size + w as f64 / 2.0).round() as u32;
+        let i = ((((y(lat) - y(clat)) + h as f64 / 2.0).round() as u32 * iw + x) * 4) as usize;
+        [px[i], px[i + 1], px[i + 2]]
+    };
+    assert_eq!(at(43.8, -87.2), t.water, "Lake Michigan");
+    assert_eq!(at(47.6, -87.6), t.water, "Lake Superior");
+    assert_eq!(at(44.9, -82.3), t.water, "Lake Huron");
+    assert_eq!(at(44.5, -89.8), t.land, "Wisconsin");
+    // The US alone: the lake lets the (transparent) background through; Illinois is filled.
+    let req = MapRequest { focus: Some(focus("US")), ..MapRequest::new(w, h, vec![]) };
+    let marker = |name: &str, p: (f64, f64)| {
+        let m = MarkerGroup { color: Some([255, 0, 0]), name: name.into(), points: vec![p] };
+        // The same fit as the map without markers: the same marker radius, so the same margin.
+        let (iw, _, px) = rgba(&render(atlas(), &themes, &MapRequest { focus: Some(focus("US")), ..MapRequest::new(w, h, vec![m]) }).unwrap());
+        let centre = red_centroid(&px)(iw).unwrap_or_else(|| panic!("{name} drawn"));
+        centre
+    };
+    let (iw, _, px) = rgba(&render(atlas(), &themes, &req).unwrap());
+    let alpha = |(x, y): (f32, f32)| px[((y.round() as u32 * iw + x.round() as u32) * 4 + 3) as usize];
+    assert_eq!(alpha(marker("Lake Michigan", (43.8, -87.2))), 0, "Lake Michigan is a hole in the US");
+    assert_eq!(alpha(marker("Illinois", (40.0, -89.0))), 255, "Illinois is land");
 }
 
 /// Nothing is cut off at the image edge, at any size and aspect from 256x256 to 4096x1024
