@@ -103,7 +103,7 @@ impl Atlas {
     }
 
     /// A country's mainland as focus maps cut it, [south, west, north, east] degrees: what a map
-    /// filtered to the country frames.
+    /// filtered to the country frames, with a margin around it (`served::with_margin`).
     pub fn mainland_bounds(&self, code: &str) -> Option<[f64; 4]> {
         crate::focus::mainland_bounds(&self.shapes, code)
     }

@@ -6,7 +6,7 @@
 //! mainland, each in a projection of its own, framed, and scaled down when large (Alaska to
 //! 0.35, as US atlases do), and so are territories with a code of their own where the map has
 //! markers (Puerto Rico on a US map); markers go through the same composite projection.
-//! `mainland_only` keeps the largest landmass and what lies within 250 km of it; `conus` is
+//! `mainland_only` keeps the largest landmass and what lies within 300 km of it; `conus` is
 //! that for the US (the 48 contiguous states); `regions` outlines US states.
 
 use tiny_skia::{BlendMode, FillRule, Mask, Paint, Path, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
@@ -15,9 +15,14 @@ use crate::error::{RenderError, Result};
 use crate::shapes::{simplify, Polygon, Shapes};
 
 /// Polygons farther than this from the mainland (hop by hop from the largest polygon) are
-/// "far-flung" for `mainland_only`, and far-flung polygons within this of each other form one
-/// inset.
-const MAINLAND_KM: f64 = 250.0;
+/// "far-flung" for `mainland_only`. Kaliningrad, whose box is about 255 km from the rest of
+/// Russia's across Lithuania, is part of Russia's mainland (as Russian maps draw it), and so in
+/// the frame of a map filtered to Russia.
+const MAINLAND_KM: f64 = 300.0;
+/// Far-flung polygons within this of each other form one inset: Hawaii's main islands are one,
+/// and the atolls north-west of them, a longer hop away, are left out as specks (at 300 km the
+/// chain reached Kure, and the inset shrank the islands to dots).
+const INSET_KM: f64 = 250.0;
 /// Insets at most: the largest far-flung parts by area (a speck beyond them is left out).
 const MAX_INSETS: usize = 5;
 /// Far-flung parts smaller than this share of the mainland's area get no inset.
@@ -263,7 +268,7 @@ fn select<'a>(shapes: &'a Shapes, spec: &FocusSpec) -> Result<Vec<Vec<&'a Polygo
         let mut group = vec![seed];
         let mut i = 0;
         while i < group.len() {
-            let near: Vec<usize> = (0..far.len()).filter(|&j| box_gap_km(group[i].1, far[j].1) <= MAINLAND_KM).collect();
+            let near: Vec<usize> = (0..far.len()).filter(|&j| box_gap_km(group[i].1, far[j].1) <= INSET_KM).collect();
             for j in near.into_iter().rev() {
                 group.push(far.swap_remove(j));
             }
@@ -600,8 +605,10 @@ fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
     let tol = (extent[2] - extent[0]).hypot(extent[3] - extent[1]) * SIMPLIFY_SHARE;
     let rings = rings.iter().map(|r| simplify(r, tol)).collect();
     let outlines = cut.then(|| lines.iter().map(|l| simplify(l, tol)).collect());
-    // The lakes that fall in a part, in its projection: drawn as holes in the land (the
-    // country's own land masks them, so a lake over a border shows on this side only).
+    // The lakes on a part's own land, in its projection: drawn as holes in the land (the
+    // country's land masks them, so a lake over a border shows on this side only). A lake in
+    // a part's box but on another country's land (Sweden's Vänern in Norway's) is left out:
+    // placed in that part's projection it could fall on an inset's land.
     let mut lakes = Vec::new();
     for lake in &shapes.lakes {
         let b = arc_box(lake);
@@ -609,11 +616,29 @@ fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
             let l = p[0] + wrap(b[0] - p[0]);
             l <= p[2] && l + (b[2] - b[0]) >= p[0] && b[1] <= p[3] && b[3] >= p[1]
         };
-        let Some(i) = boxes.iter().position(within) else { continue };
+        let Some(i) = (0..groups.len()).find(|&i| within(&boxes[i]) && on_land(lake, &groups[i])) else { continue };
         let part = &parts[i];
         lakes.extend(lake.rings.iter().map(|r| simplify(&r.iter().map(|&(lng, lat)| part.place(lat, lng)).collect::<Vec<_>>(), tol)));
     }
     Ok(Projected { parts: parts.into(), rings, outlines, lakes, frames, extent })
+}
+
+/// Whether some point of the lake's shore lies on the land of `polygons` (even-odd over their
+/// rings, holes included). A lake on a border has shore on both sides; one across it only
+/// on the other. The first point found on the land settles it.
+fn on_land(lake: &Polygon, polygons: &[&Polygon]) -> bool {
+    let inside = |(x, y): (f64, f64)| {
+        let mut odd = false;
+        for ring in polygons.iter().filter(|p| x >= p.bbox[0] && x <= p.bbox[2] && y >= p.bbox[1] && y <= p.bbox[3]).flat_map(|p| &p.rings) {
+            for (a, b) in ring.iter().zip(ring.iter().cycle().skip(1)) {
+                if (a.1 > y) != (b.1 > y) && x < a.0 + (y - a.1) / (b.1 - a.1) * (b.0 - a.0) {
+                    odd = !odd;
+                }
+            }
+        }
+        odd
+    };
+    lake.rings.first().is_some_and(|shore| shore.iter().any(|&p| inside(p)))
 }
 
 /// Whether a longitude is the antimeridian, where the reference borders cut shapes.
