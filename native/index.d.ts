@@ -692,6 +692,19 @@ export interface SnapshotInfo {
   changes_unavailable?: string
 }
 
+/** Which world a snapshot was built from: a synthetic build's scale and seed. */
+export interface SnapshotWorld {
+  synthetic: boolean
+  scale?: number
+  seed?: number
+}
+
+/**
+ * A snapshot file's world, read from its build facts alone (not loaded: a scale-1 snapshot
+ * loaded is a gigabyte the caller would hold until its next garbage collection).
+ */
+export declare function snapshotWorldSync(path: string): SnapshotWorld
+
 /** The sources a row can come from, as rows, headers and configuration name them. */
 export declare const enum SourceKind {
   Atp = 'atp',

@@ -852,5 +852,6 @@ module.exports.PARQUET_TAIL_BYTES = nativeBinding.PARQUET_TAIL_BYTES
 module.exports.parquetFooterLength = nativeBinding.parquetFooterLength
 module.exports.Refusal = nativeBinding.Refusal
 module.exports.renderDefaults = nativeBinding.renderDefaults
+module.exports.snapshotWorldSync = nativeBinding.snapshotWorldSync
 module.exports.SourceKind = nativeBinding.SourceKind
 module.exports.StorefrontKind = nativeBinding.StorefrontKind

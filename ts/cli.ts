@@ -9,7 +9,7 @@ import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
 import { buildDataset, datasetReport, ensureReference, IMPORT_RECORD, importSources, mergeParts, readImportRecord, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
-import { basemapInfo, loadRenderer, loadStore, loadStoreSync } from './native.ts';
+import { basemapInfo, loadRenderer, loadStore, loadStoreSync, snapshotWorld } from './native.ts';
 import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './paths.ts';
 import { checkSnapshotFormat } from './data/snapshot-format.ts';
 import { DATA_DEFAULTS, SNAPSHOT_FILE } from './native.ts';
@@ -193,11 +193,11 @@ function warnIfNothingServed(summary: { rows: number; servable_rows: number }): 
   );
 }
 
-/** The serving snapshot's build facts, or the command that makes a snapshot this storemap
- * reads (one of another format or a damaged file cannot tell what world it was). */
-function servingInfo(file: string): { synthetic: boolean; scale?: number; seed?: number } {
+/** The serving snapshot's world, or the command that makes a snapshot this storemap reads (one
+ * of another format or a damaged file cannot tell what world it was). */
+function servingInfo(file: string): { synthetic: boolean; scale?: number | null; seed?: number | null } {
   try {
-    return loadStoreSync(file).info() as { synthetic: boolean; scale?: number; seed?: number };
+    return snapshotWorld(file);
   } catch (e) {
     throw new InvalidArgumentError(`${e instanceof Error ? e.message : String(e)}; there is no import to read again: \`storemap data build\` makes a synthetic snapshot, \`storemap data import\` one of real files`);
   }
@@ -221,7 +221,7 @@ function refreshWork(config: Config, asOf: string | undefined): () => Promise<un
   }
   const serving = snapshotPath(config.dataDir);
   const info = existsSync(serving) ? servingInfo(serving) : undefined;
-  if (info?.synthetic && info.scale !== undefined && info.seed !== undefined) {
+  if (info?.synthetic && typeof info.scale === 'number' && typeof info.seed === 'number') {
     const { scale, seed } = info;
     console.error(`refresh: the synthetic world of scale ${scale}, seed ${seed}, as of ${asOf ?? 'now'}`);
     return () => buildDataset({ ...common, scale, seed });
@@ -234,7 +234,7 @@ function refreshWork(config: Config, asOf: string | undefined): () => Promise<un
     );
   }
   throw new InvalidArgumentError(
-    `nothing to refresh in ${config.dataDir}: no ${IMPORT_RECORD} (written by \`storemap data import\`) and no synthetic snapshot (written by \`storemap data build\`) to age`,
+    `nothing to refresh in ${config.dataDir}: no ${IMPORT_RECORD} (written by \`storemap data import\`) and no synthetic snapshot that records its scale and seed (written by \`storemap data build\`) to age`,
   );
 }
 

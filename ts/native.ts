@@ -127,6 +127,11 @@ export function loadStoreSync(path: string): Store {
   return wrapSync(() => binding.loadStoreSync(path));
 }
 
+/** Which world a snapshot file was built from (synthetic, scale, seed), without loading it. */
+export function snapshotWorld(path: string): Binding.SnapshotWorld {
+  return wrapSync(() => binding.snapshotWorldSync(path));
+}
+
 export function query(store: Store, req: QueryRequest): Promise<QueryResponse> {
   // The string enums' values are the strings the addon takes.
   return wrap(() => store.query(req as Binding.QueryRequest));

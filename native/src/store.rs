@@ -84,6 +84,24 @@ pub fn load_store_sync(path: String) -> Result<Store, Code> {
     Ok(Store::new(loaded, path))
 }
 
+/// Which world a snapshot was built from: a synthetic build's scale and seed.
+#[napi(object)]
+pub struct SnapshotWorld {
+    pub synthetic: bool,
+    pub scale: Option<f64>,
+    pub seed: Option<f64>,
+}
+
+/// A snapshot file's world, read from its build facts alone (not loaded: a scale-1 snapshot
+/// loaded is a gigabyte the caller would hold until its next garbage collection).
+#[napi]
+pub fn snapshot_world_sync(path: String) -> Result<SnapshotWorld, Code> {
+    run(|| {
+        let m = storemap_core::Snapshot::read_meta(std::path::Path::new(&path))?;
+        Ok(SnapshotWorld { synthetic: m.synthetic, scale: m.scale, seed: m.seed.map(|v| v as f64) })
+    })
+}
+
 #[napi(object)]
 pub struct CountryCount {
     pub country: String,

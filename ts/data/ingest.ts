@@ -217,7 +217,7 @@ const forgetImport = (dataDir: string) => rmSync(path.join(dataDir, IMPORT_RECOR
 export async function buildDataset(p: BuildParams): Promise<unknown> {
   const reference = await ensureReference(p.dataDir);
   const out = await run(['build', ...common(p, reference), '--scale', String(p.scale), '--seed', String(p.seed)]);
-  // The snapshot is the synthetic world's now: a refresh re-imports its sources/.
+  // The snapshot is the synthetic world's now: a refresh builds that world again, later.
   if (p.shard === undefined) forgetImport(p.dataDir);
   return out;
 }

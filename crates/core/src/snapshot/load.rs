@@ -19,6 +19,14 @@ impl Snapshot {
         Snapshot::from_bytes(&p, &bytes)
     }
 
+    /// A snapshot file's build facts alone, without its columns: which world a synthetic build
+    /// was (`data refresh` asks), at the cost of a read, not of a loaded snapshot.
+    pub fn read_meta(path: &Path) -> Result<SnapshotMeta> {
+        let p = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| CoreError::Io { path: p.clone(), source: e })?;
+        SectionReader::new(&p, &bytes)?.json("meta")
+    }
+
     pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<Snapshot> {
         let r = SectionReader::new(path, bytes)?;
         let bad = |m: String| CoreError::Snapshot { path: path.into(), message: m };
