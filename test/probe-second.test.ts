@@ -182,6 +182,13 @@ test('X-Legend says whether the legend asked for is drawn, or left out of too sm
   t.is(small.status, 200);
   t.is(small.header('x-legend'), 'omitted');
   t.is((await map({ width: 800, height: 500 })).header('x-legend'), '', 'not asked for: no header');
+  // An overlap map says the same.
+  const overlap = (extra: Record<string, unknown>) =>
+    request(s.base, { method: 'POST', path: '/api/v1/overlap', headers: { 'x-api-key': s.key, 'content-type': 'application/json' }, body: JSON.stringify({ tickers: ['SBUX', 'MCD'], distance_m: 500, format: 'png', ...extra }) });
+  const drawn = await overlap({ include_legend: true, width: 800, height: 500 });
+  t.is(drawn.status, 200, drawn.text.slice(0, 200));
+  t.is(drawn.header('x-legend'), 'drawn');
+  t.is((await overlap({ width: 800, height: 500 })).header('x-legend'), '');
 });
 
 test('the directory and the city filter take any Unicode form of a name, and the dotted capital I', async (t) => {

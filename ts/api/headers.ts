@@ -8,3 +8,9 @@ export const ATTRIBUTION =
 export function headerText(s: string): string {
   return /^[\x20-\x24\x26-\x7e]*$/.test(s) ? s : s.replace(/[^\x20-\x24\x26-\x7e]+/g, (m) => encodeURIComponent(m));
 }
+
+/** `X-Legend` on a map image that asked for a legend: whether it is drawn (undefined, no
+ * header, when none was asked for). */
+export function legendHeader(asked: boolean | undefined, omitted: boolean | undefined): string | undefined {
+  return asked ? (omitted ? 'omitted' : 'drawn') : undefined;
+}

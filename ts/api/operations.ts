@@ -89,16 +89,18 @@ const CHARGED_HEADERS: HeaderDoc[] = [
   { name: 'X-Render-Time', description: 'Server time spent on the query or render, e.g. "12ms".', schema: 'string', required: true },
 ];
 
+const LEGEND_HEADER: HeaderDoc = {
+  name: 'X-Legend',
+  description: `With include_legend on an image: "drawn", or "omitted" when it is not: the image is too small for it (the legend would cover more than ${Math.round(RENDER_DEFAULTS.maxLegendShare * 100)} % of it, or not fit), or the server has no label font. It goes in the first corner clear of a focus map's insets: lower left, lower right, upper left, upper right.`,
+  schema: 'string',
+  required: false,
+};
+
 const LOCATION_MAP_HEADERS: HeaderDoc[] = [
   { name: 'X-Location-Count', description: 'Locations in the response (markers drawn, for images).', schema: 'integer', required: true },
   ...CHARGED_HEADERS,
   { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
-  {
-    name: 'X-Legend',
-    description: `With include_legend on an image: "drawn", or "omitted" when the image is too small for it (the legend would cover more than ${Math.round(RENDER_DEFAULTS.maxLegendShare * 100)} % of it, or not fit). It goes in the first corner clear of a focus map's insets: lower left, lower right, upper left, upper right.`,
-    schema: 'string',
-    required: false,
-  },
+  LEGEND_HEADER,
   { name: 'X-Coverage-Confidence', description: 'coverage_confidence: the estimated share of the storefronts within the filters that the response holds (for images, the markers drawn), in [0, 1]; absent where it cannot be estimated.', schema: 'number', required: false },
   { name: 'X-Hours-Unknown', description: 'With open_at (data formats): stores within the other filters left out because their opening hours are unknown.', schema: 'integer', required: false },
   { name: 'X-Trial-Cap-Applied', description: `true when a trial key got only ${PLAN_RULES.trial.maxLocations} of the locations, spread evenly over them (not the southernmost ones).`, schema: 'boolean', required: false },
@@ -115,6 +117,7 @@ const NEARBY_HEADERS: HeaderDoc[] = [
 
 const OVERLAP_HEADERS: HeaderDoc[] = [
   { name: 'X-Location-Count', description: 'Pairs in the response, or drawn on the map (what the price is reckoned on).', schema: 'integer', required: true },
+  LEGEND_HEADER,
   ...CHARGED_HEADERS,
   ...RATE_HEADERS,
 ];

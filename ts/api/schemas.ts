@@ -79,7 +79,7 @@ export const LocationMapRequest = z
     dpi: z.number().int().min(72).max(600).default(RENDER_DEFAULTS.dpi).describe('Resolution written into the image metadata.'),
     marker_color: hexColor.optional().describe('Marker colour; the theme default otherwise.'),
     marker_colors: z.array(hexColor).min(1).max(MAX_TICKERS).optional().describe('One marker colour per ticker.'),
-    marker_radius: z.number().min(0.5).max(64).optional().describe(`Marker radius in pixels at scale 1, from 0.5 (default ${RENDER_DEFAULTS.markerRadius}); drawn at least one image pixel in radius, its white rim at most a third of it.`),
+    marker_radius: z.number().min(0.5).max(64).optional().describe(`Marker radius in pixels at scale 1, from 0.5 (default ${RENDER_DEFAULTS.markerRadius}); drawn at least one image pixel in radius, its rim (the theme's) at most a third of it.`),
     bounds: z.tuple([latitude, longitude, latitude, longitude]).optional().describe('Explicit viewport [south, west, north, east]; does not filter data.'),
     center: z.tuple([latitude, longitude]).optional().describe('Viewport centre [lat, lng]; use with zoom.'),
     zoom: z.number().int().min(0).max(18).optional().describe('Viewport zoom, 0-18; use with center.'),

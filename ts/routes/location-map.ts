@@ -3,6 +3,7 @@
 // validation, plan, brand resolution, query or render, then charge and response (charged.ts
 // again). Every request with a valid key writes exactly one usage row.
 import type { Request } from 'restify';
+import { legendHeader } from '../api/headers.ts';
 import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runInline, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
@@ -96,7 +97,7 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
       'X-Cached': String(out.cached),
       'X-Coverage-Confidence': typeof out.coverageConfidence === 'number' ? String(out.coverageConfidence) : undefined,
       'X-Hours-Unknown': typeof out.hoursUnknown === 'number' ? String(out.hoursUnknown) : undefined,
-      'X-Legend': r.include_legend && isImageFormat(format) ? (out.legendOmitted ? 'omitted' : 'drawn') : undefined,
+      'X-Legend': legendHeader(r.include_legend && isImageFormat(format), out.legendOmitted),
       ...(out.total > out.count ? { 'X-Trial-Cap-Applied': 'true', 'X-Total-Available': String(out.total) } : {}),
     },
   };

@@ -2,6 +2,7 @@
 // different brands within a distance, with counts. The request's life (key, rate, charge, usage
 // row, timeout, hang-up) is http/charged.ts's; here: the body, the plan, the brands, the work.
 import type { Request } from 'restify';
+import { legendHeader } from '../api/headers.ts';
 import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
 import { readJsonBody } from '../http/body.ts';
@@ -73,7 +74,7 @@ async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<Cha
     brand: label,
     region: out.region,
     ms: performance.now() - started,
-    headers: {},
+    headers: { 'X-Legend': legendHeader(image && r.include_legend, image ? (out as RenderResponse).legendOmitted : undefined) },
     ...(image ? { basemapAttribution: (out as RenderResponse).basemapAttribution, basemapWarning: (out as RenderResponse).basemapWarning } : {}),
   };
 }
