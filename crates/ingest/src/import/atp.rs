@@ -242,6 +242,25 @@ fn line_features(bytes: &[u8]) -> (serde_json::Map<String, serde_json::Value>, F
     (attributes, features)
 }
 
+/// When an `end_date` ends: a full date or time as written; a year (`2027`) or a month
+/// (`2027-03`) at its last day's end. None for text that is no date.
+fn end_of(end: &str) -> Option<i64> {
+    if let Some(t) = parse_iso(end) {
+        return Some(t);
+    }
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let next = match end.split_once('-') {
+        None if digits(end, 4) => format!("{}-01-01", end.parse::<u32>().ok()? + 1),
+        Some((y, m)) if digits(y, 4) && digits(m, 2) => match m.parse::<u32>().ok()? {
+            12 => format!("{}-01-01", y.parse::<u32>().ok()? + 1),
+            m @ 1..=11 => format!("{y}-{:02}-01", m + 1),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    parse_iso(&next).map(|t| t - 1)
+}
+
 /// A row, or why not (a store the spider reports as closed: `end_date` of `yes`, a date not
 /// after the collection, or text that is no date).
 fn parse_feature(text: &RawValue, file_spider: Option<&str>, collected: Option<i64>) -> std::result::Result<SourceRow, Skipped> {
@@ -252,12 +271,13 @@ fn parse_feature(text: &RawValue, file_spider: Option<&str>, collected: Option<i
     let p = f.properties;
     let spider = p.spider.clone().or(file_spider.map(str::to_string)).ok_or_else(|| invalid("no @spider".into()))?;
     let reference = clean(p.reference.as_deref()).ok_or_else(|| invalid("no ref".into()))?;
-    if let Some(end) = p.end_date.as_deref().map(str::trim).filter(|e| !e.is_empty()) {
+    if let Some(end) = p.end_date.as_deref().map(str::trim).filter(|e| !e.is_empty() && !matches!(e.to_ascii_lowercase().as_str(), "no" | "false")) {
         // A spider sets end_date only for a store that has ended or is about to; a date that
         // is no date (2023-06-31) still says so, and serving it as open would be the worse error.
-        // A readable date without a collection time to compare is left open, as before.
+        // A year or a month ends with it (2027-03: open until April). A readable date without a
+        // collection time to compare is left open, as before.
         let ended = end == "yes"
-            || match (parse_iso(end), collected) {
+            || match (end_of(end), collected) {
                 (Some(e), Some(c)) => e <= c,
                 (Some(_), None) => false,
                 (None, _) => true,
@@ -338,6 +358,11 @@ mod line_tests {
         assert!(closed("soon", collected));
         assert!(!closed("2020-01-01", None), "no collection time to compare with: left open");
         assert!(!closed("  ", collected), "an empty end_date is no end_date");
+        assert!(!closed("no", collected) && !closed("False", collected), "a spider's no is no end");
+        // A year or a month: open until it ends.
+        assert!(!closed("2026", collected) && !closed("2026-10", collected) && !closed("2027-03", collected));
+        assert!(closed("2026-09", collected) && closed("2025", collected));
+        assert!(closed("2026-13", collected), "no such month: no date");
     }
 
     #[test]
