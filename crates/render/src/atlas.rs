@@ -48,7 +48,8 @@ impl Atlas {
     /// on focus maps.
     pub fn with_us_states(mut self, text: &str) -> Result<Atlas> {
         self.shapes.us_states = parse_shapes(text, &["usps", "code"])?;
-        self.basemap = Basemap::new(&self.shapes, self.basemap.cell_bytes().1);
+        // Only the state lines: the countries' layers, the costly ones, stay as they are.
+        self.basemap.set_us_states(&self.shapes.us_states);
         self.focus = FocusMaps::default();
         Ok(self)
     }
@@ -58,7 +59,7 @@ impl Atlas {
     /// Earth's countries draw them.
     pub fn with_lakes(mut self, text: &str) -> Result<Atlas> {
         self.shapes.lakes = parse_shapes(text, &["code"])?.into_iter().flat_map(|s| s.polygons).collect();
-        self.basemap = Basemap::new(&self.shapes, self.basemap.cell_bytes().1);
+        self.basemap.set_lakes(&self.shapes.lakes);
         self.focus = FocusMaps::default();
         Ok(self)
     }

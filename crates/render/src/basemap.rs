@@ -11,7 +11,7 @@ use tiny_skia::{Color, FillRule, Paint, Path, PathBuilder, Pixmap, PixmapMut, St
 
 use crate::camera::{world, Camera};
 use crate::cells::{Cell, CellCache, Cover};
-use crate::shapes::{simplify, Polygon, Shape, Shapes};
+use crate::shapes::{open_at, simplify, Polygon, Shape, Shapes};
 use crate::theme::Theme;
 
 /// Simplification tolerances, in zoom-0 world pixels, for each level of detail; the last level
@@ -177,25 +177,17 @@ impl Layer {
 /// One ring's outline into the path: the ring, less its edges with both ends on a column
 /// `on_seam` names (see `Ring::seam`).
 fn push_outline(pb: &mut PathBuilder, pts: &[(f32, f32)], on_seam: &dyn Fn(f32) -> bool) {
-    let n = pts.len();
-    if n < 3 {
+    if pts.len() < 3 {
         return;
     }
-    let cut = |i: usize| on_seam(pts[i].0) && on_seam(pts[(i + 1) % n].0);
-    let Some(first) = (0..n).find(|&i| cut(i)) else {
+    let Some(runs) = open_at(pts, |a, b| on_seam(a.0) && on_seam(b.0)) else {
         push_ring(pb, pts.iter().copied());
         return;
     };
-    // Once round from the end of a cut edge, lifting the pen over each cut edge.
-    let start = (first + 1) % n;
-    pb.move_to(pts[start].0, pts[start].1);
-    for step in 1..n {
-        let i = (start + step) % n;
-        let prev = (start + step - 1) % n;
-        if cut(prev) {
-            pb.move_to(pts[i].0, pts[i].1);
-        } else {
-            pb.line_to(pts[i].0, pts[i].1);
+    for run in runs {
+        pb.move_to(run[0].0, run[0].1);
+        for &(x, y) in &run[1..] {
+            pb.line_to(x, y);
         }
     }
 }
@@ -304,6 +296,18 @@ impl Basemap {
             }
             Some(Cell::from_pixmap(cell))
         })
+    }
+
+    /// The US state lines from these shapes, the rest as it is (the drawn cells forgotten).
+    pub fn set_us_states(&mut self, states: &[Shape]) {
+        self.states = Layer::from_shapes(states);
+        self.set_cell_bytes(self.cells.bound());
+    }
+
+    /// The lakes from these polygons, the rest as it is (the drawn cells forgotten).
+    pub fn set_lakes(&mut self, lakes: &[Polygon]) {
+        self.lakes = Layer::from_polygons(lakes.iter());
+        self.set_cell_bytes(self.cells.bound());
     }
 
     /// Bytes the drawn cells hold, and their bound.

@@ -12,7 +12,7 @@
 use tiny_skia::{BlendMode, FillRule, Mask, Paint, Path, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
 use crate::error::{RenderError, Result};
-use crate::shapes::{simplify, Polygon, Shapes};
+use crate::shapes::{open_at, simplify, Polygon, Shapes};
 
 /// Polygons farther than this from the mainland (hop by hop from the largest polygon) are
 /// "far-flung" for `mainland_only`. Kaliningrad, whose box is about 255 km from the rest of
@@ -66,7 +66,7 @@ pub fn territories_of(country: &str) -> &'static [&'static str] {
 }
 
 /// Longitude difference folded into [-180, 180).
-fn wrap(d: f64) -> f64 {
+pub(crate) fn wrap(d: f64) -> f64 {
     (d + 180.0).rem_euclid(360.0) - 180.0
 }
 
@@ -455,18 +455,20 @@ fn covers_land(f: &[f64; 4], rings: &[Vec<(f64, f64)>]) -> bool {
     if rings.iter().flatten().any(inside_box) {
         return true;
     }
-    let on_land = |px: f64, py: f64| {
-        let mut inside = false;
-        for r in rings {
-            for (a, b) in r.iter().zip(r.iter().cycle().skip(1)) {
-                if (a.1 > py) != (b.1 > py) && px < a.0 + (py - a.1) / (b.1 - a.1) * (b.0 - a.0) {
-                    inside = !inside;
-                }
+    [((f[0] + f[2]) / 2.0, (f[1] + f[3]) / 2.0), (f[0], f[1]), (f[2], f[1]), (f[0], f[3]), (f[2], f[3])].iter().any(|&p| inside_rings(rings, p))
+}
+
+/// Whether a point is inside `rings`, even-odd (holes are rings too): a ray cast to the right.
+fn inside_rings<'a>(rings: impl IntoIterator<Item = &'a Vec<(f64, f64)>>, (x, y): (f64, f64)) -> bool {
+    let mut inside = false;
+    for r in rings {
+        for (a, b) in r.iter().zip(r.iter().cycle().skip(1)) {
+            if (a.1 > y) != (b.1 > y) && x < a.0 + (y - a.1) / (b.1 - a.1) * (b.0 - a.0) {
+                inside = !inside;
             }
         }
-        inside
-    };
-    [((f[0] + f[2]) / 2.0, (f[1] + f[3]) / 2.0), (f[0], f[1]), (f[2], f[1]), (f[0], f[3]), (f[2], f[3])].iter().any(|&(x, y)| on_land(x, y))
+    }
+    inside
 }
 
 fn extent_of(rings: &[Vec<(f64, f64)>]) -> [f64; 4] {
@@ -525,7 +527,7 @@ fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
     // Each part's outline lines, unplaced; kept only when some ring has an edge on the
     // antimeridian.
     let mut own_lines: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
-    let cut = groups.iter().flatten().flat_map(|p| &p.rings).any(|r| along_antimeridian(r).next().is_some());
+    let cut = groups.iter().flatten().flat_map(|p| &p.rings).any(|r| open_at(r, along_antimeridian).is_some());
     for (i, group) in groups.iter().enumerate() {
         let bbox = lnglat_box(group);
         let conic = conic_for(&spec.country, i, bbox);
@@ -627,18 +629,9 @@ fn project(shapes: &Shapes, spec: &FocusSpec) -> Result<Projected> {
 /// rings, holes included). A lake on a border has shore on both sides; one across it only
 /// on the other. The first point found on the land settles it.
 fn on_land(lake: &Polygon, polygons: &[&Polygon]) -> bool {
-    let inside = |(x, y): (f64, f64)| {
-        let mut odd = false;
-        for ring in polygons.iter().filter(|p| x >= p.bbox[0] && x <= p.bbox[2] && y >= p.bbox[1] && y <= p.bbox[3]).flat_map(|p| &p.rings) {
-            for (a, b) in ring.iter().zip(ring.iter().cycle().skip(1)) {
-                if (a.1 > y) != (b.1 > y) && x < a.0 + (y - a.1) / (b.1 - a.1) * (b.0 - a.0) {
-                    odd = !odd;
-                }
-            }
-        }
-        odd
-    };
-    lake.rings.first().is_some_and(|shore| shore.iter().any(|&p| inside(p)))
+    let holds =
+        |(x, y): (f64, f64)| polygons.iter().filter(move |p| x >= p.bbox[0] && x <= p.bbox[2] && y >= p.bbox[1] && y <= p.bbox[3]).flat_map(|p| &p.rings);
+    lake.rings.first().is_some_and(|shore| shore.iter().any(|&p| inside_rings(holds(p), p)))
 }
 
 /// Whether a longitude is the antimeridian, where the reference borders cut shapes.
@@ -646,30 +639,15 @@ fn on_antimeridian(lng: f64) -> bool {
     lng.abs() >= 180.0 - 1e-9
 }
 
-/// The indices `i` of a closed ring's edges from point `i` to the next (the last to the first)
-/// that run along the antimeridian: both ends on it.
-fn along_antimeridian(ring: &[(f64, f64)]) -> impl Iterator<Item = usize> + '_ {
-    (0..ring.len()).filter(move |&i| on_antimeridian(ring[i].0) && on_antimeridian(ring[(i + 1) % ring.len()].0))
+/// An edge that runs along the antimeridian: both ends on it.
+fn along_antimeridian(a: (f64, f64), b: (f64, f64)) -> bool {
+    on_antimeridian(a.0) && on_antimeridian(b.0)
 }
 
 /// A closed ring as the open lines its outline is: the ring itself, closed, when no edge runs
 /// along the antimeridian; else the runs between such edges.
 fn outline_pieces(ring: &[(f64, f64)]) -> Vec<Vec<(f64, f64)>> {
-    let n = ring.len();
-    let Some(first) = along_antimeridian(ring).next() else {
-        return vec![ring.iter().copied().chain(ring.first().copied()).collect()];
-    };
-    // Walk once round from the end of a cut edge, starting a new line after each cut edge.
-    let mut pieces = vec![Vec::new()];
-    for step in 1..=n {
-        let i = (first + step) % n;
-        pieces.last_mut().expect("a line").push(ring[i]);
-        if on_antimeridian(ring[i].0) && on_antimeridian(ring[(i + 1) % n].0) {
-            pieces.push(Vec::new());
-        }
-    }
-    pieces.retain(|p| p.len() >= 2);
-    pieces
+    open_at(ring, along_antimeridian).unwrap_or_else(|| vec![ring.iter().copied().chain(ring.first().copied()).collect()])
 }
 
 fn plan(

@@ -11,7 +11,7 @@ use crate::camera::{Viewport, MAX_LAT};
 use crate::color::parse_hex;
 use crate::encode::ImageFormat;
 use crate::error::{RenderError, Result};
-use crate::focus::{territories_of, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
+use crate::focus::{territories_of, wrap, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
 use crate::render::{admit, render, render_map, MapRequest, MarkerGroup, DEFAULT_MARKER_RADIUS};
 use crate::theme::Themes;
 
@@ -149,7 +149,6 @@ fn with_margin([s, w, n, e]: [f64; 4]) -> [f64; 4] {
     if lng_span + 2.0 * dx >= 360.0 {
         return [s, -180.0, n, 180.0];
     }
-    let wrap = |l: f64| (l + 180.0).rem_euclid(360.0) - 180.0;
     [s, wrap(w - dx), n, wrap(e + dx)]
 }
 

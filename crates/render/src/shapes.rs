@@ -78,6 +78,27 @@ pub(crate) fn parse_shapes(text: &str, code_keys: &[&str]) -> Result<Vec<Shape>>
     Ok(shapes)
 }
 
+/// A closed ring opened at its cut edges (from a point to the next, the last to the first,
+/// where `cut` says so): the runs between them, each at least an edge. None when no edge is
+/// cut. Outlines leave out the edges along the antimeridian, where the reference borders cut
+/// shapes and no coast runs (focus maps in degrees, the Web Mercator map in pixels).
+pub(crate) fn open_at<T: Copy>(ring: &[T], cut: impl Fn(T, T) -> bool) -> Option<Vec<Vec<T>>> {
+    let n = ring.len();
+    let is_cut = |i: usize| cut(ring[i], ring[(i + 1) % n]);
+    let first = (0..n).find(|&i| is_cut(i))?;
+    // Once round from the end of a cut edge, a new run after each cut edge.
+    let mut pieces = vec![Vec::new()];
+    for step in 1..=n {
+        let i = (first + step) % n;
+        pieces.last_mut().expect("a run").push(ring[i]);
+        if is_cut(i) {
+            pieces.push(Vec::new());
+        }
+    }
+    pieces.retain(|p| p.len() >= 2);
+    Some(pieces)
+}
+
 /// Douglas-Peucker: the fewest points that keep the ring within `tol` of the original. Far
 /// fewer points than evenly spaced thinning for the same error, which is what the rasterizer
 /// pays for (every edge is sorted and scanned).
