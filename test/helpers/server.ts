@@ -52,6 +52,9 @@ export async function startServer(
   opts: { env?: Record<string, string>; now?: () => number; dbPath?: string; renderer?: boolean; log?: (line: string) => void; postgresUrl?: string } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-server-'));
+  // Removed last (teardowns run in reverse order), and registered before anything below can
+  // throw: a test of a server that refuses to start (probe.test.ts) left its folder behind.
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const dbPath = opts.dbPath ?? path.join(dir, 'storemap.db');
   // Suites revoke a key through their own KeyStore and expect the server to see it at once:
   // the PostgreSQL pass turns the keys recheck window off, and with it the kept balances
@@ -80,7 +83,6 @@ export async function startServer(
   t.teardown(async () => {
     await stop();
     db?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
   const ops: LedgerOps = ledger?.ledger ?? new SqliteLedger(db!);
   const query = async <T,>(sql: string, params: unknown[] = []): Promise<T[]> => {

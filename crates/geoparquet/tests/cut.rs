@@ -14,10 +14,31 @@ fn sample() -> Vec<u8> {
     std::fs::read(p).expect("the real Overture sample")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("storemap-geoparquet-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+/// A file of this test run in the temporary folder, removed when dropped (each CI run left its
+/// files behind).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn tmp(name: &str) -> Scratch {
+    Scratch(std::env::temp_dir().join(format!("storemap-geoparquet-{}-{name}", std::process::id())))
 }
 
 fn metadata(file: &[u8]) -> FileMetaData {
