@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../ts/paths.ts';
 import { ATTRIBUTION, headerText } from '../ts/api/headers.ts';
-import { decodePng, hex, near, pixel, fmt } from './helpers/png.ts';
+import { countryFrame, decodePng, hex, near, pixel, fmt } from './helpers/png.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { describe, runCli } from './helpers/cli.ts';
 import { testDataDir } from './helpers/dataset.ts';
@@ -213,7 +213,7 @@ test('basemap extract over HTTP range requests: every tile of the box and no oth
   t.deepEqual([102, 106, 110, 114].map((o) => bytes.readInt32LE(o) / 1e7), [5.9, 45.8, 10.5, 47.8]);
 });
 
-test('basemap extract --country frames the mainland and makes an archive the service draws from', async (t) => {
+test('basemap extract --country covers what a map of the country frames (its mainland and 5 % around it) and makes an archive the service draws from', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-extract-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const src = await fileServer(t, path.join(TILES, 'monaco-openmaptiles.pmtiles'));
@@ -223,9 +223,20 @@ test('basemap extract --country frames the mainland and makes an archive the ser
   const info = JSON.parse((await runCli(['basemap', 'info', out, '--json'], {})).stdout) as { schema: string; maxZoom: number; bounds: number[] };
   t.is(info.schema, 'openmaptiles');
   t.is(info.maxZoom, 14);
-  // Monaco lies within 7.40-7.44 E, 43.72-43.76 N.
-  const [w, s, e, n] = info.bounds;
-  t.true(w <= 7.41 && e >= 7.43 && s <= 43.73 && n >= 43.75, JSON.stringify(info.bounds));
+  // Monaco's box, read here from the reference shapes (one polygon), and 5 % of its span on
+  // each side, as a map filtered to the country frames it: the archive's header bounds, where
+  // the source archive reaches (this one ends short of the margin on three sides; on the east
+  // the frame's edge is the one the mainland alone would not reach).
+  const shapes = JSON.parse(readFileSync(path.join(testDataDir(), 'reference', 'countries.geojson'), 'utf8')) as { features: { properties: { iso_a2: string }; geometry: { coordinates: number[][][] } }[] };
+  const ring = shapes.features.find((f) => f.properties.iso_a2 === 'MC')!.geometry.coordinates[0];
+  const [lngs, lats] = [ring.map((p) => p[0]), ring.map((p) => p[1])];
+  const [fs, fw, fn, fe] = countryFrame([Math.min(...lats), Math.min(...lngs), Math.max(...lats), Math.max(...lngs)]);
+  t.true(fe - fw > Math.max(...lngs) - Math.min(...lngs), 'the frame is wider than the country');
+  const source = JSON.parse((await runCli(['basemap', 'info', path.join(TILES, 'monaco-openmaptiles.pmtiles'), '--json'], {})).stdout) as { bounds: number[] };
+  const [sw, ss, se, sn] = source.bounds;
+  const want = [Math.max(fw, sw), Math.max(fs, ss), Math.min(fe, se), Math.min(fn, sn)];
+  t.true(fe < se, `the source reaches past the frame's east edge (${se})`);
+  t.true(info.bounds.every((v, i) => Math.abs(v - want[i]) <= 1e-7), `${JSON.stringify(info.bounds)} against ${JSON.stringify(want)}`);
   // A map drawn from the extract is the map drawn from the whole archive.
   const [whole, cut] = [await server(t, path.join(TILES, 'monaco-openmaptiles.pmtiles')), await server(t, out)];
   const [a, b] = [await mapAt(t, whole, 43.7384, 7.4246, 16, 'voyager'), await mapAt(t, cut, 43.7384, 7.4246, 16, 'voyager')];

@@ -310,11 +310,12 @@ impl Renderer {
         settle(env, guarded(|| Ok(storemap_render::render_served(&store.inner, &self.atlas, &self.themes, &MapQuery::try_from(&req)?)?))).map(Into::into)
     }
 
-    /// A country's mainland as focus maps cut it, [south, west, north, east] degrees (west east
-    /// of east across the antimeridian); null for a code with no shape.
+    /// What a map filtered to a country frames (its mainland as focus maps cut it, with a
+    /// margin), [south, west, north, east] degrees (west east of east across the antimeridian);
+    /// null for a code with no shape.
     #[napi]
-    pub fn mainland_bounds(&self, code: String) -> Option<Vec<f64>> {
-        self.atlas.mainland_bounds(&code).map(|b| b.to_vec())
+    pub fn country_frame(&self, code: String) -> Option<Vec<f64>> {
+        self.atlas.country_frame(&code).map(|b| b.to_vec())
     }
 
     /// Each polygon of a country as a box [west, south, east, north]; null for a code with no

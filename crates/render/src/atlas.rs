@@ -103,10 +103,16 @@ impl Atlas {
         self.streets.as_ref().map(|s| &s.tiles)
     }
 
-    /// A country's mainland as focus maps cut it, [south, west, north, east] degrees: what a map
-    /// filtered to the country frames, with a margin around it (`served::with_margin`).
+    /// A country's mainland as focus maps cut it, [south, west, north, east] degrees.
     pub fn mainland_bounds(&self, code: &str) -> Option<[f64; 4]> {
         crate::focus::mainland_bounds(&self.shapes, code)
+    }
+
+    /// What a map filtered to a country frames: its mainland with a margin around it
+    /// (`focus::with_margin`), [south, west, north, east] degrees (west east of east across
+    /// the antimeridian). A street-map extract cut to the country covers the same.
+    pub fn country_frame(&self, code: &str) -> Option<[f64; 4]> {
+        self.mainland_bounds(code).map(crate::focus::with_margin)
     }
 
     /// Each polygon of a country as a box [west, south, east, north]: what a download cut to the

@@ -7,11 +7,11 @@ use std::collections::BTreeSet;
 use storemap_core::{Budget, Filters, NearbyIndex, Refusal, Snapshot, SourceMask};
 
 use crate::atlas::Atlas;
-use crate::camera::{Viewport, MAX_LAT};
+use crate::camera::Viewport;
 use crate::color::parse_hex;
 use crate::encode::ImageFormat;
 use crate::error::{RenderError, Result};
-use crate::focus::{territories_of, wrap, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
+use crate::focus::{territories_of, FocusSpec, FOCUS_FILL, FOCUS_OUTLINE, FOCUS_OUTLINE_WIDTH};
 use crate::render::{admit, render, render_map, MapRequest, MarkerGroup, DEFAULT_MARKER_RADIUS};
 use crate::theme::Themes;
 
@@ -133,42 +133,8 @@ fn row_filters(snap: &Snapshot, atlas: &Atlas, q: &MapQuery) -> Result<Vec<Filte
 /// none. Any narrower filter fits the markers as before.
 fn framed(atlas: &Atlas, viewport: Viewport, country: Option<&str>, narrower: bool) -> Viewport {
     match (viewport, country) {
-        (Viewport::Auto, Some(code)) if !narrower => atlas.mainland_bounds(code).map_or(Viewport::Auto, |b| Viewport::Bounds(with_margin(b))),
+        (Viewport::Auto, Some(code)) if !narrower => atlas.country_frame(code).map_or(Viewport::Auto, Viewport::Bounds),
         (v, _) => v,
-    }
-}
-
-/// A country's frame with room around it (`COUNTRY_MARGIN` of its span on each side): fitted
-/// exactly, its farthest coast lay on the image's edge (Tasmania's south on a map of
-/// Australia), and a marker there was cut in half.
-fn with_margin([s, w, n, e]: [f64; 4]) -> [f64; 4] {
-    let lng_span = if w > e { e + 360.0 - w } else { e - w };
-    let (dy, dx) = ((n - s) * COUNTRY_MARGIN, lng_span * COUNTRY_MARGIN);
-    let (s, n) = ((s - dy).max(-MAX_LAT), (n + dy).min(MAX_LAT));
-    // A frame that would go round the world (Antarctica's) is the world.
-    if lng_span + 2.0 * dx >= 360.0 {
-        return [s, -180.0, n, 180.0];
-    }
-    [s, wrap(w - dx), n, wrap(e + dx)]
-}
-
-/// The share of a country's span left around it on a map framed to it.
-const COUNTRY_MARGIN: f64 = 0.05;
-
-#[cfg(test)]
-mod frame_tests {
-    use super::*;
-
-    #[test]
-    fn a_frame_gets_its_margin_across_the_antimeridian_and_round_the_world() {
-        let close = |a: [f64; 4], b: [f64; 4]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9);
-        // Germany: 5 % of 8 degrees of latitude and of 10 of longitude on each side.
-        assert!(close(with_margin([47.0, 5.0, 55.0, 15.0]), [46.6, 4.5, 55.4, 15.5]));
-        // Fiji, across 180 (west east of east): the margin keeps it so.
-        assert!(close(with_margin([-21.0, 177.0, -12.0, -178.0]), [-21.45, 176.75, -11.55, -177.75]));
-        // Antarctica's 359 degrees plus margins would wrap round: the whole world instead.
-        let aq = with_margin([-90.0, -179.5, -60.0, 179.5]);
-        assert!(close(aq, [-MAX_LAT, -180.0, -58.5, 180.0]), "{aq:?}");
     }
 }
 
