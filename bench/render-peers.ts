@@ -7,12 +7,13 @@
 //    basemap.rs does) projected to image pixels, culled to the view by bounding box, sub-pixel
 //    rings dropped, thinned at 0.5 px and then Douglas-Peucker-simplified at 0.7 px — the
 //    renderer's own error bound, which it meets with the coarsest precomputed level under it,
-//    so the peers never get more points than we draw; the US state lines likewise when the
-//    renderer draws them (zoom ≥ 3);
+//    so the peers never get more points than we draw; the big lakes (the reference's
+//    lakes.geojson, which ours fills with the water colour over the land) likewise; the US state
+//    lines when the renderer draws them (zoom ≥ 3);
 //  - the markers projected to image pixels and culled as ours are.
 // Not drawn by the peers: the city labels our renderer adds (more work on our side).
-// Timed per request: canvas — water rect, one Path2D of every land ring (even-odd fill), the
-// state lines (0.5 px, border colour at alpha 150), the borders (0.6 px), one arc fill + stroke
+// Timed per request: canvas — water rect, one Path2D of every land ring (even-odd fill), one of
+// every lake ring (even-odd, the water colour), the state lines (0.5 px, border colour at alpha 150), the borders (0.6 px), one arc fill + stroke
 // per marker, PNG encode; resvg — building the SVG text from the projected coordinates,
 // parsing it, rendering, PNG encode.
 import { readFileSync } from 'node:fs';
@@ -231,9 +232,12 @@ export interface PeerScene {
   theme: Theme;
   /** Land rings, image pixels, x,y interleaved, rounded to 0.01 px. */
   rings: Float64Array[];
+  /** Lake rings, image pixels, as the land's: filled with the water colour over the land. */
+  lakes: Float64Array[];
   /** US state rings when the renderer draws state lines (zoom ≥ 3), else none. */
   states: Float64Array[];
   landPoints: number;
+  lakePoints: number;
   statePoints: number;
   /** Marker centres, image pixels, x,y interleaved: every group's, in drawing order. */
   markers: Float64Array;
@@ -254,6 +258,7 @@ const COMPANY_PALETTE = ['#2563EB', '#DC2626', '#16A34A', '#D97706', '#7C3AED'];
  * `bounds` [south, west, north, east] frames the view, else it fits the markers. */
 export function prepareScene(
   land: WorldRing[],
+  lakes: WorldRing[],
   states: WorldRing[],
   groupsIn: { lat: ArrayLike<number>; lng: ArrayLike<number> }[],
   width: number,
@@ -267,6 +272,7 @@ export function prepareScene(
   const cam = bounds ? boundsCamera(bounds, width, height, scale) : autoCamera(lat, lng, width, height, scale);
   const k = camK(cam);
   const l = project(land, cam);
+  const lk = project(lakes, cam);
   const st = cam.zoom >= STATE_LINES_MIN_ZOOM ? project(states, cam) : { rings: [], points: 0 };
   // Markers outside the view plus the marker sprite's reach are culled, as render.rs does.
   const radius = 5 * scale;
@@ -283,7 +289,7 @@ export function prepareScene(
     }
     return { fill: groupsIn.length > 1 ? COMPANY_PALETTE[gi % COMPANY_PALETTE.length] : theme.marker, end: m.length };
   });
-  return { width, height, theme, rings: l.rings, states: st.rings, landPoints: l.points, statePoints: st.points, markers: Float64Array.from(m), groups, radius, stroke };
+  return { width, height, theme, rings: l.rings, lakes: lk.rings, states: st.rings, landPoints: l.points, lakePoints: lk.points, statePoints: st.points, markers: Float64Array.from(m), groups, radius, stroke };
 }
 
 /** SVG path data of rings, as the per-request work of a peer builds it. */
@@ -338,6 +344,10 @@ export function drawCanvas(p: CanvasPeer, s: PeerScene, mode: LandMode): Promise
   const land = canvasPath(s.rings, mode, true);
   ctx.fillStyle = s.theme.land;
   ctx.fill(land, 'evenodd');
+  if (s.lakes.length) {
+    ctx.fillStyle = s.theme.water;
+    ctx.fill(canvasPath(s.lakes, mode, true), 'evenodd');
+  }
   if (s.states.length) {
     ctx.strokeStyle = stateColor(s.theme);
     ctx.lineWidth = 0.5;
@@ -378,6 +388,7 @@ export function svgText(s: PeerScene): string {
     `<rect width="${s.width}" height="${s.height}" fill="${t.water}"/>`,
     `<use xlink:href="#land" fill="${t.land}" fill-rule="evenodd"/>`,
   ];
+  if (s.lakes.length) parts.push(`<path d="${pathData(s.lakes, true)}" fill="${t.water}" fill-rule="evenodd"/>`);
   if (s.states.length) parts.push(`<path d="${pathData(s.states, true)}" fill="none" stroke="${t.border}" stroke-opacity="${(150 / 255).toFixed(4)}" stroke-width="0.5"/>`);
   parts.push(`<use xlink:href="#land" fill="none" stroke="${t.border}" stroke-width="0.6"/>`);
   const m = s.markers;

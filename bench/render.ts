@@ -101,6 +101,9 @@ for (const m of [m1k, m10k, m43k, mUs, ...threeUs]) console.log(`brand ${m.name}
 
 // ---- the peers' untimed setup
 const land = loadRings(path.join(referenceDir, 'countries.geojson'));
+// A reference written before format 5 has no lakes, and ours draws none then either.
+const lakesFile = path.join(referenceDir, 'lakes.geojson');
+const lakes = existsSync(lakesFile) ? loadRings(lakesFile) : [];
 const states = loadRings(path.join(referenceDir, 'us_states.geojson'));
 const theme = loadTheme('light');
 
@@ -339,10 +342,10 @@ for (const s of scenes) {
   const entries: Entry[] = [{ name: 'ours', fn: () => render(renderer, store, req), defer: true }];
   let ps: PeerScene | null = null;
   if (s.peers) {
-    ps = prepareScene(land, states, [s.m, ...(s.also ?? [])], s.width, s.height, theme, s.bounds);
+    ps = prepareScene(land, lakes, states, [s.m, ...(s.also ?? [])], s.width, s.height, theme, s.bounds);
     r.landPoints = ps.landPoints;
     r.statePoints = ps.statePoints;
-    console.log(`  peers: ${ps.rings.length} land rings, ${ps.landPoints} points; ${ps.states.length} state rings, ${ps.statePoints} points; ${ps.markers.length / 2} markers`);
+    console.log(`  peers: ${ps.rings.length} land rings, ${ps.landPoints} points; ${ps.lakes.length} lake rings, ${ps.lakePoints} points; ${ps.states.length} state rings, ${ps.statePoints} points; ${ps.markers.length / 2} markers`);
     landMode ??= await pickLandMode(ps);
     const cp = canvasFor(ps);
     const scene = ps;
@@ -682,7 +685,7 @@ writeSection(
 
 \`${command}\` — snapshot of ${info.rows} rows (scale ${info.scale}), basemap \`${path.relative(ROOT, path.join(referenceDir, 'countries.geojson'))}\`; light theme, PNG, scale 1, auto-fit viewport. Brands: ${m1k.name} (${m1k.lat.length} markers), ${m10k.name} (${m10k.lat.length}), ${m43k.name} (${m43k.lat.length}): the pool counts closest to 1K, 10K and 43K (images draw every pool row); focus map: ${mUs.name}'s ${mUs.lat.length} US rows.
 
-Ours: \`render(renderer, store, req)\` through the addon (libuv pool; the query, camera, basemap, city labels, markers and PNG encode all inside the timing). @napi-rs/canvas: water rect, one Path2D of every land ring (${landMode === 'calls' ? 'moveTo/lineTo calls' : 'SVG path text'}, the faster of the two here) filled even-odd, US state lines when ours draws them (zoom ≥ 3), borders stroked 0.6 px, one arc fill + stroke per marker, \`canvas.encode('png')\` on an opaque canvas reused across calls. resvg-js: the SVG text (the land path, state lines, one \`<circle>\` per marker) built per call, then \`new Resvg(svg, { font: { loadSystemFonts: false } }).render().asPng()\`. Untimed and given to both peers: the auto-fit camera (camera.rs replicated), the land and state rings projected, culled to the view, sub-pixel rings dropped, thinned at 0.5 px then Douglas-Peucker-simplified at 0.7 px (ours meets that error bound with the coarsest precomputed level under it, so the peers never draw more points), the markers projected. The peers draw no city labels (ours does). Ours draws each image in two horizontal bands on two threads (render.rs \`bands_for\`), so its wall time uses both cores while canvas and resvg draw on one: the CPU column says what an image costs in CPU, which is what bounds throughput. The Natural Earth background (water, land, borders, state lines) is copied from 256-pixel cells drawn once per zoom, scale and theme and kept (\`STOREMAP_MAP_CELL_CACHE_MB\`): the sequential calls find them drawn, as every map after the first at a zoom does; the last column is the same renderer keeping none, i.e. what the first map at a new zoom costs. Ours p50 over ${scenes[0].calls} sequential awaited calls (30 at 4096); means from one benchmark.js suite per scene (maxTime 3 s, ≥ 5 samples). Floor: our PNG encoder on an untouched white RGB buffer of the same size (\`encodeBlankPng\`${encodeBlankPng ? '' : ', not in this build yet'}).
+Ours: \`render(renderer, store, req)\` through the addon (libuv pool; the query, camera, basemap, city labels, markers and PNG encode all inside the timing). @napi-rs/canvas: water rect, one Path2D of every land ring (${landMode === 'calls' ? 'moveTo/lineTo calls' : 'SVG path text'}, the faster of the two here) filled even-odd, the big lakes filled with the water colour, US state lines when ours draws them (zoom ≥ 3), borders stroked 0.6 px, one arc fill + stroke per marker, \`canvas.encode('png')\` on an opaque canvas reused across calls. resvg-js: the SVG text (the land path, the lakes, state lines, one \`<circle>\` per marker) built per call, then \`new Resvg(svg, { font: { loadSystemFonts: false } }).render().asPng()\`. Untimed and given to both peers: the auto-fit camera (camera.rs replicated), the land, lake and state rings projected, culled to the view, sub-pixel rings dropped, thinned at 0.5 px then Douglas-Peucker-simplified at 0.7 px (ours meets that error bound with the coarsest precomputed level under it, so the peers never draw more points), the markers projected. The peers draw no city labels (ours does). Ours draws each image in two horizontal bands on two threads (render.rs \`bands_for\`), so its wall time uses both cores while canvas and resvg draw on one: the CPU column says what an image costs in CPU, which is what bounds throughput. The Natural Earth background (water, land, borders, state lines) is copied from 256-pixel cells drawn once per zoom, scale and theme and kept (\`STOREMAP_MAP_CELL_CACHE_MB\`): the sequential calls find them drawn, as every map after the first at a zoom does; the last column is the same renderer keeping none, i.e. what the first map at a new zoom costs. Ours p50 over ${scenes[0].calls} sequential awaited calls (30 at 4096); means from one benchmark.js suite per scene (maxTime 3 s, ≥ 5 samples). Floor: our PNG encoder on an untouched white RGB buffer of the same size (\`encodeBlankPng\`${encodeBlankPng ? '' : ', not in this build yet'}).
 
 | scene | markers | ours p50 | ours mean | ours CPU / image | encode floor | p50 / floor | canvas mean | resvg mean | vs canvas | vs resvg | ours keeping no cells: p50 / CPU |
 |---|---|---|---|---|---|---|---|---|---|---|---|

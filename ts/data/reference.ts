@@ -30,9 +30,10 @@ const require = createRequire(import.meta.url);
  * What the files written here hold, recorded in `meta.json`: a data folder whose reference
  * was written by another version is written again (2: brands carry `osm_count`; 3: the
  * countries' market regions, `regions.csv`; 4: subdivision codes mended where the vote named a
- * neighbour, `UNIT_CORRECTIONS`; 5: the big lakes, `lakes.geojson`, which the maps draw as water).
+ * neighbour, `UNIT_CORRECTIONS`; 5: the big lakes, `lakes.geojson`, which the maps draw as water;
+ * 6: lakes down to 300 km², Lake Constance and Lake Garda among them).
  */
-export const REFERENCE_FORMAT = 5;
+export const REFERENCE_FORMAT = 6;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -514,9 +515,10 @@ async function writeUsStates(outDir: string): Promise<number> {
 // The lakes the maps draw as water. The countries above are Natural Earth's, whose land runs
 // across every lake (the US-Canada border is drawn through the Great Lakes, the lakes are
 // land); @geo-maps' lakes are OSM's water at 1 km, from which the ones of at least
-// LAKE_MIN_KM2 are kept (347, from the Caspian and Superior down to about Lake Tahoe's size),
-// 0.8 MB instead of 12 MB of ponds.
-const LAKE_MIN_KM2 = 500;
+// LAKE_MIN_KM2 are kept (587, from the Caspian and Superior down to Lake Garda's 375 km² and
+// Lake Constance's upper lake, 482: the lakes a map of Germany, Switzerland or Italy is
+// recognised by), about 1 MB instead of 12 MB of ponds.
+const LAKE_MIN_KM2 = 300;
 
 /** A ring's area in square kilometres (the shoelace formula on degrees, a degree of longitude
  * taken at the ring's mean latitude): enough to tell a lake from a pond. */

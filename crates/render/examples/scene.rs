@@ -17,6 +17,8 @@ fn main() {
         .unwrap()
         .with_us_states(&text(&dir.join("us_states.geojson")))
         .unwrap()
+        .with_lakes(&text(&dir.join("lakes.geojson")))
+        .unwrap()
         .with_cities_csv(&text(&dir.join("cities.csv")))
         .unwrap()
         .with_font(&std::fs::read(&a[3]).unwrap())
