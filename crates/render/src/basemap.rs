@@ -88,6 +88,18 @@ impl Layer {
                 }
                 pts.push(world(lat, lng + shift));
             }
+            // A ring that goes once round the world (Antarctica's: the reference's coast runs from
+            // -180 to 180 and back to its start) encloses a pole; closed straight back along its
+            // start's latitude it left the land between there and the pole as sea (84.35 S to
+            // the map's edge). It is closed round the pole instead, along the map's edge, where
+            // its outline is left out with the antimeridian's (so only a ring that starts on the
+            // antimeridian, as the reference's are cut, is closed so).
+            if let (Some(&(x0, y0)), Some(&(x1, _))) = (pts.first(), pts.last()) {
+                if (x1 - x0).abs() > 255.0 && (x0 / 256.0).fract() == 0.0 {
+                    let pole = if y0 > 128.0 { 256.0 } else { 0.0 };
+                    pts.extend([(x1, pole), (x0, pole)]);
+                }
+            }
             let mut bbox = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
             for &(x, y) in &pts {
                 bbox = (bbox.0.min(x), bbox.1.min(y), bbox.2.max(x), bbox.3.max(y));
@@ -355,6 +367,31 @@ mod tests {
     fn theme() -> Theme {
         let themes = crate::theme::Themes::from_json(include_str!("../../../data/themes.json")).unwrap();
         *themes.get("light").unwrap()
+    }
+
+    /// Antarctica is land to the map's southern edge: its ring runs once round the world and
+    /// is closed round the pole, not back along 84.35 S; and the pole's edge is not outlined.
+    #[test]
+    fn antarctica_is_land_to_the_edge_of_the_map() {
+        let theme = theme();
+        let map = Basemap::new(&shapes(), 0);
+        let cam = Camera::new(Viewport::CenterZoom([0.0, 0.0], 2.0), &[], 1024, 1024, 1.0);
+        assert_eq!((cam.left, cam.top), (0.0, 0.0), "the whole world, top to bottom");
+        let mut p = Pixmap::new(1024, 1024).unwrap();
+        p.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
+        map.draw(&mut p.as_mut(), &cam, &theme);
+        // 84.35 S lies at row 1002 at zoom 2 (Web Mercator worked out here); the rows from 84.6 S
+        // to the last are land (but where the Ross Sea's grounding line dips past it, 163-155
+        // W: columns 20-79 are left out), with no outline along the edge.
+        let y = |lat: f64| (1.0 - (lat.to_radians().tan() + 1.0 / lat.to_radians().cos()).ln() / std::f64::consts::PI) / 2.0 * 1024.0;
+        assert_eq!(y(-84.35).floor(), 1002.0);
+        assert_eq!(y(-84.6).floor(), 1009.0);
+        for row in 1010..1024 {
+            for x in (2..1022).step_by(17).filter(|x| !(20..80).contains(x)) {
+                let px = p.pixel(x, row).unwrap();
+                assert_eq!([px.red(), px.green(), px.blue()], theme.land, "({x}, {row}) is not land");
+            }
+        }
     }
 
     /// A background copied from cells is the background drawn whole, but for the rounding of
