@@ -618,6 +618,30 @@ test('city labels: text in the theme text colour just right of a large city', as
   t.true(countIn(light.img, { x0: cx - 45, y0: cy - 7, x1: cx - 4, y1: cy + 5 }, darkText) < nLightMap);
 });
 
+test('city labels need room: none on a 64 x 64 or 120 x 120 map, where one name would cover a twentieth of it, one on 200 x 150', async (t) => {
+  const s = await server(t);
+  const chicago = city('Chicago', 'US');
+  const zoom = 9;
+  const fl = await agreeing(s, byBrand({ country: 'US', state: 'FL' }, [FL_CVS.brand]), (locs) => locs.length > 0);
+  // Chicago 4 px from the left edge, half way down: its label (about 50 px of text to its
+  // right) fits inside even the smallest of these maps. Web Mercator at zoom 9 is 2^17 / 360
+  // pixels a degree of longitude.
+  const pxPerDegree = 2 ** 17 / 360;
+  const shot = async (width: number, height: number) => {
+    const center = [chicago.lat, chicago.lng + (width / 2 - 4) / pxPerDegree];
+    const { img } = await png(t, s, { ...fl, center, zoom, width, height });
+    const at = centerZoomProjector(center as [number, number], zoom, width, height);
+    const [cx, cy] = at(chicago.lat, chicago.lng);
+    t.true(Math.abs(cx - 4) < 0.01 && Math.abs(cy - height / 2) < 0.01);
+    // Dark pixels (the label's text and dot: nothing else on the light map is this dark).
+    return countIn(img, { x0: 0, y0: 0, x1: width, y1: height }, (p) => p[0] < 100 && p[1] < 100 && p[2] < 100);
+  };
+  const [tiny, small, fits] = await Promise.all([shot(64, 64), shot(120, 120), shot(200, 150)]);
+  t.is(tiny, 0, 'no label on 64 x 64');
+  t.is(small, 0, 'no label on 120 x 120');
+  t.true(fits >= 15, `${fits} dark pixels on 200 x 150: Chicago's label`);
+});
+
 test('US state lines from zoom 3: the Colorado-Kansas line (102.05 W) at zoom 6 and 3, none at zoom 2', async (t) => {
   const s = await server(t);
   // Markers in Florida only; no city of 100,000 near the line.

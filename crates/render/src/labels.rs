@@ -58,8 +58,20 @@ pub fn read_cities_csv(text: &str) -> Result<Vec<City>> {
 
 /// Label text size at scale 1, in pixels.
 const LABEL_PX: f32 = 12.0;
-/// One label per this many square pixels (at scale 1), at most.
+/// One label per this many square pixels (at scale 1), at most; but three on any map big
+/// enough for them (below).
 const AREA_PER_LABEL: f32 = 30_000.0;
+/// The least area a label is given (at scale 1): a 12-pixel name and its dot take about 1,000
+/// square pixels, so a label takes no more than a twentieth of the image. Three labels on a
+/// 64 x 64 map covered a third of it, under its markers.
+const MIN_AREA_PER_LABEL: f32 = 20_000.0;
+
+/// How many labels a map of this size gets.
+fn budget(cam: &Camera) -> usize {
+    let s = cam.scale as f32;
+    let area = (cam.width as f32 * cam.height as f32) / (s * s);
+    (area / AREA_PER_LABEL).clamp(3.0, 40.0).min(area / MIN_AREA_PER_LABEL) as usize
+}
 
 /// Labels placed on the whole image: a dot at each city and its name beside it.
 pub struct Placed {
@@ -74,7 +86,7 @@ pub fn place(cities: &[City], font: Option<&Font>, cam: &Camera, occupied: &mut 
     let mut placed = Placed { dots: Vec::new(), texts: Vec::new(), dot_radius: 2.0 * s };
     let Some(font) = font else { return placed };
     let (w, h) = (cam.width as f32, cam.height as f32);
-    let budget = ((w * h) / (s * s * AREA_PER_LABEL)).clamp(3.0, 40.0) as usize;
+    let budget = budget(cam);
     let (vx0, vy0, vx1, vy1) = cam.world_box();
     for c in cities {
         if placed.texts.len() >= budget {
@@ -106,7 +118,7 @@ pub fn place_names(places: &[(String, u32, (f32, f32))], font: Option<&Font>, ca
     let mut placed = Placed { dots: Vec::new(), texts: Vec::new(), dot_radius: 2.0 * s };
     let Some(font) = font else { return placed };
     let (w, h) = (cam.width as f32, cam.height as f32);
-    let budget = ((w * h) / (s * s * AREA_PER_LABEL)).clamp(3.0, 40.0) as usize;
+    let budget = budget(cam);
     for (name, _, (x, y)) in places {
         if placed.texts.len() >= budget {
             break;
