@@ -60,10 +60,11 @@ export declare class Renderer {
    */
   renderSync(store: Store, req: RenderRequest): RenderResponse
   /**
-   * A country's mainland as focus maps cut it, [south, west, north, east] degrees (west east
-   * of east across the antimeridian); null for a code with no shape.
+   * What a map filtered to a country frames (its mainland as focus maps cut it, with a
+   * margin), [south, west, north, east] degrees (west east of east across the antimeridian);
+   * null for a code with no shape.
    */
-  mainlandBounds(code: string): Array<number> | null
+  countryFrame(code: string): Array<number> | null
   /**
    * Each polygon of a country as a box [west, south, east, north]; null for a code with no
    * shape.
