@@ -31,6 +31,9 @@ struct Ring {
     /// reference borders cut shapes there (Russia at Chukotka, Fiji), and edges along the cut
     /// are no coast or border, so the stroke leaves them out (`push_outline`).
     seam: bool,
+    /// The world-pixel row of the pole a ring that goes round the world is closed along (0 for
+    /// the north, 256 for the south): no coast either, so not outlined.
+    pole: Option<f32>,
     /// The ring at each level of detail, zoom-0 world pixels.
     lod: [Vec<(f32, f32)>; LEVELS],
 }
@@ -94,10 +97,12 @@ impl Layer {
             // the map's edge). It is closed round the pole instead, along the map's edge, where
             // its outline is left out with the antimeridian's (so only a ring that starts on the
             // antimeridian, as the reference's are cut, is closed so).
+            let mut pole = None;
             if let (Some(&(x0, y0)), Some(&(x1, _))) = (pts.first(), pts.last()) {
-                if (x1 - x0).abs() > 255.0 && (x0 / 256.0).fract() == 0.0 {
-                    let pole = if y0 > 128.0 { 256.0 } else { 0.0 };
-                    pts.extend([(x1, pole), (x0, pole)]);
+                if (x1 - x0).abs() > 255.0 && on_antimeridian(x0) {
+                    let y = if y0 > 128.0 { 256.0 } else { 0.0 };
+                    pts.extend([(x1, y), (x0, y)]);
+                    pole = Some(y as f32);
                 }
             }
             let mut bbox = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
@@ -105,11 +110,11 @@ impl Layer {
                 bbox = (bbox.0.min(x), bbox.1.min(y), bbox.2.max(x), bbox.3.max(y));
             }
             let copies = [(bbox.2 > 256.0).then_some(-256.0), (bbox.0 < 0.0).then_some(256.0)];
-            let seam = pts.iter().any(|&(x, _)| ((x / 256.0).round() * 256.0 - x).abs() < 1e-6);
+            let seam = pts.iter().any(|&(x, _)| on_antimeridian(x));
             for dx in std::iter::once(0.0).chain(copies.into_iter().flatten()) {
                 let moved: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x + dx, y)).collect();
                 let b = (bbox.0 + dx, bbox.1, bbox.2 + dx, bbox.3);
-                rings.push(Ring { bbox: b, seam, lod: LOD_TOLERANCE.map(|t| simplify(&moved, t)) });
+                rings.push(Ring { bbox: b, seam, pole, lod: LOD_TOLERANCE.map(|t| simplify(&moved, t)) });
             }
         }
         Layer { rings }
@@ -178,7 +183,13 @@ impl Layer {
                 }
                 push_ring(&mut pb, drawn.iter().copied());
                 if seams {
-                    push_outline(&mut sb, &drawn, if r.seam { &on_seam } else { &|_| false });
+                    // The pole's row in image pixels: edges along it close the ring, as the
+                    // antimeridian's do, and the clipping above may have moved their ends off
+                    // the antimeridian's columns.
+                    let pole = r.pole.map(|y| (y as f64 * k - cam.top) as f32);
+                    let on_pole = |y: f32| pole.is_some_and(|p| (p - y).abs() < 0.02);
+                    let cut = |a: (f32, f32), b: (f32, f32)| r.seam && ((on_seam(a.0) && on_seam(b.0)) || (on_pole(a.1) && on_pole(b.1)));
+                    push_outline(&mut sb, &drawn, &cut);
                 }
             }
         }
@@ -186,13 +197,18 @@ impl Layer {
     }
 }
 
-/// One ring's outline into the path: the ring, less its edges with both ends on a column
-/// `on_seam` names (see `Ring::seam`).
-fn push_outline(pb: &mut PathBuilder, pts: &[(f32, f32)], on_seam: &dyn Fn(f32) -> bool) {
+/// Whether a zoom-0 world-pixel x is on the antimeridian (a multiple of 256).
+fn on_antimeridian(x: f64) -> bool {
+    ((x / 256.0).round() * 256.0 - x).abs() < 1e-6
+}
+
+/// One ring's outline into the path: the ring, less the edges `cut` names (those along the
+/// antimeridian and the pole, see `Ring::seam` and `Ring::pole`).
+fn push_outline(pb: &mut PathBuilder, pts: &[(f32, f32)], cut: &dyn Fn((f32, f32), (f32, f32)) -> bool) {
     if pts.len() < 3 {
         return;
     }
-    let Some(runs) = open_at(pts, |a, b| on_seam(a.0) && on_seam(b.0)) else {
+    let Some(runs) = open_at(pts, cut) else {
         push_ring(pb, pts.iter().copied());
         return;
     };
@@ -381,7 +397,7 @@ mod tests {
         p.fill(Color::from_rgba8(theme.water[0], theme.water[1], theme.water[2], 255));
         map.draw(&mut p.as_mut(), &cam, &theme);
         // 84.35 S lies at row 1002 at zoom 2 (Web Mercator worked out here); the rows from 84.6 S
-        // to the last are land (but where the Ross Sea's grounding line dips past it, 163-155
+        // to the last are land (but where the Ross Sea's grounding line dips past it, 170-155
         // W: columns 20-79 are left out), with no outline along the edge.
         let y = |lat: f64| (1.0 - (lat.to_radians().tan() + 1.0 / lat.to_radians().cos()).ln() / std::f64::consts::PI) / 2.0 * 1024.0;
         assert_eq!(y(-84.35).floor(), 1002.0);
@@ -392,6 +408,30 @@ mod tests {
                 assert_eq!([px.red(), px.green(), px.blue()], theme.land, "({x}, {row}) is not land");
             }
         }
+        // A served map is drawn in cells, each cutting the ring to its box, which moves the
+        // pole edge's ends off the antimeridian: at zoom 1 the world's bottom (row 512) lies
+        // inside a 1200 x 800 image, and the row above it is land, not outlined, there too.
+        let mut cam = Camera::new(Viewport::CenterZoom([-60.0, 0.0], 1.0), &[], 1200, 800, 1.0);
+        // On whole pixels, as render.rs places a served map.
+        (cam.left, cam.top) = (cam.left.round(), cam.top.round());
+        let bottom = 512.0 - cam.top;
+        assert!(bottom > 400.0 && bottom < 790.0 && bottom.fract() == 0.0, "the world's bottom at row {bottom}");
+        let mut p = Pixmap::new(1200, 800).unwrap();
+        map.cover(&cam, &theme).draw(&mut p.as_mut(), 0);
+        let row = bottom as u32 - 1;
+        let mut checked = 0;
+        for x in (0..1200).step_by(7) {
+            // Longitude of the column (the world repeats across 1200 pixels); the Ross Sea's
+            // dip, 175-150 W, left out.
+            let lng = ((x as f64 + cam.left) / 512.0).rem_euclid(1.0) * 360.0 - 180.0;
+            if (-175.0..-150.0).contains(&lng) {
+                continue;
+            }
+            let px = p.pixel(x, row).unwrap();
+            assert_eq!([px.red(), px.green(), px.blue()], theme.land, "({x}, {row}), {lng:.1} E, is not land");
+            checked += 1;
+        }
+        assert!(checked > 150);
     }
 
     /// A background copied from cells is the background drawn whole, but for the rounding of
