@@ -152,3 +152,21 @@ impl Placed {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::camera::Viewport;
+
+    #[test]
+    fn a_map_gets_labels_by_its_area_at_scale_one() {
+        let n = |w: u32, h: u32, scale: f64| budget(&Camera::new(Viewport::CenterZoom([0.0, 0.0], 2.0), &[], w, h, scale));
+        // Under 20,000 square pixels none; then one per 20,000 up to three; then one per 30,000
+        // up to forty.
+        assert_eq!([n(64, 64, 1.0), n(120, 120, 1.0), n(300, 60, 1.0)], [0, 0, 0]);
+        assert_eq!([n(200, 150, 1.0), n(300, 200, 1.0), n(360, 240, 1.0)], [1, 3, 3]);
+        assert_eq!([n(1200, 800, 1.0), n(4096, 4096, 1.0)], [32, 40]);
+        // At scale 2 an image has four times the pixels of the same map: the same labels.
+        assert_eq!([n(240, 240, 2.0), n(400, 300, 2.0), n(2400, 1600, 2.0)], [0, 1, 32]);
+    }
+}
