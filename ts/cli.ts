@@ -651,7 +651,7 @@ basemap
   .requiredOption('--from <url|file>', 'the source archive: the Protomaps daily build, or any PMTiles file or URL')
   .requiredOption('--out <file>', 'the archive to write')
   .option('--bbox <S,W,N,E>', 'the region: south, west, north, east in degrees')
-  .option('--country <CC>', "the region a map filtered to the country frames (its mainland as focus maps cut it, and a margin), by ISO 3166-1 alpha-2 code")
+  .option('--country <CC>', "the region: a country's mainland as focus maps cut it and 5 % around it (the box a map of the country is fitted to), by ISO 3166-1 alpha-2 code")
   .option('--minzoom <n>', 'the shallowest zoom to keep', number(0, 31), 0)
   .option('--maxzoom <n>', "the deepest zoom to keep (default: the source's)", number(0, 31))
   .action(async (o: { from: string; out: string; bbox?: string; country?: string; minzoom: number; maxzoom?: number }) => {

@@ -1,6 +1,6 @@
 //! storemap-render: draws maps. Web Mercator with slippy-map zoom (zoom 0 = the world in
-//! 256 px), an offline basemap from Natural Earth shapes (land, borders, US states, city labels
-//! in a TTF font), markers stamped from a pre-rendered sprite, heatmaps, legends, focus maps of
+//! 256 px), an offline basemap from Natural Earth shapes (land, borders, the big lakes, US states,
+//! city labels in a TTF font), markers stamped from a pre-rendered sprite, heatmaps, legends, focus maps of
 //! one country in an equal-area conic projection, and PNG/JPEG encoding with the requested DPI.
 //! Nothing here knows about Node or HTTP; only `served` knows the dataset (it draws the rows a
 //! request serves).

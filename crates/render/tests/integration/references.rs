@@ -565,3 +565,21 @@ fn a_country_frame_is_its_mainland() {
     assert!(near(ru[1], 19.6, 0.5) && near(ru[3], -169.3, 0.6), "RU {ru:?}");
     assert_eq!(atlas().mainland_bounds("XX"), None);
 }
+
+#[test]
+fn a_country_frame_is_its_mainland_and_a_margin() {
+    // What a map filtered to a country (and `basemap extract --country`) frames: 5 % of the
+    // mainland's span on each side, across the antimeridian for Russia, the world for
+    // Antarctica (whose mainland spans 360 degrees less a sliver).
+    let close = |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9);
+    let fr = atlas().mainland_bounds("FR").unwrap();
+    let (dy, dx) = ((fr[2] - fr[0]) * 0.05, (fr[3] - fr[1]) * 0.05);
+    assert!(close(&atlas().country_frame("FR").unwrap(), &[fr[0] - dy, fr[1] - dx, fr[2] + dy, fr[3] + dx]));
+    let ru = atlas().mainland_bounds("RU").unwrap();
+    let span = ru[3] + 360.0 - ru[1];
+    let frame = atlas().country_frame("RU").unwrap();
+    assert!(close(&[frame[1], frame[3]], &[ru[1] - span * 0.05, ru[3] + span * 0.05]), "RU {frame:?}");
+    let aq = atlas().country_frame("AQ").unwrap();
+    assert_eq!([aq[1], aq[3]], [-180.0, 180.0], "AQ {aq:?}");
+    assert_eq!(atlas().country_frame("XX"), None);
+}
