@@ -296,6 +296,7 @@ interface SceneResult {
   resvgNote?: string;
   canvasEncodeOnly?: number;
   landPoints?: number;
+  lakePoints?: number;
   statePoints?: number;
   bytes?: [number, number, number];
   vsCanvas?: { differing: number; meanAbs: number };
@@ -344,6 +345,7 @@ for (const s of scenes) {
   if (s.peers) {
     ps = prepareScene(land, lakes, states, [s.m, ...(s.also ?? [])], s.width, s.height, theme, s.bounds);
     r.landPoints = ps.landPoints;
+    r.lakePoints = ps.lakePoints;
     r.statePoints = ps.statePoints;
     console.log(`  peers: ${ps.rings.length} land rings, ${ps.landPoints} points; ${ps.lakes.length} lake rings, ${ps.lakePoints} points; ${ps.states.length} state rings, ${ps.statePoints} points; ${ps.markers.length / 2} markers`);
     landMode ??= await pickLandMode(ps);
@@ -646,7 +648,7 @@ const checkRows = results
   .filter((r) => r.vsCanvas)
   .map(
     (r) =>
-      `| ${r.s.label} | ${r.landPoints} / ${r.statePoints} | ${r.bytes!.join(' / ')} | ${f1(r.canvasCpu)} / ${f1(r.resvgCpu)} ms | ${f1(r.canvasEncodeOnly)} ms | ${pctf(r.vsCanvas!.differing)} (mean Δ ${r.vsCanvas!.meanAbs.toFixed(2)}) | ${pctf(r.vsResvg!.differing)} (mean Δ ${r.vsResvg!.meanAbs.toFixed(2)}) |`,
+      `| ${r.s.label} | ${r.landPoints} / ${r.lakePoints} / ${r.statePoints} | ${r.bytes!.join(' / ')} | ${f1(r.canvasCpu)} / ${f1(r.resvgCpu)} ms | ${f1(r.canvasEncodeOnly)} ms | ${pctf(r.vsCanvas!.differing)} (mean Δ ${r.vsCanvas!.meanAbs.toFixed(2)}) | ${pctf(r.vsResvg!.differing)} (mean Δ ${r.vsResvg!.meanAbs.toFixed(2)}) |`,
   );
 const by = (id: string) => results.find((r) => r.s.id === id)!;
 const r10 = by('10k');
@@ -695,7 +697,7 @@ ${encodeBlankPng ? 'Beside the floor' : 'Until the floor lands, for scale'}: our
 
 Same picture, checked (decoded pixels of ours against each peer; a pixel differs when a channel is off by more than 64; ours also carries city labels, which the peers do not draw):
 
-| scene | peers' land / state-line points | PNG bytes ours / canvas / resvg | CPU / image canvas / resvg | Skia encode alone | pixels differing vs canvas | vs resvg |
+| scene | peers' land / lake / state-line points | PNG bytes ours / canvas / resvg | CPU / image canvas / resvg | Skia encode alone | pixels differing vs canvas | vs resvg |
 |---|---|---|---|---|---|---|
 ${checkRows.join('\n')}
 
