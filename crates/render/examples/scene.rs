@@ -53,4 +53,6 @@ fn main() {
         render(&atlas, &themes, &req).unwrap();
     }
     println!("{:.2} ms per image, {} bytes", t.elapsed().as_secs_f64() * 1000.0 / n as f64, bytes.len());
+    let (held, bound) = atlas.basemap_cell_bytes();
+    println!("basemap cells: {:.1} of {:.0} MiB", held as f64 / 1048576.0, bound as f64 / 1048576.0);
 }
