@@ -1,6 +1,7 @@
 //! The offline basemap: country shapes drawn as land over water with country borders, the big
-//! lakes as water again, and US state lines. Rings are kept at several levels of detail in zoom-0 world pixels, so a world
-//! map walks a few thousand points and a city map the full shapes of only the places in view.
+//! lakes as water again, and US state lines. Rings are kept at several levels of detail in
+//! zoom-0 world pixels, so a world map walks a few thousand points and a city map the full
+//! shapes of only the places in view.
 //! City labels are `labels`'s; the shapes themselves, in degrees, are `shapes`'s.
 //!
 //! None of it changes between requests, so a Web Mercator map's background is copied from cells

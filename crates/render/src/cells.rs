@@ -283,9 +283,9 @@ impl Cover {
                     zeros(&mut out, xa - x);
                     match &**cell {
                         Cell::Solid(c) => {
-                            for _ in xa..xb {
-                                out.extend_from_slice(c);
-                            }
+                            let at = out.len();
+                            out.resize(at + ((xb - xa) * 4) as usize, 0);
+                            fill(&mut out[at..], *c);
                         }
                         Cell::Pixels { pixmap, .. } => {
                             let s0 = (((y - cy) * side + (xa - cx)) * 4) as usize;
@@ -323,11 +323,7 @@ impl Cover {
                 let d0 = (((y - top) * bw + xa) * 4) as usize;
                 let to = &mut data[d0..d0 + n];
                 match &**cell {
-                    Cell::Solid(c) => {
-                        for q in to.chunks_exact_mut(4) {
-                            q.copy_from_slice(c);
-                        }
-                    }
+                    Cell::Solid(c) => fill(to, *c),
                     Cell::Runs(runs) => {
                         runs.copy_row((y - cy) as usize, (xa - cx) as usize, (xb - cx) as usize, to);
                     }

@@ -159,7 +159,7 @@ mod tests {
     use crate::camera::Viewport;
 
     #[test]
-    fn a_map_gets_labels_by_its_area_at_scale_one() {
+    fn a_map_gets_labels_by_its_area_at_any_scale() {
         let n = |w: u32, h: u32, scale: f64| budget(&Camera::new(Viewport::CenterZoom([0.0, 0.0], 2.0), &[], w, h, scale));
         // Under 20,000 square pixels none; then one per 20,000 up to three; then one per 30,000
         // up to forty.
