@@ -5,29 +5,38 @@
 //! from one import keep their fixed fields in one vector and all their text in one string, with
 //! no allocation of their own: 56 bytes a row plus its text (scale 1: 9.78 M rows held in
 //! 1.47 GiB, 2.04 with one allocation a row).
+//!
+//! A brand's stores mostly share a name and a few sets of opening hours, which were a third
+//! of the text held (scale 1: 24 of 78 bytes a row). Each bucket keeps those two fields once
+//! per distinct value ([`Shared`]), and a row holds the value's number in their place.
 
 use storemap_core::SourceType;
 
 use crate::SourceRow;
 
-/// The text fields, in the order they lie in a row's text.
+/// The text fields, in the order they lie in a row's text: the [`SHARED_FIELDS`] first.
 #[derive(Clone, Copy)]
 enum Field {
+    Name,
+    /// `opening_hours`, normal form (`hours.rs`).
+    OpeningHours,
     SourceId,
     /// ATP's `<spider>/<ref>`, the other id Overture's `record_id` may use.
     AltId,
-    Name,
     Address,
     City,
     State,
     Postcode,
     Country,
     Phone,
-    /// `opening_hours`, normal form (`hours.rs`).
-    OpeningHours,
 }
 
 const FIELDS: usize = 10;
+
+/// The fields kept in the bucket's [`Shared`] values, the row holding each one's number: those
+/// a brand's rows repeat. Cities, states and countries repeat too, but they are short, so a
+/// number saves them a byte or two while its lookup costs a hash on every row appended.
+const SHARED_FIELDS: usize = 2;
 
 /// A row's text is at most this long, so its field ends fit in 16 bits. A row whose fields add
 /// up to more (no store's do) has each field cut to [`LONG_FIELD`] bytes.
@@ -64,6 +73,87 @@ pub struct Bucket {
     text: String,
     /// Every row's `derived_from` in row order: the source and where its id ends in `text`.
     derived: Vec<(SourceType, u32)>,
+    /// The values of the rows' [`SHARED_FIELDS`].
+    shared: Shared,
+}
+
+/// Distinct values of a bucket's shared fields, each once, numbered in the order they came. A
+/// row's shared field holds its value's number in base 128, one ASCII byte a digit (so the
+/// row's text stays UTF-8), most significant first: a brand's first 128 values take a byte. A
+/// field given empty holds nothing, as before.
+#[derive(Debug, Clone, Default)]
+struct Shared {
+    text: String,
+    /// Where each value ends in `text`.
+    ends: Vec<u32>,
+    /// Each value's number, found by its text, while rows are added; let go when the bucket is
+    /// complete (`shrink_to_fit`) and made again if rows are added after.
+    index: hashbrown::HashTable<u32>,
+}
+
+fn hash(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(s)
+}
+
+impl Shared {
+    fn value(&self, n: u32) -> &str {
+        value(&self.text, &self.ends, n)
+    }
+
+    /// The number of `s`, given one if it is new.
+    fn number(&mut self, s: &str) -> u32 {
+        if self.index.len() < self.ends.len() {
+            let Shared { text, ends, index } = self;
+            *index = hashbrown::HashTable::with_capacity(ends.len());
+            for n in 0..ends.len() as u32 {
+                index.insert_unique(hash(value(text, ends, n)), n, |&m| hash(value(text, ends, m)));
+            }
+        }
+        let Shared { text, ends, index } = self;
+        match index.entry(hash(s), |&n| value(text, ends, n) == s, |&n| hash(value(text, ends, n))) {
+            hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                let n = u32::try_from(ends.len()).expect("a bucket holds under 4 G distinct values");
+                e.insert(n);
+                text.push_str(s);
+                ends.push(u32::try_from(text.len()).expect("a bucket's shared values hold under 4 GiB of text"));
+                n
+            }
+        }
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+        self.index = hashbrown::HashTable::new();
+    }
+}
+
+fn value<'a>(text: &'a str, ends: &[u32], n: u32) -> &'a str {
+    let n = n as usize;
+    let start = if n == 0 { 0 } else { ends[n - 1] as usize };
+    &text[start..ends[n] as usize]
+}
+
+/// Writes `n` as a shared field holds it.
+fn encode(n: u32, out: &mut String) {
+    let mut digits = [0u8; 5];
+    let mut len = 0;
+    let mut rest = n;
+    loop {
+        digits[len] = (rest & 0x7f) as u8;
+        len += 1;
+        rest >>= 7;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits[..len].iter().rev().map(|&d| char::from(d)));
+}
+
+fn decode(digits: &str) -> u32 {
+    digits.bytes().fold(0, |n, d| (n << 7) | u32::from(d))
 }
 
 /// Cuts `s` to at most `n` bytes, at a character boundary.
@@ -91,24 +181,33 @@ impl Bucket {
         let source = r.source();
         let alt_id = r.other_ids.into_iter().next();
         let fields: [Option<&str>; FIELDS] = [
+            Some(&r.name),
+            r.opening_hours.as_deref(),
             Some(&r.source_id),
             alt_id.as_deref(),
-            Some(&r.name),
             r.address.as_deref(),
             r.city.as_deref(),
             r.state.as_deref(),
             r.postcode.as_deref(),
             r.country.as_deref(),
             r.phone.as_deref(),
-            r.opening_hours.as_deref(),
         ];
         let total = fields.iter().map(|f| f.map_or(0, str::len)).sum::<usize>() + r.derived_from.iter().map(|(_, id)| id.len()).sum::<usize>();
         let limit = if total > MAX_ROW_TEXT { LONG_FIELD } else { usize::MAX };
         let start = self.text.len();
+        // The row's text as given: what the limits count, whatever the shared fields take here.
+        let mut given_len = 0;
         let (mut ends, mut given) = ([0u16; FIELDS], 0u16);
         for (i, f) in fields.iter().enumerate() {
             if let Some(s) = f {
-                self.text.push_str(cut(s, limit));
+                let s = cut(s, limit);
+                given_len += s.len();
+                if i < SHARED_FIELDS && !s.is_empty() {
+                    let n = self.shared.number(s);
+                    encode(n, &mut self.text);
+                } else {
+                    self.text.push_str(s);
+                }
                 given |= 1 << i;
             }
             ends[i] = (self.text.len() - start) as u16;
@@ -117,9 +216,10 @@ impl Bucket {
         let mut derived_n = 0u8;
         for (s, id) in &r.derived_from {
             let id = cut(id, limit);
-            if self.text.len() - start + id.len() > MAX_ROW_TEXT || derived_n == u8::MAX {
+            if given_len + id.len() > MAX_ROW_TEXT || derived_n == u8::MAX {
                 break;
             }
+            given_len += id.len();
             self.text.push_str(id);
             self.derived.push((*s, self.position()));
             derived_n += 1;
@@ -149,23 +249,77 @@ impl Bucket {
             return parts.pop().unwrap_or_default();
         }
         let mut out = Bucket::default();
+        // Every part's values numbered first: their numbers here set the text's length.
+        let numbers: Vec<Vec<u32>> = parts.iter().map(|p| out.numbers_of(&p.shared)).collect();
         out.heads.reserve_exact(parts.iter().map(|p| p.heads.len()).sum());
-        out.text.reserve_exact(parts.iter().map(|p| p.text.len()).sum());
+        out.text.reserve_exact(parts.iter().zip(&numbers).map(|(p, n)| p.text_len_with(n)).sum());
         out.derived.reserve_exact(parts.iter().map(|p| p.derived.len()).sum());
-        for p in parts {
-            out.append(p);
+        for (p, n) in parts.iter().zip(&numbers) {
+            out.append_with(p, n);
         }
         out
     }
 
     /// Appends `other`'s rows after these.
     pub(crate) fn append(&mut self, other: Bucket) {
-        let (text_base, derived_base) = (self.position(), self.derived.len() as u32);
-        self.text.push_str(&other.text);
-        // Past 4 GiB the offsets would wrap: refused, as `push` does.
-        self.position();
-        self.derived.extend(other.derived.iter().map(|&(s, end)| (s, end + text_base)));
-        self.heads.extend(other.heads.iter().map(|h| Head { start: h.start + text_base, derived: h.derived + derived_base, ..*h }));
+        let numbers = self.numbers_of(&other.shared);
+        self.append_with(&other, &numbers);
+    }
+
+    /// The numbers `shared`'s values have here, each given one if new.
+    fn numbers_of(&mut self, shared: &Shared) -> Vec<u32> {
+        (0..shared.ends.len() as u32).map(|n| self.shared.number(shared.value(n))).collect()
+    }
+
+    /// The length of this bucket's text with its shared fields numbered as `numbers` says.
+    fn text_len_with(&self, numbers: &[u32]) -> usize {
+        let mut buf = String::new();
+        let mut len = self.text.len();
+        for h in &self.heads {
+            let (mut from, start) = (0, h.start as usize);
+            for end in &h.ends[..SHARED_FIELDS] {
+                let digits = &self.text[start + from..start + *end as usize];
+                if !digits.is_empty() {
+                    buf.clear();
+                    encode(numbers[decode(digits) as usize], &mut buf);
+                    len = len + buf.len() - digits.len();
+                }
+                from = *end as usize;
+            }
+        }
+        len
+    }
+
+    /// Appends `other`'s rows after these, `numbers` giving each of its shared values' number
+    /// here: each row's shared fields written again, the rest of its text copied.
+    fn append_with(&mut self, other: &Bucket, numbers: &[u32]) {
+        self.derived.reserve(other.derived.len());
+        self.heads.reserve(other.heads.len());
+        for h in &other.heads {
+            let (from, start) = (h.start as usize, self.position());
+            let mut ends = h.ends;
+            let mut read = 0;
+            for (i, end) in h.ends[..SHARED_FIELDS].iter().enumerate() {
+                let digits = &other.text[from + read..from + *end as usize];
+                if !digits.is_empty() {
+                    encode(numbers[decode(digits) as usize], &mut self.text);
+                }
+                ends[i] = (self.position() - start) as u16;
+                read = *end as usize;
+            }
+            // Fields and ids after the shared ones move by what the numbers' lengths changed.
+            let (new, old) = (ends[SHARED_FIELDS - 1], h.ends[SHARED_FIELDS - 1]);
+            ends[SHARED_FIELDS..].iter_mut().for_each(|e| *e = *e - old + new);
+            let own = &other.derived[h.derived as usize..(h.derived + u32::from(h.derived_n)) as usize];
+            let row_end = own.last().map_or(from + h.ends[FIELDS - 1] as usize, |&(_, end)| end as usize);
+            self.text.push_str(&other.text[from + read..row_end]);
+            // Past 4 GiB the offsets would wrap: refused, as `push` does.
+            self.position();
+            let moved = |end: u32| end - from as u32 - u32::from(old) + start + u32::from(new);
+            let derived = self.derived.len() as u32;
+            self.derived.extend(own.iter().map(|&(s, end)| (s, moved(end))));
+            self.heads.push(Head { start, ends, derived, ..*h });
+        }
     }
 
     /// Gives back the room the vectors grew into and will not use (an import's bucket is
@@ -174,6 +328,7 @@ impl Bucket {
         self.heads.shrink_to_fit();
         self.text.shrink_to_fit();
         self.derived.shrink_to_fit();
+        self.shared.shrink_to_fit();
     }
 
     pub fn get(&self, i: usize) -> BucketRow<'_> {
@@ -192,6 +347,7 @@ impl Bucket {
             given: h.given,
             derived,
             base: start as u32,
+            shared: &self.shared,
         }
     }
 
@@ -215,13 +371,21 @@ pub struct BucketRow<'a> {
     derived: &'a [(SourceType, u32)],
     /// Where `text` begins in the bucket's text.
     base: u32,
+    shared: &'a Shared,
 }
 
 impl<'a> BucketRow<'a> {
     fn field(&self, f: Field) -> Option<&'a str> {
         let i = f as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        (self.given & (1 << i) != 0).then(|| &self.text[start..self.ends[i] as usize])
+        (self.given & (1 << i) != 0).then(|| {
+            let text = &self.text[start..self.ends[i] as usize];
+            if i < SHARED_FIELDS && !text.is_empty() {
+                self.shared.value(decode(text))
+            } else {
+                text
+            }
+        })
     }
 
     pub fn source_id(&self) -> &'a str {
@@ -335,6 +499,94 @@ mod tests {
         assert_eq!(a.len(), 4);
         for (got, want) in a.iter().zip(first.iter().chain(&second)) {
             check(got, want);
+        }
+    }
+
+    #[test]
+    fn numbers_are_ascii_digits_and_read_back() {
+        for n in [0, 1, 127, 128, 16_383, 16_384, 2_097_152, u32::MAX] {
+            let mut s = String::new();
+            encode(n, &mut s);
+            assert!(s.bytes().all(|b| b < 0x80), "{n}: {s:?}");
+            assert_eq!(s.len(), (32 - n.leading_zeros()).max(1).div_ceil(7) as usize, "{n}: the fewest digits");
+            assert_eq!(decode(&s), n);
+        }
+    }
+
+    /// `n` rows named from `names`, every third with the same hours, the others none or empty.
+    fn named(names: impl Iterator<Item = String>) -> Vec<SourceRow> {
+        names
+            .enumerate()
+            .map(|(i, name)| SourceRow {
+                source_id: format!("ov-{name}"),
+                name,
+                opening_hours: match i % 3 {
+                    0 => Some("Mo-Fr 08:00-18:00".into()),
+                    1 => Some(String::new()),
+                    _ => None,
+                },
+                ..full()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_name_and_hours_many_rows_share_are_held_once() {
+        let rows = named((0..1000).map(|i| format!("Store {}", i % 2)));
+        let mut bucket = Bucket::default();
+        rows.iter().for_each(|r| bucket.push(r.clone()));
+        assert_eq!(bucket.shared.ends.len(), 3, "two names and one set of hours");
+        let given: usize = rows.iter().map(|r| r.name.len() + r.opening_hours.as_ref().map_or(0, String::len)).sum();
+        let held: usize = bucket.heads.iter().map(|h| h.ends[SHARED_FIELDS - 1] as usize).sum();
+        assert_eq!(held, 1000 + 334, "a byte a name and a byte for each row's hours but the empty ones, against {given}");
+        for (b, r) in bucket.iter().zip(&rows) {
+            check(b, r);
+        }
+    }
+
+    #[test]
+    fn buckets_numbered_apart_are_joined_with_their_values_numbered_again() {
+        // The first part numbers a0 0, its hours 1, then a1 to a299 2 to 300: two digits from
+        // a127 on. The second numbers b0 0, the hours 1, b1 to b199 2 to 200 (two digits from
+        // b127), then a0 to a9 201 to 210; joined, its b names are numbered 301 to 500 and its a
+        // names as the first part's.
+        let first = named((0..300).map(|i| format!("a{i}")));
+        let second = named((0..200).map(|i| format!("b{i}")).chain((0..10).map(|i| format!("a{i}"))));
+        let (mut a, mut b) = (Bucket::default(), Bucket::default());
+        first.iter().for_each(|r| a.push(r.clone()));
+        second.iter().for_each(|r| b.push(r.clone()));
+        let (a_len, b_len) = (a.text.len(), b.text.len());
+
+        let mut joined = Bucket::default();
+        for part in [&a, &b] {
+            let numbers = joined.numbers_of(&part.shared);
+            let (expected, before) = (part.text_len_with(&numbers), joined.text.len());
+            joined.append_with(part, &numbers);
+            assert_eq!(joined.text.len() - before, expected, "the length concat reserves is the length written");
+        }
+        assert_eq!(joined.shared.ends.len(), 501, "each name once, and the hours");
+        let concat = Bucket::concat(vec![a, b]);
+        assert_eq!(concat.text.len(), joined.text.len());
+        // b0 to b126 gain a digit, a0 to a9 lose one.
+        assert_eq!(concat.text.len(), a_len + b_len + 127 - 10);
+        for bucket in [&joined, &concat] {
+            assert_eq!(bucket.len(), 510);
+            for (got, want) in bucket.iter().zip(first.iter().chain(&second)) {
+                check(got, want);
+            }
+        }
+    }
+
+    #[test]
+    fn rows_added_to_a_complete_bucket_find_its_values() {
+        let mut bucket = Bucket::default();
+        let rows = named((0..10).map(|i| format!("s{}", i % 4)));
+        rows[..5].iter().for_each(|r| bucket.push(r.clone()));
+        bucket.shrink_to_fit();
+        rows[5..].iter().for_each(|r| bucket.push(r.clone()));
+        assert_eq!(bucket.shared.ends.len(), 5, "four names and the hours, none twice");
+        for (b, r) in bucket.iter().zip(&rows) {
+            check(b, r);
         }
     }
 
