@@ -3,8 +3,8 @@
 //! boxed string per field a row took about 370 bytes (up to ten allocations, each rounded up to
 //! the allocator's size class), with its text in one allocation about 225. Here a brand's rows
 //! from one import keep their fixed fields in one vector and all their text in one string, with
-//! no allocation of their own: 56 bytes a row plus its text (scale 1: 9.78 M rows held in
-//! 1.47 GiB, 2.04 with one allocation a row).
+//! no allocation of their own: 48 bytes a row plus its text (scale 1: 9.78 M rows held in
+//! 1.47 GiB with a head of 56, 2.04 with one allocation a row).
 //!
 //! A brand's stores mostly share a name and a few sets of opening hours, which were a third
 //! of the text held (scale 1: 24 of 78 bytes a row). Each bucket keeps those two fields once
@@ -44,26 +44,56 @@ const MAX_ROW_TEXT: usize = u16::MAX as usize;
 const LONG_FIELD: usize = 4096;
 
 /// `seen_at` of a source that did not say when it saw the store.
-const NOT_SEEN: i64 = i64::MIN;
+const NOT_SEEN: u32 = u32::MAX;
+/// `seen_at` of a time before 1970 or after 2106 (no source's), kept in the bucket's `far_seen`.
+const SEEN_FAR: u32 = u32::MAX - 1;
 
-/// One row's fixed fields.
+/// One row's fixed fields, 48 bytes: ten million of them at scale 1.
 #[derive(Debug, Clone, Copy)]
 struct Head {
     lat: f64,
     lng: f64,
-    seen_at: i64,
+    /// When the source last saw the store, unix seconds (or [`NOT_SEEN`], [`SEEN_FAR`]).
+    seen_at: u32,
     /// Where the row's text begins in the bucket's text.
     start: u32,
-    /// Where each field ends, from `start`; the ids of `derived_from` follow the last.
-    ends: [u16; FIELDS],
     /// The row's first record in the bucket's `derived`, and how many it has (Overture gives
-    /// one to three; past 255 the rest are left out). A byte keeps the head at 56 bytes.
+    /// one to three; past 255 the rest are left out). A byte keeps the head at 48 bytes.
     derived: u32,
     derived_n: u8,
+    /// Where each field after the shared ones ends, from `start`; the ids of `derived_from`
+    /// follow the last.
+    ends: [u16; FIELDS - SHARED_FIELDS],
     /// Which optional fields the source gave (bit per [`Field`]): a field given empty is not a
     /// field left out, and merging tells them apart.
     given: u16,
-    source: SourceType,
+    /// The shared fields' lengths, 3 bits each (a number takes five digits at most), and the
+    /// source's discriminant in the top 2 bits.
+    packed: u8,
+}
+
+impl Head {
+    /// `ends` (every field's) and `source` as the head holds them.
+    fn pack(ends: [u16; FIELDS], source: SourceType) -> ([u16; FIELDS - SHARED_FIELDS], u8) {
+        let (first, second) = (ends[0], ends[1] - ends[0]);
+        debug_assert!(first <= 5 && second <= 5, "a shared field holds a number");
+        let rest = std::array::from_fn(|i| ends[SHARED_FIELDS + i]);
+        (rest, first as u8 | (second as u8) << 3 | (source as u8) << 6)
+    }
+
+    fn ends(&self) -> [u16; FIELDS] {
+        let first = u16::from(self.packed & 7);
+        let second = first + u16::from(self.packed >> 3 & 7);
+        std::array::from_fn(|i| match i {
+            0 => first,
+            1 => second,
+            _ => self.ends[i - SHARED_FIELDS],
+        })
+    }
+
+    fn source(&self) -> SourceType {
+        SourceType::ALL[usize::from(self.packed >> 6)]
+    }
 }
 
 /// The rows one import gave one brand (or, joined, every import's).
@@ -75,6 +105,8 @@ pub struct Bucket {
     derived: Vec<(SourceType, u32)>,
     /// The values of the rows' [`SHARED_FIELDS`].
     shared: Shared,
+    /// The `seen_at` of rows whose head says [`SEEN_FAR`], by row, in row order.
+    far_seen: Vec<(u32, i64)>,
 }
 
 /// Distinct values of a bucket's shared fields, each once, numbered in the order they came. A
@@ -224,16 +256,24 @@ impl Bucket {
             self.derived.push((*s, self.position()));
             derived_n += 1;
         }
+        let seen_at = match r.seen_at {
+            None => NOT_SEEN,
+            Some(t) => u32::try_from(t).ok().filter(|&t| t < SEEN_FAR).unwrap_or_else(|| {
+                self.far_seen.push((self.heads.len() as u32, t));
+                SEEN_FAR
+            }),
+        };
+        let (ends, packed) = Head::pack(ends, source);
         self.heads.push(Head {
             lat: r.lat,
             lng: r.lng,
-            seen_at: r.seen_at.unwrap_or(NOT_SEEN),
+            seen_at,
             start: u32::try_from(start).expect("a brand's rows from one source hold under 4 GiB of text"),
-            ends,
             derived,
             derived_n,
+            ends,
             given,
-            source,
+            packed,
         });
     }
 
@@ -277,7 +317,7 @@ impl Bucket {
         let mut len = self.text.len();
         for h in &self.heads {
             let (mut from, start) = (0, h.start as usize);
-            for end in &h.ends[..SHARED_FIELDS] {
+            for end in &h.ends()[..SHARED_FIELDS] {
                 let digits = &self.text[start + from..start + *end as usize];
                 if !digits.is_empty() {
                     buf.clear();
@@ -294,12 +334,15 @@ impl Bucket {
     /// here: each row's shared fields written again, the rest of its text copied.
     fn append_with(&mut self, other: &Bucket, numbers: &[u32]) {
         self.derived.reserve(other.derived.len());
+        let rows = self.heads.len() as u32;
+        self.far_seen.extend(other.far_seen.iter().map(|&(row, t)| (row + rows, t)));
         self.heads.reserve(other.heads.len());
         for h in &other.heads {
             let (from, start) = (h.start as usize, self.position());
-            let mut ends = h.ends;
+            let old_ends = h.ends();
+            let mut ends = old_ends;
             let mut read = 0;
-            for (i, end) in h.ends[..SHARED_FIELDS].iter().enumerate() {
+            for (i, end) in old_ends[..SHARED_FIELDS].iter().enumerate() {
                 let digits = &other.text[from + read..from + *end as usize];
                 if !digits.is_empty() {
                     encode(numbers[decode(digits) as usize], &mut self.text);
@@ -308,17 +351,18 @@ impl Bucket {
                 read = *end as usize;
             }
             // Fields and ids after the shared ones move by what the numbers' lengths changed.
-            let (new, old) = (ends[SHARED_FIELDS - 1], h.ends[SHARED_FIELDS - 1]);
+            let (new, old) = (ends[SHARED_FIELDS - 1], old_ends[SHARED_FIELDS - 1]);
             ends[SHARED_FIELDS..].iter_mut().for_each(|e| *e = *e - old + new);
             let own = &other.derived[h.derived as usize..(h.derived + u32::from(h.derived_n)) as usize];
-            let row_end = own.last().map_or(from + h.ends[FIELDS - 1] as usize, |&(_, end)| end as usize);
+            let row_end = own.last().map_or(from + old_ends[FIELDS - 1] as usize, |&(_, end)| end as usize);
             self.text.push_str(&other.text[from + read..row_end]);
             // Past 4 GiB the offsets would wrap: refused, as `push` does.
             self.position();
             let moved = |end: u32| end - from as u32 - u32::from(old) + start + u32::from(new);
             let derived = self.derived.len() as u32;
             self.derived.extend(own.iter().map(|&(s, end)| (s, moved(end))));
-            self.heads.push(Head { start, ends, derived, ..*h });
+            let (ends, packed) = Head::pack(ends, h.source());
+            self.heads.push(Head { start, ends, packed, derived, ..*h });
         }
     }
 
@@ -329,21 +373,27 @@ impl Bucket {
         self.text.shrink_to_fit();
         self.derived.shrink_to_fit();
         self.shared.shrink_to_fit();
+        self.far_seen.shrink_to_fit();
     }
 
     pub fn get(&self, i: usize) -> BucketRow<'_> {
         let h = &self.heads[i];
+        let ends = h.ends();
         let start = h.start as usize;
-        let fields_end = start + h.ends[FIELDS - 1] as usize;
+        let fields_end = start + ends[FIELDS - 1] as usize;
         let derived = &self.derived[h.derived as usize..h.derived as usize + h.derived_n as usize];
         let row_end = derived.last().map_or(fields_end, |&(_, end)| end as usize);
         BucketRow {
-            source: h.source,
+            source: h.source(),
             lat: h.lat,
             lng: h.lng,
-            seen_at: (h.seen_at != NOT_SEEN).then_some(h.seen_at),
+            seen_at: match h.seen_at {
+                NOT_SEEN => None,
+                SEEN_FAR => self.far_seen.binary_search_by_key(&(i as u32), |&(row, _)| row).ok().map(|at| self.far_seen[at].1),
+                t => Some(i64::from(t)),
+            },
             text: &self.text[start..row_end],
-            ends: h.ends,
+            ends,
             given: h.given,
             derived,
             base: start as u32,
@@ -537,7 +587,7 @@ mod tests {
         rows.iter().for_each(|r| bucket.push(r.clone()));
         assert_eq!(bucket.shared.ends.len(), 3, "two names and one set of hours");
         let given: usize = rows.iter().map(|r| r.name.len() + r.opening_hours.as_ref().map_or(0, String::len)).sum();
-        let held: usize = bucket.heads.iter().map(|h| h.ends[SHARED_FIELDS - 1] as usize).sum();
+        let held: usize = bucket.heads.iter().map(|h| h.ends()[SHARED_FIELDS - 1] as usize).sum();
         assert_eq!(held, 1000 + 334, "a byte a name and a byte for each row's hours but the empty ones, against {given}");
         for (b, r) in bucket.iter().zip(&rows) {
             check(b, r);
@@ -591,9 +641,32 @@ mod tests {
     }
 
     #[test]
-    fn a_row_head_is_56_bytes() {
+    fn a_row_head_is_48_bytes() {
         // The figure the build's memory per row rests on (bench/RESULTS.md).
-        assert_eq!(std::mem::size_of::<Head>(), 56);
+        assert_eq!(std::mem::size_of::<Head>(), 48);
+    }
+
+    #[test]
+    fn every_source_and_any_time_come_back() {
+        // Each source in the head's two bits, and times a u32 of seconds holds or not.
+        let times = [None, Some(0), Some(1_790_000_000), Some(i64::from(SEEN_FAR) - 1), Some(i64::from(SEEN_FAR)), Some(-1), Some(i64::MIN), Some(i64::MAX)];
+        let rows: Vec<SourceRow> = SourceType::ALL
+            .iter()
+            .flat_map(|&s| times.map(|t| SourceRow { source: Some(s), seen_at: t, source_id: format!("{s:?}{t:?}"), ..full() }))
+            .collect();
+        let (mut a, mut b) = (Bucket::default(), Bucket::default());
+        rows[..9].iter().for_each(|r| a.push(r.clone()));
+        rows[9..].iter().for_each(|r| b.push(r.clone()));
+        assert_eq!((a.far_seen.len(), b.far_seen.len()), (4, 12), "four times of the eight are far: {:?}", a.far_seen);
+        for bucket in [Bucket::concat(vec![a.clone(), b.clone()]), {
+            a.append(b);
+            a
+        }] {
+            assert_eq!(bucket.len(), rows.len());
+            for (got, want) in bucket.iter().zip(&rows) {
+                check(got, want);
+            }
+        }
     }
 
     #[test]
