@@ -138,6 +138,16 @@ fn view_tiles(source: &VectorTiles, cam: &Camera) -> Option<(Vec<(Arc<TileShapes
     let (bx0, by0) = crate::camera::world(nth, w);
     let (bx1, by1) = crate::camera::world(s, e);
     let t = n as f64 / 256.0;
+    // West past east is a box across the antimeridian (written so by some tools): outside it is
+    // the gap between its east and west edges.
+    let outside = |wx: f64| {
+        let (west_of, east_of) = (wx + 1.0 < bx0 * t, wx > bx1 * t);
+        if bx0 <= bx1 {
+            west_of || east_of
+        } else {
+            west_of && east_of
+        }
+    };
     let ys = (vy0.floor().max((by0 * t).floor()).max(0.0) as i64)..=(vy1.floor().min((by1 * t).floor()).min(n as f64 - 1.0) as i64);
     let xs = vx0.floor() as i64..=vx1.floor() as i64;
     let mut tiles = Vec::new();
@@ -146,7 +156,7 @@ fn view_tiles(source: &VectorTiles, cam: &Camera) -> Option<(Vec<(Arc<TileShapes
         for tx in xs.clone() {
             let wx = tx.rem_euclid(n as i64);
             // Outside the archive's bounds (on this copy of the world): no tile to look for.
-            let tile = if (wx as f64 + 1.0) < bx0 * t || wx as f64 > bx1 * t || tiles.len() >= MAX_TILES { None } else { source.get(tz, wx as u32, ty as u32) };
+            let tile = if outside(wx as f64) || tiles.len() >= MAX_TILES { None } else { source.get(tz, wx as u32, ty as u32) };
             match tile {
                 Some(tile) => tiles.push((tile, tx as f64 * ts - cam.left, ty as f64 * ts - cam.top)),
                 None => whole = false,

@@ -95,6 +95,23 @@ pub struct Extract {
     pub bytes_asked: u64,
 }
 
+/// The extract's header bounds (west, south, east, north) and center longitude: the box within
+/// the source's. The format has no way to say a box crosses the antimeridian, and readers take
+/// west greater than east as an empty box (this crate's own street maps drew nothing from such
+/// an archive), so a box across it is written as every longitude between its latitudes, with
+/// its center where the box's is, near 180.
+fn header_bounds(bbox: [f64; 4], source: [f64; 4]) -> ([f64; 4], f64) {
+    let [w, s, e, n] = bbox;
+    let (s, n) = (s.max(source[1]), n.min(source[3]));
+    if w <= e && source[0] <= source[2] {
+        let (w, e) = (w.max(source[0]), e.min(source[2]));
+        return ([w, s, e, n], (w + e) / 2.0);
+    }
+    let half = if w <= e { (e - w) / 2.0 } else { (e - w + 360.0) / 2.0 };
+    let center = w + half;
+    ([-180.0, s, 180.0, n], if center > 180.0 { center - 360.0 } else { center })
+}
+
 /// West-to-east tile columns of a box at zoom z (one or two runs across the antimeridian), and
 /// its rows.
 fn tile_span(bbox: [f64; 4], z: u8) -> (Vec<(u32, u32)>, (u32, u32)) {
@@ -327,9 +344,7 @@ impl Extract {
         let metadata = gzip(&self.metadata)?;
         let zooms: Vec<u8> = self.found.iter().filter_map(|&(id, _, _)| zoom_of(id)).collect();
         let (min_zoom, max_zoom) = (*zooms.iter().min().unwrap_or(&0), *zooms.iter().max().unwrap_or(&0));
-        let sb = self.header.bounds;
-        let [w, s, e, n] = self.region.bbox;
-        let bounds = if w <= e && sb[0] <= sb[2] { [w.max(sb[0]), s.max(sb[1]), e.min(sb[2]), n.min(sb[3])] } else { [w, s.max(sb[1]), e, n.min(sb[3])] };
+        let (bounds, center_lng) = header_bounds(self.region.bbox, self.header.bounds);
         let root_offset = HEADER_BYTES as u64;
         let metadata_offset = root_offset + root.len() as u64;
         let leaf_offset = metadata_offset + metadata.len() as u64;
@@ -354,7 +369,7 @@ impl Extract {
             max_zoom,
             bounds,
             center_zoom: self.header.center_zoom.clamp(min_zoom, max_zoom),
-            center: [(bounds[0] + bounds[2]) / 2.0, (bounds[1] + bounds[3]) / 2.0],
+            center: [center_lng, (bounds[1] + bounds[3]) / 2.0],
         };
         let tmp = out.with_extension("pmtiles.part");
         {

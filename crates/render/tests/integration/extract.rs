@@ -108,6 +108,39 @@ fn a_real_basemap_extract_keeps_the_tiles_byte_for_byte_and_the_metadata() {
 }
 
 #[test]
+fn an_extract_across_the_antimeridian_holds_both_sides_under_bounds_readers_take() {
+    let source = data("leaves.pmtiles");
+    // Fiji and Tonga: from 170 E east to 170 W.
+    let bbox = [170.0, -20.0, -170.0, -10.0];
+    let out = out_dir("extract-antimeridian").join("fiji.pmtiles");
+    run(&source, Region { bbox, min_zoom: 0, max_zoom: 7 }, &out).unwrap();
+    let (a, b) = (Archive::open(&out).unwrap(), Archive::open(&source).unwrap());
+    let mut inside = 0;
+    for z in 0..=7u8 {
+        // West of the antimeridian, the columns from 170 E to the world's east edge; east of
+        // it, from the west edge to 170 W.
+        let ((west, _), (y0, y1)) = span([170.0, -20.0, 180.0, -10.0], z);
+        let ((_, east), _) = span([-180.0, -20.0, -170.0, -10.0], z);
+        for x in 0..(1u32 << z) {
+            for y in 0..(1u32 << z) {
+                let got = a.tile(z, x, y).unwrap();
+                if (x >= west || x <= east) && (y0..=y1).contains(&y) {
+                    inside += 1;
+                    assert_eq!(got, b.tile(z, x, y).unwrap(), "{z}/{x}/{y}");
+                } else {
+                    assert_eq!(got, None, "{z}/{x}/{y} is outside the box");
+                }
+            }
+        }
+    }
+    assert_eq!(a.header.addressed_tiles, inside);
+    // The format cannot say "across the antimeridian": every longitude between the box's
+    // latitudes, and the center where the box's is.
+    assert_eq!(a.header.bounds, [-180.0, -20.0, 180.0, -10.0]);
+    assert_eq!(a.header.center, [180.0, -15.0]);
+}
+
+#[test]
 fn bad_sources_and_regions_are_refused() {
     let dir = out_dir("extract-bad");
     let not = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();

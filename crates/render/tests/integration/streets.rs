@@ -215,6 +215,32 @@ fn the_tile_cache_stays_within_its_bound() {
 }
 
 #[test]
+fn an_archive_whose_bounds_cross_the_antimeridian_is_drawn_inside_them() {
+    // Zug's archive with its header's bounds rewritten (degrees times 10^7, little-endian i32s at
+    // bytes 102 and 110 of the PMTiles v3 header, per the spec): from 170 E east across the
+    // antimeridian to 9 E, which holds Zug, and to 170 W, which does not.
+    let themes = Themes::from_json(THEMES).unwrap();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("streets-antimeridian");
+    std::fs::create_dir_all(&dir).unwrap();
+    let req = map("light", 47.1918, 8.4777, 15.0, 300, 200);
+    let drawn = render(&land().with_streets(open("zug-openmaptiles")), &themes, &req).unwrap();
+    let bare = render(&land(), &themes, &req).unwrap();
+    assert_ne!(drawn, bare);
+    for (east, holds_zug) in [(9.0, true), (-170.0, false)] {
+        let mut bytes = std::fs::read(tiles_dir().join("zug-openmaptiles.pmtiles")).unwrap();
+        bytes[102..106].copy_from_slice(&(170 * 10_000_000i32).to_le_bytes());
+        bytes[110..114].copy_from_slice(&((east * 1e7) as i32).to_le_bytes());
+        let path = dir.join(format!("zug-to-{east}.pmtiles"));
+        std::fs::write(&path, &bytes).unwrap();
+        let tiles = Arc::new(VectorTiles::open(&path, 64 << 20).unwrap());
+        assert_eq!(tiles.bounds()[0], 170.0);
+        let got = render(&land().with_streets(tiles), &themes, &req).unwrap();
+        // Compared whole, not printed: a PNG in a failure message is thousands of numbers.
+        assert!(&got == if holds_zug { &drawn } else { &bare }, "bounds from 170 to {east}: the street map {}", if holds_zug { "missing" } else { "drawn" });
+    }
+}
+
+#[test]
 fn archives_that_are_not_street_tiles_are_refused_at_open() {
     // The leaf-directory fixture holds raw ids, not vector tiles of either schema.
     let e = VectorTiles::open(&tiles_dir().join("leaves.pmtiles"), 1 << 20).err().expect("refused");
