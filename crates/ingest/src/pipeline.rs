@@ -436,7 +436,7 @@ struct ImportedSource {
 
 /// Batches of rows each import has out for matching at once, per core: enough that no core
 /// waits for the next, few enough that they are a small part of a build's memory (a batch is
-/// 4,096 rows, `import::BATCH_ROWS`).
+/// 1,024 rows, `import::BATCH_ROWS`).
 const MATCHING_AHEAD_PER_CORE: usize = 1;
 
 /// Reads one source's files, matching rows to brands as they arrive (in batches, a few out at

@@ -31,9 +31,10 @@ pub trait Rows: Sync {
     fn row(&self, i: usize) -> std::result::Result<SourceRow, Skipped>;
 }
 
-/// Rows of a row group made by one job: enough to be worth a core, few enough that every core
-/// gets some of a group (a group holds up to hundreds of thousands).
-const JOB_ROWS: usize = 4_096;
+/// Rows of a row group made by one job: enough to be worth a core (about a millisecond), few
+/// enough that every core gets some of a group (a group holds up to hundreds of thousands) and
+/// that the jobs out at once, a few per thread, hold a small part of the group's rows.
+const JOB_ROWS: usize = 1_024;
 
 /// Jobs of a row group out at once, per core.
 const JOBS_AHEAD_PER_CORE: usize = 2;
