@@ -61,8 +61,9 @@ struct Head {
     /// one to three; past 255 the rest are left out). A byte keeps the head at 48 bytes.
     derived: u32,
     derived_n: u8,
-    /// Where each field after the shared ones ends, from `start`; the ids of `derived_from`
-    /// follow the last.
+    /// Where each field after the shared ones ends, from the end of the shared ones (so they
+    /// fit in 16 bits whatever the numbers take, and a renumbering leaves them as they are);
+    /// the ids of `derived_from` follow the last.
     ends: [u16; FIELDS - SHARED_FIELDS],
     /// Which optional fields the source gave (bit per [`Field`]): a field given empty is not a
     /// field left out, and merging tells them apart.
@@ -73,21 +74,22 @@ struct Head {
 }
 
 impl Head {
-    /// `ends` (every field's) and `source` as the head holds them.
-    fn pack(ends: [u16; FIELDS], source: SourceType) -> ([u16; FIELDS - SHARED_FIELDS], u8) {
+    /// `ends` (every field's, from the row's start) and `source` as the head holds them.
+    fn pack(ends: [u32; FIELDS], source: SourceType) -> ([u16; FIELDS - SHARED_FIELDS], u8) {
         let (first, second) = (ends[0], ends[1] - ends[0]);
         debug_assert!(first <= 5 && second <= 5, "a shared field holds a number");
-        let rest = std::array::from_fn(|i| ends[SHARED_FIELDS + i]);
+        let rest = std::array::from_fn(|i| u16::try_from(ends[SHARED_FIELDS + i] - ends[1]).expect("a row's other fields are cut to fit"));
         (rest, first as u8 | (second as u8) << 3 | (source as u8) << 6)
     }
 
-    fn ends(&self) -> [u16; FIELDS] {
-        let first = u16::from(self.packed & 7);
-        let second = first + u16::from(self.packed >> 3 & 7);
+    /// Where each field ends, from the row's start.
+    fn ends(&self) -> [u32; FIELDS] {
+        let first = u32::from(self.packed & 7);
+        let second = first + u32::from(self.packed >> 3 & 7);
         std::array::from_fn(|i| match i {
             0 => first,
             1 => second,
-            _ => self.ends[i - SHARED_FIELDS],
+            _ => second + u32::from(self.ends[i - SHARED_FIELDS]),
         })
     }
 
@@ -229,7 +231,7 @@ impl Bucket {
         let start = self.text.len();
         // The row's text as given: what the limits count, whatever the shared fields take here.
         let mut given_len = 0;
-        let (mut ends, mut given) = ([0u16; FIELDS], 0u16);
+        let (mut ends, mut given) = ([0u32; FIELDS], 0u16);
         for (i, f) in fields.iter().enumerate() {
             if let Some(s) = f {
                 let s = cut(s, limit);
@@ -242,7 +244,7 @@ impl Bucket {
                 }
                 given |= 1 << i;
             }
-            ends[i] = (self.text.len() - start) as u16;
+            ends[i] = (self.text.len() - start) as u32;
         }
         let derived = self.derived.len() as u32;
         let mut derived_n = 0u8;
@@ -257,7 +259,8 @@ impl Bucket {
             derived_n += 1;
         }
         let seen_at = match r.seen_at {
-            None => NOT_SEEN,
+            // The 56-byte head took i64::MIN for "not said" (no source gives it), and so does this.
+            None | Some(i64::MIN) => NOT_SEEN,
             Some(t) => u32::try_from(t).ok().filter(|&t| t < SEEN_FAR).unwrap_or_else(|| {
                 self.far_seen.push((self.heads.len() as u32, t));
                 SEEN_FAR
@@ -347,7 +350,7 @@ impl Bucket {
                 if !digits.is_empty() {
                     encode(numbers[decode(digits) as usize], &mut self.text);
                 }
-                ends[i] = (self.position() - start) as u16;
+                ends[i] = self.position() - start;
                 read = *end as usize;
             }
             // Fields and ids after the shared ones move by what the numbers' lengths changed.
@@ -358,7 +361,7 @@ impl Bucket {
             self.text.push_str(&other.text[from + read..row_end]);
             // Past 4 GiB the offsets would wrap: refused, as `push` does.
             self.position();
-            let moved = |end: u32| end - from as u32 - u32::from(old) + start + u32::from(new);
+            let moved = |end: u32| end - from as u32 - old + start + new;
             let derived = self.derived.len() as u32;
             self.derived.extend(own.iter().map(|&(s, end)| (s, moved(end))));
             let (ends, packed) = Head::pack(ends, h.source());
@@ -415,7 +418,7 @@ pub struct BucketRow<'a> {
     pub seen_at: Option<i64>,
     /// The row's fields end to end, then its derived ids.
     text: &'a str,
-    ends: [u16; FIELDS],
+    ends: [u32; FIELDS],
     given: u16,
     /// Its `derived_from`: each id ends at the offset given, in the bucket's text.
     derived: &'a [(SourceType, u32)],
@@ -649,7 +652,7 @@ mod tests {
     #[test]
     fn every_source_and_any_time_come_back() {
         // Each source in the head's two bits, and times a u32 of seconds holds or not.
-        let times = [None, Some(0), Some(1_790_000_000), Some(i64::from(SEEN_FAR) - 1), Some(i64::from(SEEN_FAR)), Some(-1), Some(i64::MIN), Some(i64::MAX)];
+        let times = [None, Some(0), Some(1_790_000_000), Some(i64::from(SEEN_FAR) - 1), Some(i64::from(SEEN_FAR)), Some(-1), Some(i64::MAX)];
         let rows: Vec<SourceRow> = SourceType::ALL
             .iter()
             .flat_map(|&s| times.map(|t| SourceRow { source: Some(s), seen_at: t, source_id: format!("{s:?}{t:?}"), ..full() }))
@@ -657,7 +660,7 @@ mod tests {
         let (mut a, mut b) = (Bucket::default(), Bucket::default());
         rows[..9].iter().for_each(|r| a.push(r.clone()));
         rows[9..].iter().for_each(|r| b.push(r.clone()));
-        assert_eq!((a.far_seen.len(), b.far_seen.len()), (4, 12), "four times of the eight are far: {:?}", a.far_seen);
+        assert_eq!((a.far_seen.len(), b.far_seen.len()), (3, 9), "three times of the seven are far: {:?}", a.far_seen);
         for bucket in [Bucket::concat(vec![a.clone(), b.clone()]), {
             a.append(b);
             a
@@ -667,6 +670,46 @@ mod tests {
                 check(got, want);
             }
         }
+        // i64::MIN was the old head's "not said", and still reads so.
+        let mut c = Bucket::default();
+        c.push(SourceRow { seen_at: Some(i64::MIN), ..full() });
+        assert_eq!(c.get(0).seen_at, None);
+    }
+
+    #[test]
+    fn a_row_at_the_length_limit_keeps_its_fields_whatever_its_numbers_take() {
+        // A row of exactly MAX_ROW_TEXT bytes as given is not cut; its one-byte name's number
+        // takes two digits once 200 names come before it, one byte past the limit.
+        let long = SourceRow { source: Some(SourceType::Osm), source_id: "n".repeat(MAX_ROW_TEXT - 1), name: "x".into(), seen_at: None, ..Default::default() };
+        let others: Vec<SourceRow> =
+            (0..200).map(|i| SourceRow { name: format!("o{i}"), ..long.clone() }).map(|r| SourceRow { source_id: "n1".into(), ..r }).collect();
+        let mut pushed = Bucket::default();
+        others.iter().chain([&long]).for_each(|r| pushed.push(r.clone()));
+        // The same row numbered 0 in a bucket of its own, then renumbered 200 by the join.
+        let (mut first, mut alone) = (Bucket::default(), Bucket::default());
+        others.iter().for_each(|r| first.push(r.clone()));
+        alone.push(long.clone());
+        let concat = Bucket::concat(vec![first.clone(), alone.clone()]);
+        first.append(alone);
+        for bucket in [&pushed, &concat, &first] {
+            assert_eq!(bucket.len(), 201);
+            check(bucket.get(200), &long);
+            assert_eq!(bucket.get(200).name(), "x");
+        }
+    }
+
+    #[test]
+    fn a_cut_row_keeps_the_ids_its_given_text_leaves_room_for() {
+        // Fields past the limit are cut to LONG_FIELD bytes each; ids follow while the text as
+        // given (not as held: the name and hours are numbers here) stays within MAX_ROW_TEXT.
+        let long = "é".repeat(40_000);
+        let ids: Vec<(SourceType, String)> = (0..20).map(|i| (SourceType::Osm, format!("{i:0>4096}"))).collect();
+        let r = SourceRow { name: long.clone(), address: Some(long), derived_from: ids, ..full() };
+        let fields = LONG_FIELD * 2 + ["ov-1", "spider/42", "AB1 2CD", "GB", "Mo-Fr 08:00-18:00"].iter().map(|f| f.len()).sum::<usize>();
+        let mut bucket = Bucket::default();
+        bucket.push(r);
+        assert_eq!(bucket.get(0).derived_from().count(), (MAX_ROW_TEXT - fields) / 4096);
+        assert_eq!(bucket.get(0).derived_from().count(), 13);
     }
 
     #[test]

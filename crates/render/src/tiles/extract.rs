@@ -96,20 +96,22 @@ pub struct Extract {
 }
 
 /// The extract's header bounds (west, south, east, north) and center longitude: the box within
-/// the source's. The format has no way to say a box crosses the antimeridian, and readers take
-/// west greater than east as an empty box (this crate's own street maps drew nothing from such
-/// an archive), so a box across it is written as every longitude between its latitudes, with
-/// its center where the box's is, near 180.
+/// the source's where the two overlap, else the box as asked (a low zoom's tile can hold both
+/// without their overlapping, and a clip would turn them inside out). The format has no way to
+/// say a box crosses the antimeridian, and readers take west greater than east as an empty box
+/// (this crate's own street maps drew nothing from such an archive), so a box across it is
+/// written as every longitude between its latitudes, with its center where the box's is, near
+/// 180.
 fn header_bounds(bbox: [f64; 4], source: [f64; 4]) -> ([f64; 4], f64) {
     let [w, s, e, n] = bbox;
-    let (s, n) = (s.max(source[1]), n.min(source[3]));
-    if w <= e && source[0] <= source[2] {
-        let (w, e) = (w.max(source[0]), e.min(source[2]));
-        return ([w, s, e, n], (w + e) / 2.0);
+    let (s, n) = if s.max(source[1]) <= n.min(source[3]) { (s.max(source[1]), n.min(source[3])) } else { (s, n) };
+    if w > e {
+        let center = w + (e - w + 360.0) / 2.0;
+        return ([-180.0, s, 180.0, n], if center > 180.0 { center - 360.0 } else { center });
     }
-    let half = if w <= e { (e - w) / 2.0 } else { (e - w + 360.0) / 2.0 };
-    let center = w + half;
-    ([-180.0, s, 180.0, n], if center > 180.0 { center - 360.0 } else { center })
+    // A source across the antimeridian (another tool's) is not clipped to.
+    let (w, e) = if source[0] <= source[2] && w.max(source[0]) <= e.min(source[2]) { (w.max(source[0]), e.min(source[2])) } else { (w, e) };
+    ([w, s, e, n], (w + e) / 2.0)
 }
 
 /// West-to-east tile columns of a box at zoom z (one or two runs across the antimeridian), and
@@ -532,5 +534,26 @@ impl TileType {
             TileType::Webp => 4,
             TileType::Avif => 5,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_bounds;
+
+    #[test]
+    fn header_bounds_are_the_box_within_the_source_and_a_box_across_the_antimeridian_is_every_longitude() {
+        let world = [-180.0, -85.0, 180.0, 85.0];
+        assert_eq!(header_bounds([5.9, 45.8, 10.5, 47.8], world), ([5.9, 45.8, 10.5, 47.8], 8.2));
+        assert_eq!(header_bounds([5.0, 40.0, 12.0, 50.0], [7.0, 43.0, 8.0, 44.0]), ([7.0, 43.0, 8.0, 44.0], 7.5));
+        // Across the antimeridian: 170 E to 170 W is centred on 180, 175 E to 165 W on 175 W,
+        // and 100 W east round the world to 179 W on 40.5 E.
+        assert_eq!(header_bounds([170.0, -20.0, -170.0, -10.0], world), ([-180.0, -20.0, 180.0, -10.0], 180.0));
+        assert_eq!(header_bounds([175.0, -20.0, -165.0, -10.0], world).1, -175.0);
+        assert_eq!(header_bounds([-100.0, -20.0, -179.0, -10.0], world).1, 40.5);
+        // A source across the antimeridian is not clipped to; nor is one the box misses (its
+        // tile at a low zoom holds both), in longitude or in latitude.
+        assert_eq!(header_bounds([7.0, 43.0, 8.0, 44.0], [170.0, -85.0, 9.0, 85.0]).0, [7.0, 43.0, 8.0, 44.0]);
+        assert_eq!(header_bounds([10.0, 0.0, 29.9, 1.0], [30.0, 10.0, 40.0, 20.0]).0, [10.0, 0.0, 29.9, 1.0]);
     }
 }
