@@ -318,14 +318,17 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("storemap-history-{}", std::process::id()));
         let path = dir.join(HISTORY_IDS_FILE);
         h.write(&path).unwrap();
-        assert_eq!(IdHistory::read(&path).unwrap(), h);
-        let mut bytes = std::fs::read(&path).unwrap();
+        // Read back, then the folder removed before anything is asserted, so a failure leaves
+        // nothing in the system's temp folder.
+        let (read, bytes, none) = (IdHistory::read(&path), std::fs::read(&path), IdHistory::read(&dir.join("none.bin")));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(read.unwrap(), h);
+        let mut bytes = bytes.unwrap();
         let mid = bytes.len() / 2;
         bytes[mid] ^= 1;
         let err = IdHistory::from_bytes(&path, &bytes).unwrap_err().to_string();
         assert!(err.contains("checksum"), "{err}");
         assert!(IdHistory::from_bytes(&path, &bytes[..bytes.len() - 9]).is_err());
-        assert_eq!(IdHistory::read(&dir.join("none.bin")).unwrap(), IdHistory::default());
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(none.unwrap(), IdHistory::default());
     }
 }

@@ -695,7 +695,7 @@ mod tests {
             },
             RowBuilder { brand: 4, community_only: true, storefront: None, ..Default::default() },
         ];
-        let dir = std::env::temp_dir().join(format!("storemap-part-test-{}", std::process::id()));
+        let dir = crate::test_dir::TestDir::new("part-test");
         let mut w = PartWriter::create(&dir).unwrap();
         for r in &rows {
             w.push(r);
@@ -733,13 +733,11 @@ mod tests {
         })()
         .expect_err("a cut part must be refused");
         assert!(err.to_string().contains("shorter than the manifest"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A part of `brands` (one row each, its latitude its place in the part), written and opened.
-    fn part_of(name: &str, brands: &[u32]) -> (PathBuf, PartReader) {
-        let dir = std::env::temp_dir().join(format!("storemap-feed-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    fn part_of(name: &str, brands: &[u32]) -> (crate::test_dir::TestDir, PartReader) {
+        let dir = crate::test_dir::TestDir::new(&format!("feed-test-{name}"));
         let mut w = PartWriter::create(&dir).unwrap();
         for (i, &brand) in brands.iter().enumerate() {
             w.push(&RowBuilder { brand, lat: i as f64, ..Default::default() });
@@ -759,7 +757,7 @@ mod tests {
         // later brands wait for it: every brand 0..=12 asked for at once, the last ones first.
         let sizes = [(0, 3), (2, 20_000), (5, 1), (6, 30_000), (9, 7), (11, 5_000)];
         let brands: Vec<u32> = sizes.iter().flat_map(|&(b, n)| std::iter::repeat_n(b, n)).collect();
-        let (dir, reader) = part_of("order", &brands);
+        let (_dir, reader) = part_of("order", &brands);
         let feed = PartFeed::default();
         let got: Vec<(u32, Option<Vec<RowBuilder>>)> = std::thread::scope(|s| {
             let filled = s.spawn(|| feed.fill(reader, &in_order));
@@ -795,7 +793,6 @@ mod tests {
                 (want, rows) => panic!("brand {b}: wanted {want:?}, got {:?} rows", rows.map(|r| r.len())),
             }
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -817,7 +814,6 @@ mod tests {
         let feed = PartFeed::default();
         let err = feed.fill(PartReader::open(&dir, &m).unwrap(), &in_order).unwrap_err();
         assert!(err.to_string().contains("damaged part"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -826,7 +822,7 @@ mod tests {
         // another part's error); a taker of brand 2 still gets its rows, then learns brand 3 is
         // not there, and the reader reaches the part's end.
         let brands: Vec<u32> = std::iter::repeat_n(0, FEED_AHEAD_ROWS).chain(std::iter::repeat_n(1, FEED_AHEAD_ROWS)).chain([2, 2]).collect();
-        let (dir, reader) = part_of("skipped", &brands);
+        let (_dir, reader) = part_of("skipped", &brands);
         let feed = PartFeed::default();
         std::thread::scope(|s| {
             let filled = s.spawn(|| feed.fill(reader, &in_order));
@@ -834,14 +830,13 @@ mod tests {
             assert_eq!(feed.take(3).unwrap().map(|r| r.len()), None);
             assert!(filled.join().unwrap().unwrap(), "read to its end");
         });
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_cancelled_feed_stops_its_reader_and_answers_its_takers() {
         // Two brands too big to be held at once, and no taker: the reader waits for room.
         let brands: Vec<u32> = std::iter::repeat_n(0, FEED_AHEAD_ROWS).chain(std::iter::repeat_n(1, FEED_AHEAD_ROWS)).collect();
-        let (dir, reader) = part_of("cancel", &brands);
+        let (_dir, reader) = part_of("cancel", &brands);
         let feed = PartFeed::default();
         std::thread::scope(|s| {
             let filled = s.spawn(|| feed.fill(reader, &in_order));
@@ -855,6 +850,5 @@ mod tests {
         assert!(feed.take(7).is_err(), "a taker of a brand never read");
         assert_eq!(feed.take(0).unwrap().map(|r| r.len()), Some(FEED_AHEAD_ROWS), "a brand read before the cancel is still there");
         assert_eq!(feed.lock().upto, Some(0), "brand 1 was never handed in");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -172,7 +172,10 @@ fn atp_output_zip_is_read_in_place_with_its_empty_spider() {
 
 #[test]
 fn atp_folders_skip_what_cannot_be_read_and_go_on() {
-    let dir = std::env::temp_dir().join(format!("storemap-atp-folder-{}", std::process::id()));
+    // Cargo's folder for integration tests' files (under target/): one a failed run leaves
+    // behind is not in the system's temp folder.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("atp-folder");
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("empty.geojson"), b"").unwrap();
     std::fs::write(dir.join("broken.geojson"), b"<html>502 Bad Gateway</html>").unwrap();
@@ -378,7 +381,7 @@ fn opening_hours_from_the_real_osm_and_atp_samples() {
 
 #[test]
 fn an_osm_file_is_known_by_its_bytes_and_one_of_neither_kind_is_refused_by_name() {
-    let dir = std::env::temp_dir().join(format!("storemap-osm-sniff-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("osm-sniff");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     // The PBF under another name reads as the PBF does.
