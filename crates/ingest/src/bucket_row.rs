@@ -76,10 +76,14 @@ struct Head {
 impl Head {
     /// `ends` (every field's, from the row's start) and `source` as the head holds them.
     fn pack(ends: [u32; FIELDS], source: SourceType) -> ([u16; FIELDS - SHARED_FIELDS], u8) {
-        let (first, second) = (ends[0], ends[1] - ends[0]);
-        debug_assert!(first <= 5 && second <= 5, "a shared field holds a number");
         let rest = std::array::from_fn(|i| u16::try_from(ends[SHARED_FIELDS + i] - ends[1]).expect("a row's other fields are cut to fit"));
-        (rest, first as u8 | (second as u8) << 3 | (source as u8) << 6)
+        (rest, Head::packed(ends[0], ends[1] - ends[0], source))
+    }
+
+    /// The byte holding the shared fields' lengths and the source.
+    fn packed(first: u32, second: u32, source: SourceType) -> u8 {
+        debug_assert!(first <= 5 && second <= 5, "a shared field holds a number");
+        first as u8 | (second as u8) << 3 | (source as u8) << 6
     }
 
     /// Where each field ends, from the row's start.
@@ -170,20 +174,14 @@ fn value<'a>(text: &'a str, ends: &[u32], n: u32) -> &'a str {
     &text[start..ends[n] as usize]
 }
 
+/// The digits `n` takes as a shared field holds it.
+fn digits(n: u32) -> usize {
+    (32 - n.leading_zeros()).max(1).div_ceil(7) as usize
+}
+
 /// Writes `n` as a shared field holds it.
 fn encode(n: u32, out: &mut String) {
-    let mut digits = [0u8; 5];
-    let mut len = 0;
-    let mut rest = n;
-    loop {
-        digits[len] = (rest & 0x7f) as u8;
-        len += 1;
-        rest >>= 7;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend(digits[..len].iter().rev().map(|&d| char::from(d)));
+    out.extend((0..digits(n)).rev().map(|d| char::from((n >> (7 * d)) as u8 & 0x7f)));
 }
 
 fn decode(digits: &str) -> u32 {
@@ -316,16 +314,13 @@ impl Bucket {
 
     /// The length of this bucket's text with its shared fields numbered as `numbers` says.
     fn text_len_with(&self, numbers: &[u32]) -> usize {
-        let mut buf = String::new();
         let mut len = self.text.len();
         for h in &self.heads {
             let (mut from, start) = (0, h.start as usize);
             for end in &h.ends()[..SHARED_FIELDS] {
-                let digits = &self.text[start + from..start + *end as usize];
-                if !digits.is_empty() {
-                    buf.clear();
-                    encode(numbers[decode(digits) as usize], &mut buf);
-                    len = len + buf.len() - digits.len();
+                let held = &self.text[start + from..start + *end as usize];
+                if !held.is_empty() {
+                    len = len + digits(numbers[decode(held) as usize]) - held.len();
                 }
                 from = *end as usize;
             }
@@ -343,19 +338,20 @@ impl Bucket {
         for h in &other.heads {
             let (from, start) = (h.start as usize, self.position());
             let old_ends = h.ends();
-            let mut ends = old_ends;
+            let mut lengths = [0u32; SHARED_FIELDS];
             let mut read = 0;
-            for (i, end) in old_ends[..SHARED_FIELDS].iter().enumerate() {
-                let digits = &other.text[from + read..from + *end as usize];
-                if !digits.is_empty() {
-                    encode(numbers[decode(digits) as usize], &mut self.text);
+            for (length, end) in lengths.iter_mut().zip(&old_ends[..SHARED_FIELDS]) {
+                let held = &other.text[from + read..from + *end as usize];
+                if !held.is_empty() {
+                    let n = numbers[decode(held) as usize];
+                    encode(n, &mut self.text);
+                    *length = digits(n) as u32;
                 }
-                ends[i] = self.position() - start;
                 read = *end as usize;
             }
-            // Fields and ids after the shared ones move by what the numbers' lengths changed.
-            let (new, old) = (ends[SHARED_FIELDS - 1], old_ends[SHARED_FIELDS - 1]);
-            ends[SHARED_FIELDS..].iter_mut().for_each(|e| *e = *e - old + new);
+            // The other fields' ends count from the shared ones' end, so they stand; the ids,
+            // whose ends count from the bucket's start, move by what the numbers' lengths changed.
+            let (new, old) = (lengths.iter().sum::<u32>(), old_ends[SHARED_FIELDS - 1]);
             let own = &other.derived[h.derived as usize..(h.derived + u32::from(h.derived_n)) as usize];
             let row_end = own.last().map_or(from + old_ends[FIELDS - 1] as usize, |&(_, end)| end as usize);
             self.text.push_str(&other.text[from + read..row_end]);
@@ -364,8 +360,8 @@ impl Bucket {
             let moved = |end: u32| end - from as u32 - old + start + new;
             let derived = self.derived.len() as u32;
             self.derived.extend(own.iter().map(|&(s, end)| (s, moved(end))));
-            let (ends, packed) = Head::pack(ends, h.source());
-            self.heads.push(Head { start, ends, packed, derived, ..*h });
+            let packed = Head::packed(lengths[0], lengths[1], h.source());
+            self.heads.push(Head { start, packed, derived, ..*h });
         }
     }
 
@@ -557,11 +553,12 @@ mod tests {
 
     #[test]
     fn numbers_are_ascii_digits_and_read_back() {
-        for n in [0, 1, 127, 128, 16_383, 16_384, 2_097_152, u32::MAX] {
+        // 7 bits a digit: 2^7, 2^14, 2^21 and 2^28 each take one more.
+        for (n, len) in [(0, 1), (1, 1), (127, 1), (128, 2), (16_383, 2), (16_384, 3), (2_097_152, 4), (u32::MAX, 5)] {
             let mut s = String::new();
             encode(n, &mut s);
             assert!(s.bytes().all(|b| b < 0x80), "{n}: {s:?}");
-            assert_eq!(s.len(), (32 - n.leading_zeros()).max(1).div_ceil(7) as usize, "{n}: the fewest digits");
+            assert_eq!((s.len(), digits(n)), (len, len), "{n}: the fewest digits");
             assert_eq!(decode(&s), n);
         }
     }
