@@ -17,7 +17,7 @@ mod wkb;
 /// peak; with the four imports at once, 16,384 from each still made it 0.62 GiB against 0.58 at
 /// 4,096, in the same time). The batches out at once grow with the threads, not the input (a
 /// few per thread), so on 16 cores a smaller batch holds less: 1,024 rows, with 1,024-row
-/// Parquet jobs, took a scale-0.1 build from 0.66 to 0.62 GiB by the 16-core emulation
+/// Parquet jobs, took a scale-0.1 build from 0.66 to 0.61 GiB by the 16-core emulation
 /// (bench/RESULTS.md), each batch still milliseconds of matching.
 const BATCH_ROWS: usize = 1_024;
 
