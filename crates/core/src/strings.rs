@@ -371,10 +371,16 @@ impl RelaidIds {
 ///
 /// `uses(i, f)` calls `f` with item `i`'s ids in order; items are taken in order. The work runs
 /// on every core in two passes over the uses: the first item to use each string (an atomic
-/// minimum), then, in item order, the strings each item is first to use (a scale-1 snapshot's
-/// 2.8 s of one thread taking the uses one by one was the last serial piece of a 16-core build).
+/// minimum), then, in item order, the strings each chunk of items is first to use (a scale-1
+/// snapshot's 2.8 s of one thread taking the uses one by one was the last serial piece of a
+/// 16-core build). Those chunks, one after another, are the new order; they are never copied
+/// into one table.
 /// The result is that of taking the uses one by one (`OneByOne` in the tests).
-pub fn relayout<P: PoolTexts + Sync>(old: &P, items: usize, uses: impl Fn(usize, &mut dyn FnMut(u32)) + Sync) -> (RelaidIds, RelaidPool<'_, P>) {
+///
+/// The offsets are not made yet ([`Relaid::lay_out`]): a caller renumbers its ids with the
+/// [`RelaidIds`] first and drops them, so the old-to-new table, the new order and the offsets
+/// (each 4 bytes a string, 84 MB at scale 1) are never held all three at once.
+pub fn relayout<P: PoolTexts + Sync>(old: &P, items: usize, uses: impl Fn(usize, &mut dyn FnMut(u32)) + Sync) -> (RelaidIds, Relaid<'_, P>) {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
     assert!(items < UNSEEN as usize, "items are numbered in u32");
@@ -396,66 +402,105 @@ pub fn relayout<P: PoolTexts + Sync>(old: &P, items: usize, uses: impl Fn(usize,
             });
         }
     });
-    // Each chunk's first uses, in use order (a string used twice by its first item once).
-    let found: Vec<Vec<u32>> = (0..chunks)
-        .into_par_iter()
-        .map(|c| {
-            let mut out = Vec::new();
-            for i in span(c) {
-                let start = out.len();
-                uses(i, &mut |id| {
-                    if id != EMPTY && first[old.index(id)].load(Relaxed) == i as u32 && !out[start..].contains(&id) {
-                        out.push(id);
+    // Each chunk's first uses, in use order (a string used twice by its first item once),
+    // after the empty string's piece.
+    let pieces: Vec<Vec<u32>> = std::iter::once(vec![EMPTY])
+        .chain(
+            (0..chunks)
+                .into_par_iter()
+                .map(|c| {
+                    let mut out = Vec::new();
+                    for i in span(c) {
+                        let start = out.len();
+                        uses(i, &mut |id| {
+                            if id != EMPTY && first[old.index(id)].load(Relaxed) == i as u32 && !out[start..].contains(&id) {
+                                out.push(id);
+                            }
+                        });
                     }
-                });
-            }
-            out
-        })
+                    out
+                })
+                .collect::<Vec<_>>(),
+        )
         .collect();
-    let mut order = Vec::with_capacity(1 + found.iter().map(Vec::len).sum::<usize>());
-    order.push(EMPTY);
-    for f in found {
-        order.extend_from_slice(&f);
-    }
-    assert!(order.len() < UNSEEN as usize, "new ids fit in u32");
+    let starts = piece_starts(&pieces);
+    assert!(starts.last().map_or(0, |&(s, n)| s + n) < UNSEEN as usize, "new ids fit in u32");
     if !first.is_empty() {
-        order.par_iter().enumerate().for_each(|(new, &id)| first[old.index(id)].store(new as u32, Relaxed));
+        pieces.par_iter().zip(&starts).for_each(|(ids, &(start, _))| {
+            for (k, &id) in ids.iter().enumerate() {
+                first[old.index(id)].store((start + k) as u32, Relaxed);
+            }
+        });
     }
     // The same allocation, read as plain ids.
     let map: Vec<u32> = first.into_iter().map(AtomicU32::into_inner).collect();
+    (RelaidIds(map), Relaid { old, pieces })
+}
 
-    // Offsets: each piece of the new order's bytes, their sums before each piece, then each
-    // piece's offsets (and where they pass a multiple of 4 GiB) on its own core.
-    const PIECE: usize = 1 << 16;
-    let bytes: Vec<u64> = order.par_chunks(PIECE).map(|ids| ids.iter().map(|&id| old.text(id).len() as u64).sum()).collect();
-    let starts: Vec<u64> = bytes
+/// Where each piece of an order starts, and its length.
+fn piece_starts(pieces: &[Vec<u32>]) -> Vec<(usize, usize)> {
+    let mut at = 0;
+    pieces
         .iter()
-        .scan(0u64, |sum, b| {
-            let start = *sum;
-            *sum += b;
-            Some(start)
+        .map(|p| {
+            let start = at;
+            at += p.len();
+            (start, p.len())
         })
-        .collect();
-    let mut low = vec![0u32; order.len() + 1];
-    let wraps: Vec<Vec<u32>> = low[1..]
-        .par_chunks_mut(PIECE)
-        .zip(order.par_chunks(PIECE))
-        .zip(starts.par_iter())
-        .enumerate()
-        .map(|(piece, ((low, ids), &start))| {
-            let mut wraps = Vec::new();
-            let mut at = start;
-            for (j, (slot, &id)) in low.iter_mut().zip(ids).enumerate() {
-                let next = at + old.text(id).len() as u64;
-                // Index of this offset in the whole table (the first is the leading 0).
-                *slot = <Offsets>::stored((piece * PIECE + j + 1) as u32, at, next, &mut wraps);
-                at = next;
-            }
-            wraps
-        })
-        .collect();
-    let offsets = Offsets { low, wraps: wraps.concat() };
-    (RelaidIds(map), RelaidPool { old, order, offsets })
+        .collect()
+}
+
+/// A pool's new order, from [`relayout`], its offsets not made yet.
+pub struct Relaid<'a, P: PoolTexts = StringPool> {
+    old: &'a P,
+    /// The old id of each new string, in pieces.
+    pieces: Vec<Vec<u32>>,
+}
+
+impl<'a, P: PoolTexts + Sync> Relaid<'a, P> {
+    /// The new pool's offsets: each piece's bytes, their sums before each piece, then each
+    /// piece's offsets (and where they pass a multiple of 4 GiB) on its own core.
+    pub fn lay_out(self) -> RelaidPool<'a, P> {
+        use rayon::prelude::*;
+        let Relaid { old, pieces } = self;
+        let places = piece_starts(&pieces);
+        let bytes: Vec<u64> = pieces.par_iter().map(|ids| ids.iter().map(|&id| old.text(id).len() as u64).sum()).collect();
+        let byte_starts: Vec<u64> = bytes
+            .iter()
+            .scan(0u64, |sum, b| {
+                let start = *sum;
+                *sum += b;
+                Some(start)
+            })
+            .collect();
+        let total = places.last().map_or(0, |&(s, n)| s + n);
+        let mut low = vec![0u32; total + 1];
+        let mut slots: Vec<&mut [u32]> = Vec::with_capacity(pieces.len());
+        let mut rest = &mut low[1..];
+        for &(_, n) in &places {
+            let (slot, after) = rest.split_at_mut(n);
+            slots.push(slot);
+            rest = after;
+        }
+        let wraps: Vec<Vec<u32>> = slots
+            .into_par_iter()
+            .zip(pieces.par_iter())
+            .zip(places.par_iter().zip(byte_starts.par_iter()))
+            .map(|((low, ids), (&(first, _), &start))| {
+                let mut wraps = Vec::new();
+                let mut at = start;
+                for (j, (slot, &id)) in low.iter_mut().zip(ids).enumerate() {
+                    let next = at + old.text(id).len() as u64;
+                    // Index of this offset in the whole table (the first is the leading 0).
+                    *slot = <Offsets>::stored((first + j + 1) as u32, at, next, &mut wraps);
+                    at = next;
+                }
+                wraps
+            })
+            .collect();
+        let offsets = Offsets { low, wraps: wraps.concat() };
+        RelaidPool { old, pieces, offsets }
+    }
 }
 
 /// [`relayout`] one use at a time, on one thread, as the build did before it ran on every core:
@@ -494,7 +539,7 @@ impl<'a, P: PoolTexts> OneByOne<'a, P> {
     }
 
     pub fn finish(self) -> RelaidPool<'a, P> {
-        RelaidPool { old: self.old, order: self.order, offsets: self.offsets }
+        RelaidPool { old: self.old, pieces: vec![self.order], offsets: self.offsets }
     }
 }
 
@@ -502,7 +547,8 @@ impl<'a, P: PoolTexts> OneByOne<'a, P> {
 /// [`RelaidPool::write_blob`] writes its blob.
 pub struct RelaidPool<'a, P: PoolTexts = StringPool> {
     old: &'a P,
-    order: Vec<u32>,
+    /// The old id of each new string, in pieces (as [`relayout`] found them).
+    pieces: Vec<Vec<u32>>,
     offsets: Offsets,
 }
 
@@ -525,7 +571,7 @@ impl<P: PoolTexts> RelaidPool<'_, P> {
     pub fn write_blob(&self, sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
         const PIECE: usize = 1 << 16;
         let mut piece = Vec::with_capacity(PIECE);
-        for &old in &self.order {
+        for &old in self.pieces.iter().flatten() {
             let s = self.old.text(old).as_bytes();
             if piece.len() + s.len() > PIECE && !piece.is_empty() {
                 sink(&piece)?;
@@ -541,6 +587,12 @@ impl<P: PoolTexts> RelaidPool<'_, P> {
             sink(&piece)?;
         }
         Ok(())
+    }
+
+    /// The old id of each new string.
+    #[cfg(test)]
+    fn order(&self) -> Vec<u32> {
+        self.pieces.concat()
     }
 
     /// The new pool, made whole.
@@ -632,8 +684,9 @@ mod tests {
         }
     }
 
-    /// 70,000 strings of 61,500 bytes (4.3 GB): the offsets pass 2^32 in the second of the
-    /// pieces [`relayout`] makes them in, where the wrap's index must count the pieces before.
+    /// 70,000 strings of 61,500 bytes (4.3 GB): the offsets pass 2^32 in the fifth of the
+    /// pieces [`relayout`] finds them in (one per 16,384 items), where the wrap's index must
+    /// count the pieces before.
     #[test]
     fn a_relayout_on_every_core_wraps_where_one_by_one_does() {
         let old = Long::of(70_001, 61_500);
@@ -641,9 +694,10 @@ mod tests {
         let ids: Vec<(u32, u32)> = (1..old.count() as u32).rev().map(|id| (id, r.id(id))).collect();
         let one_by_one = r.finish();
         let wrap = one_by_one.wraps()[0] as usize;
-        assert!(wrap > 1 << 16, "the wrap is past the first piece");
+        assert!(wrap > 2 * RELAYOUT_CHUNK, "the wrap is past the first pieces");
         let (new_ids, at_once) = relayout(&old, ids.len(), |i, f| f(ids[i].0));
-        assert_eq!((&at_once.order, &at_once.offsets), (&one_by_one.order, &one_by_one.offsets));
+        let at_once = at_once.lay_out();
+        assert_eq!((at_once.order(), &at_once.offsets), (one_by_one.order(), &one_by_one.offsets));
         assert!(ids.iter().all(|&(o, n)| new_ids.id(&old, o) == n));
     }
 
@@ -658,7 +712,8 @@ mod tests {
         let relaid = r.finish();
         // On every core, one id an item: the same order, offsets and wrap.
         let (new_ids, at_once) = relayout(&old, ids.len(), |i, f| f(ids[i].0));
-        assert_eq!((&at_once.order, &at_once.offsets), (&relaid.order, &relaid.offsets));
+        let at_once = at_once.lay_out();
+        assert_eq!((at_once.order(), &at_once.offsets), (relaid.order(), &relaid.offsets));
         assert!(ids.iter().all(|&(o, n)| new_ids.id(&old, o) == n));
         assert_eq!(relaid.blob_len(), 4_297 * Long::LEN);
         assert_eq!(relaid.wraps().len(), 1, "one wrap");
@@ -722,8 +777,9 @@ mod tests {
         let asked: Vec<Vec<u32>> = items.iter().map(|v| v.iter().map(|&id| one_by_one.id(id)).collect()).collect();
         let one_by_one = one_by_one.finish();
         let (ids, at_once) = relayout(&old, items.len(), |i, f| items[i].iter().for_each(|&id| f(id)));
-        assert!(one_by_one.order.len() > 1 << 16, "more than one offset piece");
-        assert_eq!(at_once.order, one_by_one.order);
+        let at_once = at_once.lay_out();
+        assert!(at_once.pieces.len() > 2, "more than one piece");
+        assert_eq!(at_once.order(), one_by_one.order());
         assert_eq!(at_once.offsets, one_by_one.offsets);
         for (v, got) in items.iter().zip(&asked) {
             assert_eq!(&v.iter().map(|&id| ids.id(&old, id)).collect::<Vec<_>>(), got);
@@ -809,7 +865,8 @@ mod tests {
         let asked: Vec<u32> = uses.iter().map(|&id| r.id(id)).collect();
         let one_by_one = r.finish();
         let (at_once_ids, at_once) = relayout(&shared, uses.len().div_ceil(3), |i, f| uses.iter().skip(3 * i).take(3).for_each(|&id| f(id)));
-        assert_eq!((&at_once.order, &at_once.offsets), (&one_by_one.order, &one_by_one.offsets));
+        let at_once = at_once.lay_out();
+        assert_eq!((at_once.order(), &at_once.offsets), (one_by_one.order(), &one_by_one.offsets));
         assert!(uses.iter().zip(&asked).all(|(&id, &n)| at_once_ids.id(&shared, id) == n));
     }
 

@@ -349,7 +349,7 @@ impl SnapshotBuilder {
         let strings = Arc::try_unwrap(self.strings).expect("every RowPacker of a snapshot is dropped before it is written");
         let interned = strings.finish();
         let (rows, alias_ids) = (&self.rows, &self.alias_id);
-        let (new_ids, strings) = relayout(&interned, rows.len(), |i, f| {
+        let (new_ids, relaid) = relayout(&interned, rows.len(), |i, f| {
             let r = &rows[i];
             r.text.iter().for_each(|&t| f(t));
             alias_ids[r.alias_range.0 as usize..r.alias_range.1 as usize].iter().for_each(|&id| f(id));
@@ -369,6 +369,8 @@ impl SnapshotBuilder {
             .collect();
         drop(new_ids);
         (self.alias_source, self.alias_id) = (Vec::new(), Vec::new());
+        // Only now, the old-to-new table gone (see `relayout`).
+        let strings = relaid.lay_out();
         let rows = &self.rows;
         let n = rows.len();
 
