@@ -377,6 +377,39 @@ test('summary: name, alias, misspelling, other-script name and ticker resolve to
   t.like(mcd, { brand_wikidata: listed.wikidata, company: listed.company }, 'as data/tickers.csv lists it');
 });
 
+/** Tickers of data/tickers.csv that are also the name of one of their company's other brands
+ * (GAP: Gap Inc., primary brand Old Navy, portfolio Gap), with the portfolio brand's name. */
+const OWN_NAME_TICKERS = parseCsvObjects(readFileSync(path.join(TABLES_DIR, 'tickers.csv'), 'utf8')).flatMap((r) =>
+  r.portfolio
+    .split('|')
+    .filter((name) => fold(name) === fold(r.ticker))
+    .map((name) => ({ ticker: r.ticker, primary: r.brand, name })),
+);
+
+test('a ticker that is also the name of its company\'s other brand: the name asks for that brand, the ticker field for the primary one, search puts the name\'s brand first', async (t) => {
+  const s = await server(t);
+  t.true(OWN_NAME_TICKERS.length >= 1, 'data/tickers.csv has such a ticker (GAP)');
+  for (const { ticker, primary, name } of OWN_NAME_TICKERS) {
+    const own = byName.get(name);
+    const main = byName.get(primary);
+    t.truthy(own && main, `${name} and ${primary} both have storefronts in the test dataset`);
+    if (!own || !main) continue;
+    // Where the company's brand is the smaller, the rule for namesakes alone would give the ticker.
+    t.true(own.count < main.count, `${name} (${own.count}) is smaller than ${primary} (${main.count}), so the case is tested`);
+    for (const q of [name, name.toLowerCase(), ticker]) {
+      const body = await okJson<Summary>(t, s.base, `/api/v1/brands/summary?brand=${encodeURIComponent(q)}`);
+      t.like(body, { brand: name, matched_by: 'name', location_count: own.count }, `summary ${q}`);
+      const search = await okJson<SearchBody>(t, s.base, `/api/v1/brands/search?q=${encodeURIComponent(q)}`);
+      t.is(search.results[0]?.brand, name, `search ${q}: the brand it resolves to first`);
+      t.true(search.results.some((r) => r.brand === primary && r.match === 'ticker'), `search ${q}: ${primary} still offered as the ticker's brand`);
+    }
+    const { key } = await s.keys.create({ plan: 'enterprise', credits: 100, name: 'ticker field' });
+    const map = await request(s.base, { method: 'POST', path: '/api/v1/location-map', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ tickers: [ticker], format: 'json' }) });
+    t.is(map.status, 200, map.text.slice(0, 300));
+    t.is(map.json<{ brand: string }>().brand, primary, `tickers: [${ticker}] is the primary brand`);
+  }
+});
+
 test('summary: location_count, country_count and top_countries agree with the brand\'s own rows; the sample is real rows from distinct top countries', async (t) => {
   const s = await server(t);
   const store = testStore();

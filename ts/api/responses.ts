@@ -246,7 +246,7 @@ export const SearchResults = z.object({
   count: z.number().int(),
   results: z.array(
     DirectoryEntry.extend({
-      match: z.enum(['ticker', 'exact', 'prefix', 'substring']).describe('Ranked in this order, then by location_count.'),
+      match: z.enum(['ticker', 'exact', 'prefix', 'substring']).describe('Ranked in this order, then by location_count; the brand the query resolves to as a brand field (summary, location-map) comes first whatever its match.'),
     }),
   ),
 });

@@ -103,10 +103,14 @@ export function handlers(deps: ApiDeps): Handlers {
     const q = parseQuery(SearchQuery, req);
     const store = deps.store.current;
     const results = directoryOf(store).search(q.q, q.limit);
+    const found = store.resolve(q.q);
+    // The brand the text resolves to, where the brand field would take it, comes first: "Gap"
+    // is Gap Inc.'s ticker, whose primary brand is Old Navy, and the name of its brand Gap.
+    const at = found ? results.findIndex((r) => r.brand === found.name) : -1;
+    if (at > 0) results.unshift(...results.splice(at, 1));
     // A name the directory does not contain but resolution knows (a misspelling, a local
     // name): offered as an exact match.
     if (results.length < q.limit) {
-      const found = store.resolve(q.q);
       const b = found && store.brand(found.brand)!;
       // A brand with no storefront the data formats serve (location_count 0) is offered too when
       // it was asked for by its name or ticker: it is recognized, and its maps draw the community

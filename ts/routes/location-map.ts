@@ -9,7 +9,7 @@ import { affordable, chargedRoute, planRules, runInline, runNative, usageFormat,
 import { readJsonBody } from '../http/body.ts';
 import { invalidRequest, LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../api/schemas.ts';
 import { poolCount, query, querySync, render, type QueryRequest, type RefusalReason, type RenderRequest } from '../native.ts';
-import { suggestionsFor } from '../services/directory.ts';
+import { resolveName, suggestionsFor } from '../services/directory.ts';
 import { ImageCache } from '../services/image-cache.ts';
 import { FORMATS, isImageFormat, type Format, type ImageFormat } from '../api/prices.ts';
 import type { PLAN_RULES } from '../api/plans.ts';
@@ -142,7 +142,7 @@ function planOf(deps: ApiDeps, key: ApiKey, r: Req): Plan {
   // its colour is the one given with its first spelling.
   const colors: (string | undefined)[] = [];
   (r.tickers ?? [r.brand!]).forEach((name, i) => {
-    const found = store.resolve(name);
+    const found = resolveName(store, name, r.tickers !== undefined);
     if (!found) {
       throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestionsFor(store, name) });
     }

@@ -32,7 +32,7 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
 
   const store = deps.store.current;
   const names = r.tickers ?? (r.brand ? [r.brand] : []);
-  const { brands, label } = names.length ? resolveBrands(store, names) : { brands: [], label: ANY_BRAND };
+  const { brands, label } = names.length ? resolveBrands(store, names, r.tickers !== undefined) : { brands: [], label: ANY_BRAND };
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const started = performance.now();

@@ -1,7 +1,7 @@
 // The brand directory: every brand with at least one storefront the data formats serve,
 // built once per snapshot (a few thousand entries) and kept in both orders the API sorts by,
 // so a page is a filter and a slice.
-import type { BrandInfo, Store } from '../native.ts';
+import type { BrandInfo, Resolved, Store } from '../native.ts';
 import { ApiError } from '../api/errors.ts';
 
 export interface DirectoryEntry {
@@ -115,14 +115,21 @@ export function suggestionsFor(store: Store, name: string): { brand: string; loc
     .map((b) => ({ brand: b.name, location_count: b.locationCount }));
 }
 
+/** What one name of a request resolves to. In a `tickers` field a ticker is read as one first
+ * (GAP is Gap Inc.'s primary brand, Old Navy, where the brand field reads "GAP" as the name of
+ * its brand Gap); a name there still resolves as in the brand field. */
+export function resolveName(store: Store, name: string, tickers = false): Resolved | null {
+  return (tickers ? store.resolveTicker(name) : null) ?? store.resolve(name);
+}
+
 /** Brand names, aliases or tickers to brands, one per company (two spellings of one company
  * count once), in the order given; the first that resolves to nothing is thrown as NOT_FOUND
- * with suggestions. */
-export function resolveBrands(store: Store, names: string[]): { brands: number[]; label: string } {
+ * with suggestions. `tickers`: the names are a `tickers` field's (see `resolveName`). */
+export function resolveBrands(store: Store, names: string[], tickers = false): { brands: number[]; label: string } {
   const brands: number[] = [];
   const labels: string[] = [];
   for (const name of names) {
-    const found = store.resolve(name);
+    const found = resolveName(store, name, tickers);
     if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestionsFor(store, name) });
     if (!brands.includes(found.brand)) {
       brands.push(found.brand);

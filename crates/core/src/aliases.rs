@@ -46,6 +46,8 @@ pub struct Suggestion {
 pub struct AliasIndex {
     keys: HashMap<String, (u32, ResolvedBy)>,
     tickers: HashMap<String, u32>,
+    /// By ticker key, the brands its company's other brands' names name (`TickerRecord::portfolio`).
+    portfolios: HashMap<String, Vec<u32>>,
     /// One space-free key per brand with rows, for suggestions, sorted: prefix matches are
     /// one binary search and a run.
     suggest_keys: Vec<(String, u32)>,
@@ -75,6 +77,17 @@ impl AliasIndex {
         }
         for t in tickers {
             idx.tickers.insert(ticker_key(&t.ticker), t.brand);
+        }
+        // After every name is in: a portfolio brand is the brand its name names.
+        for t in tickers {
+            let named: Vec<u32> = t
+                .portfolio
+                .iter()
+                .filter_map(|name| name_keys(name).first().and_then(|k| idx.keys.get(k)).filter(|(_, by)| *by == ResolvedBy::Name).map(|&(b, _)| b))
+                .collect();
+            if !named.is_empty() {
+                idx.portfolios.insert(ticker_key(&t.ticker), named);
+            }
         }
         idx.suggest_keys.sort();
         for (pos, (key, _)) in idx.suggest_keys.iter().enumerate() {
@@ -116,12 +129,15 @@ impl AliasIndex {
         let by_name = keys.first().and_then(|k| self.keys.get(k)).map(|&(brand, by)| Resolution { brand, by });
         let by_ticker = self.tickers.get(&ticker_key(trimmed)).map(|&brand| Resolution { brand, by: ResolvedBy::Ticker });
         // "MCD" is McDonald's ticker and also a small supermarket's name; "Gap" is a brand
-        // and a ticker. A ticker wins unless the text is the exact name of a brand at least as
-        // big as the ticker's brand.
+        // and the ticker of its company, whose primary brand is Old Navy. A ticker wins unless
+        // the text is the exact name of a brand at least as big as the ticker's brand, or of
+        // one of the ticker's company's own brands (whichever way it is read, the caller asks
+        // for that company, and the name says which of its brands).
         match (by_name, by_ticker) {
             (Some(n), Some(t)) => {
                 let bigger = |a: u32, b: u32| self.weight.get(a as usize) >= self.weight.get(b as usize);
-                return Some(if n.by == ResolvedBy::Name && bigger(n.brand, t.brand) { n } else { t });
+                let own = || self.portfolios.get(&ticker_key(trimmed)).is_some_and(|p| p.contains(&n.brand));
+                return Some(if n.by == ResolvedBy::Name && (bigger(n.brand, t.brand) || own()) { n } else { t });
             }
             (Some(r), None) | (None, Some(r)) => return Some(r),
             (None, None) => {}
@@ -259,6 +275,28 @@ mod tests {
         assert_eq!(resolved(&idx, "DG"), Some((0, ResolvedBy::Ticker)));
         // Asked as a ticker only, a ticker that is also a bigger brand's name is the ticker's.
         assert_eq!((idx.ticker(" gap "), idx.ticker("MCD"), idx.ticker("Old Navy")), (Some(3), Some(0), None));
+    }
+
+    /// Gap Inc.'s ticker is GAP and its primary brand Old Navy: "Gap" asks for the company's
+    /// brand of that name even where Old Navy is the bigger, while a namesake outside the
+    /// company still loses to the ticker.
+    #[test]
+    fn a_ticker_gives_way_to_its_own_companys_brand_of_that_name() {
+        let brands = vec![brand("Gap", &[], 5, 4), brand("Old Navy", &[], 30, 20), brand("MCD", &[], 1, 0), brand("McDonald's", &[], 100, 90)];
+        let t = |ticker: &str, brand: u32, portfolio: &[&str]| TickerRecord {
+            ticker: ticker.into(),
+            exchange: "NYSE".into(),
+            brand,
+            company: String::new(),
+            portfolio: portfolio.iter().map(|p| p.to_string()).collect(),
+        };
+        let idx = AliasIndex::build(&brands, &[t("GAP", 1, &["Gap", "Banana Republic"]), t("MCD", 3, &["McCafé"])]);
+        assert_eq!(resolved(&idx, "Gap"), Some((0, ResolvedBy::Name)));
+        assert_eq!(resolved(&idx, "GAP"), Some((0, ResolvedBy::Name)));
+        assert_eq!(resolved(&idx, "mcd"), Some((3, ResolvedBy::Ticker)));
+        // The ticker field still names the primary brand.
+        assert_eq!(idx.ticker("Gap"), Some(1));
+        assert_eq!(resolved(&idx, "old navy"), Some((1, ResolvedBy::Name)));
     }
 
     #[test]
