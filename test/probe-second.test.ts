@@ -94,12 +94,17 @@ test('a CSV cell a spreadsheet would run as a formula is written as text; phone 
 
 test('HEAD answers where GET is free, a charged GET refuses it, and the status endpoint answers a CORS preflight', async (t) => {
   const s = await server(t);
-  for (const path of ['/api/v1/status', '/api/v1/brands?limit=2', '/llms.txt', '/api/openapi.yaml']) {
-    const g = await get(s.base, path);
-    const h = await request(s.base, { method: 'HEAD', path });
+  const keyed = { 'x-api-key': s.key };
+  for (const [path, headers] of [['/api/v1/status'], ['/api/v1/brands?limit=2'], ['/api/v1/brands/search?q=star'], ['/llms.txt'], ['/api/openapi.yaml'], ['/api/v1/usage', keyed]] as const) {
+    const g = await request(s.base, { method: 'GET', path, headers });
+    const h = await request(s.base, { method: 'HEAD', path, headers });
     t.is(h.status, 200, path);
     t.is(h.raw.length, 0, path);
     t.is(h.header('content-type'), g.header('content-type'), path);
+    // The length the GET's body has (the usage report's counts may have moved by the GET, and
+    // the status report may have been computed again in between).
+    if (!['/api/v1/usage', '/api/v1/status'].includes(path)) t.is(h.header('content-length'), String(g.raw.length), `${path}: a HEAD carries the body's length`);
+    else t.regex(h.header('content-length'), /^[1-9]\d*$/, path);
   }
   const before = await balance(s, s.keyId);
   const charged = await request(s.base, { method: 'HEAD', path: '/api/v1/changes?brand=Starbucks&since=2026-01-01', headers: { 'x-api-key': s.key } });

@@ -95,7 +95,10 @@ export function createServer(deps: Deps): restify.Server {
   // send its own body as well, which throws and brings the process down).
   const answer = (code: 'NOT_FOUND' | 'METHOD_NOT_ALLOWED', message?: string) => (_req: restify.Request, res: restify.Response, _err: unknown, cb: () => void) => {
     const e = new ApiError(code, message);
-    res.send(e.status, errorBody(e));
+    // Sent raw, as every other error is: restify's JSON formatter would send plain
+    // `application/json`, without the charset.
+    res.header('content-type', 'application/json; charset=utf-8');
+    res.sendRaw(e.status, JSON.stringify(errorBody(e)));
     cb();
   };
   server.on('NotFound', answer('NOT_FOUND', 'No such endpoint.'));

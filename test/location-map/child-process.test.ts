@@ -33,6 +33,7 @@ test('routing errors: unknown paths 404 NOT_FOUND, other methods 405 METHOD_NOT_
         const res = await request(srv.base, { method, path: p, headers: { 'x-api-key': key } });
         const body = assertError(t, res, status, code);
         t.deepEqual(Object.keys(body).sort(), ['code', 'error'], `${method} ${p}`);
+        t.is(res.header('content-type'), 'application/json; charset=utf-8', `${method} ${p}: as every other error`);
         const up = await stillServing(srv);
         t.true(up, `the server process died after ${method} ${p} (${srv.alive() ? 'not answering, still exiting' : `exit ${JSON.stringify(await srv.exited)}`}):\n${lastLines(srv.output())}`);
         if (!up) return;

@@ -67,7 +67,7 @@ export interface Operation {
 }
 
 const RATE_HEADERS: HeaderDoc[] = [
-  { name: 'X-RateLimit-Limit', description: 'Requests per second this key may sustain.', schema: 'integer', required: true },
+  { name: 'X-RateLimit-Limit', description: 'The burst: requests that may be made at once from full (the token bucket\'s size). The bucket refills at the sustained rate, 20 a second by default (STOREMAP_RATE_LIMIT; on the free endpoints STOREMAP_FREE_RATE_LIMIT per client address).', schema: 'integer', required: true },
   { name: 'X-RateLimit-Remaining', description: 'Requests left in the current burst.', schema: 'integer', required: true },
   { name: 'X-RateLimit-Reset', description: 'Seconds until the burst is full again.', schema: 'integer', required: true },
 ];
@@ -456,4 +456,9 @@ export function pathOf(id: OperationId): string {
   const op = OPERATIONS.find((o) => o.id === id);
   if (!op) throw new Error(`no operation ${id}`);
   return op.path;
+}
+
+/** Whether an operation debits credits: the ones that can answer 402 for too few. */
+export function isCharged(op: Operation): boolean {
+  return op.errors.includes('INSUFFICIENT_CREDITS');
 }

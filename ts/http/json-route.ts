@@ -9,9 +9,13 @@ export function jsonRoute(deps: ApiDeps, handler: (req: Request, res: Response) 
   return async (req: Request, res: Response) => {
     try {
       const body = await handler(req, res);
+      const json = JSON.stringify(body);
       res.status(200);
       res.header('content-type', 'application/json; charset=utf-8');
-      res.end(JSON.stringify(body));
+      // Set here, not left to Node: a HEAD's answer carries it too (Node leaves it out where
+      // it does not send the body).
+      res.header('content-length', String(Buffer.byteLength(json)));
+      res.end(json);
     } catch (e) {
       sendError(res, toApiError(e, deps.log));
     }

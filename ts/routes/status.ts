@@ -109,7 +109,10 @@ export function handlers(deps: ApiDeps): Handlers {
     res.header('content-type', 'application/json; charset=utf-8');
     res.header('cache-control', `public, max-age=${STATUS_CACHE_MS / 1000}`);
     res.header('access-control-allow-origin', '*');
-    res.end(JSON.stringify(body));
+    const json = JSON.stringify(body);
+    // Set here so a HEAD's answer (uptime monitors) carries it too.
+    res.header('content-length', String(Buffer.byteLength(json)));
+    res.end(json);
   };
   return { status: [status] };
 }
