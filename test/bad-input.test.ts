@@ -21,6 +21,8 @@ interface Row {
   expect: Expect | Expect[];
   /** For 400 INVALID_REQUEST: a field the details must name. */
   field?: string;
+  /** A query string after the endpoint's path. */
+  query?: string;
 }
 
 const bad = (field: string, value: unknown, extra: Record<string, unknown> = {}): Row => ({
@@ -139,6 +141,13 @@ const ROWS: Row[] = [
   bad('format', ''),
   bad('storefront_type', 'FULL_RETAIL'),
   bad('style', 'neon'),
+  // One meridian twice: no width (a zero-height box was refused already).
+  bad('bounds', [40, 10, 50, 10], { format: 'png' }),
+  bad('bounds', [40, 180, 50, -180], { format: 'png' }),
+
+  // ---- a query string on a POST: its fields go in the body (?format=csv was ignored, and charged)
+  { name: 'format in the query string', body: { brand: MCD }, query: 'format=csv', expect: INVALID_REQUEST, field: 'format' },
+  { name: 'the key in the query string', body: { brand: MCD }, query: 'api_key=x&api_key=y', expect: INVALID_REQUEST, field: 'api_key' },
 
   // ---- malformed JSON
   json('truncated', `{"brand": "McDon`),
@@ -152,8 +161,12 @@ const ROWS: Row[] = [
   json('empty body', ''),
   json('whitespace only', ' \n\t '),
   json('invalid UTF-8 bytes in place of a value', Buffer.concat([Buffer.from('{"brand":'), Buffer.from([0xff, 0xfe]), Buffer.from('}')])),
-  // Inside a string, invalid UTF-8 may be rejected or decoded to U+FFFD (no such brand).
-  json('invalid UTF-8 bytes inside a string', Buffer.concat([Buffer.from('{"brand":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]), [INVALID_JSON, [404, 'NOT_FOUND']]),
+  // Inside a string too: read as U+FFFD, "star\xffbucks" was Starbucks, and charged.
+  json('invalid UTF-8 bytes inside a string', Buffer.concat([Buffer.from('{"brand":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])),
+  json('an invalid byte inside a brand name', Buffer.concat([Buffer.from('{"brand":"Star'), Buffer.from([0xff]), Buffer.from('bucks"}')])),
+  json('an overlong UTF-8 encoding', Buffer.concat([Buffer.from('{"brand":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('Starbucks"}')])),
+  json('an encoded surrogate (CESU-8)', Buffer.concat([Buffer.from('{"brand":"Starbucks'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])),
+  json('a body cut inside a character', Buffer.concat([Buffer.from('{"brand":"Starbucks"}'), Buffer.from([0xe2, 0x82])])),
   json('unclosed deep nesting', '['.repeat(50_000)),
   json('a bare number', '42', INVALID_REQUEST),
   json('an array', `["${MCD}"]`, INVALID_REQUEST),
@@ -170,7 +183,11 @@ const ROWS: Row[] = [
   { name: 'brand of only spaces', body: { brand: '     ' }, expect: INVALID_REQUEST, field: 'brand' },
   { name: 'empty brand', body: { brand: '' }, expect: INVALID_REQUEST, field: 'brand' },
   { name: 'brand of control characters and emoji', body: { brand: '\u0000\u0001🍔\uffff' }, expect: [[404, 'NOT_FOUND'], INVALID_REQUEST] },
-  { name: 'brand: a lone surrogate', body: '{"brand":"\\ud800"}', expect: [[404, 'NOT_FOUND'], INVALID_REQUEST] },
+  { name: 'brand: a lone surrogate', body: '{"brand":"Star\\ud800bucks"}', expect: INVALID_JSON },
+  { name: 'a lone low surrogate in a key', body: '{"brand":"Starbucks","\\udc00":1}', expect: INVALID_JSON },
+  { name: 'a lone surrogate deep in an array', body: `{"brand":"Starbucks","tickers":${'['.repeat(40)}"\\uDBFF"${']'.repeat(40)}}`, expect: INVALID_JSON },
+  // A pair is one character (🍔), whole text: no brand, not a malformed body.
+  { name: 'brand: an escaped surrogate pair', body: '{"brand":"\\ud83c\\udf54"}', expect: [404, 'NOT_FOUND'] },
   { name: 'brand: zero-width space', body: { brand: '\u200b' }, expect: [[404, 'NOT_FOUND'], INVALID_REQUEST] },
   { name: 'brand: right-to-left override text', body: { brand: '\u202eslanoDcM' }, expect: [[404, 'NOT_FOUND'], INVALID_REQUEST] },
   { name: 'an unknown ticker among tickers', body: { tickers: ['MCD', 'ZZZZZZ'] }, expect: [404, 'NOT_FOUND'] },
@@ -208,7 +225,7 @@ test(`${ROWS.length} malformed requests: each a 4xx with a registered code, exac
     if (headers['x-api-key'] === key) withKey++;
     let res;
     try {
-      res = await request(s.base, { path: '/api/v1/location-map', headers, body });
+      res = await request(s.base, { path: `/api/v1/location-map${row.query ? `?${row.query}` : ''}`, headers, body });
     } catch (e) {
       problems.push(`${row.name}: no response (${(e as Error).message})`);
       continue;

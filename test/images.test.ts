@@ -97,6 +97,26 @@ test('bounds never filter the data: count and credits are those of the whole res
   t.is(boxed.res.status, 200);
   t.is(boxed.res.headers.get('x-location-count'), whole.res.headers.get('x-location-count'));
   t.is(boxed.res.headers.get('x-credits-charged'), whole.res.headers.get('x-credits-charged'));
+  // Every longitude, -180 to 180, is a box (one meridian twice, 10 to 10, is not: bad-input).
+  const world = await post(s, key, { brand: 'starbucks', format: 'png', width: 200, height: 200, bounds: [-60, -180, 70, 180] });
+  t.is(world.res.status, 200);
+  t.is(world.res.headers.get('x-location-count'), whole.res.headers.get('x-location-count'));
+});
+
+test('a body in UTF-8 behind a byte order mark is read; non-ASCII names arrive whole', async (t) => {
+  const s = await startServer(t, { env: NO_RATE_LIMIT });
+  const key = (await s.keys.create({ plan: 'enterprise', credits: 1000 })).key;
+  const send = (body: Buffer) => fetch(`${s.base}/api/v1/location-map`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: new Uint8Array(body) });
+  const plain = await send(Buffer.from(JSON.stringify({ brand: 'starbucks', format: 'csv' })));
+  const bom = await send(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ brand: 'starbucks', format: 'csv' }))]));
+  t.is(bom.status, 200);
+  t.is(await bom.text(), await plain.text());
+  // McDonald's in katakana, as raw UTF-8 and as escaped UTF-16 (a pair-free name either way).
+  const raw = await send(Buffer.from('{"brand":"マクドナルド","format":"csv"}', 'utf8'));
+  const escaped = await send(Buffer.from(JSON.stringify({ brand: 'マクドナルド', format: 'csv' }).replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)));
+  t.is(raw.status, 200);
+  t.is(escaped.status, 200);
+  t.is(raw.headers.get('x-location-count'), escaped.headers.get('x-location-count'));
 });
 
 test('trial keys get at most 50 markers, with the cap headers', async (t) => {

@@ -80,7 +80,7 @@ export const LocationMapRequest = z
     marker_color: hexColor.optional().describe('Marker colour; the theme default otherwise.'),
     marker_colors: z.array(hexColor).min(1).max(MAX_TICKERS).optional().describe('One marker colour per ticker.'),
     marker_radius: z.number().min(0.5).max(64).optional().describe(`Marker radius in pixels at scale 1, from 0.5 (default ${RENDER_DEFAULTS.markerRadius}); drawn at least one image pixel in radius, its rim (the theme's) at most a third of it.`),
-    bounds: z.tuple([latitude, longitude, latitude, longitude]).optional().describe('Explicit viewport [south, west, north, east]; does not filter data.'),
+    bounds: z.tuple([latitude, longitude, latitude, longitude]).optional().describe('Explicit viewport [south, west, north, east]: south below north; west above east crosses the antimeridian, and -180 to 180 is every longitude (one meridian twice is refused). Does not filter data.'),
     center: z.tuple([latitude, longitude]).optional().describe('Viewport centre [lat, lng]; use with zoom.'),
     zoom: z.number().int().min(0).max(18).optional().describe('Viewport zoom, 0-18; use with center.'),
     focus_country: z.string().regex(/^([A-Za-z]{2}|auto)$/, 'an ISO 3166-1 alpha-2 code or "auto"').optional().describe('Draw this country as a filled shape with no basemap, and only its stores (without `country`, the focus country is the filter; "auto": the country most matching stores are in). Far-flung parts are framed insets along the bottom left (the US: Alaska at 0.35 scale and Hawaii, and Puerto Rico when the map has stores there: without `country`, a US focus map counts, prices and draws Puerto Rico\'s stores too).'),
@@ -103,6 +103,9 @@ export const LocationMapRequest = z
     if (r.height * r.scale > MAX_IMAGE_SIDE) issue('height', `height x scale must be at most ${MAX_IMAGE_SIDE}`);
     if ((r.center === undefined) !== (r.zoom === undefined)) issue(r.center ? 'zoom' : 'center', 'center and zoom go together');
     if (r.bounds && r.bounds[0] >= r.bounds[2]) issue('bounds', 'south must be below north');
+    // West above east crosses the antimeridian; one meridian twice is no width at all (and
+    // read as crossing, the whole world): -180 to 180 is the one way to ask for every longitude.
+    if (r.bounds && (r.bounds[1] - r.bounds[3]) % 360 === 0 && !(r.bounds[1] === -180 && r.bounds[3] === 180)) issue('bounds', 'west and east must be different meridians (-180 to 180 for the whole world)');
     if (r.marker_colors && (!r.tickers || r.marker_colors.length > r.tickers.length)) issue('marker_colors', 'one colour per ticker, and only with tickers');
     if ((r.mainland_only || r.conus || r.regions) && !r.focus_country) issue('focus_country', 'mainland_only, conus and regions need focus_country');
     if (r.conus && r.focus_country && !['us', 'auto'].includes(r.focus_country.toLowerCase())) issue('conus', 'conus applies to the US only');

@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
 import { ApiError } from '../api/errors.ts';
+import { invalidRequest } from '../api/schemas.ts';
 
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const [type, ...params] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
@@ -54,12 +55,51 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     }
     throw e;
   }
-  // RFC 8259 lets a parser ignore a leading byte order mark.
-  const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
-  if (text.trim() === '') throw new ApiError('INVALID_JSON', 'The request body is empty.');
+  // A POST takes its fields in the body: a query string's (`?format=csv`) would be ignored
+  // while the answer it did not shape is charged.
+  const query = [...new Set(new URL(req.url ?? '/', 'http://host').searchParams.keys())];
+  if (query.length) throw invalidRequest('query', query.map((name) => ({ field: name.slice(0, 40), message: 'this endpoint takes its fields in the JSON body, not the query string' })));
+  // JSON is UTF-8 (RFC 8259 §8.1): bytes that are not are refused, not read as U+FFFD (a name
+  // would then match with the bad byte dropped). A leading byte order mark is skipped.
+  let text: string;
   try {
-    return JSON.parse(text);
+    text = UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    throw new ApiError('INVALID_JSON', 'The request body is not valid UTF-8.');
+  }
+  if (text.trim() === '') throw new ApiError('INVALID_JSON', 'The request body is empty.');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
   } catch (e) {
     throw new ApiError('INVALID_JSON', `The request body is not valid JSON: ${(e as Error).message}`);
   }
+  // An escape can still make half a character (RFC 8259 §8.2: "\ud800"), which no text can
+  // hold; looked for only where the body has such an escape at all.
+  if (SURROGATE_ESCAPE.test(text) && !wellFormed(value)) throw new ApiError('INVALID_JSON', 'The request body holds a lone UTF-16 surrogate (an escape from \\ud800 to \\udfff without its pair).');
+  return value;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Whether every string in a parsed JSON value, keys too, is whole UTF-16 text. A loop, not
+ * recursion: 64 KiB of brackets nest 32,768 deep. */
+function wellFormed(value: unknown): boolean {
+  const todo: unknown[] = [value];
+  while (todo.length) {
+    const v = todo.pop();
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return false;
+    } else if (Array.isArray(v)) {
+      todo.push(...v);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        if (LONE_SURROGATE.test(k)) return false;
+        todo.push(x);
+      }
+    }
+  }
+  return true;
 }
