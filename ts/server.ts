@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { DB } from './db/database.ts';
 import { ApiError, errorBody, ERRORS, type ErrorCode } from './api/errors.ts';
 import type { ApiDeps } from './http/context.ts';
+import { sendError } from './http/errors.ts';
 import { jsonRoute } from './http/json-route.ts';
 import { mountOperations } from './http/mount.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -82,6 +83,15 @@ export function createServer(deps: Deps): restify.Server {
   };
   const server = restify.createServer({ name: 'storemap', handleUncaughtExceptions: false });
   applyServerLimits(server, deps.config);
+  // HTTP/1.1 needs a Host header (RFC 9112 §3.2). Node refuses one without it itself, with an
+  // empty body (its requireHostHeader): here it gets the contract's error instead.
+  (server.server as { requireHostHeader?: boolean }).requireHostHeader = false;
+  server.pre((req, res, next) => {
+    if (req.httpVersion !== '1.1' || req.headers.host !== undefined) return next();
+    res.header('connection', 'close');
+    sendError(res, new ApiError('INVALID_REQUEST', 'An HTTP/1.1 request needs a Host header.'));
+    return next(false);
+  });
   const health = jsonRoute(api, () => {
     const info = deps.store.info;
     return { status: 'ok', snapshot_version: info.snapshot_version, rows: info.rows, synthetic: info.synthetic };
