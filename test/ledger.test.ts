@@ -344,6 +344,9 @@ for (const [kind, open] of Object.entries(STORES)) {
     t.not(v3, v2, 'a revocation moves it');
     t.true(await a.topUpKey('key_two', 60));
     t.false(await a.topUpKey('key_none', 60));
+    const revoked = (await b.keyById('key_one'))?.credits;
+    t.false(await a.topUpKey('key_one', 60), 'a revoked key is not topped up');
+    t.is((await b.keyById('key_one'))?.credits, revoked);
     t.is(await b.balance('key_two'), 100);
     t.not(await b.keysVersion(), v3, 'a top-up moves it');
   });

@@ -174,4 +174,7 @@ test('bad values stop the command with a message naming them', async (t) => {
   const topped = await runCli(['keys', 'topup', id, '1'], env);
   t.is(topped.code, 0, describe(topped));
   t.regex(topped.stdout, /9007199254740991 credits/);
+  // A revoked key is never charged again: a top-up would be credits nobody can spend.
+  t.is((await runCli(['keys', 'revoke', id], env)).code, 0);
+  await refused(['keys', 'topup', id, '1'], {}, /is revoked/);
 });

@@ -97,7 +97,7 @@ const LEGEND_HEADER: HeaderDoc = {
 };
 
 const LOCATION_MAP_HEADERS: HeaderDoc[] = [
-  { name: 'X-Location-Count', description: 'Locations in the response (markers drawn, for images).', schema: 'integer', required: true },
+  { name: 'X-Location-Count', description: 'Locations in the response, which is what is priced. For images, the storefronts the map is of: bounds and a view do not filter them, so some may lie outside the picture; a trial key\'s map, the markers drawn (at most 50).', schema: 'integer', required: true },
   ...CHARGED_HEADERS,
   { name: 'X-Cached', description: 'true when the image came from the image cache (still charged).', schema: 'boolean', required: true },
   LEGEND_HEADER,

@@ -57,7 +57,7 @@ const OPEN_AT_MEMBERS = {
 
 export const LocationMapJson = z.object({
   brand: z.string().describe('Canonical name (names joined for several tickers).'),
-  region: z.string().describe('The filter as text, e.g. "US, IL, Chicago" or "worldwide".'),
+  region: z.string().describe('The filter as text, e.g. "US / IL / Chicago" or "worldwide"; a state code several countries share, given without a country, stands alone ("13": Tokyo\'s and others\').'),
   count: z.number().int(),
   coverage_confidence: z
     .number()
@@ -254,7 +254,9 @@ export const SearchResults = z.object({
 export const Usage = z.object({
   api_key_id: z.string(),
   billing_model: z.literal('credits'),
-  range: z.object({ from: z.string(), to: z.string(), days: z.number().int() }),
+  range: z
+    .object({ from: z.string(), to: z.string(), days: z.number().int().describe('The window\'s length in days, rounded up.') })
+    .describe('The window, from and to both included (to the millisecond).'),
   summary: z.object({
     total_requests: z.number().int(),
     error_count: z.number().int(),
@@ -265,7 +267,7 @@ export const Usage = z.object({
   by_format: z.record(z.string(), z.number().int()).describe('Requested format to count; "unknown" where none was recorded.'),
   by_day: z
     .array(z.object({ date: z.string().describe('YYYY-MM-DD (UTC).'), requests: z.number().int(), errors: z.number().int(), credits: z.number().int() }))
-    .describe('Every day of the window, oldest first.'),
+    .describe('Every UTC calendar day the window touches, oldest first: from 2026-11-01T00:00Z to 2026-12-01T00:00Z is 30 days long and touches 31, the last only at its first millisecond.'),
 });
 
 export const Status = z.object({

@@ -72,8 +72,8 @@ export interface LedgerOps {
   listKeys(): Promise<KeyRow[]>;
   /** False when the key is unknown or revoked already. */
   revokeKey(id: string, at: number): Promise<boolean>;
-  /** False when the key is unknown. */
-  /** Adds credits; false when there is no such key or the balance would pass MAX_BALANCE. */
+  /** Adds credits; false when there is no such key, it is revoked, or the balance would pass
+   * MAX_BALANCE. */
   topUpKey(id: string, credits: number): Promise<boolean>;
   /**
    * A token that changes whenever a key is added, revoked or topped up, by this process or

@@ -583,7 +583,7 @@ export class PgLedger implements LedgerOps {
   private topUp(id: string, credits: number): Promise<boolean> {
     // A top-up moves keys_version by hand: the trigger leaves credit changes out (charges).
     return inTransaction(this.pool, async (client) => {
-      const changed = (await client.query(`UPDATE api_keys SET credits = credits + $1 WHERE id = $2 AND ${LEASED_BALANCE} + $1 <= ${MAX_BALANCE}`, [credits, id])).rowCount === 1;
+      const changed = (await client.query(`UPDATE api_keys SET credits = credits + $1 WHERE id = $2 AND revoked_at IS NULL AND ${LEASED_BALANCE} + $1 <= ${MAX_BALANCE}`, [credits, id])).rowCount === 1;
       if (changed) await client.query("SELECT nextval('keys_version')");
       return changed;
     });

@@ -224,7 +224,7 @@ export class SqliteLedger implements LedgerOps {
 
   async topUpKey(id: string, credits: number): Promise<boolean> {
     writesOf(this.db).n++;
-    return this.db.prepare(`UPDATE api_keys SET credits = credits + ? WHERE id = ? AND credits + ? <= ${MAX_BALANCE}`).run(credits, id, credits).changes === 1;
+    return this.db.prepare(`UPDATE api_keys SET credits = credits + ? WHERE id = ? AND revoked_at IS NULL AND credits + ? <= ${MAX_BALANCE}`).run(credits, id, credits).changes === 1;
   }
 
   async keysVersion(): Promise<string> {
