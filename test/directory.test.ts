@@ -402,6 +402,9 @@ test('a ticker that is also the name of its company\'s other brand: the name ask
       const search = await okJson<SearchBody>(t, s.base, `/api/v1/brands/search?q=${encodeURIComponent(q)}`);
       t.is(search.results[0]?.brand, name, `search ${q}: the brand it resolves to first`);
       t.true(search.results.some((r) => r.brand === primary && r.match === 'ticker'), `search ${q}: ${primary} still offered as the ticker's brand`);
+      // First even where the ranking alone would cut it off.
+      const one = await okJson<SearchBody>(t, s.base, `/api/v1/brands/search?q=${encodeURIComponent(q)}&limit=1`);
+      t.deepEqual(one.results.map((r) => r.brand), [name], `search ${q}, limit 1`);
     }
     const { key } = await s.keys.create({ plan: 'enterprise', credits: 100, name: 'ticker field' });
     const map = await request(s.base, { method: 'POST', path: '/api/v1/location-map', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ tickers: [ticker], format: 'json' }) });

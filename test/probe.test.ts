@@ -124,12 +124,13 @@ test("Node's own 400 and 431 carry the contract's JSON error body", async (t) =>
   t.regex(big.text, /^HTTP\/1\.1 431 /);
   t.is(JSON.parse(big.text.slice(big.text.indexOf('\r\n\r\n') + 4)).code, 'HEADERS_TOO_LARGE');
   // HTTP/1.1 without a Host header (Node's own refusal had an empty body); HTTP/1.0 needs none.
-  const hostless = await raw(s.base, (sock) => sock.write('GET /api/v1/status HTTP/1.1\r\nConnection: close\r\n\r\n'));
+  const hostless = await raw(s.base, (sock) => sock.write('GET /healthz HTTP/1.1\r\n\r\n'));
   t.regex(hostless.text, /^HTTP\/1\.1 400 /);
   t.regex(hostless.text, /content-type: application\/json; charset=utf-8/i);
+  t.regex(hostless.text, /connection: close/i);
   t.like(JSON.parse(hostless.text.slice(hostless.text.indexOf('\r\n\r\n') + 4)), { code: 'INVALID_REQUEST' });
-  t.true(hostless.closedByServer);
-  const old = await raw(s.base, (sock) => sock.write('GET /api/v1/status HTTP/1.0\r\n\r\n'));
+  t.true(hostless.closedByServer, 'the server closes the connection');
+  const old = await raw(s.base, (sock) => sock.write('GET /healthz HTTP/1.0\r\n\r\n'));
   t.regex(old.text, /^HTTP\/1\.1 200 /);
 });
 

@@ -101,14 +101,14 @@ export function createServer(deps: Deps): restify.Server {
   if (deps.config.testHooks) testHooks.mount(server, api);
 
   // restify's own 404/405 bodies, in the contract's error shape. They go out through
-  // res.send so restify knows the response is answered (writing it any other way makes restify
-  // send its own body as well, which throws and brings the process down).
+  // res.sendRaw so restify knows the response is answered (writing it any other way makes
+  // restify send its own body as well, which throws and brings the process down).
   const answer = (code: 'NOT_FOUND' | 'METHOD_NOT_ALLOWED', message?: string) => (_req: restify.Request, res: restify.Response, _err: unknown, cb: () => void) => {
     const e = new ApiError(code, message);
     // Sent raw, as every other error is: restify's JSON formatter would send plain
     // `application/json`, without the charset.
-    res.header('content-type', 'application/json; charset=utf-8');
-    res.sendRaw(e.status, JSON.stringify(errorBody(e)));
+    const body = JSON.stringify(errorBody(e));
+    res.sendRaw(e.status, body, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) });
     cb();
   };
   server.on('NotFound', answer('NOT_FOUND', 'No such endpoint.'));

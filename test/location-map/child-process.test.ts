@@ -34,6 +34,7 @@ test('routing errors: unknown paths 404 NOT_FOUND, other methods 405 METHOD_NOT_
         const body = assertError(t, res, status, code);
         t.deepEqual(Object.keys(body).sort(), ['code', 'error'], `${method} ${p}`);
         t.is(res.header('content-type'), 'application/json; charset=utf-8', `${method} ${p}: as every other error`);
+        t.is(res.header('content-length'), String(res.raw.length), `${method} ${p}: its length`);
         const up = await stillServing(srv);
         t.true(up, `the server process died after ${method} ${p} (${srv.alive() ? 'not answering, still exiting' : `exit ${JSON.stringify(await srv.exited)}`}):\n${lastLines(srv.output())}`);
         if (!up) return;

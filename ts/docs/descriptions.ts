@@ -17,8 +17,8 @@ export const SUMMARY =
 
 /** When each error code is returned (the registry in errors.ts has the message it carries). */
 export const ERROR_CASES = {
-  INVALID_JSON: 'The request body is not valid JSON.',
-  INVALID_REQUEST: 'A field or query parameter is missing, of the wrong type, out of range, unknown, or breaks a rule between fields (`details` lists every failing field); or a map whose markers would cover more pixels than the work limit.',
+  INVALID_JSON: 'The request body is not valid JSON in UTF-8: bytes that are not UTF-8, or an escape that leaves half a surrogate pair ("\\ud800"), are refused too.',
+  INVALID_REQUEST: 'A field or query parameter is missing, of the wrong type, out of range, unknown, or breaks a rule between fields (`details` lists every failing field); a POST with a query string (its fields go in the JSON body); an HTTP/1.1 request without a Host header; or a map whose markers would cover more pixels than the work limit.',
   UNAUTHORIZED: 'No x-api-key header, or an unknown, malformed or revoked key.',
   INSUFFICIENT_CREDITS: "The key's balance is below the cost of the request; it is known before any work, so nothing is drawn, serialized or charged. A key with less than 1 credit is refused before the request's work is even counted: nothing costs less.",
   TRIAL_EXPIRED: `A trial key more than ${PLAN_RULES.trial.trialDays} days old.`,

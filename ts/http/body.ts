@@ -6,6 +6,15 @@ import { createGunzip, createInflate } from 'node:zlib';
 import { ApiError } from '../api/errors.ts';
 import { invalidRequest } from '../api/schemas.ts';
 
+/** A POST takes its fields in the body: a query string's (`?format=csv`) would be ignored
+ * while the answer it did not shape is charged. Called after the body is read and its format
+ * recorded for usage, as every other 400 of a charged endpoint is. */
+export function refuseQueryString(req: IncomingMessage): void {
+  if (!req.url?.includes('?')) return;
+  const query = [...new Set(new URL(req.url, 'http://host').searchParams.keys())];
+  if (query.length) throw invalidRequest('query', query.map((name) => ({ field: name.slice(0, 40), message: 'this endpoint takes its fields in the JSON body, not the query string' })));
+}
+
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const [type, ...params] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
   if (type !== 'application/json') throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
@@ -55,10 +64,6 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     }
     throw e;
   }
-  // A POST takes its fields in the body: a query string's (`?format=csv`) would be ignored
-  // while the answer it did not shape is charged.
-  const query = [...new Set(new URL(req.url ?? '/', 'http://host').searchParams.keys())];
-  if (query.length) throw invalidRequest('query', query.map((name) => ({ field: name.slice(0, 40), message: 'this endpoint takes its fields in the JSON body, not the query string' })));
   // JSON is UTF-8 (RFC 8259 §8.1): bytes that are not are refused, not read as U+FFFD (a name
   // would then match with the bad byte dropped). A leading byte order mark is skipped.
   let text: string;
@@ -85,7 +90,8 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Whether every string in a parsed JSON value, keys too, is whole UTF-16 text. A loop, not
- * recursion: 64 KiB of brackets nest 32,768 deep. */
+ * recursion (64 KiB of brackets nest 32,768 deep), and no spread of an array into arguments
+ * (a body of 16 MiB, the largest limit, holds millions of elements). */
 function wellFormed(value: unknown): boolean {
   const todo: unknown[] = [value];
   while (todo.length) {
@@ -93,7 +99,7 @@ function wellFormed(value: unknown): boolean {
     if (typeof v === 'string') {
       if (LONE_SURROGATE.test(v)) return false;
     } else if (Array.isArray(v)) {
-      todo.push(...v);
+      for (const x of v) todo.push(x);
     } else if (v !== null && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
         if (LONE_SURROGATE.test(k)) return false;

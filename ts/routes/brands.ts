@@ -102,12 +102,14 @@ export function handlers(deps: ApiDeps): Handlers {
   const searchBrands = jsonRoute(deps, (req): z.infer<typeof SearchResults> => {
     const q = parseQuery(SearchQuery, req);
     const store = deps.store.current;
-    const results = directoryOf(store).search(q.q, q.limit);
     const found = store.resolve(q.q);
     // The brand the text resolves to, where the brand field would take it, comes first: "Gap"
-    // is Gap Inc.'s ticker, whose primary brand is Old Navy, and the name of its brand Gap.
+    // is Gap Inc.'s ticker, whose primary brand is Old Navy, and the name of its brand Gap. It
+    // is looked for one place past the limit, where the ranking may have put it.
+    const results = directoryOf(store).search(q.q, q.limit + 1);
     const at = found ? results.findIndex((r) => r.brand === found.name) : -1;
     if (at > 0) results.unshift(...results.splice(at, 1));
+    results.length = Math.min(results.length, q.limit);
     // A name the directory does not contain but resolution knows (a misspelling, a local
     // name): offered as an exact match.
     if (results.length < q.limit) {

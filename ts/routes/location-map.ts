@@ -6,7 +6,7 @@ import type { Request } from 'restify';
 import { legendHeader } from '../api/headers.ts';
 import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runInline, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
-import { readJsonBody } from '../http/body.ts';
+import { readJsonBody, refuseQueryString } from '../http/body.ts';
 import { invalidRequest, LocationMapRequest, parseBody, type LocationMapRequest as Req } from '../api/schemas.ts';
 import { poolCount, query, querySync, render, type QueryRequest, type RefusalReason, type RenderRequest } from '../native.ts';
 import { resolveName, suggestionsFor } from '../services/directory.ts';
@@ -74,6 +74,7 @@ async function locationMap(req: Request, deps: ApiDeps, ctx: WorkContext): Promi
   const raw = await readJsonBody(req, deps.config.maxBodyBytes);
   // The format is recorded in usage even when the rest of the body is invalid.
   ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format, FORMATS));
+  refuseQueryString(req);
   const r = parseBody(LocationMapRequest, raw);
   const format = r.format as Format;
   ctx.recordFormat(format);

@@ -4,7 +4,7 @@
 import type { Request } from 'restify';
 import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
-import { readJsonBody } from '../http/body.ts';
+import { readJsonBody, refuseQueryString } from '../http/body.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { NearbyRequest, parseBody } from '../api/schemas.ts';
 import { DATA_FORMATS, nearby, type DataFormat } from '../native.ts';
@@ -25,6 +25,7 @@ export function handlers(deps: ApiDeps): Handlers {
 async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
   const raw = await readJsonBody(req, deps.config.maxBodyBytes);
   ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format, DATA_FORMATS));
+  refuseQueryString(req);
   const r = parseBody(NearbyRequest, raw);
   const format = r.format;
   ctx.recordFormat(format);

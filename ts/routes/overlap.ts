@@ -5,7 +5,7 @@ import type { Request } from 'restify';
 import { legendHeader } from '../api/headers.ts';
 import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
-import { readJsonBody } from '../http/body.ts';
+import { readJsonBody, refuseQueryString } from '../http/body.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { invalidRequest, OVERLAP_MAP_FIELDS, OverlapRequest, parseBody } from '../api/schemas.ts';
 import { overlap, renderOverlap, type RenderResponse } from '../native.ts';
@@ -24,6 +24,7 @@ export function handlers(deps: ApiDeps): Handlers {
 async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
   const raw = await readJsonBody(req, deps.config.maxBodyBytes);
   ctx.recordFormat(usageFormat((raw as { format?: unknown } | null)?.format, FORMATS));
+  refuseQueryString(req);
   const r = parseBody(OverlapRequest, raw);
   const format = r.format as Format;
   ctx.recordFormat(format);

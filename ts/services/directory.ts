@@ -116,8 +116,8 @@ export function suggestionsFor(store: Store, name: string): { brand: string; loc
 }
 
 /** What one name of a request resolves to. In a `tickers` field a ticker is read as one first
- * (GAP is Gap Inc.'s primary brand, Old Navy, where the brand field reads "GAP" as the name of
- * its brand Gap); a name there still resolves as in the brand field. */
+ * (GAP names Gap Inc.'s primary brand, Old Navy, where the brand field reads "GAP" as the name
+ * of its brand Gap); a name there still resolves as in the brand field. */
 export function resolveName(store: Store, name: string, tickers = false): Resolved | null {
   return (tickers ? store.resolveTicker(name) : null) ?? store.resolve(name);
 }

@@ -139,7 +139,7 @@ export class KeyStore {
     if (done) return this.get(id);
     const key = await this.get(id);
     // A revoked key is never charged again: credits added to it could not be spent.
-    if (key?.revokedAt) throw new RangeError(`key ${id} is revoked: credits added to it could never be spent`);
+    if (key && key.revokedAt !== null) throw new RangeError(`key ${id} is revoked: credits added to it could never be spent`);
     if (key) throw new RangeError(`a balance of ${key.credits} + ${credits} would pass the most a key may hold (${MAX_BALANCE})`);
     return null;
   }
