@@ -10,7 +10,8 @@
    reduced schema breaks the full one too.
 
 2. Rules JSON Schema cannot state. A few requests match the schema and are still refused with
-   400 INVALID_REQUEST, as the documentation says: `bounds` with south not below north, a `city`
+   400 INVALID_REQUEST, as the documentation says: `bounds` with south not below north or with
+   west and east on one meridian, a `city`
    the gazetteer does not know for a radius search, a focus map of a country (or US state) the
    map has no shape for, a usage window that is reversed or longer than 366 days, a change-feed
    `radius_km` without `city` (query parameters cannot state a rule between two of them), a
@@ -38,6 +39,7 @@ FULL_BODY = {}
 # above: the `details` of a failing field (zod rules), or the whole message (checks in the addon).
 DOCUMENTED_DETAILS = {
     ("bounds", "south must be below north"),
+    ("bounds", "west and east must be different meridians (-180 to 180 for the whole world)"),
     ("from", "from must not be after to"),
     ("radius_km", "radius_km requires city"),
     ("brands", "two of the names are one company"),
