@@ -379,6 +379,25 @@ test('cities.csv: admin1 is the ISO 3166-2 subdivision code (without the country
     ['Bogotá', 'CO', 'DC'],
     ['Buenos Aires', 'AR', 'C'],
     ['Caracas', 'VE', 'A'],
+    // Capitals and regions that shared a neighbour's code: Nairobi (Kiambu's 13), Bamako
+    // (Koulikoro's 2), Asunción (Presidente Hayes' 15), Ulaanbaatar (Töv's 047), Dushanbe,
+    // Sevastopol (Crimea's 43), Tatabánya (Fejér's FE), Tampere (Tavastia Proper's 06),
+    // Tucupita (Bolívar's F); and their neighbours keep theirs.
+    ['Nairobi', 'KE', '30'],
+    // (GeoNames files Thika under Nairobi's unit, so it is 30 too, though in Kiambu County.)
+    ['Kiambu', 'KE', '13'],
+    ['Bamako', 'ML', 'BKO'],
+    ['Asunción', 'PY', 'ASU'],
+    ['Ulan Bator', 'MN', '1'],
+    ['Dushanbe', 'TJ', 'DU'],
+    ['Sevastopol', 'UA', '40'],
+    ['Simferopol', 'UA', '43'],
+    ['Tatabánya', 'HU', 'KE'],
+    ['Székesfehérvár', 'HU', 'FE'],
+    ['Tampere', 'FI', '11'],
+    ['Hämeenlinna', 'FI', '06'],
+    ['Tucupita', 'VE', 'Y'],
+    ['Ciudad Guayana', 'VE', 'F'],
     ['São Paulo', 'BR', 'SP'],
     ['Zürich', 'CH', 'ZH'],
     ['Amsterdam', 'NL', 'NH'],
@@ -406,6 +425,10 @@ test('subdivisions.csv: country, code and English name of every subdivision, sor
   t.deepEqual(rows.find((r) => r.country === 'AU' && r.code === 'NSW'), { country: 'AU', code: 'NSW', name: 'New South Wales' });
   t.deepEqual(rows.find((r) => r.country === 'MX' && r.code === 'CMX'), { country: 'MX', code: 'CMX', name: 'Ciudad de México' });
   t.falsy(rows.find((r) => r.country === 'MX' && r.code === 'CDMX'), 'the database code ISO replaced is gone');
+  // Subdivisions the database lacks, which cities.csv's rows now carry.
+  t.deepEqual(rows.find((r) => r.country === 'UA' && r.code === '40'), { country: 'UA', code: '40', name: 'Sevastopol' });
+  t.deepEqual(rows.find((r) => r.country === 'PY' && r.code === 'ASU'), { country: 'PY', code: 'ASU', name: 'Asunción' });
+  t.deepEqual(rows.find((r) => r.country === 'KE' && r.code === '30'), { country: 'KE', code: '30', name: 'Nairobi City' });
   const keys = rows.map((r) => `${r.country}${r.code}`);
   t.deepEqual(keys, [...keys].sort());
 });

@@ -31,9 +31,10 @@ const require = createRequire(import.meta.url);
  * was written by another version is written again (2: brands carry `osm_count`; 3: the
  * countries' market regions, `regions.csv`; 4: subdivision codes mended where the vote named a
  * neighbour, `UNIT_CORRECTIONS`; 5: the big lakes, `lakes.geojson`, which the maps draw as water;
- * 6: lakes down to 300 km², Lake Constance and Lake Garda among them).
+ * 6: lakes down to 300 km², Lake Constance and Lake Garda among them; 7: capitals the vote
+ * filed under their neighbours, Nairobi, Bamako, Asunción and others, `UNIT_CORRECTIONS`).
  */
-export const REFERENCE_FORMAT = 6;
+export const REFERENCE_FORMAT = 7;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -253,9 +254,12 @@ const ISO_3166_2_CORRECTIONS: ReadonlyMap<string, string> = new Map([
 /**
  * GeoNames units the vote gets wrong, to their ISO 3166-2 code: the database has no cities in
  * them, or files them under a province, so their cities voted for a neighbour's code (Gijón and
- * Oviedo were Galicia's, Bogotá Cundinamarca's, the city of Buenos Aires its province's) or a
- * province's (all of Castile and León was León). Each code is the ISO 3166-2 list's; these
- * were the units of a million people or more sharing a neighbour's code, checked by hand.
+ * Oviedo were Galicia's, Bogotá Cundinamarca's, the city of Buenos Aires its province's, Nairobi
+ * Kiambu's, Bamako Koulikoro's) or a province's (all of Castile and León was León). Each code is
+ * the ISO 3166-2 list's; these are the units sharing a neighbour's code whose cities hold a
+ * million people or more, and the capitals and cities of a few hundred thousand among the rest
+ * (the others, small units of Nepal, Kenya, Botswana and the like, keep the vote's code). Metro
+ * Lima keeps Lima's: "Lima" then finds the city, where LMA would leave it out.
  */
 const UNIT_CORRECTIONS: ReadonlyMap<string, string> = new Map([
   ['ES.34', 'AS'], // Asturias
@@ -263,7 +267,26 @@ const UNIT_CORRECTIONS: ReadonlyMap<string, string> = new Map([
   ['CO.34', 'DC'], // Bogotá, Distrito Capital
   ['AR.07', 'C'], // Ciudad Autónoma de Buenos Aires
   ['VE.25', 'A'], // Distrito Capital
+  ['KE.05', '30'], // Nairobi City (was Kiambu's 13; GeoNames files Thika, in Kiambu, here too)
+  ['ML.01', 'BKO'], // Bamako (was Koulikoro's 2)
+  ['PY.22', 'ASU'], // Asunción (was Presidente Hayes' 15)
+  ['MN.20', '1'], // Ulaanbaatar (was Töv's 047)
+  ['TJ.04', 'DU'], // Dushanbe (was the districts of Republican Subordination's RA)
+  ['UA.20', '40'], // Sevastopol (was Crimea's 43)
+  ['HU.12', 'KE'], // Komárom-Esztergom (was Fejér's FE)
+  ['FI.06', '11'], // Pirkanmaa, Tampere's region (was Tavastia Proper's 06)
+  ['VE.09', 'Y'], // Delta Amacuro (was Bolívar's F)
 ]);
+
+/** ISO 3166-2 subdivisions the database's state list lacks, [country, code, English name]:
+ * the ones `UNIT_CORRECTIONS` gives rows, so that the `state` filter knows their names too. */
+const MISSING_SUBDIVISIONS: readonly [string, string, string][] = [
+  ['HU', 'KE', 'Komárom-Esztergom County'],
+  ['MN', '1', 'Ulaanbaatar'],
+  ['PY', 'ASU', 'Asunción'],
+  ['TJ', 'DU', 'Dushanbe'],
+  ['UA', '40', 'Sevastopol'],
+];
 
 function isoCode(country: string, code: string): string {
   return ISO_3166_2_CORRECTIONS.get(`${country}.${code}`) ?? code;
@@ -319,9 +342,12 @@ function haversineKm(lat1: number, lng1: number, lat2: number, lng2: number): nu
  * for the `state` filter's names. */
 async function writeSubdivisions(outDir: string): Promise<number> {
   type State = { name: string; isoCode: string; countryCode: string };
-  const states = (require('country-state-city/lib/assets/state.json') as State[])
+  const known = (require('country-state-city/lib/assets/state.json') as State[])
     .filter((s) => s.isoCode && s.countryCode)
-    .map((s) => ({ ...s, isoCode: isoCode(s.countryCode, s.isoCode) }))
+    .map((s) => ({ ...s, isoCode: isoCode(s.countryCode, s.isoCode) }));
+  // Added only while the database lacks them (a newer release may list them itself).
+  const added = MISSING_SUBDIVISIONS.filter(([country, code]) => !known.some((s) => s.countryCode === country && s.isoCode === code));
+  const states = [...known, ...added.map(([countryCode, isoCode, name]) => ({ countryCode, isoCode, name }))]
     .sort((a, b) => (a.countryCode + a.isoCode < b.countryCode + b.isoCode ? -1 : a.countryCode + a.isoCode > b.countryCode + b.isoCode ? 1 : 0));
   const rows = states.map((s) => csvLine([s.countryCode, s.isoCode, s.name]));
   await writeFile(path.join(outDir, 'subdivisions.csv'), csvLine(['country', 'code', 'name']) + rows.join(''));
