@@ -3,10 +3,10 @@
 // import read (region included) and opens the ledger before it swaps anything, stopping a
 // command stops the pipeline under it, and bad values (empty numbers, impossible dates, empty
 // paths, key names with control characters, balances past 2^53) stop with a message naming them.
-import test from 'ava';
-import { spawn } from 'node:child_process';
+import test, { type ExecutionContext } from 'ava';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AS_OF, CLI, describe, FIXTURE_IMPORT_ARGS, runCli, tempDataDir } from './helpers/cli.ts';
 import { testDataDir } from './helpers/dataset.ts';
@@ -102,9 +102,25 @@ test('data refresh opens the ledger before it replaces the snapshot', async (t) 
   t.is(sha(path.join(dir, 'snapshot.smap')), before, 'the snapshot is the one before');
 });
 
-test('stopping a build stops the pipeline under it: nothing runs on, nothing is replaced', async (t) => {
+/** Processes whose command line names `dir`. */
+function processesOf(dir: string): string[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir);
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** `storemap data build` into a new folder, once its pipeline says it is running; `err()` is
+ * everything written to its stderr so far (the pipeline's too). */
+async function runningBuild(t: ExecutionContext): Promise<{ dir: string; child: ChildProcessWithoutNullStreams; err: () => string }> {
   const dir = await tempDataDir(t, { reference: true });
-  const child = spawn(process.execPath, [CLI, 'data', 'build', '--scale', '0.05', '--seed', '12', '--as-of', AS_OF], { cwd: ROOT, env: { ...process.env, STOREMAP_DATA_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'data', 'build', '--scale', '0.05', '--seed', '12', '--as-of', AS_OF], { cwd: ROOT, env: { ...process.env, STOREMAP_DATA_DIR: dir } });
+  child.stdin.end();
   let err = '';
   // The gate: the pipeline's first phase line says it is running.
   await new Promise<void>((resolve, reject) => {
@@ -114,22 +130,45 @@ test('stopping a build stops the pipeline under it: nothing runs on, nothing is 
     });
     child.on('exit', () => reject(new Error(`the build ended before it was stopped:\n${err}`)));
   });
+  return { dir, child, err: () => err };
+}
+
+test('stopping a build stops the pipeline under it: nothing runs on, nothing is replaced', async (t) => {
+  const { dir, child, err } = await runningBuild(t);
   child.kill('SIGTERM');
   const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
   t.not(code, 0);
-  t.regex(err, /stopped by SIGTERM/);
-  // No process is left with the data folder on its command line.
-  const left = readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir);
-      } catch {
-        return false;
-      }
-    });
-  t.deepEqual(left, []);
+  t.regex(err(), /stopped by SIGTERM/);
+  t.deepEqual(processesOf(dir), [], 'no process is left with the data folder on its command line');
   t.false(existsSync(path.join(dir, 'snapshot.smap')));
+});
+
+test('a command killed with -9 takes its pipeline with it: it does not run on to replace the snapshot', async (t) => {
+  const { dir, child, err } = await runningBuild(t);
+  t.is(processesOf(dir).filter((p) => Number(p) !== child.pid).length, 1, 'one pipeline process runs under the command');
+  child.kill('SIGKILL');
+  // The pipeline's stderr is the command's, still read here: it says why it stopped, then ends.
+  await new Promise<void>((resolve) => child.stderr.on('end', resolve));
+  t.regex(err(), /the command that started it has stopped; stopping too/);
+  t.deepEqual(processesOf(dir), [], 'no process is left with the data folder on its command line');
+  t.false(existsSync(path.join(dir, 'snapshot.smap')), 'nothing replaced');
+});
+
+test('serve builds the synthetic world only into a new folder: one that kept a dataset\'s records but lost its snapshot is refused, and keeps them', async (t) => {
+  for (const kept of ['import.json', 'snapshot.prev.smap', 'history']) {
+    const dir = await tempDataDir(t, { reference: true });
+    const file = path.join(dir, kept);
+    if (kept === 'history') mkdirSync(file);
+    else writeFileSync(file, kept === 'import.json' ? '{"osm":"/srv/osm/planet.osm.pbf","countries":[]}\n' : 'a snapshot');
+    const before = readdirSync(dir).sort();
+    // PORT 0: were it served, it would listen anywhere free, and the test would time out.
+    const r = await runCli(['serve'], { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db'), PORT: '0' }, 60_000);
+    t.is(r.code, 1, `${kept}: ${describe(r)}`);
+    t.regex(r.stderr, new RegExp(`has no snapshot\\.smap but holds a dataset's records \\(${kept.replace('.', '\\.')}\\)`), kept);
+    if (kept === 'snapshot.prev.smap') t.regex(r.stderr, /storemap data rollback/);
+    t.notRegex(r.stderr, /building the synthetic default/, kept);
+    t.deepEqual(readdirSync(dir).sort(), before, `${kept}: nothing written, nothing removed`);
+  }
 });
 
 test('bad values stop the command with a message naming them', async (t) => {

@@ -44,6 +44,16 @@ function number(min: number, max: number) {
 async function ensureDataset(config: Config): Promise<string> {
   const snap = snapshotPath(config.dataDir);
   if (!existsSync(snap)) {
+    // Only into a new folder: one that kept a dataset's records lost its snapshot (or is a
+    // volume not mounted yet over a folder that was), and a made-up world served from it would
+    // pass for that dataset, its import record dropped.
+    const records = [IMPORT_RECORD, DATA_DEFAULTS.previousSnapshotFile, DATA_DEFAULTS.historyDir].filter((f) => existsSync(path.join(config.dataDir, f)));
+    if (records.length) {
+      const prev = records.includes(DATA_DEFAULTS.previousSnapshotFile) ? ' `storemap data rollback` puts the previous snapshot back;' : '';
+      throw new Error(
+        `${config.dataDir} has no ${SNAPSHOT_FILE} but holds a dataset's records (${records.join(', ')}): not a first start, so no synthetic world is built into it. If it is a volume, mount it;${prev} or import again (\`storemap data import …\`, \`storemap data refresh\`), or start on an empty folder.`,
+      );
+    }
     console.error(`No dataset in ${config.dataDir}: building the synthetic default (scale ${config.defaultScale}); this takes a few seconds.`);
     await buildDataset({
       dataDir: config.dataDir,

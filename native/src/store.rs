@@ -346,6 +346,8 @@ pub struct DataDefaults {
     pub snapshot_file: String,
     /// The snapshot a build replaced, kept for rollback.
     pub previous_snapshot_file: String,
+    /// The folder of past snapshots' ids and departures a build keeps (the change feed's).
+    pub history_dir: String,
     /// The snapshot format this build writes, and the oldest it still reads.
     pub snapshot_format: u32,
     pub oldest_snapshot_format: u32,
@@ -374,6 +376,7 @@ pub fn data_defaults() -> DataDefaults {
         confidence_floor: storemap_core::CONFIDENCE_FLOOR.to_string().parse().unwrap_or(storemap_core::CONFIDENCE_FLOOR as f64),
         snapshot_file: storemap_core::SNAPSHOT_FILE.into(),
         previous_snapshot_file: storemap_core::PREVIOUS_SNAPSHOT_FILE.into(),
+        history_dir: storemap_core::HISTORY_DIR.into(),
         snapshot_format: storemap_core::FORMAT_VERSION,
         oldest_snapshot_format: storemap_core::OLDEST_READABLE,
         csv_columns: storemap_core::CSV_HEADER.trim_end().split(',').map(String::from).collect(),

@@ -58,7 +58,11 @@ function run(args: string[], quiet = false): Promise<unknown> {
     return Promise.reject(new Error(`${INGEST_BIN} is missing: run \`npm install\` (it builds the pipeline)`));
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(INGEST_BIN, args, { stdio: ['ignore', 'pipe', quiet ? 'pipe' : 'inherit'] });
+    // stdin is a pipe this process never writes to and the pipeline watches: when this
+    // process is gone, killed in a way no handler sees (-9), the pipeline reads its end and
+    // stops (STOREMAP_STOP_WITH_PARENT, crates/ingest/src/main.rs).
+    const child = spawn(INGEST_BIN, args, { stdio: ['pipe', 'pipe', quiet ? 'pipe' : 'inherit'], env: { ...process.env, STOREMAP_STOP_WITH_PARENT: '1' } });
+    child.stdin?.on('error', () => {});
     running.add(child);
     forwardSignals();
     let out = '';

@@ -353,8 +353,43 @@ mod erased {
     }
 }
 
+/// Set by the `storemap` CLI (`ts/data/ingest.ts`), which holds this process's stdin open and
+/// never writes to it: when the CLI is gone, whatever stopped it (`kill -9`, the OOM killer, a
+/// service manager killing the main process only), stdin reads end of file and the pipeline
+/// stops too, instead of running on to replace the snapshot behind a command that no longer
+/// records it. Not set, stdin is not watched (run by hand, stdin may be a terminal or empty).
+const STOP_WITH_PARENT: &str = "STOREMAP_STOP_WITH_PARENT";
+
+fn stop_with_parent() {
+    if std::env::var_os(STOP_WITH_PARENT).is_none() {
+        return;
+    }
+    let watch = || {
+        use std::io::{Read, Write};
+        let mut stdin = std::io::stdin();
+        let mut buf = [0u8; 64];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        // Not eprintln!: stderr may be a pipe nobody reads any more, and a failed write must not
+        // stop this thread short of the exit.
+        let _ = writeln!(std::io::stderr(), "storemap-ingest: the command that started it has stopped; stopping too");
+        std::process::exit(1);
+    };
+    if let Err(e) = std::thread::Builder::new().name("parent watch".into()).spawn(watch) {
+        eprintln!("storemap-ingest: cannot watch the command that started it: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    stop_with_parent();
     // Refused before any work, rather than read as the default by the first parallel step.
     if let Err(e) = storemap_ingest::parallel::threads_setting() {
         eprintln!("storemap-ingest: {e}");

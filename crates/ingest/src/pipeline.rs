@@ -945,6 +945,7 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
         stats.clusters += m.stats.clusters;
         stats.linked_by_record_id += m.stats.linked_by_record_id;
         stats.countries_backfilled += m.stats.countries_backfilled;
+        stats.duplicate_source_ids += m.stats.duplicate_source_ids;
     }
     let path = opts.data_dir.join(SNAPSHOT_FILE);
     let previous = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, fp.synthetic).as_ref().map(PreviousIds::from_snapshot)))?;
@@ -1100,6 +1101,13 @@ pub fn rollback(data_dir: &Path) -> Result<(PathBuf, PathBuf)> {
     if !previous.exists() {
         return Err(IngestError::Invalid(format!("no previous snapshot to roll back to: {} does not exist (a build or import keeps one)", previous.display())));
     }
+    // Checked before anything moves (its sections and checksum, as a server's load does
+    // first): a damaged file swapped in would stop the next server start, while the one
+    // serving now kept the old snapshot and said nothing.
+    if !previous.is_file() {
+        return Err(IngestError::Invalid(format!("{}: not a snapshot file; nothing rolled back", previous.display())));
+    }
+    storemap_core::Snapshot::read_meta(&previous).map_err(|e| IngestError::Invalid(format!("{e}; nothing rolled back")))?;
     let aside = data_dir.join(format!("{SNAPSHOT_FILE}.rollback"));
     let io = |p: &Path, e: std::io::Error| IngestError::io(p.display(), e);
     match std::fs::remove_file(&aside) {
@@ -1181,25 +1189,67 @@ mod tests {
         assert_eq!(RELEASED.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
+    /// A snapshot file of no rows whose version is `version`.
+    fn snapshot_named(path: &std::path::Path, version: &str) {
+        let meta = storemap_core::SnapshotMeta { snapshot_version: version.into(), ..Default::default() };
+        storemap_core::SnapshotBuilder::new(meta, Vec::new(), Vec::new(), Vec::new()).write(path).unwrap();
+    }
+
+    fn version_of(path: &std::path::Path) -> String {
+        storemap_core::Snapshot::read_meta(path).unwrap().snapshot_version
+    }
+
+    /// A data folder `name` with a current and a previous snapshot: the folder and the two paths.
+    fn two_snapshots(name: &str) -> (crate::test_dir::TestDir, std::path::PathBuf, std::path::PathBuf) {
+        let dir = crate::test_dir::TestDir::new(name);
+        let (current, previous) = (dir.join(super::SNAPSHOT_FILE), dir.join(super::PREVIOUS_SNAPSHOT_FILE));
+        snapshot_named(&current, "current");
+        snapshot_named(&previous, "previous");
+        (dir, current, previous)
+    }
+
     #[test]
     fn a_rollback_swaps_the_two_snapshots_and_waits_for_no_writer() {
-        let dir = crate::test_dir::TestDir::new("rollback-lock");
-        std::fs::write(dir.join(super::SNAPSHOT_FILE), "current").unwrap();
-        std::fs::write(dir.join(super::PREVIOUS_SNAPSHOT_FILE), "previous").unwrap();
+        let (dir, current, previous) = two_snapshots("rollback-lock");
         // While a build holds the folder, a rollback is refused and moves nothing.
         let writer = crate::folder_lock::FolderLock::acquire(&dir).unwrap();
         let refused = super::rollback(&dir).unwrap_err().to_string();
         assert!(refused.contains("another build, import or merge is writing"), "{refused}");
-        assert_eq!(std::fs::read_to_string(dir.join(super::SNAPSHOT_FILE)).unwrap(), "current");
+        assert_eq!(version_of(&current), "current");
         drop(writer);
         super::rollback(&dir).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.join(super::SNAPSHOT_FILE)).unwrap(), "previous");
-        assert_eq!(std::fs::read_to_string(dir.join(super::PREVIOUS_SNAPSHOT_FILE)).unwrap(), "current");
+        assert_eq!((version_of(&current), version_of(&previous)), ("previous".into(), "current".into()));
         // Twice is undone.
         super::rollback(&dir).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.join(super::SNAPSHOT_FILE)).unwrap(), "current");
+        assert_eq!(version_of(&current), "current");
         // Nothing to roll back to.
-        std::fs::remove_file(dir.join(super::PREVIOUS_SNAPSHOT_FILE)).unwrap();
+        std::fs::remove_file(&previous).unwrap();
         assert!(super::rollback(&dir).unwrap_err().to_string().starts_with("no previous snapshot to roll back to"));
+    }
+
+    /// A previous snapshot cut short, or changed, or a folder in its place: refused, naming it,
+    /// with both files where they were and nothing left beside them.
+    #[test]
+    fn a_rollback_to_a_damaged_snapshot_is_refused_and_moves_nothing() {
+        let (dir, current, previous) = two_snapshots("rollback-damaged");
+        let whole = std::fs::read(&previous).unwrap();
+        let mut flipped = whole.clone();
+        flipped[whole.len() / 2] ^= 0x20;
+        for (what, bytes) in [("cut short", whole[..whole.len() - 9].to_vec()), ("one byte changed", flipped)] {
+            std::fs::write(&previous, &bytes).unwrap();
+            let refused = super::rollback(&dir).unwrap_err().to_string();
+            assert!(refused.contains(&previous.display().to_string()) && refused.ends_with("nothing rolled back"), "{what}: {refused}");
+            assert_eq!(version_of(&current), "current", "{what}");
+            assert_eq!(std::fs::read(&previous).unwrap(), bytes, "{what}");
+        }
+        std::fs::remove_file(&previous).unwrap();
+        std::fs::create_dir(&previous).unwrap();
+        let refused = super::rollback(&dir).unwrap_err().to_string();
+        assert!(refused.contains("not a snapshot file"), "{refused}");
+        // (The folder's lock file aside.)
+        let mut left: Vec<_> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| !n.starts_with('.')).collect();
+        left.sort();
+        assert_eq!(left, [super::PREVIOUS_SNAPSHOT_FILE, super::SNAPSHOT_FILE]);
     }
 }

@@ -63,6 +63,12 @@ pub struct ReconcileStats {
     /// Rows that kept a previous row's id through a shared source id, and through its place.
     pub ids_kept_by_source_id: u64,
     pub ids_kept_by_place: u64,
+    /// Source rows dropped as a second copy of one record: the same source and id within a
+    /// brand (a file imported twice, a spider listing a store twice, a release's part left
+    /// beside its replacement). OpenStreetMap's are skipped at its import already
+    /// (`duplicate_id`); the places files and AllThePlaces carry ids only this step compares.
+    #[serde(default)]
+    pub duplicate_source_ids: u64,
 }
 
 pub struct Reconciler<'a> {
@@ -301,7 +307,7 @@ impl Reconciler<'_> {
                 let bucket = buckets.lock().unwrap_or_else(|e| e.into_inner()).take_brand(b as usize);
                 let rows: Vec<BucketRow> = bucket.iter().collect();
                 let idx: Vec<usize> = (0..rows.len()).collect();
-                let (clusters, linked) = self.cluster_brand(b, &idx, &rows);
+                let (clusters, linked, duplicates) = self.cluster_brand(b, &idx, &rows);
                 let n = clusters.len() as u64;
                 let mut backfilled = 0;
                 let mut built: Vec<RowBuilder> = clusters
@@ -322,9 +328,10 @@ impl Reconciler<'_> {
                     }
                     None => (0, 0),
                 };
-                (pack(built), backfilled, linked, n, kept)
+                (pack(built), backfilled, linked, n, kept, duplicates)
             },
-            |(packed, backfilled, linked, n, kept)| {
+            |(packed, backfilled, linked, n, kept, duplicates)| {
+                stats.duplicate_source_ids += duplicates;
                 stats.linked_by_record_id += linked;
                 stats.clusters += n;
                 stats.ids_kept_by_source_id += kept.0;
@@ -337,16 +344,22 @@ impl Reconciler<'_> {
         stats
     }
 
-    fn cluster_brand(&self, brand: u32, idx: &[usize], rows: &[BucketRow]) -> (Vec<Cluster>, u64) {
+    /// The brand's clusters, the rows linked by record id, and the second copies dropped.
+    fn cluster_brand(&self, brand: u32, idx: &[usize], rows: &[BucketRow]) -> (Vec<Cluster>, u64, u64) {
         // Rows that name their origin by record id go last, so the row they point at (ATP or
-        // Foursquare, whatever its anchor rank) already has its cluster when they arrive.
+        // Foursquare, whatever its anchor rank) already has its cluster when they arrive. The
+        // source last, so two copies of one record sit side by side, and the first (in the
+        // order the rows came) is the one kept.
         let mut order: Vec<usize> = idx.to_vec();
         order.sort_by(|&a, &b| {
             let (ra, rb) = (&rows[a], &rows[b]);
-            (ra.has_derived(), anchor_rank(ra.source), ra.source_id()).cmp(&(rb.has_derived(), anchor_rank(rb.source), rb.source_id()))
+            (ra.has_derived(), anchor_rank(ra.source), ra.source_id(), ra.source).cmp(&(rb.has_derived(), anchor_rank(rb.source), rb.source_id(), rb.source))
         });
+        let before = order.len();
+        order.dedup_by(|a, b| rows[*a].source == rows[*b].source && rows[*a].source_id() == rows[*b].source_id());
+        let duplicates = (before - order.len()) as u64;
         if !self.multi_source {
-            return (order.into_iter().map(|i| Cluster { brand, members: vec![i], order: SourceType::ALL }).collect(), 0);
+            return (order.into_iter().map(|i| Cluster { brand, members: vec![i], order: SourceType::ALL }).collect(), 0, duplicates);
         }
         // Ids that Overture's `sources[].record_id` may point at, as positions in `order`.
         let mut by_record: HashMap<(SourceType, &str), u32> = HashMap::new();
@@ -375,7 +388,7 @@ impl Reconciler<'_> {
         // source that sees most of the brand there leads the merge, so no source is primary
         // everywhere. Ties go to the more precise source.
         let mut seen: HashMap<&str, [u32; 4]> = HashMap::new();
-        for &i in idx {
+        for &i in &order {
             let r = &rows[i];
             seen.entry(r.country().unwrap_or("")).or_default()[r.source as usize] += 1;
         }
@@ -386,7 +399,7 @@ impl Reconciler<'_> {
             order.sort_by_key(|s| (std::cmp::Reverse(counts[*s as usize]), anchor_rank(*s)));
             c.order = order;
         }
-        (clusters, linked)
+        (clusters, linked, duplicates)
     }
 
     /// One reconciled row from a cluster. Returns whether the country came from the shapes.

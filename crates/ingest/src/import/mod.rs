@@ -69,24 +69,40 @@ pub use overture::{import_overture, import_overture_into};
 
 /// A file, or every file with one of `exts` below a folder, subfolders included (Overture's
 /// release is a hive-partitioned tree, `theme=places/type=place/*.parquet`), sorted so imports
-/// are repeatable. Hidden files and partial downloads (`.part`) are not inputs.
+/// are repeatable. Hidden files and partial downloads (`.part`) are not inputs. Links are
+/// followed, but a folder or a file reached twice is read once: a link back up the tree would
+/// otherwise be walked without end, and a file linked beside itself imported twice.
 pub(crate) fn input_files(path: &Path, exts: &[&str]) -> Result<Vec<PathBuf>> {
     let meta = std::fs::metadata(path).map_err(|e| IngestError::io(path.display(), e))?;
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
+    let real = |p: &Path| std::fs::canonicalize(p).map_err(|e| IngestError::io(p.display(), e));
+    let mut seen = std::collections::HashSet::new();
     let mut files = Vec::new();
     let mut dirs = vec![path.to_path_buf()];
+    seen.insert(real(path)?);
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).map_err(|e| IngestError::io(dir.display(), e))? {
-            let p = entry.map_err(|e| IngestError::io(dir.display(), e))?.path();
-            let Some(name) = p.file_name().and_then(|n| n.to_str()) else { continue };
+        // In name order, so which of two paths to one file is read does not depend on the disk.
+        let mut entries = std::fs::read_dir(&dir)
+            .and_then(|d| d.map(|e| e.map(|e| e.path())).collect::<std::io::Result<Vec<_>>>())
+            .map_err(|e| IngestError::io(dir.display(), e))?;
+        entries.sort();
+        for p in entries {
+            // A name that is not UTF-8 is read too (it used to be passed over without a word);
+            // reports show it with U+FFFD in place of its bad bytes.
+            let Some(name) = p.file_name().map(|n| n.to_string_lossy()) else { continue };
             if name.starts_with('.') {
+                continue;
+            }
+            let wanted = p.is_dir() || exts.iter().any(|x| name.ends_with(x));
+            // A link whose target is gone is named by the read that fails on it, as before.
+            if !wanted || (p.exists() && !seen.insert(real(&p)?)) {
                 continue;
             }
             if p.is_dir() {
                 dirs.push(p);
-            } else if exts.iter().any(|x| name.ends_with(x)) {
+            } else {
                 files.push(p);
             }
         }
@@ -96,4 +112,29 @@ pub(crate) fn input_files(path: &Path, exts: &[&str]) -> Result<Vec<PathBuf>> {
         return Err(IngestError::file(path.display(), format!("no {} files in this folder", exts.join("/"))));
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::input_files;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::symlink;
+
+    /// Links back up the tree (to the folder itself, to its parent) and a file linked beside
+    /// itself: each folder and file is listed once, and the walk ends. A name that is not UTF-8
+    /// is listed too.
+    #[test]
+    fn a_folder_with_link_loops_lists_each_file_once() {
+        let dir = crate::test_dir::TestDir::new("input-files-loops");
+        std::fs::write(dir.join("a.geojsonseq"), "{}\n").unwrap();
+        symlink("a.geojsonseq", dir.join("b.geojsonseq")).unwrap();
+        symlink(".", dir.join("self")).unwrap();
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        symlink("..", dir.join("sub").join("back")).unwrap();
+        std::fs::write(dir.join("sub").join("c.geojsonseq"), "{}\n").unwrap();
+        let odd = dir.join(std::ffi::OsStr::from_bytes(b"bad\xff.geojsonseq"));
+        std::fs::write(&odd, "{}\n").unwrap();
+        let files = input_files(&dir, &[".geojsonseq"]).unwrap();
+        assert_eq!(files, vec![dir.join("a.geojsonseq"), odd, dir.join("sub").join("c.geojsonseq")]);
+    }
 }

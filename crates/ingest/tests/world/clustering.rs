@@ -97,6 +97,28 @@ fn two_stores_of_one_brand_in_one_source_stay_two() {
     assert_eq!(out.len(), 2, "{:?}", keys(&out));
 }
 
+/// A record given twice (a file imported twice, a spider listing a store twice): one row, as
+/// from one copy, and the second copy counted; the same id in another source is no copy.
+#[test]
+fn a_record_given_twice_is_one_sighting() {
+    let once = vec![at(SourceType::Atp, "a1", SBUX, 0.0, 0.0), at(SourceType::Overture, "ov-1", SBUX, 20.0, 0.0), at(SourceType::Fsq, "a1", SBUX, 500.0, 0.0)];
+    for multi_source in [true, false] {
+        let (single, stats) = reconcile(&once, multi_source);
+        assert_eq!(stats.duplicate_source_ids, 0);
+        let mut twice = once.clone();
+        twice.extend(once.iter().cloned());
+        // The copy of a1 moved, as a second listing would be: the first one is kept.
+        twice[3].lat += 0.0001;
+        let (out, stats) = reconcile(&twice, multi_source);
+        assert_eq!(stats.duplicate_source_ids, 3, "multi_source {multi_source}");
+        assert_eq!(keys(&out), keys(&single), "multi_source {multi_source}");
+        assert_eq!(
+            out.iter().map(|r| (r.lat, r.lng, r.confidence)).collect::<Vec<_>>(),
+            single.iter().map(|r| (r.lat, r.lng, r.confidence)).collect::<Vec<_>>()
+        );
+    }
+}
+
 #[test]
 fn an_80_m_chain_in_one_source_does_not_collapse() {
     let rows: Vec<SourceRow> = (0..5).map(|i| at(SourceType::Osm, &format!("n{i}"), SBUX, 80.0 * i as f64, 0.0)).collect();
