@@ -276,6 +276,8 @@ export interface DataDefaults {
   snapshotFile: string
   /** The snapshot a build replaced, kept for rollback. */
   previousSnapshotFile: string
+  /** The folder of past snapshots' ids and departures a build keeps (the change feed's). */
+  historyDir: string
   /** The snapshot format this build writes, and the oldest it still reads. */
   snapshotFormat: number
   oldestSnapshotFormat: number
