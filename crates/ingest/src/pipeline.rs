@@ -1131,7 +1131,20 @@ fn nothing_kept(path: &Path, imports: &[ImportReport]) -> IngestError {
     let why = if imports.is_empty() {
         "no source was read (every one given is disabled)".to_string()
     } else {
-        imports.iter().map(|r| format!("{} read {} rows, skipped {:?}", r.source, r.rows_read, r.skipped)).collect::<Vec<_>>().join("; ")
+        imports
+            .iter()
+            .map(|r| {
+                // Why: a source whose every file failed read no row at all, and its files'
+                // errors are the only reason (a spider cut short, a NaN where a number goes).
+                let failed = if r.files_failed > 0 {
+                    format!(", {} of {} files failed ({})", r.files_failed, r.files, r.errors.iter().take(3).cloned().collect::<Vec<_>>().join("; "))
+                } else {
+                    String::new()
+                };
+                format!("{} read {} rows, skipped {:?}{failed}", r.source, r.rows_read, r.skipped)
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
     };
     IngestError::Invalid(format!("the import kept no rows, so no snapshot was written and {} is unchanged: {why}", path.display()))
 }
@@ -1225,6 +1238,26 @@ mod tests {
         // Nothing to roll back to.
         std::fs::remove_file(&previous).unwrap();
         assert!(super::rollback(&dir).unwrap_err().to_string().starts_with("no previous snapshot to roll back to"));
+    }
+
+    /// An import that kept nothing because every file of a source failed says which files and
+    /// why, not only that it read no rows.
+    #[test]
+    fn nothing_kept_names_the_files_that_failed() {
+        let failed = crate::ImportReport {
+            source: "atp".into(),
+            files: 2,
+            files_failed: 2,
+            errors: vec![
+                "in/denner_ch.geojson: not a GeoJSON FeatureCollection, skipped: expected value at line 1 column 2072".into(),
+                "in/x.geojson: …".into(),
+            ],
+            ..Default::default()
+        };
+        let clean = crate::ImportReport { source: "osm".into(), files: 1, rows_read: 5, ..Default::default() };
+        let message = super::nothing_kept(std::path::Path::new("d/snapshot.smap"), &[failed, clean]).to_string();
+        assert!(message.contains("atp read 0 rows, skipped {}, 2 of 2 files failed (in/denner_ch.geojson: not a GeoJSON FeatureCollection"), "{message}");
+        assert!(message.contains("osm read 5 rows, skipped {}") && !message.contains("osm read 5 rows, skipped {}, "), "{message}");
     }
 
     /// A previous snapshot cut short, or changed, or a folder in its place: refused, naming it,

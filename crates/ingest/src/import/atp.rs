@@ -156,10 +156,21 @@ fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn F
     entries.sort();
     for (entry_name, i) in entries {
         let full = format!("{name}!{entry_name}");
-        let mut entry = zip.by_index(i).map_err(|e| IngestError::file(&full, e))?;
-        let mut bytes = Vec::with_capacity(entry.size().min(1 << 30) as usize);
-        std::io::Read::read_to_end(&mut entry, &mut bytes).map_err(|e| IngestError::io(&full, e))?;
-        spider_file(&full, &bytes, true, report, sink)?;
+        // A member damaged in the archive (its compressed bytes or their checksum) is one
+        // broken spider file, named and skipped as one that is not JSON is; the archive's own
+        // directory, read above, is what makes the whole file unreadable.
+        let read = zip.by_index(i).map_err(|e| e.to_string()).and_then(|mut entry| {
+            let mut bytes = Vec::with_capacity(entry.size().min(1 << 30) as usize);
+            std::io::Read::read_to_end(&mut entry, &mut bytes).map(|_| bytes).map_err(|e| e.to_string())
+        });
+        match read {
+            Ok(bytes) => spider_file(&full, &bytes, true, report, sink)?,
+            Err(e) => {
+                report.files += 1;
+                report.files_failed += 1;
+                report.note(format!("{full}: damaged in the zip, skipped: {e}"));
+            }
+        }
     }
     Ok(())
 }

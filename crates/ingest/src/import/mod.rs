@@ -75,6 +75,12 @@ pub use overture::{import_overture, import_overture_into};
 pub(crate) fn input_files(path: &Path, exts: &[&str]) -> Result<Vec<PathBuf>> {
     let meta = std::fs::metadata(path).map_err(|e| IngestError::io(path.display(), e))?;
     if meta.is_file() {
+        // A file named on its own is the whole input: empty, it is a download cut short, not
+        // a spider that found nothing (those are counted inside a folder or a zip), and an
+        // import of it would replace the snapshot with nothing from that source.
+        if meta.len() == 0 {
+            return Err(IngestError::file(path.display(), "is empty (0 bytes): a download that did not finish? Fetch it again"));
+        }
         return Ok(vec![path.to_path_buf()]);
     }
     let real = |p: &Path| std::fs::canonicalize(p).map_err(|e| IngestError::io(p.display(), e));
@@ -136,5 +142,17 @@ mod tests {
         std::fs::write(&odd, "{}\n").unwrap();
         let files = input_files(&dir, &[".geojsonseq"]).unwrap();
         assert_eq!(files, vec![dir.join("a.geojsonseq"), odd, dir.join("sub").join("c.geojsonseq")]);
+    }
+
+    /// An empty file inside a folder is listed (an importer counts it); named on its own, it is
+    /// refused, naming it.
+    #[test]
+    fn an_empty_file_named_on_its_own_is_refused() {
+        let dir = crate::test_dir::TestDir::new("input-files-empty");
+        let empty = dir.join("planet.osm.pbf");
+        std::fs::write(&empty, "").unwrap();
+        assert_eq!(input_files(&dir, &[".osm.pbf"]).unwrap(), vec![empty.clone()]);
+        let refused = input_files(&empty, &[".osm.pbf"]).unwrap_err().to_string();
+        assert!(refused.contains("planet.osm.pbf") && refused.contains("is empty (0 bytes)"), "{refused}");
     }
 }

@@ -170,6 +170,34 @@ fn atp_output_zip_is_read_in_place_with_its_empty_spider() {
     assert!(report.declared_licences.is_empty(), "{:?}", report.declared_licences);
 }
 
+/// One spider damaged inside output.zip (a byte of its compressed data changed): it is named
+/// and skipped, the others read as from the whole archive.
+#[test]
+fn a_spider_damaged_inside_the_zip_is_skipped_and_the_rest_go_on() {
+    let zip_path = real("atp/output.zip");
+    let mut bytes = std::fs::read(&zip_path).unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes.clone())).unwrap();
+    // The biggest spider, so that its loss shows in the rows read.
+    let (name, start, len) = (0..archive.len())
+        .map(|i| {
+            let f = archive.by_index(i).unwrap();
+            (f.name().unwrap().to_string(), f.data_start().unwrap(), f.compressed_size())
+        })
+        .max_by_key(|e| e.2)
+        .unwrap();
+    bytes[(start + len / 2) as usize] ^= 0x55;
+    let damaged = Path::new(env!("CARGO_TARGET_TMPDIR")).join("atp-damaged-output.zip");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let result = import_atp(&damaged);
+    std::fs::remove_file(&damaged).unwrap();
+    let (rows, report) = result.expect("a damaged spider does not abort the archive");
+    let (whole_rows, whole) = import_atp(&zip_path).unwrap();
+    assert_eq!((report.files, report.files_failed), (whole.files, 1));
+    assert!(report.errors.iter().any(|e| e.contains(&name) && e.contains("damaged in the zip")), "{name}: {:?}", report.errors);
+    assert!(report.rows_read > 0 && report.rows_read < whole.rows_read, "{} rows read of {}", report.rows_read, whole.rows_read);
+    assert!(rows.len() <= whole_rows.len());
+}
+
 #[test]
 fn atp_folders_skip_what_cannot_be_read_and_go_on() {
     // Cargo's folder for integration tests' files (under target/): one a failed run leaves
