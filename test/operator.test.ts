@@ -154,21 +154,38 @@ test('a command killed with -9 takes its pipeline with it: it does not run on to
   t.false(existsSync(path.join(dir, 'snapshot.smap')), 'nothing replaced');
 });
 
-test('serve builds the synthetic world only into a new folder: one that kept a dataset\'s records but lost its snapshot is refused, and keeps them', async (t) => {
-  for (const kept of ['import.json', 'snapshot.prev.smap', 'history']) {
+test('serve builds no synthetic world into a folder that held real data and lost its snapshot; a synthetic first start cut short starts again', async (t) => {
+  for (const kept of ['import.json', 'snapshot.prev.smap']) {
     const dir = await tempDataDir(t, { reference: true });
-    const file = path.join(dir, kept);
-    if (kept === 'history') mkdirSync(file);
-    else writeFileSync(file, kept === 'import.json' ? '{"osm":"/srv/osm/planet.osm.pbf","countries":[]}\n' : 'a snapshot');
+    // A previous snapshot that cannot be read cannot say it is the synthetic world's.
+    writeFileSync(path.join(dir, kept), kept === 'import.json' ? '{"osm":"/srv/osm/planet.osm.pbf","countries":[]}\n' : 'a snapshot');
     const before = readdirSync(dir).sort();
     // PORT 0: were it served, it would listen anywhere free, and the test would time out.
     const r = await runCli(['serve'], { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db'), PORT: '0' }, 60_000);
     t.is(r.code, 1, `${kept}: ${describe(r)}`);
-    t.regex(r.stderr, new RegExp(`has no snapshot\\.smap but holds a dataset's records \\(${kept.replace('.', '\\.')}\\)`), kept);
+    t.regex(r.stderr, new RegExp(`has no snapshot\\.smap but holds a real dataset's records \\(${kept.replace('.', '\\.')}\\)`), kept);
     if (kept === 'snapshot.prev.smap') t.regex(r.stderr, /storemap data rollback/);
     t.notRegex(r.stderr, /building the synthetic default/, kept);
     t.deepEqual(readdirSync(dir).sort(), before, `${kept}: nothing written, nothing removed`);
   }
+  // What a synthetic first start leaves when it is stopped (its history is written before its
+  // snapshot): the next start builds again.
+  const dir = await tempDataDir(t, { reference: true });
+  mkdirSync(path.join(dir, 'history'));
+  const child = spawn(process.execPath, [CLI, 'serve'], { cwd: ROOT, env: { ...process.env, STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db'), PORT: '0', STOREMAP_DEFAULT_SCALE: '0.001' } });
+  let err = '';
+  const building = await new Promise<boolean>((resolve) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      if (/building the synthetic default/.test(err)) resolve(true);
+    });
+    child.on('exit', () => resolve(false));
+  });
+  if (building) {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.on('close', resolve));
+  }
+  t.true(building, err);
 });
 
 test('bad values stop the command with a message naming them', async (t) => {

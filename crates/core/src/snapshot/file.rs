@@ -249,46 +249,125 @@ pub(super) struct SectionReader<'a> {
     table: HashMap<String, (usize, usize)>,
 }
 
-impl<'a> SectionReader<'a> {
-    pub(super) fn new(path: &'a str, bytes: &'a [u8]) -> Result<Self> {
+/// A file's header: its format version and section table, read from `head` (the file's first
+/// bytes, at least the table's) with every section checked to end within `file_len` bytes.
+/// Then where its checksum is (from format 2), and the bytes `sum` (the 8 at that place) are
+/// checked against `crc` (that of everything before it).
+struct Header {
+    version: u32,
+    table: HashMap<String, (usize, usize)>,
+}
+
+/// Bytes of a section table entry, and of the fixed part before the table.
+const ENTRY: usize = 32;
+const FIXED: usize = 16;
+
+impl Header {
+    /// Bytes of the header `head` starts with, once its first 16 are read (None: too short to tell).
+    fn len(head: &[u8]) -> Option<usize> {
+        (head.len() >= FIXED).then(|| FIXED + u32::from_le_bytes(head[12..16].try_into().unwrap()).min(1025) as usize * ENTRY)
+    }
+
+    fn read(path: &str, head: &[u8], file_len: usize) -> Result<Header> {
         let bad = |m: &str| CoreError::Snapshot { path: path.into(), message: m.into() };
-        if bytes.len() < 16 || &bytes[..8] != MAGIC {
+        if head.len() < FIXED || &head[..8] != MAGIC {
             return Err(bad("not a storemap snapshot (bad magic)"));
         }
-        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+        let version = u32::from_le_bytes(head[8..12].try_into().unwrap());
         if !(OLDEST_READABLE..=FORMAT_VERSION).contains(&version) {
             return Err(bad(&format!("format version {version}, this build reads {OLDEST_READABLE} to {FORMAT_VERSION}")));
         }
-        let n = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-        if n > 1024 || bytes.len() < 16 + n * 32 {
+        let n = u32::from_le_bytes(head[12..16].try_into().unwrap()) as usize;
+        if n > 1024 || head.len() < FIXED + n * ENTRY {
             return Err(bad("truncated section table"));
         }
         let mut table = HashMap::new();
         for i in 0..n {
-            let e = &bytes[16 + i * 32..16 + (i + 1) * 32];
+            let e = &head[FIXED + i * ENTRY..FIXED + (i + 1) * ENTRY];
             let name = String::from_utf8_lossy(&e[..16]).trim_end_matches('\0').to_string();
             let off = u64::from_le_bytes(e[16..24].try_into().unwrap()) as usize;
             let len = u64::from_le_bytes(e[24..32].try_into().unwrap()) as usize;
-            if off.checked_add(len).is_none_or(|end| end > bytes.len()) {
+            if off.checked_add(len).is_none_or(|end| end > file_len) {
                 return Err(bad(&format!("section {name} runs past the end of the file")));
             }
             table.insert(name, (off, len));
         }
-        if version >= 2 {
-            let (off, len) = *table.get(CHECKSUM_SECTION).ok_or_else(|| bad("missing checksum"))?;
-            if len != 8 || off + len != bytes.len() {
-                return Err(bad("the checksum is not the file's last section"));
-            }
-            let stored = u32::from_le_bytes(bytes[off..off + 4].try_into().unwrap());
-            let actual = crc32fast::hash(&bytes[..off]);
-            // Every byte counts: the four after the sum must be the zeros written.
-            if stored != actual || bytes[off + 4..] != [0u8; 4] {
-                return Err(bad(&format!(
-                    "checksum mismatch (file says {stored:08x}, content is {actual:08x}): the file is damaged or was changed; rebuild it or roll back"
-                )));
-            }
+        Ok(Header { version, table })
+    }
+
+    /// Where the checksum is (None before format 2), checked to be the file's last 8 bytes.
+    fn checksum_at(&self, path: &str, file_len: usize) -> Result<Option<usize>> {
+        if self.version < 2 {
+            return Ok(None);
         }
-        Ok(SectionReader { path, version, bytes, table })
+        let bad = |m: &str| CoreError::Snapshot { path: path.into(), message: m.into() };
+        let (off, len) = *self.table.get(CHECKSUM_SECTION).ok_or_else(|| bad("missing checksum"))?;
+        if len != 8 || off + len != file_len {
+            return Err(bad("the checksum is not the file's last section"));
+        }
+        Ok(Some(off))
+    }
+
+    fn check_sum(path: &str, sum: &[u8], actual: u32) -> Result<()> {
+        let stored = u32::from_le_bytes(sum[..4].try_into().unwrap());
+        // Every byte counts: the four after the sum must be the zeros written.
+        if stored != actual || sum[4..8] != [0u8; 4] {
+            return Err(CoreError::Snapshot {
+                path: path.into(),
+                message: format!(
+                    "checksum mismatch (file says {stored:08x}, content is {actual:08x}): the file is damaged or was changed; rebuild it or roll back"
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A snapshot file checked as a load checks it first (its header, its section table and its
+/// checksum), read a piece at a time, and its `meta` section: what a rollback asks of the file
+/// it is about to serve, without holding gigabytes of snapshot to ask it.
+pub(super) fn check_file<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
+    use std::io::{Read, Seek, SeekFrom};
+    let name = path.display().to_string();
+    let io = |e| CoreError::Io { path: name.clone(), source: e };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let file_len = file.metadata().map_err(io)?.len() as usize;
+    let mut head = vec![0u8; FIXED.min(file_len)];
+    file.read_exact(&mut head).map_err(io)?;
+    if let Some(n) = Header::len(&head) {
+        head.resize(n.min(file_len), 0);
+        file.read_exact(&mut head[FIXED..]).map_err(io)?;
+    }
+    let header = Header::read(&name, &head, file_len)?;
+    if let Some(off) = header.checksum_at(&name, file_len)? {
+        let mut crc = crc32fast::Hasher::new();
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        let mut left = off;
+        let mut piece = vec![0u8; 1 << 20];
+        while left > 0 {
+            let n = left.min(piece.len());
+            file.read_exact(&mut piece[..n]).map_err(io)?;
+            crc.update(&piece[..n]);
+            left -= n;
+        }
+        let mut sum = [0u8; 8];
+        file.read_exact(&mut sum).map_err(io)?;
+        Header::check_sum(&name, &sum, crc.finalize())?;
+    }
+    let (off, len) = *header.table.get("meta").ok_or_else(|| CoreError::Snapshot { path: name.clone(), message: "missing section meta".into() })?;
+    let mut bytes = vec![0u8; len];
+    file.seek(SeekFrom::Start(off as u64)).map_err(io)?;
+    file.read_exact(&mut bytes).map_err(io)?;
+    serde_json::from_slice(&bytes).map_err(|e| CoreError::Snapshot { path: name.clone(), message: format!("section meta: {e}") })
+}
+
+impl<'a> SectionReader<'a> {
+    pub(super) fn new(path: &'a str, bytes: &'a [u8]) -> Result<Self> {
+        let header = Header::read(path, bytes, bytes.len())?;
+        if let Some(off) = header.checksum_at(path, bytes.len())? {
+            Header::check_sum(path, &bytes[off..], crc32fast::hash(&bytes[..off]))?;
+        }
+        Ok(SectionReader { path, version: header.version, bytes, table: header.table })
     }
 
     /// Whether the file has section `name` (one that only some files need).

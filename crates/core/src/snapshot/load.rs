@@ -19,6 +19,13 @@ impl Snapshot {
         Snapshot::from_bytes(&p, &bytes)
     }
 
+    /// A snapshot file's build facts, once the file is checked as a load checks it first (its
+    /// header, section table and checksum), read a piece at a time: what a rollback asks of the
+    /// file before it serves it, holding a megabyte, not the snapshot.
+    pub fn check_file(path: &Path) -> Result<SnapshotMeta> {
+        super::file::check_file(path)
+    }
+
     /// A snapshot file's build facts alone, without its columns: which world a synthetic build
     /// was (`data refresh` asks), at the cost of a read, not of a loaded snapshot.
     pub fn read_meta(path: &Path) -> Result<SnapshotMeta> {

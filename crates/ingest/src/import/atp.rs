@@ -156,13 +156,27 @@ fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn F
     entries.sort();
     for (entry_name, i) in entries {
         let full = format!("{name}!{entry_name}");
-        // A member damaged in the archive (its compressed bytes or their checksum) is one
-        // broken spider file, named and skipped as one that is not JSON is; the archive's own
-        // directory, read above, is what makes the whole file unreadable.
-        let read = zip.by_index(i).map_err(|e| e.to_string()).and_then(|mut entry| {
-            let mut bytes = Vec::with_capacity(entry.size().min(1 << 30) as usize);
-            std::io::Read::read_to_end(&mut entry, &mut bytes).map(|_| bytes).map_err(|e| e.to_string())
-        });
+        // A member damaged in the archive (its compressed bytes or their checksum, its local
+        // header) is one broken spider file, named and skipped as one that is not JSON is. A
+        // failing disk or share is not damage: it stops the import, as before, rather than
+        // skip every spider after it and replace the snapshot without them.
+        let damaged =
+            |e: &std::io::Error| matches!(e.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput | std::io::ErrorKind::UnexpectedEof);
+        let read = match zip.by_index(i) {
+            Ok(mut entry) => {
+                let mut bytes = Vec::with_capacity(entry.size().min(1 << 30) as usize);
+                match std::io::Read::read_to_end(&mut entry, &mut bytes) {
+                    Ok(_) => Ok(bytes),
+                    Err(e) if damaged(&e) => Err(e.to_string()),
+                    Err(e) => return Err(IngestError::io(&full, e)),
+                }
+            }
+            Err(zip::result::ZipError::Io(e)) if !damaged(&e) => return Err(IngestError::io(&full, e)),
+            Err(e @ (zip::result::ZipError::Io(_) | zip::result::ZipError::InvalidArchive(_) | zip::result::ZipError::UnsupportedArchive(_))) => {
+                Err(e.to_string())
+            }
+            Err(e) => return Err(IngestError::file(&full, e)),
+        };
         match read {
             Ok(bytes) => spider_file(&full, &bytes, true, report, sink)?,
             Err(e) => {

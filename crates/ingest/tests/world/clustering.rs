@@ -117,6 +117,10 @@ fn a_record_given_twice_is_one_sighting() {
             single.iter().map(|r| (r.lat, r.lng, r.confidence)).collect::<Vec<_>>()
         );
     }
+    // Rows without an id are no copies of one another, however many there are.
+    let idless: Vec<SourceRow> = (0..3).map(|i| at(SourceType::Atp, "", SBUX, 200.0 * i as f64, 0.0)).collect();
+    let (out, stats) = reconcile(&idless, true);
+    assert_eq!((out.len(), stats.duplicate_source_ids), (3, 0));
 }
 
 #[test]
