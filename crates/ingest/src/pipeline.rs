@@ -1107,7 +1107,7 @@ pub fn rollback(data_dir: &Path) -> Result<(PathBuf, PathBuf)> {
     if !previous.is_file() {
         return Err(IngestError::Invalid(format!("{}: not a snapshot file; nothing rolled back", previous.display())));
     }
-    storemap_core::Snapshot::check_file(&previous).map_err(|e| IngestError::Invalid(format!("{e}; nothing rolled back")))?;
+    storemap_core::Snapshot::read_meta(&previous).map_err(|e| IngestError::Invalid(format!("{e}; nothing rolled back")))?;
     let aside = data_dir.join(format!("{SNAPSHOT_FILE}.rollback"));
     let io = |p: &Path, e: std::io::Error| IngestError::io(p.display(), e);
     match std::fs::remove_file(&aside) {

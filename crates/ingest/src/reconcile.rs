@@ -347,13 +347,13 @@ impl Reconciler<'_> {
     /// The brand's clusters, the rows linked by record id, and the second copies dropped.
     fn cluster_brand(&self, brand: u32, idx: &[usize], rows: &[BucketRow]) -> (Vec<Cluster>, u64, u64) {
         // Rows that name their origin by record id go last, so the row they point at (ATP or
-        // Foursquare, whatever its anchor rank) already has its cluster when they arrive. The
-        // source last, so two copies of one record sit side by side, and the first (in the
-        // order the rows came) is the one kept.
+        // Foursquare, whatever its anchor rank) already has its cluster when they arrive. Each
+        // source has a rank of its own, so two copies of one record sit side by side, and the
+        // first (in the order the rows came; the sort is stable) is the one kept.
         let mut order: Vec<usize> = idx.to_vec();
         order.sort_by(|&a, &b| {
             let (ra, rb) = (&rows[a], &rows[b]);
-            (ra.has_derived(), anchor_rank(ra.source), ra.source_id(), ra.source).cmp(&(rb.has_derived(), anchor_rank(rb.source), rb.source_id(), rb.source))
+            (ra.has_derived(), anchor_rank(ra.source), ra.source_id()).cmp(&(rb.has_derived(), anchor_rank(rb.source), rb.source_id()))
         });
         let before = order.len();
         // (A row without an id is nobody's copy: a spider's features with `"id": ""` stay apart.)

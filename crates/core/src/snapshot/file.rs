@@ -249,10 +249,9 @@ pub(super) struct SectionReader<'a> {
     table: HashMap<String, (usize, usize)>,
 }
 
-/// A file's header: its format version and section table, read from `head` (the file's first
-/// bytes, at least the table's) with every section checked to end within `file_len` bytes.
-/// Then where its checksum is (from format 2), and the bytes `sum` (the 8 at that place) are
-/// checked against `crc` (that of everything before it).
+/// A file's header: its format version and section table, each section checked to end within
+/// the file. One reading for a file held whole ([`SectionReader`]) and one read a piece at a
+/// time ([`check_file`]).
 struct Header {
     version: u32,
     table: HashMap<String, (usize, usize)>,

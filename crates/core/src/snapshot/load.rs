@@ -19,19 +19,12 @@ impl Snapshot {
         Snapshot::from_bytes(&p, &bytes)
     }
 
-    /// A snapshot file's build facts, once the file is checked as a load checks it first (its
-    /// header, section table and checksum), read a piece at a time: what a rollback asks of the
-    /// file before it serves it, holding a megabyte, not the snapshot.
-    pub fn check_file(path: &Path) -> Result<SnapshotMeta> {
-        super::file::check_file(path)
-    }
-
-    /// A snapshot file's build facts alone, without its columns: which world a synthetic build
-    /// was (`data refresh` asks), at the cost of a read, not of a loaded snapshot.
+    /// A snapshot file's build facts alone, without its columns, once the file is checked as a
+    /// load checks it first (its header, section table and checksum): which world a synthetic
+    /// build was (`data refresh` asks), whether a file is whole before a rollback serves it.
+    /// Read a piece at a time, holding a megabyte, not the snapshot.
     pub fn read_meta(path: &Path) -> Result<SnapshotMeta> {
-        let p = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| CoreError::Io { path: p.clone(), source: e })?;
-        SectionReader::new(&p, &bytes)?.json("meta")
+        super::file::check_file(path)
     }
 
     pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<Snapshot> {
