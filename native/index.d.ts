@@ -255,6 +255,8 @@ export interface DataDefaults {
   previousSnapshotFile: string
   /** The folder of past snapshots' ids and departures a build keeps (the change feed's). */
   historyDir: string
+  /** The most worker threads a build may be asked for (`STOREMAP_THREADS`). */
+  maxBuildThreads: number
   /** The snapshot format this build writes, and the oldest it still reads. */
   snapshotFormat: number
   oldestSnapshotFormat: number

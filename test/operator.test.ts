@@ -44,6 +44,16 @@ test('data refresh reads again what the last import read, its country included',
   t.is(refresh.code, 0, describe(refresh));
   t.regex(refresh.stdout, /brand_summary stamped/);
   t.is(await countries(), 1, 'the refresh kept the import to Switzerland');
+  // An earlier time would cut the change history back to it: refused before anything is read,
+  // the snapshot left as it is, unless the operator asks for it.
+  const served = sha(path.join(dir, 'snapshot.smap'));
+  const earlier = await runCli(['data', 'refresh', '--as-of', AS_OF], env);
+  t.is(earlier.code, 1, describe(earlier));
+  t.regex(earlier.stderr, /is earlier than the snapshot served now \(2026-11-08T00:00:00Z\).*--rewrite-history/);
+  t.is(sha(path.join(dir, 'snapshot.smap')), served);
+  const rewritten = await runCli(['data', 'refresh', '--as-of', AS_OF, '--rewrite-history'], env);
+  t.is(rewritten.code, 0, describe(rewritten));
+  t.not(sha(path.join(dir, 'snapshot.smap')), served);
 });
 
 test('data refresh of a synthetic build ages the same world: the snapshot a build of that time makes, the history goes on, and the report scores the refresh', async (t) => {
@@ -204,10 +214,14 @@ test('bad values stop the command with a message naming them', async (t) => {
   await refused(['keys', 'list'], { PORT: '70000' }, /PORT: .*<=65535/);
   await refused(['keys', 'list'], { STOREMAP_DEFAULT_SCALE: '5' }, /STOREMAP_DEFAULT_SCALE: .*<=4/);
   await refused(['keys', 'list'], { STOREMAP_LEDGER_LINGER_MS: '1.5' }, /STOREMAP_LEDGER_LINGER_MS: expected a whole number/);
+  // The build's threads are checked at start too (serve builds on first start and on refresh).
+  await refused(['keys', 'list'], { STOREMAP_THREADS: '0' }, /STOREMAP_THREADS: .*>=1/);
+  await refused(['keys', 'list'], { STOREMAP_THREADS: '1025' }, /STOREMAP_THREADS: .*<=1024/);
   // Days a month does not have, and an empty time, are not rolled over or taken for now.
   await refused(['data', 'build', '--scale', '0.01', '--as-of', '2026-02-30T00:00:00Z'], {}, /--as-of: not an ISO 8601 time: 2026-02-30/);
   await refused(['data', 'import', '--osm', `${REAL}/osm/zugerland.osm.pbf`, '--as-of', '2026-04-31'], {}, /--as-of: not an ISO 8601 time: 2026-04-31/);
   await refused(['data', 'build', '--scale', '0.01', '--as-of', ''], {}, /--as-of needs a time/);
+  await refused(['data', 'import', '--osm', `${REAL}/osm/zugerland.osm.pbf`, '--bbox', ''], {}, /--bbox needs four numbers/);
   // An empty path is not the current folder.
   await refused(['data', 'build', '--scale', '0.01', '--as-of', AS_OF, '--shard', '1/2', '--part', ''], {}, /--part needs a path/);
   await refused(['data', 'merge', path.join(dir, 'p1'), '--out', ''], {}, /--out needs a path/);

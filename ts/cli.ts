@@ -242,8 +242,8 @@ function servingInfo(file: string): { synthetic: boolean; scale?: number | null;
  *   publisher's files: a snapshot of another kind, so the history and the change feed began
  *   again at every refresh.)
  * Anything else is refused with the command to run first. */
-function refreshWork(config: Config, asOf: string | undefined): () => Promise<unknown> {
-  const common = { asOf, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, keepHistory: config.historySnapshots, progress: true };
+function refreshWork(config: Config, asOf: string | undefined, rewriteHistory = false): () => Promise<unknown> {
+  const common = { asOf, rewriteHistory, dataDir: config.dataDir, disabledSources: config.disabledSources, multiSource: config.multiSource, keepHistory: config.historySnapshots, progress: true };
   const record = readImportRecord(config.dataDir);
   if (record) {
     console.error(`refresh: reading again what the last import read (${path.join(config.dataDir, IMPORT_RECORD)})`);
@@ -283,6 +283,14 @@ function pathText(option: string) {
 function asOfText(v: string): string {
   if (v.trim() === '') throw new InvalidArgumentError('--as-of needs a time (ISO 8601, e.g. 2026-11-01T00:00:00Z), not an empty value');
   return v.trim();
+}
+
+const REWRITE_HISTORY_HELP = 'accept an --as-of earlier than the snapshot served now, dropping the change history from that time on (refused without it)';
+
+/** `--bbox`: an empty value would mean no box, unlike what was asked for. */
+function bboxText(v: string): string {
+  if (v.trim() === '') throw new InvalidArgumentError('--bbox needs four numbers south,west,north,east, not an empty value');
+  return v;
 }
 
 const SHARD_HELP = 'build shard K of N (K from 1): only its brands, written as a part to --part; `data merge` joins the N parts';
@@ -355,15 +363,17 @@ data
     return n;
   }, 1)
   .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now', asOfText)
+  .option('--rewrite-history', REWRITE_HISTORY_HELP)
   .option('--shard <k/n>', SHARD_HELP, shardText)
   .option('--part <dir>', 'where a shard writes its part (with --shard)', pathText('--part'))
-  .action(async (o: { scale: number; seed: number; asOf?: string; shard?: string; part?: string }) => {
+  .action(async (o: { scale: number; seed: number; asOf?: string; rewriteHistory?: boolean; shard?: string; part?: string }) => {
     const config = loadConfig();
     const summary = (await buildDataset({
       dataDir: config.dataDir,
       scale: o.scale,
       seed: o.seed,
       asOf: o.asOf,
+      rewriteHistory: o.rewriteHistory,
       disabledSources: config.disabledSources,
       multiSource: config.multiSource,
       keepHistory: config.historySnapshots,
@@ -381,11 +391,12 @@ data
   .option('--fsq <path>', 'Foursquare OS Places Parquet file or folder of parts', pathText('--fsq'))
   .option('--atp <path>', "AllThePlaces output.zip, a spider's .geojson/.ndgeojson, or a folder of them", pathText('--atp'))
   .option('--country <cc>', 'keep only stores in this country (ISO 3166-1 alpha-2); repeatable', collect, [] as string[])
-  .option('--bbox <s,w,n,e>', 'keep only stores inside this box (degrees)')
+  .option('--bbox <s,w,n,e>', 'keep only stores inside this box (degrees)', bboxText)
   .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now', asOfText)
+  .option('--rewrite-history', REWRITE_HISTORY_HELP)
   .option('--shard <k/n>', SHARD_HELP, shardText)
   .option('--part <dir>', 'where a shard writes its part (with --shard)', pathText('--part'))
-  .action(async (o: { osm?: string; overture?: string; fsq?: string; atp?: string; country: string[]; bbox?: string; asOf?: string; shard?: string; part?: string }) => {
+  .action(async (o: { osm?: string; overture?: string; fsq?: string; atp?: string; country: string[]; bbox?: string; asOf?: string; rewriteHistory?: boolean; shard?: string; part?: string }) => {
     if (!o.osm && !o.overture && !o.fsq && !o.atp) throw new InvalidArgumentError('give at least one of --osm, --overture, --fsq, --atp');
     const config = loadConfig();
     const summary = (await importSources({
@@ -405,10 +416,11 @@ data
   .command('merge <parts...>')
   .description("join a sharded build's parts (every shard once) into the data folder's snapshot: the one a one-process build writes")
   .option('--out <path>', "the data folder, or its snapshot.smap, that the merge replaces (default: STOREMAP_DATA_DIR's)", pathText('--out'))
-  .action(async (parts: string[], o: { out?: string }) => {
+  .option('--rewrite-history', REWRITE_HISTORY_HELP)
+  .action(async (parts: string[], o: { out?: string; rewriteHistory?: boolean }) => {
     const config = loadConfig();
     const dataDir = mergeTarget(o.out, config.dataDir);
-    const summary = (await mergeParts({ parts, dataDir, keepHistory: config.historySnapshots, progress: true })) as ImportSummary & { snapshot_version: string };
+    const summary = (await mergeParts({ parts, dataDir, keepHistory: config.historySnapshots, rewriteHistory: o.rewriteHistory, progress: true })) as ImportSummary & { snapshot_version: string };
     printImport(summary);
     console.log(`version ${summary.snapshot_version}, from ${parts.length} part${parts.length === 1 ? '' : 's'}`);
   });
@@ -424,9 +436,10 @@ data
   .command('refresh')
   .description('read again what the last import read (its files, country and box) into a new snapshot, or age a synthetic build to the new time (its scale and seed), and stamp brand_summary; a running server swaps to it')
   .option('--as-of <time>', 'refresh time stamped into every row (ISO 8601); default now', asOfText)
-  .action(async (o: { asOf?: string }) => {
+  .option('--rewrite-history', REWRITE_HISTORY_HELP)
+  .action(async (o: { asOf?: string; rewriteHistory?: boolean }) => {
     const config = loadConfig();
-    const work = refreshWork(config, o.asOf);
+    const work = refreshWork(config, o.asOf, o.rewriteHistory);
     // The ledger first: a refresh that could not stamp brand_summary would have swapped the
     // snapshot already.
     const ledger = await openLedger(config);

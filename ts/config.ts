@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './paths.ts';
-import { SOURCE_KINDS } from './native.ts';
+import { DATA_DEFAULTS, SOURCE_KINDS } from './native.ts';
 import { trustedProxies } from './http/client-address.ts';
 import { BUSY_DEADLINE_MS } from './db/ledger.ts';
 
@@ -61,6 +61,10 @@ const EnvSchema = z.object({
   /** Snapshots each build's id history keeps: how far back GET /api/v1/changes reaches (the
    * pipeline keeps 60, a year of weekly refreshes, when unset). */
   STOREMAP_HISTORY_SNAPSHOTS: decimal(z.number(DECIMAL_ONLY).int().min(1).max(10_000).optional()),
+  /** Worker threads a data build runs on (storemap-ingest reads it from the environment; the
+   * cores when unset): checked here too, so that `serve`, which builds on first start and on
+   * refresh, refuses a bad value at start. */
+  STOREMAP_THREADS: decimal(z.number(DECIMAL_ONLY).int().min(1).max(DATA_DEFAULTS.maxBuildThreads).optional()),
   /** Scale of the dataset `npm start` builds on first start. */
   STOREMAP_DEFAULT_SCALE: decimal(z.number(DECIMAL_ONLY).positive().max(4).default(0.1)),
   /** Per-key token bucket: sustained requests per second, and the burst allowed. */

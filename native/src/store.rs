@@ -348,6 +348,8 @@ pub struct DataDefaults {
     pub previous_snapshot_file: String,
     /// The folder of past snapshots' ids and departures a build keeps (the change feed's).
     pub history_dir: String,
+    /// The most worker threads a build may be asked for (`STOREMAP_THREADS`).
+    pub max_build_threads: u32,
     /// The snapshot format this build writes, and the oldest it still reads.
     pub snapshot_format: u32,
     pub oldest_snapshot_format: u32,
@@ -377,6 +379,7 @@ pub fn data_defaults() -> DataDefaults {
         snapshot_file: storemap_core::SNAPSHOT_FILE.into(),
         previous_snapshot_file: storemap_core::PREVIOUS_SNAPSHOT_FILE.into(),
         history_dir: storemap_core::HISTORY_DIR.into(),
+        max_build_threads: storemap_core::MAX_BUILD_THREADS as u32,
         snapshot_format: storemap_core::FORMAT_VERSION,
         oldest_snapshot_format: storemap_core::OLDEST_READABLE,
         csv_columns: storemap_core::CSV_HEADER.trim_end().split(',').map(String::from).collect(),

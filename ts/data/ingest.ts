@@ -18,6 +18,8 @@ export interface BuildParams {
   multiSource?: boolean;
   /** Snapshots the id history keeps (the change feed's reach); the pipeline's default when unset. */
   keepHistory?: number;
+  /** Accept an `asOf` earlier than the snapshot served now, dropping the history from then on. */
+  rewriteHistory?: boolean;
   progress?: boolean;
   /** `K/N`: build only shard K's brands, as a part in `part` (see `mergeParts`). */
   shard?: string;
@@ -181,6 +183,7 @@ function common(p: BuildParams | ImportParams, reference: string): string[] {
   if (p.disabledSources?.length) args.push('--disable', p.disabledSources.join(','));
   if (p.multiSource === false) args.push('--single-source');
   if (p.keepHistory !== undefined) args.push('--keep-history', String(p.keepHistory));
+  if (p.rewriteHistory) args.push('--rewrite-history');
   if (p.progress) args.push('--progress');
   if (p.shard !== undefined) args.push('--shard', p.shard, '--part', path.resolve(p.part ?? ''));
   return args;
@@ -252,6 +255,7 @@ export interface MergeParams {
   /** The data folder whose snapshot the merge replaces (and whose ids and history it continues). */
   dataDir: string;
   keepHistory?: number;
+  rewriteHistory?: boolean;
   progress?: boolean;
 }
 
@@ -260,6 +264,7 @@ export async function mergeParts(p: MergeParams): Promise<unknown> {
   const reference = await ensureReference(p.dataDir);
   const args = ['merge', '--data-dir', p.dataDir, '--reference', reference, '--tables', TABLES_DIR];
   if (p.keepHistory !== undefined) args.push('--keep-history', String(p.keepHistory));
+  if (p.rewriteHistory) args.push('--rewrite-history');
   if (p.progress) args.push('--progress');
   const out = await run([...args, ...p.parts.map((d) => path.resolve(d))]);
   // The merged snapshot is not the last one-process import's.

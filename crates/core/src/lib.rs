@@ -57,3 +57,7 @@ pub use snapshot::{
 };
 pub use strings::{StringPool, StringPoolBuilder};
 pub use time::{format_iso, parse_iso, DAY_S};
+
+/// The most worker threads a data build may be asked to run (`STOREMAP_THREADS`): the pipeline
+/// refuses more, and the service checks the variable against it at start.
+pub const MAX_BUILD_THREADS: usize = 1024;

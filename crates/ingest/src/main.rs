@@ -95,6 +95,10 @@ struct Folders {
     /// Snapshots the id history keeps (what the change feed can reach back over).
     #[arg(long, default_value_t = storemap_core::HISTORY_DEFAULT_KEEP)]
     keep_history: usize,
+    /// Accept an --as-of earlier than the snapshot served now: the history's entries from that
+    /// time on are dropped (refused without it).
+    #[arg(long)]
+    rewrite_history: bool,
     /// Show a spinner on a terminal.
     #[arg(long)]
     progress: bool,
@@ -228,6 +232,7 @@ fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, St
         synthetic,
         region: Region::default(),
         keep_history: c.folders.keep_history,
+        rewrite_history: c.folders.rewrite_history,
     })
 }
 
@@ -297,7 +302,12 @@ fn run(cli: Cli) -> Result<String, String> {
             out.map_err(|e| e.to_string())
         }
         Command::Merge { parts, folders } => {
-            let opts = MergeOptions { data_dir: folders.data_dir.clone(), reference: folders.reference_paths(), keep_history: folders.keep_history };
+            let opts = MergeOptions {
+                data_dir: folders.data_dir.clone(),
+                reference: folders.reference_paths(),
+                keep_history: folders.keep_history,
+                rewrite_history: folders.rewrite_history,
+            };
             let _lock = FolderLock::acquire(&opts.data_dir).map_err(|e| e.to_string())?;
             let mut phases = Phases::new(folders.progress).releasing_with(release_freed);
             let out = pipeline::merge_parts(&parts, &opts, &mut phases).map(|s| json(&s));

@@ -85,7 +85,7 @@ impl Drop for StopOnDrop<'_> {
 /// cores, bench/RESULTS.md). The build's output does not depend on it.
 pub const THREADS_VAR: &str = "STOREMAP_THREADS";
 /// The most threads [`THREADS_VAR`] may ask for.
-const MAX_THREADS: usize = 1024;
+const MAX_THREADS: usize = storemap_core::MAX_BUILD_THREADS;
 
 /// [`THREADS_VAR`] as set: `Ok(None)` where it is unset or empty, an error naming it for
 /// anything but a whole number from 1 to [`MAX_THREADS`] (the CLI refuses to start then).

@@ -110,6 +110,9 @@ pub struct BuildOptions {
     pub region: Region,
     /// Snapshots the id history keeps (see `history`).
     pub keep_history: usize,
+    /// Accept an `as_of` earlier than the snapshot it replaces, dropping the history's entries
+    /// from that time on (see `check_as_of`).
+    pub rewrite_history: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -389,6 +392,7 @@ fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phase
 }
 
 pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<BuildSummary> {
+    check_as_of(&opts.data_dir, opts.as_of, opts.synthetic, opts.rewrite_history)?;
     let (reference, world) = generate_world(opts, scale, seed, false, phases)?;
     let mut summary = import_with(&reference, &SourcePaths::under(&opts.data_dir.join("sources")), opts, phases)?;
     summary.world = Some(world);
@@ -411,6 +415,7 @@ fn check_region(reference: &Reference, opts: &BuildOptions) -> Result<()> {
 }
 
 pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
+    check_as_of(&opts.data_dir, opts.as_of, opts.synthetic, opts.rewrite_history)?;
     let reference = phases.run("load reference", || load_reference(&opts.reference))?;
     check_region(&reference, opts)?;
     import_with(&reference, paths, opts, phases)
@@ -828,6 +833,8 @@ pub struct MergeOptions {
     pub data_dir: PathBuf,
     pub reference: ReferencePaths,
     pub keep_history: usize,
+    /// As `BuildOptions::rewrite_history`.
+    pub rewrite_history: bool,
 }
 
 /// The differences between two fingerprints, by field, for a refusal's message.
@@ -914,6 +921,7 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
     if program != first.fingerprint.program {
         return Err(refuse(format!("the parts were built by another storemap ({}) than this one ({program})", first.fingerprint.program)));
     }
+    check_as_of(&opts.data_dir, first.fingerprint.as_of, first.fingerprint.synthetic, opts.rewrite_history)?;
     let (catalog, cities, _) = phases.run("load reference", || load_tables(&opts.reference))?;
     let catalog_now = catalog_fingerprint(&catalog);
     if catalog_now != first.fingerprint.catalog {
@@ -1055,16 +1063,43 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
 /// world (real data after a synthetic one, or another synthetic scale or seed: a store there is
 /// not a store here), or when it cannot be read (a damaged file is replaced anyway; its stores
 /// then get fresh ids and the history starts over).
+/// Whether a build of `synthetic` (None: real data) continues a snapshot of `meta`: its ids
+/// and history carry over only within one world.
+fn same_world(meta: &SnapshotMeta, synthetic: Option<(f64, u64)>) -> bool {
+    let was = meta.synthetic.then(|| (meta.scale.unwrap_or(f64::NAN), meta.seed.unwrap_or(u64::MAX)));
+    was == synthetic
+}
+
+/// A build as of a time earlier than the snapshot it continues would cut the id history back
+/// to that time (`IdHistory::push` replaces the entries from it on), erasing the change feed's
+/// later weeks without a word: an operator's typo in `--as-of`, or a clock set back. Refused
+/// unless asked for. Checked before anything is read or generated. A snapshot that cannot be
+/// read, or of another world, is not continued, so it holds no history to lose.
+fn check_as_of(data_dir: &Path, as_of: i64, synthetic: Option<(f64, u64)>, rewrite_history: bool) -> Result<()> {
+    let path = data_dir.join(SNAPSHOT_FILE);
+    if rewrite_history || !path.exists() {
+        return Ok(());
+    }
+    let Ok(meta) = storemap_core::Snapshot::read_meta(&path) else { return Ok(()) };
+    match storemap_core::parse_iso(&meta.as_of) {
+        Some(served) if served > as_of && same_world(&meta, synthetic) => Err(IngestError::Invalid(format!(
+            "--as-of {} is earlier than the snapshot served now ({}): the change history from {} on would be dropped. \
+             Give a time at or after {}, or add --rewrite-history to drop it",
+            format_iso(as_of),
+            meta.as_of,
+            format_iso(as_of),
+            meta.as_of
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn previous_snapshot(path: &Path, synthetic: Option<(f64, u64)>) -> Option<storemap_core::Snapshot> {
     if !path.exists() {
         return None;
     }
     match storemap_core::Snapshot::load(path) {
-        Ok(s) => {
-            let m = s.meta();
-            let was = m.synthetic.then(|| (m.scale.unwrap_or(f64::NAN), m.seed.unwrap_or(u64::MAX)));
-            (was == synthetic).then_some(s)
-        }
+        Ok(s) => same_world(s.meta(), synthetic).then_some(s),
         Err(e) => {
             eprintln!("storemap: the snapshot being replaced could not be read ({e}); its stores' ids are not carried over");
             None

@@ -57,8 +57,9 @@ pub fn import_files(
         let name = file.display().to_string();
         report.files += 1;
         if std::fs::metadata(&file).map_err(|e| IngestError::io(&name, e))?.len() == 0 {
-            report.files_empty += 1;
-            continue;
+            // No Parquet file is empty (it ends with its footer): this is a part whose download
+            // failed, and importing the rest would read its stores as closed.
+            return Err(IngestError::file(&name, "0 bytes: not a Parquet file; a download cut short? Fetch it again"));
         }
         let reader = ParquetFile::open(&file)?;
         for group in 0..reader.row_groups() {

@@ -434,3 +434,112 @@ fn an_osm_file_is_known_by_its_bytes_and_one_of_neither_kind_is_refused_by_name(
     assert!(e.contains("OSMHeader") && e.contains("fake.osm.pbf"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The block boundaries of a PBF, read here from its framing (a 4-byte big-endian length, a
+/// BlobHeader whose field 3 is the blob's size), not by the importer's reader.
+fn pbf_blocks(bytes: &[u8]) -> Vec<(usize, usize)> {
+    fn varint(b: &[u8], at: &mut usize) -> u64 {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let c = b[*at];
+            *at += 1;
+            v |= u64::from(c & 0x7f) << shift;
+            shift += 7;
+            if c < 0x80 {
+                return v;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let header_len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let header = &bytes[at + 4..at + 4 + header_len];
+        let (mut i, mut data) = (0, None);
+        while i < header.len() {
+            let tag = varint(header, &mut i);
+            match tag & 7 {
+                0 => {
+                    let v = varint(header, &mut i);
+                    if tag >> 3 == 3 {
+                        data = Some(v as usize);
+                    }
+                }
+                2 => i += varint(header, &mut i) as usize,
+                other => panic!("wire type {other} in a BlobHeader"),
+            }
+        }
+        out.push((at, header_len));
+        at += 4 + header_len + data.expect("a BlobHeader names its size");
+    }
+    assert_eq!(at, bytes.len());
+    out
+}
+
+#[test]
+fn a_pbf_cut_short_or_with_bytes_after_its_last_block_is_refused_by_name() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("osm-cut");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(real("osm/zugerland.osm.pbf")).unwrap();
+    let blocks = pbf_blocks(&bytes);
+    assert!(blocks.len() >= 3, "a header and data blocks: {blocks:?}");
+    // Inside each block's length, its header and its blob, and a byte short of the file's end.
+    let mut cuts = Vec::new();
+    for &(at, header_len) in &blocks {
+        cuts.extend([at + 1, at + 3, at + 4 + header_len / 2, at + 4 + header_len + 1]);
+    }
+    cuts.push(bytes.len() - 1);
+    let file = dir.join("cut.osm.pbf");
+    for cut in cuts {
+        std::fs::write(&file, &bytes[..cut]).unwrap();
+        let e = import_osm(&file).map(|_| ()).expect_err(&format!("a PBF cut at byte {cut} of {}", bytes.len())).to_string();
+        assert!(e.contains("cut.osm.pbf"), "cut at {cut}: {e}");
+    }
+    // Two bytes after the last block: not the start of one.
+    let mut longer = bytes.clone();
+    longer.extend([0, 0]);
+    std::fs::write(&file, &longer).unwrap();
+    let e = import_osm(&file).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("2 bytes after its last block"), "{e}");
+    // The header block damaged (its blob, past the 4-byte length and the BlobHeader).
+    let mut damaged = bytes.clone();
+    let (_, header_len) = blocks[0];
+    for b in &mut damaged[4 + header_len + 3..4 + header_len + 19] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&file, &damaged).unwrap();
+    let e = import_osm(&file).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("OSMHeader") && e.contains("cut.osm.pbf"), "{e}");
+    // The whole file, written here, imports as the fixture does.
+    std::fs::write(&file, &bytes).unwrap();
+    let (rows, _) = import_osm(&file).expect("the whole file imports");
+    assert_eq!(keys(&rows), keys(&import_osm(&real("osm/zugerland.osm.pbf")).unwrap().0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_empty_pbf_or_parquet_in_a_folder_is_a_failed_download_and_an_empty_export_is_counted() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("empty-parts");
+    let _ = std::fs::remove_dir_all(&dir);
+    for sub in ["osm-pbf", "osm-seq", "overture", "fsq"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    std::fs::copy(real("osm/zugerland.osm.pbf"), dir.join("osm-pbf/a.osm.pbf")).unwrap();
+    std::fs::write(dir.join("osm-pbf/b.osm.pbf"), b"").unwrap();
+    let e = import_osm(&dir.join("osm-pbf")).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("b.osm.pbf") && e.contains("0 bytes"), "{e}");
+    std::fs::copy(real("osm/zugerland_poi.geojsonseq"), dir.join("osm-seq/a.geojsonseq")).unwrap();
+    std::fs::write(dir.join("osm-seq/b.geojsonseq"), b"").unwrap();
+    let (_, report) = import_osm(&dir.join("osm-seq")).expect("an empty export beside a full one");
+    assert_eq!((report.files, report.files_empty), (2, 1));
+    let overture = std::fs::read_dir(real("overture")).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "parquet")).unwrap();
+    std::fs::copy(&overture, dir.join("overture/part-0.parquet")).unwrap();
+    std::fs::write(dir.join("overture/part-1.parquet"), b"").unwrap();
+    let e = import_overture(&dir.join("overture")).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("part-1.parquet") && e.contains("0 bytes"), "{e}");
+    std::fs::write(dir.join("fsq/part-1.parquet"), b"").unwrap();
+    let e = import_fsq(&dir.join("fsq")).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("part-1.parquet") && e.contains("0 bytes"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

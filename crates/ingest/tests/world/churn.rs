@@ -151,6 +151,7 @@ pub(crate) fn options(dir: &Path, as_of: i64, disabled: Vec<SourceType>) -> Buil
         synthetic: Some((0.01, 7)),
         region: Default::default(),
         keep_history: storemap_core::HISTORY_DEFAULT_KEEP,
+        rewrite_history: false,
     }
 }
 
@@ -343,4 +344,32 @@ fn after_a_rollback_the_history_goes_back_to_the_snapshot_served_and_carries_on_
     assert_eq!(history.set_at(2), third_ids.iter().copied().collect::<Vec<_>>());
     assert_eq!(summary.history.opened as usize, third_ids.difference(&first_ids).count(), "opened against the snapshot served before");
     assert_eq!(summary.history.closed as usize, first_ids.difference(&third_ids).count());
+}
+
+#[test]
+fn a_build_earlier_than_the_snapshot_served_is_refused_unless_the_history_may_be_rewritten() {
+    let dir = TempDir::new("history-earlier");
+    let weeks = [SURVEY + 120 * DAY, SURVEY + 127 * DAY, SURVEY + 134 * DAY];
+    build(dir.path(), weeks[0], Vec::new());
+    build(dir.path(), weeks[2], Vec::new());
+    let (ids_path, snapshot) = (storemap_core::IdHistory::path(dir.path()), dir.path().join(SNAPSHOT_FILE));
+    let (history_before, snapshot_before) = (std::fs::read(&ids_path).unwrap(), std::fs::read(&snapshot).unwrap());
+
+    let e = pipeline::build_synthetic(&options(dir.path(), weeks[1], Vec::new()), 0.01, 7, &mut Phases::new(false)).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains(&format_iso(weeks[1])) && e.contains(&format_iso(weeks[2])) && e.contains("--rewrite-history"), "{e}");
+    assert_eq!(std::fs::read(&ids_path).unwrap(), history_before, "the history is untouched");
+    assert_eq!(std::fs::read(&snapshot).unwrap(), snapshot_before, "the snapshot is untouched");
+    // The same time again is a rebuild, not a rewrite.
+    build(dir.path(), weeks[2], Vec::new());
+    // Another world (another seed) starts a history of its own, so there is nothing to lose.
+    let mut other = options(dir.path(), weeks[0], Vec::new());
+    other.synthetic = Some((0.01, 8));
+    pipeline::build_synthetic(&other, 0.01, 8, &mut Phases::new(false)).expect("another world");
+    build(dir.path(), weeks[2], Vec::new());
+
+    let mut opts = options(dir.path(), weeks[1], Vec::new());
+    opts.rewrite_history = true;
+    pipeline::build_synthetic(&opts, 0.01, 7, &mut Phases::new(false)).expect("asked for");
+    let history = storemap_core::IdHistory::read(&ids_path).unwrap();
+    assert_eq!(history.entries().last().map(|e| e.as_of), Some(weeks[1]), "the later entry dropped, as asked");
 }

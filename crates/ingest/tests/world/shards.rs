@@ -32,7 +32,12 @@ fn build_parts(sources_of: &Path, parts: &Path, n: u32, as_of: i64, disabled: Ve
 }
 
 fn merge(parts: &[PathBuf], data_dir: &Path) -> storemap_ingest::Result<pipeline::BuildSummary> {
-    let opts = MergeOptions { data_dir: data_dir.to_path_buf(), reference: reference_paths(), keep_history: storemap_core::HISTORY_DEFAULT_KEEP };
+    let opts = MergeOptions {
+        data_dir: data_dir.to_path_buf(),
+        reference: reference_paths(),
+        keep_history: storemap_core::HISTORY_DEFAULT_KEEP,
+        rewrite_history: false,
+    };
     pipeline::merge_parts(parts, &opts, &mut Phases::new(false))
 }
 

@@ -181,6 +181,12 @@ pub fn import_osm_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
         let name = file.display().to_string();
         report.files += 1;
         if std::fs::metadata(&file).map_err(|e| IngestError::io(&name, e))?.len() == 0 {
+            // An export of an area without places may be empty; a PBF never is (it begins with
+            // its header), so an empty one is a download that failed, and its stores would read
+            // as closed.
+            if is_pbf(&file) {
+                return Err(IngestError::file(&name, "0 bytes: an .osm.pbf always begins with its header; a download cut short? Fetch it again"));
+            }
             report.files_empty += 1;
             continue;
         }

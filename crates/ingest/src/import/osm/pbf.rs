@@ -138,11 +138,25 @@ struct Layout {
 fn layout(file: &Path, name: &str) -> Result<Layout> {
     let mut reader = BlobReader::seekable_from_path(file).map_err(|e| unreadable(name, e))?;
     let mut offsets = Vec::new();
+    let mut header_block = None;
+    // Where the last block read ends: skipping a block seeks past it, which succeeds beyond
+    // the file's end, and the reader takes 1-3 bytes of a next block's length for a clean end.
+    let mut end = 0u64;
     while let Some(h) = reader.next_header_skip_blob() {
         let (header, offset) = h.map_err(|e| unreadable(name, e))?;
-        if matches!(header.blob_type(), BlobType::OsmData) {
-            offsets.push(offset.ok_or_else(|| unreadable(name, "a block without an offset"))?);
+        let offset = offset.ok_or_else(|| unreadable(name, "a block without an offset"))?;
+        match header.blob_type() {
+            BlobType::OsmData => offsets.push(offset),
+            BlobType::OsmHeader if header_block.is_none() => header_block = Some(offset),
+            _ => {}
         }
+        end = reader.seek_raw(std::io::SeekFrom::Current(0)).map_err(|e| unreadable(name, e))?;
+    }
+    check_whole(file, name, end, header_block.is_some())?;
+    // The header block is decoded, so damage there is named as anywhere else (the passes decode
+    // only the data blocks).
+    if let Some(at) = header_block {
+        reader.blob_from_offset(at).and_then(|b| b.to_headerblock()).map_err(|e| unreadable(name, format!("its OSMHeader block: {e}")))?;
     }
     // The highest type in each probed block, decoded once however often the searches ask.
     let mut probed: HashMap<usize, u8> = HashMap::new();
@@ -181,6 +195,22 @@ fn layout(file: &Path, name: &str) -> Result<Layout> {
     let first_relation = first_at_least(&mut reader, RELATIONS)?;
     let first_way = first_at_least(&mut reader, WAYS)?.min(first_relation);
     Ok(Layout { reader, offsets, first_way, first_relation })
+}
+
+/// The blocks' lengths add up to the file's: a download cut short, inside a block or inside the
+/// 4-byte length of the next one, is refused rather than read as a smaller extract.
+fn check_whole(file: &Path, name: &str, end: u64, has_header: bool) -> Result<()> {
+    let len = std::fs::metadata(file).map_err(|e| IngestError::io(name, e))?.len();
+    if !has_header {
+        return Err(unreadable(name, "it has no OSMHeader block (cut short?)"));
+    }
+    if end > len {
+        return Err(unreadable(name, format!("cut short: its last block ends at byte {end}, past the file's {len} bytes")));
+    }
+    if end < len {
+        return Err(unreadable(name, format!("{} bytes after its last block at byte {end} are not a whole block (cut short, or damaged)", len - end)));
+    }
+    Ok(())
 }
 
 pub(super) fn read(file: &Path, name: &str, report: &mut ImportReport, seen: &mut Seen, out: &mut Batcher) -> Result<()> {
