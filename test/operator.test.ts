@@ -40,6 +40,13 @@ test('data refresh reads again what the last import read, its country included',
   t.is(await countries(), 1);
   const record = JSON.parse(readFileSync(path.join(dir, 'import.json'), 'utf8'));
   t.deepEqual(record, { osm: path.join(ROOT, REAL, 'osm/zugerland.osm.pbf'), overture: path.join(ROOT, REAL, 'overture/boulder_places_2026-04-15.0.parquet'), countries: ['CH'] });
+  // No ledger yet (a mistyped STOREMAP_DB looks the same): refused, and none is created.
+  const noLedger = await runCli(['data', 'refresh', '--as-of', '2026-11-08T00:00:00Z'], env);
+  t.is(noLedger.code, 1, describe(noLedger));
+  t.regex(noLedger.stderr, /no ledger at .*ledger\.db \(STOREMAP_DB\)/);
+  t.false(existsSync(env.STOREMAP_DB));
+  const ledger = await runCli(['keys', 'create', '--plan', 'standard', '--name', 'operator'], env);
+  t.is(ledger.code, 0, describe(ledger));
   const refresh = await runCli(['data', 'refresh', '--as-of', '2026-11-08T00:00:00Z'], env);
   t.is(refresh.code, 0, describe(refresh));
   t.regex(refresh.stdout, /brand_summary stamped/);
@@ -63,6 +70,7 @@ test('data refresh of a synthetic build ages the same world: the snapshot a buil
   const env = { STOREMAP_DATA_DIR: dir, STOREMAP_DB: path.join(dir, 'ledger.db') };
   const first = await build(dir, AS_OF);
   t.is(first.code, 0, describe(first));
+  t.is((await runCli(['keys', 'create', '--plan', 'standard', '--name', 'operator'], env)).code, 0);
   const refresh = await runCli(['data', 'refresh', '--as-of', LATER], env);
   t.is(refresh.code, 0, describe(refresh));
   t.regex(refresh.stderr, /the synthetic world of scale 0\.002, seed 5/);
@@ -235,6 +243,11 @@ test('bad values stop the command with a message naming them', async (t) => {
   const typo = path.join(dir, 'typo', 'ledger.db');
   await refused(['keys', 'list'], { STOREMAP_DB: typo }, /no ledger at .*typo\/ledger\.db/);
   t.false(existsSync(path.dirname(typo)));
+  // A ledger that cannot be opened is named with the setting to fix.
+  const notLedger = path.join(dir, 'not-a-ledger.db');
+  writeFileSync(notLedger, 'x'.repeat(4096));
+  await refused(['keys', 'list'], { STOREMAP_DB: notLedger }, /the ledger at .*not-a-ledger\.db \(STOREMAP_DB\): file is not a database/);
+  await refused(['keys', 'list'], { STOREMAP_DATABASE_URL: 'postgres://storemap:secret@127.0.0.1:1/storemap' }, /the PostgreSQL ledger at postgres:\/\/storemap:\*\*\*@127\.0\.0\.1:1\/storemap \(STOREMAP_DATABASE_URL\): .*ECONNREFUSED/);
   // A balance stays below 2^53, where it is exact.
   const created = await runCli(['keys', 'create', '--plan', 'enterprise', '--credits', String(Number.MAX_SAFE_INTEGER - 1), '--name', 'rich'], env);
   t.is(created.code, 0, describe(created));

@@ -116,18 +116,39 @@ async function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: strin
 
 /** The ledger the configuration names: PostgreSQL (migrated, under its advisory lock) when
  * STOREMAP_DATABASE_URL is set, else the SQLite file. */
+/** The ledger a command opens, as its messages name it: the SQLite file, or the PostgreSQL URL
+ * without its password. */
+function ledgerName(config: Config): string {
+  if (!config.databaseUrl) return `the ledger at ${config.dbPath} (STOREMAP_DB)`;
+  let url = config.databaseUrl;
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    url = u.href;
+  } catch {
+    url = 'postgres://…';
+  }
+  return `the PostgreSQL ledger at ${url} (STOREMAP_DATABASE_URL)`;
+}
+
 async function openLedger(config: Config, opts: { existing?: boolean } = {}): Promise<LedgerOps> {
-  // A command that only reads or changes keys needs the ledger that holds them: a mistyped
-  // STOREMAP_DB would otherwise create an empty one and list nothing.
+  // A command that works on the service's ledger needs the one that exists: a mistyped
+  // STOREMAP_DB would otherwise create an empty one, list no keys, or take a refresh's
+  // brand_summary stamp where no node reads it.
   if (opts.existing && !config.databaseUrl && !existsSync(config.dbPath)) {
     throw new Error(`no ledger at ${config.dbPath} (STOREMAP_DB): \`storemap keys create\` or \`storemap serve\` creates one`);
   }
-  if (config.databaseUrl) {
-    const { openPostgres } = await import('./db/postgres.ts');
-    const { PgLedger, pgLedgerOptions } = await import('./db/pg-ledger.ts');
-    return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }), pgLedgerOptions(config));
+  try {
+    if (config.databaseUrl) {
+      const { openPostgres } = await import('./db/postgres.ts');
+      const { PgLedger, pgLedgerOptions } = await import('./db/pg-ledger.ts');
+      return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }), pgLedgerOptions(config));
+    }
+    return new SqliteLedger(openDatabase(config.dbPath), Date.now, config.ledgerBusyMs);
+  } catch (e) {
+    // "file is not a database" or "connect ECONNREFUSED" alone does not say which setting to fix.
+    throw new Error(`${ledgerName(config)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
-  return new SqliteLedger(openDatabase(config.dbPath), Date.now, config.ledgerBusyMs);
 }
 
 async function serve(): Promise<void> {
@@ -442,7 +463,7 @@ data
     const work = refreshWork(config, o.asOf, o.rewriteHistory);
     // The ledger first: a refresh that could not stamp brand_summary would have swapped the
     // snapshot already.
-    const ledger = await openLedger(config);
+    const ledger = await openLedger(config, { existing: true });
     try {
       const summary = (await work()) as ImportSummary;
       console.error(importTable(summary.imports));
