@@ -628,9 +628,23 @@ test('storemap data fetch is wired into the CLI', async (t) => {
   t.is(outRun.code, 0, describe(outRun));
   t.is(await fileSha(path.join(out, ATP_FILE)), sha256(ZIP));
 
+  // A code the borders do not know is refused before any request.
+  const before = pub.seen.length;
   const zz = await runCli(['data', 'fetch', '--country', 'ZZ', '--sources', 'osm'], env);
   t.is(zz.code, 1, describe(zz));
-  t.regex(zz.stderr.trim(), /^storemap: osm: Geofabrik has no extract for country ZZ [^\n]*$/);
+  t.regex(zz.stderr.trim(), /--country: ZZ is not a country the reference borders know/);
+  t.is(pub.seen.length, before, 'nothing was requested');
+  // A release date the calendar has not, and a fetch whose every source was skipped, fail.
+  const month13 = await runCli(['data', 'fetch', '--country', 'CH', '--sources', 'fsq', '--fsq-release', '2026-13-01'], env);
+  t.is(month13.code, 1, describe(month13));
+  t.regex(month13.stderr, /--fsq-release must be a release date such as 2026-03-12, not "2026-13-01"/);
+  const feb30 = await runCli(['data', 'fetch', '--country', 'CH', '--sources', 'overture', '--overture-release', '2026-02-30.0'], env);
+  t.is(feb30.code, 1, describe(feb30));
+  t.regex(feb30.stderr, /--overture-release: 2026-02-30 is no date/);
+  const noToken = await runCli(['data', 'fetch', '--country', 'CH', '--sources', 'fsq'], { ...env, STOREMAP_FSQ_TOKEN: '' });
+  t.is(noToken.code, 1, describe(noToken));
+  t.regex(noToken.stderr, /nothing fetched: fsq: STOREMAP_FSQ_TOKEN is not set/);
+  t.is(pub.seen.length, before, 'still nothing requested');
 
   const bad = await runCli(['data', 'fetch', '--country', 'CH', '--sources', 'osm,maps'], env);
   t.is(bad.code, 1, describe(bad));

@@ -488,6 +488,13 @@ data
     if (o.country === undefined && o.bbox === undefined) throw new InvalidArgumentError('give --country, --bbox or both');
     const config = loadFetchConfig();
     const dataDir = loadConfig().dataDir;
+    // A code the borders do not know is refused here, before any request (the extract's index
+    // would be asked for it first).
+    const countryBoxes = async (code: string) => loadRenderer(await ensureReference(dataDir)).countryBoxes(code);
+    if (o.country !== undefined) {
+      const code = parseCountry(o.country);
+      if (!(await countryBoxes(code))?.length) throw new InvalidArgumentError(`--country: ${code} is not a country the reference borders know`);
+    }
     // Not sources/: that is the synthetic world's, which a build replaces whole, and a folder
     // import reads every file in a folder.
     const outDir = o.out ? path.resolve(o.out) : path.join(dataDir, 'downloads');
@@ -497,12 +504,17 @@ data
       if (o.bbox !== undefined) area = { label: `--bbox ${o.bbox}`, boxes: [parseBbox(o.bbox)] };
       else {
         const code = parseCountry(o.country!);
-        area = countryArea(code, loadRenderer(await ensureReference(dataDir)).countryBoxes(code));
+        area = countryArea(code, await countryBoxes(code));
       }
     }
     const { bbox: _bbox, overtureWorldwide: _worldwide, ...rest } = o;
     try {
       const summary = await fetchSources({ ...rest, area, outDir, config, progress, log: (line) => console.error(line) });
+      // Every source asked for skipped (Foursquare without its token): a `data fetch && data
+      // refresh` must not go on to read last week's files as this week's.
+      if (summary.files.length === 0 && summary.skipped.length > 0) {
+        throw new Error(`nothing fetched: ${summary.skipped.map((s) => `${s.source}: ${s.reason}`).join('; ')}`);
+      }
       printCutTotals(summary.files);
       for (const f of summary.files) console.log(f.path);
     } catch (e) {

@@ -94,6 +94,13 @@ export function parseCountry(value: string): string {
   return v.toUpperCase();
 }
 
+/** Whether `YYYY-MM-DD` is a day the calendar has (2026-13-01 and 2026-02-30 are not): a
+ * release named that way would be looked for in the publisher's listing and not found. */
+function isCalendarDate(ymd: string): boolean {
+  const d = new Date(`${ymd}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === ymd;
+}
+
 /** A comma-separated list (or an array) of source names, de-duplicated, in the given order. */
 export function parseSources(value: string | readonly string[]): FetchSource[] {
   const names = (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim().toLowerCase()).filter(Boolean);
@@ -149,8 +156,11 @@ export async function fetchSources(opts: FetchOptions): Promise<FetchSummary> {
   if (opts.overtureRelease !== undefined && !OVERTURE_RELEASE.test(opts.overtureRelease)) {
     throw new Error(`--overture-release must look like 2026-04-15.0, not "${opts.overtureRelease}"`);
   }
+  if (opts.overtureRelease !== undefined && !isCalendarDate(opts.overtureRelease.slice(0, 10))) {
+    throw new Error(`--overture-release: ${opts.overtureRelease.slice(0, 10)} is no date (a release is named for the day it came out, such as 2026-04-15.0)`);
+  }
   const fsqRelease = opts.fsqRelease?.replace(/^dt=/, '');
-  if (fsqRelease !== undefined && !FSQ_RELEASE.test(fsqRelease)) {
+  if (fsqRelease !== undefined && (!FSQ_RELEASE.test(fsqRelease) || !isCalendarDate(fsqRelease))) {
     throw new Error(`--fsq-release must be a release date such as 2026-03-12, not "${opts.fsqRelease}"`);
   }
   const ctx: Ctx = {

@@ -265,8 +265,27 @@ impl PartWriter {
     /// Marks `dir` as a part being made: an older part's manifest there is removed, so a run
     /// that dies leaves an incomplete part, never the old one beside new rows. Called before the
     /// long import, not only when the rows start.
+    /// `dir` must be new, empty, or a part's (a retried shard writes its part again): a
+    /// folder holding anything else, a data folder above all, is refused before anything in it
+    /// is touched.
     pub fn begin(dir: &Path) -> Result<()> {
         let io = |e| IngestError::io(dir.display(), e);
+        match std::fs::metadata(dir) {
+            Ok(m) if !m.is_dir() => return Err(IngestError::Invalid(format!("--part {}: a file, not a folder", dir.display()))),
+            Ok(_) => {
+                for entry in std::fs::read_dir(dir).map_err(io)? {
+                    let name = entry.map_err(io)?.file_name();
+                    let name = name.to_string_lossy();
+                    if ![PART_MANIFEST, PART_ROWS].contains(&name.as_ref()) && name != format!("{PART_MANIFEST}.tmp") {
+                        return Err(IngestError::Invalid(format!(
+                            "--part {}: it holds {name}, which no part writes; give a new or empty folder (or an earlier part, which is replaced)",
+                            dir.display()
+                        )));
+                    }
+                }
+            }
+            Err(_) => {}
+        }
         std::fs::create_dir_all(dir).map_err(io)?;
         match std::fs::remove_file(dir.join(PART_MANIFEST)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
@@ -643,6 +662,29 @@ mod tests {
         for bad in ["0/3", "4/3", "1/0", "x/2", "2", "1/5000", "-1/2"] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_part_goes_to_a_new_empty_or_part_folder_and_nowhere_else() {
+        let root = crate::test_dir::TestDir::new("part-begin");
+        let part = root.join("part-1");
+        PartWriter::begin(&part).expect("a new folder");
+        PartWriter::begin(&part).expect("an empty one");
+        std::fs::write(part.join(PART_MANIFEST), "{}").unwrap();
+        std::fs::write(part.join(PART_ROWS), "").unwrap();
+        PartWriter::begin(&part).expect("an earlier part, as a retried shard finds it");
+        assert!(!part.join(PART_MANIFEST).exists(), "its manifest is gone until the new part is whole");
+        // A data folder, or any folder with other files, is left as it is.
+        let data = root.join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(data.join("snapshot.smap"), "served").unwrap();
+        let e = PartWriter::begin(&data).unwrap_err().to_string();
+        assert!(e.contains("snapshot.smap") && e.contains("no part writes"), "{e}");
+        assert_eq!(std::fs::read_dir(&data).unwrap().count(), 1);
+        let file = root.join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let e = PartWriter::begin(&file).unwrap_err().to_string();
+        assert!(e.contains("a file, not a folder"), "{e}");
     }
 
     /// A manifest for rows written by hand: `PartWriter::finish` fills in the counts.
