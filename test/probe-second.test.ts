@@ -110,6 +110,15 @@ test('HEAD answers where GET is free, a charged GET refuses it, and the status e
   const charged = await request(s.base, { method: 'HEAD', path: '/api/v1/changes?brand=Starbucks&since=2026-01-01', headers: { 'x-api-key': s.key } });
   t.is(charged.status, 405);
   t.is(await balance(s, s.keyId), before);
+  // An error's body carries its length too, whoever wrote it: a refusal of the API's own, and
+  // restify's 404 in the contract's shape.
+  for (const [path, status] of [['/api/v1/brands?limit=0', 400], ['/api/v1/nowhere', 404]] as const) {
+    const e = await request(s.base, { method: 'GET', path });
+    t.is(e.status, status, path);
+    t.is(e.header('content-type'), 'application/json; charset=utf-8', path);
+    t.is(e.header('content-length'), String(e.raw.length), path);
+    t.truthy(e.json<{ code: string }>().code, path);
+  }
   const pre = await request(s.base, { method: 'OPTIONS', path: '/api/v1/status', headers: { origin: 'https://example.com', 'access-control-request-method': 'GET' } });
   t.is(pre.status, 204);
   t.is(pre.header('access-control-allow-origin'), '*');

@@ -8,6 +8,7 @@ import { ApiError, errorBody, ERRORS, type ErrorCode } from './api/errors.ts';
 import type { ApiDeps } from './http/context.ts';
 import { sendError } from './http/errors.ts';
 import { jsonRoute } from './http/json-route.ts';
+import { jsonHeaders } from './http/send-json.ts';
 import { mountOperations } from './http/mount.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { SharedRateLimiter } from './http/shared-rate-limit.ts';
@@ -108,7 +109,7 @@ export function createServer(deps: Deps): restify.Server {
     // Sent raw, as every other error is: restify's JSON formatter would send plain
     // `application/json`, without the charset.
     const body = JSON.stringify(errorBody(e));
-    res.sendRaw(e.status, body, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) });
+    res.sendRaw(e.status, body, jsonHeaders(body));
     cb();
   };
   server.on('NotFound', answer('NOT_FOUND', 'No such endpoint.'));
@@ -131,7 +132,8 @@ function applyServerLimits(server: restify.Server, config: Config): void {
     if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
     const [status, reason, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'INVALID_REQUEST', 'The request is not valid HTTP.'];
     const body = JSON.stringify({ error: message, code });
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const headers = jsonHeaders(body);
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${headers['content-type']}\r\nContent-Length: ${headers['content-length']}\r\nConnection: close\r\n\r\n${body}`);
   });
   http.headersTimeout = config.headersTimeoutMs;
   http.requestTimeout = config.receiveTimeoutMs;

@@ -3,14 +3,13 @@
 import type { Response } from 'restify';
 import { ApiError, errorBody } from '../api/errors.ts';
 import { isBusy, isUnavailable, isUnwritable } from '../db/faults.ts';
+import { sendJson } from './send-json.ts';
 
 export function sendError(res: Response, e: ApiError): void {
   for (const [k, v] of Object.entries(e.extra.headers ?? {})) res.header(k, v);
   // A body too large is left unread (http/body.ts): the connection cannot carry another request.
   if (e.code === 'PAYLOAD_TOO_LARGE') res.header('connection', 'close');
-  res.status(e.status);
-  res.header('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(errorBody(e)));
+  sendJson(res, e.status, errorBody(e));
 }
 
 /** Any thrown value as an ApiError; unknown ones become INTERNAL and are logged. */

@@ -10,6 +10,7 @@ import { POOL_THREADS } from '../config.ts';
 import { freshness } from '../services/brand-summary.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
+import { sendJson } from '../http/send-json.ts';
 
 export const STATUS_CACHE_MS = 30_000;
 /** A renderer check slower than this counts as down. */
@@ -105,14 +106,9 @@ export function handlers(deps: ApiDeps): Handlers {
       };
     }
     body.elapsed_ms = Math.round(performance.now() - started);
-    res.status(200);
-    res.header('content-type', 'application/json; charset=utf-8');
     res.header('cache-control', `public, max-age=${STATUS_CACHE_MS / 1000}`);
     res.header('access-control-allow-origin', '*');
-    const json = JSON.stringify(body);
-    // Set here so a HEAD's answer (uptime monitors) carries it too.
-    res.header('content-length', String(Buffer.byteLength(json)));
-    res.end(json);
+    sendJson(res, 200, body);
   };
   return { status: [status] };
 }
