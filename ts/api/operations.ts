@@ -140,7 +140,7 @@ const HISTORY_HEADERS: HeaderDoc[] = [
   ...RATE_HEADERS,
 ];
 
-export const OPERATIONS: Operation[] = [
+const DECLARED: Operation[] = [
   {
     id: 'locationMap',
     method: 'post',
@@ -436,6 +436,12 @@ export const OPERATIONS: Operation[] = [
     errors: ['RATE_LIMITED'],
   },
 ];
+
+/** What Node answers on any path before a route runs (a request whose headers are over its
+ * limit): every operation may get it, so each lists it. */
+const ANY_REQUEST_ERRORS: ErrorCode[] = ['HEADERS_TOO_LARGE'];
+
+export const OPERATIONS: Operation[] = DECLARED.map((op) => ({ ...op, errors: [...op.errors, ...ANY_REQUEST_ERRORS.filter((c) => !op.errors.includes(c))] }));
 
 /** The Content-Type header a media type is sent with: text and JSON say their charset. */
 export function wireType(type: string): string {

@@ -122,7 +122,7 @@ export function openApiDocument(operations: Operation[] = OPERATIONS): JsonSchem
       title: TITLE,
       version: API_VERSION,
       summary: SUMMARY,
-      description: [AUTH, creditsText(), ATTRIBUTION_TEXT, 'Every error is JSON `{error, code}` (plus `suggestions` or `details`); the codes are listed under each response and in /api/agent-docs.'].join('\n\n'),
+      description: [AUTH, creditsText(), ATTRIBUTION_TEXT, 'Every error is JSON `{error, code}` (plus `suggestions` or `details`); the codes are listed under each response and in /api/agent-docs. A method a path does not have, HEAD on a charged endpoint included, is answered 405 `METHOD_NOT_ALLOWED` with an Allow header listing the methods it has.'].join('\n\n'),
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: '/', description: 'This server.' }],
