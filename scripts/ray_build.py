@@ -99,6 +99,13 @@ def run_shard(k: int, n: int, verb: str, args: list[str], parts: str, scratch_ro
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def merge_only(args: list[str]) -> tuple[list[str], list[str]]:
+    """The build's arguments for the shards, and those only the merge takes: the history is the
+    merge's to write (the shards write parts), so `--rewrite-history` goes to it alone."""
+    merge = [a for a in args if a == "--rewrite-history"][:1]
+    return [a for a in args if a != "--rewrite-history"], merge
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv:
         print("usage: ray_build.py [options] -- build|import [storemap data arguments]", file=sys.stderr)
@@ -126,6 +133,7 @@ def main(argv: list[str]) -> int:
     verb, args = rest[0], rest[1:]
     if any(a.startswith("--shard") or a.startswith("--part") for a in args):
         p.error("the runner sets --shard and --part itself")
+    args, rewrite = merge_only(args)
     if not any(a == "--as-of" or a.startswith("--as-of=") for a in args):
         args = [*args, "--as-of", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())]
     parts = os.path.abspath(o.parts)
@@ -162,7 +170,7 @@ def main(argv: list[str]) -> int:
         return 1
 
     link_reference(o.out, o.reference)
-    merge = [*command, "data", "merge", *(os.path.join(parts, f"part-{k}") for k in range(1, o.shards + 1)), "--out", o.out]
+    merge = [*command, "data", "merge", *(os.path.join(parts, f"part-{k}") for k in range(1, o.shards + 1)), "--out", o.out, *rewrite]
     return subprocess.run(merge, env={**os.environ, "STOREMAP_DATA_DIR": os.path.abspath(o.out)}).returncode
 
 

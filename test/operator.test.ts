@@ -6,7 +6,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AS_OF, CLI, describe, FIXTURE_IMPORT_ARGS, runCli, tempDataDir } from './helpers/cli.ts';
 import { testDataDir } from './helpers/dataset.ts';
@@ -155,7 +155,7 @@ test('stopping a build stops the pipeline under it: nothing runs on, nothing is 
   const { dir, child, err } = await runningBuild(t);
   child.kill('SIGTERM');
   const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-  t.not(code, 0);
+  t.is(code, 128 + 15, 'a process a signal stopped exits 128 + its number (SIGTERM: 143)');
   t.regex(err(), /stopped by SIGTERM/);
   t.deepEqual(processesOf(dir), [], 'no process is left with the data folder on its command line');
   t.false(existsSync(path.join(dir, 'snapshot.smap')));
@@ -223,8 +223,7 @@ test('bad values stop the command with a message naming them', async (t) => {
   await refused(['keys', 'list'], { STOREMAP_DEFAULT_SCALE: '5' }, /STOREMAP_DEFAULT_SCALE: .*<=4/);
   await refused(['keys', 'list'], { STOREMAP_LEDGER_LINGER_MS: '1.5' }, /STOREMAP_LEDGER_LINGER_MS: expected a whole number/);
   // The build's threads are checked at start too (serve builds on first start and on refresh).
-  await refused(['keys', 'list'], { STOREMAP_THREADS: '0' }, /STOREMAP_THREADS: .*>=1/);
-  await refused(['keys', 'list'], { STOREMAP_THREADS: '1025' }, /STOREMAP_THREADS: .*<=1024/);
+  for (const threads of ['0', '1025', 'many']) await refused(['keys', 'list'], { STOREMAP_THREADS: threads }, /STOREMAP_THREADS: a whole number of threads from 1 to 1024/);
   // Days a month does not have, and an empty time, are not rolled over or taken for now.
   await refused(['data', 'build', '--scale', '0.01', '--as-of', '2026-02-30T00:00:00Z'], {}, /--as-of: not an ISO 8601 time: 2026-02-30/);
   await refused(['data', 'import', '--osm', `${REAL}/osm/zugerland.osm.pbf`, '--as-of', '2026-04-31'], {}, /--as-of: not an ISO 8601 time: 2026-04-31/);
@@ -243,6 +242,19 @@ test('bad values stop the command with a message naming them', async (t) => {
   const typo = path.join(dir, 'typo', 'ledger.db');
   await refused(['keys', 'list'], { STOREMAP_DB: typo }, /no ledger at .*typo\/ledger\.db/);
   t.false(existsSync(path.dirname(typo)));
+  // A data folder that is a file, one with no dataset yet, and an import record edited wrong.
+  await refused(['keys', 'list'], { STOREMAP_DATA_DIR: path.join(ROOT, 'package.json') }, /STOREMAP_DATA_DIR: a file, not a folder/);
+  await refused(['data', 'report'], {}, /no dataset in .* \(STOREMAP_DATA_DIR\): `storemap data build` or `data import` makes one/);
+  for (const [record, why] of [
+    ['{"osm":"/srv/ch.osm.pbf","countries":"CH"}', /countries: /],
+    ['{"osm":123,"countries":[]}', /osm: /],
+    ['{"countries":[]}', /names no source/],
+    ['{"osm":"/srv/ch.osm.pbf","countries":["CHE"]}', /countries\.0: a two-letter ISO 3166-1 code/],
+  ] as const) {
+    writeFileSync(path.join(dir, 'import.json'), record);
+    await refused(['data', 'refresh'], {}, why);
+  }
+  rmSync(path.join(dir, 'import.json'));
   // A ledger that cannot be opened is named with the setting to fix.
   const notLedger = path.join(dir, 'not-a-ledger.db');
   writeFileSync(notLedger, 'x'.repeat(4096));

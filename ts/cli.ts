@@ -1,13 +1,14 @@
 // The `storemap` command: serve, data build/import/fetch/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
 import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { isDecimalText, loadConfig, type Config } from './config.ts';
 import { countryArea, FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry, parseSources, type Area, type FetchedFile } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
-import { buildDataset, datasetReport, ensureReference, IMPORT_RECORD, importSources, mergeParts, readImportRecord, rollbackSnapshot, snapshotPath } from './data/ingest.ts';
+import { buildDataset, datasetReport, ensureReference, IMPORT_RECORD, importSources, mergeParts, readImportRecord, rollbackSnapshot, snapshotPath, stopSignal } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { basemapInfo, loadRenderer, loadStore, loadStoreSync, snapshotWorld } from './native.ts';
 import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './paths.ts';
@@ -114,8 +115,6 @@ async function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: strin
   console.log(`  (also in ${file}, readable by you alone)`);
 }
 
-/** The ledger the configuration names: PostgreSQL (migrated, under its advisory lock) when
- * STOREMAP_DATABASE_URL is set, else the SQLite file. */
 /** The ledger a command opens, as its messages name it: the SQLite file, or the PostgreSQL URL
  * without its password. */
 function ledgerName(config: Config): string {
@@ -124,6 +123,8 @@ function ledgerName(config: Config): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    // Its parameters may carry a password too (?password=, ?sslpassword=).
+    u.search = '';
     url = u.href;
   } catch {
     url = 'postgres://…';
@@ -131,6 +132,8 @@ function ledgerName(config: Config): string {
   return `the PostgreSQL ledger at ${url} (STOREMAP_DATABASE_URL)`;
 }
 
+/** The ledger the configuration names: PostgreSQL (migrated, under its advisory lock) when
+ * STOREMAP_DATABASE_URL is set, else the SQLite file. */
 async function openLedger(config: Config, opts: { existing?: boolean } = {}): Promise<LedgerOps> {
   // A command that works on the service's ledger needs the one that exists: a mistyped
   // STOREMAP_DB would otherwise create an empty one, list no keys, or take a refresh's
@@ -490,10 +493,11 @@ data
     const dataDir = loadConfig().dataDir;
     // A code the borders do not know is refused here, before any request (the extract's index
     // would be asked for it first).
-    const countryBoxes = async (code: string) => loadRenderer(await ensureReference(dataDir)).countryBoxes(code);
+    let boxes: number[][] | null = null;
     if (o.country !== undefined) {
       const code = parseCountry(o.country);
-      if (!(await countryBoxes(code))?.length) throw new InvalidArgumentError(`--country: ${code} is not a country the reference borders know`);
+      boxes = loadRenderer(await ensureReference(dataDir)).countryBoxes(code);
+      if (!boxes?.length) throw new InvalidArgumentError(`--country: ${code} is not a country the reference borders know`);
     }
     // Not sources/: that is the synthetic world's, which a build replaces whole, and a folder
     // import reads every file in a folder.
@@ -504,7 +508,7 @@ data
       if (o.bbox !== undefined) area = { label: `--bbox ${o.bbox}`, boxes: [parseBbox(o.bbox)] };
       else {
         const code = parseCountry(o.country!);
-        area = countryArea(code, await countryBoxes(code));
+        area = countryArea(code, boxes);
       }
     }
     const { bbox: _bbox, overtureWorldwide: _worldwide, ...rest } = o;
@@ -543,7 +547,7 @@ data
       ticker_countries: tickers,
       home_markets: homes,
       ...report
-    } = (await datasetReport(loadConfig().dataDir)) as Record<string, unknown> & {
+    } = (await datasetReport(datasetDir())) as Record<string, unknown> & {
       realism?: Realism[];
       ticker_countries?: TickerCountries[];
       home_markets?: HomeMarkets | null;
@@ -554,6 +558,13 @@ data
     if (tickers?.length) printTickerCountries(tickers);
     if (homes) printHomeMarkets(homes);
   });
+
+/** The data folder of a command that reads its snapshot, refused by name when it has none. */
+function datasetDir(): string {
+  const dir = loadConfig().dataDir;
+  if (!existsSync(snapshotPath(dir))) throw new Error(`no dataset in ${dir} (STOREMAP_DATA_DIR): \`storemap data build\` or \`data import\` makes one`);
+  return dir;
+}
 
 /** `data report`'s brands without published counts against their home markets (storemap-ingest's `HomeMarkets`). */
 interface HomeMarkets {
@@ -755,6 +766,7 @@ export async function main(argv: string[]): Promise<void> {
   if (argv[2] === '--version' || argv[2] === '-V') return void console.log(versionText());
   await program.parseAsync(argv).catch((e: unknown) => {
     console.error(`storemap: ${e instanceof Error ? e.message : String(e)}`);
-    process.exit(1);
+    const signal = stopSignal();
+    process.exit(signal ? 128 + os.constants.signals[signal] : 1);
   });
 }

@@ -1,5 +1,6 @@
 // Configuration from the environment, validated once at boot so a bad setting stops the
 // process at start instead of failing the first request.
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './paths.ts';
@@ -34,7 +35,13 @@ const csv = z
 const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: decimal(z.number(DECIMAL_ONLY).int().min(0).max(65535).default(8080)),
-  STOREMAP_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
+  STOREMAP_DATA_DIR: z
+    .string()
+    .min(1)
+    .default(DEFAULT_DATA_DIR)
+    // A file there gave ENOTDIR from the first write, deep in a build; one that is not there
+    // yet is made by the first build.
+    .refine((d) => !existsSync(d) || statSync(d).isDirectory(), { message: 'a file, not a folder' }),
   STOREMAP_DB: z.string().min(1).optional(),
   /** A PostgreSQL ledger shared by several nodes (postgres://…); without it, the SQLite file. */
   STOREMAP_DATABASE_URL: z
@@ -64,7 +71,13 @@ const EnvSchema = z.object({
   /** Worker threads a data build runs on (storemap-ingest reads it from the environment; the
    * cores when unset): checked here too, so that `serve`, which builds on first start and on
    * refresh, refuses a bad value at start. */
-  STOREMAP_THREADS: decimal(z.number(DECIMAL_ONLY).int().min(1).max(DATA_DEFAULTS.maxBuildThreads).optional()),
+  STOREMAP_THREADS: z
+    .string()
+    .optional()
+    // Empty is unset, as the pipeline reads it; the message is the pipeline's own.
+    .refine((v) => v === undefined || v.trim() === '' || (/^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= DATA_DEFAULTS.maxBuildThreads), {
+      message: `a whole number of threads from 1 to ${DATA_DEFAULTS.maxBuildThreads}`,
+    }),
   /** Scale of the dataset `npm start` builds on first start. */
   STOREMAP_DEFAULT_SCALE: decimal(z.number(DECIMAL_ONLY).positive().max(4).default(0.1)),
   /** Per-key token bucket: sustained requests per second, and the burst allowed. */

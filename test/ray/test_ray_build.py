@@ -34,6 +34,15 @@ def storemap(data_dir: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["node", os.path.join(ROOT, "bin", "storemap.js"), *args], env=env, capture_output=True, text=True, cwd=ROOT)
 
 
+class Arguments(unittest.TestCase):
+    def test_rewrite_history_goes_to_the_merge_not_the_shards(self) -> None:
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        from ray_build import merge_only
+
+        self.assertEqual(merge_only([*BUILD, "--rewrite-history"]), (BUILD, ["--rewrite-history"]))
+        self.assertEqual(merge_only(BUILD), (BUILD, []))
+
+
 class RayBuild(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:

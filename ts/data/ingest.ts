@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import { INGEST_BIN, PREBUILT_REFERENCE_DIR, TABLES_DIR } from '../paths.ts';
 import { SNAPSHOT_FILE } from '../native.ts';
 import { prepareReference, REFERENCE_FORMAT } from './reference.ts';
@@ -43,9 +44,17 @@ export interface ImportParams extends Omit<BuildParams, 'scale' | 'seed'> {
  * while a pipeline runs, so `serve` keeps its own graceful stop. */
 const running = new Set<ChildProcess>();
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+let stoppedBy: NodeJS.Signals | undefined;
 const handOn = (signal: NodeJS.Signals) => {
+  stoppedBy = signal;
   for (const child of running) child.kill(signal);
 };
+
+/** The signal that stopped this command's pipeline, if one did: the command then exits with
+ * 128 + its number, as a shell and a service manager expect of a process a signal ended. */
+export function stopSignal(): NodeJS.Signals | undefined {
+  return stoppedBy;
+}
 
 function forwardSignals(): void {
   if (running.size === 1) for (const s of STOP_SIGNALS) process.on(s, handOn);
@@ -194,23 +203,38 @@ function common(p: BuildParams | ImportParams, reference: string): string[] {
  * something else, remove it. */
 export const IMPORT_RECORD = 'import.json';
 
-export interface ImportInputs {
-  osm?: string;
-  overture?: string;
-  fsq?: string;
-  atp?: string;
-  countries: string[];
-  bbox?: string;
-}
+/** The record's shape, checked when a refresh reads it: the file is the operator's to edit, and
+ * `"countries": "CH"` or `"osm": 123` reached the pipeline as one-letter codes and a type error. */
+const ImportRecordSchema = z.strictObject({
+  osm: z.string().min(1).optional(),
+  overture: z.string().min(1).optional(),
+  fsq: z.string().min(1).optional(),
+  atp: z.string().min(1).optional(),
+  countries: z.array(z.string().regex(/^[A-Za-z]{2}$/, 'a two-letter ISO 3166-1 code')).default([]),
+  bbox: z.string().min(1).optional(),
+});
+
+export type ImportInputs = z.infer<typeof ImportRecordSchema>;
 
 export function readImportRecord(dataDir: string): ImportInputs | undefined {
   const file = path.join(dataDir, IMPORT_RECORD);
   if (!existsSync(file)) return undefined;
+  const again = 'run `storemap data import` again, or mend it';
+  let json: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as ImportInputs;
+    json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new Error(`${file} is not readable (${e instanceof Error ? e.message : String(e)}): run \`storemap data import\` again`);
+    throw new Error(`${file} is not readable (${e instanceof Error ? e.message : String(e)}): ${again}`);
   }
+  const record = ImportRecordSchema.safeParse(json);
+  if (!record.success) {
+    const issues = record.error.issues.map((i) => `${i.path.join('.') || 'the record'}: ${i.message}`).join('; ');
+    throw new Error(`${file} is not what \`data import\` writes (${issues}): ${again}`);
+  }
+  if (!record.data.osm && !record.data.overture && !record.data.fsq && !record.data.atp) {
+    throw new Error(`${file} names no source (osm, overture, fsq or atp): ${again}`);
+  }
+  return record.data;
 }
 
 function writeImportRecord(dataDir: string, record: ImportInputs): void {

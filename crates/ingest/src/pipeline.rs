@@ -392,7 +392,7 @@ fn generate_world(opts: &BuildOptions, scale: f64, seed: u64, reuse: bool, phase
 }
 
 pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut Phases) -> Result<BuildSummary> {
-    check_as_of(&opts.data_dir, opts.as_of, opts.synthetic, opts.rewrite_history)?;
+    check_as_of(&opts.data_dir, opts.as_of, opts.synthetic, opts.rewrite_history, "--as-of")?;
     let (reference, world) = generate_world(opts, scale, seed, false, phases)?;
     let mut summary = import_with(&reference, &SourcePaths::under(&opts.data_dir.join("sources")), opts, phases)?;
     summary.world = Some(world);
@@ -403,6 +403,7 @@ pub fn build_synthetic(opts: &BuildOptions, scale: f64, seed: u64, phases: &mut 
 /// seed and date, so every shard generates the same one; shards run one after another in one
 /// data folder generate it once), this shard's brands reconciled into a part at `part_dir`.
 pub fn build_synthetic_part(opts: &BuildOptions, scale: f64, seed: u64, shard: Shard, part_dir: &Path, phases: &mut Phases) -> Result<PartSummary> {
+    PartWriter::check(part_dir)?;
     let (reference, _) = generate_world(opts, scale, seed, true, phases)?;
     import_part(&reference, &SourcePaths::under(&opts.data_dir.join("sources")), opts, shard, part_dir, phases)
 }
@@ -415,7 +416,7 @@ fn check_region(reference: &Reference, opts: &BuildOptions) -> Result<()> {
 }
 
 pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Phases) -> Result<BuildSummary> {
-    check_as_of(&opts.data_dir, opts.as_of, opts.synthetic, opts.rewrite_history)?;
+    check_as_of(&opts.data_dir, opts.as_of, opts.synthetic, opts.rewrite_history, "--as-of")?;
     let reference = phases.run("load reference", || load_reference(&opts.reference))?;
     check_region(&reference, opts)?;
     import_with(&reference, paths, opts, phases)
@@ -423,6 +424,7 @@ pub fn import_sources(paths: &SourcePaths, opts: &BuildOptions, phases: &mut Pha
 
 /// Shard `shard` of an import of real extracts, as a part at `part_dir` (see `shard`).
 pub fn import_sources_part(paths: &SourcePaths, opts: &BuildOptions, shard: Shard, part_dir: &Path, phases: &mut Phases) -> Result<PartSummary> {
+    PartWriter::check(part_dir)?;
     let reference = phases.run("load reference", || load_reference(&opts.reference))?;
     check_region(&reference, opts)?;
     import_part(&reference, paths, opts, shard, part_dir, phases)
@@ -841,7 +843,12 @@ pub struct MergeOptions {
 fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
     let (a, b) = (serde_json::to_value(a).unwrap_or_default(), serde_json::to_value(b).unwrap_or_default());
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return vec!["everything".into()] };
-    a.iter().filter(|(k, v)| b.get(*k) != Some(v)).map(|(k, v)| format!("{k} {v} against {}", b.get(k).cloned().unwrap_or_default())).collect()
+    // Times as people write them, not the seconds the manifest keeps.
+    let show = |k: &str, v: Option<&serde_json::Value>| match (k, v.and_then(|v| v.as_i64())) {
+        ("as_of", Some(t)) => format_iso(t),
+        _ => v.cloned().unwrap_or_default().to_string(),
+    };
+    a.iter().filter(|(k, v)| b.get(*k) != Some(v)).map(|(k, v)| format!("{k} {} against {}", show(k, Some(v)), show(k, b.get(k)))).collect()
 }
 
 /// Brands packed ahead of the one the snapshot takes next, per core (see `Reconciler::run_buckets`).
@@ -921,7 +928,7 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
     if program != first.fingerprint.program {
         return Err(refuse(format!("the parts were built by another storemap ({}) than this one ({program})", first.fingerprint.program)));
     }
-    check_as_of(&opts.data_dir, first.fingerprint.as_of, first.fingerprint.synthetic, opts.rewrite_history)?;
+    check_as_of(&opts.data_dir, first.fingerprint.as_of, first.fingerprint.synthetic, opts.rewrite_history, "the parts' as-of")?;
     let (catalog, cities, _) = phases.run("load reference", || load_tables(&opts.reference))?;
     let catalog_now = catalog_fingerprint(&catalog);
     if catalog_now != first.fingerprint.catalog {
@@ -1058,11 +1065,6 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
     assembler.finish(&target, imports, stats, had_previous, phases)
 }
 
-/// The snapshot a build is about to replace, whose ids its stores keep (see `identity`) and
-/// which the history continues (see `history`). None when there is none, when it is another
-/// world (real data after a synthetic one, or another synthetic scale or seed: a store there is
-/// not a store here), or when it cannot be read (a damaged file is replaced anyway; its stores
-/// then get fresh ids and the history starts over).
 /// Whether a build of `synthetic` (None: real data) continues a snapshot of `meta`: its ids
 /// and history carry over only within one world.
 fn same_world(meta: &SnapshotMeta, synthetic: Option<(f64, u64)>) -> bool {
@@ -1075,7 +1077,7 @@ fn same_world(meta: &SnapshotMeta, synthetic: Option<(f64, u64)>) -> bool {
 /// later weeks without a word: an operator's typo in `--as-of`, or a clock set back. Refused
 /// unless asked for. Checked before anything is read or generated. A snapshot that cannot be
 /// read, or of another world, is not continued, so it holds no history to lose.
-fn check_as_of(data_dir: &Path, as_of: i64, synthetic: Option<(f64, u64)>, rewrite_history: bool) -> Result<()> {
+fn check_as_of(data_dir: &Path, as_of: i64, synthetic: Option<(f64, u64)>, rewrite_history: bool, what: &str) -> Result<()> {
     let path = data_dir.join(SNAPSHOT_FILE);
     if rewrite_history || !path.exists() {
         return Ok(());
@@ -1083,8 +1085,8 @@ fn check_as_of(data_dir: &Path, as_of: i64, synthetic: Option<(f64, u64)>, rewri
     let Ok(meta) = storemap_core::Snapshot::read_meta(&path) else { return Ok(()) };
     match storemap_core::parse_iso(&meta.as_of) {
         Some(served) if served > as_of && same_world(&meta, synthetic) => Err(IngestError::Invalid(format!(
-            "--as-of {} is earlier than the snapshot served now ({}): the change history from {} on would be dropped. \
-             Give a time at or after {}, or add --rewrite-history to drop it",
+            "{what} {} is earlier than the snapshot served now ({}): the change history from {} on would be dropped. \
+             Build as of {} or later, or add --rewrite-history to drop it",
             format_iso(as_of),
             meta.as_of,
             format_iso(as_of),
@@ -1094,6 +1096,11 @@ fn check_as_of(data_dir: &Path, as_of: i64, synthetic: Option<(f64, u64)>, rewri
     }
 }
 
+/// The snapshot a build is about to replace, whose ids its stores keep (see `identity`) and
+/// which the history continues (see `history`). None when there is none, when it is another
+/// world (real data after a synthetic one, or another synthetic scale or seed: a store there is
+/// not a store here), or when it cannot be read (a damaged file is replaced anyway; its stores
+/// then get fresh ids and the history starts over).
 fn previous_snapshot(path: &Path, synthetic: Option<(f64, u64)>) -> Option<storemap_core::Snapshot> {
     if !path.exists() {
         return None;

@@ -265,10 +265,20 @@ impl PartWriter {
     /// Marks `dir` as a part being made: an older part's manifest there is removed, so a run
     /// that dies leaves an incomplete part, never the old one beside new rows. Called before the
     /// long import, not only when the rows start.
-    /// `dir` must be new, empty, or a part's (a retried shard writes its part again): a
-    /// folder holding anything else, a data folder above all, is refused before anything in it
-    /// is touched.
     pub fn begin(dir: &Path) -> Result<()> {
+        Self::check(dir)?;
+        let io = |e| IngestError::io(dir.display(), e);
+        std::fs::create_dir_all(dir).map_err(io)?;
+        match std::fs::remove_file(dir.join(PART_MANIFEST)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// `dir` must be new, empty, or a part's (a retried shard writes its part again): a
+    /// folder holding anything else, a data folder above all, is refused. Called before a
+    /// shard's work begins, and again by `begin`.
+    pub fn check(dir: &Path) -> Result<()> {
         let io = |e| IngestError::io(dir.display(), e);
         match std::fs::metadata(dir) {
             Ok(m) if !m.is_dir() => return Err(IngestError::Invalid(format!("--part {}: a file, not a folder", dir.display()))),
@@ -286,11 +296,7 @@ impl PartWriter {
             }
             Err(_) => {}
         }
-        std::fs::create_dir_all(dir).map_err(io)?;
-        match std::fs::remove_file(dir.join(PART_MANIFEST)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
-            _ => Ok(()),
-        }
+        Ok(())
     }
 
     /// Starts a part's rows in `dir` (see [`PartWriter::begin`]).

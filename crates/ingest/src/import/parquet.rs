@@ -39,6 +39,15 @@ const JOB_ROWS: usize = 1_024;
 /// Jobs of a row group out at once, per core.
 const JOBS_AHEAD_PER_CORE: usize = 2;
 
+/// An importer's refusal of a file's columns as the importer wrote it: polars prefixes a missing
+/// column's message with "not found:", which read as if the file were missing.
+fn schema_message(e: polars_error::PolarsError) -> String {
+    match e {
+        polars_error::PolarsError::ColumnNotFound(m) => m.to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// The file loop both Parquet importers share: every `.parquet` file of a file or a folder
 /// tree, read one at a time and one row group at a time. `columns` decodes a group's columns
 /// (on every core, a column to a core), its rows are made on every core, [`JOB_ROWS`] at a
@@ -64,7 +73,7 @@ pub fn import_files(
         let reader = ParquetFile::open(&file)?;
         for group in 0..reader.row_groups() {
             let frame = reader.frame(group);
-            let rows = columns(&frame).map_err(|e| IngestError::file(&name, e))?;
+            let rows = columns(&frame).map_err(|e| IngestError::file(&name, schema_message(e)))?;
             let (n, first_row) = (frame.height(), frame.first_row);
             drop(frame);
             let rows = rows.as_ref();

@@ -323,6 +323,7 @@ fn foursquare_parts_and_a_file_without_coordinates() {
     let err = import_fsq(&real("fsq/partial-columns.parquet")).unwrap_err().to_string();
     assert!(err.contains("partial-columns.parquet"), "{err}");
     assert!(err.contains("latitude") && err.contains("longitude"), "the error names the missing columns: {err}");
+    assert!(!err.contains("not found"), "the file is there, only its columns are not: {err}");
 }
 
 #[test]

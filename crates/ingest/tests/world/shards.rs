@@ -108,7 +108,8 @@ fn a_merge_refuses_parts_that_do_not_make_one_whole_build_and_keeps_the_serving_
     };
     refused(&good[..1], &["missing shard 2/2"]);
     refused(&[good[0].clone(), good[0].clone()], &["shard 1/2 is given twice"]);
-    refused(&[good[0].clone(), other[1].clone()], &["parts of different builds", "as_of"]);
+    let dates = format!("as_of {} against {}", storemap_core::format_iso(as_of()), storemap_core::format_iso(as_of() + DAY));
+    refused(&[good[0].clone(), other[1].clone()], &["parts of different builds", &dates]);
     refused(&[], &["no parts given"]);
     // Shard 2 of a 3-way split beside shard 1 of a 2-way one.
     let three = build_parts(&whole, &parts.join("three"), 3, as_of(), vec![]);
