@@ -4,7 +4,7 @@
 // never replaces the serving snapshot, and `data rollback` brings the previous one back.
 // Serial: each test runs several whole imports, and two cores run them faster one at a time.
 import test from 'ava';
-import { readFileSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { loadStore, query } from '../ts/native.ts';
 import { ROOT } from '../ts/paths.ts';
@@ -216,4 +216,22 @@ test.serial('a failed or empty import keeps the serving snapshot; rollback bring
   const nothing = await runCli(['data', 'rollback'], { STOREMAP_DATA_DIR: none });
   t.not(nothing.code, 0);
   t.regex(nothing.stderr, /no previous snapshot/);
+});
+
+test("a release part left beside its replacement: the second copy of each record is skipped as duplicate_id, not kept or served twice", async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const folder = path.join(dir, 'overture-parts');
+  mkdirSync(folder);
+  copyFileSync(OVERTURE, path.join(folder, 'part-0.parquet'));
+  const once = await runCli(['data', 'import', '--overture', folder, '--as-of', AS_OF], { STOREMAP_DATA_DIR: dir });
+  t.is(once.code, 0, describe(once));
+  const single = (await report(dir)).sources.overture!;
+  copyFileSync(OVERTURE, path.join(folder, 'part-1.parquet'));
+  const twice = await runCli(['data', 'import', '--overture', folder, '--as-of', AS_OF], { STOREMAP_DATA_DIR: dir });
+  t.is(twice.code, 0, describe(twice));
+  const doubled = (await report(dir)).sources.overture!;
+  t.is(doubled.rows_read, 2 * single.rows_read);
+  t.is(doubled.rows_kept, single.rows_kept, 'each record kept once');
+  t.is(doubled.skipped.duplicate_id, single.rows_kept, 'the second copies, as skipped');
+  t.is(doubled.rows_read, doubled.rows_kept + Object.values(doubled.skipped).reduce((a, b) => a + b, 0), 'every row read is kept or skipped for a reason');
 });

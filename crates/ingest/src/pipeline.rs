@@ -703,6 +703,11 @@ impl Assembler {
         let path = target.data_dir.join(SNAPSHOT_FILE);
         for report in &mut imports {
             report.rows_corroborated = SourceType::parse(&report.source).and_then(|s| self.corroborated.get(&s).copied()).unwrap_or(0);
+            // Second copies of one record were dropped at reconciliation, where the places
+            // files' and AllThePlaces' ids are compared: skipped, as OpenStreetMap's are at import.
+            if let Some(&d) = stats.duplicates_by_source.get(&report.source) {
+                report.unkeep(Skip::DuplicateId, d);
+            }
         }
         let n = self.builder.row_count() as u64;
         let servable = self.builder.servable_rows();
@@ -961,6 +966,9 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
         stats.linked_by_record_id += m.stats.linked_by_record_id;
         stats.countries_backfilled += m.stats.countries_backfilled;
         stats.duplicate_source_ids += m.stats.duplicate_source_ids;
+        for (source, d) in &m.stats.duplicates_by_source {
+            *stats.duplicates_by_source.entry(source.clone()).or_default() += d;
+        }
     }
     let path = opts.data_dir.join(SNAPSHOT_FILE);
     let previous = phases.run("read previous snapshot", || Ok(previous_snapshot(&path, fp.synthetic).as_ref().map(PreviousIds::from_snapshot)))?;

@@ -69,6 +69,10 @@ pub struct ReconcileStats {
     /// (`duplicate_id`); the places files and AllThePlaces carry ids only this step compares.
     #[serde(default)]
     pub duplicate_source_ids: u64,
+    /// The same, by source (`osm`, `atp`, …): each source's import report counts them as
+    /// skipped `duplicate_id`, not kept.
+    #[serde(default)]
+    pub duplicates_by_source: std::collections::BTreeMap<String, u64>,
 }
 
 pub struct Reconciler<'a> {
@@ -331,7 +335,12 @@ impl Reconciler<'_> {
                 (pack(built), backfilled, linked, n, kept, duplicates)
             },
             |(packed, backfilled, linked, n, kept, duplicates)| {
-                stats.duplicate_source_ids += duplicates;
+                for (source, d) in SourceType::ALL.iter().zip(duplicates) {
+                    if d > 0 {
+                        stats.duplicate_source_ids += d;
+                        *stats.duplicates_by_source.entry(source.as_str().to_string()).or_default() += d;
+                    }
+                }
                 stats.linked_by_record_id += linked;
                 stats.clusters += n;
                 stats.ids_kept_by_source_id += kept.0;
@@ -345,7 +354,7 @@ impl Reconciler<'_> {
     }
 
     /// The brand's clusters, the rows linked by record id, and the second copies dropped.
-    fn cluster_brand(&self, brand: u32, idx: &[usize], rows: &[BucketRow]) -> (Vec<Cluster>, u64, u64) {
+    fn cluster_brand(&self, brand: u32, idx: &[usize], rows: &[BucketRow]) -> (Vec<Cluster>, u64, [u64; 4]) {
         // Rows that name their origin by record id go last, so the row they point at (ATP or
         // Foursquare, whatever its anchor rank) already has its cluster when they arrive. Each
         // source has a rank of its own, so two copies of one record sit side by side, and the
@@ -357,8 +366,13 @@ impl Reconciler<'_> {
         });
         let before = order.len();
         // (A row without an id is nobody's copy: a spider's features with `"id": ""` stay apart.)
-        order.dedup_by(|a, b| rows[*a].source == rows[*b].source && !rows[*a].source_id().is_empty() && rows[*a].source_id() == rows[*b].source_id());
-        let duplicates = (before - order.len()) as u64;
+        let mut duplicates = [0u64; 4];
+        order.dedup_by(|a, b| {
+            let copy = rows[*a].source == rows[*b].source && !rows[*a].source_id().is_empty() && rows[*a].source_id() == rows[*b].source_id();
+            duplicates[rows[*a].source as usize] += copy as u64;
+            copy
+        });
+        debug_assert_eq!(duplicates.iter().sum::<u64>(), (before - order.len()) as u64);
         if !self.multi_source {
             return (order.into_iter().map(|i| Cluster { brand, members: vec![i], order: SourceType::ALL }).collect(), 0, duplicates);
         }

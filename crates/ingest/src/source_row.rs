@@ -61,7 +61,8 @@ pub enum Skip {
     BadGeometry,
     /// The source says the place is closed.
     Closed,
-    /// The same object again (osmium writes each closed way twice; a re-sent id).
+    /// The same object again (osmium writes each closed way twice; a re-sent id). The places
+    /// files' and AllThePlaces' copies are found at reconciliation, where their ids are compared.
     DuplicateId,
     /// The record itself is broken: not JSON, no id, no name.
     Invalid,
@@ -110,7 +111,8 @@ pub struct ImportReport {
     /// Files of a many-file input (a folder, a zip) that could not be read; named in `errors`.
     pub files_failed: usize,
     pub rows_read: u64,
-    /// Rows that reached reconciliation (after the pipeline's region and brand checks).
+    /// Rows that reached reconciliation (after the pipeline's region and brand checks), less the
+    /// second copies of one record it dropped (counted as `duplicate_id`).
     pub rows_kept: u64,
     /// Every skip but `closed` (kept apart for the older report field).
     pub rows_skipped: u64,

@@ -111,6 +111,8 @@ fn a_record_given_twice_is_one_sighting() {
         twice[3].lat += 0.0001;
         let (out, stats) = reconcile(&twice, multi_source);
         assert_eq!(stats.duplicate_source_ids, 3, "multi_source {multi_source}");
+        let by_source: Vec<(&str, u64)> = stats.duplicates_by_source.iter().map(|(s, n)| (s.as_str(), *n)).collect();
+        assert_eq!(by_source, [("atp", 1), ("fsq", 1), ("overture", 1)], "multi_source {multi_source}");
         assert_eq!(keys(&out), keys(&single), "multi_source {multi_source}");
         assert_eq!(
             out.iter().map(|r| (r.lat, r.lng, r.confidence)).collect::<Vec<_>>(),
