@@ -860,3 +860,29 @@ fn more_than_4_gib_of_text_is_written_and_read_back() {
     }
     assert!(seen.iter().all(|&s| s), "every store once");
 }
+
+#[test]
+fn peek_meta_reads_the_build_facts_without_the_checksum_and_read_meta_checks_it() {
+    let dir = TempDir::new("snapshot", "peek");
+    let (bytes, header, checksum) = written(&dir);
+    let path = dir.file("snapshot.smap");
+    let meta = Snapshot::from_bytes("intact", &bytes).unwrap().meta().clone();
+    assert_eq!(Snapshot::peek_meta(&path).unwrap(), meta);
+    assert_eq!(Snapshot::read_meta(&path).unwrap(), meta);
+    // A byte changed past the table and before the checksum, outside the meta section: only the
+    // whole read sees it.
+    let (meta_at, meta_len) = sections(&bytes)["meta"];
+    let i = (header..checksum).find(|i| !(meta_at..meta_at + meta_len).contains(i)).unwrap();
+    let mut bad = bytes.clone();
+    bad[i] ^= 0x01;
+    std::fs::write(&path, &bad).unwrap();
+    assert_eq!(Snapshot::peek_meta(&path).unwrap(), meta);
+    let message = match Snapshot::read_meta(&path) {
+        Err(CoreError::Snapshot { message, .. }) => message,
+        other => panic!("expected a snapshot error, got {other:?}"),
+    };
+    assert!(message.starts_with("checksum mismatch"), "{message}");
+    // A header that is not a snapshot's is refused by both.
+    std::fs::write(&path, b"not a snapshot at all").unwrap();
+    assert!(Snapshot::peek_meta(&path).is_err() && Snapshot::read_meta(&path).is_err());
+}

@@ -1090,7 +1090,7 @@ fn check_as_of(data_dir: &Path, as_of: i64, synthetic: Option<(f64, u64)>, rewri
     if rewrite_history || !path.exists() {
         return Ok(());
     }
-    let Ok(meta) = storemap_core::Snapshot::read_meta(&path) else { return Ok(()) };
+    let Ok(meta) = storemap_core::Snapshot::peek_meta(&path) else { return Ok(()) };
     match storemap_core::parse_iso(&meta.as_of) {
         Some(served) if served > as_of && same_world(&meta, synthetic) => Err(IngestError::Invalid(format!(
             "{what} {} is earlier than the snapshot served now ({}): the change history from {} on would be dropped. \

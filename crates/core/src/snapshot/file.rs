@@ -322,10 +322,10 @@ impl Header {
     }
 }
 
-/// A snapshot file checked as a load checks it first (its header, its section table and its
-/// checksum), read a piece at a time, and its `meta` section: what a rollback asks of the file
-/// it is about to serve, without holding gigabytes of snapshot to ask it.
-pub(super) fn check_file<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
+/// A snapshot file checked as a load checks it first (its header, its section table and, with
+/// `whole`, its checksum, read a piece at a time), and its `meta` section: what a rollback asks
+/// of the file it is about to serve, without holding gigabytes of snapshot to ask it.
+pub(super) fn check_file<T: for<'de> Deserialize<'de>>(path: &Path, whole: bool) -> Result<T> {
     use std::io::{Read, Seek, SeekFrom};
     let name = path.display().to_string();
     let io = |e| CoreError::Io { path: name.clone(), source: e };
@@ -338,7 +338,7 @@ pub(super) fn check_file<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T>
         file.read_exact(&mut head[FIXED..]).map_err(io)?;
     }
     let header = Header::read(&name, &head, file_len)?;
-    if let Some(off) = header.checksum_at(&name, file_len)? {
+    if let Some(off) = header.checksum_at(&name, file_len)?.filter(|_| whole) {
         let mut crc = crc32fast::Hasher::new();
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         let mut left = off;

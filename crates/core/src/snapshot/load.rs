@@ -24,7 +24,15 @@ impl Snapshot {
     /// build was (`data refresh` asks), whether a file is whole before a rollback serves it.
     /// Read a piece at a time, holding a megabyte, not the snapshot.
     pub fn read_meta(path: &Path) -> Result<SnapshotMeta> {
-        super::file::check_file(path)
+        super::file::check_file(path, true)
+    }
+
+    /// The build facts alone, from the header, the section table and the meta section, without
+    /// reading the rest: what a build asks of the snapshot it would replace before it starts (a
+    /// planet's is gigabytes; the build reads and checks it whole later, when it carries the
+    /// ids over).
+    pub fn peek_meta(path: &Path) -> Result<SnapshotMeta> {
+        super::file::check_file(path, false)
     }
 
     pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<Snapshot> {
