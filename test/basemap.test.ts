@@ -257,6 +257,14 @@ test('basemap extract refuses a server without range requests, a bad box and a f
   const notArchive = await runCli(['basemap', 'extract', '--from', path.join(ROOT, 'package.json'), '--bbox', '45.8,5.9,47.8,10.5', '--out', out], {});
   t.is(notArchive.code, 1, describe(notArchive));
   t.regex(notArchive.stderr, /not a PMTiles version 3 archive/);
+  // An --out that is a folder, or in a folder that is not there, is refused before any tile.
+  const leaves = path.join(TILES, 'leaves.pmtiles');
+  const intoFolder = await runCli(['basemap', 'extract', '--from', leaves, '--bbox', '45.8,5.9,47.8,10.5', '--out', dir], {});
+  t.is(intoFolder.code, 1, describe(intoFolder));
+  t.regex(intoFolder.stderr, /is a folder: name the \.pmtiles file to write in it/);
+  const nowhere = await runCli(['basemap', 'extract', '--from', leaves, '--bbox', '45.8,5.9,47.8,10.5', '--out', path.join(dir, 'no', 'such', 'x.pmtiles')], {});
+  t.is(nowhere.code, 1, describe(nowhere));
+  t.regex(nowhere.stderr, /the folder .*no\/such does not exist/);
   // A port nothing listens on (one just let go): the message names the address and why,
   // where it used to be undici's bare "fetch failed".
   const closed = await new Promise<number>((resolve) => {

@@ -1,6 +1,6 @@
 // The `storemap` command: serve, data build/import/fetch/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
-import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -736,7 +736,7 @@ basemap
   .command('extract')
   .description('cut a region out of a PMTiles archive (an https URL, read with range requests, or a file) into a new archive')
   .requiredOption('--from <url|file>', 'the source archive: the Protomaps daily build, or any PMTiles file or URL')
-  .requiredOption('--out <file>', 'the archive to write')
+  .requiredOption('--out <file>', 'the archive to write', archiveOut)
   .option('--bbox <S,W,N,E>', 'the region: south, west, north, east in degrees')
   .option('--country <CC>', "the region: a country's mainland as focus maps cut it and 5 % around it (the box a map of the country is fitted to), by ISO 3166-1 alpha-2 code")
   .option('--minzoom <n>', 'the shallowest zoom to keep', number(0, 31), 0)
@@ -760,6 +760,17 @@ basemap
       `wrote ${o.out}: ${r.tiles} tiles (${r.tileContents} distinct), zooms ${r.minZoom}-${r.maxZoom}, ${formatBytes(r.bytes)}; read ${formatBytes(r.bytesRead)}${of} in ${r.requests} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   });
+
+/** `basemap extract --out`: a file to write in a folder that is there, checked before any
+ * tile is read (a folder given here left the whole result beside it as `.part`, and a missing
+ * folder was reported as a temporary file that could not be read). */
+function archiveOut(v: string): string {
+  const out = pathText('--out')(v);
+  if (existsSync(out) && statSync(out).isDirectory()) throw new InvalidArgumentError(`${out} is a folder: name the .pmtiles file to write in it`);
+  const dir = path.dirname(path.resolve(out));
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InvalidArgumentError(`the folder ${dir} does not exist`);
+  return out;
+}
 
 /** Runs one command line (`node bin/storemap.js …`, or the single executable's). */
 export async function main(argv: string[]): Promise<void> {

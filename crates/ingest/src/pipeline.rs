@@ -213,7 +213,11 @@ impl Borders {
 /// The country index, whose grid is also the land mask the synthetic world places its stores
 /// with.
 pub fn load_countries(dir: &Path) -> Result<CountryIndex> {
-    Borders::read(dir)?.countries()
+    // A damaged file names the folder, and the way out (`ensureReference` extracts a folder
+    // that is gone again; one of the right format but damaged it cannot tell).
+    Borders::read(dir)?.countries().map_err(|e| {
+        IngestError::Invalid(format!("{}: {e}: the reference data is damaged; remove that folder and the next command extracts it again", dir.display()))
+    })
 }
 
 /// Resident and peak memory from /proc (Linux), for the phase log: a full-size build must fit
@@ -1292,6 +1296,22 @@ mod tests {
 
     /// An import that kept nothing because every file of a source failed says which files and
     /// why, not only that it read no rows.
+    #[test]
+    fn damaged_borders_name_their_folder_and_the_way_out() {
+        let dir = crate::test_dir::TestDir::new("borders-damaged");
+        // One country, one ring that says it has 1,000 points and has none.
+        let mut b = b"SMBORDR1".to_vec();
+        b.extend(1u32.to_le_bytes());
+        b.extend(b"CH");
+        b.extend(1u32.to_le_bytes());
+        b.extend(0u16.to_le_bytes());
+        b.extend([0, 0]);
+        b.extend(1000u32.to_le_bytes());
+        std::fs::write(dir.join("borders.bin"), &b).unwrap();
+        let e = super::load_countries(&dir).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains(&dir.display().to_string()) && e.contains("ring runs past the end") && e.contains("remove that folder"), "{e}");
+    }
+
     #[test]
     fn nothing_kept_names_the_files_that_failed() {
         let failed = crate::ImportReport {
