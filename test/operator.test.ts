@@ -108,7 +108,12 @@ test('data refresh opens the ledger before it replaces the snapshot', async (t) 
   const osmOnly = await runCli(['data', 'import', '--osm', osm, '--as-of', AS_OF], env);
   t.is(osmOnly.code, 0, describe(osmOnly));
   // Every row is the community map's: said at the import, not found later by a user.
-  t.regex(osmOnly.stderr, /warning: none of the \d+ rows is served as data/);
+  t.regex(osmOnly.stderr, /warning: none of the \d+ rows is served as data .*the community map's alone.*\(Overture, Foursquare, AllThePlaces\)/);
+  // Overture alone is not the community map: the warning says why, and names the others.
+  const overtureOnly = await runCli(['data', 'import', '--overture', `${REAL}/overture/boulder_places_2026-04-15.0.parquet`, '--as-of', AS_OF], { STOREMAP_DATA_DIR: await tempDataDir(t, { reference: true }) });
+  t.is(overtureOnly.code, 0, describe(overtureOnly));
+  t.regex(overtureOnly.stderr, /none of the \d+ rows is served as data .*below the confidence floor .*\(OpenStreetMap, Foursquare, AllThePlaces\)/);
+  t.notRegex(overtureOnly.stderr, /community map/);
   // The fixture scene's four sources corroborate one another: no warning.
   const scene = await runCli(FIXTURE_IMPORT_ARGS, { STOREMAP_DATA_DIR: await tempDataDir(t, { reference: true }) });
   t.is(scene.code, 0, describe(scene));
@@ -235,6 +240,8 @@ test('bad values stop the command with a message naming them', async (t) => {
   t.false(existsSync(path.join(ROOT, 'part.json')));
   // Key names are labels: printable, not too long; credits are decimal whole numbers.
   await refused(['keys', 'create', '--plan', 'enterprise', '--name', 'a\nkey_00000000dead\tinternal'], {}, /control character/);
+  // What Node makes of a name typed in a terminal that is not UTF-8 ("caf\xe9" in Latin-1).
+  await refused(['keys', 'create', '--plan', 'enterprise', '--name', 'caf\uFFFD'], {}, /U\+FFFD, the mark of bytes that were not UTF-8/);
   await refused(['keys', 'create', '--plan', 'enterprise', '--name', 'x'.repeat(201)], {}, /longer than 200/);
   await refused(['keys', 'create', '--plan', 'enterprise', '--credits', ''], {}, /decimal number/);
   await refused(['keys', 'create', '--plan', 'enterprise', '--credits', '0x20'], {}, /decimal number/);

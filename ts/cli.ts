@@ -240,11 +240,18 @@ function printImport(summary: ImportSummary): void {
 /** An import that leaves the data formats nothing (an OpenStreetMap-only import: every row is
  * the community map's) still serves maps, but location-map's json, csv and geojson, nearby and
  * the directory answer nothing: said once, at the import, rather than found by a user. */
-function warnIfNothingServed(summary: { rows: number; servable_rows: number }): void {
+/** The sources as an operator knows them, for messages. */
+const SOURCE_NAMES: Record<string, string> = { osm: 'OpenStreetMap', overture: 'Overture', fsq: 'Foursquare', atp: 'AllThePlaces' };
+
+function warnIfNothingServed(summary: { rows: number; servable_rows: number; imports: { source: string }[] }): void {
   if (summary.servable_rows > 0) return;
-  console.error(
-    `warning: none of the ${summary.rows} rows is served as data (json, csv, geojson, the brand directory): each is the community map's alone or below the confidence floor, which only map images draw. Import a source that corroborates them (Overture, Foursquare, AllThePlaces) with it.`,
-  );
+  const read = new Set(summary.imports.map((r) => r.source));
+  // An OpenStreetMap-only import is the community map's alone; any other single source falls
+  // under the floor for want of a second one. The advice names only the sources not read.
+  const why = read.size === 1 && read.has('osm') ? "each is the community map's alone" : 'each is below the confidence floor (too few sources agree on it)';
+  const others = Object.keys(SOURCE_NAMES).filter((s) => !read.has(s));
+  const advice = others.length ? ` Import a source that corroborates them (${others.map((s) => SOURCE_NAMES[s]).join(', ')}) with it.` : '';
+  console.error(`warning: none of the ${summary.rows} rows is served as data (json, csv, geojson, the brand directory): ${why}, which only map images draw.${advice}`);
 }
 
 /** The serving snapshot's world, or the command that makes a snapshot this storemap reads (one

@@ -52,6 +52,9 @@ export function checkKeyName(name: string): void {
   if (name.trim() === '') throw new RangeError('the name is empty');
   if ([...name].length > MAX_KEY_NAME) throw new RangeError(`the name is longer than ${MAX_KEY_NAME} characters`);
   if (/[\p{Cc}\p{Cf}\u2028\u2029]/u.test(name)) throw new RangeError('the name holds a control character (tab, newline, escape …)');
+  // Node reads command-line bytes that are not UTF-8 as U+FFFD: the name the operator typed is
+  // lost, and a list of keys would show question marks.
+  if (name.includes('\uFFFD')) throw new RangeError('the name holds U+FFFD, the mark of bytes that were not UTF-8');
 }
 
 export class KeyStore {
