@@ -237,6 +237,7 @@ test('bad values stop the command with a message naming them', async (t) => {
   // An empty path is not the current folder.
   await refused(['data', 'build', '--scale', '0.01', '--as-of', AS_OF, '--shard', '1/2', '--part', ''], {}, /--part needs a path/);
   await refused(['data', 'merge', path.join(dir, 'p1'), '--out', ''], {}, /--out needs a path/);
+  await refused(['data', 'merge', path.join(dir, 'p1'), '--out', path.join(ROOT, 'package.json')], {}, /--out: .*package\.json is a file: give the data folder/);
   t.false(existsSync(path.join(ROOT, 'part.json')));
   // Key names are labels: printable, not too long; credits are decimal whole numbers.
   await refused(['keys', 'create', '--plan', 'enterprise', '--name', 'a\nkey_00000000dead\tinternal'], {}, /control character/);

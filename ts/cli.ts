@@ -358,7 +358,9 @@ function mergeTarget(out: string | undefined, dataDir: string): string {
     if (path.basename(out) !== SNAPSHOT_FILE) throw new InvalidArgumentError(`--out: a merge writes a data folder's ${SNAPSHOT_FILE}, not ${path.basename(out)}`);
     return path.dirname(path.resolve(out));
   }
-  return path.resolve(out);
+  const dir = path.resolve(out);
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InvalidArgumentError(`--out: ${dir} is a file: give the data folder, or its ${SNAPSHOT_FILE}`);
+  return dir;
 }
 
 /** The checkout's commit, when git can say (a release records its own). */
