@@ -218,7 +218,7 @@ test.serial('a failed or empty import keeps the serving snapshot; rollback bring
   t.regex(nothing.stderr, /no previous snapshot/);
 });
 
-test("a release part left beside its replacement: the second copy of each record is skipped as duplicate_id, not kept or served twice", async (t) => {
+test.serial("a release part left beside its replacement: the second copy of each record is skipped as duplicate_id, not kept or served twice", async (t) => {
   const dir = await tempDataDir(t, { reference: true });
   const folder = path.join(dir, 'overture-parts');
   mkdirSync(folder);
@@ -234,4 +234,8 @@ test("a release part left beside its replacement: the second copy of each record
   t.is(doubled.rows_kept, single.rows_kept, 'each record kept once');
   t.is(doubled.skipped.duplicate_id, single.rows_kept, 'the second copies, as skipped');
   t.is(doubled.rows_read, doubled.rows_kept + Object.values(doubled.skipped).reduce((a, b) => a + b, 0), 'every row read is kept or skipped for a reason');
+  // The snapshot's own count of skipped rows (every reason but closed) has them too.
+  const info = (await loadStore(path.join(dir, SNAPSHOT_FILE))).info() as { skipped_by_source: Record<string, number> };
+  const skipped = Object.entries(doubled.skipped).filter(([reason]) => reason !== 'closed').reduce((a, [, n]) => a + n, 0);
+  t.is(info.skipped_by_source.overture, skipped);
 });

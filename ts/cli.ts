@@ -237,15 +237,16 @@ function printImport(summary: ImportSummary): void {
   warnIfNothingServed(summary);
 }
 
-/** An import that leaves the data formats nothing (an OpenStreetMap-only import: every row is
- * the community map's) still serves maps, but location-map's json, csv and geojson, nearby and
- * the directory answer nothing: said once, at the import, rather than found by a user. */
 /** The sources as an operator knows them, for messages. */
 const SOURCE_NAMES: Record<string, string> = { osm: 'OpenStreetMap', overture: 'Overture', fsq: 'Foursquare', atp: 'AllThePlaces' };
 
-function warnIfNothingServed(summary: { rows: number; servable_rows: number; imports: { source: string }[] }): void {
+/** An import that leaves the data formats nothing (an OpenStreetMap-only import: every row is
+ * the community map's) still serves maps, but location-map's json, csv and geojson, nearby and
+ * the directory answer nothing: said once, at the import, rather than found by a user. */
+function warnIfNothingServed(summary: { rows: number; servable_rows: number; imports: { source: string; rows_kept: number }[] }): void {
   if (summary.servable_rows > 0) return;
-  const read = new Set(summary.imports.map((r) => r.source));
+  // The sources whose rows are in the snapshot (one read that kept nothing corroborates nothing).
+  const read = new Set(summary.imports.filter((r) => r.rows_kept > 0).map((r) => r.source));
   // An OpenStreetMap-only import is the community map's alone; any other single source falls
   // under the floor for want of a second one. The advice names only the sources not read.
   const why = read.size === 1 && read.has('osm') ? "each is the community map's alone" : 'each is below the confidence floor (too few sources agree on it)';

@@ -35,13 +35,7 @@ const csv = z
 const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: decimal(z.number(DECIMAL_ONLY).int().min(0).max(65535).default(8080)),
-  STOREMAP_DATA_DIR: z
-    .string()
-    .min(1)
-    .default(DEFAULT_DATA_DIR)
-    // A file there gave ENOTDIR from the first write, deep in a build; one that is not there
-    // yet is made by the first build.
-    .refine((d) => !existsSync(d) || statSync(d).isDirectory(), { message: 'a file, not a folder' }),
+  STOREMAP_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   STOREMAP_DB: z.string().min(1).optional(),
   /** A PostgreSQL ledger shared by several nodes (postgres://…); without it, the SQLite file. */
   STOREMAP_DATABASE_URL: z
@@ -212,10 +206,12 @@ export const DEFAULT_CONFIG: Config = ConfigSchema.parse({});
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = ConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
-  }
+  const issues = parsed.success ? [] : parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  // Checked here, on the environment's value only (DEFAULT_CONFIG, parsed from nothing, must
+  // not look at the disk): a file there gave ENOTDIR from the first write, deep in a build; a
+  // folder that is not there yet is made by the first build.
+  if (parsed.success && existsSync(parsed.data.dataDir) && !statSync(parsed.data.dataDir).isDirectory()) issues.push('  STOREMAP_DATA_DIR: a file, not a folder');
+  if (!parsed.success || issues.length) throw new Error(`invalid configuration:\n${issues.join('\n')}`);
   return parsed.data;
 }
 

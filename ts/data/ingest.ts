@@ -256,14 +256,17 @@ export async function buildDataset(p: BuildParams): Promise<unknown> {
 export async function importSources(p: ImportParams): Promise<unknown> {
   const reference = await ensureReference(p.dataDir);
   const args = ['import', ...common(p, reference)];
-  const record: ImportInputs = { countries: p.countries ?? [] };
+  // As the pipeline reads them (`CH,LI`, ` ch `), so that the record a refresh reads back holds
+  // plain codes.
+  const countries = (p.countries ?? []).flatMap((c) => c.split(',')).map((c) => c.trim().toUpperCase()).filter(Boolean);
+  const record: ImportInputs = { countries };
   for (const s of ['osm', 'overture', 'fsq', 'atp'] as const) {
     if (p[s]) {
       record[s] = path.resolve(p[s]!);
       args.push(`--${s}`, record[s]);
     }
   }
-  for (const c of p.countries ?? []) args.push('--country', c);
+  for (const c of countries) args.push('--country', c);
   if (p.bbox) {
     record.bbox = p.bbox;
     args.push(`--bbox=${p.bbox}`);

@@ -598,7 +598,8 @@ fn snapshot_meta(fp: &Fingerprint, imports: &[ImportReport], imported: &[u64]) -
         scale: fp.synthetic.map(|s| s.0),
         seed: fp.synthetic.map(|s| s.1),
         rows_by_source: imports.iter().zip(imported).map(|(r, &n)| (r.source.clone(), n)).collect(),
-        skipped_by_source: imports.iter().map(|r| (r.source.clone(), r.rows_skipped)).collect(),
+        // Set by `Assembler::finish`, when reconciliation has counted its duplicates too.
+        skipped_by_source: Default::default(),
         disabled_sources: fp.disabled.clone(),
         multi_source: fp.multi_source,
         imports: Default::default(),
@@ -720,6 +721,7 @@ impl Assembler {
             return Err(nothing_kept(&path, &imports));
         }
         self.builder.set_imports(imports.iter().map(|r| (r.source.clone(), source_import(r))).collect());
+        self.builder.set_skipped_by_source(imports.iter().map(|r| (r.source.clone(), r.rows_skipped)).collect());
         let version = format!("{}-{:08x}", format_iso(target.as_of).replace([':', '-'], ""), self.hash & 0xffff_ffff);
         self.builder.set_version(&version);
         // The history first: a history a step ahead of the snapshot (the write below failed) is
@@ -1294,8 +1296,6 @@ mod tests {
         assert!(super::rollback(&dir).unwrap_err().to_string().starts_with("no previous snapshot to roll back to"));
     }
 
-    /// An import that kept nothing because every file of a source failed says which files and
-    /// why, not only that it read no rows.
     #[test]
     fn damaged_borders_name_their_folder_and_the_way_out() {
         let dir = crate::test_dir::TestDir::new("borders-damaged");
@@ -1312,6 +1312,8 @@ mod tests {
         assert!(e.contains(&dir.display().to_string()) && e.contains("ring runs past the end") && e.contains("remove that folder"), "{e}");
     }
 
+    /// An import that kept nothing because every file of a source failed says which files and
+    /// why, not only that it read no rows.
     #[test]
     fn nothing_kept_names_the_files_that_failed() {
         let failed = crate::ImportReport {

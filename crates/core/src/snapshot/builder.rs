@@ -298,6 +298,12 @@ impl SnapshotBuilder {
         self.meta.imports = imports;
     }
 
+    /// Each source's skipped rows, once the build knows them all (reconciliation drops second
+    /// copies of a record after the imports).
+    pub fn set_skipped_by_source(&mut self, skipped: std::collections::BTreeMap<String, u64>) {
+        self.meta.skipped_by_source = skipped;
+    }
+
     /// Sorts, fills the brand ranges and writes the file atomically (temp file + rename), so a
     /// server watching the folder never sees half a snapshot.
     pub fn write(mut self, path: &Path) -> Result<SnapshotMeta> {
