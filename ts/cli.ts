@@ -503,12 +503,9 @@ data
     const dataDir = loadConfig().dataDir;
     // A code the borders do not know is refused here, before any request (the extract's index
     // would be asked for it first).
-    let boxes: number[][] | null = null;
-    if (o.country !== undefined) {
-      const code = parseCountry(o.country);
-      boxes = loadRenderer(await ensureReference(dataDir)).countryBoxes(code);
-      if (!boxes?.length) throw new InvalidArgumentError(`--country: ${code} is not a country the reference borders know`);
-    }
+    const code = o.country === undefined ? undefined : parseCountry(o.country);
+    const boxes = code === undefined ? null : loadRenderer(await ensureReference(dataDir)).countryBoxes(code);
+    if (code !== undefined && !boxes?.length) throw new InvalidArgumentError(`--country: ${code} is not a country the reference borders know`);
     // Not sources/: that is the synthetic world's, which a build replaces whole, and a folder
     // import reads every file in a folder.
     const outDir = o.out ? path.resolve(o.out) : path.join(dataDir, 'downloads');
@@ -516,10 +513,7 @@ data
     let area: Area | undefined;
     if (!o.overtureWorldwide && parseSources(o.sources).includes('overture')) {
       if (o.bbox !== undefined) area = { label: `--bbox ${o.bbox}`, boxes: [parseBbox(o.bbox)] };
-      else {
-        const code = parseCountry(o.country!);
-        area = countryArea(code, boxes);
-      }
+      else area = countryArea(code!, boxes);
     }
     const { bbox: _bbox, overtureWorldwide: _worldwide, ...rest } = o;
     try {

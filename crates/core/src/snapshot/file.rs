@@ -257,14 +257,16 @@ struct Header {
     table: HashMap<String, (usize, usize)>,
 }
 
-/// Bytes of a section table entry, and of the fixed part before the table.
+/// Bytes of a section table entry, and of the fixed part before the table; the most sections
+/// a table may list.
 const ENTRY: usize = 32;
 const FIXED: usize = 16;
+const MAX_SECTIONS: usize = 1024;
 
 impl Header {
     /// Bytes of the header `head` starts with, once its first 16 are read (None: too short to tell).
     fn len(head: &[u8]) -> Option<usize> {
-        (head.len() >= FIXED).then(|| FIXED + u32::from_le_bytes(head[12..16].try_into().unwrap()).min(1025) as usize * ENTRY)
+        (head.len() >= FIXED).then(|| FIXED + (u32::from_le_bytes(head[12..16].try_into().unwrap()) as usize).min(MAX_SECTIONS + 1) * ENTRY)
     }
 
     fn read(path: &str, head: &[u8], file_len: usize) -> Result<Header> {
@@ -277,7 +279,7 @@ impl Header {
             return Err(bad(&format!("format version {version}, this build reads {OLDEST_READABLE} to {FORMAT_VERSION}")));
         }
         let n = u32::from_le_bytes(head[12..16].try_into().unwrap()) as usize;
-        if n > 1024 || head.len() < FIXED + n * ENTRY {
+        if n > MAX_SECTIONS || head.len() < FIXED + n * ENTRY {
             return Err(bad("truncated section table"));
         }
         let mut table = HashMap::new();
