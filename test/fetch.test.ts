@@ -25,6 +25,15 @@ const ZIP = realFile('atp/output.zip');
 const OVERTURE = realFile('overture/boulder_places_2026-04-15.0.parquet');
 const FSQ = realFile('fsq/partial-columns.parquet');
 
+/** The sample zip with a comment: another whole zip, a little longer. The sample has none,
+ * so its end record is its last 22 bytes, the comment's length their last two. */
+function withComment(zip: Buffer, comment: string): Buffer {
+  const out = Buffer.concat([zip, Buffer.from(comment)]);
+  if (out.readUInt32LE(zip.length - 22) !== 0x06054b50 || out.readUInt16LE(zip.length - 2) !== 0) throw new Error('the sample zip changed: it should end with a comment-less end record');
+  out.writeUInt16LE(Buffer.byteLength(comment), zip.length - 2);
+  return out;
+}
+
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const fileSha = async (f: string) => sha256(await readFile(f));
@@ -405,7 +414,7 @@ test('an interrupted download resumes with If-Range; a file changed on the serve
   const changed = await publisher(t, { cutAfter: 1500, cutPart: path.join(out2, `${ATP_FILE}.part`) });
   await t.throwsAsync(fetchSources({ country: 'CH', sources: 'atp', outDir: out2, config: changed.config }));
   const part2 = await readFile(path.join(out2, `${ATP_FILE}.part`));
-  const next = Buffer.concat([ZIP, Buffer.from('the next run is a little longer')]);
+  const next = withComment(ZIP, 'the next run is a little longer');
   changed.atp.zip = next;
   await fetchSources({ country: 'CH', sources: 'atp', outDir: out2, config: changed.config });
   t.deepEqual(changed.requestsFor('output.zip').at(-1), {
@@ -434,6 +443,30 @@ test('an interrupted download resumes with If-Range; a file changed on the serve
   );
   t.true(lines.some((l) => l.includes('the partial file came from') && l.includes(ATP_RUN)), lines.join('\n'));
   t.is(await fileSha(path.join(out3, ATP_FILE)), sha256(next));
+});
+
+test('AllThePlaces publishes no checksum: a zip whose end records are not where a whole zip has them is refused and removed', async (t) => {
+  const page = Buffer.from('<html><body>Your session has expired. Please sign in.</body></html>');
+  for (const [what, body] of [
+    ['a proxy page', page],
+    ['the zip cut short (the listing gives that size)', ZIP.subarray(0, ZIP.length - 100)],
+    ['the zip behind a stray byte', Buffer.concat([Buffer.from('\n'), ZIP])],
+  ] as const) {
+    const pub = await publisher(t);
+    pub.atp.zip = body;
+    const out = await tempDir(t);
+    const err = await t.throwsAsync(fetchSources({ country: 'CH', sources: 'atp', outDir: out, config: pub.config }));
+    t.regex(err!.message, /^atp: output\.zip: not a whole zip file: .*; the download was removed$/, what);
+    t.deepEqual(await readdir(path.join(out, 'atp')), [], `${what}: nothing left behind`);
+  }
+  // A whole zip with a comment passes, and the log says what was checked.
+  const pub = await publisher(t);
+  pub.atp.zip = withComment(ZIP, 'run 2026-11-08');
+  const out = await tempDir(t);
+  const lines: string[] = [];
+  await fetchSources({ country: 'CH', sources: 'atp', outDir: out, config: pub.config, log: (l) => lines.push(l) });
+  t.is(await fileSha(path.join(out, ATP_FILE)), sha256(pub.atp.zip));
+  t.true(lines.some((l) => l.includes('atp: output.zip: done') && l.includes('size verified, zip structure checked')), lines.join('\n'));
 });
 
 test('a server that ignores Range makes the download start again from zero', async (t) => {

@@ -2,7 +2,7 @@
 // bodies (Content-Type, the size limit, gzip and deflate), the request time limit, the native
 // pool when full, and a panic inside the addon.
 import test from 'ava';
-import { gzipSync, deflateSync } from 'node:zlib';
+import { gzipSync, deflateSync, deflateRawSync } from 'node:zlib';
 import { postMap, request } from '../helpers/http.ts';
 import { MCD, assertError, balance, ok, server, usageRows, type ErrorBody } from '../helpers/location-map.ts';
 
@@ -61,7 +61,7 @@ test('Content-Type parameters and case are accepted: application/json; charset=u
   }
 });
 
-test('body limit (2048 bytes): declared, chunked and decompressed sizes; gzip and deflate accepted; unknown encodings 415', async (t) => {
+test('body limit (2048 bytes): declared, chunked and decompressed sizes; gzip, x-gzip and deflate (zlib or bare) accepted; unknown encodings 415', async (t) => {
   const s = await server(t, { env: { STOREMAP_MAX_BODY_BYTES: '2048' } });
   const padded = (size: number) => {
     const base = JSON.stringify({ brand: 'Tesla' });
@@ -93,6 +93,16 @@ test('body limit (2048 bytes): declared, chunked and decompressed sizes; gzip an
   t.is(gzCsv.text, plain.text, 'a gzip body gives the same answer');
   const df = await send(deflateSync(JSON.stringify({ brand: 'Tesla', format: 'csv' })), { 'content-encoding': 'deflate' });
   t.is(df.text, plain.text);
+  // Bare deflate data under "deflate" (.NET's DeflateStream, Go's compress/flate write it), in
+  // one chunk and split inside its first two bytes; x-gzip is gzip (RFC 9110 §8.4.1.3).
+  const raw = deflateRawSync(JSON.stringify({ brand: 'Tesla', format: 'csv' }));
+  t.is((await send(raw, { 'content-encoding': 'deflate' })).text, plain.text, 'a bare deflate body gives the same answer');
+  t.is((await send([raw.subarray(0, 1), raw.subarray(1)], { 'content-encoding': 'deflate' })).text, plain.text);
+  t.is((await send(gzipSync(JSON.stringify({ brand: 'Tesla', format: 'csv' })), { 'content-encoding': 'x-gzip' })).text, plain.text);
+  assertError(t, await send(deflateRawSync(padded(100_000)), { 'content-encoding': 'deflate' }), 413, 'PAYLOAD_TOO_LARGE');
+  assertError(t, await send(Buffer.from([0x78]), { 'content-encoding': 'deflate' }), 400, 'INVALID_JSON');
+  assertError(t, await send(Buffer.alloc(0), { 'content-encoding': 'deflate' }), 400, 'INVALID_JSON');
+  assertError(t, await send(Buffer.from('not deflate either'), { 'content-encoding': 'deflate' }), 400, 'INVALID_JSON');
 
   assertError(t, await send(JSON.stringify({ brand: 'Tesla' }), { 'content-encoding': 'br' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
   assertError(t, await send(Buffer.from('not gzip at all'), { 'content-encoding': 'gzip' }), 400, 'INVALID_JSON');

@@ -27,8 +27,9 @@
  * - **AllThePlaces.** `GET <base>/runs/latest.json` returns the latest run's metadata, whose
  *   `output_url` is the run's `output.zip` (every spider's GeoJSON). Cited: AllThePlaces
  *   `API.md` (https://github.com/alltheplaces/alltheplaces/blob/master/API.md). The zip is
- *   downloaded as published to `downloads/atp/output.zip`; it carries no checksum, so the check is
- *   the byte count against `Content-Length`.
+ *   downloaded as published to `downloads/atp/output.zip`; it carries no checksum, so the checks
+ *   are the byte count against `Content-Length` (and the listing's `size_bytes`) and the zip's
+ *   own end records (`fetch/zip-shape.ts`: an error page or a file cut short does not pass).
  * - **Overture Maps places.** The latest release is named by the `latest` field of the Overture
  *   STAC catalog, https://stac.overturemaps.org/catalog.json (the docs' "Accessing the Overture
  *   Catalog", https://docs.overturemaps.org/ ; `releases.json` and the other older discovery

@@ -237,7 +237,7 @@ export function agentDocs(operations: Operation[] = OPERATIONS, limits: Limits =
         ['Requests per key (keyed endpoints)', `${limits.rateLimit} per second sustained, bursts of ${limits.rateBurst}; over it: 429 \`RATE_LIMITED\` with Retry-After`],
         ['Requests per client address (free endpoints: brands, docs; not status or /healthz)', `${limits.freeRateLimit} per second sustained, bursts of ${limits.freeRateBurst}; over it: 429 \`RATE_LIMITED\` with Retry-After`],
         ['Marker work per map', `${MAX_MARKER_PIXELS.toLocaleString('en-US')} px: markers x the square each covers (radius 5 at scale 1: 225 px; radius 64 at scale 4: 274,576 px); over it: 400 \`INVALID_REQUEST\` before anything is drawn or charged`],
-        ['Request body', `${limits.maxBodyBytes.toLocaleString('en-US')} bytes, after gzip or deflate decoding; over it: 413 \`PAYLOAD_TOO_LARGE\``],
+        ['Request body', `${limits.maxBodyBytes.toLocaleString('en-US')} bytes, after gzip or deflate decoding (deflate as zlib or bare deflate data); over it: 413 \`PAYLOAD_TOO_LARGE\``],
         ['Time per request', `${limits.requestTimeoutMs / 1000} seconds; then 503 \`TIMEOUT\`, not charged`],
         ['Tickers per request', String(MAX_TICKERS)],
         ['Image side', `${MAX_IMAGE_SIDE} px, after \`scale\``],

@@ -2,9 +2,10 @@
 // deflate bodies, on the decompressed bytes, so a small compressed bomb cannot expand past it).
 import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
-import { createGunzip, createInflate } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
 import { ApiError } from '../api/errors.ts';
 import { invalidRequest } from '../api/schemas.ts';
+import { createDeflateDecoder } from './deflate.ts';
 
 /** A POST takes its fields in the body: a query string's (`?format=csv`) would be ignored
  * while the answer it did not shape is charged. Called after the body is read and its format
@@ -29,11 +30,13 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes.`);
   }
 
-  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  let stream: NodeJS.ReadableStream = req;
-  if (encoding === 'gzip') stream = req.pipe(createGunzip());
-  else if (encoding === 'deflate') stream = req.pipe(createInflate());
-  else if (encoding !== 'identity') throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not supported (gzip, deflate).`);
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  let decoder: Transform | undefined;
+  // RFC 9110 §8.4.1.3: x-gzip is gzip.
+  if (encoding === 'gzip' || encoding === 'x-gzip') decoder = createGunzip();
+  else if (encoding === 'deflate') decoder = createDeflateDecoder();
+  else if (encoding !== 'identity') throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding.slice(0, 40)} is not supported (gzip, deflate).`);
+  const stream: NodeJS.ReadableStream = decoder ? req.pipe(decoder) : req;
 
   const chunks: Buffer[] = [];
   let size = 0;
@@ -54,6 +57,9 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     });
   } catch (e) {
     req.unpipe();
+    // A decoder stops where it is: the rest of a bomb's chunk is not inflated into memory
+    // nobody reads.
+    decoder?.destroy();
     if (e instanceof ApiError && e.code === 'PAYLOAD_TOO_LARGE') {
       // The rest of a body too large is not read: the answer says Connection: close
       // (http/errors.ts) and the socket ends after it, instead of draining megabytes first.

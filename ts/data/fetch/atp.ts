@@ -49,7 +49,7 @@ export async function planAtp(ctx: Ctx, out: string): Promise<Plan> {
       if (!/^[a-z0-9_-]+$/i.test(g.name)) throw new Error(`atp: ${latestUrl} names a group "${g.name}", which is not a plain name`);
       const url = new URL(g.zip_url!, latestUrl).href;
       ctx.log(`atp: group ${g.name}, run ${g.last_run_id ?? '(no run id)'}: ${url}`);
-      return { source: 'atp', url, dest: path.join(out, `${g.name}.zip`), size: g.size_bytes, sizeFrom: latestUrl };
+      return { source: 'atp', url, dest: path.join(out, `${g.name}.zip`), size: g.size_bytes, sizeFrom: latestUrl, zip: true };
     });
     return { files, supersedes: [ATP_COMBINED] };
   }
@@ -57,7 +57,7 @@ export async function planAtp(ctx: Ctx, out: string): Promise<Plan> {
   if (combined.success) {
     const url = new URL(combined.data.output_url, latestUrl).href;
     ctx.log(`atp: latest run ${combined.data.run_id ?? '(no run_id)'}: ${url}`);
-    return { files: [{ source: 'atp', url, dest: path.join(out, ATP_COMBINED), size: combined.data.size_bytes, sizeFrom: latestUrl }], supersedesGroups: true };
+    return { files: [{ source: 'atp', url, dest: path.join(out, ATP_COMBINED), size: combined.data.size_bytes, sizeFrom: latestUrl, zip: true }], supersedesGroups: true };
   }
   // Neither shape: the brands group's own run metadata (the old shape, its zip brands.zip).
   const brandsUrl = `${ctx.config.atpBase}/runs/brands/latest.json`;
@@ -65,5 +65,5 @@ export async function planAtp(ctx: Ctx, out: string): Promise<Plan> {
   const run = parseWith(AtpRun, await jsonBody(await request(ctx, brandsUrl), brandsUrl, 'atp'), brandsUrl, 'atp', 'run metadata with an output_url');
   const url = new URL(run.output_url, brandsUrl).href;
   ctx.log(`atp: brands run ${run.run_id ?? '(no run_id)'}: ${url}`);
-  return { files: [{ source: 'atp', url, dest: path.join(out, 'brands.zip'), size: run.size_bytes, sizeFrom: brandsUrl }], supersedes: [ATP_COMBINED] };
+  return { files: [{ source: 'atp', url, dest: path.join(out, 'brands.zip'), size: run.size_bytes, sizeFrom: brandsUrl, zip: true }], supersedes: [ATP_COMBINED] };
 }

@@ -11,6 +11,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
 import type { z } from 'zod';
 import type { Ctx, FetchedFile, FetchSource, FileSpec, Plan } from './plan.ts';
+import { zipProblem } from './zip-shape.ts';
 
 // ---------------------------------------------------------------------------------------------
 // HTTP helpers
@@ -241,7 +242,7 @@ export async function downloadFile(ctx: Ctx, spec: FileSpec): Promise<FetchedFil
     }
     partInfo = answer.partInfo ?? partInfo;
     const { written, digest } = await receive(ctx, job, answer);
-    const wrong = mismatch(spec, written, digest);
+    const wrong = mismatch(spec, written, digest) ?? (spec.zip ? await zipProblem(job.part) : undefined);
     if (wrong) {
       await discardPart(job);
       if (answer.from > 0) {
@@ -254,7 +255,9 @@ export async function downloadFile(ctx: Ctx, spec: FileSpec): Promise<FetchedFil
       throw new Error(`${job.label}: ${wrong}; the download was removed`);
     }
     await finishPart(job);
-    const how = spec.checksum ? `${ALG_NAME[spec.checksum.alg]} verified` : answer.total !== undefined || spec.size !== undefined ? 'size verified' : 'no size or checksum published';
+    const how = spec.checksum
+      ? `${ALG_NAME[spec.checksum.alg]} verified`
+      : [answer.total !== undefined || spec.size !== undefined ? 'size verified' : 'no size or checksum published', ...(spec.zip ? ['zip structure checked'] : [])].join(', ');
     ctx.log(`${job.label}: done, ${formatBytes(written)}, ${how}`);
     return result(job, written, answer.from > 0 ? 'resumed' : 'downloaded');
   }

@@ -65,6 +65,8 @@ export interface FileSpec {
   sizeFrom?: string;
   /** Cut to this area by range requests (a GeoParquet file whose size is known). */
   cut?: Area;
+  /** Checked as a whole zip once downloaded (`zip-shape.ts`), for files with no checksum. */
+  zip?: boolean;
 }
 
 export interface Ctx {
