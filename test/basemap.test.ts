@@ -5,7 +5,8 @@
 // streets.json, worked out by shapely over the decoded tiles, not by our renderer; colours from
 // data/themes.json. Then the bad days: a damaged archive, damaged tiles, and `basemap info`.
 import test, { type ExecutionContext } from 'ava';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -14,7 +15,7 @@ import { ROOT } from '../ts/paths.ts';
 import { ATTRIBUTION, headerText } from '../ts/api/headers.ts';
 import { countryFrame, decodePng, hex, near, pixel, fmt } from './helpers/png.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
-import { describe, runCli } from './helpers/cli.ts';
+import { CLI, describe, runCli } from './helpers/cli.ts';
 import { testDataDir } from './helpers/dataset.ts';
 
 const TILES = path.join(ROOT, 'crates/render/tests/data/tiles');
@@ -278,4 +279,150 @@ test('basemap extract refuses a server without range requests, a bad box and a f
   t.is(down.code, 1, describe(down));
   t.true(down.stderr.includes(`GET ${url} failed: fetch failed: `) && down.stderr.includes('ECONNREFUSED'), down.stderr);
   t.deepEqual(readdirSync(dir), []);
+});
+
+/** A loopback server for one file whose answers each test shapes: `shape` sees the request's
+ * number (0 the first), its range and If-Match, and says what to send; `held` is resolved when a
+ * request is held (never answered), so a test acts while the extract waits on it. */
+async function shapedServer(
+  t: ExecutionContext,
+  file: string,
+  shape: (n: number, range: [number, number], ifMatch: string | undefined) => { status?: number; etag?: string; contentRange?: string; body?: Buffer; hold?: boolean },
+) {
+  const body = readFileSync(file);
+  const seen: { n: number; range: string | undefined; ifMatch: string | undefined }[] = [];
+  let heldNow: () => void = () => {};
+  const held = new Promise<void>((resolve) => (heldNow = resolve));
+  const sockets = new Set<net.Socket>();
+  const server = http.createServer((req, res) => {
+    const n = seen.length;
+    seen.push({ n, range: req.headers.range, ifMatch: req.headers['if-match'] });
+    const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '')!;
+    const [a, b] = [Number(m[1]), Math.min(Number(m[2]), body.length - 1)];
+    const s = shape(n, [a, b], req.headers['if-match']);
+    if (s.hold) return heldNow();
+    const part = s.body ?? body.subarray(a, b + 1);
+    const headers: Record<string, string | number> = { 'content-length': part.length };
+    if (s.etag) headers.etag = s.etag;
+    headers['content-range'] = s.contentRange ?? `bytes ${a}-${a + part.length - 1}/${body.length}`;
+    res.writeHead(s.status ?? 206, headers);
+    res.end(part);
+  });
+  server.on('connection', (s) => sockets.add(s));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/${path.basename(file)}`, seen, held };
+}
+
+const BOX = ['--bbox', '45.8,5.9,47.8,10.5'];
+
+test('basemap extract over HTTP holds to one version of the archive: ETags compared on every answer, a weak one not sent as If-Match; 416 asked once more at most', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-extract-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const leaves = path.join(TILES, 'leaves.pmtiles');
+  const out = path.join(dir, 'x.pmtiles');
+
+  // A server (or cache) that ignores If-Match and serves a new version after the first answer.
+  const moving = await shapedServer(t, leaves, (n) => ({ etag: `"v${n === 0 ? 1 : 2}"`, body: n === 0 ? undefined : Buffer.alloc(1) }));
+  const moved = await runCli(['basemap', 'extract', '--from', moving.url, ...BOX, '--out', out], {});
+  t.is(moved.code, 1, describe(moved));
+  t.regex(moved.stderr, /changed while it was read \(its ETag was "v1", now "v2"\): run the extract again/);
+  t.deepEqual(readdirSync(dir), []);
+
+  // A weak ETag: a server that compares If-Match strongly, as RFC 9110 says, refuses every
+  // request that sends it; none is sent, and the extract is the one a local file gives.
+  const weak = await shapedServer(t, leaves, (_n, _r, ifMatch) => (ifMatch ? { status: 412, body: Buffer.alloc(0) } : { etag: 'W/"v1"' }));
+  const ok = await runCli(['basemap', 'extract', '--from', weak.url, ...BOX, '--out', out], {});
+  t.is(ok.code, 0, describe(ok));
+  t.true(weak.seen.every((r) => r.ifMatch === undefined));
+  const local = path.join(dir, 'local.pmtiles');
+  t.is((await runCli(['basemap', 'extract', '--from', leaves, ...BOX, '--out', local], {})).code, 0);
+  t.deepEqual(readFileSync(out), readFileSync(local));
+  rmSync(out);
+  rmSync(local);
+
+  // 416 for every range: once more for the size it names, then given up (it was 80,000 requests
+  // in 40 s); an empty file says so.
+  for (const [size, why] of [[16_384, /answered 416 to bytes 0-16383: not a PMTiles archive/], [0, /answered 416 to bytes 0-16383 \(the file is empty\)/]] as const) {
+    const refusing = await shapedServer(t, leaves, () => ({ status: 416, contentRange: `bytes */${size}`, body: Buffer.alloc(0) }));
+    const r = await runCli(['basemap', 'extract', '--from', refusing.url, ...BOX, '--out', out], {});
+    t.is(r.code, 1, describe(r));
+    t.regex(r.stderr, why);
+    t.true(refusing.seen.length <= 2, `${refusing.seen.length} requests`);
+  }
+  // An answer for other bytes than asked.
+  const shifted = await shapedServer(t, leaves, (n, [a, b]) => (n === 0 ? {} : { contentRange: `bytes ${a + 1}-${b + 1}/99` }));
+  const wrong = await runCli(['basemap', 'extract', '--from', shifted.url, ...BOX, '--out', out], {});
+  t.is(wrong.code, 1, describe(wrong));
+  t.regex(wrong.stderr, /answered "bytes \d+-\d+\/99" to a request for bytes \d+-\d+/);
+  t.deepEqual(readdirSync(dir), []);
+});
+
+test('basemap extract: a server gone quiet is given up after STOREMAP_FETCH_STALL_MS, and a signal removes the tile data it has so far', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-extract-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const leaves = path.join(TILES, 'leaves.pmtiles');
+  const out = path.join(dir, 'x.pmtiles');
+  const quiet = await shapedServer(t, leaves, (n) => ({ etag: '"v1"', hold: n > 0 }));
+  const r = await runCli(['basemap', 'extract', '--from', quiet.url, ...BOX, '--out', out], { STOREMAP_FETCH_STALL_MS: '300' });
+  t.is(r.code, 1, describe(r));
+  t.regex(r.stderr, new RegExp(`GET ${quiet.url.replace(/[.]/g, '\\.')} failed: no answer for 0\\.3 s \\(STOREMAP_FETCH_STALL_MS\\)`));
+  t.deepEqual(readdirSync(dir), []);
+
+  // Stopped while a request waits (the tile data file is there by then): SIGTERM, 128 + 15.
+  const waiting = await shapedServer(t, leaves, (n) => ({ etag: '"v1"', hold: n > 0 }));
+  const child = spawn(process.execPath, [CLI, 'basemap', 'extract', '--from', waiting.url, ...BOX, '--out', out], { cwd: ROOT, stdio: 'ignore' });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await waiting.held;
+  t.true(readdirSync(dir).includes('x.pmtiles.tiles.part'), readdirSync(dir).join(', '));
+  child.kill('SIGTERM');
+  t.is(await exited, 143);
+  t.deepEqual(readdirSync(dir), []);
+});
+
+test('basemap extract and info refuse what is not a plain file: a pipe as the source, a link or a pipe as --out; an empty --bbox field; a swapped box is said to cross the antimeridian', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-extract-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const leaves = path.join(TILES, 'leaves.pmtiles');
+  const fifo = path.join(dir, 'pipe');
+  execFileSync('mkfifo', [fifo]);
+  // Opening a pipe waits for a writer: these ended only when killed.
+  const fromPipe = await runCli(['basemap', 'extract', '--from', fifo, ...BOX, '--out', path.join(dir, 'a.pmtiles')], {}, 30_000);
+  t.is(fromPipe.code, 1, describe(fromPipe));
+  t.regex(fromPipe.stderr, /pipe is not a regular file/);
+  const info = await runCli(['basemap', 'info', fifo], {}, 30_000);
+  t.is(info.code, 1, describe(info));
+  t.regex(info.stderr, /not a regular file/);
+  const target = path.join(dir, 'target.pmtiles');
+  writeFileSync(target, 'kept');
+  symlinkSync(target, path.join(dir, 'link.pmtiles'));
+  for (const out of [fifo, path.join(dir, 'link.pmtiles')]) {
+    const r = await runCli(['basemap', 'extract', '--from', leaves, ...BOX, '--out', out], {}, 30_000);
+    t.is(r.code, 1, describe(r));
+    t.regex(r.stderr, /is there and is not a regular file/);
+  }
+  t.is(readFileSync(target, 'utf8'), 'kept');
+  const empty = await runCli(['basemap', 'extract', '--from', leaves, '--bbox', ',5.9,47.8,10.5', '--out', path.join(dir, 'b.pmtiles')], {});
+  t.is(empty.code, 1, describe(empty));
+  t.regex(empty.stderr, /--bbox must be S,W,N,E in degrees/);
+  const swapped = await runCli(['basemap', 'extract', '--from', leaves, '--bbox', '45.8,10.5,47.8,5.9', '--maxzoom', '3', '--out', path.join(dir, 'c.pmtiles')], {});
+  t.is(swapped.code, 0, describe(swapped));
+  t.regex(swapped.stderr, /the box crosses the antimeridian \(west 10\.5 is east of east 5\.9\)/);
+});
+
+test('an archive whose tiles are compressed with zstd is refused when opened, not tile by tile', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'storemap-basemap-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const bytes = readFileSync(path.join(TILES, 'monaco-openmaptiles.pmtiles'));
+  // The header's tile compression byte (PMTiles v3 spec: offset 98; 4 is zstd).
+  bytes[98] = 4;
+  const file = path.join(dir, 'zstd.pmtiles');
+  writeFileSync(file, bytes);
+  const info = await runCli(['basemap', 'info', file], {});
+  t.is(info.code, 1, describe(info));
+  t.regex(info.stderr, /unsupported: zstd tile compression \(gzip or none are read\)/);
 });

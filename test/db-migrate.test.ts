@@ -3,6 +3,7 @@
 // their pruned raw rows, brand stamps), the same usage report comes out of both, the copied keys
 // authenticate, and a second run into the now non-empty ledger is refused.
 import { execFile } from 'node:child_process';
+import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -90,4 +91,35 @@ test('db migrate copies 100,000 usage rows, keys, rollups and stamps into Postgr
   const second = await t.throwsAsync(run(process.execPath, [CLI, 'db', 'migrate', '--to', pg.url], { env }));
   t.regex(String((second as { stderr?: string })?.stderr), /not empty/);
   db.close();
+});
+
+test('db migrate to an address that accepts and never answers gives up after STOREMAP_DATABASE_CONNECT_TIMEOUT_MS, naming --to without its password; a refused one says it is --to', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'storemap-migrate-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'storemap.db');
+  await new KeyStore(new SqliteLedger(openDatabase(file)), () => 0).create({ plan: 'trial' });
+  // Accepts, reads, never writes: a PostgreSQL behind a dead proxy.
+  const sockets = new Set<net.Socket>();
+  const silent = net.createServer((s) => void sockets.add(s.on('error', () => {})));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    if (silent.listening) silent.close();
+  });
+  const { port } = silent.address() as net.AddressInfo;
+  const env = { ...process.env, STOREMAP_DB: file, STOREMAP_DATA_DIR: dir, STOREMAP_DATABASE_CONNECT_TIMEOUT_MS: '300' };
+  const hung = await t.throwsAsync(run(process.execPath, [CLI, 'db', 'migrate', '--to', `postgres://admin:S3cr3tPW@127.0.0.1:${port}/ledger`], { env, timeout: 60_000 }));
+  const stderr = String((hung as unknown as { stderr: string }).stderr);
+  t.is((hung as unknown as { code: number }).code, 1, stderr);
+  t.regex(stderr, new RegExp(`the PostgreSQL ledger at postgres://admin:\\*\\*\\*@127\\.0\\.0\\.1:${port}/ledger \\(--to\\): no answer from PostgreSQL within 0\\.3 s`));
+  t.false(stderr.includes('S3cr3tPW'));
+  t.true(sockets.size > 0, 'the command did connect');
+  // Nothing listens on the port any more.
+  silent.close();
+  for (const s of sockets) s.destroy();
+  await new Promise((resolve) => setImmediate(resolve));
+  const refused = await t.throwsAsync(run(process.execPath, [CLI, 'db', 'migrate', '--to', `postgres://admin:S3cr3tPW@127.0.0.1:${port}/ledger`], { env, timeout: 60_000 }));
+  const why = String((refused as unknown as { stderr: string }).stderr);
+  t.regex(why, /\(--to\): connect ECONNREFUSED/);
+  t.false(why.includes('S3cr3tPW'));
 });

@@ -1,6 +1,6 @@
 // The `storemap` command: serve, data build/import/fetch/report/refresh. Names and flags are the
 // operator interface of DESIGN.md section 6; scripts and tests rely on them.
-import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -119,17 +119,20 @@ async function ensureDemoKeys(keys: KeyStore, synthetic: boolean, dataDir: strin
  * without its password. */
 function ledgerName(config: Config): string {
   if (!config.databaseUrl) return `the ledger at ${config.dbPath} (STOREMAP_DB)`;
-  let url = config.databaseUrl;
+  return `the PostgreSQL ledger at ${shownUrl(config.databaseUrl)} (STOREMAP_DATABASE_URL)`;
+}
+
+/** A PostgreSQL URL as messages show it: without its password. */
+function shownUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
     // Its parameters may carry a password too (?password=, ?sslpassword=).
     u.search = '';
-    url = u.href;
+    return u.href;
   } catch {
-    url = 'postgres://…';
+    return 'postgres://…';
   }
-  return `the PostgreSQL ledger at ${url} (STOREMAP_DATABASE_URL)`;
 }
 
 /** The ledger the configuration names: PostgreSQL (migrated, under its advisory lock) when
@@ -145,7 +148,7 @@ async function openLedger(config: Config, opts: { existing?: boolean } = {}): Pr
     if (config.databaseUrl) {
       const { openPostgres } = await import('./db/postgres.ts');
       const { PgLedger, pgLedgerOptions } = await import('./db/pg-ledger.ts');
-      return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool }), pgLedgerOptions(config));
+      return new PgLedger(await openPostgres(config.databaseUrl, { poolSize: config.databasePool, connectTimeoutMs: config.databaseConnectTimeoutMs }), pgLedgerOptions(config));
     }
     return new SqliteLedger(openDatabase(config.dbPath), Date.now, config.ledgerBusyMs);
   } catch (e) {
@@ -701,7 +704,11 @@ program
     const { openPostgres } = await import('./db/postgres.ts');
     const { copyLedger } = await import('./db/copy-ledger.ts');
     const db = openDatabase(config.dbPath);
-    const pool = await openPostgres(o.to, { poolSize: 2 });
+    // "connect ECONNREFUSED" or "Invalid URL" alone does not say it is about --to.
+    const pool = await openPostgres(o.to, { poolSize: 2, connectTimeoutMs: config.databaseConnectTimeoutMs }).catch((e: unknown) => {
+      db.close();
+      throw new Error(`the PostgreSQL ledger at ${shownUrl(o.to)} (--to): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    });
     try {
       const t = await copyLedger(db, pool);
       console.log(
@@ -741,7 +748,7 @@ basemap
   .description('cut a region out of a PMTiles archive (an https URL, read with range requests, or a file) into a new archive')
   .requiredOption('--from <url|file>', 'the source archive: the Protomaps daily build, or any PMTiles file or URL')
   .requiredOption('--out <file>', 'the archive to write', archiveOut)
-  .option('--bbox <S,W,N,E>', 'the region: south, west, north, east in degrees')
+  .option('--bbox <S,W,N,E>', 'the region: south, west, north, east in degrees (west greater than east crosses the antimeridian)')
   .option('--country <CC>', "the region: a country's mainland as focus maps cut it and 5 % around it (the box a map of the country is fitted to), by ISO 3166-1 alpha-2 code")
   .option('--minzoom <n>', 'the shallowest zoom to keep', number(0, 31), 0)
   .option('--maxzoom <n>', "the deepest zoom to keep (default: the source's)", number(0, 31))
@@ -757,8 +764,10 @@ basemap
       const [s, w, n, e] = frame;
       bbox = [w, s, e, n];
     }
+    // Said, since a swapped pair reads as a box around the rest of the world.
+    if (bbox[0] > bbox[2]) console.error(`basemap extract: the box crosses the antimeridian (west ${bbox[0]} is east of east ${bbox[2]}): it holds the longitudes from ${bbox[0]} to 180 and from -180 to ${bbox[2]}`);
     const started = performance.now();
-    const r = await extractBasemap({ from: o.from, out: o.out, bbox, minZoom: o.minzoom, maxZoom: o.maxzoom ?? 31 });
+    const r = await extractBasemap({ from: o.from, out: o.out, bbox, minZoom: o.minzoom, maxZoom: o.maxzoom ?? 31, stallMs: loadFetchConfig().stallMs });
     const of = r.sourceBytes ? ` of ${formatBytes(r.sourceBytes)}` : '';
     console.log(
       `wrote ${o.out}: ${r.tiles} tiles (${r.tileContents} distinct), zooms ${r.minZoom}-${r.maxZoom}, ${formatBytes(r.bytes)}; read ${formatBytes(r.bytesRead)}${of} in ${r.requests} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`,
@@ -771,6 +780,10 @@ basemap
 function archiveOut(v: string): string {
   const out = pathText('--out')(v);
   if (existsSync(out) && statSync(out).isDirectory()) throw new InvalidArgumentError(`${out} is a folder: name the .pmtiles file to write in it`);
+  // The archive is renamed into place: over a link, a device (/dev/null as root) or a pipe it
+  // would replace the thing itself.
+  const there = lstatSync(out, { throwIfNoEntry: false });
+  if (there && !there.isFile()) throw new InvalidArgumentError(`${out} is there and is not a regular file (a link, a device or a pipe): name a new file, or a file to replace`);
   const dir = path.dirname(path.resolve(out));
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InvalidArgumentError(`the folder ${dir} does not exist`);
   return out;

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './paths.ts';
 import { DATA_DEFAULTS, SOURCE_KINDS } from './native.ts';
 import { trustedProxies } from './http/client-address.ts';
-import { BUSY_DEADLINE_MS } from './db/ledger.ts';
+import { BUSY_DEADLINE_MS, CONNECT_DEADLINE_MS } from './db/ledger.ts';
 
 /** libuv's threads, on which the addon's calls run: Node's UV_THREADPOOL_SIZE, 4 unless set. */
 export const POOL_THREADS = Math.max(1, Math.floor(Number(process.env.UV_THREADPOOL_SIZE)) || 4);
@@ -44,6 +44,10 @@ const EnvSchema = z.object({
     .optional(),
   /** Connections each node keeps to PostgreSQL at most. */
   STOREMAP_DATABASE_POOL: decimal(z.number(DECIMAL_ONLY).int().min(1).max(1000).default(10)),
+  /** How long opening the PostgreSQL ledger waits for its first connection (TCP and the
+   * server's answer): an address that accepts and never answers held a start or a migration
+   * without a word. */
+  STOREMAP_DATABASE_CONNECT_TIMEOUT_MS: decimal(z.number(DECIMAL_ONLY).int().min(100).max(600_000).default(CONNECT_DEADLINE_MS)),
   /** On PostgreSQL: credits a node takes off a key's row at a time and spends locally (a credit
    * lease), for keys whose balance holds at least that many; 0 charges every request on the
    * key's row. DEPLOYMENT.md says what it bounds. */
@@ -163,6 +167,7 @@ export const ConfigSchema = EnvSchema.superRefine((c, ctx) => {
     dbPath: path.resolve(c.STOREMAP_DB ?? path.join(dataDir, 'storemap.db')),
     databaseUrl: c.STOREMAP_DATABASE_URL,
     databasePool: c.STOREMAP_DATABASE_POOL,
+    databaseConnectTimeoutMs: c.STOREMAP_DATABASE_CONNECT_TIMEOUT_MS,
     creditLease: c.STOREMAP_CREDIT_LEASE,
     creditLeaseTtlMs: c.STOREMAP_CREDIT_LEASE_TTL_MS,
     ledgerLingerMs: c.STOREMAP_LEDGER_LINGER_MS,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use storemap_core::Snapshot;
+use storemap_render::tiles::pmtiles::PmtilesError;
 use storemap_render::tiles::source::{VectorTiles, DEFAULT_CACHE_BYTES};
 use storemap_render::{Atlas, FocusCountry, FocusQuery, ImageFormat, MapAnswer, MapQuery, Themes, Viewport};
 
@@ -459,7 +460,11 @@ pub struct BasemapStatus {
 #[napi]
 pub fn basemap_info(path: String) -> Result<BasemapInfo, Code> {
     run(|| {
-        let tiles = VectorTiles::open(std::path::Path::new(&path), 1 << 20).map_err(|e| Failure::new(NativeCode::InvalidBasemap, format!("{path}: {e}")))?;
+        let tiles = VectorTiles::open(std::path::Path::new(&path), 1 << 20).map_err(|e| {
+            // An I/O error names the file already.
+            let text = if matches!(e, PmtilesError::Io { .. }) { e.to_string() } else { format!("{path}: {e}") };
+            Failure::new(NativeCode::InvalidBasemap, text)
+        })?;
         Ok(tiles.info().into())
     })
 }
@@ -491,7 +496,7 @@ pub struct BasemapExtract {
     pending: Vec<storemap_render::tiles::extract::Range>,
 }
 
-fn extract_failure(e: storemap_render::tiles::pmtiles::PmtilesError) -> Failure {
+fn extract_failure(e: PmtilesError) -> Failure {
     Failure::new(NativeCode::InvalidBasemap, e.to_string())
 }
 

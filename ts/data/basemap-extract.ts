@@ -4,13 +4,16 @@
  * country out of the Protomaps daily planet build (about 120 GB) with a few hundred HTTP range
  * requests instead of downloading it. The format (which ranges, the directories, the new
  * archive) is the render crate's `tiles::extract`, through the addon's `BasemapExtract`; this
- * module only reads: `Range: bytes=a-b` requests with Node's `fetch` (every answer must be 206
- * with the asked length; the archive must not change under us: the first answer's ETag is sent
- * as `If-Match` on the rest), or positioned reads of a local file.
+ * module only reads: `Range: bytes=a-b` requests with Node's `fetch` and data fetch's watchdog
+ * (every answer must be 206 with the asked range; the archive must not change under us: the
+ * first answer's strong ETag is sent as `If-Match` on the rest, and every answer must carry the
+ * first one's ETag and size), or positioned reads of a local file.
  */
+import { rmSync } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import { BasemapExtract, type ExtractSummary } from '../native.ts';
-import { causeMessage } from './fetch/download.ts';
+import { request } from './fetch/download.ts';
 
 /** Range requests in flight at once. */
 const CONCURRENCY = 4;
@@ -25,6 +28,8 @@ export interface ExtractOptions {
   bbox: [number, number, number, number];
   minZoom: number;
   maxZoom: number;
+  /** How long a request may wait for an answer, or for its next bytes (STOREMAP_FETCH_STALL_MS). */
+  stallMs: number;
 }
 
 export interface ExtractResult extends ExtractSummary {
@@ -44,48 +49,68 @@ interface Source {
 }
 
 /** Reads ranges of an http(s) archive; refuses a server that ignores ranges or an archive that
- * changes while it is read. */
-function httpSource(url: string): Source {
-  let etag: string | null | undefined;
-  let total: number | undefined;
+ * changes while it is read. Every answer must carry the first one's ETag and size: a server (or
+ * a cache in front of it) that ignores `If-Match` still cannot mix two versions of the file. */
+function httpSource(url: string, stallMs: number): Source {
+  let first: { etag: string | null; total: number | undefined } | undefined;
+  const http = { fetch: globalThis.fetch, config: { stallMs } };
+  const changed = (how: string) => new Error(`${url} changed while it was read (${how}): run the extract again`);
+  const get = async (offset: number, length: number, retried: boolean): Promise<Buffer> => {
+    const headers: Record<string, string> = { 'user-agent': 'storemap-basemap-extract', range: `bytes=${offset}-${offset + length - 1}` };
+    // If-Match compares strongly (RFC 9110 §13.1.1): a weak validator never matches there, so
+    // only a strong one is sent; either is compared below.
+    if (first?.etag && !first.etag.startsWith('W/')) headers['if-match'] = first.etag;
+    const res = await request(http, url, headers);
+    src.requests++;
+    if (res.status === 412) {
+      await res.body?.cancel();
+      throw changed('its ETag moved');
+    }
+    if (res.status === 416) {
+      await res.body?.cancel();
+      const size = Number(/\/(\d+)$/.exec(res.headers.get('content-range') ?? '')?.[1] ?? NaN);
+      // Asked past the end: the head's 16 KiB of a smaller file, asked once more for what it has.
+      if (offset === 0 && !retried && size > 0 && size < length) return get(0, size, true);
+      throw new Error(`${url}: answered 416 to bytes ${offset}-${offset + length - 1}${size === 0 ? ' (the file is empty)' : ''}: not a PMTiles archive that can be read`);
+    }
+    if (res.status !== 206) {
+      await res.body?.cancel();
+      throw new Error(`${url}: answered ${res.status} to a range request; the server must support HTTP range requests (206 Partial Content)`);
+    }
+    const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') ?? '');
+    if (!range || Number(range[1]) !== offset) {
+      await res.body?.cancel();
+      throw new Error(`${url}: answered ${JSON.stringify(res.headers.get('content-range'))} to a request for bytes ${offset}-${offset + length - 1}`);
+    }
+    const etag = res.headers.get('etag');
+    const total = range[3] === '*' ? undefined : Number(range[3]);
+    if (first === undefined) first = { etag, total };
+    else if (etag !== first.etag || total !== first.total) {
+      await res.body?.cancel();
+      throw changed(etag !== first.etag ? `its ETag was ${first.etag}, now ${etag}` : `its size was ${first.total} bytes, now ${total}`);
+    }
+    const body = Buffer.from(await res.arrayBuffer());
+    src.bytes += body.length;
+    // The last range of a file shorter than the head asked for ends early; any other short
+    // answer is an error (the state machine checks lengths too).
+    return body;
+  };
   const src: Source = {
     requests: 0,
     bytes: 0,
-    size: () => total,
+    size: () => first?.total,
     close: async () => {},
-    async read(offset, length) {
-      const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
-      if (etag) headers['if-match'] = etag;
-      const res = await fetch(url, { headers }).catch((e: unknown) => {
-        throw new Error(`GET ${url} failed: ${causeMessage(e)}`);
-      });
-      src.requests++;
-      if (res.status === 412) throw new Error(`${url} changed while it was read (its ETag moved): run the extract again`);
-      if (res.status === 416) {
-        // Asked past the end: the header's first 16 KiB of a smaller file.
-        const m = /\/(\d+)$/.exec(res.headers.get('content-range') ?? '');
-        if (m && offset === 0) return src.read(0, Number(m[1]));
-      }
-      if (res.status !== 206) {
-        await res.body?.cancel();
-        throw new Error(`${url}: answered ${res.status} to a range request; the server must support HTTP range requests (206 Partial Content)`);
-      }
-      if (etag === undefined) etag = res.headers.get('etag');
-      const m = /\/(\d+)$/.exec(res.headers.get('content-range') ?? '');
-      if (m) total = Number(m[1]);
-      const body = Buffer.from(await res.arrayBuffer());
-      src.bytes += body.length;
-      // The last range of a file shorter than the head asked for ends early; any other short
-      // answer is an error (the state machine checks lengths too).
-      return body;
-    },
+    read: (offset, length) => get(offset, length, false),
   };
   return src;
 }
 
 async function fileSource(file: string): Promise<Source> {
+  // Looked at before it is opened: opening a FIFO waits for a writer, for ever.
+  const st = await stat(file);
+  if (!st.isFile()) throw new Error(`${file} is not a regular file (a folder, a pipe or a device)`);
   const fh = await open(file, 'r');
-  const size = (await stat(file)).size;
+  const size = st.size;
   const src: Source = {
     requests: 0,
     bytes: 0,
@@ -117,9 +142,19 @@ async function readAll(src: Source, ranges: { offset: number; length: number }[]
   return out;
 }
 
+/** Signals that stop an extract: its tile data, gigabytes for a country, is removed first. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 export async function extractBasemap(o: ExtractOptions): Promise<ExtractResult> {
-  const src = /^https?:\/\//i.test(o.from) ? httpSource(o.from) : await fileSource(o.from);
+  const src = /^https?:\/\//i.test(o.from) ? httpSource(o.from, o.stallMs) : await fileSource(o.from);
   const dataPath = `${o.out}.tiles.part`;
+  // The archive itself is written by `finish`, synchronously: a signal is handled after it,
+  // when its own temporary file is renamed or gone.
+  const stop = (signal: NodeJS.Signals) => {
+    rmSync(dataPath, { force: true });
+    process.exit(128 + os.constants.signals[signal]);
+  };
+  for (const s of STOP_SIGNALS) process.once(s, stop);
   try {
     const head = await src.read(0, HEAD_BYTES);
     const ex = new BasemapExtract(head, o.bbox, o.minZoom, o.maxZoom, dataPath);
@@ -127,6 +162,7 @@ export async function extractBasemap(o: ExtractOptions): Promise<ExtractResult> 
     const summary = ex.finish(o.out);
     return { ...summary, bytesRead: src.bytes, requests: src.requests, sourceBytes: src.size() };
   } finally {
+    for (const s of STOP_SIGNALS) process.off(s, stop);
     await src.close();
     await rm(dataPath, { force: true });
   }
@@ -134,7 +170,9 @@ export async function extractBasemap(o: ExtractOptions): Promise<ExtractResult> 
 
 /** `--bbox S,W,N,E` (the API's `bounds` order) as [west, south, east, north]. */
 export function parseBbox(value: string): [number, number, number, number] {
-  const parts = value.split(',').map((v) => Number(v.trim()));
+  const fields = value.split(',').map((v) => v.trim());
+  // Number('') is 0: an empty field would be the equator or the prime meridian.
+  const parts = fields.map((v) => (v === '' ? NaN : Number(v)));
   if (parts.length !== 4 || parts.some((v) => !Number.isFinite(v))) throw new Error(`--bbox must be S,W,N,E in degrees, not "${value}"`);
   const [s, w, n, e] = parts;
   if (s < -90 || n > 90 || s > n || w < -180 || w > 180 || e < -180 || e > 180) throw new Error(`--bbox ${value}: south must be at most north, latitudes within ±90, longitudes within ±180`);

@@ -167,6 +167,10 @@ export class WriteCancelled extends Error {}
  * loading SQLite. */
 export const BUSY_DEADLINE_MS = 1000;
 
+/** How long opening a PostgreSQL ledger waits for its first connection, by default
+ * (STOREMAP_DATABASE_CONNECT_TIMEOUT_MS). */
+export const CONNECT_DEADLINE_MS = 10_000;
+
 /** A charge waiting for its batch (both stores commit the charges that arrive together in one
  * write: group commit). */
 export interface WaitingCharge {

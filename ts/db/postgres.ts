@@ -5,6 +5,7 @@
 // here too, so every writer keeps it right.
 import pg from 'pg';
 import { DAY_MS } from '../time.ts';
+import { CONNECT_DEADLINE_MS } from './ledger.ts';
 
 /** The key every node takes before migrating: any fixed number no other code uses. */
 export const MIGRATION_LOCK = 0x5354_4d50; // "STMP"
@@ -322,19 +323,34 @@ export const PG_MIGRATIONS: { version: number; sql: string }[] = [
 export interface PgLedgerOptions {
   /** Connections this node keeps at most. */
   poolSize: number;
+  /** How long the first connection may take (STOREMAP_DATABASE_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
 }
 
-/** A pool on the ledger, migrated: the schema is current when this resolves. */
+/** A pool on the ledger, migrated: the schema is current when this resolves. Only the first
+ * connection is timed: the migration may wait on another node's, under its advisory lock, and
+ * a request's wait for a pooled connection is bounded by the request's own deadline. */
 export async function openPostgres(url: string, opts: PgLedgerOptions): Promise<pg.Pool> {
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize });
   // An idle client's error (the server restarted) must not bring the process down; the next
   // query on a fresh client reports it.
   pool.on('error', () => {});
+  const waitMs = opts.connectTimeoutMs ?? CONNECT_DEADLINE_MS;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const connecting = pool.connect();
   try {
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from PostgreSQL within ${waitMs / 1000} s (STOREMAP_DATABASE_CONNECT_TIMEOUT_MS)`)), waitMs);
+    });
+    (await Promise.race([connecting, timedOut])).release();
     await migrate(pool);
   } catch (e) {
-    await pool.end();
+    // A connection still trying would hold the pool's end until the kernel gives up: not waited for.
+    connecting.then((c) => c.release(), () => {});
+    void pool.end().catch(() => {});
     throw e;
+  } finally {
+    clearTimeout(timer);
   }
   return pool;
 }

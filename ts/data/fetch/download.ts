@@ -21,7 +21,7 @@ import { zipProblem } from './zip-shape.ts';
  * when its body sends nothing for as long (a server that accepts and never answers would
  * otherwise hold a fetch for Node's five minutes, twice, without a word).
  */
-export function request(ctx: Ctx, url: string, headers: Record<string, string> = {}): Promise<Response> {
+export function request(ctx: Pick<Ctx, 'fetch'> & { config: { stallMs: number } }, url: string, headers: Record<string, string> = {}): Promise<Response> {
   const stallMs = ctx.config.stallMs;
   const controller = new AbortController();
   const stalled = (what: string) => () => controller.abort(new Error(`${what} for ${stallMs / 1000} s (STOREMAP_FETCH_STALL_MS)`));

@@ -11,7 +11,7 @@
 //! ex.finish(out)?;
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -62,12 +62,22 @@ pub struct Summary {
     pub bounds: [f64; 4],
 }
 
+/// A leaf directory to read: its bytes, the tile ids its parent entry gives it (every entry in it
+/// must lie in `start..end`), and its depth.
+#[derive(Debug, Clone, Copy)]
+struct Leaf {
+    range: Range,
+    start: u64,
+    end: u64,
+    depth: usize,
+}
+
 /// Where the state machine is: what it asked for last, so it knows what it is fed.
 enum Asked {
     /// The root directory and the metadata.
     RootAndMetadata,
-    /// Leaf directories: each range, where its span ends, and its depth.
-    Leaves(Vec<(Range, u64, usize)>),
+    /// Leaf directories, as queued.
+    Leaves(Vec<Leaf>),
     /// Tile data: each range and the source tiles (offset, length) inside it.
     Tiles(Vec<(Range, Vec<(u64, u32)>)>),
     Done,
@@ -81,8 +91,12 @@ pub struct Extract {
     metadata: Vec<u8>,
     /// Found tiles: id and its source bytes (offset in the tile data section, length).
     found: Vec<(u64, u64, u32)>,
-    /// Leaf directories still to read: range, where its span ends, depth.
-    leaves: Vec<(Range, u64, usize)>,
+    /// Leaf directories still to read.
+    leaves: Vec<Leaf>,
+    /// Offsets of every leaf directory queued: a tree names each once, and one named again is
+    /// a loop or a fan of loops (64 names of one leaf, four deep, made a 215-byte archive read
+    /// 270,000 leaves).
+    leaves_seen: HashSet<u64>,
     /// Tile ranges still to read, in source order.
     ranges: Vec<(Range, Vec<(u64, u32)>)>,
     asked: Asked,
@@ -165,6 +179,7 @@ impl Extract {
             metadata: Vec::new(),
             found: Vec::new(),
             leaves: Vec::new(),
+            leaves_seen: HashSet::new(),
             ranges: Vec::new(),
             asked: Asked::RootAndMetadata,
             written: HashMap::new(),
@@ -207,10 +222,16 @@ impl Extract {
                 if chunks.len() != asked.len() {
                     return Err(PmtilesError::Damaged("fed the wrong number of ranges".into()));
                 }
-                for ((range, end, depth), bytes) in asked.into_iter().zip(chunks) {
-                    check_len(range, &bytes)?;
+                for (leaf, bytes) in asked.into_iter().zip(chunks) {
+                    check_len(leaf.range, &bytes)?;
                     let entries = parse_directory(&decompress(&bytes, self.header.internal_compression, MAX_DIRECTORY_BYTES)?)?;
-                    self.walk(&entries, end, depth)?;
+                    if entries.first().is_some_and(|e| e.tile_id < leaf.start) || entries.last().is_some_and(|e| e.tile_id >= leaf.end) {
+                        return Err(PmtilesError::Damaged(format!(
+                            "the leaf directory at byte {} holds tile ids outside the span {}..{} its parent gives it",
+                            leaf.range.offset, leaf.start, leaf.end
+                        )));
+                    }
+                    self.walk(&entries, leaf.end, leaf.depth)?;
                 }
             }
             Asked::Tiles(asked) => {
@@ -235,14 +256,16 @@ impl Extract {
 
     /// Sorts a directory's entries: leaves whose id span holds a wanted tile are queued, tile
     /// entries give the wanted ids in their run. `end` is where the directory's last entry's
-    /// span ends (the parent's next entry).
+    /// span ends (the parent's next entry). A leaf's entries were checked to lie in the span
+    /// its parent gives it, so the spans never overlap and no tile is found twice.
     fn walk(&mut self, entries: &[Entry], end: u64, depth: usize) -> Result<()> {
         if depth >= MAX_DEPTH {
             return Err(PmtilesError::Damaged(format!("leaf directories nest more than {MAX_DEPTH} deep (a loop?)")));
         }
         for (i, e) in entries.iter().enumerate() {
             let next = entries.get(i + 1).map_or(end, |n| n.tile_id);
-            let span_end = if e.run_length == 0 { next } else { e.tile_id.saturating_add(u64::from(e.run_length)) };
+            // A run that reaches past the next entry is cut there, so no id is found twice.
+            let span_end = if e.run_length == 0 { next } else { e.tile_id.saturating_add(u64::from(e.run_length)).min(next) };
             let lo = self.wanted.partition_point(|&id| id < e.tile_id);
             let hi = self.wanted.partition_point(|&id| id < span_end);
             if lo == hi {
@@ -253,7 +276,10 @@ impl Extract {
                 if u64::from(e.length) > MAX_DIRECTORY_BYTES {
                     return Err(PmtilesError::Damaged(format!("a leaf directory of {} bytes", e.length)));
                 }
-                self.leaves.push((Range { offset, length: u64::from(e.length) }, next, depth + 1));
+                if !self.leaves_seen.insert(offset) {
+                    return Err(PmtilesError::Damaged(format!("the leaf directory at byte {offset} is named twice (a loop?)")));
+                }
+                self.leaves.push(Leaf { range: Range { offset, length: u64::from(e.length) }, start: e.tile_id, end: next, depth: depth + 1 });
             } else {
                 if u64::from(e.length) > MAX_TILE_BYTES {
                     continue;
@@ -269,7 +295,7 @@ impl Extract {
     fn next_round(&mut self) -> Vec<Range> {
         if !self.leaves.is_empty() {
             let take: Vec<_> = self.leaves.drain(..self.leaves.len().min(RANGES_PER_ROUND * 4)).collect();
-            let out = take.iter().map(|(r, _, _)| *r).collect::<Vec<_>>();
+            let out = take.iter().map(|l| l.range).collect::<Vec<_>>();
             self.bytes_asked += out.iter().map(|r| r.length).sum::<u64>();
             self.asked = Asked::Leaves(take);
             return out;

@@ -34,7 +34,8 @@ pub const LEAF_CACHE_BYTES: u64 = 16 << 20;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum PmtilesError {
-    #[error("cannot read {path}: {message}")]
+    /// Reading the archive or writing an extract's files: the message says which went wrong.
+    #[error("{path}: {message}")]
     Io { path: String, message: String },
     #[error("not a PMTiles version 3 archive: {0}")]
     NotPmtiles(String),
@@ -295,6 +296,10 @@ impl Archive {
     pub fn open(path: &Path) -> Result<Archive> {
         let shown = path.display().to_string();
         let io = |e: std::io::Error| PmtilesError::Io { path: shown.clone(), message: e.to_string() };
+        // Before opening: a FIFO's open waits for a writer, and the server would never start.
+        if !std::fs::metadata(path).map_err(io)?.is_file() {
+            return Err(PmtilesError::NotPmtiles("not a regular file (a folder, a pipe or a device)".into()));
+        }
         let file = File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let mut head = [0u8; HEADER_BYTES];

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use super::classify::{classify, Area, Class, Line, Schema};
 use super::mvt;
-use super::pmtiles::{Archive, PmtilesError, Result, TileType, MAX_TILE_BYTES};
+use super::pmtiles::{Archive, Compression, PmtilesError, Result, TileType, MAX_TILE_BYTES};
 
 /// The decoded-tile cache's size when the operator names none.
 pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
@@ -143,6 +143,11 @@ impl VectorTiles {
         let archive = Archive::open(path)?;
         if !matches!(archive.header.tile_type, TileType::Mvt | TileType::Unknown) {
             return Err(PmtilesError::Unsupported(format!("{} tiles (a street map is drawn from vector tiles)", archive.header.tile_type.name())));
+        }
+        // Refused here, not tile by tile: every tile would fail, and the map would quietly be
+        // Natural Earth's.
+        if !matches!(archive.header.tile_compression, Compression::Gzip | Compression::None | Compression::Unknown) {
+            return Err(PmtilesError::Unsupported(format!("{} tile compression (gzip or none are read)", archive.header.tile_compression.name())));
         }
         let meta = archive.metadata()?;
         let schema = schema_of(&meta)

@@ -158,3 +158,100 @@ fn bad_sources_and_regions_are_refused() {
     assert!(!want.is_empty());
     assert!(ex.feed(vec![]).is_err());
 }
+
+/// Directory bytes, uncompressed (the spec's layout: count, tile id deltas, run lengths,
+/// lengths, offsets plus one): one (tile id, run length, length, offset) per entry.
+fn directory(entries: &[(u64, u32, u32, u64)]) -> Vec<u8> {
+    fn varint(b: &mut Vec<u8>, mut v: u64) {
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                b.push(byte);
+                return;
+            }
+            b.push(byte | 0x80);
+        }
+    }
+    let mut b = Vec::new();
+    varint(&mut b, entries.len() as u64);
+    let mut last = 0;
+    for e in entries {
+        varint(&mut b, e.0 - last);
+        last = e.0;
+    }
+    for e in entries {
+        varint(&mut b, e.1.into());
+    }
+    for e in entries {
+        varint(&mut b, e.2.into());
+    }
+    for e in entries {
+        varint(&mut b, e.3 + 1);
+    }
+    b
+}
+
+/// An archive of the world at zooms 0-3 (tile ids 0-84) with uncompressed directories: the
+/// header, the root, metadata `{}`, the leaf section and the tile data, in that order.
+fn archive(root: &[u8], leaves: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut b = vec![0u8; 127];
+    b[..7].copy_from_slice(b"PMTiles");
+    b[7] = 3;
+    let meta = b"{}";
+    let root_at = 127u64;
+    let meta_at = root_at + root.len() as u64;
+    let leaf_at = meta_at + meta.len() as u64;
+    let data_at = leaf_at + leaves.len() as u64;
+    for (at, v) in
+        [(8, root_at), (16, root.len() as u64), (24, meta_at), (32, 2), (40, leaf_at), (48, leaves.len() as u64), (56, data_at), (64, data.len() as u64)]
+    {
+        b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    b[96] = 1; // clustered
+    b[97] = 1; // directories uncompressed
+    b[98] = 1; // tiles uncompressed
+    b[99] = 1; // vector tiles
+    b[101] = 3; // zooms 0-3
+    for (at, deg) in [(102, -180.0), (106, -85.0), (110, 180.0), (114, 85.0)] {
+        b[at..at + 4].copy_from_slice(&((deg * 1e7) as i32).to_le_bytes());
+    }
+    for part in [root, meta.as_slice(), leaves, data] {
+        b.extend_from_slice(part);
+    }
+    b
+}
+
+fn world_extract(name: &str, bytes: &[u8]) -> storemap_render::tiles::pmtiles::Result<u64> {
+    let dir = out_dir("extract-trees");
+    let source = dir.join(format!("{name}.pmtiles"));
+    std::fs::write(&source, bytes).unwrap();
+    run(&source, Region { bbox: [-180.0, -85.0, 180.0, 85.0], min_zoom: 0, max_zoom: 3 }, &dir.join(format!("{name}.out.pmtiles")))
+}
+
+#[test]
+fn leaf_directories_must_form_a_tree_a_leaf_named_twice_or_holding_ids_outside_its_span_is_refused() {
+    // The well-formed tree first, so that the refusals below are about the tree alone: the root
+    // names two leaves, for ids 0-20 and 21-84; each holds one run of its ids, one 4-byte tile.
+    let low = directory(&[(0, 21, 4, 0)]);
+    let high = directory(&[(21, 64, 4, 0)]);
+    let leaves = [low.clone(), high.clone()].concat();
+    let root = directory(&[(0, 0, low.len() as u32, 0), (21, 0, high.len() as u32, low.len() as u64)]);
+    world_extract("tree", &archive(&root, &leaves, b"tile")).unwrap();
+
+    // Eight entries of the root name one leaf, which names itself eight times: four levels of
+    // that were 4,680 leaf reads (64 entries, 270,000 reads, from 215 bytes).
+    let fan = |n: u64, len: u32| (0..n).map(|i| (i, 0, len, 0)).collect::<Vec<_>>();
+    let leaf = directory(&fan(8, 0));
+    let leaf = directory(&fan(8, leaf.len() as u32));
+    let root = directory(&fan(8, leaf.len() as u32));
+    let e = world_extract("fan", &archive(&root, &leaf, b"")).unwrap_err();
+    assert!(e.to_string().contains("is named twice"), "{e}");
+
+    // A leaf for ids 0-20 that holds id 30 (in the other leaf's span too).
+    let stray = directory(&[(0, 21, 4, 0), (30, 1, 4, 0)]);
+    let leaves = [stray.clone(), high.clone()].concat();
+    let root = directory(&[(0, 0, stray.len() as u32, 0), (21, 0, high.len() as u32, stray.len() as u64)]);
+    let e = world_extract("stray", &archive(&root, &leaves, b"tile")).unwrap_err();
+    assert!(e.to_string().contains("outside the span 0..21"), "{e}");
+}
