@@ -287,7 +287,7 @@ test('basemap extract refuses a server without range requests, a bad box and a f
 async function shapedServer(
   t: ExecutionContext,
   file: string,
-  shape: (n: number, range: [number, number], ifMatch: string | undefined) => { status?: number; etag?: string; contentRange?: string; body?: Buffer; hold?: boolean },
+  shape: (n: number, range: [number, number], ifMatch: string | undefined) => { status?: number; etag?: string; contentRange?: string; body?: Buffer; hold?: boolean; halfBody?: boolean },
 ) {
   const body = readFileSync(file);
   const seen: { n: number; range: string | undefined; ifMatch: string | undefined }[] = [];
@@ -306,6 +306,8 @@ async function shapedServer(
     if (s.etag) headers.etag = s.etag;
     headers['content-range'] = s.contentRange ?? `bytes ${a}-${a + part.length - 1}/${body.length}`;
     res.writeHead(s.status ?? 206, headers);
+    // Half the body, then nothing more: a server that stalls after its headers.
+    if (s.halfBody) return void res.write(part.subarray(0, part.length >> 1), () => heldNow());
     res.end(part);
   });
   server.on('connection', (s) => sockets.add(s));
@@ -354,6 +356,14 @@ test('basemap extract over HTTP holds to one version of the archive: ETags compa
     t.regex(r.stderr, why);
     t.true(refusing.seen.length <= 2, `${refusing.seen.length} requests`);
   }
+  // A file smaller than the head's 16 KiB is asked for again at the size the 416 names, once.
+  const small = await shapedServer(t, leaves, () => ({ status: 416, contentRange: 'bytes */1000', body: Buffer.alloc(0) }));
+  const smallRun = await runCli(['basemap', 'extract', '--from', small.url, ...BOX, '--out', out], {});
+  t.is(smallRun.code, 1, describe(smallRun));
+  t.deepEqual(
+    small.seen.map((r) => r.range),
+    ['bytes=0-16383', 'bytes=0-999'],
+  );
   // An answer for other bytes than asked.
   const shifted = await shapedServer(t, leaves, (n, [a, b]) => (n === 0 ? {} : { contentRange: `bytes ${a + 1}-${b + 1}/99` }));
   const wrong = await runCli(['basemap', 'extract', '--from', shifted.url, ...BOX, '--out', out], {});
@@ -371,6 +381,11 @@ test('basemap extract: a server gone quiet is given up after STOREMAP_FETCH_STAL
   const r = await runCli(['basemap', 'extract', '--from', quiet.url, ...BOX, '--out', out], { STOREMAP_FETCH_STALL_MS: '300' });
   t.is(r.code, 1, describe(r));
   t.regex(r.stderr, new RegExp(`GET ${quiet.url.replace(/[.]/g, '\\.')} failed: no answer for 0\\.3 s \\(STOREMAP_FETCH_STALL_MS\\)`));
+  t.deepEqual(readdirSync(dir), []);
+  const stalling = await shapedServer(t, leaves, (n) => ({ etag: '"v1"', halfBody: n > 0 }));
+  const mid = await runCli(['basemap', 'extract', '--from', stalling.url, ...BOX, '--out', out], { STOREMAP_FETCH_STALL_MS: '300' });
+  t.is(mid.code, 1, describe(mid));
+  t.regex(mid.stderr, new RegExp(`GET ${stalling.url.replace(/[.]/g, '\\.')} failed: no data for 0\\.3 s \\(STOREMAP_FETCH_STALL_MS\\)`));
   t.deepEqual(readdirSync(dir), []);
 
   // Stopped while a request waits (the tile data file is there by then): SIGTERM, 128 + 15.

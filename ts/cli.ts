@@ -4,7 +4,7 @@ import { chmodSync, existsSync, lstatSync, readdirSync, statSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { isDecimalText, loadConfig, type Config } from './config.ts';
+import { fetchStallMs, isDecimalText, loadConfig, type Config } from './config.ts';
 import { countryArea, FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry, parseSources, type Area, type FetchedFile } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
@@ -768,7 +768,7 @@ basemap
     // Said, since a swapped pair reads as a box around the rest of the world.
     if (bbox[0] > bbox[2]) console.error(`basemap extract: the box crosses the antimeridian (west ${bbox[0]} is east of east ${bbox[2]}): it holds the longitudes from ${bbox[0]} to 180 and from -180 to ${bbox[2]}`);
     const started = performance.now();
-    const r = await extractBasemap({ from: o.from, out: o.out, bbox, minZoom: o.minzoom, maxZoom: o.maxzoom ?? 31, stallMs: loadFetchConfig().stallMs });
+    const r = await extractBasemap({ from: o.from, out: o.out, bbox, minZoom: o.minzoom, maxZoom: o.maxzoom ?? 31, stallMs: fetchStallMs() });
     const of = r.sourceBytes ? ` of ${formatBytes(r.sourceBytes)}` : '';
     console.log(
       `wrote ${o.out}: ${r.tiles} tiles (${r.tileContents} distinct), zooms ${r.minZoom}-${r.maxZoom}, ${formatBytes(r.bytes)}; read ${formatBytes(r.bytesRead)}${of} in ${r.requests} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`,

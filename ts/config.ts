@@ -264,6 +264,14 @@ export interface FetchConfig {
   stallMs: number;
 }
 
+/** STOREMAP_FETCH_STALL_MS alone, for `basemap extract`, which reads none of the publishers'
+ * addresses (a mistyped one must not stop it). */
+export function fetchStallMs(env: NodeJS.ProcessEnv = process.env): number {
+  const parsed = FetchEnvSchema.pick({ STOREMAP_FETCH_STALL_MS: true }).safeParse(env);
+  if (!parsed.success) throw new Error(`invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  return parsed.data.STOREMAP_FETCH_STALL_MS;
+}
+
 export function loadFetchConfig(env: NodeJS.ProcessEnv = process.env): FetchConfig {
   const parsed = FetchEnvSchema.safeParse(env);
   if (!parsed.success) {

@@ -1,6 +1,6 @@
 // The zip structure check of downloads with no checksum, on zips another writer made: the real
-// AllThePlaces sample, and Python's zipfile (a comment; more than 65,535 entries, which makes it
-// write the ZIP64 end records).
+// AllThePlaces sample, and Python's zipfile (a comment; exactly 65,535 entries, the most without
+// ZIP64; more, which makes it write the ZIP64 end records).
 import test, { type ExecutionContext } from 'ava';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -66,7 +66,22 @@ test("Python's zips pass: a comment, and ZIP64 end records past 65,535 entries; 
   const broken = Buffer.from(bytes);
   broken.writeUInt32LE(0, locatorAt);
   t.regex((await problemOf(t, broken))!, /asks for ZIP64 but no ZIP64 locator/);
+  // ZIP64 records beside 32-bit fields that still hold true values, as Python writes them once
+  // the directory starts past 2 GiB: the entry count set to 70,000's low 16 bits here.
+  const unsaturated = Buffer.from(bytes);
+  unsaturated.writeUInt16LE(70_000 & 0xffff, bytes.length - 22 + 8);
+  unsaturated.writeUInt16LE(70_000 & 0xffff, bytes.length - 22 + 10);
+  t.is(await problemOf(t, unsaturated), undefined);
   const misplaced = Buffer.from(bytes);
   misplaced.writeBigUInt64LE(misplaced.readBigUInt64LE(locatorAt + 8) + 1n, locatorAt + 8);
   t.regex((await problemOf(t, misplaced))!, /no ZIP64 end record at byte/);
+});
+
+test('65,535 entries, the most a zip holds without ZIP64, written by Python with the count field full and no ZIP64 records', async (t) => {
+  const file = path.join(await dir(t), 'full.zip');
+  pythonZip(file, 0xffff, '');
+  const bytes = await readFile(file);
+  t.is(bytes.readUInt16LE(bytes.length - 22 + 10), 0xffff);
+  t.not(bytes.readUInt32LE(bytes.length - 22 - 20), 0x07064b50, 'no ZIP64 locator');
+  t.is(await zipProblem(file), undefined);
 });

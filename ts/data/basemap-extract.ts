@@ -13,7 +13,7 @@ import { rmSync } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { BasemapExtract, type ExtractSummary } from '../native.ts';
-import { request } from './fetch/download.ts';
+import { causeMessage, contentRange, request } from './fetch/download.ts';
 
 /** Range requests in flight at once. */
 const CONCURRENCY = 4;
@@ -77,19 +77,24 @@ function httpSource(url: string, stallMs: number): Source {
       await res.body?.cancel();
       throw new Error(`${url}: answered ${res.status} to a range request; the server must support HTTP range requests (206 Partial Content)`);
     }
-    const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') ?? '');
-    if (!range || Number(range[1]) !== offset) {
+    const range = contentRange(res.headers.get('content-range'));
+    if (!range || range.start !== offset) {
       await res.body?.cancel();
       throw new Error(`${url}: answered ${JSON.stringify(res.headers.get('content-range'))} to a request for bytes ${offset}-${offset + length - 1}`);
     }
     const etag = res.headers.get('etag');
-    const total = range[3] === '*' ? undefined : Number(range[3]);
+    const { total } = range;
     if (first === undefined) first = { etag, total };
     else if (etag !== first.etag || total !== first.total) {
       await res.body?.cancel();
       throw changed(etag !== first.etag ? `its ETag was ${first.etag}, now ${etag}` : `its size was ${first.total} bytes, now ${total}`);
     }
-    const body = Buffer.from(await res.arrayBuffer());
+    // A body that stalls or breaks off names the URL as a request that got no answer does.
+    const body = Buffer.from(
+      await res.arrayBuffer().catch((e: unknown) => {
+        throw new Error(`GET ${url} failed: ${causeMessage(e)}`);
+      }),
+    );
     src.bytes += body.length;
     // The last range of a file shorter than the head asked for ends early; any other short
     // answer is an error (the state machine checks lengths too).

@@ -338,15 +338,19 @@ export async function openPostgres(url: string, opts: PgLedgerOptions): Promise<
   const waitMs = opts.connectTimeoutMs ?? CONNECT_DEADLINE_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const connecting = pool.connect();
+  let connected = false;
   try {
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer from PostgreSQL within ${waitMs / 1000} s (STOREMAP_DATABASE_CONNECT_TIMEOUT_MS)`)), waitMs);
     });
-    (await Promise.race([connecting, timedOut])).release();
+    const first = await Promise.race([connecting, timedOut]);
+    connected = true;
+    first.release();
     await migrate(pool);
   } catch (e) {
-    // A connection still trying would hold the pool's end until the kernel gives up: not waited for.
-    connecting.then((c) => c.release(), () => {});
+    // A first connection still trying is dropped if it ever comes, and the pool's end is not
+    // waited for: it would wait on that connection until the kernel gives up.
+    if (!connected) connecting.then((c) => c.release(true), () => {});
     void pool.end().catch(() => {});
     throw e;
   } finally {

@@ -17,6 +17,27 @@ async function readAt(fh: FileHandle, position: number, length: number): Promise
   return buf.subarray(0, bytesRead);
 }
 
+/** Where the central directory is, and where it must end (the end record after it). */
+interface Directory {
+  entries: number;
+  size: number;
+  offset: number;
+  end: number;
+}
+
+/** The directory the ZIP64 records give, undefined when there is no locator, or why the records
+ * it points at are not there. */
+async function zip64Directory(fh: FileHandle, endAt: number): Promise<Directory | string | undefined> {
+  const locatorAt = endAt - ZIP64_LOCATOR.len;
+  if (locatorAt < 0) return undefined;
+  const locator = await readAt(fh, locatorAt, ZIP64_LOCATOR.len);
+  if (locator.length < ZIP64_LOCATOR.len || locator.readUInt32LE(0) !== ZIP64_LOCATOR.sig) return undefined;
+  const recordAt = Number(locator.readBigUInt64LE(8));
+  const record = recordAt + ZIP64_EOCD.len <= locatorAt ? await readAt(fh, recordAt, ZIP64_EOCD.len) : Buffer.alloc(0);
+  if (record.length < ZIP64_EOCD.len || record.readUInt32LE(0) !== ZIP64_EOCD.sig) return `no ZIP64 end record at byte ${recordAt}, where its locator points`;
+  return { entries: Number(record.readBigUInt64LE(32)), size: Number(record.readBigUInt64LE(40)), offset: Number(record.readBigUInt64LE(48)), end: recordAt };
+}
+
 /** Why the file is not a whole zip, or undefined when its end records and central directory
  * are where they say. Reads at most 64 KiB and a few records, however large the file. */
 export async function zipProblem(file: string): Promise<string | undefined> {
@@ -36,27 +57,24 @@ export async function zipProblem(file: string): Promise<string | undefined> {
     }
     if (at < 0) return 'not a whole zip file: no end-of-central-directory record at its end (cut short, or not a zip)';
     const endAt = tailStart + at;
-    let entries = tail.readUInt16LE(at + 10);
-    let cdSize = tail.readUInt32LE(at + 12);
-    let cdOffset = tail.readUInt32LE(at + 16);
-    let cdEnd = endAt;
-    if (entries === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
-      // ZIP64: a locator just before the end record points at the 64-bit end record, which
-      // follows the central directory.
-      const locatorAt = endAt - ZIP64_LOCATOR.len;
-      const locator = locatorAt >= 0 ? await readAt(fh, locatorAt, ZIP64_LOCATOR.len) : Buffer.alloc(0);
-      if (locator.length < ZIP64_LOCATOR.len || locator.readUInt32LE(0) !== ZIP64_LOCATOR.sig) return 'not a whole zip file: its end record asks for ZIP64 but no ZIP64 locator precedes it';
-      const recordAt = Number(locator.readBigUInt64LE(8));
-      const record = recordAt + ZIP64_EOCD.len <= locatorAt ? await readAt(fh, recordAt, ZIP64_EOCD.len) : Buffer.alloc(0);
-      if (record.length < ZIP64_EOCD.len || record.readUInt32LE(0) !== ZIP64_EOCD.sig) return `not a whole zip file: no ZIP64 end record at byte ${recordAt}, where its locator points`;
-      entries = Number(record.readBigUInt64LE(32));
-      cdSize = Number(record.readBigUInt64LE(40));
-      cdOffset = Number(record.readBigUInt64LE(48));
-      cdEnd = recordAt;
+    const plain: Directory = { entries: tail.readUInt16LE(at + 10), size: tail.readUInt32LE(at + 12), offset: tail.readUInt32LE(at + 16), end: endAt };
+    // A ZIP64 locator just before the end record points at the 64-bit end record, which follows
+    // the central directory. Writers add one whenever a value outgrew its field (Python's zipfile
+    // once the directory starts past 2 GiB, with the 32-bit fields still holding true values), so
+    // it is looked for whatever the plain fields say.
+    const zip64 = await zip64Directory(fh, endAt);
+    let cd: Directory;
+    if (typeof zip64 === 'object') cd = zip64;
+    else if (plain.offset + plain.size === plain.end) cd = plain; // 65,535 entries fit without ZIP64
+    else if (zip64 !== undefined) return `not a whole zip file: ${zip64}`;
+    else if (plain.entries === 0xffff || plain.size === 0xffffffff || plain.offset === 0xffffffff) return 'not a whole zip file: its end record asks for ZIP64 but no ZIP64 locator precedes it';
+    else {
+      return `not a whole zip file: its central directory (${plain.size} bytes from byte ${plain.offset}) should end at byte ${plain.end}, where its end record is (bytes missing, or added before it)`;
     }
-    if (cdOffset + cdSize !== cdEnd) {
-      return `not a whole zip file: its central directory (${cdSize} bytes from byte ${cdOffset}) should end at byte ${cdEnd}, where its end record is (bytes missing, or added before it)`;
+    if (cd.offset + cd.size !== cd.end) {
+      return `not a whole zip file: its central directory (${cd.size} bytes from byte ${cd.offset}) should end at byte ${cd.end}, where its ZIP64 end record is (bytes missing, or added before it)`;
     }
+    const { entries, offset: cdOffset } = cd;
     if (entries > 0) {
       const first = await readAt(fh, cdOffset, 4);
       if (first.length < 4 || first.readUInt32LE(0) !== CENTRAL_HEADER_SIG) return `not a whole zip file: no central directory entry at byte ${cdOffset}, where its end record says the directory begins`;
