@@ -1,16 +1,14 @@
-// The import record (`import.json`) a command killed with -9 leaves staged: it was killed after
-// its pipeline swapped the snapshot in but before it wrote the record, and the next refresh read
-// the older import's files again. The next reader settles a dead command's stage by the age of
-// the snapshot served, on real files with their times set here.
-import test, { type ExecutionContext } from 'ava';
+// The import record (`import.json`) moves with the snapshot: the pipeline takes the record the
+// command wrote (`--record`) right after the snapshot's swap, under the folder's lock, or removes
+// it for a build (`--forget-record`). Written by the command after the pipeline returned, a kill
+// -9 in between left the record of the import before, and the next refresh read that import's
+// files again. Real CLI runs on the fixture scene.
+import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { readImportRecord } from '../ts/data/ingest.ts';
-
-const OLD = { osm: '/srv/osm/old.osm.pbf', countries: ['CH'] };
-const NEW = { osm: '/srv/osm/new.osm.pbf', countries: ['LI'] };
+import { AS_OF, describe, FIXTURE_IMPORT_ARGS, runCli, tempDataDir } from './helpers/cli.ts';
+import { ROOT } from '../ts/paths.ts';
 
 /** A pid no process has: a child's, once it has exited. */
 async function deadPid(): Promise<number> {
@@ -19,56 +17,60 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
-function folder(t: ExecutionContext): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'storemap-record-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(path.join(dir, 'import.json'), JSON.stringify(OLD));
-  writeFileSync(path.join(dir, 'snapshot.smap'), 'a snapshot');
-  return dir;
-}
+const pending = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('import.json.'));
 
-/** A stage written at `stagedAt` by `pid`, and the snapshot written at `snapshotAt` (seconds). */
-function stage(dir: string, pid: number, record: unknown, stagedAt: number, snapshotAt: number): string {
-  const file = path.join(dir, `import.staged.${pid}.json`);
-  writeFileSync(file, JSON.stringify(record));
-  utimesSync(file, stagedAt, stagedAt);
-  utimesSync(path.join(dir, 'snapshot.smap'), snapshotAt, snapshotAt);
-  return file;
-}
-
-test("a dead command's record is the folder's when the snapshot was written after it was staged, and dropped when not", async (t) => {
-  const pid = await deadPid();
-  const done = folder(t);
-  stage(done, pid, NEW, 1_000_000, 1_000_060);
-  t.deepEqual(readImportRecord(done), NEW, 'its pipeline swapped the snapshot in');
-  t.deepEqual(readdirSync(done).sort(), ['import.json', 'snapshot.smap']);
-
-  const failed = folder(t);
-  stage(failed, pid, NEW, 1_000_060, 1_000_000);
-  t.deepEqual(readImportRecord(failed), OLD, 'its pipeline never got that far');
-  t.deepEqual(readdirSync(failed).sort(), ['import.json', 'snapshot.smap']);
-
-  // A build or a merge stages "no record": its snapshot is no import's.
-  const built = folder(t);
-  stage(built, pid, null, 1_000_000, 1_000_060);
-  t.is(readImportRecord(built), undefined);
-  t.false(existsSync(path.join(built, 'import.json')));
-});
-
-test("a running command's stage is its own; stages of dead commands are settled oldest first", async (t) => {
-  const dir = folder(t);
+test('an import leaves its record and nothing pending; a refused one leaves the record before; a build removes it; records of killed commands are cleared', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const env = { STOREMAP_DATA_DIR: dir };
+  // A record a command killed before its pipeline took it left; and one a running command wrote.
+  const dead = path.join(dir, `import.json.${await deadPid()}.next`);
+  writeFileSync(dead, '{"osm":"/srv/old.osm.pbf","countries":[]}\n');
   const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
   t.teardown(() => running.kill());
-  const live = stage(dir, running.pid!, NEW, 1_000_000, 1_000_060);
-  t.deepEqual(readImportRecord(dir), OLD);
-  t.true(existsSync(live), 'left to the command that wrote it');
-  rmSync(live);
+  const live = path.join(dir, `import.json.${running.pid}.next`);
+  writeFileSync(live, '{"osm":"/srv/other.osm.pbf","countries":[]}\n');
 
-  // Two dead commands' stages older than the snapshot: the later one was the last to start.
-  const [a, b] = [await deadPid(), await deadPid()];
-  stage(dir, a, NEW, 1_000_010, 1_000_060);
-  stage(dir, b, { ...NEW, countries: ['AT'] }, 1_000_020, 1_000_060);
-  t.deepEqual(readImportRecord(dir), { ...NEW, countries: ['AT'] });
-  t.deepEqual(JSON.parse(readFileSync(path.join(dir, 'import.json'), 'utf8')), { ...NEW, countries: ['AT'] });
-  t.deepEqual(readdirSync(dir).sort(), ['import.json', 'snapshot.smap']);
+  const first = await runCli(FIXTURE_IMPORT_ARGS, env);
+  t.is(first.code, 0, describe(first));
+  const record = JSON.parse(readFileSync(path.join(dir, 'import.json'), 'utf8')) as Record<string, unknown>;
+  // What the command line named, as absolute paths (FIXTURE_IMPORT_ARGS are relative to ROOT).
+  t.is(record.osm, path.join(ROOT, 'test/fixtures/osm/places.geojsonseq'));
+  t.is(record.atp, path.join(ROOT, 'test/fixtures/atp'));
+  t.deepEqual(pending(dir), [path.basename(live)], "the killed command's record is gone, the running one's kept");
+
+  // Refused by the pipeline (an --as-of before the snapshot served): nothing moves.
+  const before = readFileSync(path.join(dir, 'import.json'), 'utf8');
+  const refused = await runCli(['data', 'import', '--osm', 'test/fixtures/osm/places.geojsonseq', '--as-of', '2026-10-01T00:00:00Z'], env);
+  t.is(refused.code, 1, describe(refused));
+  t.regex(refused.stderr, /is earlier than the snapshot served now/);
+  t.is(readFileSync(path.join(dir, 'import.json'), 'utf8'), before);
+  t.deepEqual(pending(dir), [path.basename(live)]);
+
+  // A build's snapshot is no import's: the record goes with the swap.
+  const build = await runCli(['data', 'build', '--scale', '0.001', '--as-of', AS_OF, '--rewrite-history'], env);
+  t.is(build.code, 0, describe(build));
+  t.false(existsSync(path.join(dir, 'import.json')));
+  t.deepEqual(pending(dir), [path.basename(live)]);
+});
+
+test('storemap-ingest refuses a --record that is not there before any work, and both record flags at once', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const missing = path.join(dir, 'import.json.1.next');
+  const r = await runCli([...FIXTURE_IMPORT_ARGS], { STOREMAP_DATA_DIR: dir });
+  t.is(r.code, 0, describe(r));
+  const bin = path.join(ROOT, 'native', 'bin', 'storemap-ingest');
+  const direct = (extra: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(bin, ['build', '--data-dir', dir, '--reference', path.join(dir, 'reference'), '--tables', path.join(ROOT, 'data'), '--scale', '0.001', ...extra]);
+      let stderr = '';
+      child.stderr.on('data', (b: Buffer) => (stderr += b));
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+  const noFile = await direct(['--record', missing]);
+  t.not(noFile.code, 0);
+  t.regex(noFile.stderr, /--record: no file at .*import\.json\.1\.next/);
+  const both = await direct(['--record', missing, '--forget-record']);
+  t.not(both.code, 0);
+  t.regex(both.stderr, /cannot be used with/);
+  t.true(existsSync(path.join(dir, 'import.json')), 'untouched');
 });

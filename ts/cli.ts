@@ -8,7 +8,7 @@ import { fetchStallMs, isDecimalText, loadConfig, type Config } from './config.t
 import { countryArea, FETCH_SOURCES, FetchFailed, fetchSources, formatBytes, loadFetchConfig, parseCountry, parseSources, type Area, type FetchedFile } from './data/fetch.ts';
 import { extractBasemap, parseBbox } from './data/basemap-extract.ts';
 import { Subdivisions } from './services/subdivisions.ts';
-import { buildDataset, datasetReport, ensureReference, IMPORT_RECORD, importSources, mergeParts, readImportRecord, rollbackSnapshot, settleImportRecords, snapshotPath, stopSignal } from './data/ingest.ts';
+import { buildDataset, datasetReport, ensureReference, IMPORT_RECORD, importSources, mergeParts, readImportRecord, rollbackSnapshot, snapshotPath, stopSignal } from './data/ingest.ts';
 import { openDatabase } from './db/database.ts';
 import { basemapInfo, loadRenderer, loadStore, loadStoreSync, snapshotWorld } from './native.ts';
 import { API_VERSION, DEMO_KEYS_FILE, PACKAGE_COMMIT, RELEASE, ROOT } from './paths.ts';
@@ -44,7 +44,6 @@ function number(min: number, max: number) {
 /** What in a data folder says it held imported data: the last import's record, or a previous
  * snapshot that is not synthetic (or cannot be read, so cannot say it is). */
 function realDataRecords(dataDir: string): string[] {
-  settleImportRecords(dataDir);
   const found: string[] = [];
   if (existsSync(path.join(dataDir, IMPORT_RECORD))) found.push(IMPORT_RECORD);
   const prev = path.join(dataDir, DATA_DEFAULTS.previousSnapshotFile);

@@ -217,7 +217,6 @@ const ImportRecordSchema = z.strictObject({
 export type ImportInputs = z.infer<typeof ImportRecordSchema>;
 
 export function readImportRecord(dataDir: string): ImportInputs | undefined {
-  settleImportRecords(dataDir);
   const file = path.join(dataDir, IMPORT_RECORD);
   if (!existsSync(file)) return undefined;
   const again = 'run `storemap data import` again, or mend it';
@@ -238,55 +237,23 @@ export function readImportRecord(dataDir: string): ImportInputs | undefined {
   return record.data;
 }
 
-/** The record a command will make current (`null`: none, for a build or a merge, whose snapshot
- * is no import's), written before its pipeline runs, one file per command
- * (`import.staged.<pid>.json`). A command killed (-9) after its pipeline swapped the snapshot in
- * but before it wrote the record left the one before in place, and the next refresh read the
- * older import's files again; now the next reader settles what a dead command staged by the
- * snapshot's age: written after the stage, it is that command's. */
-const STAGED_RECORD = /^import\.staged\.(\d+)\.json$/;
+/** A data import's record, written for the pipeline to take (`--record`): it becomes
+ * `import.json` right after the snapshot's swap, under the folder's lock, so that no stop of
+ * this command can leave the new snapshot with the record of the import before (written here
+ * after the pipeline returned, a kill -9 in between did, and the next refresh read that import's
+ * files again). One file per command; a build or a merge asks the pipeline to remove the record
+ * instead (`--forget-record`). */
+const PENDING_RECORD = /^import\.json\.(\d+)\.next$/;
 
-const stagedPath = (dataDir: string) => path.join(dataDir, `import.staged.${process.pid}.json`);
-
-function stageImportRecord(dataDir: string, record: ImportInputs | null): string {
-  settleImportRecords(dataDir);
-  const file = stagedPath(dataDir);
-  writeFileSync(`${file}.tmp`, JSON.stringify(record, null, 2) + '\n');
-  renameSync(`${file}.tmp`, file);
-  return file;
-}
-
-/** Makes a staged record the folder's: its command's pipeline replaced the snapshot. */
-function commitImportRecord(dataDir: string, staged: string): void {
-  const record = JSON.parse(readFileSync(staged, 'utf8')) as ImportInputs | null;
-  if (record === null) {
-    rmSync(path.join(dataDir, IMPORT_RECORD), { force: true });
-    rmSync(staged, { force: true });
-  } else {
-    renameSync(staged, path.join(dataDir, IMPORT_RECORD));
+function pendingRecord(dataDir: string, record: ImportInputs): string {
+  // Left by commands that were killed before their pipeline took them.
+  for (const name of readdirSync(dataDir)) {
+    const pid = Number(PENDING_RECORD.exec(name)?.[1] ?? NaN);
+    if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) rmSync(path.join(dataDir, name), { force: true });
   }
-}
-
-/** A staged record whose command can no longer finish: current if the snapshot served was
- * written after it (that command's pipeline got that far), else dropped. */
-function settleImportRecord(dataDir: string, staged: string): void {
-  const at = statSync(staged, { bigint: true, throwIfNoEntry: false });
-  if (!at) return;
-  const snapshot = statSync(snapshotPath(dataDir), { bigint: true, throwIfNoEntry: false });
-  if (snapshot && snapshot.mtimeNs > at.mtimeNs) commitImportRecord(dataDir, staged);
-  else rmSync(staged, { force: true });
-}
-
-/** Settles what commands no longer running staged, oldest first (a live one's is its own). */
-export function settleImportRecords(dataDir: string): void {
-  if (!existsSync(dataDir)) return;
-  const dead = readdirSync(dataDir)
-    .map((name) => ({ name, pid: Number(STAGED_RECORD.exec(name)?.[1] ?? NaN) }))
-    .filter(({ pid }) => Number.isInteger(pid) && pid !== process.pid && !alive(pid))
-    .map(({ name }) => path.join(dataDir, name))
-    .map((file) => ({ file, at: statSync(file, { bigint: true, throwIfNoEntry: false })?.mtimeNs ?? 0n }))
-    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  for (const { file } of dead) settleImportRecord(dataDir, file);
+  const file = path.join(dataDir, `${IMPORT_RECORD}.${process.pid}.next`);
+  writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
+  return file;
 }
 
 function alive(pid: number): boolean {
@@ -299,28 +266,13 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Runs a pipeline command that replaces the served snapshot, with the record it leaves
- * staged first: made current when it succeeds, settled by the snapshot's age when it fails
- * (a failure after the swap still served the new snapshot). */
-async function withRecord(dataDir: string, record: ImportInputs | null, work: () => Promise<unknown>): Promise<unknown> {
-  const staged = stageImportRecord(dataDir, record);
-  let out: unknown;
-  try {
-    out = await work();
-  } catch (e) {
-    settleImportRecord(dataDir, staged);
-    throw e;
-  }
-  commitImportRecord(dataDir, staged);
-  return out;
-}
-
 export async function buildDataset(p: BuildParams): Promise<unknown> {
   const reference = await ensureReference(p.dataDir);
   const args = ['build', ...common(p, reference), '--scale', String(p.scale), '--seed', String(p.seed)];
   // The snapshot is the synthetic world's now: a refresh builds that world again, later. A
   // shard writes a part, not the snapshot.
-  return p.shard === undefined ? withRecord(p.dataDir, null, () => run(args)) : run(args);
+  if (p.shard === undefined) args.push('--forget-record');
+  return run(args);
 }
 
 export async function importSources(p: ImportParams): Promise<unknown> {
@@ -341,7 +293,14 @@ export async function importSources(p: ImportParams): Promise<unknown> {
     record.bbox = p.bbox;
     args.push(`--bbox=${p.bbox}`);
   }
-  return p.shard === undefined ? withRecord(p.dataDir, record, () => run(args)) : run(args);
+  if (p.shard !== undefined) return run(args);
+  const pending = pendingRecord(p.dataDir, record);
+  try {
+    return await run([...args, '--record', pending]);
+  } finally {
+    // Taken by the pipeline when it swapped the snapshot in; else not the folder's.
+    rmSync(pending, { force: true });
+  }
 }
 
 export interface MergeParams {
@@ -362,7 +321,7 @@ export async function mergeParts(p: MergeParams): Promise<unknown> {
   if (p.rewriteHistory) args.push('--rewrite-history');
   if (p.progress) args.push('--progress');
   // The merged snapshot is not the last one-process import's.
-  return withRecord(p.dataDir, null, () => run([...args, ...p.parts.map((d) => path.resolve(d))]));
+  return run([...args, '--forget-record', ...p.parts.map((d) => path.resolve(d))]);
 }
 
 /**

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use storemap_core::{parse_iso, Snapshot, SourceType};
 use storemap_ingest::folder_lock::FolderLock;
-use storemap_ingest::pipeline::{self, BuildOptions, MergeOptions, Phases, Region, SourcePaths, SNAPSHOT_FILE};
+use storemap_ingest::pipeline::{self, BuildOptions, MergeOptions, Phases, Record, Region, SourcePaths, SNAPSHOT_FILE};
 use storemap_ingest::reference::ReferencePaths;
 use storemap_ingest::shard::Shard;
 
@@ -102,11 +102,29 @@ struct Folders {
     /// Show a spinner on a terminal.
     #[arg(long)]
     progress: bool,
+    /// Once the snapshot is in place, this file (in the data folder) becomes its import.json:
+    /// the record of what a data import read, which the storemap command writes.
+    #[arg(long, conflicts_with = "forget_record")]
+    record: Option<PathBuf>,
+    /// Once the snapshot is in place, the data folder's import.json is removed (a build's or a
+    /// merge's snapshot is no import's).
+    #[arg(long)]
+    forget_record: bool,
 }
 
 impl Folders {
     fn reference_paths(&self) -> ReferencePaths {
         ReferencePaths { extracted: self.reference.clone(), tables: self.tables.clone() }
+    }
+
+    /// Checked before any work: a record that is not there would fail after the snapshot's swap.
+    fn record(&self) -> Result<Record, String> {
+        match (&self.record, self.forget_record) {
+            (Some(file), _) if !file.is_file() => Err(format!("--record: no file at {}", file.display())),
+            (Some(file), _) => Ok(Record::Take(file.clone())),
+            (None, true) => Ok(Record::Forget),
+            (None, false) => Ok(Record::Keep),
+        }
     }
 }
 
@@ -233,6 +251,7 @@ fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, St
         region: Region::default(),
         keep_history: c.folders.keep_history,
         rewrite_history: c.folders.rewrite_history,
+        record: c.folders.record()?,
     })
 }
 
@@ -307,6 +326,7 @@ fn run(cli: Cli) -> Result<String, String> {
                 reference: folders.reference_paths(),
                 keep_history: folders.keep_history,
                 rewrite_history: folders.rewrite_history,
+                record: folders.record()?,
             };
             let _lock = FolderLock::acquire(&opts.data_dir).map_err(|e| e.to_string())?;
             let mut phases = Phases::new(folders.progress).releasing_with(release_freed);
@@ -389,6 +409,8 @@ fn stop_with_parent() {
         // Not eprintln!: stderr may be a pipe nobody reads any more, and a failed write must not
         // stop this thread short of the exit.
         let _ = writeln!(std::io::stderr(), "storemap-ingest: the command that started it has stopped; stopping too");
+        // Not between the snapshot's swap and its record's: held until the process ends.
+        let _commit = pipeline::COMMIT.lock();
         std::process::exit(1);
     };
     if let Err(e) = std::thread::Builder::new().name("parent watch".into()).spawn(watch) {

@@ -113,6 +113,46 @@ pub struct BuildOptions {
     /// Accept an `as_of` earlier than the snapshot it replaces, dropping the history's entries
     /// from that time on (see `check_as_of`).
     pub rewrite_history: bool,
+    /// What becomes of the folder's import record once the snapshot is in place.
+    pub record: Record,
+}
+
+/// The data folder's import record (`import.json`: what a data import read, so that a refresh
+/// reads the same again) is the command's that started the pipeline, but it must change with
+/// the snapshot: written after the pipeline returned, a command killed in between left the
+/// record of the import before. So the pipeline moves it, right after the snapshot's swap,
+/// under the folder's lock and [`COMMIT`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Record {
+    /// Left as it is (a run by hand, a benchmark).
+    #[default]
+    Keep,
+    /// This file, written by the command, becomes the record (a data import).
+    Take(PathBuf),
+    /// The record is removed: the snapshot is no import's (a build or a merge).
+    Forget,
+}
+
+/// The import record's name in a data folder.
+pub const IMPORT_RECORD_FILE: &str = "import.json";
+
+/// Held while the snapshot is swapped in and the record moved with it: a stop asked for
+/// meanwhile (the command that started the pipeline is gone) waits for both, so the folder is
+/// never left with the new snapshot and the old record.
+pub static COMMIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl Record {
+    fn apply(&self, data_dir: &Path) -> Result<()> {
+        let record = data_dir.join(IMPORT_RECORD_FILE);
+        match self {
+            Record::Keep => Ok(()),
+            Record::Take(from) => std::fs::rename(from, &record).map_err(|e| IngestError::io(from.display(), e)),
+            Record::Forget => match std::fs::remove_file(&record) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(IngestError::io(record.display(), e)),
+                _ => Ok(()),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -630,6 +670,7 @@ struct Target<'a> {
     as_of: i64,
     synthetic: Option<(f64, u64)>,
     keep_history: usize,
+    record: &'a Record,
 }
 
 /// The snapshot being made: each brand's rows are packed (their text interned) by a
@@ -734,9 +775,10 @@ impl Assembler {
         let builder = self.builder;
         phases.run("write snapshot", || {
             std::fs::create_dir_all(target.data_dir).map_err(|e| IngestError::io(target.data_dir.display(), e))?;
+            let _commit = COMMIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             keep_previous(&path, &target.data_dir.join(PREVIOUS_SNAPSHOT_FILE))?;
             builder.write(&path)?;
-            Ok(())
+            target.record.apply(target.data_dir)
         })?;
         Ok(BuildSummary {
             snapshot: path.display().to_string(),
@@ -777,7 +819,7 @@ fn import_with(reference: &Reference, paths: &SourcePaths, opts: &BuildOptions, 
     drop(packer);
     let had_previous = previous.is_some();
     drop(previous);
-    let target = Target { data_dir: &opts.data_dir, as_of: opts.as_of, synthetic: opts.synthetic, keep_history: opts.keep_history };
+    let target = Target { data_dir: &opts.data_dir, as_of: opts.as_of, synthetic: opts.synthetic, keep_history: opts.keep_history, record: &opts.record };
     assembler.finish(&target, imports, stats, had_previous, phases)
 }
 
@@ -848,6 +890,8 @@ pub struct MergeOptions {
     pub keep_history: usize,
     /// As `BuildOptions::rewrite_history`.
     pub rewrite_history: bool,
+    /// As `BuildOptions::record`.
+    pub record: Record,
 }
 
 /// The differences between two fingerprints, by field, for a refusal's message.
@@ -1075,7 +1119,7 @@ pub fn merge_parts(parts: &[PathBuf], opts: &MergeOptions, phases: &mut Phases) 
     drop(packer);
     let had_previous = previous.is_some();
     drop(previous);
-    let target = Target { data_dir: &opts.data_dir, as_of: fp.as_of, synthetic: fp.synthetic, keep_history: opts.keep_history };
+    let target = Target { data_dir: &opts.data_dir, as_of: fp.as_of, synthetic: fp.synthetic, keep_history: opts.keep_history, record: &opts.record };
     assembler.finish(&target, imports, stats, had_previous, phases)
 }
 

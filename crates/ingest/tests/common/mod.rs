@@ -280,6 +280,7 @@ pub fn build_synthetic(dir: &Path, scale: f64, seed: u64) -> BuildSummary {
         region: Default::default(),
         keep_history: storemap_core::HISTORY_DEFAULT_KEEP,
         rewrite_history: false,
+        record: Default::default(),
     };
     pipeline::build_synthetic(&opts, scale, seed, &mut Phases::new(false)).unwrap_or_else(|e| panic!("build_synthetic(scale {scale}, seed {seed}): {e}"))
 }

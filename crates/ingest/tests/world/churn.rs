@@ -152,6 +152,7 @@ pub(crate) fn options(dir: &Path, as_of: i64, disabled: Vec<SourceType>) -> Buil
         region: Default::default(),
         keep_history: storemap_core::HISTORY_DEFAULT_KEEP,
         rewrite_history: false,
+        record: Default::default(),
     }
 }
 

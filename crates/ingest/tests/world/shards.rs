@@ -37,6 +37,7 @@ fn merge(parts: &[PathBuf], data_dir: &Path) -> storemap_ingest::Result<pipeline
         reference: reference_paths(),
         keep_history: storemap_core::HISTORY_DEFAULT_KEEP,
         rewrite_history: false,
+        record: Default::default(),
     };
     pipeline::merge_parts(parts, &opts, &mut Phases::new(false))
 }
