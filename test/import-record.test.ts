@@ -74,3 +74,33 @@ test('storemap-ingest refuses a --record that is not there before any work, and 
   t.regex(both.stderr, /cannot be used with/);
   t.true(existsSync(path.join(dir, 'import.json')), 'untouched');
 });
+
+test('a rollback brings back the record of the snapshot it brings back: two imports, a build, and rollbacks between them', async (t) => {
+  const dir = await tempDataDir(t, { reference: true });
+  const env = { STOREMAP_DATA_DIR: dir };
+  const REAL = 'test/fixtures/real';
+  const args = ['--osm', `${REAL}/osm/zugerland.osm.pbf`, '--overture', `${REAL}/overture/boulder_places_2026-04-15.0.parquet`, '--as-of', AS_OF];
+  const record = () => (existsSync(path.join(dir, 'import.json')) ? (JSON.parse(readFileSync(path.join(dir, 'import.json'), 'utf8')) as { countries: string[] }) : undefined);
+  const ok = async (argv: string[]) => {
+    const r = await runCli(argv, env);
+    t.is(r.code, 0, describe(r));
+  };
+  await ok(['data', 'import', ...args]);
+  await ok(['data', 'import', ...args, '--country', 'CH']);
+  t.deepEqual(record()?.countries, ['CH']);
+  await ok(['data', 'rollback']);
+  t.deepEqual(record()?.countries, [], 'the first import again: its record');
+  await ok(['data', 'rollback']);
+  t.deepEqual(record()?.countries, ['CH']);
+  // A build's snapshot is no import's; rolled back, the import's record returns; forward again, none.
+  await ok(['data', 'build', '--scale', '0.001', '--as-of', AS_OF]);
+  t.is(record(), undefined);
+  await ok(['data', 'rollback']);
+  t.deepEqual(record()?.countries, ['CH']);
+  await ok(['data', 'rollback']);
+  t.is(record(), undefined);
+  t.deepEqual(
+    readdirSync(dir).filter((n) => n.startsWith('import.')),
+    ['import.prev.json'],
+  );
+});

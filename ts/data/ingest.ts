@@ -226,6 +226,8 @@ export function readImportRecord(dataDir: string): ImportInputs | undefined {
   } catch (e) {
     throw new Error(`${file} is not readable (${e instanceof Error ? e.message : String(e)}): ${again}`);
   }
+  // "No record": what a rollback stopped midway may leave (import.prev.json's form of it).
+  if (json === null) return undefined;
   const record = ImportRecordSchema.safeParse(json);
   if (!record.success) {
     const issues = record.error.issues.map((i) => `${i.path.join('.') || 'the record'}: ${i.message}`).join('; ');

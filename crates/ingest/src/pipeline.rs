@@ -135,6 +135,10 @@ pub enum Record {
 
 /// The import record's name in a data folder.
 pub const IMPORT_RECORD_FILE: &str = "import.json";
+/// The record of the snapshot kept as the previous one (`null` when it had none), so that a
+/// rollback brings back the record with the snapshot. A folder without it (written before it
+/// was kept) has its record left alone by a rollback.
+pub const PREVIOUS_IMPORT_RECORD_FILE: &str = "import.prev.json";
 
 /// Held while the snapshot is swapped in and the record moved with it: a stop asked for
 /// meanwhile (the command that started the pipeline is gone) waits for both, so the folder is
@@ -142,17 +146,54 @@ pub const IMPORT_RECORD_FILE: &str = "import.json";
 pub static COMMIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Record {
-    fn apply(&self, data_dir: &Path) -> Result<()> {
+    /// After the snapshot's swap: `kept_previous`, the snapshot replaced was kept as the
+    /// previous one, and its record goes with it.
+    fn apply(&self, data_dir: &Path, kept_previous: bool) -> Result<()> {
+        if *self == Record::Keep {
+            return Ok(());
+        }
         let record = data_dir.join(IMPORT_RECORD_FILE);
+        if kept_previous {
+            set_aside(&record, &data_dir.join(PREVIOUS_IMPORT_RECORD_FILE))?;
+        }
         match self {
             Record::Keep => Ok(()),
             Record::Take(from) => std::fs::rename(from, &record).map_err(|e| IngestError::io(from.display(), e)),
-            Record::Forget => match std::fs::remove_file(&record) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(IngestError::io(record.display(), e)),
-                _ => Ok(()),
-            },
+            Record::Forget => remove_if_there(&record),
         }
     }
+}
+
+/// Moves a record to `to`, or writes `null` there when there is none.
+fn set_aside(record: &Path, to: &Path) -> Result<()> {
+    match std::fs::rename(record, to) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::write(to, "null\n").map_err(|e| IngestError::io(to.display(), e)),
+        other => other.map_err(|e| IngestError::io(record.display(), e)),
+    }
+}
+
+fn remove_if_there(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(IngestError::io(path.display(), e)),
+        _ => Ok(()),
+    }
+}
+
+/// A rollback's swap of the two records, when the folder keeps the previous one.
+fn swap_records(data_dir: &Path) -> Result<()> {
+    let (current, previous) = (data_dir.join(IMPORT_RECORD_FILE), data_dir.join(PREVIOUS_IMPORT_RECORD_FILE));
+    if !previous.is_file() {
+        return Ok(());
+    }
+    let aside = data_dir.join(format!("{IMPORT_RECORD_FILE}.rollback"));
+    set_aside(&current, &aside)?;
+    std::fs::rename(&previous, &current).map_err(|e| IngestError::io(current.display(), e))?;
+    std::fs::rename(&aside, &previous).map_err(|e| IngestError::io(previous.display(), e))?;
+    // "No record" is a file only while it is the previous snapshot's.
+    if std::fs::read(&current).map_err(|e| IngestError::io(current.display(), e))?.trim_ascii() == b"null" {
+        remove_if_there(&current)?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -776,9 +817,10 @@ impl Assembler {
         phases.run("write snapshot", || {
             std::fs::create_dir_all(target.data_dir).map_err(|e| IngestError::io(target.data_dir.display(), e))?;
             let _commit = COMMIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let kept_previous = path.exists();
             keep_previous(&path, &target.data_dir.join(PREVIOUS_SNAPSHOT_FILE))?;
             builder.write(&path)?;
-            target.record.apply(target.data_dir)
+            target.record.apply(target.data_dir, kept_previous)
         })?;
         Ok(BuildSummary {
             snapshot: path.display().to_string(),
@@ -1214,6 +1256,8 @@ pub fn rollback(data_dir: &Path) -> Result<(PathBuf, PathBuf)> {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&aside, e)),
         _ => {}
     }
+    // The snapshots and their records swap together, whatever stops the command meanwhile.
+    let _commit = COMMIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let had_current = current.exists();
     if had_current {
         std::fs::hard_link(&current, &aside).map_err(|e| io(&aside, e))?;
@@ -1222,6 +1266,7 @@ pub fn rollback(data_dir: &Path) -> Result<(PathBuf, PathBuf)> {
     if had_current {
         std::fs::rename(&aside, &previous).map_err(|e| io(&previous, e))?;
     }
+    swap_records(data_dir)?;
     Ok((current, previous))
 }
 
