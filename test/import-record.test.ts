@@ -6,6 +6,7 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { AS_OF, describe, FIXTURE_IMPORT_ARGS, runCli, tempDataDir } from './helpers/cli.ts';
 import { ROOT } from '../ts/paths.ts';
@@ -22,13 +23,21 @@ const pending = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('im
 test('an import leaves its record and nothing pending; a refused one leaves the record before; a build removes it; records of killed commands are cleared', async (t) => {
   const dir = await tempDataDir(t, { reference: true });
   const env = { STOREMAP_DATA_DIR: dir };
-  // A record a command killed before its pipeline took it left; and one a running command wrote.
-  const dead = path.join(dir, `import.json.${await deadPid()}.next`);
-  writeFileSync(dead, '{"osm":"/srv/old.osm.pbf","countries":[]}\n');
+  // Records commands killed before their pipeline took them left (named for this host, and by
+  // pid alone as an earlier version named them); one a running command wrote; and one another
+  // machine's command wrote on a shared disk, whose pid means nothing here.
+  const host = os.hostname().replace(/[^A-Za-z0-9-]/g, '_');
+  const deadPidNow = await deadPid();
+  for (const name of [`import.json.${host}.${deadPidNow}.next`, `import.json.${deadPidNow}.next`]) {
+    writeFileSync(path.join(dir, name), '{"osm":"/srv/old.osm.pbf","countries":[]}\n');
+  }
   const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
   t.teardown(() => running.kill());
-  const live = path.join(dir, `import.json.${running.pid}.next`);
+  const live = path.join(dir, `import.json.${host}.${running.pid}.next`);
   writeFileSync(live, '{"osm":"/srv/other.osm.pbf","countries":[]}\n');
+  const elsewhere = path.join(dir, `import.json.${host}-other-machine.${deadPidNow}.next`);
+  writeFileSync(elsewhere, '{"osm":"/srv/theirs.osm.pbf","countries":[]}\n');
+  const kept = [path.basename(live), path.basename(elsewhere)].sort();
 
   const first = await runCli(FIXTURE_IMPORT_ARGS, env);
   t.is(first.code, 0, describe(first));
@@ -36,7 +45,7 @@ test('an import leaves its record and nothing pending; a refused one leaves the 
   // What the command line named, as absolute paths (FIXTURE_IMPORT_ARGS are relative to ROOT).
   t.is(record.osm, path.join(ROOT, 'test/fixtures/osm/places.geojsonseq'));
   t.is(record.atp, path.join(ROOT, 'test/fixtures/atp'));
-  t.deepEqual(pending(dir), [path.basename(live)], "the killed command's record is gone, the running one's kept");
+  t.deepEqual(pending(dir).sort(), kept, "the killed commands' records are gone; the running one's and another host's kept");
 
   // Refused by the pipeline (an --as-of before the snapshot served): nothing moves.
   const before = readFileSync(path.join(dir, 'import.json'), 'utf8');
@@ -44,13 +53,13 @@ test('an import leaves its record and nothing pending; a refused one leaves the 
   t.is(refused.code, 1, describe(refused));
   t.regex(refused.stderr, /is earlier than the snapshot served now/);
   t.is(readFileSync(path.join(dir, 'import.json'), 'utf8'), before);
-  t.deepEqual(pending(dir), [path.basename(live)]);
+  t.deepEqual(pending(dir).sort(), kept);
 
   // A build's snapshot is no import's: the record goes with the swap.
   const build = await runCli(['data', 'build', '--scale', '0.001', '--as-of', AS_OF, '--rewrite-history'], env);
   t.is(build.code, 0, describe(build));
   t.false(existsSync(path.join(dir, 'import.json')));
-  t.deepEqual(pending(dir), [path.basename(live)]);
+  t.deepEqual(pending(dir).sort(), kept);
 });
 
 test('storemap-ingest refuses a --record that is not there before any work, and both record flags at once', async (t) => {

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { INGEST_BIN, PREBUILT_REFERENCE_DIR, TABLES_DIR } from '../paths.ts';
@@ -243,17 +244,28 @@ export function readImportRecord(dataDir: string): ImportInputs | undefined {
  * `import.json` right after the snapshot's swap, under the folder's lock, so that no stop of
  * this command can leave the new snapshot with the record of the import before (written here
  * after the pipeline returned, a kill -9 in between did, and the next refresh read that import's
- * files again). One file per command; a build or a merge asks the pipeline to remove the record
+ * files again). One file per command, named for its host and pid: a data folder on a shared
+ * disk is written from several machines, and a pid says nothing about another host's (or
+ * another pid namespace's) processes. A build or a merge asks the pipeline to remove the record
  * instead (`--forget-record`). */
-const PENDING_RECORD = /^import\.json\.(\d+)\.next$/;
+const PENDING_RECORD = /^import\.json\.(?:(.+)\.)?(\d+)\.next$/;
+
+/** This machine's name as a file name can hold it. */
+function hostTag(): string {
+  return os.hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'host';
+}
 
 function pendingRecord(dataDir: string, record: ImportInputs): string {
-  // Left by commands that were killed before their pipeline took them.
+  // Left by this host's commands that were killed before their pipeline took them (and by
+  // those of a version that named them by pid alone). Another host's are its own to clear.
+  const host = hostTag();
   for (const name of readdirSync(dataDir)) {
-    const pid = Number(PENDING_RECORD.exec(name)?.[1] ?? NaN);
-    if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) rmSync(path.join(dataDir, name), { force: true });
+    const [, owner, digits] = PENDING_RECORD.exec(name) ?? [];
+    const pid = Number(digits ?? NaN);
+    if ((owner ?? host) !== host || !Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    rmSync(path.join(dataDir, name), { force: true });
   }
-  const file = path.join(dataDir, `${IMPORT_RECORD}.${process.pid}.next`);
+  const file = path.join(dataDir, `${IMPORT_RECORD}.${host}.${process.pid}.next`);
   writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
   return file;
 }

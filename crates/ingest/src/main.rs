@@ -117,11 +117,14 @@ impl Folders {
         ReferencePaths { extracted: self.reference.clone(), tables: self.tables.clone() }
     }
 
-    /// Checked before any work: a record that is not there would fail after the snapshot's swap.
+    /// Read before any work: a record that is not there would fail after the snapshot's swap.
     fn record(&self) -> Result<Record, String> {
         match (&self.record, self.forget_record) {
             (Some(file), _) if !file.is_file() => Err(format!("--record: no file at {}", file.display())),
-            (Some(file), _) => Ok(Record::Take(file.clone())),
+            (Some(file), _) => match std::fs::read(file) {
+                Ok(content) => Ok(Record::Take { from: file.clone(), content }),
+                Err(e) => Err(format!("--record: {}: {e}", file.display())),
+            },
             (None, true) => Ok(Record::Forget),
             (None, false) => Ok(Record::Keep),
         }

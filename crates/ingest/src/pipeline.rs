@@ -127,8 +127,10 @@ pub enum Record {
     /// Left as it is (a run by hand, a benchmark).
     #[default]
     Keep,
-    /// This file, written by the command, becomes the record (a data import).
-    Take(PathBuf),
+    /// The file the command wrote becomes the record (a data import). Its content is read when
+    /// the pipeline starts and written at the swap, so a file removed meanwhile (another
+    /// command's clean-up) cannot fail the command after its snapshot is in place.
+    Take { from: PathBuf, content: Vec<u8> },
     /// The record is removed: the snapshot is no import's (a build or a merge).
     Forget,
 }
@@ -158,7 +160,12 @@ impl Record {
         }
         match self {
             Record::Keep => Ok(()),
-            Record::Take(from) => std::fs::rename(from, &record).map_err(|e| IngestError::io(from.display(), e)),
+            Record::Take { from, content } => {
+                let next = data_dir.join(format!("{IMPORT_RECORD_FILE}.{}.tmp", std::process::id()));
+                std::fs::write(&next, content).map_err(|e| IngestError::io(next.display(), e))?;
+                std::fs::rename(&next, &record).map_err(|e| IngestError::io(record.display(), e))?;
+                remove_if_there(from)
+            }
             Record::Forget => remove_if_there(&record),
         }
     }
@@ -1383,6 +1390,28 @@ mod tests {
         // Nothing to roll back to.
         std::fs::remove_file(&previous).unwrap();
         assert!(super::rollback(&dir).unwrap_err().to_string().starts_with("no previous snapshot to roll back to"));
+    }
+
+    /// The record a data import wrote becomes import.json at the swap, the one replaced goes with
+    /// the previous snapshot, and the command's file is removed; that file gone meanwhile (another
+    /// command cleared it) changes nothing, since its content was read when the pipeline started.
+    #[test]
+    fn a_taken_record_is_written_from_what_was_read_at_start() {
+        let dir = crate::test_dir::TestDir::new("record-take");
+        let (record, previous) = (dir.join(super::IMPORT_RECORD_FILE), dir.join(super::PREVIOUS_IMPORT_RECORD_FILE));
+        std::fs::write(&record, "{\"osm\":\"/old\"}\n").unwrap();
+        let from = dir.join("import.json.host.1.next");
+        let take = super::Record::Take { from: from.clone(), content: b"{\"osm\":\"/new\"}\n".to_vec() };
+        take.apply(&dir, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&record).unwrap(), "{\"osm\":\"/new\"}\n");
+        assert_eq!(std::fs::read_to_string(&previous).unwrap(), "{\"osm\":\"/old\"}\n");
+        // With the command's file there, it is taken away; and no temporary file is left.
+        std::fs::write(&from, "{}").unwrap();
+        take.apply(&dir, false).unwrap();
+        assert!(!from.exists());
+        let mut left: Vec<String> = std::fs::read_dir(&*dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        left.sort();
+        assert_eq!(left, [super::IMPORT_RECORD_FILE, super::PREVIOUS_IMPORT_RECORD_FILE]);
     }
 
     #[test]
