@@ -234,6 +234,10 @@ test('bad values stop the command with a message naming them', async (t) => {
   await refused(['data', 'build', '--scale', '0.01', '--as-of', '2026-02-30T00:00:00Z'], {}, /--as-of: not an ISO 8601 time: 2026-02-30/);
   await refused(['data', 'import', '--osm', `${REAL}/osm/zugerland.osm.pbf`, '--as-of', '2026-04-31'], {}, /--as-of: not an ISO 8601 time: 2026-04-31/);
   await refused(['data', 'build', '--scale', '0.01', '--as-of', ''], {}, /--as-of needs a time/);
+  // A mistyped year, far ahead of the clock, would lock every later import out.
+  await refused(['data', 'build', '--scale', '0.01', '--as-of', '9999-01-01T00:00:00Z'], {}, /--as-of: 9999-01-01T00:00:00Z is more than a year after this machine's clock/);
+  const twoYears = new Date(Date.now() + 2 * 366 * 86_400_000).toISOString().slice(0, 10);
+  await refused(['data', 'import', '--osm', `${REAL}/osm/zugerland.osm.pbf`, '--as-of', twoYears], {}, /more than a year after this machine's clock/);
   await refused(['data', 'import', '--osm', `${REAL}/osm/zugerland.osm.pbf`, '--bbox', ''], {}, /--bbox needs four numbers/);
   // An empty path is not the current folder.
   await refused(['data', 'build', '--scale', '0.01', '--as-of', AS_OF, '--shard', '1/2', '--part', ''], {}, /--part needs a path/);

@@ -460,7 +460,7 @@ impl Reconciler<'_> {
         }
         let name = first(|r| Some(r.name()).filter(|n| !n.is_empty()));
         let storefront = storefront_type(&name, self.catalog.default_storefront(c.brand));
-        let last_verified = members.iter().filter_map(|r| r.seen_at).max().unwrap_or(self.as_of);
+        let last_verified = last_verified(members.iter().map(|r| r.seen_at), self.as_of);
         let id_source = aliases.iter().map(|(s, id)| format!("{}:{id}", s.as_str())).min().unwrap_or_default();
 
         let row = RowBuilder {
@@ -487,6 +487,17 @@ impl Reconciler<'_> {
         };
         (row, backfilled)
     }
+}
+
+/// Sources' own dates before this (2000-01-01) are no sighting: no source we read existed, and
+/// a year-0 or 1970 date is a default a writer filled in.
+const SEEN_FLOOR: i64 = 946_684_800;
+
+/// When a store was last seen by a source: the newest plausible sighting, never after the
+/// snapshot's own time (a source dated ahead of it, by a clock or a typo, would claim a
+/// verification that has not happened); the snapshot's time when no source dates it.
+fn last_verified(seen: impl Iterator<Item = Option<i64>>, as_of: i64) -> i64 {
+    seen.flatten().filter(|&t| t >= SEEN_FLOOR).max().map_or(as_of, |t| t.min(as_of))
 }
 
 /// The hours of the source that saw the store last (hours change; the newest sighting is the
@@ -529,11 +540,31 @@ pub fn storefront_type(name: &str, default: StorefrontType) -> StorefrontType {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storemap_core::parse_iso;
 
     fn sighting(source: SourceType, id: &str, hours: Option<&str>, seen_at: Option<i64>) -> Bucket {
         let mut b = Bucket::default();
         b.push(SourceRow { source: Some(source), source_id: id.into(), opening_hours: hours.map(str::to_string), seen_at, ..SourceRow::default() });
         b
+    }
+
+    #[test]
+    fn last_verified_ignores_default_dates_and_never_passes_the_snapshot_time() {
+        let t = |s: &str| parse_iso(s).unwrap();
+        let as_of = t("2026-11-01T00:00:00Z");
+        let cases: [(Vec<Option<i64>>, i64); 6] = [
+            (vec![None], as_of),
+            (vec![Some(t("2025-03-04T00:00:00Z")), None, Some(t("2024-01-01T00:00:00Z"))], t("2025-03-04T00:00:00Z")),
+            // A date written as year 0 or 1970, or any before 2000: no sighting.
+            (vec![Some(t("0000-01-01T00:00:00Z")), Some(0)], as_of),
+            (vec![Some(t("1999-12-31T23:59:59Z")), Some(t("2023-06-01T00:00:00Z"))], t("2023-06-01T00:00:00Z")),
+            // Ahead of the snapshot: as of the snapshot.
+            (vec![Some(t("2099-01-01T00:00:00Z")), Some(t("2025-01-01T00:00:00Z"))], as_of),
+            (vec![Some(as_of + 1)], as_of),
+        ];
+        for (seen, want) in cases {
+            assert_eq!(last_verified(seen.iter().copied(), as_of), want, "{seen:?}");
+        }
     }
 
     #[test]

@@ -143,16 +143,45 @@ const FILES_AHEAD_BYTES_SHARE: u64 = 32;
 /// ahead, about a hundred spiders.
 const FILES_AHEAD_BYTES: (u64, u64) = (4 << 20, 64 << 20);
 
+/// The most a spider file may unpack to from a zip: the biggest spiders are tens of megabytes,
+/// and a member that claims less and inflates to gigabytes (a zip bomb: 4 MB unpacked to 8.6 GB
+/// held in memory) is one broken spider, named and skipped, not the end of the machine.
+const ZIP_ENTRY_MAX_BYTES: u64 = 1 << 30;
+
 fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
+    read_zip_within(file, name, report, sink, ZIP_ENTRY_MAX_BYTES)
+}
+
+/// `read_zip` with the cap on a member's unpacked size as a parameter (tests use a small one).
+fn read_zip_within(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>), max_bytes: u64) -> Result<()> {
     let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
     let mut zip = zip::ZipArchive::new(std::io::BufReader::new(f)).map_err(|e| IngestError::file(name, format!("not a readable zip: {e}")))?;
-    let mut entries: Vec<(String, usize)> = (0..zip.len())
-        .filter_map(|i| {
-            let entry = zip.by_index_raw(i).ok()?;
-            let n = entry.name().ok()?.to_string();
-            (entry.is_file() && SPIDER_EXTS.iter().any(|x| n.ends_with(x))).then_some((n, i))
-        })
-        .collect();
+    // Listed from the central directory alone: a member whose local header is damaged is still
+    // listed, and fails below as damaged (read through its local header, it was dropped from
+    // the list without a word).
+    let mut entries = Vec::new();
+    let mut nested = Vec::new();
+    for i in 0..zip.len() {
+        match zip.name_for_index(i) {
+            Some(Ok(n)) if SPIDER_EXTS.iter().any(|x| n.ends_with(x)) => entries.push((n.into_owned(), i)),
+            Some(Ok(n)) if n.ends_with(".zip") => nested.push(n.into_owned()),
+            Some(Ok(_)) | None => {}
+            Some(Err(e)) => {
+                report.files += 1;
+                report.files_failed += 1;
+                report.note(format!("{name}: member {i}: its name cannot be read, skipped: {e}"));
+            }
+        }
+    }
+    // No spider output in it at all (an empty zip, a readme alone, a zip of zips) is no ATP
+    // run: imported, it would replace the snapshot's AllThePlaces rows with nothing.
+    if entries.is_empty() && report.files_failed == 0 {
+        let hint = match nested.first() {
+            Some(inner) => format!("; it holds zips ({inner}{}): unzip it and import the one inside", if nested.len() > 1 { ", …" } else { "" }),
+            None => String::new(),
+        };
+        return Err(IngestError::file(name, format!("holds no spider files ({}){hint}", SPIDER_EXTS.join(", "))));
+    }
     entries.sort();
     for (entry_name, i) in entries {
         let full = format!("{name}!{entry_name}");
@@ -163,9 +192,10 @@ fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn F
         let damaged =
             |e: &std::io::Error| matches!(e.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput | std::io::ErrorKind::UnexpectedEof);
         let read = match zip.by_index(i) {
-            Ok(mut entry) => {
-                let mut bytes = Vec::with_capacity(entry.size().min(1 << 30) as usize);
-                match std::io::Read::read_to_end(&mut entry, &mut bytes) {
+            Ok(entry) => {
+                let mut bytes = Vec::with_capacity(entry.size().min(max_bytes) as usize);
+                match std::io::Read::read_to_end(&mut std::io::Read::take(entry, max_bytes + 1), &mut bytes) {
+                    Ok(_) if bytes.len() as u64 > max_bytes => Err(format!("unpacks to more than {max_bytes} bytes (a zip bomb?)")),
                     Ok(_) => Ok(bytes),
                     Err(e) if damaged(&e) => Err(e.to_string()),
                     Err(e) => return Err(IngestError::io(&full, e)),
@@ -417,5 +447,79 @@ mod line_tests {
         // The broken line and the array are each skipped as invalid, the rest go on.
         assert_eq!(report.rows_kept, 3);
         assert_eq!(report.rows_read - report.rows_kept, 2);
+    }
+}
+
+#[cfg(test)]
+mod zip_tests {
+    use super::*;
+    use std::io::Write;
+    use zip::write::SimpleFileOptions;
+
+    /// A zip of `members` (name, bytes), deflated.
+    fn write_zip(path: &Path, members: &[(&str, Vec<u8>)]) {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+        for (name, bytes) in members {
+            zip.start_file(*name, SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated)).unwrap();
+            zip.write_all(bytes).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+
+    fn spider(name: &str) -> Vec<u8> {
+        format!(
+            r#"{{"type":"FeatureCollection","dataset_attributes":{{"@spider":"{name}"}},"features":[{{"type":"Feature","id":"{name}-1","geometry":{{"type":"Point","coordinates":[8.5,47.2]}},"properties":{{"ref":"1","name":"Shop"}}}}]}}"#
+        )
+        .into_bytes()
+    }
+
+    /// A member that inflates past the cap (here 64 KiB of spaces, over a 4 KiB cap; the real
+    /// cap is 1 GiB) is named and skipped; the others are read.
+    #[test]
+    fn a_member_that_unpacks_past_the_cap_is_skipped_by_name() {
+        let dir = crate::test_dir::TestDir::new("atp-zip-bomb");
+        let file = dir.join("output.zip");
+        write_zip(&file, &[("bomb.geojson", vec![b' '; 64 << 10]), ("good.geojson", spider("good"))]);
+        let (mut report, mut rows) = (ImportReport::new(SourceType::Atp), Vec::new());
+        read_zip_within(&file, "output.zip", &mut report, &mut |r| rows.extend(r), 4 << 10).unwrap();
+        assert_eq!((report.files, report.files_failed, rows.len()), (2, 1, 1));
+        assert!(report.errors.iter().any(|e| e.contains("output.zip!bomb.geojson") && e.contains("zip bomb")), "{:?}", report.errors);
+    }
+
+    /// A member whose local header is damaged (its signature overwritten) is counted failed and
+    /// named; it used to be dropped from the list without a word.
+    #[test]
+    fn a_member_with_a_damaged_local_header_is_named() {
+        let dir = crate::test_dir::TestDir::new("atp-zip-header");
+        let file = dir.join("output.zip");
+        write_zip(&file, &[("a.geojson", spider("a")), ("b.geojson", spider("b"))]);
+        let mut bytes = std::fs::read(&file).unwrap();
+        let header = zip::ZipArchive::new(std::io::Cursor::new(bytes.clone())).unwrap().by_index(1).unwrap().header_start() as usize;
+        assert_eq!(&bytes[header..header + 4], b"PK\x03\x04");
+        bytes[header + 2] = 0xff;
+        std::fs::write(&file, &bytes).unwrap();
+        let (rows, report) = import_atp(&file).unwrap();
+        assert_eq!((report.files, report.files_failed, rows.len()), (2, 1, 1));
+        assert!(report.errors.iter().any(|e| e.contains("output.zip!b.geojson") && e.contains("damaged")), "{:?}", report.errors);
+    }
+
+    /// A zip with no spider output (empty, a readme alone, a zip of zips) is no ATP run: refused
+    /// by name, the nested zip named with the way out, rather than imported as no stores.
+    #[test]
+    fn a_zip_without_spider_files_is_refused() {
+        let dir = crate::test_dir::TestDir::new("atp-zip-none");
+        type Members = Vec<(&'static str, Vec<u8>)>;
+        let cases: [(&str, Members); 3] = [
+            ("empty.zip", vec![]),
+            ("readme.zip", vec![("README.txt", b"AllThePlaces run".to_vec())]),
+            ("outer.zip", vec![("output.zip", b"PK\x05\x06".to_vec())]),
+        ];
+        for (name, members) in cases {
+            let file = dir.join(name);
+            write_zip(&file, &members);
+            let refused = import_atp(&file).unwrap_err().to_string();
+            assert!(refused.contains(name) && refused.contains("holds no spider files"), "{refused}");
+            assert_eq!(refused.contains("unzip it"), name == "outer.zip", "{refused}");
+        }
     }
 }

@@ -74,6 +74,9 @@ pub use overture::{import_overture, import_overture_into};
 /// otherwise be walked without end, and a file linked beside itself imported twice.
 pub(crate) fn input_files(path: &Path, exts: &[&str]) -> Result<Vec<PathBuf>> {
     let meta = std::fs::metadata(path).map_err(|e| IngestError::io(path.display(), e))?;
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(not_a_regular_file(path));
+    }
     if meta.is_file() {
         // A file named on its own is the whole input: empty, it is a download cut short, not
         // a spider that found nothing (those are counted inside a folder or a zip), and an
@@ -108,6 +111,8 @@ pub(crate) fn input_files(path: &Path, exts: &[&str]) -> Result<Vec<PathBuf>> {
             }
             if p.is_dir() {
                 dirs.push(p);
+            } else if p.exists() && !p.is_file() {
+                return Err(not_a_regular_file(&p));
             } else {
                 files.push(p);
             }
@@ -118,6 +123,12 @@ pub(crate) fn input_files(path: &Path, exts: &[&str]) -> Result<Vec<PathBuf>> {
         return Err(IngestError::file(path.display(), format!("no {} files in this folder", exts.join("/"))));
     }
     Ok(files)
+}
+
+/// A pipe, socket or device (or a link to one) among the inputs: reading one blocks until a
+/// writer comes, or never ends (`/dev/zero`), so it is refused by name before any work.
+fn not_a_regular_file(path: &Path) -> IngestError {
+    IngestError::file(path.display(), "is not a regular file (a pipe, socket or device): imports read files; save the download to a file first")
 }
 
 #[cfg(test)]
@@ -154,5 +165,24 @@ mod tests {
         assert_eq!(input_files(&dir, &[".osm.pbf"]).unwrap(), vec![empty.clone()]);
         let refused = input_files(&empty, &[".osm.pbf"]).unwrap_err().to_string();
         assert!(refused.contains("planet.osm.pbf") && refused.contains("is empty (0 bytes)"), "{refused}");
+    }
+
+    /// A named pipe among the inputs (reading it would wait for a writer forever) and a link to
+    /// a device that never ends are refused by name, in a folder and on their own.
+    #[test]
+    fn pipes_and_devices_are_refused_by_name() {
+        let dir = crate::test_dir::TestDir::new("input-files-special");
+        std::fs::write(dir.join("a.geojson"), "{}").unwrap();
+        let fifo = dir.join("b.geojson");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        for input in [&*dir, fifo.as_path()] {
+            let refused = input_files(input, &[".geojson"]).unwrap_err().to_string();
+            assert!(refused.contains("b.geojson") && refused.contains("not a regular file"), "{refused}");
+        }
+        std::fs::remove_file(&fifo).unwrap();
+        symlink("/dev/zero", dir.join("c.geojson")).unwrap();
+        let refused = input_files(&dir, &[".geojson"]).unwrap_err().to_string();
+        assert!(refused.contains("c.geojson") && refused.contains("not a regular file"), "{refused}");
     }
 }

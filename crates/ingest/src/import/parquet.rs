@@ -12,7 +12,7 @@ use std::io::Cursor;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use polars_arrow::array::{Array, BinaryViewArray, ListArray, PrimitiveArray, StructArray, Utf8ViewArray};
+use polars_arrow::array::{Array, BinaryViewArray, DictionaryArray, ListArray, PrimitiveArray, StructArray, Utf8ViewArray};
 use polars_arrow::bitmap::Bitmap;
 use polars_arrow::datatypes::{ArrowDataType, ArrowSchema, Field, TimeUnit};
 use polars_buffer::Buffer;
@@ -358,6 +358,14 @@ impl Col {
                 let days = any.downcast_ref::<PrimitiveArray<i32>>().expect("Date32 is i32");
                 Ok(owned(&|i| storemap_core::format_iso(days.value(i) as i64 * storemap_core::DAY_S)[..10].to_string()))
             }
+            // Categorical text (pyarrow writes a pandas category, or any column it was asked to
+            // keep as dictionary, with its Arrow type in the footer): polars' cast has no way
+            // from a dictionary to text, and panicked.
+            ArrowDataType::Dictionary(key, _, _) => polars_arrow::match_integer_type!(key, |$T| {
+                let d = any.downcast_ref::<DictionaryArray<$T>>().expect("the dtype says dictionary");
+                let values = Col::from_array(d.values().as_ref())?;
+                Ok(Col::Owned(d.keys_iter().map(|k| k.and_then(|k| values.get(k)).map(str::to_string)).collect()))
+            }),
             ArrowDataType::Timestamp(unit, _) => {
                 let per_s = match unit {
                     TimeUnit::Second => 1,
@@ -405,9 +413,32 @@ pub fn str_col_any(df: &Frame, names: &[&str]) -> PolarsResult<Col> {
     Ok(Col::Missing)
 }
 
+/// A numeric column as doubles: floats and integers by polars' cast, decimals (Foursquare's
+/// schema documents its coordinates as DECIMAL) by their scale. A column no number can be read
+/// from is refused naming it and its type.
 pub fn f64_col(df: &Frame, name: &str) -> PolarsResult<Option<PrimitiveArray<f64>>> {
     let Some(a) = df.column(name)? else { return Ok(None) };
-    let a = if a.dtype() == &ArrowDataType::Float64 { a } else { polars_compute::cast::cast(a.as_ref(), &ArrowDataType::Float64, Default::default())? };
+    let a = match a.dtype().to_storage() {
+        ArrowDataType::Float64 => a,
+        ArrowDataType::Decimal(_, scale) | ArrowDataType::Decimal32(_, scale) | ArrowDataType::Decimal64(_, scale) => {
+            let per = 10f64.powi(*scale as i32);
+            let any = a.as_any();
+            let (values, validity): (Vec<f64>, _) = if let Some(d) = any.downcast_ref::<PrimitiveArray<i128>>() {
+                (d.values_iter().map(|v| *v as f64 / per).collect(), d.validity())
+            } else if let Some(d) = any.downcast_ref::<PrimitiveArray<i64>>() {
+                (d.values_iter().map(|v| *v as f64 / per).collect(), d.validity())
+            } else if let Some(d) = any.downcast_ref::<PrimitiveArray<i32>>() {
+                (d.values_iter().map(|v| *v as f64 / per).collect(), d.validity())
+            } else {
+                polars_bail!(SchemaMismatch: "column {name}: a {:?} column cannot be read as numbers", a.dtype())
+            };
+            return Ok(Some(PrimitiveArray::<f64>::from_vec(values).with_validity(validity.cloned())));
+        }
+        t => match polars_compute::cast::cast(a.as_ref(), &ArrowDataType::Float64, Default::default()) {
+            Ok(cast) => cast,
+            Err(e) => polars_bail!(SchemaMismatch: "column {name}: a {t:?} column cannot be read as numbers ({e})"),
+        },
+    };
     Ok(a.as_any().downcast_ref::<PrimitiveArray<f64>>().cloned())
 }
 

@@ -326,6 +326,24 @@ fn foursquare_parts_and_a_file_without_coordinates() {
     assert!(!err.contains("not found"), "the file is there, only its columns are not: {err}");
 }
 
+/// The same Foursquare rows after a re-write that keeps text as Arrow dictionaries (pandas
+/// categories) and coordinates as DECIMAL(9,6): the import matches the plain file's, row for
+/// row, within the decimals' rounding.
+#[test]
+fn foursquare_dictionary_text_and_decimal_coordinates() {
+    let (plain, plain_report) = import_fsq(&variant("fsq_current")).unwrap();
+    let (rows, report) = import_fsq(&variant("fsq_rewritten/places.parquet")).expect("dictionary and decimal columns read");
+    assert_accounted(&report);
+    assert_eq!(report.rows_read, plain_report.rows_read);
+    assert_eq!((skipped(&report, "closed"), skipped(&report, "bad_geometry")), (1, 1));
+    assert_eq!(rows.len(), plain.len());
+    for p in &plain {
+        let r = rows.iter().find(|r| r.source_id == p.source_id).unwrap_or_else(|| panic!("{} is missing", p.source_id));
+        assert_eq!((&r.name, &r.country, &r.city, &r.state), (&p.name, &p.country, &p.city, &p.state), "{}", p.source_id);
+        assert!((r.lat - p.lat).abs() <= 5e-7 && (r.lng - p.lng).abs() <= 5e-7, "{}: ({}, {}) against ({}, {})", p.source_id, r.lat, r.lng, p.lat, p.lng);
+    }
+}
+
 #[test]
 fn osm_variants_areas_relations_and_export_options() {
     let (rows, report) = import_osm(&variant("osm_areas.geojsonseq")).unwrap();
@@ -516,6 +534,63 @@ fn a_pbf_cut_short_or_with_bytes_after_its_last_block_is_refused_by_name() {
     std::fs::write(&file, &bytes).unwrap();
     let (rows, _) = import_osm(&file).expect("the whole file imports");
     assert_eq!(keys(&rows), keys(&import_osm(&real("osm/zugerland.osm.pbf")).unwrap().0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A PBF block holding an uncompressed OSMHeader with these required features, framed as the
+/// format says (written here by hand: 4-byte length, BlobHeader, Blob with `raw`).
+fn pbf_header_block(required: &[&str]) -> Vec<u8> {
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    fn bytes_field(field: u64, b: &[u8], out: &mut Vec<u8>) {
+        varint(field << 3 | 2, out);
+        varint(b.len() as u64, out);
+        out.extend_from_slice(b);
+    }
+    let mut header_block = Vec::new();
+    for f in required {
+        bytes_field(4, f.as_bytes(), &mut header_block);
+    }
+    let mut blob = Vec::new();
+    bytes_field(1, &header_block, &mut blob);
+    varint(2 << 3, &mut blob);
+    varint(header_block.len() as u64, &mut blob);
+    let mut blob_header = Vec::new();
+    bytes_field(1, b"OSMHeader", &mut blob_header);
+    varint(3 << 3, &mut blob_header);
+    varint(blob.len() as u64, &mut blob_header);
+    let mut out = (blob_header.len() as u32).to_be_bytes().to_vec();
+    out.extend(blob_header);
+    out.extend(blob);
+    out
+}
+
+#[test]
+fn a_pbf_whose_header_requires_history_or_unknown_features_is_refused_by_name() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("osm-features");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(real("osm/zugerland.osm.pbf")).unwrap();
+    let data = &bytes[pbf_blocks(&bytes)[1].0..];
+    let file = dir.join("zug.osm.pbf");
+    let with_header = |required: &[&str]| {
+        let mut b = pbf_header_block(required);
+        b.extend_from_slice(data);
+        std::fs::write(&file, b).unwrap();
+        import_osm(&file)
+    };
+    // The hand-made header with what every extract requires reads as the real one does.
+    let (rows, _) = with_header(&["OsmSchema-V0.6", "DenseNodes"]).expect("the features every extract has");
+    assert_eq!(keys(&rows), keys(&import_osm(&real("osm/zugerland.osm.pbf")).unwrap().0));
+    let e = with_header(&["OsmSchema-V0.6", "DenseNodes", "HistoricalInformation"]).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("zug.osm.pbf") && e.contains("history file"), "{e}");
+    let e = with_header(&["OsmSchema-V0.6", "DenseNodes", "Sort.Geographic", "Future-Feature"]).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("zug.osm.pbf") && e.contains("Sort.Geographic, Future-Feature"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

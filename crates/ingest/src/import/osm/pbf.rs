@@ -156,7 +156,8 @@ fn layout(file: &Path, name: &str) -> Result<Layout> {
     // The header block is decoded, so damage there is named as anywhere else (the passes decode
     // only the data blocks).
     if let Some(at) = header_block {
-        reader.blob_from_offset(at).and_then(|b| b.to_headerblock()).map_err(|e| unreadable(name, format!("its OSMHeader block: {e}")))?;
+        let header = reader.blob_from_offset(at).and_then(|b| b.to_headerblock()).map_err(|e| unreadable(name, format!("its OSMHeader block: {e}")))?;
+        required_features(name, header.required_features())?;
     }
     // The highest type in each probed block, decoded once however often the searches ask.
     let mut probed: HashMap<usize, u8> = HashMap::new();
@@ -195,6 +196,28 @@ fn layout(file: &Path, name: &str) -> Result<Layout> {
     let first_relation = first_at_least(&mut reader, RELATIONS)?;
     let first_way = first_at_least(&mut reader, WAYS)?.min(first_relation);
     Ok(Layout { reader, offsets, first_way, first_relation })
+}
+
+/// The features a file's header says a reader must understand (the format's own rule: a reader
+/// that does not know one must not read the file). A history file (`HistoricalInformation`,
+/// what `.osh.pbf` downloads are) holds every version of each object, deleted ones included:
+/// read as an extract it would give each store many times and shops long gone.
+fn required_features(name: &str, features: &[String]) -> Result<()> {
+    const UNDERSTOOD: [&str; 2] = ["OsmSchema-V0.6", "DenseNodes"];
+    if features.iter().any(|f| f == "HistoricalInformation") {
+        return Err(unreadable(name, "it is a history file (HistoricalInformation: every version of every object, deleted ones too): import a current extract, or `osmium time-filter` it to one date first"));
+    }
+    let unknown: Vec<&str> = features.iter().map(String::as_str).filter(|f| !UNDERSTOOD.contains(f)).collect();
+    if !unknown.is_empty() {
+        return Err(unreadable(
+            name,
+            format!(
+                "its header requires features this reader does not know ({}); the PBF format says such a file must not be read without them",
+                unknown.join(", ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The blocks' lengths add up to the file's: a download cut short, inside a block or inside the
