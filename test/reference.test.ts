@@ -409,6 +409,22 @@ test('cities.csv: admin1 is the ISO 3166-2 subdivision code (without the country
     ['Guadalajara', 'MX', 'JAL'],
     ['Warsaw', 'PL', 'MZ'],
     ['Kraków', 'PL', 'MA'],
+    // Units the database files under another subdivision's code: Jiangsu (as Taiwan's TW),
+    // Irkutsk Oblast (as Sevastopol's UA-40), Northern Ireland (as North Yorkshire's NYK).
+    ['Nanjing', 'CN', 'JS'],
+    ['Wuxi', 'CN', 'JS'],
+    ['Irkutsk', 'RU', 'IRK'],
+    ['Tayshet', 'RU', 'IRK'],
+    ['Belfast', 'GB', 'NIR'],
+    ['Newry', 'GB', 'NIR'],
+    ['Leeds', 'GB', 'ENG'],
+    // GeoNames' unit for most of Taiwan spans its counties and cities: each city its own.
+    ['Taipei', 'TW', 'TPE'],
+    ['Taichung', 'TW', 'TXG'],
+    ['Tainan', 'TW', 'TNN'],
+    ['Kaohsiung', 'TW', 'KHH'],
+    ['Taoyuan City', 'TW', 'TAO'],
+    ['Jiayi Shi', 'TW', 'CYI'],
   ];
   for (const [name, country, code] of expected) {
     const row = rows.filter((r) => r[1] === name && r[2] === country).sort((a, b) => +b[4] - +a[4])[0];

