@@ -2,7 +2,7 @@
 //! their categories is in scope (`data/categories.csv`), ranked, given unique canonical names,
 //! and able to say which brand a source row belongs to.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use storemap_core::{name_keys, BrandRecord, SourceType, StorefrontType, TickerRecord};
 
@@ -44,6 +44,9 @@ pub struct CatalogBrand {
     pub footprint_groups: Vec<(Vec<String>, u32)>,
     /// AllThePlaces has a spider for it (`data/atp-presence.csv`).
     pub spidered: bool,
+    /// The word its small stores add to its name (Tesco Express, Sainsbury's Local, Big C
+    /// Mini), where it has small stores: see [`small_format_word`].
+    pub small_format: Option<&'static str>,
     /// The countries AllThePlaces has a spider of its own for the chain in.
     pub scraped: Vec<String>,
     /// `scraped` is every country AllThePlaces harvests it in ([`Footprint::scraped_is_all`]).
@@ -96,6 +99,20 @@ pub struct Catalog {
     /// Each country's market region (the reference's `regions.csv`): where a chain goes first
     /// beyond its home.
     pub market_regions: HashMap<String, String>,
+}
+
+/// The words a chain's small-store format adds to its name, in the order they are looked for.
+/// `reconcile::storefront_type` reads each of them as a small format.
+const SMALL_FORMAT_WORDS: [&str; 4] = ["Express", "Local", "Mini", "Metro"];
+
+/// The word a brand's small stores are named with: the one the name-suggestion index names a
+/// format of the same brand (same Wikidata item) with ("Walmart Express", "Big C Mini",
+/// "Nisa Local"), else "Express" for fast food (McDonald's, KFC and Burger King all run
+/// "Express" counters); other brands have no small format (no "IKEA Express", "H&M Local").
+/// A format with a Wikidata item of its own (Tesco Express, Carrefour Express) is a brand of
+/// its own in the catalog, with its own stores.
+fn small_format_word(store_name: &str, class: &str, group_names: &HashSet<&str>) -> Option<&'static str> {
+    SMALL_FORMAT_WORDS.into_iter().find(|w| group_names.contains(format!("{store_name} {w}").as_str())).or((class == "food").then_some("Express"))
 }
 
 /// A brand's name as its storefronts show it: NSI's disambiguating qualifier dropped
@@ -173,6 +190,11 @@ impl Catalog {
                 .map(str::to_string)
                 .or_else(|| main.wikidata.as_deref().and_then(|q| ticker_of.get(q)).and_then(|t| t.listing_country()).map(str::to_string));
             brands.push(CatalogBrand {
+                small_format: small_format_word(
+                    store_name(&main.name),
+                    &class,
+                    &items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.name.as_str()).collect(),
+                ),
                 trade: fp.trade_countries(&countries, &union(true), home_country.as_deref()),
                 categories: {
                     let mut c: Vec<String> = items.iter().filter(|b| scope.contains_key(&b.category)).map(|b| b.category.clone()).collect();

@@ -556,7 +556,9 @@ fn new_store(
     let kind = match (brand.class.as_str(), rng.random::<f64>()) {
         ("fitness", r) if r < 0.2 => Kind::Studio,
         ("coffee" | "food", r) if r < 0.03 => Kind::Pickup,
-        ("retail" | "supermarket" | "coffee" | "food" | "pharmacy", r) if r < 0.09 => Kind::Small,
+        // Only a chain that runs a small format (the draw is the same either way, so the rest
+        // of the world does not move with this rule).
+        ("retail" | "supermarket" | "coffee" | "food" | "pharmacy", r) if r < 0.09 && brand.small_format.is_some() => Kind::Small,
         _ => Kind::Full,
     };
     Some(TrueStore {
@@ -760,10 +762,10 @@ fn observe(
     let p_atp = if has_spider && scraped != Some(false) { p(spider_recall) } else { 0.0 };
     let base = crate::catalog::store_name(&brand.name);
     let suffix = match s.kind {
-        Kind::Full => "",
-        Kind::Small => " Express",
-        Kind::Pickup => " Pickup",
-        Kind::Studio => " Studio",
+        Kind::Full => String::new(),
+        Kind::Small => format!(" {}", brand.small_format.unwrap_or("Express")),
+        Kind::Pickup => " Pickup".into(),
+        Kind::Studio => " Studio".into(),
     };
     let city = &g.cities[s.city as usize].name;
     let mut saw_atp = false;

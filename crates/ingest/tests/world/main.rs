@@ -17,6 +17,7 @@
 //! - `determinism`: two synthetic builds with one seed give byte-identical snapshots.
 //! - `hours`: the sources' opening hours as their publishers write them, and the rows' hours by
 //!   kind of store and country's trading law.
+//! - `names`: small stores carry a format their chain runs (Walmart Express, no H&M Express).
 //! - `footprints`: the synthetic world against the real store counts per country and the
 //!   AllThePlaces presence table.
 //! - `shards`: a build in shards, merged, is the one-process build byte for byte; bad parts are
@@ -36,6 +37,7 @@ mod feed;
 mod footprints;
 mod hours;
 mod land;
+mod names;
 mod reconcile;
 mod report;
 mod shards;
