@@ -222,6 +222,8 @@ fn read_zip_within(file: &Path, name: &str, report: &mut ImportReport, sink: &mu
 /// One spider's output, whichever of the two shapes it has.
 fn spider_file(name: &str, bytes: &[u8], many: bool, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
     report.files += 1;
+    // A byte-order mark, as Windows tools save JSON: JSON's RFC lets a reader ignore it.
+    let bytes = bytes.strip_prefix(crate::import::UTF8_BOM).unwrap_or(bytes);
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         report.files_empty += 1;
         return Ok(());
@@ -385,6 +387,17 @@ mod licence_tests {
             got,
             vec![("CC-BY-4.0".to_string(), vec!["a_spider".to_string(), "b_spider".to_string()]), ("Q6938433".to_string(), vec!["c_spider".to_string()]),]
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_json_is_ignored() {
+        let dir = crate::test_dir::TestDir::new("atp-bom");
+        let feature = r#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[2.35,48.85]},"properties":{"ref":"1","name":"Shop"}}"#;
+        let collection = format!(r#"{{"type":"FeatureCollection","dataset_attributes":{{"@spider":"s"}},"features":[{feature}]}}"#);
+        std::fs::write(dir.join("s.geojson"), [b"\xEF\xBB\xBF".as_slice(), collection.as_bytes()].concat()).unwrap();
+        std::fs::write(dir.join("t.ndgeojson"), [b"\xEF\xBB\xBF".as_slice(), feature.as_bytes(), b"\n"].concat()).unwrap();
+        let (rows, report) = import_atp(&dir).unwrap();
+        assert_eq!((rows.len(), report.files_failed, report.rows_skipped), (2, 0, 0), "{:?}", report.errors);
     }
 }
 

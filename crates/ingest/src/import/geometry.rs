@@ -22,6 +22,17 @@ pub fn checked((lng, lat): Lonlat) -> Result<Lonlat, Skipped> {
     }
 }
 
+/// Every vertex on the globe: a shape with one beyond it (a node written with a bad
+/// granularity or offset) has no trustworthy point, though the point taken from it may fall
+/// in range (a way from latitude 85 to 95 has its middle at 90).
+fn in_range<'a>(vertices: impl IntoIterator<Item = &'a Lonlat>) -> Result<(), Skipped> {
+    let on_globe = |x: f64, y: f64| (-180.0..=180.0).contains(&x) && (-90.0..=90.0).contains(&y);
+    match vertices.into_iter().find(|&&(x, y)| !on_globe(x, y)) {
+        Some((x, y)) => Err(bad(format!("a vertex out of range: [{x}, {y}]"))),
+        None => Ok(()),
+    }
+}
+
 fn closed(ring: &[Lonlat]) -> bool {
     ring.len() >= 4 && ring.first() == ring.last()
 }
@@ -33,6 +44,7 @@ fn line(ring: &[Lonlat]) -> LineString {
 /// A point on the surface of the polygons given as rings (`[outer, holes...]` each); the
 /// largest polygon wins when there are several (a store's main building, not its kiosk).
 pub fn polygons_point(polygons: &[Vec<Vec<Lonlat>>]) -> Result<Lonlat, Skipped> {
+    in_range(polygons.iter().flatten().flatten())?;
     let polys: Vec<Polygon> = polygons
         .iter()
         .filter(|rings| rings.first().is_some_and(|outer| closed(outer)))
@@ -55,6 +67,7 @@ fn unsigned_area(p: &Polygon) -> f64 {
 /// A point for a line: a closed line is an area (osmium exports a closed way as a
 /// LineString too); an open one gives its vertex nearest the middle.
 pub fn line_point(coords: &[Lonlat]) -> Result<Lonlat, Skipped> {
+    in_range(coords)?;
     match coords.len() {
         0 => Err(bad("empty LineString")),
         1 => checked(coords[0]),
@@ -66,6 +79,7 @@ pub fn line_point(coords: &[Lonlat]) -> Result<Lonlat, Skipped> {
 /// The average of a shape's vertices: the fallback for rings that do not close (an extract
 /// cut at its boundary leaves a multipolygon's ways incomplete).
 pub fn vertex_point(coords: &[Lonlat]) -> Result<Lonlat, Skipped> {
+    in_range(coords)?;
     if coords.is_empty() {
         return Err(bad("no vertices"));
     }
@@ -143,6 +157,19 @@ mod tests {
         assert_eq!((x, y), (1.0, 1.001));
         assert_eq!(line_point(&[]).unwrap_err().reason, Skip::BadGeometry);
         assert_eq!(line_point(&[(200.0, 0.5), (200.0, 0.6)]).unwrap_err().reason, Skip::BadGeometry);
+    }
+
+    #[test]
+    fn a_shape_with_a_vertex_off_the_globe_has_no_point_though_its_middle_is_on_it() {
+        // The middle of each lies in range: latitude 90, longitude 180.
+        let line = [(8.0, 85.0), (8.0, 95.0)];
+        let e = line_point(&line).unwrap_err();
+        assert_eq!(e.reason, Skip::BadGeometry);
+        assert!(e.why.contains("[8, 95]"), "{}", e.why);
+        let square = vec![(179.0, 10.0), (181.0, 10.0), (181.0, 10.002), (179.0, 10.002), (179.0, 10.0)];
+        assert_eq!(polygons_point(&[vec![square.clone()]]).unwrap_err().reason, Skip::BadGeometry);
+        assert_eq!(line_point(&square).unwrap_err().reason, Skip::BadGeometry);
+        assert_eq!(vertex_point(&line).unwrap_err().reason, Skip::BadGeometry);
     }
 
     #[test]

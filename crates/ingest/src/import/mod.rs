@@ -20,6 +20,9 @@ mod wkb;
 /// Parquet jobs, took a scale-0.1 build from 0.66 to 0.61 GiB by the 16-core emulation
 /// (bench/RESULTS.md), each batch still milliseconds of matching.
 const BATCH_ROWS: usize = 1_024;
+/// The UTF-8 byte-order mark some tools write before JSON text (JSON's RFC lets a reader
+/// ignore it; serde_json does not).
+pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 use std::path::{Path, PathBuf};
 

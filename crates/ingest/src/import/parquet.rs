@@ -324,9 +324,18 @@ impl Frame<'_> {
     }
 }
 
-/// The names of `required` columns the file lacks (all null-typed counts as lacking).
+/// The names of `required` columns the file lacks; one it has with no values in it (Arrow's
+/// null type, what a re-write makes of an all-NULL column) counts as lacking, and is named so
+/// ("latitude (every value null)"), since the file does show it.
 pub fn missing_columns(df: &Frame, required: &[&str]) -> Vec<String> {
-    required.iter().filter(|c| df.dtype(c).is_none_or(|t| t == &ArrowDataType::Null)).map(|c| c.to_string()).collect()
+    required
+        .iter()
+        .filter_map(|c| match df.dtype(c) {
+            None => Some(c.to_string()),
+            Some(t) if t.to_storage() == &ArrowDataType::Null => Some(format!("{c} (every value null)")),
+            Some(_) => None,
+        })
+        .collect()
 }
 
 /// A string column, or a column the file does not have.

@@ -16,8 +16,11 @@ pub fn point(b: &[u8]) -> Result<(f64, f64), String> {
         Some(if le { f64::from_le_bytes(a) } else { f64::from_be_bytes(a) })
     };
     let t = u32_at(1).ok_or("WKB: truncated header")?;
-    if (t & 0x0fff_ffff) % 1000 != 1 {
-        return Err(format!("WKB: geometry type {} is not a Point", (t & 0x0fff_ffff) % 1000));
+    // ISO codes: Point, Point Z, Point M, Point ZM (EWKB says Z and M in the high bits,
+    // masked off here); anything else, 5001 included, is no point.
+    let code = t & 0x0fff_ffff;
+    if ![1, 1001, 2001, 3001].contains(&code) {
+        return Err(format!("WKB: geometry type {code} is not a Point"));
     }
     let off = if t & 0x2000_0000 != 0 { 9 } else { 5 };
     match (f64_at(off), f64_at(off + 8)) {
@@ -53,6 +56,17 @@ mod tests {
         let mut line = le_point(0.0, 0.0);
         line[1] = 2;
         assert!(point(&line).unwrap_err().contains("not a Point"));
+        // Codes that end in 1 without being a Point's (no ISO type 4001 or 5001 exists).
+        for code in [4001u32, 5001, 11] {
+            let mut odd = le_point(0.0, 0.0);
+            odd[1..5].copy_from_slice(&code.to_le_bytes());
+            assert_eq!(point(&odd).unwrap_err(), format!("WKB: geometry type {code} is not a Point"));
+        }
+        // Point Z by ISO code: x and y come first.
+        let mut z = le_point(7.5, 47.25);
+        z[1..5].copy_from_slice(&1001u32.to_le_bytes());
+        z.extend_from_slice(&400.0f64.to_le_bytes());
+        assert_eq!(point(&z), Ok((7.5, 47.25)));
         assert!(point(&[7, 1, 2]).is_err());
         assert!(point(&le_point(1.0, 2.0)[..12]).unwrap_err().contains("truncated"));
         assert!(point(&[]).is_err());

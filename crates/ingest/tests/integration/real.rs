@@ -324,6 +324,10 @@ fn foursquare_parts_and_a_file_without_coordinates() {
     assert!(err.contains("partial-columns.parquet"), "{err}");
     assert!(err.contains("latitude") && err.contains("longitude"), "the error names the missing columns: {err}");
     assert!(!err.contains("not found"), "the file is there, only its columns are not: {err}");
+
+    // Columns the file has, with no values in them (Arrow's null type): named as such.
+    let err = import_fsq(&variant("fsq_null_typed/places.parquet")).unwrap_err().to_string();
+    assert!(err.contains("latitude (every value null), longitude (every value null)"), "{err}");
 }
 
 /// The same Foursquare rows after a re-write that keeps text as Arrow dictionaries (pandas
@@ -447,6 +451,12 @@ fn an_osm_file_is_known_by_its_bytes_and_one_of_neither_kind_is_refused_by_name(
     std::fs::write(&text, "id,name\n1,shop\n").unwrap();
     let e = import_osm(&text).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("neither an OpenStreetMap PBF file nor a GeoJSON sequence") && e.contains("notes.geojsonseq"), "{e}");
+    // A byte-order mark before the first record (a Windows editor's save) reads as without.
+    let bom = dir.join("bom.geojsonseq");
+    std::fs::write(&bom, [b"\xEF\xBB\xBF".as_slice(), &std::fs::read(real("osm/zugerland_poi.geojsonseq")).unwrap()].concat()).unwrap();
+    let (with_bom, report) = import_osm(&bom).expect("a byte-order mark is no reason to refuse a file");
+    assert_eq!(report.rows_skipped, import_osm(&real("osm/zugerland_poi.geojsonseq")).unwrap().1.rows_skipped);
+    assert_eq!(keys(&with_bom), keys(&import_osm(&real("osm/zugerland_poi.geojsonseq")).unwrap().0));
     let fake = dir.join("fake.osm.pbf");
     std::fs::write(&fake, b"PK\x03\x04 not a pbf at all").unwrap();
     let e = import_osm(&fake).map(|_| ()).unwrap_err().to_string();
@@ -537,37 +547,44 @@ fn a_pbf_cut_short_or_with_bytes_after_its_last_block_is_refused_by_name() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A PBF block holding an uncompressed OSMHeader with these required features, framed as the
-/// format says (written here by hand: 4-byte length, BlobHeader, Blob with `raw`).
-fn pbf_header_block(required: &[&str]) -> Vec<u8> {
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
+/// Protobuf by hand, for PBF blocks the tests make: a varint, and a length-delimited field.
+fn pb_varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
     }
-    fn bytes_field(field: u64, b: &[u8], out: &mut Vec<u8>) {
-        varint(field << 3 | 2, out);
-        varint(b.len() as u64, out);
-        out.extend_from_slice(b);
-    }
-    let mut header_block = Vec::new();
-    for f in required {
-        bytes_field(4, f.as_bytes(), &mut header_block);
-    }
-    let mut blob = Vec::new();
-    bytes_field(1, &header_block, &mut blob);
-    varint(2 << 3, &mut blob);
-    varint(header_block.len() as u64, &mut blob);
+    out.push(v as u8);
+}
+
+fn pb_bytes(field: u64, b: &[u8], out: &mut Vec<u8>) {
+    pb_varint(field << 3 | 2, out);
+    pb_varint(b.len() as u64, out);
+    out.extend_from_slice(b);
+}
+
+/// A PBF block framed as the format says: 4-byte length, BlobHeader (type, datasize), Blob.
+fn pbf_block(blob_type: &str, blob: &[u8]) -> Vec<u8> {
     let mut blob_header = Vec::new();
-    bytes_field(1, b"OSMHeader", &mut blob_header);
-    varint(3 << 3, &mut blob_header);
-    varint(blob.len() as u64, &mut blob_header);
+    pb_bytes(1, blob_type.as_bytes(), &mut blob_header);
+    pb_varint(3 << 3, &mut blob_header);
+    pb_varint(blob.len() as u64, &mut blob_header);
     let mut out = (blob_header.len() as u32).to_be_bytes().to_vec();
     out.extend(blob_header);
-    out.extend(blob);
+    out.extend_from_slice(blob);
     out
+}
+
+/// A block holding an uncompressed OSMHeader with these required features.
+fn pbf_header_block(required: &[&str]) -> Vec<u8> {
+    let mut header_block = Vec::new();
+    for f in required {
+        pb_bytes(4, f.as_bytes(), &mut header_block);
+    }
+    let mut blob = Vec::new();
+    pb_bytes(1, &header_block, &mut blob);
+    pb_varint(2 << 3, &mut blob);
+    pb_varint(header_block.len() as u64, &mut blob);
+    pbf_block("OSMHeader", &blob)
 }
 
 #[test]
@@ -591,6 +608,30 @@ fn a_pbf_whose_header_requires_history_or_unknown_features_is_refused_by_name() 
     assert!(e.contains("zug.osm.pbf") && e.contains("history file"), "{e}");
     let e = with_header(&["OsmSchema-V0.6", "DenseNodes", "Sort.Geographic", "Future-Feature"]).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("zug.osm.pbf") && e.contains("Sort.Geographic, Future-Feature"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A data block compressed in a way the reader does not read (the format allows lz4, zstd and
+/// lzma beside zlib) is named with its compression, not called empty.
+#[test]
+fn a_pbf_block_in_another_compression_is_refused_naming_it() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("osm-compression");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(real("osm/zugerland.osm.pbf")).unwrap();
+    let header = &bytes[..pbf_blocks(&bytes)[1].0];
+    for (field, compression) in [(6u64, "lz4"), (7, "zstd"), (4, "lzma")] {
+        let mut blob = Vec::new();
+        pb_varint(2 << 3, &mut blob);
+        pb_varint(4096, &mut blob);
+        pb_bytes(field, b"not decompressed by anyone here", &mut blob);
+        let file = dir.join(format!("{compression}.osm.pbf"));
+        let mut b = header.to_vec();
+        b.extend(pbf_block("OSMData", &blob));
+        std::fs::write(&file, b).unwrap();
+        let e = import_osm(&file).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains(&format!("{compression}.osm.pbf")) && e.contains(&format!("compressed with {compression}")) && e.contains("osmium cat"), "{e}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

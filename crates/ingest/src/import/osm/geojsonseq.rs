@@ -149,6 +149,8 @@ fn take_chunk(parsed: Vec<(u32, Parsed)>, first_line: u64, name: &str, report: &
 
 /// Drops the record separator and surrounding white space.
 fn trim_record(line: &[u8]) -> &[u8] {
+    // The first line may carry a byte-order mark (a file saved by a Windows editor).
+    let line = line.strip_prefix(crate::import::UTF8_BOM).unwrap_or(line);
     let start = line.iter().position(|&b| b != 0x1e && !b.is_ascii_whitespace()).unwrap_or(line.len());
     let end = line.iter().rposition(|&b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
     &line[start..end.max(start)]

@@ -163,7 +163,7 @@ fn sniff(file: &Path, name: &str) -> Result<Format> {
     if head.starts_with(&[0x1f, 0x8b]) {
         return Err(IngestError::file(name, "gzip-compressed: decompress it first (gunzip), then import the GeoJSON sequence"));
     }
-    match head.iter().find(|b| !b.is_ascii_whitespace() && **b != 0x1e) {
+    match head.strip_prefix(crate::import::UTF8_BOM).unwrap_or(head).iter().find(|b| !b.is_ascii_whitespace() && **b != 0x1e) {
         Some(b'{') => Ok(Format::GeoJsonSeq),
         _ => Err(IngestError::file(
             name,

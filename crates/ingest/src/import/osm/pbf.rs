@@ -56,6 +56,72 @@ fn unreadable(name: &str, e: impl std::fmt::Display) -> IngestError {
     IngestError::file(name, format!("not a readable .osm.pbf: {e}"))
 }
 
+/// A block that would not decode, named: osmpbf reads raw and zlib blocks only, and calls one
+/// compressed any other way (the format allows lz4, zstd, lzma; osmium writes lz4 when asked)
+/// "empty", which sends an operator looking for a download cut short.
+fn undecodable(file: &Path, name: &str, offset: Option<ByteOffset>, e: osmpbf::Error) -> IngestError {
+    let other = matches!(e.kind(), osmpbf::ErrorKind::Blob(osmpbf::BlobError::Empty)).then(|| offset.and_then(|o| compression(file, o.0))).flatten();
+    match other {
+        Some(c) => unreadable(
+            name,
+            format!("its block at byte {} is compressed with {c}, which this reader does not read: write it again with zlib (`osmium cat IN.osm.pbf -o OUT.osm.pbf`) and import that", offset.map_or(0, |o| o.0)),
+        ),
+        None => unreadable(name, e),
+    }
+}
+
+/// The compression a block's Blob names, read from its fields (fileformat.proto: 4 lzma,
+/// 5 bzip2, 6 lz4, 7 zstd); None for raw, zlib or what cannot be read.
+fn compression(file: &Path, at: u64) -> Option<&'static str> {
+    use std::io::{Read, Seek, SeekFrom};
+    fn varint(b: &[u8], i: &mut usize) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let c = *b.get(*i)?;
+            *i += 1;
+            v |= u64::from(c & 0x7f) << shift;
+            if c < 0x80 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    // The first field of each message: a Blob holds one payload field (and raw_size).
+    fn fields(b: &[u8]) -> Option<Vec<(u64, u64)>> {
+        let (mut i, mut out) = (0, Vec::new());
+        while i < b.len() {
+            let tag = varint(b, &mut i)?;
+            let v = match tag & 7 {
+                0 => varint(b, &mut i)?,
+                2 => {
+                    let n = varint(b, &mut i)?;
+                    i = i.checked_add(usize::try_from(n).ok()?)?;
+                    n
+                }
+                _ => return None,
+            };
+            out.push((tag >> 3, v));
+        }
+        (i == b.len()).then_some(out)
+    }
+    let mut f = File::open(file).ok()?;
+    f.seek(SeekFrom::Start(at)).ok()?;
+    let mut len = [0u8; 4];
+    f.read_exact(&mut len).ok()?;
+    let mut header = vec![0u8; usize::try_from(u32::from_be_bytes(len)).ok()?.min(64 * 1024)];
+    f.read_exact(&mut header).ok()?;
+    let size = fields(&header)?.into_iter().find(|&(field, _)| field == 3)?.1;
+    let mut blob = vec![0u8; usize::try_from(size).ok()?.min(64 << 20)];
+    f.read_exact(&mut blob).ok()?;
+    fields(&blob)?.into_iter().find_map(|(field, _)| match field {
+        4 => Some("lzma"),
+        5 => Some("bzip2"),
+        6 => Some("lz4"),
+        7 => Some("zstd"),
+        _ => None,
+    })
+}
+
 /// Element types, as bits of a block's contents.
 const NODES: u8 = 1;
 const WAYS: u8 = 2;
@@ -98,7 +164,7 @@ fn pass(
                 Ok(Ok(block.elements().filter_map(&pick).collect()))
             }
             Ok(_) => Ok(Ok(Vec::new())),
-            Err(e) => Err(unreadable(name, e)),
+            Err(e) => Err(undecodable(file, name, blob.offset(), e)),
         }
     };
     match blocks {
@@ -166,7 +232,7 @@ fn layout(file: &Path, name: &str) -> Result<Layout> {
             return Ok(k);
         }
         let blob = reader.blob_from_offset(offsets[i]).map_err(|e| unreadable(name, e))?;
-        let k = match blob.decode().map_err(|e| unreadable(name, e))? {
+        let k = match blob.decode().map_err(|e| undecodable(file, name, Some(offsets[i]), e))? {
             BlobDecode::OsmData(block) => kinds(&block),
             _ => 0,
         };
