@@ -28,10 +28,12 @@ test('an import leaves its record and nothing pending; a refused one leaves the 
   // machine's command wrote on a shared disk, whose pid means nothing here.
   const host = os.hostname().replace(/[^A-Za-z0-9-]/g, '_');
   const deadPidNow = await deadPid();
-  for (const name of [`import.json.${host}.${deadPidNow}.next`, `import.json.${deadPidNow}.next`]) {
+  // (a `.next.tmp` is what a kill while the pipeline wrote import.json through it leaves)
+  for (const name of [`import.json.${host}.${deadPidNow}.next`, `import.json.${deadPidNow}.next`, `import.json.${host}.${deadPidNow}.next.tmp`]) {
     writeFileSync(path.join(dir, name), '{"osm":"/srv/old.osm.pbf","countries":[]}\n');
   }
-  const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+  // Alive until the teardown kills it, however slowly a loaded machine runs the imports.
+  const running = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)']);
   t.teardown(() => running.kill());
   const live = path.join(dir, `import.json.${host}.${running.pid}.next`);
   writeFileSync(live, '{"osm":"/srv/other.osm.pbf","countries":[]}\n');

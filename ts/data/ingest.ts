@@ -248,7 +248,7 @@ export function readImportRecord(dataDir: string): ImportInputs | undefined {
  * disk is written from several machines, and a pid says nothing about another host's (or
  * another pid namespace's) processes. A build or a merge asks the pipeline to remove the record
  * instead (`--forget-record`). */
-const PENDING_RECORD = /^import\.json\.(?:(.+)\.)?(\d+)\.next$/;
+const PENDING_RECORD = /^import\.json\.(?:(.+)\.)?(\d+)\.next(?:\.tmp)?$/;
 
 /** This machine's name as a file name can hold it. */
 function hostTag(): string {
@@ -256,8 +256,9 @@ function hostTag(): string {
 }
 
 function pendingRecord(dataDir: string, record: ImportInputs): string {
-  // Left by this host's commands that were killed before their pipeline took them (and by
-  // those of a version that named them by pid alone). Another host's are its own to clear.
+  // Left by this host's commands that were killed before their pipeline took them, or while
+  // it wrote `import.json` through `<pending>.tmp` (and by those of a version that named them by
+  // pid alone). Another host's are its own to clear.
   const host = hostTag();
   for (const name of readdirSync(dataDir)) {
     const [, owner, digits] = PENDING_RECORD.exec(name) ?? [];

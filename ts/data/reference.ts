@@ -32,9 +32,11 @@ const require = createRequire(import.meta.url);
  * countries' market regions, `regions.csv`; 4: subdivision codes mended where the vote named a
  * neighbour, `UNIT_CORRECTIONS`; 5: the big lakes, `lakes.geojson`, which the maps draw as water;
  * 6: lakes down to 300 km², Lake Constance and Lake Garda among them; 7: capitals the vote
- * filed under their neighbours, Nairobi, Bamako, Asunción and others, `UNIT_CORRECTIONS`).
+ * filed under their neighbours, Nairobi, Bamako, Asunción and others, `UNIT_CORRECTIONS`; 8:
+ * units the database files under another subdivision's code, Jiangsu, Irkutsk Oblast, Northern
+ * Ireland, and Taiwan's cities each their own, `SPLIT_UNITS`).
  */
-export const REFERENCE_FORMAT = 7;
+export const REFERENCE_FORMAT = 8;
 
 const SOURCES = [
   'name-suggestion-index',

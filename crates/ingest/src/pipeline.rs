@@ -161,10 +161,19 @@ impl Record {
         match self {
             Record::Keep => Ok(()),
             Record::Take { from, content } => {
-                let next = data_dir.join(format!("{IMPORT_RECORD_FILE}.{}.tmp", std::process::id()));
+                // Named after the command's pending file (its host and pid): unique on a shared
+                // disk, and swept with it by the next import if a kill leaves it.
+                let mut next = from.clone().into_os_string();
+                next.push(".tmp");
+                let next = PathBuf::from(next);
                 std::fs::write(&next, content).map_err(|e| IngestError::io(next.display(), e))?;
                 std::fs::rename(&next, &record).map_err(|e| IngestError::io(record.display(), e))?;
-                remove_if_there(from)
+                // The snapshot and its record are in place: a pending file that will not go
+                // is the next import's to sweep, not this command's failure.
+                if let Err(e) = remove_if_there(from) {
+                    eprintln!("storemap: {e} (left for the next import to clear)");
+                }
+                Ok(())
             }
             Record::Forget => remove_if_there(&record),
         }

@@ -474,7 +474,7 @@ impl Reconciler<'_> {
             state: first(|r| r.state()),
             postcode: first(|r| r.postcode()),
             phone: first(|r| r.phone()),
-            opening_hours: freshest_hours(&ranked),
+            opening_hours: freshest_hours(&ranked, self.as_of),
             country,
             last_updated: self.as_of,
             confidence: confidence as f32,
@@ -493,21 +493,28 @@ impl Reconciler<'_> {
 /// a year-0 or 1970 date is a default a writer filled in.
 const SEEN_FLOOR: i64 = 946_684_800;
 
-/// When a store was last seen by a source: the newest plausible sighting, never after the
-/// snapshot's own time (a source dated ahead of it, by a clock or a typo, would claim a
-/// verification that has not happened); the snapshot's time when no source dates it.
+/// A source's date as a sighting: none before [`SEEN_FLOOR`], nor more than a year after the
+/// snapshot's time (a typo or a broken clock, 2099). A date a little after it is real: data
+/// refreshed after the as-of a build was asked for.
+fn sighting_time(seen: Option<i64>, as_of: i64) -> Option<i64> {
+    seen.filter(|&t| t >= SEEN_FLOOR && t <= as_of.saturating_add(366 * storemap_core::DAY_S))
+}
+
+/// When a store was last seen by a source: the newest sighting, never after the snapshot's
+/// own time (it would claim a check that has not happened yet); the snapshot's time when no
+/// source dates it.
 fn last_verified(seen: impl Iterator<Item = Option<i64>>, as_of: i64) -> i64 {
-    seen.flatten().filter(|&t| t >= SEEN_FLOOR).max().map_or(as_of, |t| t.min(as_of))
+    seen.filter_map(|t| sighting_time(t, as_of)).max().map_or(as_of, |t| t.min(as_of))
 }
 
 /// The hours of the source that saw the store last (hours change; the newest sighting is the
 /// likeliest still true); among sightings of one date, the first in the cluster's source order.
 /// A sighting without a date (OpenStreetMap's extracts carry none) is older than any dated one:
 /// its hours are taken only where no dated source gives hours. Empty when no member gives hours.
-fn freshest_hours(ranked: &[&BucketRow]) -> String {
+fn freshest_hours(ranked: &[&BucketRow], as_of: i64) -> String {
     let mut best: Option<(&BucketRow, i64)> = None;
     for r in ranked.iter().filter(|r| r.opening_hours().is_some()) {
-        let seen = r.seen_at.unwrap_or(i64::MIN);
+        let seen = sighting_time(r.seen_at, as_of).unwrap_or(i64::MIN);
         if best.is_none_or(|(_, t)| seen > t) {
             best = Some((r, seen));
         }
@@ -552,14 +559,15 @@ mod tests {
     fn last_verified_ignores_default_dates_and_never_passes_the_snapshot_time() {
         let t = |s: &str| parse_iso(s).unwrap();
         let as_of = t("2026-11-01T00:00:00Z");
-        let cases: [(Vec<Option<i64>>, i64); 6] = [
+        let cases: [(Vec<Option<i64>>, i64); 7] = [
             (vec![None], as_of),
             (vec![Some(t("2025-03-04T00:00:00Z")), None, Some(t("2024-01-01T00:00:00Z"))], t("2025-03-04T00:00:00Z")),
             // A date written as year 0 or 1970, or any before 2000: no sighting.
             (vec![Some(t("0000-01-01T00:00:00Z")), Some(0)], as_of),
             (vec![Some(t("1999-12-31T23:59:59Z")), Some(t("2023-06-01T00:00:00Z"))], t("2023-06-01T00:00:00Z")),
-            // Ahead of the snapshot: as of the snapshot.
-            (vec![Some(t("2099-01-01T00:00:00Z")), Some(t("2025-01-01T00:00:00Z"))], as_of),
+            // A little ahead of the snapshot: as of the snapshot; decades ahead: no sighting.
+            (vec![Some(t("2027-01-01T00:00:00Z")), Some(t("2025-01-01T00:00:00Z"))], as_of),
+            (vec![Some(t("2099-01-01T00:00:00Z")), Some(t("2025-01-01T00:00:00Z"))], t("2025-01-01T00:00:00Z")),
             (vec![Some(as_of + 1)], as_of),
         ];
         for (seen, want) in cases {
@@ -569,15 +577,20 @@ mod tests {
 
     #[test]
     fn the_freshest_dated_hours_win_whatever_order_the_members_come_in() {
+        let t = |s: &str| parse_iso(s).unwrap();
+        let as_of = t("2026-11-01T00:00:00Z");
         let rows = [
             sighting(SourceType::Osm, "n1", Some("Mo-Sa 08:00-20:00; PH closed"), None),
-            sighting(SourceType::Atp, "a/1", Some("Mo-Fr 09:00-18:00"), Some(100)),
-            sighting(SourceType::Atp, "a/2", Some("Mo-Fr 09:00-19:00"), Some(200)),
-            sighting(SourceType::Fsq, "f1", Some("24/7"), Some(200)),
-            sighting(SourceType::Overture, "o1", None, Some(300)),
+            sighting(SourceType::Atp, "a/1", Some("Mo-Fr 09:00-18:00"), Some(t("2026-01-01T00:00:00Z"))),
+            sighting(SourceType::Atp, "a/2", Some("Mo-Fr 09:00-19:00"), Some(t("2026-06-01T00:00:00Z"))),
+            sighting(SourceType::Fsq, "f1", Some("24/7"), Some(t("2026-06-01T00:00:00Z"))),
+            sighting(SourceType::Overture, "o1", None, Some(t("2026-09-01T00:00:00Z"))),
+            // Dates that are no sighting: a default (1970) and a typo (2099).
+            sighting(SourceType::Fsq, "f2", Some("Mo-Su 06:00-23:00"), Some(0)),
+            sighting(SourceType::Fsq, "f3", Some("Mo-Su 07:00-22:00"), Some(t("2099-06-01T00:00:00Z"))),
         ];
-        let [osm, atp_old, atp_new, fsq_new, none] = [0, 1, 2, 3, 4].map(|i| rows[i].get(0));
-        let cases: [(Vec<&BucketRow>, &str); 5] = [
+        let [osm, atp_old, atp_new, fsq_new, none, fsq_1970, fsq_2099] = [0, 1, 2, 3, 4, 5, 6].map(|i| rows[i].get(0));
+        let cases: [(Vec<&BucketRow>, &str); 7] = [
             (vec![&osm, &atp_old], "Mo-Fr 09:00-18:00"),
             (vec![&osm, &atp_old, &atp_new], "Mo-Fr 09:00-19:00"),
             // One date: the first in the cluster's order.
@@ -586,14 +599,18 @@ mod tests {
             // takes nothing away.
             (vec![&none, &osm], "Mo-Sa 08:00-20:00; PH closed"),
             (vec![&none], ""),
+            // A date far ahead beats nothing dated; a 1970 one is as undated as OSM's.
+            (vec![&fsq_2099, &atp_old], "Mo-Fr 09:00-18:00"),
+            (vec![&osm, &fsq_1970], "Mo-Sa 08:00-20:00; PH closed"),
         ];
         for (ranked, want) in cases {
-            assert_eq!(freshest_hours(&ranked), want, "{:?}", ranked.iter().map(|r| r.source_id()).collect::<Vec<_>>());
+            assert_eq!(freshest_hours(&ranked, as_of), want, "{:?}", ranked.iter().map(|r| r.source_id()).collect::<Vec<_>>());
             // The winner does not depend on the order the members were read in, but only on
             // ties, which the cluster's order settles.
-            if ranked.windows(2).all(|w| w[0].seen_at != w[1].seen_at) {
+            let time = |r: &BucketRow| sighting_time(r.seen_at, as_of);
+            if ranked.windows(2).all(|w| time(w[0]) != time(w[1])) {
                 let reversed: Vec<&BucketRow> = ranked.iter().rev().copied().collect();
-                assert_eq!(freshest_hours(&reversed), want);
+                assert_eq!(freshest_hours(&reversed, as_of), want);
             }
         }
     }

@@ -87,7 +87,7 @@ pub fn import_atp_into(path: &Path, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Res
     let mut out = super::Batcher::new(sink);
     while let Some(first) = rest.first() {
         if is_zip(first) {
-            read_zip(first, &first.display().to_string(), &mut report, &mut |rows| out.extend(rows))?;
+            read_zip(first, &first.display().to_string(), many, &mut report, &mut |rows| out.extend(rows))?;
             rest = &rest[1..];
             continue;
         }
@@ -148,12 +148,13 @@ const FILES_AHEAD_BYTES: (u64, u64) = (4 << 20, 64 << 20);
 /// held in memory) is one broken spider, named and skipped, not the end of the machine.
 const ZIP_ENTRY_MAX_BYTES: u64 = 1 << 30;
 
-fn read_zip(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
-    read_zip_within(file, name, report, sink, ZIP_ENTRY_MAX_BYTES)
+fn read_zip(file: &Path, name: &str, many: bool, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>)) -> Result<()> {
+    read_zip_within(file, name, many, report, sink, ZIP_ENTRY_MAX_BYTES)
 }
 
 /// `read_zip` with the cap on a member's unpacked size as a parameter (tests use a small one).
-fn read_zip_within(file: &Path, name: &str, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>), max_bytes: u64) -> Result<()> {
+fn read_zip_within(file: &Path, name: &str, many: bool, report: &mut ImportReport, sink: &mut dyn FnMut(Vec<SourceRow>), max_bytes: u64) -> Result<()> {
+    let failed_before = report.files_failed;
     let f = std::fs::File::open(file).map_err(|e| IngestError::io(name, e))?;
     let mut zip = zip::ZipArchive::new(std::io::BufReader::new(f)).map_err(|e| IngestError::file(name, format!("not a readable zip: {e}")))?;
     // Listed from the central directory alone: a member whose local header is damaged is still
@@ -174,13 +175,21 @@ fn read_zip_within(file: &Path, name: &str, report: &mut ImportReport, sink: &mu
         }
     }
     // No spider output in it at all (an empty zip, a readme alone, a zip of zips) is no ATP
-    // run: imported, it would replace the snapshot's AllThePlaces rows with nothing.
-    if entries.is_empty() && report.files_failed == 0 {
+    // run: imported alone, it would replace the snapshot's AllThePlaces rows with nothing.
+    // Beside other spider files (a stray zip in a folder of them) it is one failed file.
+    if entries.is_empty() && report.files_failed == failed_before {
         let hint = match nested.first() {
             Some(inner) => format!("; it holds zips ({inner}{}): unzip it and import the one inside", if nested.len() > 1 { ", …" } else { "" }),
             None => String::new(),
         };
-        return Err(IngestError::file(name, format!("holds no spider files ({}){hint}", SPIDER_EXTS.join(", "))));
+        let why = format!("holds no spider files ({}){hint}", SPIDER_EXTS.join(", "));
+        if !many {
+            return Err(IngestError::file(name, why));
+        }
+        report.files += 1;
+        report.files_failed += 1;
+        report.note(format!("{name}: {why}; skipped"));
+        return Ok(());
     }
     entries.sort();
     for (entry_name, i) in entries {
@@ -193,7 +202,9 @@ fn read_zip_within(file: &Path, name: &str, report: &mut ImportReport, sink: &mu
             |e: &std::io::Error| matches!(e.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput | std::io::ErrorKind::UnexpectedEof);
         let read = match zip.by_index(i) {
             Ok(entry) => {
-                let mut bytes = Vec::with_capacity(entry.size().min(max_bytes) as usize);
+                // The size the header declares is the zip's word, not a fact: at most 64 MiB
+                // is set aside before the bytes come.
+                let mut bytes = Vec::with_capacity(entry.size().min(max_bytes).min(64 << 20) as usize);
                 match std::io::Read::read_to_end(&mut std::io::Read::take(entry, max_bytes + 1), &mut bytes) {
                     Ok(_) if bytes.len() as u64 > max_bytes => Err(format!("unpacks to more than {max_bytes} bytes (a zip bomb?)")),
                     Ok(_) => Ok(bytes),
@@ -494,7 +505,7 @@ mod zip_tests {
         let file = dir.join("output.zip");
         write_zip(&file, &[("bomb.geojson", vec![b' '; 64 << 10]), ("good.geojson", spider("good"))]);
         let (mut report, mut rows) = (ImportReport::new(SourceType::Atp), Vec::new());
-        read_zip_within(&file, "output.zip", &mut report, &mut |r| rows.extend(r), 4 << 10).unwrap();
+        read_zip_within(&file, "output.zip", false, &mut report, &mut |r| rows.extend(r), 4 << 10).unwrap();
         assert_eq!((report.files, report.files_failed, rows.len()), (2, 1, 1));
         assert!(report.errors.iter().any(|e| e.contains("output.zip!bomb.geojson") && e.contains("zip bomb")), "{:?}", report.errors);
     }
@@ -534,5 +545,16 @@ mod zip_tests {
             assert!(refused.contains(name) && refused.contains("holds no spider files"), "{refused}");
             assert_eq!(refused.contains("unzip it"), name == "outer.zip", "{refused}");
         }
+        // Beside spider files (a stray zip in a folder of them), and after a file that failed,
+        // it is one more failed file, named.
+        let folder = dir.join("folder");
+        std::fs::create_dir_all(&folder).unwrap();
+        let feature = r#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[2.35,48.85]},"properties":{"ref":"1","name":"Shop"}}"#;
+        std::fs::write(folder.join("a.geojson"), "{not json").unwrap();
+        std::fs::write(folder.join("s.geojson"), format!(r#"{{"type":"FeatureCollection","features":[{feature}]}}"#)).unwrap();
+        write_zip(&folder.join("z.zip"), &[("README.txt", b"AllThePlaces run".to_vec())]);
+        let (rows, report) = import_atp(&folder).expect("a stray zip among spider files");
+        assert_eq!((rows.len(), report.files, report.files_failed), (1, 3, 2));
+        assert!(report.errors.iter().any(|e| e.contains("z.zip") && e.contains("holds no spider files")), "{:?}", report.errors);
     }
 }

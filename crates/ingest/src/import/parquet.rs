@@ -423,15 +423,20 @@ pub fn str_col_any(df: &Frame, names: &[&str]) -> PolarsResult<Col> {
 }
 
 /// A numeric column as doubles: floats and integers by polars' cast, decimals (Foursquare's
-/// schema documents its coordinates as DECIMAL) by their scale. A column no number can be read
-/// from is refused naming it and its type.
+/// schema documents its coordinates as DECIMAL) by their scale, a dictionary (a pandas
+/// category) through its values. A column no number can be read from is refused naming it and
+/// its type.
 pub fn f64_col(df: &Frame, name: &str) -> PolarsResult<Option<PrimitiveArray<f64>>> {
     let Some(a) = df.column(name)? else { return Ok(None) };
-    let a = match a.dtype().to_storage() {
-        ArrowDataType::Float64 => a,
+    f64_array(a.as_ref(), name).map(Some)
+}
+
+fn f64_array(a: &dyn Array, name: &str) -> PolarsResult<PrimitiveArray<f64>> {
+    let any = a.as_any();
+    match a.dtype().to_storage() {
+        ArrowDataType::Float64 => Ok(any.downcast_ref::<PrimitiveArray<f64>>().expect("the dtype says f64").clone()),
         ArrowDataType::Decimal(_, scale) | ArrowDataType::Decimal32(_, scale) | ArrowDataType::Decimal64(_, scale) => {
             let per = 10f64.powi(*scale as i32);
-            let any = a.as_any();
             let (values, validity): (Vec<f64>, _) = if let Some(d) = any.downcast_ref::<PrimitiveArray<i128>>() {
                 (d.values_iter().map(|v| *v as f64 / per).collect(), d.validity())
             } else if let Some(d) = any.downcast_ref::<PrimitiveArray<i64>>() {
@@ -441,14 +446,20 @@ pub fn f64_col(df: &Frame, name: &str) -> PolarsResult<Option<PrimitiveArray<f64
             } else {
                 polars_bail!(SchemaMismatch: "column {name}: a {:?} column cannot be read as numbers", a.dtype())
             };
-            return Ok(Some(PrimitiveArray::<f64>::from_vec(values).with_validity(validity.cloned())));
+            Ok(PrimitiveArray::<f64>::from_vec(values).with_validity(validity.cloned()))
         }
-        t => match polars_compute::cast::cast(a.as_ref(), &ArrowDataType::Float64, Default::default()) {
-            Ok(cast) => cast,
+        // polars' cast has no way from a dictionary to numbers either (it panicked).
+        ArrowDataType::Dictionary(key, _, _) => polars_arrow::match_integer_type!(key, |$T| {
+            let d = any.downcast_ref::<DictionaryArray<$T>>().expect("the dtype says dictionary");
+            let values = f64_array(d.values().as_ref(), name)?;
+            let at = |k: usize| (k < values.len() && values.is_valid(k)).then(|| values.value(k));
+            Ok(d.keys_iter().map(|k| k.and_then(at)).collect::<PrimitiveArray<f64>>())
+        }),
+        t => match polars_compute::cast::cast(a, &ArrowDataType::Float64, Default::default()) {
+            Ok(cast) => Ok(cast.as_any().downcast_ref::<PrimitiveArray<f64>>().expect("cast to f64").clone()),
             Err(e) => polars_bail!(SchemaMismatch: "column {name}: a {t:?} column cannot be read as numbers ({e})"),
         },
-    };
-    Ok(a.as_any().downcast_ref::<PrimitiveArray<f64>>().cloned())
+    }
 }
 
 /// A binary column (WKB geometry), whether the file tags it as `geoarrow.wkb` or not.

@@ -330,9 +330,9 @@ fn foursquare_parts_and_a_file_without_coordinates() {
     assert!(err.contains("latitude (every value null), longitude (every value null)"), "{err}");
 }
 
-/// The same Foursquare rows after a re-write that keeps text as Arrow dictionaries (pandas
-/// categories) and coordinates as DECIMAL(9,6): the import matches the plain file's, row for
-/// row, within the decimals' rounding.
+/// The same Foursquare rows after a re-write that keeps text and the longitude as Arrow
+/// dictionaries (pandas categories) and the latitude as DECIMAL(9,6): the import matches the
+/// plain file's, row for row, within the decimals' rounding.
 #[test]
 fn foursquare_dictionary_text_and_decimal_coordinates() {
     let (plain, plain_report) = import_fsq(&variant("fsq_current")).unwrap();
@@ -632,6 +632,17 @@ fn a_pbf_block_in_another_compression_is_refused_naming_it() {
         let e = import_osm(&file).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains(&format!("{compression}.osm.pbf")) && e.contains(&format!("compressed with {compression}")) && e.contains("osmium cat"), "{e}");
     }
+    // osmium compresses the header block as it does the data: an lz4 file fails there first.
+    let mut blob = Vec::new();
+    pb_varint(2 << 3, &mut blob);
+    pb_varint(64, &mut blob);
+    pb_bytes(6, b"an lz4 OSMHeader", &mut blob);
+    let file = dir.join("lz4-header.osm.pbf");
+    let mut b = pbf_block("OSMHeader", &blob);
+    b.extend_from_slice(&bytes[pbf_blocks(&bytes)[1].0..]);
+    std::fs::write(&file, b).unwrap();
+    let e = import_osm(&file).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("lz4-header.osm.pbf") && e.contains("its block at byte 0 is compressed with lz4"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

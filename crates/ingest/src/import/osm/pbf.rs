@@ -60,14 +60,20 @@ fn unreadable(name: &str, e: impl std::fmt::Display) -> IngestError {
 /// compressed any other way (the format allows lz4, zstd, lzma; osmium writes lz4 when asked)
 /// "empty", which sends an operator looking for a download cut short.
 fn undecodable(file: &Path, name: &str, offset: Option<ByteOffset>, e: osmpbf::Error) -> IngestError {
-    let other = matches!(e.kind(), osmpbf::ErrorKind::Blob(osmpbf::BlobError::Empty)).then(|| offset.and_then(|o| compression(file, o.0))).flatten();
-    match other {
-        Some(c) => unreadable(
-            name,
-            format!("its block at byte {} is compressed with {c}, which this reader does not read: write it again with zlib (`osmium cat IN.osm.pbf -o OUT.osm.pbf`) and import that", offset.map_or(0, |o| o.0)),
-        ),
-        None => unreadable(name, e),
+    other_compression(file, name, offset, &e).unwrap_or_else(|| unreadable(name, e))
+}
+
+/// The error for a block compressed in a way osmpbf does not read, when that is what `e` is.
+fn other_compression(file: &Path, name: &str, offset: Option<ByteOffset>, e: &osmpbf::Error) -> Option<IngestError> {
+    if !matches!(e.kind(), osmpbf::ErrorKind::Blob(osmpbf::BlobError::Empty)) {
+        return None;
     }
+    let at = offset?.0;
+    let c = compression(file, at)?;
+    Some(unreadable(
+        name,
+        format!("its block at byte {at} is compressed with {c}, which this reader does not read: write it again with zlib (`osmium cat IN.osm.pbf -o OUT.osm.pbf`) and import that"),
+    ))
 }
 
 /// The compression a block's Blob names, read from its fields (fileformat.proto: 4 lzma,
@@ -222,7 +228,11 @@ fn layout(file: &Path, name: &str) -> Result<Layout> {
     // The header block is decoded, so damage there is named as anywhere else (the passes decode
     // only the data blocks).
     if let Some(at) = header_block {
-        let header = reader.blob_from_offset(at).and_then(|b| b.to_headerblock()).map_err(|e| unreadable(name, format!("its OSMHeader block: {e}")))?;
+        let blob = reader.blob_from_offset(at).map_err(|e| unreadable(name, format!("its OSMHeader block: {e}")))?;
+        // osmium compresses the header as it does the data: lz4 shows here first.
+        let header = blob
+            .to_headerblock()
+            .map_err(|e| other_compression(file, name, Some(at), &e).unwrap_or_else(|| unreadable(name, format!("its OSMHeader block: {e}"))))?;
         required_features(name, header.required_features())?;
     }
     // The highest type in each probed block, decoded once however often the searches ask.
