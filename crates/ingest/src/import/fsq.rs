@@ -69,7 +69,7 @@ fn columns(df: &Frame) -> PolarsResult<Box<dyn Rows>> {
     }
     if !missing.is_empty() {
         let have = df.names();
-        polars_bail!(ColumnNotFound: "not a Foursquare OS Places file: missing required column(s) {} (it has {})", missing.join(", "), have.join(", "));
+        polars_bail!(ColumnNotFound: "not a Foursquare OS Places file: required column(s) missing or empty: {} (it has {})", missing.join(", "), have.join(", "));
     }
     df.preload(&COLUMNS)?;
     Ok(Box::new(Columns {

@@ -77,7 +77,7 @@ const COLUMNS: [&str; 19] = [
 fn columns(df: &Frame) -> PolarsResult<Box<dyn Rows>> {
     let missing = missing_columns(df, &["id", "geometry"]);
     if !missing.is_empty() {
-        polars_bail!(ColumnNotFound: "not an Overture places file: missing column(s) {}", missing.join(", "));
+        polars_bail!(ColumnNotFound: "not an Overture places file: required column(s) missing or empty: {}", missing.join(", "));
     }
     // 2023's alpha releases had `names` as a map of lists and temporary ids that were never
     // stable: not worth importing, and not to be read as empty names.
