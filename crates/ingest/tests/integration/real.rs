@@ -574,17 +574,23 @@ fn pbf_block(blob_type: &str, blob: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A Blob: its payload in `field` (1 raw, 3 zlib, 4 lzma, 6 lz4, 7 zstd) and the size it
+/// unpacks to (`raw_size`, field 2).
+fn pbf_blob(field: u64, payload: &[u8], raw_size: u64) -> Vec<u8> {
+    let mut blob = Vec::new();
+    pb_bytes(field, payload, &mut blob);
+    pb_varint(2 << 3, &mut blob);
+    pb_varint(raw_size, &mut blob);
+    blob
+}
+
 /// A block holding an uncompressed OSMHeader with these required features.
 fn pbf_header_block(required: &[&str]) -> Vec<u8> {
     let mut header_block = Vec::new();
     for f in required {
         pb_bytes(4, f.as_bytes(), &mut header_block);
     }
-    let mut blob = Vec::new();
-    pb_bytes(1, &header_block, &mut blob);
-    pb_varint(2 << 3, &mut blob);
-    pb_varint(header_block.len() as u64, &mut blob);
-    pbf_block("OSMHeader", &blob)
+    pbf_block("OSMHeader", &pbf_blob(1, &header_block, header_block.len() as u64))
 }
 
 #[test]
@@ -621,25 +627,17 @@ fn a_pbf_block_in_another_compression_is_refused_naming_it() {
     let bytes = std::fs::read(real("osm/zugerland.osm.pbf")).unwrap();
     let header = &bytes[..pbf_blocks(&bytes)[1].0];
     for (field, compression) in [(6u64, "lz4"), (7, "zstd"), (4, "lzma")] {
-        let mut blob = Vec::new();
-        pb_varint(2 << 3, &mut blob);
-        pb_varint(4096, &mut blob);
-        pb_bytes(field, b"not decompressed by anyone here", &mut blob);
         let file = dir.join(format!("{compression}.osm.pbf"));
         let mut b = header.to_vec();
-        b.extend(pbf_block("OSMData", &blob));
+        b.extend(pbf_block("OSMData", &pbf_blob(field, b"not decompressed by anyone here", 4096)));
         std::fs::write(&file, b).unwrap();
         let e = import_osm(&file).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains(&format!("{compression}.osm.pbf")) && e.contains(&format!("compressed with {compression}")) && e.contains("osmium cat"), "{e}");
     }
     // osmium compresses the header block as it does the data: an lz4 file fails there first.
-    let mut blob = Vec::new();
-    pb_varint(2 << 3, &mut blob);
-    pb_varint(64, &mut blob);
-    pb_bytes(6, b"an lz4 OSMHeader", &mut blob);
     let file = dir.join("lz4-header.osm.pbf");
-    let mut b = pbf_block("OSMHeader", &blob);
-    b.extend_from_slice(&bytes[pbf_blocks(&bytes)[1].0..]);
+    let mut b = pbf_block("OSMHeader", &pbf_blob(6, b"an lz4 OSMHeader", 64));
+    b.extend_from_slice(&bytes[header.len()..]);
     std::fs::write(&file, b).unwrap();
     let e = import_osm(&file).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("lz4-header.osm.pbf") && e.contains("its block at byte 0 is compressed with lz4"), "{e}");
