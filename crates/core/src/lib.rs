@@ -56,7 +56,7 @@ pub use snapshot::{
     PackedRows, RowBuilder, RowPacker, Snapshot, SnapshotBuilder, TextColumn, FORMAT_VERSION, OLDEST_READABLE, PREVIOUS_SNAPSHOT_FILE, SNAPSHOT_FILE,
 };
 pub use strings::{StringPool, StringPoolBuilder};
-pub use time::{format_iso, parse_iso, DAY_S};
+pub use time::{format_iso, parse_iso, AHEAD_MAX_S, DAY_S};
 
 /// The most worker threads a data build may be asked to run (`STOREMAP_THREADS`): the pipeline
 /// refuses more, and the service checks the variable against it at start.

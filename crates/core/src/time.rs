@@ -4,6 +4,12 @@
 /// Seconds in a day: the one home of the number for every crate.
 pub const DAY_S: i64 = 86_400;
 
+/// How far past the time it is stamped for a date may stand and still be believed: a data
+/// refresh planned ahead, or a source refreshed after a build's as-of, is weeks; a year more
+/// is a typed year or a broken clock (2062, 9999). Limits a command's `--as-of` against the
+/// machine's clock, and a source's own dates against the build's as-of.
+pub const AHEAD_MAX_S: i64 = 366 * DAY_S;
+
 /// Days since 1970-01-01 for a civil date (Howard Hinnant's days_from_civil).
 pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

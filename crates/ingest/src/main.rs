@@ -237,9 +237,6 @@ enum Command {
     },
 }
 
-/// How far ahead of the clock an `--as-of` may be.
-const AS_OF_AHEAD_MAX_S: i64 = 366 * storemap_core::DAY_S;
-
 fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, String> {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| e.to_string())?.as_secs() as i64;
     let as_of = match &c.as_of {
@@ -248,7 +245,7 @@ fn options(c: &Common, synthetic: Option<(f64, u64)>) -> Result<BuildOptions, St
     };
     // A mistyped year (9999, 2062) would stamp every row with a time to come, and the next
     // import would be refused as going back in time; a planned as-of is never a year ahead.
-    if as_of > now + AS_OF_AHEAD_MAX_S {
+    if as_of > now + storemap_core::AHEAD_MAX_S {
         return Err(format!(
             "--as-of: {} is more than a year after this machine's clock ({}): check the year (rows would be stamped with a time to come, and every later import refused as earlier)",
             c.as_of.as_deref().unwrap_or_default(),

@@ -497,7 +497,7 @@ const SEEN_FLOOR: i64 = 946_684_800;
 /// snapshot's time (a typo or a broken clock, 2099). A date a little after it is real: data
 /// refreshed after the as-of a build was asked for.
 fn sighting_time(seen: Option<i64>, as_of: i64) -> Option<i64> {
-    seen.filter(|&t| t >= SEEN_FLOOR && t <= as_of.saturating_add(366 * storemap_core::DAY_S))
+    seen.filter(|&t| t >= SEEN_FLOOR && t <= as_of.saturating_add(storemap_core::AHEAD_MAX_S))
 }
 
 /// When a store was last seen by a source: the newest sighting, never after the snapshot's
