@@ -15,6 +15,7 @@ pub mod footprint;
 pub mod hash;
 pub mod history;
 pub mod hours;
+pub mod house_number;
 pub mod identity;
 pub mod import;
 pub mod land;

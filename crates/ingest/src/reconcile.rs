@@ -469,7 +469,7 @@ impl Reconciler<'_> {
             lng: lead.lng,
             id: fnv1a(id_source.as_bytes()),
             name,
-            address: first(|r| r.address()),
+            address: crate::house_number::line(&first(|r| r.address()), &country).into_owned(),
             city: first(|r| r.city()),
             state: first(|r| r.state()),
             postcode: first(|r| r.postcode()),

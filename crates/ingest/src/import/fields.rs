@@ -127,11 +127,12 @@ impl Tags {
         PLACE_KEYS.iter().zip(values).find_map(|(k, v)| v.as_ref().map(|v| format!("{k}/{v}")))
     }
 
-    /// One address line: `addr:street_address`, else house number + street, else `addr:full`.
+    /// One address line: `addr:street_address`, else house number + street (joined for the
+    /// country's order, which reconciliation knows: [`crate::house_number`]), else `addr:full`.
     pub fn address(&self) -> Option<String> {
         let joined = match (&self.housenumber, &self.street) {
-            (Some(n), Some(s)) => Some(format!("{} {}", n.trim(), s.trim())),
-            (None, Some(s)) => Some(s.trim().to_string()),
+            (Some(n), Some(s)) if !n.trim().is_empty() && !s.trim().is_empty() => Some(crate::house_number::join(n.trim(), s.trim())),
+            (_, Some(s)) => crate::source_row::clean(Some(s)),
             _ => None,
         };
         crate::source_row::clean(self.street_address.as_deref()).or(joined).or_else(|| crate::source_row::clean(self.addr_full.as_deref()))

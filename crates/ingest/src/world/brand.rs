@@ -7,8 +7,10 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use storemap_core::{haversine_m, offset_m, SourceType};
 
+use super::address::{self, Address};
 use super::churn::{self, Event, SURVEY};
 use super::places::{self, Area, Gazetteer};
+use super::postcode;
 use super::Calibration;
 use crate::catalog::CatalogBrand;
 use crate::footprint::Reach;
@@ -30,7 +32,7 @@ pub struct TrueStore {
     pub lng: f64,
     pub city: u32,
     pub country: String,
-    pub address: String,
+    pub address: Address,
     pub postcode: String,
     pub phone: String,
     pub kind: Kind,
@@ -567,8 +569,15 @@ fn new_store(
         lng,
         city,
         country: country.to_string(),
-        address: places::address(country, rng),
-        postcode: places::postcode(g, country, lat, lng, rng),
+        address: address::address(country, lat, lng, rng),
+        postcode: postcode::postcode(
+            country,
+            if country == "US" { g.us_zip(lat, lng) } else { None },
+            // The area of the town the address names, so that the two agree where the store
+            // stands past the town's edge.
+            g.postal_area(country, g.cities[city as usize].lat, g.cities[city as usize].lng),
+            rng,
+        ),
         phone: places::phone(country, rng),
         kind,
         closed: rng.random::<f64>() < cal.closed_share,
@@ -802,7 +811,7 @@ fn observe(
             SourceType::Osm if r < 0.1 => format!("{base}{suffix} {city}"),
             SourceType::Overture if r < 0.2 => format!("{base}{suffix} {city}"),
             SourceType::Fsq if r < 0.15 => format!("{}{suffix}", base.replace(['\'', '’'], "")),
-            SourceType::Fsq if r < 0.3 => format!("{base}{suffix} - {}", s.address),
+            SourceType::Fsq if r < 0.3 => format!("{base}{suffix} - {}", s.address.line),
             SourceType::Fsq if r < 0.4 => format!("{base}{suffix} #{}", s.number),
             _ => format!("{base}{suffix}"),
         };

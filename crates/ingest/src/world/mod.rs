@@ -8,10 +8,12 @@
 //! community-only). The result is written in the sources' real formats and imported by the
 //! same importers as real extracts. The truth is written beside it, for scoring only.
 
+mod address;
 mod brand;
 pub mod churn;
 mod hours;
 mod places;
+pub mod postcode;
 mod write;
 
 use std::ops::ControlFlow;

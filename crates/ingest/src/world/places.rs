@@ -1,6 +1,6 @@
 //! Where stores go and what their addresses look like: population-weighted city sampling per
-//! country, street addresses in the local pattern, postcodes (real US ZIPs, local patterns
-//! elsewhere) and phone numbers.
+//! country, postcodes (real US ZIPs, local patterns elsewhere) and phone numbers (the street
+//! addresses are `world::address`'s).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::postcode::PostalAreas;
 use crate::land::LandMask;
 use crate::reference::{City, Zip};
 
@@ -113,6 +114,7 @@ pub struct Gazetteer<'a> {
     legs: Vec<OnceLock<Box<[u32]>>>,
     land: &'a LandMask,
     zips: ZipGrid,
+    postal: PostalAreas,
     /// Each country's market region, where the reference names one.
     regions: HashMap<String, String>,
     /// The people of each country's places (GeoNames populations, summed).
@@ -226,7 +228,19 @@ impl<'a> Gazetteer<'a> {
             push(metros.entry(cities[k].country.clone()).or_default(), m, total(&members[m]));
         }
         let legs = (0..cities.len()).map(|_| OnceLock::new()).collect();
-        Gazetteer { cities, by_country, metros, members, hubs, legs, land, zips: ZipGrid::new(zips), regions: HashMap::new(), people }
+        Gazetteer {
+            cities,
+            by_country,
+            metros,
+            members,
+            hubs,
+            legs,
+            land,
+            zips: ZipGrid::new(zips),
+            postal: PostalAreas::new(cities),
+            regions: HashMap::new(),
+            people,
+        }
     }
 
     /// A city drawn by population: a metro area by its people and then one of its towns, core
@@ -338,6 +352,11 @@ impl<'a> Gazetteer<'a> {
     pub fn us_zip(&self, lat: f64, lng: f64) -> Option<&str> {
         self.zips.nearest(lat, lng)
     }
+
+    /// The first two digits of the postal area a point is in, where the country has them.
+    pub fn postal_area(&self, country: &str, lat: f64, lng: f64) -> Option<&'static str> {
+        self.postal.prefix(country, lat, lng)
+    }
 }
 
 /// US ZIP centroids bucketed in 0.25-degree cells, for "the nearest ZIP" lookups.
@@ -373,86 +392,6 @@ impl ZipGrid {
             }
         }
         best.map(|(_, z)| z)
-    }
-}
-
-const STREETS: &[&str] = &[
-    "Main",
-    "Oak",
-    "Maple",
-    "Cedar",
-    "Park",
-    "Lake",
-    "Hill",
-    "Church",
-    "Market",
-    "King",
-    "Queen",
-    "Station",
-    "Mill",
-    "River",
-    "Bridge",
-    "High",
-    "Victoria",
-    "Washington",
-    "Lincoln",
-    "Jackson",
-    "Franklin",
-    "Madison",
-    "Central",
-    "Garden",
-    "Spring",
-    "Elm",
-    "Pine",
-    "North",
-    "South",
-    "Harbour",
-];
-const SPANISH: &[&str] = &["ES", "MX", "AR", "CO", "CL", "PE", "VE", "EC", "GT", "CU", "BO", "DO", "HN", "PY", "SV", "NI", "CR", "PA", "UY"];
-const FRENCH: &[&str] = &["FR", "BE", "LU", "MC", "SN", "CI", "MA", "TN", "DZ", "CM"];
-
-/// A street address in the local pattern.
-pub fn address(country: &str, rng: &mut ChaCha8Rng) -> String {
-    let street = STREETS[rng.random_range(0..STREETS.len())];
-    let n = rng.random_range(1..2400);
-    if SPANISH.contains(&country) {
-        format!("Calle {street} {n}")
-    } else if FRENCH.contains(&country) {
-        format!("{n} rue {street}")
-    } else if matches!(country, "DE" | "AT" | "CH") {
-        format!("{street}straße {n}")
-    } else if country == "IT" {
-        format!("Via {street} {n}")
-    } else if matches!(country, "PT" | "BR") {
-        format!("Rua {street} {n}")
-    } else if country == "NL" {
-        format!("{street}straat {n}")
-    } else if matches!(country, "JP" | "KR" | "TW" | "CN") {
-        format!("{}-{}-{} {street}", rng.random_range(1..9), rng.random_range(1..30), rng.random_range(1..20))
-    } else {
-        let suffix = ["St", "Ave", "Rd", "Blvd", "Dr"][rng.random_range(0..5)];
-        format!("{n} {street} {suffix}")
-    }
-}
-
-/// A postcode: the nearest real ZIP in the US, a local-pattern code elsewhere (where the
-/// country uses one), none otherwise.
-pub fn postcode(g: &Gazetteer, country: &str, lat: f64, lng: f64, rng: &mut ChaCha8Rng) -> String {
-    let digits = |n: u32, rng: &mut ChaCha8Rng| (0..n).map(|_| char::from(b'0' + rng.random_range(0..10u8))).collect::<String>();
-    let letter = |rng: &mut ChaCha8Rng| char::from(b'A' + rng.random_range(0..26u8));
-    match country {
-        "US" => g.us_zip(lat, lng).unwrap_or_default().to_string(),
-        "DE" | "FR" | "ES" | "IT" | "MX" | "FI" | "MY" | "TH" | "TR" | "KR" | "SA" | "UA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
-        "AU" | "AT" | "BE" | "CH" | "DK" | "NO" | "NZ" | "ZA" | "HU" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
-        "NL" => format!("{} {}{}", digits(4, rng), letter(rng), letter(rng)),
-        "CA" => format!("{}{}{} {}{}{}", letter(rng), digits(1, rng), letter(rng), digits(1, rng), letter(rng), digits(1, rng)),
-        "GB" => format!("{}{}{} {}{}{}", letter(rng), letter(rng), digits(1, rng), digits(1, rng), letter(rng), letter(rng)),
-        "JP" => format!("{}-{}", digits(3, rng), digits(4, rng)),
-        "BR" => format!("{}-{}", digits(5, rng), digits(3, rng)),
-        "PL" => format!("{}-{}", digits(2, rng), digits(3, rng)),
-        "SE" | "CZ" | "SK" | "GR" => format!("{} {}", digits(3, rng), digits(2, rng)),
-        "IN" | "RU" | "CN" | "SG" | "KZ" | "BY" | "RO" | "VN" => digits(6, rng),
-        _ => String::new(),
     }
 }
 

@@ -263,6 +263,12 @@ fn s(v: &str) -> Option<String> {
 /// Six-decimal rounding as written by make_fixtures.py (`rnd(p, 6)`): within half a unit.
 const ROUNDED_6: f64 = 5.01e-7;
 
+/// The row's address as a US row's line reads: a number and street given apart (OpenStreetMap's
+/// tags) wait for the row's country to be joined ([`storemap_ingest::house_number`]).
+fn us_line(r: &SourceRow) -> Option<String> {
+    r.address.as_deref().map(|a| storemap_ingest::house_number::line(a, "US").into_owned())
+}
+
 #[test]
 fn osm_row_field_by_field() {
     let id = member_id("mcdonalds-madison-dearborn", SourceType::Osm);
@@ -274,7 +280,7 @@ fn osm_row_field_by_field() {
     assert_eq!(r.brand, s("McDonald's"));
     assert_eq!(r.brand_wikidata, s("Q38076"));
     assert_eq!(r.category, s("amenity/fast_food"));
-    assert_eq!(r.address, s("35 West Madison Street"));
+    assert_eq!(us_line(&r), s("35 West Madison Street"));
     assert_eq!(r.city, s("Chicago"));
     assert_eq!(r.state, s("IL"));
     assert_eq!(r.postcode, s("60602"));
@@ -295,7 +301,7 @@ fn atp_row_field_by_field() {
     assert_eq!(r.brand, s("McDonald's"));
     assert_eq!(r.brand_wikidata, s("Q38076"));
     assert_eq!(r.category, s("amenity/fast_food"));
-    assert_eq!(r.address, s("35 W Madison St"));
+    assert_eq!(us_line(&r), s("35 W Madison St"));
     assert_eq!(r.city, s("Chicago"));
     assert_eq!(r.state, s("IL"));
     assert_eq!(r.postcode, s("60602"));
@@ -319,7 +325,7 @@ fn overture_row_field_by_field() {
     assert_eq!(r.brand, s("McDonald's"));
     assert_eq!(r.brand_wikidata, s("Q38076"));
     assert_eq!(r.category, s("fast_food_restaurant"));
-    assert_eq!(r.address, s("35 W Madison St"));
+    assert_eq!(us_line(&r), s("35 W Madison St"));
     assert_eq!(r.city, s("Chicago"));
     assert_eq!(r.state, s("IL"), "region US-IL");
     assert_eq!(r.postcode, s("60602"));
@@ -345,7 +351,7 @@ fn fsq_row_field_by_field() {
     assert_eq!(r.brand, None);
     assert_eq!(r.brand_wikidata, None);
     assert_eq!(r.category, s("Dining and Drinking > Cafe, Coffee, and Tea House > Coffee Shop"));
-    assert_eq!(r.address, s("151 N Michigan Ave"));
+    assert_eq!(us_line(&r), s("151 N Michigan Ave"));
     assert_eq!(r.city, s("Chicago"));
     assert_eq!(r.state, s("IL"));
     assert_eq!(r.postcode, s("60601"));

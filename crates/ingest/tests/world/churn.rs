@@ -35,7 +35,7 @@ fn worlds_at(scale: f64, as_of: Option<i64>) -> Vec<BrandWorld> {
 
 /// What one store is: where it is, its number and its address.
 fn place(w: &BrandWorld, number: u32) -> Option<(u64, u64, String, String)> {
-    w.stores.iter().find(|s| s.number == number).map(|s| (s.lat.to_bits(), s.lng.to_bits(), s.country.clone(), s.address.clone()))
+    w.stores.iter().find(|s| s.number == number).map(|s| (s.lat.to_bits(), s.lng.to_bits(), s.country.clone(), s.address.line.clone()))
 }
 
 #[test]

@@ -18,6 +18,7 @@
 //! - `hours`: the sources' opening hours as their publishers write them, and the rows' hours by
 //!   kind of store and country's trading law.
 //! - `names`: small stores carry a format their chain runs (Walmart Express, no H&M Express).
+//! - `addresses`: street addresses in each country's own pattern, the house number apart.
 //! - `footprints`: the synthetic world against the real store counts per country and the
 //!   AllThePlaces presence table.
 //! - `shards`: a build in shards, merged, is the one-process build byte for byte; bad parts are
@@ -30,6 +31,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod addresses;
 mod churn;
 mod clustering;
 mod determinism;

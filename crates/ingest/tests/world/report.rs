@@ -137,8 +137,35 @@ fn at_scale_a_tenth_each_ticker_chains_served_top_country_is_its_published_one_b
         );
     }
     home_markets_at_a_tenth(&snap);
+    addresses_at_a_tenth(&snap);
     // On the same scale-0.1 world, built once for both.
     crate::footprints::crowded_countries_at_a_tenth(&dir.path().join("sources"));
+}
+
+/// The served addresses on the scale-0.1 world, whichever source gave them: a German row's line
+/// puts the number after the street, an American row's before it, however the source split them
+/// (OpenStreetMap and AllThePlaces give the two apart), and no row holds the separator the
+/// importers join them with.
+fn addresses_at_a_tenth(snap: &Snapshot) {
+    let (mut de, mut us, mut us_first) = (0, 0, 0);
+    for r in 0..snap.row_count() {
+        let row = snap.row(r);
+        assert!(!row.address.contains(storemap_ingest::house_number::SEP), "row {r}: {:?}", row.address);
+        let starts_with_number = row.address.starts_with(|c: char| c.is_ascii_digit());
+        match row.country.as_str() {
+            "DE" if !row.address.is_empty() => {
+                de += 1;
+                assert!(!starts_with_number, "a German address with its number first: {:?}", row.address);
+            }
+            "US" if !row.address.is_empty() => {
+                us += 1;
+                us_first += usize::from(starts_with_number);
+            }
+            _ => {}
+        }
+    }
+    assert!(de >= 1000 && us >= 1000, "{de} German and {us} American addresses");
+    assert_eq!(us_first, us, "every American address starts with its number");
 }
 
 /// `data report`'s home markets on the scale-0.1 world, recounted here from the snapshot and

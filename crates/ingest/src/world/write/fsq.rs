@@ -53,7 +53,7 @@ impl FsqColumns {
         f.lat.push(round6(s.lat));
         f.lng.push(round6(s.lng));
         let addr = s.with_address;
-        f.address.push(addr.then(|| store.address.clone()));
+        f.address.push(addr.then(|| store.address.line.clone()));
         f.locality.push(addr.then(|| city.name.clone()));
         f.region.push((addr && !city.admin1.is_empty()).then(|| city.admin1.clone()));
         f.postcode.push((addr && !store.postcode.is_empty()).then(|| store.postcode.clone()));

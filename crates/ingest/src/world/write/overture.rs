@@ -70,7 +70,7 @@ impl OvertureColumns {
         o.category.push(overture_category(&brand.category));
         o.confidence.push(if s.closed_marker { 0.0 } else { 0.77 });
         let addr = s.with_address;
-        o.freeform.push(addr.then(|| store.address.clone()));
+        o.freeform.push(addr.then(|| store.address.line.clone()));
         o.locality.push(addr.then(|| city.name.clone()));
         o.postcode.push((addr && !store.postcode.is_empty()).then(|| store.postcode.clone()));
         o.region.push((addr && !city.admin1.is_empty()).then(|| format!("{}-{}", store.country, city.admin1)));

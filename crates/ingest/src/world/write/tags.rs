@@ -45,13 +45,12 @@ impl<'a> Tags<'a> {
     pub(super) fn new(brand: &'a CatalogBrand, s: &'a Sighting, store: &'a TrueStore, city: &'a City, hours: Option<&'a str>) -> Tags<'a> {
         let (key, value) = brand.category.split_once('/').unwrap_or(("shop", "yes"));
         let addr = s.with_address;
-        let (number, street) = split_address(&store.address);
         let mut t = Tags {
             brand: s.tag_brand.then_some(brand.name.as_str()),
             brand_wikidata: if s.tag_wikidata { brand.wikidata.as_deref() } else { None },
             name: &s.name,
-            housenumber: if addr { number } else { None },
-            street: if addr { Some(street) } else { None },
+            housenumber: addr.then(|| store.address.number()),
+            street: addr.then(|| store.address.street()),
             city: addr.then_some(city.name.as_str()),
             state: (addr && !city.admin1.is_empty()).then_some(city.admin1.as_str()),
             postcode: (addr && !store.postcode.is_empty()).then_some(store.postcode.as_str()),
@@ -67,13 +66,5 @@ impl<'a> Tags<'a> {
             _ => t.shop = Some(value),
         }
         t
-    }
-}
-
-/// "123 Main St" -> (Some("123"), "Main St"); addresses without a leading number stay whole.
-fn split_address(a: &str) -> (Option<&str>, &str) {
-    match a.split_once(' ') {
-        Some((n, rest)) if n.chars().all(|c| c.is_ascii_digit()) => (Some(n), rest),
-        _ => (None, a),
     }
 }
