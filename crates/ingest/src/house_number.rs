@@ -9,16 +9,17 @@ use std::borrow::Cow;
 
 /// Between a house number and its street in an imported address that is not a line yet: the
 /// ASCII unit separator, which no real address holds. One that a source's text carries anyway
-/// is a space in the line ([`line`]): no control character reaches a served row.
+/// is a space by the time the text is read (`source_row::clean`), and [`line`] leaves none: no
+/// control character reaches a served row.
 pub const SEP: char = '\u{1f}';
 
 /// Countries whose addresses put the number after the street: continental Europe but France,
-/// Monaco and Luxembourg; Latin America; Turkey, Israel, Iran and the Caucasus; Indonesia and
-/// Korea. Elsewhere (the English-writing world, France, most of Asia and Africa) it comes first.
+/// Monaco and Luxembourg; Latin America; the Portuguese-speaking world; Turkey, Israel, Iran and
+/// the Caucasus; Indonesia and Korea. Elsewhere (the English-writing world, France, most of Asia and Africa) it comes first.
 const NUMBER_AFTER: &[&str] = &[
-    "AD", "AL", "AM", "AR", "AT", "AZ", "BA", "BE", "BG", "BO", "BR", "BY", "CH", "CL", "CO", "CR", "CU", "CY", "CZ", "DE", "DK", "DO", "EC", "EE", "ES", "FI",
-    "FO", "GE", "GL", "GR", "GT", "HN", "HR", "HU", "ID", "IL", "IR", "IS", "IT", "KG", "KR", "KZ", "LI", "LT", "LV", "MD", "ME", "MK", "MX", "NI", "NL", "NO",
-    "PA", "PE", "PL", "PT", "PY", "RO", "RS", "RU", "SE", "SI", "SK", "SM", "SV", "TR", "UA", "UY", "UZ", "VA", "VE", "XK",
+    "AD", "AL", "AM", "AO", "AR", "AT", "AZ", "BA", "BE", "BG", "BO", "BR", "BY", "CH", "CL", "CO", "CR", "CU", "CV", "CY", "CZ", "DE", "DK", "DO", "EC", "EE",
+    "ES", "FI", "FO", "GE", "GL", "GR", "GT", "GW", "HN", "HR", "HU", "ID", "IL", "IR", "IS", "IT", "KG", "KR", "KZ", "LI", "LT", "LV", "MD", "ME", "MK", "MX",
+    "MZ", "NI", "NL", "NO", "PA", "PE", "PL", "PT", "PY", "RO", "RS", "RU", "SE", "SI", "SK", "SM", "ST", "SV", "TL", "TR", "UA", "UY", "UZ", "VA", "VE", "XK",
 ];
 
 /// A number and a street to be written in the order of the country the row turns out to be in.
@@ -54,9 +55,11 @@ mod tests {
         // A line a source wrote whole is left alone, whatever the country.
         assert_eq!(line("Hauptstraße 12", "US"), "Hauptstraße 12");
         assert!(matches!(line("12 Rue de la Gare", "DE"), Cow::Borrowed(_)));
-        // A separator inside a source's own text never reaches the line.
+        // A separator inside a source's own text never reaches the line, nor turns it round.
         assert_eq!(line(&join("1\u{1f}2", "Main\u{1f}St"), "US"), "1 2 Main St");
         assert_eq!(line("a\u{1f}b\u{1f}c", "DE"), "a b c");
+        let whole = crate::source_row::clean(Some(" Hauptstraße\u{1f}12 ")).unwrap();
+        assert_eq!(line(&whole, "DE"), "Hauptstraße 12");
     }
 
     #[test]

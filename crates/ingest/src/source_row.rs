@@ -221,7 +221,12 @@ pub fn valid_point(lat: f64, lng: f64) -> bool {
     lat.is_finite() && lng.is_finite() && (-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lng) && !(lat == 0.0 && lng == 0.0)
 }
 
-/// Trims and drops empty strings.
+/// Trims and drops empty strings. The character the importers join a house number and its
+/// street with ([`crate::house_number::SEP`]) is a space in a source's own text, so that only
+/// a joined address ever holds it.
 pub fn clean(s: Option<&str>) -> Option<String> {
-    s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+    let s = s?;
+    let sep = crate::house_number::SEP;
+    let s = if s.contains(sep) { std::borrow::Cow::Owned(s.replace(sep, " ")) } else { std::borrow::Cow::Borrowed(s) };
+    Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_string)
 }

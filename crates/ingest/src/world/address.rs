@@ -805,8 +805,9 @@ pub fn address(country: &str, lat: f64, lng: f64, rng: &mut ChaCha8Rng) -> Addre
         c if ENGLISH.contains(&c) => number_street(BRITISH, " "),
         "DE" | "AT" | "LI" => street_number(GERMAN),
         // Switzerland writes ss for ß; its French west and Italian south their own names
-        // (by position, roughly: Romandy west of 7° E, Ticino south of the Alps' crest).
-        "CH" if lng < 7.0 => number_street(FRENCH, " "),
+        // (by position, roughly: Romandy west of 7° E, Ticino south of the Alps' crest), the
+        // number after the street in all three.
+        "CH" if lng < 7.0 => street_number(FRENCH),
         "CH" if lat < 46.45 && lng > 8.4 => street_comma(ITALIAN),
         "CH" => {
             let street = pick(GERMAN, slot).replace('ß', "ss");

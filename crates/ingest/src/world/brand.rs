@@ -9,6 +9,7 @@ use storemap_core::{haversine_m, offset_m, SourceType};
 
 use super::address::{self, Address};
 use super::churn::{self, Event, SURVEY};
+use super::phone;
 use super::places::{self, Area, Gazetteer};
 use super::postcode;
 use super::Calibration;
@@ -563,6 +564,9 @@ fn new_store(
         ("retail" | "supermarket" | "coffee" | "food" | "pharmacy", r) if r < 0.09 && brand.small_format.is_some() => Kind::Small,
         _ => Kind::Full,
     };
+    // The postal area of the town the address names, so that the two agree where the store
+    // stands past the town's edge (it draws nothing).
+    let area = g.postal_area(city);
     Some(TrueStore {
         number,
         lat,
@@ -570,15 +574,8 @@ fn new_store(
         city,
         country: country.to_string(),
         address: address::address(country, lat, lng, rng),
-        postcode: postcode::postcode(
-            country,
-            if country == "US" { g.us_zip(lat, lng) } else { None },
-            // The area of the town the address names, so that the two agree where the store
-            // stands past the town's edge.
-            g.postal_area(country, g.cities[city as usize].lat, g.cities[city as usize].lng),
-            rng,
-        ),
-        phone: places::phone(country, rng),
+        postcode: postcode::postcode(country, if country == "US" { g.us_zip(lat, lng) } else { None }, area.as_deref(), rng),
+        phone: phone::phone(country, &g.cities[city as usize], area.as_deref(), rng),
         kind,
         closed: rng.random::<f64>() < cal.closed_share,
         opened: None,

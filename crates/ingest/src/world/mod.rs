@@ -12,6 +12,7 @@ mod address;
 mod brand;
 pub mod churn;
 mod hours;
+mod phone;
 mod places;
 pub mod postcode;
 mod write;

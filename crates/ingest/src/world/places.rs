@@ -1,6 +1,6 @@
-//! Where stores go and what their addresses look like: population-weighted city sampling per
-//! country, postcodes (real US ZIPs, local patterns elsewhere) and phone numbers (the street
-//! addresses are `world::address`'s).
+//! Where stores go: population-weighted city sampling per country, metro areas and highway
+//! legs, the land and the US ZIPs under them (street addresses are `world::address`'s,
+//! postcodes `world::postcode`'s, phone numbers `world::phone`'s).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -353,9 +353,9 @@ impl<'a> Gazetteer<'a> {
         self.zips.nearest(lat, lng)
     }
 
-    /// The first two digits of the postal area a point is in, where the country has them.
-    pub fn postal_area(&self, country: &str, lat: f64, lng: f64) -> Option<&'static str> {
-        self.postal.prefix(country, lat, lng)
+    /// The first characters of a town's postcodes, where its country's postal areas are known.
+    pub fn postal_area(&self, city: u32) -> Option<std::borrow::Cow<'static, str>> {
+        self.postal.prefix(&self.cities[city as usize])
     }
 }
 
@@ -393,36 +393,6 @@ impl ZipGrid {
         }
         best.map(|(_, z)| z)
     }
-}
-
-/// A fictional phone number with the country's calling code (the 555-01xx range in NANP).
-pub fn phone(country: &str, rng: &mut ChaCha8Rng) -> String {
-    let code = match country {
-        "US" | "CA" | "PR" => {
-            return format!("+1 {}-555-01{:02}", rng.random_range(201..990), rng.random_range(0..100));
-        }
-        "GB" => 44,
-        "FR" => 33,
-        "DE" => 49,
-        "JP" => 81,
-        "AU" => 61,
-        "ES" => 34,
-        "IT" => 39,
-        "NL" => 31,
-        "MX" => 52,
-        "BR" => 55,
-        "IN" => 91,
-        "CN" => 86,
-        "KR" => 82,
-        "SE" => 46,
-        "CH" => 41,
-        "BE" => 32,
-        "AT" => 43,
-        "PL" => 48,
-        "NZ" => 64,
-        _ => return String::new(),
-    };
-    format!("+{code} {} {}", rng.random_range(10..99), rng.random_range(100_000..999_999))
 }
 
 #[cfg(test)]

@@ -1,13 +1,16 @@
-//! Postcodes: the nearest real ZIP in the US; in Germany, France, Spain, Italy and the
-//! Netherlands a code whose first two digits are the postal area the store stands in (a store
-//! in Munich is 80xxx, one in Marseille 13xxx, one in Madrid 28xxx), found as the area of the
-//! nearest of its main towns; elsewhere the country's pattern with digits drawn at random.
+//! Postcodes: the nearest real ZIP in the US; elsewhere the country's pattern, whose first
+//! characters, where the country's postal areas are known here, are those of the area the
+//! store's town is in (a store in Munich is 80xxx, one in Marseille 13xxx, one in Manchester
+//! M1 xxx, one in Montréal H1x xxx, one in Sydney 2xxx), and the rest drawn at random.
 //!
-//! The areas' first digits are the postal services' own division: Germany's two-digit
-//! Leitregionen, France's and Spain's département and province numbers, Italy's provinces'
-//! CAP prefixes, the Netherlands' two-digit regions. Each is placed at its main town, read by
-//! name from the gazetteer (the most populous place of that name in the country).
+//! The areas are the postal services' own divisions: Germany's two-digit Leitregionen, France's
+//! and Spain's département and province numbers, Italy's provinces' CAP prefixes, the
+//! Netherlands' two-digit regions, Britain's postcode areas and Canada's first letters, each
+//! placed at its main town, read by name from the gazetteer (the most populous place of that
+//! name in the country); a town takes the area of the nearest. Australia's first digit and most
+//! Canadian provinces' letter go by the town's state or province alone.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rand::Rng;
@@ -185,7 +188,6 @@ const FR: &[(&str, &str)] = &[
     ("72", "Le Mans"),
     ("73", "Chambéry"),
     ("74", "Annecy"),
-    ("75", "Paris"),
     ("76", "Rouen"),
     ("77", "Melun"),
     ("78", "Versailles"),
@@ -399,41 +401,270 @@ const NL: &[(&str, &str)] = &[
     ("97", "Groningen"),
 ];
 
-/// Areas that end closer to their town than their neighbours' towns would say, in km. The
-/// gazetteer has the city of Paris as one place, and the towns around it, some 4 km from its
-/// centre (Montrouge, Le Kremlin-Bicêtre), are suburbs in départements of their own: 75 is
-/// Paris's place alone.
-const REACH_KM: [(&str, &str, f64); 1] = [("FR", "75", 1.0)];
+/// Cities whose postcodes name their arrondissement: (country, town, the code before the
+/// arrondissement's number, how many there are). GeoNames lists Marseille's and Lyon's
+/// arrondissements as places of their own ("Marseille 08"; Lyon's it does not), whose
+/// number ends the code (13008); a store of the city's own place, or of a quarter GeoNames names after it
+/// ("Marseille Endoume"), takes one at random. Paris (75) is its city alone:
+/// the towns around it, however close (Montrouge is 4 km from the centre), are in départements
+/// of their own, which the table's other towns give them.
+const CITY_CODES: [(&str, &str, &str, u32); 3] = [("FR", "Paris", "750", 20), ("FR", "Marseille", "130", 16), ("FR", "Lyon", "6900", 9)];
+
+/// Britain's areas with the districts their towns' codes take (Aberdeen's start at AB10, central
+/// London's SW1 and W1 carry a letter this leaves out); 1-10 where none is given. Alternatives
+/// are split by `|`: the place GeoNames calls London, most of the city's people, takes any of
+/// the inner London areas (the small City and Holborn, EC and WC, less often).
+const GB: &[(&str, &str)] = &[
+    ("E", "Canary Wharf"),
+    ("EC1-4", "City of London"),
+    ("N", "Islington"),
+    ("NW", "Camden Town"),
+    ("SE", "Peckham"),
+    ("SW2-20", "Wandsworth"),
+    ("W2-14", "Ealing"),
+    ("E1-18|N1-22|NW1-11|SE1-28|SW2-20|W2-14|E1-18|N1-22|NW1-11|SE1-28|SW2-20|W2-14|EC1-4|WC1-2", "London"),
+    ("B", "Birmingham"),
+    ("M1-9", "Manchester"),
+    ("L", "Liverpool"),
+    ("LS", "Leeds"),
+    ("S", "Sheffield"),
+    ("BS", "Bristol"),
+    ("NE", "Newcastle upon Tyne"),
+    ("G1-5", "Glasgow"),
+    ("EH", "Edinburgh"),
+    ("CF10-11", "Cardiff"),
+    ("BT", "Belfast"),
+    ("NG", "Nottingham"),
+    ("LE", "Leicester"),
+    ("CV", "Coventry"),
+    ("BD", "Bradford"),
+    ("HU", "Kingston upon Hull"),
+    ("ST", "Stoke-on-Trent"),
+    ("WV", "Wolverhampton"),
+    ("DE21-24", "Derby"),
+    ("PL", "Plymouth"),
+    ("SO14-19", "Southampton"),
+    ("PO", "Portsmouth"),
+    ("RG", "Reading"),
+    ("OX", "Oxford"),
+    ("CB", "Cambridge"),
+    ("NR", "Norwich"),
+    ("IP", "Ipswich"),
+    ("CO", "Colchester"),
+    ("CM1-9", "Chelmsford"),
+    ("SS1-9", "Southend-on-Sea"),
+    ("ME", "Chatham"),
+    ("CT", "Canterbury"),
+    ("TN", "Tonbridge"),
+    ("BN", "Brighton"),
+    ("RH", "Crawley"),
+    ("GU", "Guildford"),
+    ("KT", "Kingston upon Thames"),
+    ("CR0-0|CR2-8", "Croydon"),
+    ("BR1-8", "Bromley"),
+    ("DA", "Dartford"),
+    ("RM", "Romford"),
+    ("IG", "Ilford"),
+    ("EN", "Enfield Town"),
+    ("HA1-9", "Harrow"),
+    ("UB", "Uxbridge"),
+    ("TW", "Twickenham"),
+    ("SM1-7", "Sutton"),
+    ("WD17-19", "Watford"),
+    ("AL", "St Albans"),
+    ("HP", "Hemel Hempstead"),
+    ("LU1-7", "Luton"),
+    ("SG", "Stevenage"),
+    ("MK", "Milton Keynes"),
+    ("NN", "Northampton"),
+    ("PE", "Peterborough"),
+    ("LN", "Lincoln"),
+    ("DN", "Doncaster"),
+    ("WF", "Wakefield"),
+    ("HD1-9", "Huddersfield"),
+    ("HX1-7", "Halifax"),
+    ("HG1-5", "Harrogate"),
+    ("YO30-32", "York"),
+    ("TS", "Middlesbrough"),
+    ("DL", "Darlington"),
+    ("DH1-9", "Durham"),
+    ("SR1-8", "Sunderland"),
+    ("CA", "Carlisle"),
+    ("LA", "Lancaster"),
+    ("PR1-9", "Preston"),
+    ("BB", "Blackburn"),
+    ("BL1-9", "Bolton"),
+    ("OL", "Oldham"),
+    ("SK", "Stockport"),
+    ("WA", "Warrington"),
+    ("WN1-8", "Wigan"),
+    ("CH1-4", "Chester"),
+    ("CW", "Crewe"),
+    ("TF", "Telford"),
+    ("SY", "Shrewsbury"),
+    ("WR", "Worcester"),
+    ("HR1-9", "Hereford"),
+    ("GL", "Gloucester"),
+    ("SN", "Swindon"),
+    ("BA", "Bath"),
+    ("TA", "Taunton"),
+    ("EX", "Exeter"),
+    ("TQ", "Torquay"),
+    ("TR", "Truro"),
+    ("DT", "Dorchester"),
+    ("BH", "Bournemouth"),
+    ("SP", "Salisbury"),
+    ("NP19-20", "Newport"),
+    ("SA", "Swansea"),
+    ("LD1-8", "Llandrindod Wells"),
+    ("LL28-32", "Llandudno"),
+    ("AB10-16", "Aberdeen"),
+    ("DD", "Dundee"),
+    ("PH", "Perth"),
+    ("FK", "Falkirk"),
+    ("KY", "Kirkcaldy"),
+    ("PA", "Paisley"),
+    ("KA", "Kilmarnock"),
+    ("ML", "Motherwell"),
+    ("DG", "Dumfries"),
+    ("TD", "Galashiels"),
+    ("IV", "Inverness"),
+    ("KW", "Kirkwall"),
+    ("HS1-2", "Stornoway"),
+    ("ZE1-3", "Lerwick"),
+    ("WS", "Walsall"),
+    ("DY", "Dudley"),
+    ("BH", "Poole"),
+    ("SW2-20", "Battersea"),
+    ("SW2-20", "Brixton"),
+    ("SW2-20", "Chelsea"),
+    ("W2-2|NW8-8|W9-9", "City of Westminster"),
+    ("N", "Archway"),
+    ("W2-14", "Acton"),
+    ("HA1-9", "Wembley"),
+    ("TW", "Hounslow"),
+    ("UB", "Southall"),
+    ("IG", "Barking"),
+    ("RM", "Dagenham"),
+    ("DA", "Bexley"),
+    ("BR1-8", "Beckenham"),
+    ("CR8-8", "Purley"),
+    ("KT", "Esher"),
+    ("FY1-8", "Blackpool"),
+    ("CH41-43", "Birkenhead"),
+    ("SL1-9", "Slough"),
+];
+const CA: &[(&str, &str)] = &[
+    ("H", "Montréal"),
+    ("H", "Laval"),
+    ("G", "Québec"),
+    ("G", "Saguenay"),
+    ("G", "Trois-Rivières"),
+    ("G", "Rimouski"),
+    ("J", "Sherbrooke"),
+    ("J", "Gatineau"),
+    ("J", "Saint-Jérôme"),
+    ("J", "Granby"),
+    ("J", "Longueuil"),
+    ("M", "Toronto"),
+    ("M", "Scarborough"),
+    ("M", "Etobicoke"),
+    ("M", "North York"),
+    ("K", "Ottawa"),
+    ("K", "Kingston"),
+    ("L", "Hamilton"),
+    ("L", "Mississauga"),
+    ("L", "Brampton"),
+    ("L", "Oshawa"),
+    ("L", "St. Catharines"),
+    ("L", "Barrie"),
+    ("L", "Markham"),
+    ("L", "Vaughan"),
+    ("L", "Richmond Hill"),
+    ("L", "Oakville"),
+    ("L", "Burlington"),
+    ("N", "London"),
+    ("N", "Windsor"),
+    ("N", "Kitchener"),
+    ("N", "Guelph"),
+    ("P", "Greater Sudbury"),
+    ("P", "Thunder Bay"),
+    ("P", "Sault Ste. Marie"),
+    ("P", "North Bay"),
+    ("P", "Timmins"),
+];
 
 /// The countries with postal areas, and their tables.
-const AREAS: [(&str, &[(&str, &str)]); 5] = [("DE", DE), ("FR", FR), ("ES", ES), ("IT", IT), ("NL", NL)];
+const AREAS: [(&str, &[(&str, &str)]); 7] = [("DE", DE), ("FR", FR), ("ES", ES), ("IT", IT), ("NL", NL), ("GB", GB), ("CA", CA)];
+
+/// Countries whose areas lie within one of the country's first-level regions (a French
+/// département in one région, a Canadian letter in one province, nearly every British area in
+/// one of its four nations): a town takes the nearest area of its own region, so that Gatineau,
+/// across the river from Ottawa, is Quebec's J and not Ontario's K. The few British areas that
+/// cross the Welsh and Scottish borders (SY, LD, CH, HR, TD) go by nation here: Aberystwyth,
+/// really SY23, reads LD. A German Leitregion crosses Länder (Neu-Ulm in Bavaria is Ulm's 89),
+/// a Dutch region provinces: those two go by the nearest town alone.
+const WITHIN_REGION: [&str; 5] = ["FR", "ES", "IT", "GB", "CA"];
+
+/// Areas a whole first-level region takes: (country, region, first characters). Australia's
+/// states (the ACT 26xx and the Northern Territory 08xx inside 2 and 0) and the Canadian
+/// provinces that have one letter.
+const BY_REGION: [(&str, &str, &str); 19] = [
+    ("AU", "NSW", "2"),
+    ("AU", "ACT", "26"),
+    ("AU", "VIC", "3"),
+    ("AU", "QLD", "4"),
+    ("AU", "SA", "5"),
+    ("AU", "WA", "6"),
+    ("AU", "TAS", "7"),
+    ("AU", "NT", "08"),
+    ("CA", "NL", "A"),
+    ("CA", "NS", "B"),
+    ("CA", "PE", "C"),
+    ("CA", "NB", "E"),
+    ("CA", "MB", "R"),
+    ("CA", "SK", "S"),
+    ("CA", "AB", "T"),
+    ("CA", "BC", "V"),
+    ("CA", "NT", "X"),
+    ("CA", "NU", "X"),
+    ("CA", "YT", "Y"),
+];
 
 /// Each country's postal areas at their main towns.
 #[derive(Default)]
 pub struct PostalAreas {
-    by_country: HashMap<&'static str, Vec<(f64, f64, &'static str)>>,
+    /// Each area's town: latitude, longitude, its region, the area's first characters.
+    by_country: HashMap<&'static str, Vec<(f64, f64, String, &'static str)>>,
+}
+
+/// Each table's towns in the gazetteer: the most populous place of that name in that country
+/// (Essen in the Ruhr, not the village in Lower Saxony).
+fn towns(cities: &[City]) -> HashMap<(&str, &str), &City> {
+    let wanted: std::collections::HashSet<(&str, &str)> =
+        AREAS.iter().flat_map(|&(country, table)| table.iter().map(move |&(_, town)| (country, town))).collect();
+    let mut best: HashMap<(&str, &str), &City> = HashMap::new();
+    for c in cities {
+        let key = (c.country.as_str(), c.name.as_str());
+        if wanted.contains(&key) {
+            let slot = best.entry(key).or_insert(c);
+            if c.population > slot.population {
+                *slot = c;
+            }
+        }
+    }
+    best
 }
 
 impl PostalAreas {
-    /// The areas whose town the gazetteer has: the most populous place of that name in that
-    /// country (Essen in the Ruhr, not the village in Lower Saxony).
+    /// The areas whose town the gazetteer has.
     pub fn new(cities: &[City]) -> PostalAreas {
-        let wanted: HashMap<(&str, &str), &str> =
-            AREAS.iter().flat_map(|&(country, table)| table.iter().map(move |&(prefix, town)| ((country, town), prefix))).collect();
-        let mut best: HashMap<(&str, &str), &City> = HashMap::new();
-        for c in cities {
-            if let Some((&key, _)) = wanted.get_key_value(&(c.country.as_str(), c.name.as_str())) {
-                let slot = best.entry(key).or_insert(c);
-                if c.population > slot.population {
-                    *slot = c;
-                }
-            }
-        }
-        let mut by_country: HashMap<&'static str, Vec<(f64, f64, &'static str)>> = HashMap::new();
+        let best = towns(cities);
+        let mut by_country: HashMap<&'static str, Vec<(f64, f64, String, &'static str)>> = HashMap::new();
         for &(country, table) in &AREAS {
             for &(prefix, town) in table {
                 if let Some(c) = best.get(&(country, town)) {
-                    by_country.entry(country).or_default().push((c.lat, c.lng, prefix));
+                    by_country.entry(country).or_default().push((c.lat, c.lng, c.admin1.clone(), prefix));
                 }
             }
         }
@@ -442,22 +673,41 @@ impl PostalAreas {
 
     /// The towns of the tables the gazetteer does not have (a test holds this empty).
     pub fn missing(cities: &[City]) -> Vec<String> {
-        let found = PostalAreas::new(cities);
+        let best = towns(cities);
         AREAS
             .iter()
             .flat_map(|&(country, table)| table.iter().map(move |&(prefix, town)| (country, prefix, town)))
-            .filter(|&(country, prefix, _)| !found.by_country.get(country).is_some_and(|v| v.iter().any(|a| a.2 == prefix)))
+            .filter(|&(country, _, town)| !best.contains_key(&(country, town)))
             .map(|(country, prefix, town)| format!("{country} {prefix} {town}"))
             .collect()
     }
 
-    /// The first two digits of the area nearest (`lat`, `lng`), in a country that has areas.
-    pub fn prefix(&self, country: &str, lat: f64, lng: f64) -> Option<&'static str> {
+    /// The start of the postcodes of `town` (the whole code for an arrondissement of
+    /// [`CITY_CODES`]), where its country's postal areas are known.
+    pub fn prefix(&self, town: &City) -> Option<Cow<'static, str>> {
+        let (country, region) = (town.country.as_str(), town.admin1.as_str());
+        for &(c, city, code, count) in &CITY_CODES {
+            if c != country {
+                continue;
+            }
+            // "Marseille 08" has the arrondissement's own code; the city and its quarters that
+            // are places of their own ("Marseille Endoume") one of the city's.
+            let quarter = town.name.strip_prefix(city).and_then(|r| r.strip_prefix(' '));
+            match quarter.and_then(|n| n.parse::<u32>().ok()) {
+                Some(n) if (1..=count).contains(&n) => return Some(Cow::Owned(format!("{code}{n:0w$}", w = 5 - code.len()))),
+                _ if town.name == city || quarter.is_some() => return Some(Cow::Borrowed(code)),
+                _ => {}
+            }
+        }
+        if let Some(&(_, _, p)) = BY_REGION.iter().find(|&&(c, r, _)| c == country && r == region) {
+            return Some(Cow::Borrowed(p));
+        }
+        let towns = self.by_country.get(country)?;
         // Near enough to flat across one country: longitude's degrees shrink with latitude.
-        let k = lat.to_radians().cos();
-        let km = |a: &(f64, f64, &str)| 111.2 * ((a.0 - lat).powi(2) + ((a.1 - lng) * k).powi(2)).sqrt();
-        let within = |a: &&(f64, f64, &str)| !REACH_KM.iter().any(|&(c, p, reach)| c == country && p == a.2 && km(a) > reach);
-        self.by_country.get(country)?.iter().filter(within).min_by(|a, b| km(a).total_cmp(&km(b))).map(|a| a.2)
+        let k = town.lat.to_radians().cos();
+        let d = |a: &(f64, f64, String, &str)| (a.0 - town.lat).powi(2) + ((a.1 - town.lng) * k).powi(2);
+        let bounded = WITHIN_REGION.contains(&country) && towns.iter().any(|a| a.2 == region);
+        towns.iter().filter(|a| !bounded || a.2 == region).min_by(|a, b| d(a).total_cmp(&d(b))).map(|a| Cow::Borrowed(a.3))
     }
 }
 
@@ -469,17 +719,44 @@ fn letter(rng: &mut ChaCha8Rng) -> char {
     char::from(b'A' + rng.random_range(0..26u8))
 }
 
-/// `drawn` with its first two digits those of the area, where the country has areas.
+/// `drawn` with its first characters those of the area, where the country has areas.
 fn in_area(drawn: String, area: Option<&str>) -> String {
     match area {
-        Some(a) => format!("{a}{}", &drawn[2..]),
+        Some(a) => format!("{a}{}", &drawn[a.len()..]),
         None => drawn,
     }
 }
 
-/// A postcode for a store at (`lat`, `lng`) in `country`: `us_zip` is the nearest real ZIP
-/// (the US), `area` the postal area's first two digits ([`PostalAreas::prefix`]). The random
-/// draws are the same whatever the area, so the rest of the world does not move with it.
+/// A drawn letter among those a position allows (Britain's inward codes and Canada's codes
+/// leave out the letters that read like digits or each other).
+fn among(drawn: char, allowed: &str) -> char {
+    let i = usize::from(drawn as u8 - b'A') % allowed.len();
+    char::from(allowed.as_bytes()[i])
+}
+
+/// A British outward code from an area spec of the table ("M", "AB10-16", or inner London's
+/// "E1-18|EC1-4|…"): `pick` chooses among alternatives, `n` the district in its range, and the
+/// City's and Holborn's districts (EC, WC) take one of the letters every one of them has.
+fn gb_outward(spec: &str, pick: usize, n: usize, letter: char) -> String {
+    let alternatives: Vec<&str> = spec.split('|').collect();
+    let one = alternatives[pick % alternatives.len()];
+    let cut = one.find(|c: char| c.is_ascii_digit()).unwrap_or(one.len());
+    let (area, range) = one.split_at(cut);
+    let (lo, hi) = match range.split_once('-') {
+        Some((l, h)) => (l.parse().unwrap_or(1), h.parse().unwrap_or(10)),
+        // "CF10": that district alone.
+        None => range.parse().map_or((1, 10), |d| (d, d)),
+    };
+    let district = lo + n % (hi - lo + 1);
+    match area {
+        "EC" | "WC" => format!("{area}{district}{}", among(letter, "ANR")),
+        _ => format!("{area}{district}"),
+    }
+}
+
+/// A postcode for a store in `country`: `us_zip` is the nearest real ZIP (the US), `area` the
+/// first characters of its town's postal area ([`PostalAreas::prefix`]). The random draws are
+/// the same whatever the area, so the rest of the world does not move with it.
 pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &mut ChaCha8Rng) -> String {
     match country {
         "US" => us_zip.unwrap_or_default().to_string(),
@@ -487,26 +764,165 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
         // names the arrondissement (75001-75020).
         "FR" => {
             let drawn = digits(5, rng);
-            match area {
-                Some("75") => format!("750{:02}", 1 + drawn[2..4].parse::<u32>().unwrap_or(0) % 20),
-                Some(a) => format!("{a}{}0", &drawn[2..4]),
-                None => drawn,
+            let arrondissements = CITY_CODES.iter().find(|c| Some(c.2) == area).map(|c| c.3);
+            match (area, arrondissements) {
+                (Some(code), _) if code.len() == 5 => code.to_string(),
+                (Some(code), Some(count)) => format!("{code}{:0w$}", 1 + drawn[2..4].parse::<u32>().unwrap_or(0) % count, w = 5 - code.len()),
+                (Some(a), None) => format!("{a}{}0", &drawn[2..4]),
+                (None, _) => drawn,
             }
         }
         "DE" | "ES" | "IT" => in_area(digits(5, rng), area),
         "MX" | "FI" | "MY" | "TH" | "TR" | "KR" | "SA" | "UA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
-        "AU" | "AT" | "BE" | "CH" | "DK" | "NO" | "NZ" | "ZA" | "HU" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
+        "AU" => in_area(digits(4, rng), area),
+        "AT" | "BE" | "CH" | "DK" | "NO" | "NZ" | "ZA" | "HU" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
         "NL" => {
             let d = in_area(digits(4, rng), area);
             format!("{d} {}{}", letter(rng), letter(rng))
         }
-        "CA" => format!("{}{}{} {}{}{}", letter(rng), digits(1, rng), letter(rng), digits(1, rng), letter(rng), digits(1, rng)),
-        "GB" => format!("{}{}{} {}{}{}", letter(rng), letter(rng), digits(1, rng), digits(1, rng), letter(rng), letter(rng)),
+        // A1A 1A1: no D, F, I, O, Q or U anywhere, no W or Z first.
+        "CA" => {
+            let (a, d1, b, d2, c, d3) = (letter(rng), digits(1, rng), letter(rng), digits(1, rng), letter(rng), digits(1, rng));
+            let first = area.map_or_else(|| among(a, "ABCEGHJKLMNPRSTVXY").to_string(), str::to_string);
+            // A 0 after the letter is a rural area's (H0A): a town's district is 1-9.
+            let district = if area.is_some() { (1 + d1.parse::<u32>().unwrap_or(0) % 9).to_string() } else { d1 };
+            const LETTERS: &str = "ABCEGHJKLMNPRSTVWXYZ";
+            format!("{first}{district}{} {d2}{}{d3}", among(b, LETTERS), among(c, LETTERS))
+        }
+        // The area, its district, then the inward code: M1 4BT, SW9 8QY, EC2N 2DB.
+        "GB" => {
+            let (a, b, d1, d2, c, d) = (letter(rng), letter(rng), digits(1, rng), digits(1, rng), letter(rng), letter(rng));
+            const INWARD: &str = "ABDEFGHJLNPQRSTUWXYZ";
+            let n = usize::from(a as u8 - b'A') * 10 + d1.parse::<usize>().unwrap_or(0);
+            let outward = match area {
+                Some(spec) => gb_outward(spec, usize::from(b as u8 - b'A'), n, c),
+                None => format!("{a}{b}{d1}"),
+            };
+            format!("{outward} {d2}{}{}", among(c, INWARD), among(d, INWARD))
+        }
         "JP" => format!("{}-{}", digits(3, rng), digits(4, rng)),
         "BR" => format!("{}-{}", digits(5, rng), digits(3, rng)),
         "PL" => format!("{}-{}", digits(2, rng), digits(3, rng)),
         "SE" | "CZ" | "SK" | "GR" => format!("{} {}", digits(3, rng), digits(2, rng)),
         "IN" | "RU" | "CN" | "SG" | "KZ" | "BY" | "RO" | "VN" => digits(6, rng),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// The draws are the first version's, country by country, with an area or without: what
+    /// follows a postcode in the stream (the phone, the store's kind) is drawn from where it was.
+    #[test]
+    fn a_postcode_takes_as_many_draws_as_the_first_version_did() {
+        // The first version's draws, written out: digits and letters by the country's pattern.
+        fn first_version(country: &str, rng: &mut ChaCha8Rng) {
+            let (digits, letters) = match country {
+                "DE" | "FR" | "ES" | "IT" | "MX" | "TR" => (5, 0),
+                "AU" | "AT" | "BE" | "CH" => (4, 0),
+                "NL" => (4, 2),
+                "CA" => (3, 3),
+                "GB" => (2, 4),
+                "JP" => (7, 0),
+                "BR" => (8, 0),
+                "PL" => (5, 0),
+                "IN" => (6, 0),
+                _ => (0, 0),
+            };
+            // Their order matters only where both are drawn; both are one draw of a small range,
+            // so the count is what moves the stream.
+            for _ in 0..digits {
+                let _: u8 = rng.random_range(0..10u8);
+            }
+            for _ in 0..letters {
+                let _: u8 = rng.random_range(0..26u8);
+            }
+        }
+        for (country, areas) in [
+            ("US", &[None][..]),
+            ("DE", &[None, Some("80")]),
+            ("FR", &[None, Some("750"), Some("130"), Some("6900"), Some("13008"), Some("13")]),
+            ("ES", &[None, Some("28")]),
+            ("IT", &[None, Some("00")]),
+            ("NL", &[None, Some("10")]),
+            ("AU", &[None, Some("2"), Some("26"), Some("08")]),
+            ("CA", &[None, Some("H")]),
+            ("GB", &[None, Some("M"), Some("AB10-16"), Some("E1-18|EC1-4|N1-22|NW1-11|SE1-28|SW2-20|W2-14|WC1-2")]),
+            ("JP", &[None]),
+            ("ZW", &[None]),
+        ] {
+            for &area in areas {
+                for seed in 0..100 {
+                    let (mut a, mut b) = (ChaCha8Rng::seed_from_u64(seed), ChaCha8Rng::seed_from_u64(seed));
+                    postcode(country, Some("80302"), area, &mut a);
+                    first_version(country, &mut b);
+                    assert_eq!(a.random::<u64>(), b.random::<u64>(), "{country} {area:?}, seed {seed}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_area_gives_the_codes_start_and_the_pattern_holds() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut london = std::collections::BTreeSet::new();
+        for _ in 0..2000 {
+            assert!(postcode("DE", None, Some("80"), &mut rng).starts_with("80"));
+            let paris = postcode("FR", None, Some("750"), &mut rng);
+            assert!(paris.starts_with("750") && (1..=20).contains(&paris[3..].parse::<u32>().unwrap()), "{paris}");
+            let lyon = postcode("FR", None, Some("6900"), &mut rng);
+            assert!(lyon.starts_with("6900") && (1..=9).contains(&lyon[4..].parse::<u32>().unwrap()), "{lyon}");
+            assert_eq!(postcode("FR", None, Some("13008"), &mut rng), "13008");
+            let aix = postcode("FR", None, Some("13"), &mut rng);
+            assert!(aix.len() == 5 && aix.starts_with("13") && aix.ends_with('0'), "{aix}");
+            let aberdeen = postcode("GB", None, Some("AB10-16"), &mut rng);
+            let district: u32 = aberdeen[2..aberdeen.find(' ').unwrap()].parse().unwrap();
+            assert!((10..=16).contains(&district), "{aberdeen}");
+            let inner = postcode("GB", None, Some("E1-18|EC1-4|N1-22|NW1-11|SE1-28|SW2-20|W2-14|WC1-2"), &mut rng);
+            let outward = inner.split(' ').next().unwrap().to_string();
+            let area: String = outward.chars().take_while(char::is_ascii_uppercase).collect();
+            assert!(["E", "EC", "N", "NW", "SE", "SW", "W", "WC"].contains(&area.as_str()), "{inner}");
+            // The City's and Holborn's districts end in a letter (EC2N, WC1A); SW1 and W1, which
+            // would need one, are not drawn.
+            assert_eq!(matches!(area.as_str(), "EC" | "WC"), outward.ends_with(|c: char| c.is_ascii_uppercase()), "{inner}");
+            assert!(outward != "SW1" && outward != "W1", "{inner}");
+            london.insert(area);
+            let au = postcode("AU", None, Some("08"), &mut rng);
+            assert!(au.len() == 4 && au.starts_with("08"), "{au}");
+            let ca = postcode("CA", None, Some("H"), &mut rng);
+            assert!(ca.len() == 7 && ca.starts_with('H'), "{ca}");
+            assert_eq!(postcode("US", Some("80302"), None, &mut rng), "80302");
+        }
+        assert_eq!(london.len(), 8, "every inner London area drawn: {london:?}");
+    }
+
+    fn place(name: &str, country: &str, admin1: &str, lat: f64, lng: f64) -> City {
+        City { geonames_id: 0, name: name.into(), country: country.into(), admin1: admin1.into(), population: 1000, lat, lng }
+    }
+
+    /// Aylmer, in Quebec across the river from Ottawa, is nearer Ottawa's point than
+    /// Gatineau's, and its codes are Quebec's (J9H): a Canadian town takes its own province's
+    /// areas. Marseille's arrondissements and quarters keep the city's codes.
+    #[test]
+    fn a_town_takes_its_own_provinces_area_and_a_citys_quarters_its_codes() {
+        let cities = [
+            place("Ottawa", "CA", "ON", 45.4215, -75.6972),
+            place("Gatineau", "CA", "QC", 45.4765, -75.7013),
+            place("Marseille", "FR", "PAC", 43.29695, 5.38107),
+            place("Aix-en-Provence", "FR", "PAC", 43.5283, 5.44973),
+        ];
+        let areas = PostalAreas::new(&cities);
+        let aylmer = place("Aylmer", "CA", "QC", 45.3968, -75.8443);
+        assert_eq!(areas.prefix(&aylmer).as_deref(), Some("J"));
+        let kanata = place("Kanata", "CA", "ON", 45.3088, -75.8987);
+        assert_eq!(areas.prefix(&kanata).as_deref(), Some("K"));
+        assert_eq!(areas.prefix(&place("Marseille 08", "FR", "PAC", 43.27, 5.38)).as_deref(), Some("13008"));
+        assert_eq!(areas.prefix(&place("Marseille Endoume", "FR", "PAC", 43.28, 5.36)).as_deref(), Some("130"));
+        assert_eq!(areas.prefix(&place("Marseille", "FR", "PAC", 43.29695, 5.38107)).as_deref(), Some("130"));
+        // Allauch, a town of its own beside Marseille: the département's code, not the city's.
+        assert_eq!(areas.prefix(&place("Allauch", "FR", "PAC", 43.3363, 5.4823)).as_deref(), Some("13"));
     }
 }

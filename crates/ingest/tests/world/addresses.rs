@@ -65,8 +65,9 @@ fn addresses_read_as_their_country_writes_them() {
     // The US keeps its long roads' numbers: some are in the thousands.
     assert!(by_country["US"].iter().any(|(_, _, n)| n.len() == 4), "US numbers: {:?}", &by_country["US"][..5]);
 
-    // The big cities' postcodes, as their postal services number them.
-    let ranges: [(&str, &str, &[&str]); 12] = [
+    // The big cities' postcodes, as their postal services number them: the first digits, or a
+    // British code's letters before its district number.
+    let ranges: &[(&str, &str, &[&str])] = &[
         ("DE", "Berlin", &["10", "12", "13", "14"]),
         ("DE", "Hamburg", &["20", "21", "22"]),
         ("DE", "Munich", &["80", "81"]),
@@ -79,22 +80,64 @@ fn addresses_read_as_their_country_writes_them() {
         ("ES", "Barcelona", &["08"]),
         ("IT", "Milan", &["20"]),
         ("IT", "Rome", &["00"]),
+        ("GB", "London", &["WC", "EC", "N", "NW", "E", "SE", "SW", "W"]),
+        ("GB", "Manchester", &["M"]),
+        ("GB", "Birmingham", &["B"]),
+        ("GB", "Glasgow", &["G"]),
+        ("GB", "Edinburgh", &["EH"]),
+        ("CA", "Toronto", &["M"]),
+        ("CA", "Montréal", &["H"]),
+        ("CA", "Vancouver", &["V"]),
+        ("CA", "Calgary", &["T"]),
+        ("AU", "Sydney", &["2"]),
+        ("AU", "Melbourne", &["3"]),
+        ("AU", "Brisbane", &["4"]),
+        ("AU", "Perth", &["6"]),
     ];
-    let mut seen = 0;
+    let (mut seen, mut arrondissements) = (0, 0);
     for (country, town, code) in &postcodes {
         if let Some((_, _, prefixes)) = ranges.iter().find(|(c, t, _)| c == country && t == town) {
             seen += 1;
-            assert!(prefixes.iter().any(|p| code.starts_with(p)), "{town}, {country}: postcode {code:?}, not one of {prefixes:?}…");
+            let area: &str = if country == "GB" { code.split(|c: char| c.is_ascii_digit()).next().unwrap_or_default() } else { code };
+            let fits = |p: &&str| if country == "GB" { area == *p } else { area.starts_with(*p) };
+            assert!(prefixes.iter().any(fits), "{town}, {country}: postcode {code:?}, not one of {prefixes:?}…");
         }
         match country.as_str() {
             "DE" | "ES" | "IT" => assert!(code.len() == 5 && code.chars().all(|c| c.is_ascii_digit()), "{town}, {country}: {code:?}"),
-            // French codes end in 0, but Paris's, which name the arrondissement: 75001-75020.
+            // French codes end in 0, but those of Paris, Marseille and Lyon, which name the
+            // arrondissement: 75001-75020, 13001-13016, 69001-69009; an arrondissement that is
+            // a place of its own ("Marseille 08") has its own (13008).
             "FR" if town == "Paris" => assert!(code.starts_with("750") && (1..=20).contains(&code[3..].parse::<u32>().unwrap()), "Paris: {code:?}"),
+            "FR" if town == "Marseille" => assert!(code.starts_with("130") && (1..=16).contains(&code[3..].parse::<u32>().unwrap()), "{code:?}"),
+            "FR" if town == "Lyon" => assert!(code.starts_with("6900") && (1..=9).contains(&code[4..].parse::<u32>().unwrap()), "{code:?}"),
+            "FR" if town.starts_with("Marseille ") => match town["Marseille ".len()..].parse::<u32>() {
+                Ok(n) => {
+                    assert_eq!(code, &format!("130{n:02}"), "{town}");
+                    arrondissements += 1;
+                }
+                // A quarter GeoNames names after the city (Marseille Endoume): one of its codes.
+                Err(_) => assert!(code.starts_with("130") && (1..=16).contains(&code[3..].parse::<u32>().unwrap()), "{town}: {code:?}"),
+            },
             // Paris's suburbs, however close (Montrouge is 4 km from the centre), are not Paris.
             "FR" => assert!(code.len() == 5 && code.ends_with('0') && !code.starts_with("75"), "{town}: {code:?}"),
+            // Britain: an area, a district, a space, a sector and two letters of the twenty an
+            // inward code may use (no C, I, K, M, O or V).
+            "GB" => {
+                let (outward, inward) = code.split_once(' ').unwrap_or_else(|| panic!("{town}: {code:?}"));
+                assert!(outward.len() >= 2 && outward.starts_with(|c: char| c.is_ascii_uppercase()), "{town}: {code:?}");
+                let i = inward.as_bytes();
+                assert!(i.len() == 3 && i[0].is_ascii_digit() && i[1..].iter().all(|c| b"ABDEFGHJLNPQRSTUWXYZ".contains(c)), "{town}: {code:?}");
+            }
+            // Canada: A1A 1A1, none of D, F, I, O, Q, U.
+            "CA" => {
+                let c = code.as_bytes();
+                assert!(c.len() == 7 && c[3] == b' ' && [1, 4, 6].iter().all(|&k| c[k].is_ascii_digit()), "{town}: {code:?}");
+                assert!([0, 2, 5].iter().all(|&k| c[k].is_ascii_uppercase() && !b"DFIOQU".contains(&c[k])), "{town}: {code:?}");
+            }
             _ => {}
         }
     }
     assert!(seen >= 50, "{seen} stores in the big cities checked");
+    assert!(arrondissements > 0, "no store in an arrondissement of Marseille");
     assert_eq!(PostalAreas::missing(&r.cities), Vec::<String>::new(), "postal areas whose town the gazetteer lacks");
 }
