@@ -33,6 +33,9 @@ pub fn line<'a>(address: &'a str, country: &str) -> Cow<'a, str> {
     match address.split_once(SEP) {
         None => Cow::Borrowed(address),
         Some((number, street)) if street.contains(SEP) => Cow::Owned(format!("{number} {}", street.replace(SEP, " "))),
+        // Colombia numbers its streets: the number names the cross street and the distance
+        // from it, after a # (Calle 72 # 10-07).
+        Some((number, street)) if country == "CO" => Cow::Owned(format!("{street} # {number}")),
         Some((number, street)) if NUMBER_AFTER.contains(&country) => Cow::Owned(format!("{street} {number}")),
         Some((number, street)) => Cow::Owned(format!("{number} {street}")),
     }
@@ -50,6 +53,7 @@ mod tests {
         assert_eq!(line(&join("350", "Fifth Avenue"), "US"), "350 Fifth Avenue");
         assert_eq!(line(&join("12", "Rue de la Gare"), "FR"), "12 Rue de la Gare");
         assert_eq!(line(&join("12", "Via Roma"), "IT"), "Via Roma 12");
+        assert_eq!(line(&join("10-07", "Calle 72"), "CO"), "Calle 72 # 10-07");
         // Unknown or missing countries keep the number first, as before.
         assert_eq!(line(&join("1", "High Street"), "XX"), "1 High Street");
         // A line a source wrote whole is left alone, whatever the country.

@@ -106,6 +106,24 @@ const US: [&str; SLOTS] = [
     "Harbour",
 ];
 const US_SUFFIX: [&str; 5] = ["St", "Ave", "Rd", "Blvd", "Dr"];
+/// Quebec's streets, in French: the number first, then a comma, as Canada Post writes it.
+const QUEBEC: &[&str] = &[
+    "rue Principale",
+    "rue Notre-Dame",
+    "rue Saint-Jean",
+    "rue Saint-Joseph",
+    "rue Saint-Pierre",
+    "rue de l'Église",
+    "rue Saint-Louis",
+    "rue Sainte-Anne",
+    "rue Saint-Georges",
+    "rue Saint-Paul",
+    "rue du Couvent",
+    "rue Champlain",
+    "boulevard Laurier",
+    "chemin du Lac",
+    "rue des Érables",
+];
 /// Britain, Ireland, Australia, New Zealand, South Africa and the Crown dependencies.
 const BRITISH: &[&str] = &[
     "High Street",
@@ -786,9 +804,10 @@ fn pick<'a>(pool: &[&'a str], slot: usize) -> &'a str {
     pool[slot * pool.len() / SLOTS]
 }
 
-/// A street address in the local pattern for a store at (`lat`, `lng`) in `country`; the
-/// position chooses the language where a country writes more than one (Belgium, Switzerland).
-pub fn address(country: &str, lat: f64, lng: f64, rng: &mut ChaCha8Rng) -> Address {
+/// A street address in the local pattern for a store at (`lat`, `lng`) in `region` (its town's
+/// first-level region) of `country`; the region or the position chooses the language where a
+/// country writes more than one (Quebec; Belgium and Switzerland by position).
+pub fn address(country: &str, region: &str, lat: f64, lng: f64, rng: &mut ChaCha8Rng) -> Address {
     let (slot, n, more) = first_draws(country, rng);
     // House numbers as the country's streets run: long American and Australian roads reach the
     // thousands, a European street rarely passes a couple of hundred.
@@ -797,6 +816,7 @@ pub fn address(country: &str, lat: f64, lng: f64, rng: &mut ChaCha8Rng) -> Addre
     let number_street = |pool: &[&str], sep: &str| Line::default().number(small).text(sep).street(pick(pool, slot)).done();
     let street_comma = |pool: &[&str]| Line::default().street(pick(pool, slot)).text(", ").number(small).done();
     match country {
+        "CA" if region == "QC" => Line::default().number(n).text(", ").street(pick(QUEBEC, slot)).done(),
         "US" | "CA" | "PR" | "GU" | "VI" | "AS" | "MP" => {
             let street = format!("{} {}", US[slot], US_SUFFIX[more[0] as usize]);
             Line::default().number(n).text(" ").street(&street).done()
@@ -905,7 +925,7 @@ mod tests {
         for country in ["US", "GB", "DE", "CH", "BE", "FR", "JP", "KR", "CN", "TW", "PL", "RU", "CO", "TH", "ID", "IN", "BR", "MX", "UY", "ZW", "NL"] {
             for seed in 0..200 {
                 let (mut a, mut b) = (ChaCha8Rng::seed_from_u64(seed), ChaCha8Rng::seed_from_u64(seed));
-                address(country, 47.0, 8.0, &mut a);
+                address(country, "", 47.0, 8.0, &mut a);
                 first_version(country, &mut b);
                 assert_eq!(a.random::<u64>(), b.random::<u64>(), "{country}, seed {seed}");
             }
@@ -925,7 +945,7 @@ mod tests {
         for country in countries {
             for _ in 0..300 {
                 let (lat, lng) = (rng.random_range(45.0..52.0), rng.random_range(5.0..10.0));
-                let a = address(country, lat, lng, &mut rng);
+                let a = address(country, if country == "CA" { "QC" } else { "" }, lat, lng, &mut rng);
                 let (s, n) = ((usize::from(a.street.0), usize::from(a.street.1)), (usize::from(a.number.0), usize::from(a.number.1)));
                 assert!(s.0 < s.1 && n.0 < n.1 && (s.1 <= n.0 || n.1 <= s.0), "{country}: {a:?}");
                 assert!(a.number().starts_with(|c: char| c.is_ascii_digit()), "{country}: {a:?}");

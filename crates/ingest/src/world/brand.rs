@@ -573,7 +573,7 @@ fn new_store(
         lng,
         city,
         country: country.to_string(),
-        address: address::address(country, lat, lng, rng),
+        address: address::address(country, &g.cities[city as usize].admin1, lat, lng, rng),
         postcode: postcode::postcode(country, if country == "US" { g.us_zip(lat, lng) } else { None }, area.as_deref(), rng),
         phone: phone::phone(country, &g.cities[city as usize], area.as_deref(), rng),
         kind,

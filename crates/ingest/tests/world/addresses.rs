@@ -20,21 +20,28 @@ fn addresses_read_as_their_country_writes_them() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.25, 7);
     // Chains present in many countries (McDonald's, Starbucks, KFC, Subway, 7-Eleven).
-    let mut by_country: BTreeMap<String, Vec<(String, String, String)>> = BTreeMap::new();
+    // (line, street, number, the town's region) by country
+    let mut by_country: BTreeMap<String, Vec<(String, String, String, String)>> = BTreeMap::new();
     // (the store's town, its postcode) in the countries whose postcodes follow the postal areas
     let mut postcodes: Vec<(String, String, String)> = Vec::new();
     for qid in ["Q38076", "Q37158", "Q524757", "Q244457", "Q259340"] {
         let rank = r.catalog.brands.iter().position(|b| b.wikidata.as_deref() == Some(qid)).unwrap_or_else(|| panic!("{qid} in the catalog"));
         for s in gen.brand(rank).stores {
-            by_country.entry(s.country.clone()).or_default().push((s.address.line.clone(), s.address.street().to_string(), s.address.number().to_string()));
+            let region = r.cities[s.city as usize].admin1.clone();
+            by_country.entry(s.country.clone()).or_default().push((
+                s.address.line.clone(),
+                s.address.street().to_string(),
+                s.address.number().to_string(),
+                region,
+            ));
             postcodes.push((s.country.clone(), r.cities[s.city as usize].name.clone(), s.postcode.clone()));
         }
     }
-    for must in ["US", "DE", "CH", "JP", "PL", "FR", "GB", "MX"] {
+    for must in ["US", "CA", "DE", "CH", "JP", "PL", "FR", "GB", "MX"] {
         assert!(by_country.get(must).is_some_and(|a| a.len() >= 20), "{must}: {:?} stores", by_country.get(must).map(Vec::len));
     }
     for (country, addresses) in &by_country {
-        for (line, street, number) in addresses {
+        for (line, street, number, region) in addresses {
             assert!(line.contains(street.as_str()) && line.contains(number.as_str()), "{country}: {line:?} ({street:?}, {number:?})");
             assert!(number.starts_with(|c: char| c.is_ascii_digit()), "{country}: {line:?} has number {number:?}");
             let words: Vec<&str> = street.split(' ').collect();
@@ -46,6 +53,12 @@ fn addresses_read_as_their_country_writes_them() {
                 assert!(!AMERICAN.iter().any(|a| line.contains(a)), "{country}: an American street, {line:?}");
             }
             match country.as_str() {
+                // Quebec writes French streets, the number first with a comma (1234, rue
+                // Principale); the rest of Canada English ones.
+                "CA" => {
+                    let french = ["rue ", "boulevard ", "chemin ", "avenue "].iter().any(|w| street.starts_with(w));
+                    assert_eq!(french, region == "QC", "{region}: {line:?}");
+                }
                 // Switzerland writes "ss" for "ß" (Bahnhofstrasse).
                 "CH" => assert!(!line.contains('ß'), "{line:?}"),
                 "DE" | "AT" => assert!(
@@ -63,7 +76,8 @@ fn addresses_read_as_their_country_writes_them() {
         }
     }
     // The US keeps its long roads' numbers: some are in the thousands.
-    assert!(by_country["US"].iter().any(|(_, _, n)| n.len() == 4), "US numbers: {:?}", &by_country["US"][..5]);
+    assert!(by_country["US"].iter().any(|(_, _, n, _)| n.len() == 4), "US numbers: {:?}", &by_country["US"][..5]);
+    assert!(by_country["CA"].iter().any(|a| a.3 == "QC") && by_country["CA"].iter().any(|a| a.3 != "QC"), "stores in Quebec and beyond");
 
     // The big cities' postcodes, as their postal services number them: the first digits, or a
     // British code's letters before its district number.
