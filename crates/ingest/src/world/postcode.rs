@@ -1,14 +1,16 @@
 //! Postcodes: the nearest real ZIP in the US; elsewhere the country's pattern, whose first
 //! characters, where the country's postal areas are known here, are those of the area the
 //! store's town is in (a store in Munich is 80xxx, one in Marseille 13xxx, one in Manchester
-//! M1 xxx, one in Montréal H1x xxx, one in Sydney 2xxx), and the rest drawn at random.
+//! M1 xxx, one in Montréal H1x xxx, one in Sydney 2xxx, one in Tokyo 100-xxxx to 208-xxxx),
+//! and the rest drawn at random.
 //!
 //! The areas are the postal services' own divisions: Germany's two-digit Leitregionen, France's
 //! and Spain's département and province numbers, Italy's provinces' CAP prefixes, the
 //! Netherlands' two-digit regions, Britain's postcode areas and Canada's first letters, each
 //! placed at its main town, read by name from the gazetteer (the most populous place of that
-//! name in the country); a town takes the area of the nearest. Australia's first digit and most
-//! Canadian provinces' letter go by the town's state or province alone.
+//! name in the country); a town takes the area of the nearest. Australia's first digit, most
+//! Canadian provinces' letter and Japan's first three digits go by the town's state, province
+//! or prefecture alone.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -607,9 +609,11 @@ const AREAS: [(&str, &[(&str, &str)]); 7] = [("DE", DE), ("FR", FR), ("ES", ES),
 const WITHIN_REGION: [&str; 5] = ["FR", "ES", "IT", "GB", "CA"];
 
 /// Areas a whole first-level region takes: (country, region, first characters). Australia's
-/// states (the ACT 26xx and the Northern Territory 08xx inside 2 and 0) and the Canadian
-/// provinces that have one letter.
-const BY_REGION: [(&str, &str, &str); 19] = [
+/// states (the ACT 26xx and the Northern Territory 08xx inside 2 and 0), the Canadian
+/// provinces that have one letter, and Japan's prefectures (by their JIS numbers, which
+/// ISO 3166-2:JP uses), whose codes' first three digits run over a range: Tokyo 100-208, Osaka
+/// 530-599, Hokkaido 040-099, Okinawa 900-909.
+const BY_REGION: [(&str, &str, &str); 66] = [
     ("AU", "NSW", "2"),
     ("AU", "ACT", "26"),
     ("AU", "VIC", "3"),
@@ -629,6 +633,53 @@ const BY_REGION: [(&str, &str, &str); 19] = [
     ("CA", "NT", "X"),
     ("CA", "NU", "X"),
     ("CA", "YT", "Y"),
+    ("JP", "01", "040-099"),
+    ("JP", "02", "030-039"),
+    ("JP", "03", "020-029"),
+    ("JP", "04", "980-989"),
+    ("JP", "05", "010-019"),
+    ("JP", "06", "990-999"),
+    ("JP", "07", "960-979"),
+    ("JP", "08", "300-319"),
+    ("JP", "09", "320-329"),
+    ("JP", "10", "370-379"),
+    ("JP", "11", "330-369"),
+    ("JP", "12", "260-299"),
+    ("JP", "13", "100-208"),
+    ("JP", "14", "210-259"),
+    ("JP", "15", "940-959"),
+    ("JP", "16", "930-939"),
+    ("JP", "17", "920-929"),
+    ("JP", "18", "910-919"),
+    ("JP", "19", "400-409"),
+    ("JP", "20", "380-399"),
+    ("JP", "21", "500-509"),
+    ("JP", "22", "410-439"),
+    ("JP", "23", "440-498"),
+    ("JP", "24", "510-519"),
+    ("JP", "25", "520-529"),
+    ("JP", "26", "600-629"),
+    ("JP", "27", "530-599"),
+    ("JP", "28", "650-679"),
+    ("JP", "29", "630-639"),
+    ("JP", "30", "640-649"),
+    ("JP", "31", "680-689"),
+    ("JP", "32", "690-699"),
+    ("JP", "33", "700-719"),
+    ("JP", "34", "720-739"),
+    ("JP", "35", "740-759"),
+    ("JP", "36", "770-779"),
+    ("JP", "37", "760-769"),
+    ("JP", "38", "790-799"),
+    ("JP", "39", "780-789"),
+    ("JP", "40", "800-839"),
+    ("JP", "41", "840-849"),
+    ("JP", "42", "850-859"),
+    ("JP", "43", "860-869"),
+    ("JP", "44", "870-879"),
+    ("JP", "45", "880-889"),
+    ("JP", "46", "890-899"),
+    ("JP", "47", "900-909"),
 ];
 
 /// Each country's postal areas at their main towns.
@@ -800,7 +851,15 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
             };
             format!("{outward} {d2}{}{}", among(c, INWARD), among(d, INWARD))
         }
-        "JP" => format!("{}-{}", digits(3, rng), digits(4, rng)),
+        // 123-4567, the first three digits in the prefecture's range.
+        "JP" => {
+            let (head, tail) = (digits(3, rng), digits(4, rng));
+            let range = area.and_then(|a| a.split_once('-')).and_then(|(l, h)| Some((l.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+            match range {
+                Some((lo, hi)) => format!("{:03}-{tail}", lo + head.parse::<u32>().unwrap_or(0) % (hi - lo + 1)),
+                None => format!("{head}-{tail}"),
+            }
+        }
         "BR" => format!("{}-{}", digits(5, rng), digits(3, rng)),
         "PL" => format!("{}-{}", digits(2, rng), digits(3, rng)),
         "SE" | "CZ" | "SK" | "GR" => format!("{} {}", digits(3, rng), digits(2, rng)),
@@ -851,7 +910,7 @@ mod tests {
             ("AU", &[None, Some("2"), Some("26"), Some("08")]),
             ("CA", &[None, Some("H")]),
             ("GB", &[None, Some("M"), Some("AB10-16"), Some("E1-18|EC1-4|N1-22|NW1-11|SE1-28|SW2-20|W2-14|WC1-2")]),
-            ("JP", &[None]),
+            ("JP", &[None, Some("100-208"), Some("040-099")]),
             ("ZW", &[None]),
         ] {
             for &area in areas {
@@ -895,6 +954,8 @@ mod tests {
             let ca = postcode("CA", None, Some("H"), &mut rng);
             assert!(ca.len() == 7 && ca.starts_with('H'), "{ca}");
             assert_eq!(postcode("US", Some("80302"), None, &mut rng), "80302");
+            let sapporo = postcode("JP", None, Some("040-099"), &mut rng);
+            assert!(sapporo.len() == 8 && (40..=99).contains(&sapporo[..3].parse::<u32>().unwrap()) && &sapporo[3..4] == "-", "{sapporo}");
         }
         assert_eq!(london.len(), 8, "every inner London area drawn: {london:?}");
     }

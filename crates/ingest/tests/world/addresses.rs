@@ -108,6 +108,8 @@ fn addresses_read_as_their_country_writes_them() {
         ("AU", "Brisbane", &["4"]),
         ("AU", "Perth", &["6"]),
     ];
+    // Japan's codes start with three digits in the prefecture's range (Japan Post).
+    let japan: [(&str, u32, u32); 5] = [("Tokyo", 100, 208), ("Osaka", 530, 599), ("Sapporo", 40, 99), ("Fukuoka", 800, 839), ("Naha", 900, 909)];
     let (mut seen, mut arrondissements) = (0, 0);
     for (country, town, code) in &postcodes {
         if let Some((_, _, prefixes)) = ranges.iter().find(|(c, t, _)| c == country && t == town) {
@@ -115,6 +117,11 @@ fn addresses_read_as_their_country_writes_them() {
             let area: &str = if country == "GB" { code.split(|c: char| c.is_ascii_digit()).next().unwrap_or_default() } else { code };
             let fits = |p: &&str| if country == "GB" { area == *p } else { area.starts_with(*p) };
             assert!(prefixes.iter().any(fits), "{town}, {country}: postcode {code:?}, not one of {prefixes:?}…");
+        }
+        if let Some(&(_, lo, hi)) = japan.iter().find(|j| country == "JP" && j.0 == town) {
+            seen += 1;
+            let head: u32 = code.get(..3).and_then(|h| h.parse().ok()).unwrap_or_else(|| panic!("{town}: {code:?}"));
+            assert!((lo..=hi).contains(&head) && code.len() == 8 && &code[3..4] == "-", "{town}: {code:?}, not {lo:03}-{hi:03}");
         }
         match country.as_str() {
             "DE" | "ES" | "IT" => assert!(code.len() == 5 && code.chars().all(|c| c.is_ascii_digit()), "{town}, {country}: {code:?}"),
