@@ -230,3 +230,19 @@ pub fn clean(s: Option<&str>) -> Option<String> {
     let s = if s.contains(sep) { std::borrow::Cow::Owned(s.replace(sep, " ")) } else { std::borrow::Cow::Borrowed(s) };
     Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_string)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::house_number::{line, SEP};
+
+    /// A separator in a source's own text is a space once read: a whole line is never taken for
+    /// a joined number and street, and turned round.
+    #[test]
+    fn a_separator_in_a_sources_text_is_a_space() {
+        let whole = clean(Some(" Hauptstraße\u{1f}12 ")).unwrap();
+        assert!(!whole.contains(SEP));
+        assert_eq!(line(&whole, "DE"), "Hauptstraße 12");
+        assert_eq!(clean(Some("\u{1f}")), None);
+    }
+}
