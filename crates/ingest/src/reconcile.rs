@@ -469,7 +469,8 @@ impl Reconciler<'_> {
             lng: lead.lng,
             id: fnv1a(id_source.as_bytes()),
             name,
-            address: crate::house_number::line(&first(|r| r.address()), &country).into_owned(),
+            // Written once, in the country's order (one copy of the source's text, not two).
+            address: ranked.iter().find_map(|r| r.address()).map_or_else(String::new, |a| crate::house_number::line(a, &country).into_owned()),
             city: first(|r| r.city()),
             state: first(|r| r.state()),
             postcode: first(|r| r.postcode()),
