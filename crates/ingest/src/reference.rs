@@ -35,6 +35,11 @@ pub struct City {
     pub population: u64,
     pub lat: f64,
     pub lng: f64,
+    /// The city this place is a district of, as an address there names it (GeoNames lists
+    /// cities' sections as places of their own: Neukölln is Berlin's); empty for a place of its
+    /// own. The reference builder finds it; a reference written before it has none.
+    #[serde(default)]
+    pub town: String,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

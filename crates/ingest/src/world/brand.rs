@@ -574,8 +574,8 @@ fn new_store(
         city,
         country: country.to_string(),
         address: address::address(country, &g.cities[city as usize].admin1, lat, lng, rng),
-        postcode: postcode::postcode(country, if country == "US" { g.us_zip(lat, lng) } else { None }, area.as_deref(), rng),
-        phone: phone::phone(country, &g.cities[city as usize], area.as_deref(), rng),
+        postcode: postcode::postcode(country, if country == "US" { g.us_zip(lat, lng) } else { None }, area, rng),
+        phone: phone::phone(country, &g.cities[city as usize], area, rng),
         kind,
         closed: rng.random::<f64>() < cal.closed_share,
         opened: None,
@@ -773,7 +773,7 @@ fn observe(
         Kind::Pickup => " Pickup".into(),
         Kind::Studio => " Studio".into(),
     };
-    let city = &g.cities[s.city as usize].name;
+    let city = super::town::name(&g.cities[s.city as usize]);
     let mut saw_atp = false;
     let mut saw_fsq = false;
     for source in [SourceType::Atp, SourceType::Fsq, SourceType::Overture, SourceType::Osm] {

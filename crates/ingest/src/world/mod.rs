@@ -15,6 +15,7 @@ mod hours;
 mod phone;
 mod places;
 pub mod postcode;
+mod town;
 mod write;
 
 use std::ops::ControlFlow;

@@ -118,7 +118,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn town(name: &str, country: &str, admin1: &str, lng: f64) -> City {
-        City { geonames_id: 0, name: name.into(), country: country.into(), admin1: admin1.into(), population: 0, lat: 0.0, lng }
+        City { geonames_id: 0, name: name.into(), country: country.into(), admin1: admin1.into(), population: 0, lat: 0.0, lng, town: String::new() }
     }
 
     /// The first version drew two numbers for every country it gave a number: the stream after

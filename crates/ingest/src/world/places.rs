@@ -2,6 +2,7 @@
 //! legs, the land and the US ZIPs under them (street addresses are `world::address`'s,
 //! postcodes `world::postcode`'s, phone numbers `world::phone`'s).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -112,6 +113,9 @@ pub struct Gazetteer<'a> {
     /// Each city's highway legs, found when first asked for (a pure function of the city, so
     /// any thread may fill it).
     legs: Vec<OnceLock<Box<[u32]>>>,
+    /// Each city's postal area, found when first asked for (it depends on the town alone, and
+    /// finding it scans the country's area towns).
+    postal_areas: Vec<OnceLock<Option<Cow<'static, str>>>>,
     land: &'a LandMask,
     zips: ZipGrid,
     postal: PostalAreas,
@@ -228,6 +232,7 @@ impl<'a> Gazetteer<'a> {
             push(metros.entry(cities[k].country.clone()).or_default(), m, total(&members[m]));
         }
         let legs = (0..cities.len()).map(|_| OnceLock::new()).collect();
+        let postal_areas = (0..cities.len()).map(|_| OnceLock::new()).collect();
         Gazetteer {
             cities,
             by_country,
@@ -235,6 +240,7 @@ impl<'a> Gazetteer<'a> {
             members,
             hubs,
             legs,
+            postal_areas,
             land,
             zips: ZipGrid::new(zips),
             postal: PostalAreas::new(cities),
@@ -354,8 +360,8 @@ impl<'a> Gazetteer<'a> {
     }
 
     /// The first characters of a town's postcodes, where its country's postal areas are known.
-    pub fn postal_area(&self, city: u32) -> Option<std::borrow::Cow<'static, str>> {
-        self.postal.prefix(&self.cities[city as usize])
+    pub fn postal_area(&self, city: u32) -> Option<&str> {
+        self.postal_areas[city as usize].get_or_init(|| self.postal.prefix(&self.cities[city as usize])).as_deref()
     }
 }
 
@@ -424,6 +430,7 @@ mod tests {
                 population: rng.random_range(METRO_POPULATION..5_000_000),
                 lat,
                 lng,
+                town: String::new(),
             });
         }
         let mut big: Vec<usize> = (0..cities.len()).collect();

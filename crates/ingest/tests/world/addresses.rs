@@ -22,8 +22,9 @@ fn addresses_read_as_their_country_writes_them() {
     // Chains present in many countries (McDonald's, Starbucks, KFC, Subway, 7-Eleven).
     // (line, street, number, the town's region) by country
     let mut by_country: BTreeMap<String, Vec<(String, String, String, String)>> = BTreeMap::new();
-    // (the store's town, its postcode) in the countries whose postcodes follow the postal areas
-    let mut postcodes: Vec<(String, String, String)> = Vec::new();
+    // (the store's place, the city it is a section of or nothing, its postcode) in the
+    // countries whose postcodes follow the postal areas
+    let mut postcodes: Vec<(String, String, String, String)> = Vec::new();
     for qid in ["Q38076", "Q37158", "Q524757", "Q244457", "Q259340"] {
         let rank = r.catalog.brands.iter().position(|b| b.wikidata.as_deref() == Some(qid)).unwrap_or_else(|| panic!("{qid} in the catalog"));
         for s in gen.brand(rank).stores {
@@ -34,7 +35,8 @@ fn addresses_read_as_their_country_writes_them() {
                 s.address.number().to_string(),
                 region,
             ));
-            postcodes.push((s.country.clone(), r.cities[s.city as usize].name.clone(), s.postcode.clone()));
+            let place = &r.cities[s.city as usize];
+            postcodes.push((s.country.clone(), place.name.clone(), place.town.clone(), s.postcode.clone()));
         }
     }
     for must in ["US", "CA", "DE", "CH", "JP", "PL", "FR", "GB", "MX"] {
@@ -107,11 +109,32 @@ fn addresses_read_as_their_country_writes_them() {
         ("AU", "Melbourne", &["3"]),
         ("AU", "Brisbane", &["4"]),
         ("AU", "Perth", &["6"]),
+        // Correios, SEPOMEX, India Post, Korea Post, China Post and Poczta Polska, by the state
+        // or province: São Paulo 01-09 and 11-19, Mexico City 01-16, Delhi 110, Seoul 01-08.
+        ("BR", "São Paulo", &["0", "11", "12", "13", "14", "15", "16", "17", "18", "19"]),
+        ("BR", "Rio de Janeiro", &["20", "21", "22", "23", "24", "25", "26", "27", "28"]),
+        ("BR", "Brasília", &["70", "71", "72", "73"]),
+        ("MX", "Mexico City", &["0", "10", "11", "12", "13", "14", "15", "16"]),
+        ("MX", "Guadalajara", &["44", "45", "46", "47", "48", "49"]),
+        ("MX", "Tijuana", &["21", "22"]),
+        ("IN", "Delhi", &["110"]),
+        ("IN", "Mumbai", &["40", "41", "42", "43", "44"]),
+        ("IN", "Bengaluru", &["56", "57", "58", "59"]),
+        ("KR", "Seoul", &["0"]),
+        ("KR", "Busan", &["46", "47", "48", "49"]),
+        ("CN", "Beijing", &["10"]),
+        ("CN", "Shanghai", &["20"]),
+        ("CN", "Guangzhou", &["51", "52"]),
+        ("PL", "Warsaw", &["0"]),
+        ("PL", "Kraków", &["3"]),
     ];
     // Japan's codes start with three digits in the prefecture's range (Japan Post).
     let japan: [(&str, u32, u32); 5] = [("Tokyo", 100, 208), ("Osaka", 530, 599), ("Sapporo", 40, 99), ("Fukuoka", 800, 839), ("Naha", 900, 909)];
     let (mut seen, mut arrondissements) = (0, 0);
-    for (country, town, code) in &postcodes {
+    for (country, town, section_of, code) in &postcodes {
+        // A section of Marseille (Le Cabot) is in the city's codes, and in its arrondissement's
+        // where the reference names one ("Marseille 09").
+        let fr_town = if section_of.is_empty() { town } else { section_of };
         if let Some((_, _, prefixes)) = ranges.iter().find(|(c, t, _)| c == country && t == town) {
             seen += 1;
             let area: &str = if country == "GB" { code.split(|c: char| c.is_ascii_digit()).next().unwrap_or_default() } else { code };
@@ -128,10 +151,10 @@ fn addresses_read_as_their_country_writes_them() {
             // French codes end in 0, but those of Paris, Marseille and Lyon, which name the
             // arrondissement: 75001-75020, 13001-13016, 69001-69009; an arrondissement that is
             // a place of its own ("Marseille 08") has its own (13008).
-            "FR" if town == "Paris" => assert!(code.starts_with("750") && (1..=20).contains(&code[3..].parse::<u32>().unwrap()), "Paris: {code:?}"),
-            "FR" if town == "Marseille" => assert!(code.starts_with("130") && (1..=16).contains(&code[3..].parse::<u32>().unwrap()), "{code:?}"),
-            "FR" if town == "Lyon" => assert!(code.starts_with("6900") && (1..=9).contains(&code[4..].parse::<u32>().unwrap()), "{code:?}"),
-            "FR" if town.starts_with("Marseille ") => match town["Marseille ".len()..].parse::<u32>() {
+            "FR" if fr_town == "Paris" => assert!(code.starts_with("750") && (1..=20).contains(&code[3..].parse::<u32>().unwrap()), "Paris: {code:?}"),
+            "FR" if fr_town == "Marseille" => assert!(code.starts_with("130") && (1..=16).contains(&code[3..].parse::<u32>().unwrap()), "{code:?}"),
+            "FR" if fr_town == "Lyon" => assert!(code.starts_with("6900") && (1..=9).contains(&code[4..].parse::<u32>().unwrap()), "{code:?}"),
+            "FR" if fr_town.starts_with("Marseille ") => match fr_town["Marseille ".len()..].parse::<u32>() {
                 Ok(n) => {
                     assert_eq!(code, &format!("130{n:02}"), "{town}");
                     arrondissements += 1;
@@ -159,6 +182,8 @@ fn addresses_read_as_their_country_writes_them() {
         }
     }
     assert!(seen >= 50, "{seen} stores in the big cities checked");
+    let empty: Vec<&str> = ranges.iter().filter(|(c, t, _)| !postcodes.iter().any(|p| &p.0 == c && &p.1 == t)).map(|r| r.1).collect();
+    assert!(empty.is_empty(), "no store to check in {empty:?}");
     assert!(arrondissements > 0, "no store in an arrondissement of Marseille");
     assert_eq!(PostalAreas::missing(&r.cities), Vec::<String>::new(), "postal areas whose town the gazetteer lacks");
 }

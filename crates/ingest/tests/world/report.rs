@@ -1,6 +1,7 @@
 //! `storemap data report`: the figures of a synthetic build, and the dedup metric itself on a
 //! snapshot whose exact scores are known.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use storemap_core::{BrandRecord, RowBuilder, Snapshot, SnapshotBuilder, SnapshotMeta, SourceMask, SourceType};
@@ -148,9 +149,35 @@ fn at_scale_a_tenth_each_ticker_chains_served_top_country_is_its_published_one_b
 /// importers join them with.
 fn addresses_at_a_tenth(snap: &Snapshot) {
     let (mut de, mut us, mut us_first) = (0, 0, 0);
+    // GeoNames' names of cities' districts, which an address never gives as its town: Marseille's
+    // arrondissements, Budapest's kerületek, Zürich's Kreise and its canton's quarters
+    // ("Kloten / Holberg"), Bucharest's sectors.
+    // (Elsewhere " / " joins a town's two names: Gasteiz / Vitoria.)
+    let district = |c: &str, country: &str| {
+        let numbered = |prefix: &str| c.strip_prefix(prefix).is_some_and(|n| n.parse::<u32>().is_ok());
+        c.contains("kerület") || c.contains("(Kreis ") || (country == "CH" && c.contains(" / ")) || numbered("Marseille ") || numbered("Sector ")
+    };
+    // Rows in the city-states, by the town they give: Berlin's and Vienna's districts are
+    // places of their own in GeoNames (Neukölln, Favoriten).
+    let mut city_states: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
+    // The names the reference gives only to sections of a city (Eixample, Vomero, Koreatown),
+    // by country: a place of its own that shares one (a village called Salamanca) is left out.
+    let cities = &crate::common::reference().cities;
+    let own: std::collections::HashSet<(&str, &str)> = cities.iter().filter(|c| c.town.is_empty()).map(|c| (c.country.as_str(), c.name.as_str())).collect();
+    let sections: std::collections::HashSet<(&str, &str)> = cities
+        .iter()
+        .filter(|c| !c.town.is_empty() && !own.contains(&(c.country.as_str(), c.name.as_str())))
+        .map(|c| (c.country.as_str(), c.name.as_str()))
+        .collect();
+    assert!(sections.len() > 1000, "{} section names", sections.len());
     for r in 0..snap.row_count() {
         let row = snap.row(r);
         assert!(!row.address.contains(storemap_ingest::house_number::SEP), "row {r}: {:?}", row.address);
+        assert!(!district(&row.city, &row.country), "row {r}: a district for a town, {:?} ({})", row.city, row.country);
+        assert!(!sections.contains(&(row.country.as_str(), row.city.as_str())), "row {r}: a city's section for a town, {:?} ({})", row.city, row.country);
+        if matches!((row.country.as_str(), row.state.as_str()), ("DE", "BE" | "HH") | ("AT", "9") | ("HU", "BU")) && !row.city.is_empty() {
+            *city_states.entry((row.country.clone(), row.state.clone())).or_default().entry(row.city.clone()).or_default() += 1;
+        }
         let starts_with_number = row.address.starts_with(|c: char| c.is_ascii_digit());
         match row.country.as_str() {
             "DE" if !row.address.is_empty() => {
@@ -166,6 +193,12 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
     }
     assert!(de >= 1000 && us >= 1000, "{de} German and {us} American addresses");
     assert_eq!(us_first, us, "every American address starts with its number");
+    for (region, town) in [(("DE", "BE"), "Berlin"), (("DE", "HH"), "Hamburg"), (("AT", "9"), "Vienna"), (("HU", "BU"), "Budapest")] {
+        let towns = city_states.get(&(region.0.to_string(), region.1.to_string()));
+        let rows: u64 = towns.map_or(0, |t| t.values().sum());
+        assert!(rows >= 20, "{region:?}: {rows} rows with a town");
+        assert_eq!(towns.map(|t| t.keys().collect::<Vec<_>>()), Some(vec![&town.to_string()]), "{region:?}");
+    }
 }
 
 /// `data report`'s home markets on the scale-0.1 world, recounted here from the snapshot and

@@ -68,7 +68,7 @@ impl<'a> Spider<'a> {
         if let Some(p) = props.as_object_mut() {
             p.insert("ref".into(), reference.clone().into());
             p.insert("@spider".into(), self.name.into());
-            p.insert("branch".into(), x.city.name.clone().into());
+            p.insert("branch".into(), crate::world::town::name(x.city).into());
             if x.s.closed_marker {
                 p.insert("end_date".into(), format_iso(x.as_of - 30 * DAY_S)[..10].into());
             }

@@ -1,0 +1,100 @@
+//! The town a store's address names. GeoNames lists many cities' districts as places of their
+//! own ("Marseille 08", "Budapest XI. kerület", "Zürich (Kreis 11) / Oerlikon", Berlin's
+//! Neukölln, Bucharest's "Sector 3", Barcelona's Eixample), and the world places stores in them
+//! by their people; but an address there names the city (13008 Marseille, 1117 Budapest, 8050
+//! Zürich, 12043 Berlin), and so does a `city` filter that asks for Marseille. The district
+//! stays the store's place: its postcode and phone area are the district's.
+//!
+//! The reference gives a section of a city its city (`City::town`, from GeoNames' feature
+//! codes); the rules here cover the districts GeoNames files as places of their own kind
+//! (Marseille's arrondissements are third-order divisions) and the city-states, whose every
+//! place is the city.
+
+use crate::reference::City;
+
+/// First-level regions that are one city, whose every place is one of its districts, with
+/// the city's name as the gazetteer has it: (country, region, city).
+const CITY_REGIONS: [(&str, &str, &str); 6] =
+    [("DE", "BE", "Berlin"), ("DE", "HH", "Hamburg"), ("AT", "9", "Vienna"), ("CZ", "10", "Prague"), ("HU", "BU", "Budapest"), ("RO", "B", "Bucharest")];
+
+/// The name an address in `place` gives its town.
+pub fn name(place: &City) -> &str {
+    let (country, region) = (place.country.as_str(), place.admin1.as_str());
+    if let Some(&(_, _, city)) = CITY_REGIONS.iter().find(|&&(c, r, _)| c == country && r == region) {
+        return city;
+    }
+    // A section's city may itself be a district by name (Sainte-Marguerite's nearest big place
+    // is "Marseille 09").
+    let own = if place.town.is_empty() { &place.name } else { &place.town };
+    if let Some(city) = super::postcode::city_of_quarter(country, own) {
+        return city;
+    }
+    match country {
+        "CH" => swiss_town(own),
+        _ => own,
+    }
+}
+
+/// Zürich's cantonal statistics name a municipality's quarters "Kloten / Holberg", and the
+/// two cities' districts "Zürich (Kreis 11)" and, in Winterthur, after their old villages
+/// ("Oberwinterthur (Kreis 2)", "Töss (Kreis 4)"): all within their city's postcodes and name.
+fn swiss_town(name: &str) -> &str {
+    let municipality = name.split_once(" / ").map_or(name, |(m, _)| m);
+    match municipality.split_once(" (Kreis ") {
+        Some(("Zürich", _)) => "Zürich",
+        Some(_) => "Winterthur",
+        None => municipality,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(name: &str, country: &str, admin1: &str, town: &str) -> City {
+        City { town: town.into(), ..place(name, country, admin1) }
+    }
+
+    /// A section of a city, which the reference gives its city, is written as that city, and as
+    /// the city's city where that is a district by name.
+    #[test]
+    fn a_section_is_written_as_its_city() {
+        assert_eq!(name(&section("Eixample", "ES", "CT", "Barcelona")), "Barcelona");
+        assert_eq!(name(&section("Sainte-Marguerite", "FR", "PAC", "Marseille 09")), "Marseille");
+        assert_eq!(name(&section("Wollishofen", "CH", "ZH", "Zürich (Kreis 2)")), "Zürich");
+        assert_eq!(name(&section("Brixton", "GB", "ENG", "")), "Brixton");
+    }
+
+    fn place(name: &str, country: &str, admin1: &str) -> City {
+        City { geonames_id: 0, name: name.into(), country: country.into(), admin1: admin1.into(), population: 1000, lat: 0.0, lng: 0.0, town: String::new() }
+    }
+
+    #[test]
+    fn a_citys_districts_are_written_as_the_city() {
+        for (place_name, country, admin1, town) in [
+            ("Marseille 08", "FR", "PAC", "Marseille"),
+            ("Marseille Endoume", "FR", "PAC", "Marseille"),
+            ("Marseille", "FR", "PAC", "Marseille"),
+            ("Neukölln", "DE", "BE", "Berlin"),
+            ("Hamburg-Nord", "DE", "HH", "Hamburg"),
+            ("Favoriten", "AT", "9", "Vienna"),
+            ("Karlín", "CZ", "10", "Prague"),
+            ("Budapest XI. kerület", "HU", "BU", "Budapest"),
+            ("Sector 3", "RO", "B", "Bucharest"),
+            ("Zürich (Kreis 11) / Oerlikon", "CH", "ZH", "Zürich"),
+            ("Zürich (Kreis 3)", "CH", "ZH", "Zürich"),
+            ("Oberwinterthur (Kreis 2) / Hegi", "CH", "ZH", "Winterthur"),
+            ("Kloten / Holberg", "CH", "ZH", "Kloten"),
+            // Towns of their own keep their names, even beside a bigger namesake.
+            ("Allauch", "FR", "PAC", "Allauch"),
+            ("Marseillan", "FR", "OCC", "Marseillan"),
+            ("Miami Beach", "US", "FL", "Miami Beach"),
+            ("Potsdam", "DE", "BB", "Potsdam"),
+            ("Bremerhaven", "DE", "HB", "Bremerhaven"),
+            ("Wangen an der Aare", "CH", "BE", "Wangen an der Aare"),
+            ("Sector 3", "MD", "C", "Sector 3"),
+        ] {
+            assert_eq!(name(&place(place_name, country, admin1)), town, "{place_name}, {country}-{admin1}");
+        }
+    }
+}
