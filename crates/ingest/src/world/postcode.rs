@@ -2,7 +2,8 @@
 //! characters, where the country's postal areas are known here, are those of the area the
 //! store's town is in (a store in Munich is 80xxx, one in Marseille 13xxx, one in Manchester
 //! M1 xxx, one in Montréal H1x xxx, one in Sydney 2xxx, one in Tokyo 100-xxxx to 208-xxxx,
-//! one in São Paulo 01xxx-19xxx, one in Seoul 01xxx-08xxx), and the rest drawn at random.
+//! one in São Paulo 01xxx-19xxx, one in Seoul 01xxx-08xxx, one in Vienna 10xx-12xx), and the
+//! rest drawn at random.
 //!
 //! The areas are the postal services' own divisions: Germany's two-digit Leitregionen, France's
 //! and Spain's département and province numbers, Italy's provinces' CAP prefixes, the
@@ -10,8 +11,9 @@
 //! placed at its main town, read by name from the gazetteer (the most populous place of that
 //! name in the country); a town takes the area of the nearest. Australia's first digit, most
 //! Canadian provinces' letter, Japan's first three digits and the first digits of Brazil's,
-//! Mexico's, India's, Korea's, China's and Poland's codes go by the town's state, province,
-//! prefecture or voivodeship alone.
+//! Mexico's, India's, Korea's, China's, Poland's, Austria's, Switzerland's, Hungary's and
+//! Belgium's codes go by the town's state, province, prefecture, voivodeship, canton, county or
+//! region alone.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -641,8 +643,13 @@ const WITHIN_REGION: [&str; 5] = ["FR", "ES", "IT", "GB", "CA"];
 /// Poland from GeoNames' postcode list, each voivodeship's main run of first two digits (a few
 /// towns near a border carry a neighbour's); for China from the published province table
 /// (Wikipedia's "Postal codes in China") checked against a county list with codes. Hong Kong,
-/// Macau and Taiwan, which the province list files in China, have no mainland code.
-const BY_REGION: [(&str, &str, &str); 225] = [
+/// Macau and Taiwan, which the province list files in China, have no mainland code. Austria's
+/// states, Switzerland's cantons, Hungary's counties and Belgium's three regions (the reference
+/// has no Belgian provinces) likewise, counted by first two digits in GeoNames' postcode list
+/// and checked against the postal services' zone maps: Vienna 10-12, Zürich 80-81, 83-84, 86
+/// and 89, Geneva 12, Budapest 10-12, Brussels 10-12; each takes the runs that hold most of its
+/// codes, not the few near a border that a neighbour's post office serves.
+const BY_REGION: [(&str, &str, &str); 283] = [
     ("AU", "NSW", "2"),
     ("AU", "ACT", "26"),
     ("AU", "VIC", "3"),
@@ -868,6 +875,64 @@ const BY_REGION: [(&str, &str, &str); 225] = [
     ("PL", "WN", "10-14"),
     ("PL", "WP", "60-64"),
     ("PL", "ZP", "70-78"),
+    ("AT", "1", "70-75"),
+    ("AT", "2", "90-98"),
+    ("AT", "3", "20-39"),
+    ("AT", "4", "40-49|52"),
+    ("AT", "5", "50-57"),
+    ("AT", "6", "80-89"),
+    ("AT", "7", "60-66|99"),
+    ("AT", "8", "67-69"),
+    ("AT", "9", "10-12"),
+    ("BE", "BRU", "10-12"),
+    ("BE", "VLG", "15-39|80-99"),
+    ("BE", "WAL", "13-14|40-79"),
+    ("CH", "AG", "50-57|43|48"),
+    ("CH", "AI", "90|94"),
+    ("CH", "AR", "90-91|94"),
+    ("CH", "BE", "30-38|25-27|49"),
+    ("CH", "BL", "41-44"),
+    ("CH", "BS", "40"),
+    ("CH", "FR", "16-17|14-15|31-32"),
+    ("CH", "GE", "12"),
+    ("CH", "GL", "87"),
+    ("CH", "GR", "70-72|74-77|65"),
+    ("CH", "JU", "28-29|23"),
+    ("CH", "LU", "60-62"),
+    ("CH", "NE", "20-24"),
+    ("CH", "NW", "63"),
+    ("CH", "OW", "60|63"),
+    ("CH", "SG", "90-96|87-88|73"),
+    ("CH", "SH", "82"),
+    ("CH", "SO", "45-47|41-42"),
+    ("CH", "SZ", "64|88"),
+    ("CH", "TG", "85|82-83|95"),
+    ("CH", "TI", "65-69"),
+    ("CH", "UR", "64"),
+    ("CH", "VD", "10-15|18"),
+    ("CH", "VS", "19|39"),
+    ("CH", "ZG", "63"),
+    ("CH", "ZH", "80-81|83-84|86|89"),
+    ("HU", "BU", "10-12"),
+    ("HU", "BA", "76-79|73"),
+    ("HU", "BE", "55-59"),
+    ("HU", "BK", "60-65"),
+    ("HU", "BZ", "34-39"),
+    ("HU", "CS", "66-69"),
+    ("HU", "FE", "80-81|24|70"),
+    ("HU", "GS", "90-94"),
+    ("HU", "HB", "40-42"),
+    ("HU", "HE", "32-33|30"),
+    ("HU", "JN", "50-54"),
+    ("HU", "KE", "28-29|25"),
+    ("HU", "NO", "26|30-31"),
+    ("HU", "PE", "20-23|26-27"),
+    ("HU", "SO", "74-75|86-87"),
+    ("HU", "SZ", "43-49"),
+    ("HU", "TO", "70-72"),
+    ("HU", "VA", "95-99"),
+    ("HU", "VE", "81-85"),
+    ("HU", "ZA", "87-89|83"),
 ];
 
 /// Each country's postal areas at their main towns.
@@ -1041,7 +1106,8 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
         "MX" | "KR" => in_ranges(digits(5, rng), area),
         "FI" | "MY" | "TH" | "TR" | "SA" | "UA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
         "AU" => in_area(digits(4, rng), area),
-        "AT" | "BE" | "CH" | "DK" | "NO" | "NZ" | "ZA" | "HU" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
+        "AT" | "BE" | "CH" | "HU" => in_ranges(digits(4, rng), area),
+        "DK" | "NO" | "NZ" | "ZA" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
         "NL" => {
             let d = in_area(digits(4, rng), area);
             format!("{d} {}{}", letter(rng), letter(rng))
@@ -1097,7 +1163,7 @@ mod tests {
         fn first_version(country: &str, rng: &mut ChaCha8Rng) {
             let (digits, letters) = match country {
                 "DE" | "FR" | "ES" | "IT" | "MX" | "TR" | "KR" => (5, 0),
-                "AU" | "AT" | "BE" | "CH" => (4, 0),
+                "AU" | "AT" | "BE" | "CH" | "HU" => (4, 0),
                 "NL" => (4, 2),
                 "CA" => (3, 3),
                 "GB" => (2, 4),
@@ -1131,8 +1197,11 @@ mod tests {
             ("MX", &[None, Some("01-16")]),
             ("KR", &[None, Some("630-633|635-636")]),
             ("IN", &[None, Some("110"), Some("400-402|404-449")]),
+            ("HU", &[None, Some("10-12")]),
             ("CN", &[None, Some("10")]),
             ("PL", &[None, Some("00-09")]),
+            ("CH", &[None, Some("80-81|83-84|86|89")]),
+            ("AT", &[None, Some("10-12")]),
             ("ZW", &[None]),
         ] {
             for &area in areas {

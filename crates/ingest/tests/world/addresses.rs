@@ -127,6 +127,12 @@ fn addresses_read_as_their_country_writes_them() {
         ("CN", "Guangzhou", &["51", "52"]),
         ("PL", "Warsaw", &["0"]),
         ("PL", "Kraków", &["3"]),
+        // Swiss Post, Austrian Post and Magyar Posta by canton, state and county.
+        ("CH", "Zürich", &["80", "81", "83", "84", "86", "89"]),
+        ("CH", "Genève", &["12"]),
+        ("AT", "Vienna", &["10", "11", "12"]),
+        ("AT", "Graz", &["8"]),
+        ("HU", "Budapest", &["10", "11", "12"]),
     ];
     // Japan's codes start with three digits in the prefecture's range (Japan Post).
     let japan: [(&str, u32, u32); 5] = [("Tokyo", 100, 208), ("Osaka", 530, 599), ("Sapporo", 40, 99), ("Fukuoka", 800, 839), ("Naha", 900, 909)];
