@@ -346,19 +346,26 @@ test("cities.csv: a city's sections name the city an address there gives, towns 
     ['Zhabei', 'CN', 'Shanghai'],
     ['Kalininskiy', 'RU', 'Saint Petersburg'],
     ['Kloten / Holberg', 'CH', 'Kloten'],
+    // Within one municipality (GeoNames' codes): Zürich's Hirzenbach, nearer Wallisellen's
+    // centre than Zürich's, and Barcelona's Trinitat Nova, 8 km out beside Santa Coloma.
+    ['Zürich (Kreis 12) / Hirzenbach', 'CH', 'Zürich'],
+    ['la Trinitat Nova', 'ES', 'Barcelona'],
+    ['Sant Andreu', 'ES', 'Barcelona'],
+    // A historical or abandoned place the city grew over is a section too, never a town.
+    ['Sant Martí', 'ES', 'Barcelona'],
+    ['Troparëvo', 'RU', 'Moscow'],
   ]) {
     t.is(town(name, country), city, `${name}, ${country}`);
   }
-  // Places of their own, however near a bigger one: Ewell (Epsom's post town, 20 km from
-  // London's centre), Navi Mumbai (a city of 2.6 million across the harbour), Paris's suburbs;
-  // and Australia's suburbs, which are what an address there gives (Brooklyn VIC 3012).
+  // Sections in GeoNames that are places of their own, however near a bigger one: Ewell
+  // (Epsom's post town, 20 km from London's centre), Navi Mumbai (a city of 2.6 million across
+  // the harbour), Lancy (its own municipality beside Geneva); and Australia's suburbs, which are
+  // what an address there gives (Brooklyn VIC 3012).
   for (const [name, country] of [
     ['Ewell', 'GB'],
     ['Navi Mumbai', 'IN'],
-    ['Montrouge', 'FR'],
-    ['Miami Beach', 'US'],
+    ['Lancy', 'CH'],
     ['Brooklyn', 'AU'],
-    ['Paris', 'FR'],
   ]) {
     t.is(town(name, country), '', `${name}, ${country}`);
   }

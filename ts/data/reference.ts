@@ -233,6 +233,8 @@ interface City {
   country: string;
   featureCode: string;
   adminCode: string;
+  /** GeoNames' municipality code, where it has one (Barcelona's quarters are all 08019). */
+  muni?: string;
   population: number;
   loc: { coordinates: [number, number] };
 }
@@ -395,25 +397,36 @@ const SUBURB_LOCALITIES = new Set(['AU', 'NZ']);
  * so that a town of its own on a big city's edge (Ewell beside London, Mendip's towns beside
  * Bristol) keeps its name. */
 function districtReachKm(population: number): number {
-  return Math.min(25, Math.max(3, 5 * Math.sqrt(population / 1e6)));
+  return Math.min(DISTRICT_REACH_MAX_KM, Math.max(3, 5 * Math.sqrt(population / 1e6)));
 }
+
+/** The farthest a section's city may be, even within one municipality. */
+const DISTRICT_REACH_MAX_KM = 25;
 
 /** A "section" of this many people is a city of its own (Navi Mumbai's 2.6 million). */
 const DISTRICT_MAX_POPULATION = 1_000_000;
 
+/** GeoNames' feature codes of places that are part of a city rather than towns of their own: a
+ * section of a populated place, and the abandoned, historical and destroyed places a city grew
+ * over (Barcelona's Sant Martí, Moscow's Troparëvo). */
+const SECTION_FEATURES = new Set(['PPLX', 'PPLQ', 'PPLH', 'PPLW']);
+
 /**
- * The city each of GeoNames' sections of a populated place (feature code PPLX: Neukölln,
+ * The city each of GeoNames' sections of a populated place (`SECTION_FEATURES`: Neukölln,
  * Wandsbek, Eixample, Vomero, Harlem) belongs to, by id: of the places of its own in the same
- * country and subdivision, bigger than the section and within `districtReachKm` of it, the one
- * nearest for its size (distance over the square root of its people), so that a big city a
- * little farther wins over a small town next door. An address in the section names that city
- * (12043 Berlin, 08009 Barcelona), and so does the world's copy of it.
+ * country and subdivision and bigger than the section, the one nearest for its size (distance
+ * over the square root of its people), so that a big city a little farther wins over a small
+ * town next door. Where both carry a municipality code, they must share it, and then the city
+ * may be up to `DISTRICT_REACH_MAX_KM` away (Barcelona's Ciutat Meridiana is 8 km from its
+ * centre, and Santa Coloma next to it is a town of its own); otherwise it must be within
+ * `districtReachKm`. An address in the section names that city (12043 Berlin, 08009
+ * Barcelona), and so does the world's copy of it.
  */
 function districtTowns(cities: City[], iso: Map<number, string>): Map<number, string> {
   const cell = (country: string, lat: number, lng: number) => `${country}:${Math.floor(lat)}:${Math.floor(lng)}`;
   const grid = new Map<string, City[]>();
   for (const c of cities) {
-    if (c.featureCode === 'PPLX') continue;
+    if (SECTION_FEATURES.has(c.featureCode)) continue;
     const k = cell(c.country, c.loc.coordinates[1], c.loc.coordinates[0]);
     let list = grid.get(k);
     if (!list) grid.set(k, (list = []));
@@ -421,7 +434,7 @@ function districtTowns(cities: City[], iso: Map<number, string>): Map<number, st
   }
   const out = new Map<number, string>();
   for (const c of cities) {
-    if (c.featureCode !== 'PPLX' || SUBURB_LOCALITIES.has(c.country) || c.population >= DISTRICT_MAX_POPULATION) continue;
+    if (!SECTION_FEATURES.has(c.featureCode) || SUBURB_LOCALITIES.has(c.country) || c.population >= DISTRICT_MAX_POPULATION) continue;
     const [lng, lat] = c.loc.coordinates;
     const region = iso.get(c.cityId) ?? c.adminCode;
     let best: { score: number; city: City } | undefined;
@@ -429,8 +442,10 @@ function districtTowns(cities: City[], iso: Map<number, string>): Map<number, st
       for (let dx = -1; dx <= 1; dx++) {
         for (const p of grid.get(cell(c.country, lat + dy, lng + dx)) ?? []) {
           if (p.population <= c.population || (iso.get(p.cityId) ?? p.adminCode) !== region) continue;
+          const sameMunicipality = c.muni && p.muni ? c.muni === p.muni : undefined;
+          if (sameMunicipality === false) continue;
           const d = haversineKm(lat, lng, p.loc.coordinates[1], p.loc.coordinates[0]);
-          if (d > districtReachKm(p.population)) continue;
+          if (d > (sameMunicipality ? DISTRICT_REACH_MAX_KM : districtReachKm(p.population))) continue;
           const score = d / Math.sqrt(p.population);
           // Ties to the lower id, so every run agrees.
           if (!best || score < best.score || (score === best.score && p.cityId < best.city.cityId)) best = { score, city: p };

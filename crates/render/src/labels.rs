@@ -36,17 +36,19 @@ pub struct City {
 }
 
 /// The gazetteer CSV's labelled cities (`name`, `population`, `lat`, `lng` columns), largest
-/// first.
+/// first. A city's district (a row whose optional `town` column names its city: Wandsbek,
+/// Hamburg's) is no city of its own, so it gets no label: the map names Hamburg once.
 pub fn read_cities_csv(text: &str) -> Result<Vec<City>> {
     let mut rd = csv::Reader::from_reader(text.as_bytes());
     let headers = rd.headers().map_err(|e| RenderError::Shapes(format!("cities: {e}")))?.clone();
     let col = |name: &str| headers.iter().position(|h| h == name).ok_or_else(|| RenderError::Shapes(format!("cities: no {name} column")));
     let (ni, pi, lai, lni) = (col("name")?, col("population")?, col("lat")?, col("lng")?);
+    let town = col("town").ok();
     let mut cities = Vec::new();
     for rec in rd.records() {
         let rec = rec.map_err(|e| RenderError::Shapes(format!("cities: {e}")))?;
         let population: u64 = rec.get(pi).and_then(|p| p.parse().ok()).unwrap_or(0);
-        if population < LABEL_MIN_POPULATION {
+        if population < LABEL_MIN_POPULATION || town.and_then(|t| rec.get(t)).is_some_and(|t| !t.is_empty()) {
             continue;
         }
         let (Some(lat), Some(lng)) = (rec.get(lai).and_then(|v| v.parse().ok()), rec.get(lni).and_then(|v| v.parse().ok())) else { continue };
@@ -157,6 +159,20 @@ impl Placed {
 mod tests {
     use super::*;
     use crate::camera::Viewport;
+
+    /// A district of a city (its `town` column set) is no label; a file without the column
+    /// reads as before.
+    #[test]
+    fn a_citys_districts_get_no_label() {
+        let with_town = "geonames_id,name,country,admin1,population,lat,lng,town\n\
+            2911298,Hamburg,DE,HH,1739117,53.55,10.0,\n\
+            2814127,Wandsbek,DE,HH,411422,53.58,10.08,Hamburg\n\
+            2867714,Munich,DE,BY,1260391,48.14,11.58,\n";
+        let names = |text: &str| read_cities_csv(text).map(|c| c.into_iter().map(|c| c.name).collect::<Vec<_>>()).expect("cities");
+        assert_eq!(names(with_town), ["Hamburg", "Munich"]);
+        let without: String = with_town.lines().map(|l| format!("{}\n", l.rsplit_once(',').map_or(l, |(head, _)| head))).collect();
+        assert_eq!(names(&without), ["Hamburg", "Munich", "Wandsbek"], "largest first, the district among them");
+    }
 
     #[test]
     fn a_map_gets_labels_by_its_area_at_any_scale() {

@@ -1034,7 +1034,9 @@ fn in_area(drawn: String, area: Option<&str>) -> String {
 /// `drawn` digits with the first ones a prefix `spec` allows ("01-16", "70-71|720-727|730-736":
 /// ranges of prefixes as wide as their ends are written, `|` between them), chosen by the drawn
 /// digits themselves so that no draw is added. Each range counts at the widest one's width
-/// (70-71 beside 720-727 is 700-719), so every code in the region is as likely.
+/// (70-71 beside 720-727 is 700-719), so every code in the region is about as likely (the
+/// drawn prefix is taken modulo their count: where that count does not divide the draws' range,
+/// the first prefixes come up to one draw in so many more often).
 fn in_ranges(drawn: String, spec: Option<&str>) -> String {
     let Some(spec) = spec else { return drawn };
     let parts: Vec<(u32, u32, usize)> = spec

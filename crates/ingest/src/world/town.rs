@@ -6,9 +6,10 @@
 //! stays the store's place: its postcode and phone area are the district's.
 //!
 //! The reference gives a section of a city its city (`City::town`, from GeoNames' feature
-//! codes); the rules here cover the districts GeoNames files as places of their own kind
-//! (Marseille's arrondissements are third-order divisions) and the city-states, whose every
-//! place is the city.
+//! codes); the rules here cover the districts GeoNames files as places of another kind
+//! (Marseille's arrondissements are seats of fifth-order divisions, PPLA5), Zürich's quarters,
+//! which carry their municipality in their names, and the city-states, whose every place is the
+//! city.
 
 use crate::reference::City;
 
@@ -23,15 +24,17 @@ pub fn name(place: &City) -> &str {
     if let Some(&(_, _, city)) = CITY_REGIONS.iter().find(|&&(c, r, _)| c == country && r == region) {
         return city;
     }
-    // A section's city may itself be a district by name (Sainte-Marguerite's nearest big place
-    // is "Marseille 09").
-    let own = if place.town.is_empty() { &place.name } else { &place.town };
-    if let Some(city) = super::postcode::city_of_quarter(country, own) {
-        return city;
+    // Zürich's statistical quarters name their municipality themselves.
+    if country == "CH" && (place.name.contains(" / ") || place.name.contains(" (Kreis ")) {
+        return swiss_town(&place.name);
     }
-    match country {
-        "CH" => swiss_town(own),
-        _ => own,
+    // A section's city may itself be a district by name (Sainte-Marguerite's is "Marseille 09").
+    let own = if place.town.is_empty() { &place.name } else { &place.town };
+    match super::postcode::city_of_quarter(country, own) {
+        Some(city) => city,
+        // The city found for a section may be such a quarter itself (Volketswil / Volketswil (Dorf)).
+        None if country == "CH" => swiss_town(own),
+        None => own,
     }
 }
 
@@ -61,7 +64,10 @@ mod tests {
     fn a_section_is_written_as_its_city() {
         assert_eq!(name(&section("Eixample", "ES", "CT", "Barcelona")), "Barcelona");
         assert_eq!(name(&section("Sainte-Marguerite", "FR", "PAC", "Marseille 09")), "Marseille");
-        assert_eq!(name(&section("Wollishofen", "CH", "ZH", "Zürich (Kreis 2)")), "Zürich");
+        // A Zürich quarter's own name wins over a town the reference found for it next door.
+        assert_eq!(name(&section("Zürich (Kreis 12) / Hirzenbach", "CH", "ZH", "Wallisellen")), "Zürich");
+        assert_eq!(name(&section("Neftenbach / Dorf Neftenbach", "CH", "ZH", "")), "Neftenbach");
+        assert_eq!(name(&section("Hegnau", "CH", "ZH", "Volketswil / Volketswil (Dorf)")), "Volketswil");
         assert_eq!(name(&section("Brixton", "GB", "ENG", "")), "Brixton");
     }
 
