@@ -347,13 +347,17 @@ test("cities.csv: a city's sections name the city an address there gives, towns 
     ['Kalininskiy', 'RU', 'Saint Petersburg'],
     ['Kloten / Holberg', 'CH', 'Kloten'],
     // Within one municipality (GeoNames' codes): Zürich's Hirzenbach, nearer Wallisellen's
-    // centre than Zürich's, and Barcelona's Trinitat Nova, 8 km out beside Santa Coloma.
+    // centre than Zürich's, and Barcelona's Trinitat Nova, 7 km out beside Santa Coloma.
     ['Zürich (Kreis 12) / Hirzenbach', 'CH', 'Zürich'],
     ['la Trinitat Nova', 'ES', 'Barcelona'],
     ['Sant Andreu', 'ES', 'Barcelona'],
     // A historical or abandoned place the city grew over is a section too, never a town.
     ['Sant Martí', 'ES', 'Barcelona'],
     ['Troparëvo', 'RU', 'Moscow'],
+    // Where GeoNames' codes are not municipalities, by distance alone: Bucharest's sectors
+    // (each a code of its own) and Montréal's Saint-Laurent (a borough's).
+    ['Sector 2', 'RO', 'Bucharest'],
+    ['Saint-Laurent', 'CA', 'Montréal'],
   ]) {
     t.is(town(name, country), city, `${name}, ${country}`);
   }
@@ -366,6 +370,10 @@ test("cities.csv: a city's sections name the city an address there gives, towns 
     ['Navi Mumbai', 'IN'],
     ['Lancy', 'CH'],
     ['Brooklyn', 'AU'],
+    // A municipality of its own in a wider code: Kirchheim bei München beside Haar (one Kreis),
+    // Springs beside Brakpan (one metro).
+    ['Kirchheim bei München', 'DE'],
+    ['Springs', 'ZA'],
   ]) {
     t.is(town(name, country), '', `${name}, ${country}`);
   }

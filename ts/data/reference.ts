@@ -35,9 +35,10 @@ const require = createRequire(import.meta.url);
  * filed under their neighbours, Nairobi, Bamako, Asunción and others, `UNIT_CORRECTIONS`; 8:
  * units the database files under another subdivision's code, Jiangsu, Irkutsk Oblast, Northern
  * Ireland, and Taiwan's cities each their own, `SPLIT_UNITS`; 9: each city district's city,
- * the `town` column of cities.csv, `districtTowns`).
+ * the `town` column of cities.csv, `districtTowns`; 10: a district's city within its
+ * municipality where GeoNames gives both one, `municipality`).
  */
-export const REFERENCE_FORMAT = 9;
+export const REFERENCE_FORMAT = 10;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -233,8 +234,13 @@ interface City {
   country: string;
   featureCode: string;
   adminCode: string;
-  /** GeoNames' municipality code, where it has one (Barcelona's quarters are all 08019). */
+  /** GeoNames' third-level division code (admin3), where it has one: the municipality in Spain,
+   * Switzerland, Italy, Austria and Poland (Barcelona's quarters are all 08019), but the Kreis in
+   * Germany, the arrondissement in France, the district in Britain, the metro in South Africa. */
   muni?: string;
+  /** GeoNames' fourth-level division code (admin4): the Gemeinde in Germany, the commune in
+   * France. */
+  muniSub?: string;
   population: number;
   loc: { coordinates: [number, number] };
 }
@@ -393,7 +399,7 @@ async function writeSubdivisions(outDir: string): Promise<number> {
 const SUBURB_LOCALITIES = new Set(['AU', 'NZ']);
 
 /** How far a city section may lie from the city it is a section of: 5 km for a city of a
- * million, growing with the square root of its people (about 15 km for London, 3 km at least),
+ * million, growing with the square root of its people (about 14 km for London, 3 km at least),
  * so that a town of its own on a big city's edge (Ewell beside London, Mendip's towns beside
  * Bristol) keeps its name. */
 function districtReachKm(population: number): number {
@@ -402,6 +408,20 @@ function districtReachKm(population: number): number {
 
 /** The farthest a section's city may be, even within one municipality. */
 const DISTRICT_REACH_MAX_KM = 25;
+
+/** The countries whose GeoNames third-level code is the municipality, and those whose
+ * fourth-level one is (elsewhere the codes are wider, a German Kreis or a South African metro,
+ * which would join towns of their own, or narrower, Bucharest's sectors and Montréal's
+ * boroughs, which would part a city from its districts: there they are not used). */
+const MUNICIPALITY_ADMIN3 = new Set(['ES', 'CH', 'IT', 'AT', 'PL']);
+const MUNICIPALITY_ADMIN4 = new Set(['DE', 'FR']);
+
+/** A place's municipality code, in the countries where GeoNames gives one. */
+function municipality(c: City): string | undefined {
+  if (MUNICIPALITY_ADMIN3.has(c.country)) return c.muni || undefined;
+  if (MUNICIPALITY_ADMIN4.has(c.country)) return c.muniSub || undefined;
+  return undefined;
+}
 
 /** A "section" of this many people is a city of its own (Navi Mumbai's 2.6 million). */
 const DISTRICT_MAX_POPULATION = 1_000_000;
@@ -416,10 +436,11 @@ const SECTION_FEATURES = new Set(['PPLX', 'PPLQ', 'PPLH', 'PPLW']);
  * Wandsbek, Eixample, Vomero, Harlem) belongs to, by id: of the places of its own in the same
  * country and subdivision and bigger than the section, the one nearest for its size (distance
  * over the square root of its people), so that a big city a little farther wins over a small
- * town next door. Where both carry a municipality code, they must share it, and then the city
+ * town next door. Where both carry a `municipality`, they must share it, and then the city
  * may be up to `DISTRICT_REACH_MAX_KM` away (Barcelona's Ciutat Meridiana is 8 km from its
  * centre, and Santa Coloma next to it is a town of its own); otherwise it must be within
- * `districtReachKm`. An address in the section names that city (12043 Berlin, 08009
+ * `districtReachKm`. (The one-degree cells searched hold 25 km around a place below 77°
+ * latitude, where every city with districts is.) An address in the section names that city (12043 Berlin, 08009
  * Barcelona), and so does the world's copy of it.
  */
 function districtTowns(cities: City[], iso: Map<number, string>): Map<number, string> {
@@ -442,7 +463,8 @@ function districtTowns(cities: City[], iso: Map<number, string>): Map<number, st
       for (let dx = -1; dx <= 1; dx++) {
         for (const p of grid.get(cell(c.country, lat + dy, lng + dx)) ?? []) {
           if (p.population <= c.population || (iso.get(p.cityId) ?? p.adminCode) !== region) continue;
-          const sameMunicipality = c.muni && p.muni ? c.muni === p.muni : undefined;
+          const [mine, theirs] = [municipality(c), municipality(p)];
+          const sameMunicipality = mine && theirs ? mine === theirs : undefined;
           if (sameMunicipality === false) continue;
           const d = haversineKm(lat, lng, p.loc.coordinates[1], p.loc.coordinates[0]);
           if (d > (sameMunicipality ? DISTRICT_REACH_MAX_KM : districtReachKm(p.population))) continue;

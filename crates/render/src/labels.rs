@@ -37,23 +37,40 @@ pub struct City {
 
 /// The gazetteer CSV's labelled cities (`name`, `population`, `lat`, `lng` columns), largest
 /// first. A city's district (a row whose optional `town` column names its city: Wandsbek,
-/// Hamburg's) is no city of its own, so it gets no label: the map names Hamburg once.
+/// Hamburg's) gets no label where its city has at least twice its people: the map names
+/// Hamburg once. (A district nearly as big as the town the reference found for it may be a
+/// town of its own, Jaffa beside Bat Yam: it keeps its label.)
 pub fn read_cities_csv(text: &str) -> Result<Vec<City>> {
     let mut rd = csv::Reader::from_reader(text.as_bytes());
     let headers = rd.headers().map_err(|e| RenderError::Shapes(format!("cities: {e}")))?.clone();
     let col = |name: &str| headers.iter().position(|h| h == name).ok_or_else(|| RenderError::Shapes(format!("cities: no {name} column")));
     let (ni, pi, lai, lni) = (col("name")?, col("population")?, col("lat")?, col("lng")?);
-    let town = col("town").ok();
-    let mut cities = Vec::new();
+    let (town, country) = (col("town").ok(), col("country").ok());
+    let field = |rec: &csv::StringRecord, i: Option<usize>| i.and_then(|i| rec.get(i)).unwrap_or("").to_string();
+    // The places big enough for a label, with the city each is a district of, if any; and the
+    // biggest place of each name by country among those that could be such a city (twice a
+    // labelled place's people): a few thousand rows of the gazetteer's hundred thousand.
+    let mut labelled: Vec<(City, String, String)> = Vec::new();
+    let mut biggest: std::collections::HashMap<(String, String), u64> = std::collections::HashMap::new();
     for rec in rd.records() {
         let rec = rec.map_err(|e| RenderError::Shapes(format!("cities: {e}")))?;
         let population: u64 = rec.get(pi).and_then(|p| p.parse().ok()).unwrap_or(0);
-        if population < LABEL_MIN_POPULATION || town.and_then(|t| rec.get(t)).is_some_and(|t| !t.is_empty()) {
+        if population < LABEL_MIN_POPULATION {
             continue;
         }
+        let name = rec.get(ni).unwrap_or("").to_string();
+        if population >= 2 * LABEL_MIN_POPULATION {
+            let slot = biggest.entry((field(&rec, country), name.clone())).or_default();
+            *slot = (*slot).max(population);
+        }
         let (Some(lat), Some(lng)) = (rec.get(lai).and_then(|v| v.parse().ok()), rec.get(lni).and_then(|v| v.parse().ok())) else { continue };
-        cities.push(City { name: rec.get(ni).unwrap_or("").to_string(), lat, lng, population });
+        labelled.push((City { name, lat, lng, population }, field(&rec, country), field(&rec, town)));
     }
+    let mut cities: Vec<City> = labelled
+        .into_iter()
+        .filter(|(c, country, town)| town.is_empty() || biggest.get(&(country.clone(), town.clone())).is_none_or(|&p| p < 2 * c.population))
+        .map(|(c, _, _)| c)
+        .collect();
     cities.sort_by(|a, b| b.population.cmp(&a.population).then_with(|| a.name.cmp(&b.name)));
     Ok(cities)
 }
@@ -167,11 +184,14 @@ mod tests {
         let with_town = "geonames_id,name,country,admin1,population,lat,lng,town\n\
             2911298,Hamburg,DE,HH,1739117,53.55,10.0,\n\
             2814127,Wandsbek,DE,HH,411422,53.58,10.08,Hamburg\n\
-            2867714,Munich,DE,BY,1260391,48.14,11.58,\n";
+            2867714,Munich,DE,BY,1260391,48.14,11.58,\n\
+            295548,Bat Yam,IL,TA,130000,32.02,34.75,\n\
+            294781,Jaffa,IL,TA,100000,32.05,34.75,Bat Yam\n";
         let names = |text: &str| read_cities_csv(text).map(|c| c.into_iter().map(|c| c.name).collect::<Vec<_>>()).expect("cities");
-        assert_eq!(names(with_town), ["Hamburg", "Munich"]);
+        // Jaffa, nearly as big as the town found for it, keeps its label.
+        assert_eq!(names(with_town), ["Hamburg", "Munich", "Bat Yam", "Jaffa"]);
         let without: String = with_town.lines().map(|l| format!("{}\n", l.rsplit_once(',').map_or(l, |(head, _)| head))).collect();
-        assert_eq!(names(&without), ["Hamburg", "Munich", "Wandsbek"], "largest first, the district among them");
+        assert_eq!(names(&without), ["Hamburg", "Munich", "Wandsbek", "Bat Yam", "Jaffa"], "largest first, the district among them");
     }
 
     #[test]
