@@ -22,6 +22,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE, LOCAL_DENSITY_LIMIT, NEIGHBOUR_BOOST, UNLISTED_DENSITY_CAP};
+pub use phone::missing_area_towns;
 pub use places::SET_TERRITORIES;
 pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 

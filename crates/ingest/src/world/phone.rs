@@ -1,7 +1,8 @@
 //! Phone numbers that cannot ring anyone: the ranges regulators keep for fiction where the
 //! country has them (North America's 555-0100 to 555-0199; Ofcom's drama numbers in Britain,
 //! by city; ARCEP's numbers for fiction in France, by region; ACMA's 5550 range in Australia,
-//! by state), and elsewhere the country's calling code and made-up digits.
+//! by state), and elsewhere the country's calling code, the area code its big cities dial and
+//! made-up digits, as many as the country's numbers have.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -61,6 +62,217 @@ fn australian_area(region: &str) -> char {
     }
 }
 
+/// How many digits follow the calling code in a city's landline number (area code and
+/// subscriber number together), where the country fixes it: Germany's 030 1234 5678 and 0711
+/// 123 4567 are both ten.
+const NATIONAL_DIGITS: [(&str, usize); 15] = [
+    ("DE", 10),
+    ("JP", 9),
+    ("ES", 9),
+    ("IT", 10),
+    ("NL", 9),
+    ("MX", 10),
+    ("BR", 10),
+    ("IN", 10),
+    ("KR", 9),
+    ("SE", 9),
+    ("CH", 9),
+    ("BE", 8),
+    ("AT", 9),
+    ("PL", 9),
+    ("NZ", 8),
+];
+
+/// Area codes of the big cities, as dialled after the calling code (Italy keeps its 0), by the
+/// town an address names ([`super::town::name`]): the national numbering plans' own.
+const CITY_AREAS: [(&str, &str, &str); 98] = [
+    ("DE", "Berlin", "30"),
+    ("DE", "Hamburg", "40"),
+    ("DE", "Munich", "89"),
+    ("DE", "Köln", "221"),
+    ("DE", "Frankfurt am Main", "69"),
+    ("DE", "Stuttgart", "711"),
+    ("DE", "Düsseldorf", "211"),
+    ("DE", "Dortmund", "231"),
+    ("DE", "Essen", "201"),
+    ("DE", "Leipzig", "341"),
+    ("DE", "Bremen", "421"),
+    ("DE", "Dresden", "351"),
+    ("DE", "Hannover", "511"),
+    ("DE", "Nürnberg", "911"),
+    ("JP", "Tokyo", "3"),
+    ("JP", "Osaka", "6"),
+    ("JP", "Yokohama", "45"),
+    ("JP", "Nagoya", "52"),
+    ("JP", "Sapporo", "11"),
+    ("JP", "Kobe", "78"),
+    ("JP", "Kyoto", "75"),
+    ("JP", "Fukuoka", "92"),
+    ("JP", "Kawasaki", "44"),
+    ("JP", "Hiroshima", "82"),
+    ("JP", "Sendai", "22"),
+    ("ES", "Madrid", "91"),
+    ("ES", "Barcelona", "93"),
+    ("ES", "Valencia", "96"),
+    ("ES", "Sevilla", "95"),
+    ("ES", "Málaga", "95"),
+    ("ES", "Zaragoza", "976"),
+    ("ES", "Bilbao", "94"),
+    ("IT", "Rome", "06"),
+    ("IT", "Milan", "02"),
+    ("IT", "Naples", "081"),
+    ("IT", "Turin", "011"),
+    ("IT", "Palermo", "091"),
+    ("IT", "Genoa", "010"),
+    ("IT", "Bologna", "051"),
+    ("IT", "Florence", "055"),
+    ("NL", "Amsterdam", "20"),
+    ("NL", "Rotterdam", "10"),
+    ("NL", "The Hague", "70"),
+    ("NL", "Utrecht", "30"),
+    ("NL", "Eindhoven", "40"),
+    ("MX", "Mexico City", "55"),
+    ("MX", "Guadalajara", "33"),
+    ("MX", "Puebla", "222"),
+    ("MX", "Tijuana", "664"),
+    ("IN", "Delhi", "11"),
+    ("IN", "New Delhi", "11"),
+    ("IN", "Mumbai", "22"),
+    ("IN", "Kolkata", "33"),
+    ("IN", "Chennai", "44"),
+    ("IN", "Bengaluru", "80"),
+    ("IN", "Hyderabad", "40"),
+    ("IN", "Ahmedabad", "79"),
+    ("IN", "Pune", "20"),
+    ("CN", "Beijing", "10"),
+    ("CN", "Shanghai", "21"),
+    ("CN", "Guangzhou", "20"),
+    ("CN", "Shenzhen", "755"),
+    ("CN", "Tianjin", "22"),
+    ("CN", "Chongqing", "23"),
+    ("CN", "Chengdu", "28"),
+    ("CN", "Wuhan", "27"),
+    ("CN", "Nanjing", "25"),
+    ("CN", "Hangzhou", "571"),
+    ("SE", "Stockholm", "8"),
+    ("SE", "Malmö", "40"),
+    ("SE", "Uppsala", "18"),
+    ("CH", "Zürich", "44"),
+    ("CH", "Genève", "22"),
+    ("CH", "Basel", "61"),
+    ("CH", "Bern", "31"),
+    ("CH", "Lausanne", "21"),
+    ("CH", "Luzern", "41"),
+    ("BE", "Brussels", "2"),
+    ("BE", "Antwerpen", "3"),
+    ("BE", "Gent", "9"),
+    ("BE", "Liège", "4"),
+    ("BE", "Charleroi", "71"),
+    ("AT", "Vienna", "1"),
+    ("AT", "Graz", "316"),
+    ("AT", "Linz", "732"),
+    ("AT", "Salzburg", "662"),
+    ("AT", "Innsbruck", "512"),
+    ("PL", "Warsaw", "22"),
+    ("PL", "Kraków", "12"),
+    ("PL", "Łódź", "42"),
+    ("PL", "Wrocław", "71"),
+    ("PL", "Poznań", "61"),
+    ("PL", "Gdańsk", "58"),
+    ("PL", "Szczecin", "91"),
+    ("NZ", "Auckland", "9"),
+    ("NZ", "Wellington", "4"),
+    ("NZ", "Christchurch", "3"),
+    ("NZ", "Hamilton", "7"),
+];
+
+/// Area codes by first-level region, for a town the city table does not name: Brazil's DDD
+/// as each state's capital dials it, and South Korea's, one for each province and
+/// metropolitan city (Gyeonggi 031, Gangwon 033, Jeju 064).
+const REGION_AREAS: [(&str, &str, &str); 44] = [
+    ("BR", "AC", "68"),
+    ("BR", "AL", "82"),
+    ("BR", "AM", "92"),
+    ("BR", "AP", "96"),
+    ("BR", "BA", "71"),
+    ("BR", "CE", "85"),
+    ("BR", "DF", "61"),
+    ("BR", "ES", "27"),
+    ("BR", "GO", "62"),
+    ("BR", "MA", "98"),
+    ("BR", "MG", "31"),
+    ("BR", "MS", "67"),
+    ("BR", "MT", "65"),
+    ("BR", "PA", "91"),
+    ("BR", "PB", "83"),
+    ("BR", "PE", "81"),
+    ("BR", "PI", "86"),
+    ("BR", "PR", "41"),
+    ("BR", "RJ", "21"),
+    ("BR", "RN", "84"),
+    ("BR", "RO", "69"),
+    ("BR", "RR", "95"),
+    ("BR", "RS", "51"),
+    ("BR", "SC", "48"),
+    ("BR", "SE", "79"),
+    ("BR", "SP", "11"),
+    ("BR", "TO", "63"),
+    ("KR", "11", "2"),
+    ("KR", "26", "51"),
+    ("KR", "27", "53"),
+    ("KR", "28", "32"),
+    ("KR", "29", "62"),
+    ("KR", "30", "42"),
+    ("KR", "31", "52"),
+    ("KR", "41", "31"),
+    ("KR", "42", "33"),
+    ("KR", "43", "43"),
+    ("KR", "44", "41"),
+    ("KR", "45", "63"),
+    ("KR", "46", "61"),
+    ("KR", "47", "54"),
+    ("KR", "48", "55"),
+    ("KR", "49", "64"),
+    ("KR", "50", "44"),
+];
+
+/// The area code of a town the tables do not name: its region's (Brazil, Korea), or one made
+/// from a drawn number of the lengths and first digits the country's towns have (a Swiss or
+/// Belgian one of its few, a German or Mexican town's three digits, an Italian one with its 0,
+/// a Chinese city's three).
+fn town_area(country: &str, region: &str, a: i32) -> String {
+    const SWISS: [&str; 21] = ["21", "22", "24", "26", "27", "31", "32", "33", "34", "41", "43", "44", "52", "55", "56", "58", "61", "62", "71", "81", "91"];
+    const BELGIAN: [&str; 14] = ["10", "11", "12", "13", "14", "15", "16", "19", "50", "51", "56", "58", "60", "89"];
+    const NEW_ZEALAND: [&str; 5] = ["3", "4", "6", "7", "9"];
+    let k = a.unsigned_abs() as usize;
+    match country {
+        "DE" | "MX" | "IN" | "AT" => format!("{}{a}", 2 + a % 6),
+        "CN" => format!("{}{a}", 3 + a % 7),
+        "IT" => format!("0{a}"),
+        "ES" => format!("9{a}"),
+
+        "CH" => SWISS[k % SWISS.len()].into(),
+        "BE" => BELGIAN[k % BELGIAN.len()].into(),
+        "NZ" => NEW_ZEALAND[k % NEW_ZEALAND.len()].into(),
+        "BR" | "KR" => REGION_AREAS.iter().find(|&&(c, r, _)| c == country && r == region).map_or_else(|| a.to_string(), |(_, _, d)| d.to_string()),
+        _ => a.to_string(),
+    }
+}
+
+/// A subscriber number of `n` digits made from the drawn numbers (no draw of its own), not
+/// starting with 0 or 1, which begin trunk, service and mobile numbers; written in groups as
+/// the countries mostly do (1234 5678, 123 4567, 123 456).
+fn subscriber(a: i32, b: i32, n: usize) -> String {
+    let digits = format!("{}{b:06}{a:02}{b:06}", 2 + b % 8);
+    let d = &digits[..n.min(digits.len())];
+    match d.len() {
+        8 => format!("{} {}", &d[..4], &d[4..]),
+        7 => format!("{} {}", &d[..3], &d[3..]),
+        6 => format!("{} {}", &d[..3], &d[3..]),
+        _ => d.to_string(),
+    }
+}
+
 /// Britain's inner London postcode areas: their towns are London's places, whose numbers start
 /// 020 whatever GeoNames calls them (Islington, City of Westminster).
 const INNER_LONDON: [&str; 8] = ["E", "EC", "N", "NW", "SE", "SW", "W", "WC"];
@@ -98,7 +310,7 @@ pub fn phone(country: &str, town: &City, area: Option<&str>, rng: &mut ChaCha8Rn
     match country {
         "GB" => {
             let london = area.is_some_and(|a| INNER_LONDON.contains(&a.split(|c: char| !c.is_ascii_uppercase()).next().unwrap_or_default()));
-            let named = if london { "London" } else { town.name.as_str() };
+            let named = if london { "London" } else { super::town::name(town) };
             let (_, start) = BRITISH_DRAMA.iter().find(|(t, _)| *t == named).unwrap_or(&BRITISH_DRAMA[16]);
             format!("+44 {start}{:03}", b % 1000)
         }
@@ -108,8 +320,24 @@ pub fn phone(country: &str, town: &City, area: Option<&str>, rng: &mut ChaCha8Rn
             format!("+33 {zone} {block} {:02} {:02}", b % 100, a)
         }
         "AU" => format!("+61 {} 5550 {:04}", australian_area(&town.admin1), b % 10_000),
-        _ => format!("+{code} {a} {b}"),
+        _ => {
+            let named = super::town::name(town);
+            let area = CITY_AREAS
+                .iter()
+                .find(|&&(c, t, _)| c == country && t == named)
+                .map_or_else(|| town_area(country, &town.admin1, a), |(_, _, area)| area.to_string());
+            // China's subscriber numbers are eight digits whatever the area's length.
+            let digits = if country == "CN" { area.len() + 8 } else { NATIONAL_DIGITS.iter().find(|(c, _)| *c == country).map_or(area.len() + 6, |&(_, n)| n) };
+            format!("+{code} {area} {}", subscriber(a, b, digits.saturating_sub(area.len())))
+        }
     }
+}
+
+/// The towns of [`CITY_AREAS`] the gazetteer does not have by that name (a test holds this
+/// empty).
+pub fn missing_area_towns(cities: &[City]) -> Vec<String> {
+    let have: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.name.as_str())).collect();
+    CITY_AREAS.iter().filter(|&&(c, t, _)| !have.contains(&(c, t))).map(|(c, t, _)| format!("{c} {t}")).collect()
 }
 
 #[cfg(test)]
@@ -173,6 +401,54 @@ mod tests {
             assert!(perth.starts_with("+61 8 5550 "), "{perth}");
             let us = call("US", "Austin", "TX", None);
             assert!(us.contains("-555-01"), "{us}");
+        }
+    }
+
+    /// Elsewhere a number has the big city's area code and as many digits as the country's
+    /// numbers: Berlin 030 and eight more, Tokyo 03 and eight, Milan 02 with its 0, Seoul 02,
+    /// Beijing 010 and eight, São Paulo 11; a town the table does not name has its country's
+    /// length too (a Swiss town one of the country's areas, a Brazilian one its state's).
+    #[test]
+    fn numbers_have_the_citys_area_and_the_countrys_length() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let digits = |n: &str| n.chars().filter(char::is_ascii_digit).count();
+        for _ in 0..300 {
+            for (country, name, admin1, start, len) in [
+                ("DE", "Berlin", "BE", "+49 30 ", 12),
+                ("DE", "Neukölln", "BE", "+49 30 ", 12),
+                ("DE", "Köln", "NW", "+49 221 ", 12),
+                ("DE", "Passau", "BY", "+49 ", 12),
+                ("JP", "Tokyo", "13", "+81 3 ", 11),
+                ("IT", "Milan", "25", "+39 02 ", 12),
+                ("ES", "Madrid", "MD", "+34 91 ", 11),
+                ("KR", "Seoul", "11", "+82 2 ", 11),
+                ("CN", "Beijing", "BJ", "+86 10 ", 12),
+                ("CN", "Luoyang", "HA", "+86 ", 13),
+                ("BR", "São Paulo", "SP", "+55 11 ", 12),
+                ("BR", "Feira de Santana", "BA", "+55 71 ", 12),
+                ("KR", "Suwon", "41", "+82 31 ", 11),
+                ("KR", "Jeju City", "49", "+82 64 ", 11),
+                ("MX", "Mexico City", "CMX", "+52 55 ", 12),
+                ("IN", "Mumbai", "MH", "+91 22 ", 12),
+                ("CH", "Zürich", "ZH", "+41 44 ", 11),
+                ("AT", "Vienna", "9", "+43 1 ", 11),
+                ("PL", "Warsaw", "MZ", "+48 22 ", 11),
+                ("NZ", "Auckland", "AUK", "+64 9 ", 10),
+                ("BE", "Brussels", "BRU", "+32 2 ", 10),
+            ] {
+                let n = phone(country, &town(name, country, admin1, 0.0), None, &mut rng);
+                assert!(n.starts_with(start) && digits(&n) == len, "{name}, {country}: {n}");
+                // The subscriber number starts as no trunk, service or mobile number does.
+                let subscriber = n[start.len()..].trim_start();
+                let subscriber = if start == "+49 " || start == "+86 " { subscriber.split_once(' ').map_or("", |(_, s)| s) } else { subscriber };
+                assert!(!subscriber.starts_with(['0', '1']), "{name}, {country}: {n}");
+            }
+            let swiss = phone("CH", &town("Laupen", "CH", "BE", 0.0), None, &mut rng);
+            let area = swiss["+41 ".len()..].split(' ').next().unwrap_or_default();
+            assert!(
+                ["21", "22", "24", "26", "27", "31", "32", "33", "34", "41", "43", "44", "52", "55", "56", "58", "61", "62", "71", "81", "91"].contains(&area),
+                "{swiss}"
+            );
         }
     }
 }

@@ -192,4 +192,5 @@ fn addresses_read_as_their_country_writes_them() {
     assert!(empty.is_empty(), "no store to check in {empty:?}");
     assert!(arrondissements > 0, "no store in an arrondissement of Marseille");
     assert_eq!(PostalAreas::missing(&r.cities), Vec::<String>::new(), "postal areas whose town the gazetteer lacks");
+    assert_eq!(storemap_ingest::world::missing_area_towns(&r.cities), Vec::<String>::new(), "area codes whose town the gazetteer lacks");
 }
