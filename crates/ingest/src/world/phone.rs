@@ -85,7 +85,7 @@ const NATIONAL_DIGITS: [(&str, usize); 15] = [
 
 /// Area codes of the big cities, as dialled after the calling code (Italy keeps its 0), by the
 /// town an address names ([`super::town::name`]): the national numbering plans' own.
-const CITY_AREAS: [(&str, &str, &str); 98] = [
+const CITY_AREAS: [(&str, &str, &str); 90] = [
     ("DE", "Berlin", "30"),
     ("DE", "Hamburg", "40"),
     ("DE", "Munich", "89"),
@@ -111,7 +111,6 @@ const CITY_AREAS: [(&str, &str, &str); 98] = [
     ("JP", "Kawasaki", "44"),
     ("JP", "Hiroshima", "82"),
     ("JP", "Sendai", "22"),
-    ("ES", "Madrid", "91"),
     ("ES", "Barcelona", "93"),
     ("ES", "Valencia", "96"),
     ("ES", "Sevilla", "95"),
@@ -131,12 +130,9 @@ const CITY_AREAS: [(&str, &str, &str); 98] = [
     ("NL", "The Hague", "70"),
     ("NL", "Utrecht", "30"),
     ("NL", "Eindhoven", "40"),
-    ("MX", "Mexico City", "55"),
     ("MX", "Guadalajara", "33"),
     ("MX", "Puebla", "222"),
     ("MX", "Tijuana", "664"),
-    ("IN", "Delhi", "11"),
-    ("IN", "New Delhi", "11"),
     ("IN", "Mumbai", "22"),
     ("IN", "Kolkata", "33"),
     ("IN", "Chennai", "44"),
@@ -144,12 +140,8 @@ const CITY_AREAS: [(&str, &str, &str); 98] = [
     ("IN", "Hyderabad", "40"),
     ("IN", "Ahmedabad", "79"),
     ("IN", "Pune", "20"),
-    ("CN", "Beijing", "10"),
-    ("CN", "Shanghai", "21"),
     ("CN", "Guangzhou", "20"),
     ("CN", "Shenzhen", "755"),
-    ("CN", "Tianjin", "22"),
-    ("CN", "Chongqing", "23"),
     ("CN", "Chengdu", "28"),
     ("CN", "Wuhan", "27"),
     ("CN", "Nanjing", "25"),
@@ -187,9 +179,10 @@ const CITY_AREAS: [(&str, &str, &str); 98] = [
 ];
 
 /// Area codes by first-level region, for a town the city table does not name: Brazil's DDD
-/// as each state's capital dials it, and South Korea's, one for each province and
-/// metropolitan city (Gyeonggi 031, Gangwon 033, Jeju 064).
-const REGION_AREAS: [(&str, &str, &str); 44] = [
+/// as each state's capital dials it, South Korea's, one for each province and metropolitan city
+/// (Gyeonggi 031, Gangwon 033, Jeju 064), and the capital regions that dial one code (Mexico
+/// City 55, Delhi 11, Madrid 91, Beijing 10, Shanghai 21).
+const REGION_AREAS: [(&str, &str, &str); 51] = [
     ("BR", "AC", "68"),
     ("BR", "AL", "82"),
     ("BR", "AM", "92"),
@@ -234,27 +227,57 @@ const REGION_AREAS: [(&str, &str, &str); 44] = [
     ("KR", "48", "55"),
     ("KR", "49", "64"),
     ("KR", "50", "44"),
+    ("CN", "BJ", "10"),
+    ("CN", "SH", "21"),
+    ("CN", "TJ", "22"),
+    ("CN", "CQ", "23"),
+    ("ES", "MD", "91"),
+    ("IN", "DL", "11"),
+    ("MX", "CMX", "55"),
 ];
 
-/// The area code of a town the tables do not name: its region's (Brazil, Korea), or one made
-/// from a drawn number of the lengths and first digits the country's towns have (a Swiss or
-/// Belgian one of its few, a German or Mexican town's three digits, an Italian one with its 0,
-/// a Chinese city's three).
-fn town_area(country: &str, region: &str, a: i32) -> String {
+/// The area code of a town the tables do not name: its region's ([`REGION_AREAS`]), or one of
+/// the country's own areas, chosen by the town (so that a town's stores share it): a Swiss,
+/// Belgian, Dutch, Swedish, Polish, Japanese or New Zealand town one of the country's areas,
+/// none of them a mobile or service prefix; a German, Austrian, Mexican or Indian town three
+/// digits, not starting as mobile numbers do; an Italian one with its 0; a Chinese city's three.
+fn town_area(country: &str, town: &City) -> String {
     const SWISS: [&str; 21] = ["21", "22", "24", "26", "27", "31", "32", "33", "34", "41", "43", "44", "52", "55", "56", "58", "61", "62", "71", "81", "91"];
     const BELGIAN: [&str; 14] = ["10", "11", "12", "13", "14", "15", "16", "19", "50", "51", "56", "58", "60", "89"];
     const NEW_ZEALAND: [&str; 5] = ["3", "4", "6", "7", "9"];
-    let k = a.unsigned_abs() as usize;
+    const DUTCH: [&str; 30] = [
+        "10", "13", "15", "20", "23", "24", "26", "30", "33", "35", "36", "38", "40", "43", "45", "46", "50", "53", "55", "58", "70", "71", "72", "73", "74",
+        "75", "76", "77", "78", "79",
+    ];
+    const SWEDISH: [&str; 20] = ["11", "13", "16", "18", "19", "21", "23", "26", "31", "33", "35", "36", "40", "42", "44", "46", "54", "60", "63", "90"];
+    const POLISH: [&str; 43] = [
+        "12", "13", "14", "15", "16", "17", "18", "23", "24", "25", "29", "32", "33", "34", "41", "43", "44", "46", "48", "52", "54", "55", "56", "59", "62",
+        "63", "65", "67", "68", "74", "75", "76", "77", "81", "82", "83", "84", "85", "86", "87", "89", "94", "95",
+    ];
+    const JAPANESE: [&str; 44] = [
+        "11", "17", "18", "19", "22", "23", "24", "25", "26", "27", "28", "29", "42", "43", "44", "45", "46", "47", "48", "52", "53", "54", "55", "58", "59",
+        "75", "76", "77", "78", "79", "82", "83", "84", "86", "87", "88", "89", "92", "93", "95", "96", "97", "98", "99",
+    ];
+    if let Some((_, _, area)) = REGION_AREAS.iter().find(|&&(c, r, _)| c == country && r == town.admin1) {
+        return area.to_string();
+    }
+    let k = town.geonames_id as usize;
+    let pick = |list: &[&str]| list[k % list.len()].to_string();
+    // Two digits of the town's own, 10-99.
+    let a = 10 + k % 90;
     match country {
-        "DE" | "MX" | "IN" | "AT" => format!("{}{a}", 2 + a % 6),
-        "CN" => format!("{}{a}", 3 + a % 7),
-        "IT" => format!("0{a}"),
+        // 015-017 are German mobile numbers, 065-069 Austrian ones, and so on: first digits 2-5.
+        "DE" | "MX" | "IN" | "AT" => format!("{}{a}", 2 + k % 4),
+        "CN" => format!("{}{a}", 3 + k % 7),
+        "IT" => format!("0{}{}", [3, 4, 5, 7, 8, 9][k % 6], k % 10),
         "ES" => format!("9{a}"),
-
-        "CH" => SWISS[k % SWISS.len()].into(),
-        "BE" => BELGIAN[k % BELGIAN.len()].into(),
-        "NZ" => NEW_ZEALAND[k % NEW_ZEALAND.len()].into(),
-        "BR" | "KR" => REGION_AREAS.iter().find(|&&(c, r, _)| c == country && r == region).map_or_else(|| a.to_string(), |(_, _, d)| d.to_string()),
+        "CH" => pick(&SWISS),
+        "BE" => pick(&BELGIAN),
+        "NZ" => pick(&NEW_ZEALAND),
+        "NL" => pick(&DUTCH),
+        "SE" => pick(&SWEDISH),
+        "PL" => pick(&POLISH),
+        "JP" => pick(&JAPANESE),
         _ => a.to_string(),
     }
 }
@@ -322,10 +345,8 @@ pub fn phone(country: &str, town: &City, area: Option<&str>, rng: &mut ChaCha8Rn
         "AU" => format!("+61 {} 5550 {:04}", australian_area(&town.admin1), b % 10_000),
         _ => {
             let named = super::town::name(town);
-            let area = CITY_AREAS
-                .iter()
-                .find(|&&(c, t, _)| c == country && t == named)
-                .map_or_else(|| town_area(country, &town.admin1, a), |(_, _, area)| area.to_string());
+            let area =
+                CITY_AREAS.iter().find(|&&(c, t, _)| c == country && t == named).map_or_else(|| town_area(country, town), |(_, _, area)| area.to_string());
             // China's subscriber numbers are eight digits whatever the area's length.
             let digits = if country == "CN" { area.len() + 8 } else { NATIONAL_DIGITS.iter().find(|(c, _)| *c == country).map_or(area.len() + 6, |&(_, n)| n) };
             format!("+{code} {area} {}", subscriber(a, b, digits.saturating_sub(area.len())))
@@ -404,6 +425,29 @@ mod tests {
         }
     }
 
+    /// A town the tables do not name keeps one area for all its stores, and it is one of its
+    /// country's geographic areas, never a mobile or service prefix: Japan's 070-090 and 050,
+    /// the Netherlands' 06 and 08x, Poland's 50-53 and 60s-70s mobiles, Austria's 065x-069x.
+    #[test]
+    fn an_unnamed_towns_stores_share_one_geographic_area() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        for id in 0..400u64 {
+            for (country, mobile) in [
+                ("JP", &["70", "80", "90", "50", "20", "60", "10"][..]),
+                ("NL", &["6", "84", "85", "87", "88", "90", "14"][..]),
+                ("PL", &["45", "50", "51", "53", "57", "60", "66", "69", "70", "72", "73", "78", "79", "80", "88"][..]),
+                ("AT", &["65", "66", "67", "68", "69"][..]),
+                ("SE", &["70", "72", "73", "76", "79", "10", "20", "77"][..]),
+            ] {
+                let place = City { geonames_id: id, ..town("Somewhere", country, "ZZ", 0.0) };
+                let area = |n: String| n.split(' ').nth(1).unwrap_or_default().to_string();
+                let (first, second) = (area(phone(country, &place, None, &mut rng)), area(phone(country, &place, None, &mut rng)));
+                assert_eq!(first, second, "{country} town {id}");
+                assert!(!mobile.iter().any(|m| first.starts_with(m)), "{country} town {id}: {first}");
+            }
+        }
+    }
+
     /// Elsewhere a number has the big city's area code and as many digits as the country's
     /// numbers: Berlin 030 and eight more, Tokyo 03 and eight, Milan 02 with its 0, Seoul 02,
     /// Beijing 010 and eight, São Paulo 11; a town the table does not name has its country's
@@ -443,6 +487,9 @@ mod tests {
                 let subscriber = if start == "+49 " || start == "+86 " { subscriber.split_once(' ').map_or("", |(_, s)| s) } else { subscriber };
                 assert!(!subscriber.starts_with(['0', '1']), "{name}, {country}: {n}");
             }
+            // Mexico City's other places dial 55 too (the region's one code).
+            let iztapalapa = phone("MX", &town("Iztapalapa", "MX", "CMX", 0.0), None, &mut rng);
+            assert!(iztapalapa.starts_with("+52 55 ") && digits(&iztapalapa) == 12, "{iztapalapa}");
             let swiss = phone("CH", &town("Laupen", "CH", "BE", 0.0), None, &mut rng);
             let area = swiss["+41 ".len()..].split(' ').next().unwrap_or_default();
             assert!(
