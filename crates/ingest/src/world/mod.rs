@@ -9,6 +9,7 @@
 //! same importers as real extracts. The truth is written beside it, for scoring only.
 
 mod address;
+mod area_towns;
 mod brand;
 pub mod churn;
 mod hours;
@@ -22,7 +23,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 pub use brand::{BrandWorld, Sighting, TrueStore, HOME_SHARE, LOCAL_DENSITY_LIMIT, NEIGHBOUR_BOOST, UNLISTED_DENSITY_CAP};
-pub use phone::missing_area_towns;
+pub use phone::DialAreas;
 pub use places::SET_TERRITORIES;
 pub use write::{atp_feature_id, spread_overture, Spread, SpreadSummary, WORLD};
 

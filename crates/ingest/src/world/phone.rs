@@ -1,12 +1,16 @@
 //! Phone numbers that cannot ring anyone: the ranges regulators keep for fiction where the
 //! country has them (North America's 555-0100 to 555-0199; Ofcom's drama numbers in Britain,
 //! by city; ARCEP's numbers for fiction in France, by region; ACMA's 5550 range in Australia,
-//! by state), and elsewhere the country's calling code, the area code its big cities dial and
-//! made-up digits, as many as the country's numbers have.
+//! by state), and elsewhere the country's calling code, the area code the store's town dials
+//! and made-up digits, as many as the country's numbers have.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::area_towns::{most_populous, AreaTowns, Table};
 use crate::reference::City;
 
 /// Ofcom's drama numbers, which are never allocated to anyone: (town, the number before its
@@ -83,23 +87,11 @@ const NATIONAL_DIGITS: [(&str, usize); 15] = [
     ("NZ", 8),
 ];
 
-/// Area codes of the big cities, as dialled after the calling code (Italy keeps its 0), by the
-/// town an address names ([`super::town::name`]): the national numbering plans' own.
-const CITY_AREAS: [(&str, &str, &str); 90] = [
-    ("DE", "Berlin", "30"),
-    ("DE", "Hamburg", "40"),
-    ("DE", "Munich", "89"),
-    ("DE", "Köln", "221"),
-    ("DE", "Frankfurt am Main", "69"),
-    ("DE", "Stuttgart", "711"),
-    ("DE", "Düsseldorf", "211"),
-    ("DE", "Dortmund", "231"),
-    ("DE", "Essen", "201"),
-    ("DE", "Leipzig", "341"),
-    ("DE", "Bremen", "421"),
-    ("DE", "Dresden", "351"),
-    ("DE", "Hannover", "511"),
-    ("DE", "Nürnberg", "911"),
+/// Area codes of the big cities, as dialled after the calling code, by the town an address
+/// names ([`super::town::name`]) in the region of the biggest place of that name (Essen in
+/// Lower Saxony is not the Ruhr's): the national numbering plans' own. The countries of
+/// [`NEAREST`] have theirs there.
+const CITY_AREAS: [(&str, &str, &str); 46] = [
     ("JP", "Tokyo", "3"),
     ("JP", "Osaka", "6"),
     ("JP", "Yokohama", "45"),
@@ -111,41 +103,11 @@ const CITY_AREAS: [(&str, &str, &str); 90] = [
     ("JP", "Kawasaki", "44"),
     ("JP", "Hiroshima", "82"),
     ("JP", "Sendai", "22"),
-    ("ES", "Barcelona", "93"),
-    ("ES", "Valencia", "96"),
-    ("ES", "Sevilla", "95"),
-    ("ES", "Málaga", "95"),
-    ("ES", "Zaragoza", "976"),
-    ("ES", "Bilbao", "94"),
-    ("IT", "Rome", "06"),
-    ("IT", "Milan", "02"),
-    ("IT", "Naples", "081"),
-    ("IT", "Turin", "011"),
-    ("IT", "Palermo", "091"),
-    ("IT", "Genoa", "010"),
-    ("IT", "Bologna", "051"),
-    ("IT", "Florence", "055"),
     ("NL", "Amsterdam", "20"),
     ("NL", "Rotterdam", "10"),
     ("NL", "The Hague", "70"),
     ("NL", "Utrecht", "30"),
     ("NL", "Eindhoven", "40"),
-    ("MX", "Guadalajara", "33"),
-    ("MX", "Puebla", "222"),
-    ("MX", "Tijuana", "664"),
-    ("IN", "Mumbai", "22"),
-    ("IN", "Kolkata", "33"),
-    ("IN", "Chennai", "44"),
-    ("IN", "Bengaluru", "80"),
-    ("IN", "Hyderabad", "40"),
-    ("IN", "Ahmedabad", "79"),
-    ("IN", "Pune", "20"),
-    ("CN", "Guangzhou", "20"),
-    ("CN", "Shenzhen", "755"),
-    ("CN", "Chengdu", "28"),
-    ("CN", "Wuhan", "27"),
-    ("CN", "Nanjing", "25"),
-    ("CN", "Hangzhou", "571"),
     ("SE", "Stockholm", "8"),
     ("SE", "Malmö", "40"),
     ("SE", "Uppsala", "18"),
@@ -178,38 +140,10 @@ const CITY_AREAS: [(&str, &str, &str); 90] = [
     ("NZ", "Hamilton", "7"),
 ];
 
-/// Area codes by first-level region, for a town the city table does not name: Brazil's DDD
-/// as each state's capital dials it, South Korea's, one for each province and metropolitan city
-/// (Gyeonggi 031, Gangwon 033, Jeju 064), and the capital regions that dial one code (Mexico
-/// City 55, Delhi 11, Madrid 91, Beijing 10, Shanghai 21).
-const REGION_AREAS: [(&str, &str, &str); 51] = [
-    ("BR", "AC", "68"),
-    ("BR", "AL", "82"),
-    ("BR", "AM", "92"),
-    ("BR", "AP", "96"),
-    ("BR", "BA", "71"),
-    ("BR", "CE", "85"),
-    ("BR", "DF", "61"),
-    ("BR", "ES", "27"),
-    ("BR", "GO", "62"),
-    ("BR", "MA", "98"),
-    ("BR", "MG", "31"),
-    ("BR", "MS", "67"),
-    ("BR", "MT", "65"),
-    ("BR", "PA", "91"),
-    ("BR", "PB", "83"),
-    ("BR", "PE", "81"),
-    ("BR", "PI", "86"),
-    ("BR", "PR", "41"),
-    ("BR", "RJ", "21"),
-    ("BR", "RN", "84"),
-    ("BR", "RO", "69"),
-    ("BR", "RR", "95"),
-    ("BR", "RS", "51"),
-    ("BR", "SC", "48"),
-    ("BR", "SE", "79"),
-    ("BR", "SP", "11"),
-    ("BR", "TO", "63"),
+/// Area codes by first-level region, for a town the city table does not name: South Korea's,
+/// one for each province and metropolitan city (Gyeonggi 031, Gangwon 033, Jeju 064), and the
+/// capital regions that dial one code (Mexico City 55, Delhi 11, Beijing 10, Shanghai 21).
+const REGION_AREAS: [(&str, &str, &str); 23] = [
     ("KR", "11", "2"),
     ("KR", "26", "51"),
     ("KR", "27", "53"),
@@ -231,16 +165,892 @@ const REGION_AREAS: [(&str, &str, &str); 51] = [
     ("CN", "SH", "21"),
     ("CN", "TJ", "22"),
     ("CN", "CQ", "23"),
-    ("ES", "MD", "91"),
     ("IN", "DL", "11"),
     ("MX", "CMX", "55"),
 ];
 
-/// The area code of a town the tables do not name: its region's ([`REGION_AREAS`]), or one of
-/// the country's own areas, chosen by the town (so that a town's stores share it): a Swiss,
-/// Belgian, Dutch, Swedish, Polish, Japanese or New Zealand town one of the country's areas,
-/// none of them a mobile or service prefix; a German, Austrian, Mexican or Indian town three
-/// digits, not starting as mobile numbers do; an Italian one with its 0; a Chinese city's three.
+/// Germany's area codes (Vorwahlen, without the trunk 0) at the Leitregionen's main towns and
+/// the other big and district towns, each the town's own local network's: a town takes its
+/// Land's nearest (Neu-Ulm, in Bavaria, dials Ulm's 0731 and is listed for that).
+const DE: Table = &[
+    ("351", "Dresden"),
+    ("3591", "Bautzen"),
+    ("3581", "Görlitz"),
+    ("355", "Cottbus"),
+    ("341", "Leipzig"),
+    ("345", "Halle (Saale)"),
+    ("3641", "Jena"),
+    ("365", "Gera"),
+    ("3643", "Weimar"),
+    ("375", "Zwickau"),
+    ("3741", "Plauen"),
+    ("371", "Chemnitz"),
+    ("30", "Berlin"),
+    ("331", "Potsdam"),
+    ("3381", "Brandenburg an der Havel"),
+    ("3301", "Oranienburg"),
+    ("335", "Frankfurt (Oder)"),
+    ("3334", "Eberswalde"),
+    ("395", "Neubrandenburg"),
+    ("381", "Rostock"),
+    ("3831", "Stralsund"),
+    ("3834", "Greifswald"),
+    ("385", "Schwerin"),
+    ("3841", "Wismar"),
+    ("40", "Hamburg"),
+    ("4131", "Lüneburg"),
+    ("451", "Lübeck"),
+    ("431", "Kiel"),
+    ("461", "Flensburg"),
+    ("4321", "Neumünster"),
+    ("4821", "Itzehoe"),
+    ("441", "Oldenburg"),
+    ("4421", "Wilhelmshaven"),
+    ("4921", "Emden"),
+    ("591", "Lingen"),
+    ("471", "Bremerhaven"),
+    ("4721", "Cuxhaven"),
+    ("421", "Bremen"),
+    ("5141", "Celle"),
+    ("511", "Hannover"),
+    ("5121", "Hildesheim"),
+    ("551", "Göttingen"),
+    ("531", "Braunschweig"),
+    ("5361", "Wolfsburg"),
+    ("5341", "Salzgitter"),
+    ("541", "Osnabrück"),
+    ("571", "Minden"),
+    ("521", "Bielefeld"),
+    ("5241", "Gütersloh"),
+    ("5251", "Paderborn"),
+    ("561", "Kassel"),
+    ("641", "Gießen"),
+    ("6441", "Wetzlar"),
+    ("6421", "Marburg an der Lahn"),
+    ("661", "Fulda"),
+    ("391", "Magdeburg"),
+    ("3931", "Stendal"),
+    ("340", "Dessau"),
+    ("211", "Düsseldorf"),
+    ("2131", "Neuss"),
+    ("2161", "Mönchengladbach"),
+    ("2151", "Krefeld"),
+    ("202", "Wuppertal"),
+    ("212", "Solingen"),
+    ("231", "Dortmund"),
+    ("234", "Bochum"),
+    ("209", "Gelsenkirchen"),
+    ("2361", "Recklinghausen"),
+    ("201", "Essen"),
+    ("208", "Oberhausen"),
+    ("203", "Duisburg"),
+    ("2841", "Moers"),
+    ("251", "Münster"),
+    ("221", "Köln"),
+    ("214", "Leverkusen"),
+    ("2202", "Bergisch Gladbach"),
+    ("241", "Aachen"),
+    ("228", "Bonn"),
+    ("271", "Siegen"),
+    ("2331", "Hagen"),
+    ("2381", "Hamm"),
+    ("651", "Trier"),
+    ("6131", "Mainz"),
+    ("261", "Koblenz"),
+    ("631", "Kaiserslautern"),
+    ("6241", "Worms"),
+    ("621", "Ludwigshafen am Rhein"),
+    ("69", "Frankfurt am Main"),
+    ("6172", "Bad Homburg vor der Höhe"),
+    ("69", "Offenbach"),
+    ("6181", "Hanau am Main"),
+    ("6151", "Darmstadt"),
+    ("611", "Wiesbaden"),
+    ("681", "Saarbrücken"),
+    ("621", "Mannheim"),
+    ("6221", "Heidelberg"),
+    ("711", "Stuttgart"),
+    ("7141", "Ludwigsburg"),
+    ("7031", "Böblingen"),
+    ("7071", "Tübingen"),
+    ("7121", "Reutlingen"),
+    ("7161", "Göppingen"),
+    ("7361", "Aalen"),
+    ("7131", "Heilbronn"),
+    ("791", "Schwäbisch Hall"),
+    ("7231", "Pforzheim"),
+    ("721", "Karlsruhe"),
+    ("7221", "Baden-Baden"),
+    ("781", "Offenburg"),
+    ("7531", "Konstanz"),
+    ("7541", "Friedrichshafen"),
+    ("7721", "Villingen-Schwenningen"),
+    ("761", "Freiburg"),
+    ("7621", "Lörrach"),
+    ("731", "Ulm"),
+    ("751", "Ravensburg"),
+    ("89", "Munich"),
+    ("8131", "Dachau"),
+    ("8161", "Freising"),
+    ("8122", "Erding"),
+    ("8141", "Fürstenfeldbruck"),
+    ("8151", "Starnberg"),
+    ("8821", "Garmisch-Partenkirchen"),
+    ("8031", "Rosenheim"),
+    ("871", "Landshut"),
+    ("841", "Ingolstadt"),
+    ("821", "Augsburg"),
+    ("831", "Kempten (Allgäu)"),
+    ("8331", "Memmingen"),
+    ("731", "Neu-Ulm"),
+    ("911", "Nürnberg"),
+    ("911", "Fürth"),
+    ("9131", "Erlangen"),
+    ("981", "Ansbach"),
+    ("9621", "Amberg"),
+    ("961", "Weiden"),
+    ("941", "Regensburg"),
+    ("9421", "Straubing"),
+    ("991", "Deggendorf"),
+    ("851", "Passau"),
+    ("921", "Bayreuth"),
+    ("9281", "Hof"),
+    ("9561", "Coburg"),
+    ("951", "Bamberg"),
+    ("931", "Würzburg"),
+    ("9721", "Schweinfurt"),
+    ("6021", "Aschaffenburg"),
+    ("3681", "Suhl"),
+    ("361", "Erfurt"),
+    ("3621", "Gotha"),
+    ("3691", "Eisenach"),
+    ("3631", "Nordhausen"),
+];
+
+/// Austria's area codes at the states' and districts' main towns.
+const AT: Table = &[
+    ("1", "Vienna"),
+    ("316", "Graz"),
+    ("3842", "Leoben"),
+    ("3862", "Kapfenberg"),
+    ("3572", "Judenburg"),
+    ("3612", "Liezen"),
+    ("3172", "Weiz"),
+    ("3332", "Hartberg"),
+    ("3452", "Leibnitz"),
+    ("3152", "Feldbach"),
+    ("732", "Linz"),
+    ("7242", "Wels"),
+    ("7252", "Steyr"),
+    ("7672", "Vöcklabruck"),
+    ("7612", "Gmunden"),
+    ("7752", "Ried im Innkreis"),
+    ("7722", "Braunau am Inn"),
+    ("7942", "Freistadt"),
+    ("662", "Salzburg"),
+    ("6245", "Hallein"),
+    ("6412", "Sankt Johann im Pongau"),
+    ("6542", "Zell am See"),
+    ("512", "Innsbruck"),
+    ("5372", "Kufstein"),
+    ("5332", "Wörgl"),
+    ("5242", "Schwaz"),
+    ("5412", "Imst"),
+    ("5442", "Landeck"),
+    ("4852", "Lienz"),
+    ("5572", "Dornbirn"),
+    ("5574", "Bregenz"),
+    ("5522", "Feldkirch"),
+    ("5552", "Bludenz"),
+    ("463", "Klagenfurt am Wörthersee"),
+    ("4242", "Villach"),
+    ("4352", "Wolfsberg"),
+    ("4762", "Spittal an der Drau"),
+    ("2742", "Sankt Pölten"),
+    ("2622", "Wiener Neustadt"),
+    ("2252", "Baden"),
+    ("2236", "Mödling"),
+    ("2243", "Klosterneuburg"),
+    ("2732", "Krems an der Donau"),
+    ("7472", "Amstetten"),
+    ("2272", "Tulln"),
+    ("2572", "Mistelbach"),
+    ("2822", "Zwettl Stadt"),
+    ("2682", "Eisenstadt"),
+    ("3352", "Oberwart"),
+];
+
+/// Italy's area codes, with their 0, at the provinces' main towns: a district's reaches most of
+/// its province.
+const IT: Table = &[
+    ("06", "Rome"),
+    ("0761", "Viterbo"),
+    ("0746", "Rieti"),
+    ("0775", "Frosinone"),
+    ("0773", "Latina"),
+    ("0744", "Terni"),
+    ("075", "Perugia"),
+    ("079", "Sassari"),
+    ("0789", "Olbia"),
+    ("0784", "Nuoro"),
+    ("0783", "Oristano"),
+    ("070", "Cagliari"),
+    ("011", "Turin"),
+    ("0165", "Aosta"),
+    ("0171", "Cuneo"),
+    ("0161", "Vercelli"),
+    ("015", "Biella"),
+    ("0141", "Asti"),
+    ("0131", "Alessandria"),
+    ("0321", "Novara"),
+    ("010", "Genoa"),
+    ("019", "Savona"),
+    ("0183", "Imperia"),
+    ("0187", "La Spezia"),
+    ("02", "Milan"),
+    ("039", "Monza"),
+    ("0332", "Varese"),
+    ("031", "Como"),
+    ("0341", "Lecco"),
+    ("0342", "Sondrio"),
+    ("035", "Bergamo"),
+    ("030", "Brescia"),
+    ("0372", "Cremona"),
+    ("0371", "Lodi"),
+    ("0382", "Pavia"),
+    ("0376", "Mantova"),
+    ("041", "Venice"),
+    ("0422", "Treviso"),
+    ("0437", "Belluno"),
+    ("049", "Padova"),
+    ("0444", "Vicenza"),
+    ("045", "Verona"),
+    ("0425", "Rovigo"),
+    ("0432", "Udine"),
+    ("0434", "Pordenone"),
+    ("0481", "Gorizia"),
+    ("040", "Trieste"),
+    ("0461", "Trento"),
+    ("0471", "Bolzano"),
+    ("051", "Bologna"),
+    ("059", "Modena"),
+    ("0522", "Reggio nell'Emilia"),
+    ("0521", "Parma"),
+    ("0523", "Piacenza"),
+    ("0532", "Ferrara"),
+    ("0543", "Forlì"),
+    ("0547", "Cesena"),
+    ("0541", "Rimini"),
+    ("0544", "Ravenna"),
+    ("055", "Florence"),
+    ("0574", "Prato"),
+    ("0573", "Pistoia"),
+    ("0575", "Arezzo"),
+    ("0577", "Siena"),
+    ("0585", "Massa"),
+    ("0583", "Lucca"),
+    ("050", "Pisa"),
+    ("0586", "Livorno"),
+    ("0564", "Grosseto"),
+    ("071", "Ancona"),
+    ("0721", "Pesaro"),
+    ("0733", "Macerata"),
+    ("0736", "Ascoli Piceno"),
+    ("0861", "Teramo"),
+    ("085", "Pescara"),
+    ("0871", "Chieti"),
+    ("0862", "L'Aquila"),
+    ("0874", "Campobasso"),
+    ("080", "Bari"),
+    ("0881", "Foggia"),
+    ("0883", "Barletta"),
+    ("0831", "Brindisi"),
+    ("0832", "Lecce"),
+    ("099", "Taranto"),
+    ("0835", "Matera"),
+    ("0971", "Potenza"),
+    ("081", "Naples"),
+    ("0823", "Caserta"),
+    ("0824", "Benevento"),
+    ("0825", "Avellino"),
+    ("089", "Salerno"),
+    ("0984", "Cosenza"),
+    ("0961", "Catanzaro"),
+    ("0962", "Crotone"),
+    ("0965", "Reggio Calabria"),
+    ("091", "Palermo"),
+    ("0923", "Trapani"),
+    ("0922", "Agrigento"),
+    ("0934", "Caltanissetta"),
+    ("0935", "Enna"),
+    ("095", "Catania"),
+    ("0931", "Siracusa"),
+    ("0932", "Ragusa"),
+    ("090", "Messina"),
+];
+
+/// Spain's area codes by province, at the provinces' capitals: Madrid's and Barcelona's two
+/// digits, whose every three-digit code is theirs; elsewhere the capital's three (Valencia
+/// 963 of 960-963, Sevilla 954 of 954-955, Málaga 952, which Melilla shares).
+const ES: Table = &[
+    ("945", "Gasteiz / Vitoria"),
+    ("967", "Albacete"),
+    ("965", "Alicante"),
+    ("950", "Almería"),
+    ("920", "Ávila"),
+    ("924", "Badajoz"),
+    ("971", "Palma"),
+    ("93", "Barcelona"),
+    ("947", "Burgos"),
+    ("927", "Cáceres"),
+    ("956", "Cadiz"),
+    ("964", "Castelló de la Plana"),
+    ("926", "Ciudad Real"),
+    ("957", "Córdoba"),
+    ("981", "A Coruña"),
+    ("969", "Cuenca"),
+    ("972", "Girona"),
+    ("958", "Granada"),
+    ("949", "Guadalajara"),
+    ("943", "Donostia / San Sebastián"),
+    ("959", "Huelva"),
+    ("974", "Huesca"),
+    ("953", "Jaén"),
+    ("987", "León"),
+    ("973", "Lleida"),
+    ("941", "Logroño"),
+    ("982", "Lugo"),
+    ("91", "Madrid"),
+    ("952", "Málaga"),
+    ("968", "Murcia"),
+    ("948", "Pamplona"),
+    ("988", "Ourense"),
+    ("985", "Oviedo"),
+    ("979", "Palencia"),
+    ("928", "Las Palmas de Gran Canaria"),
+    ("986", "Pontevedra"),
+    ("923", "Salamanca"),
+    ("922", "Santa Cruz de Tenerife"),
+    ("942", "Santander"),
+    ("921", "Segovia"),
+    ("954", "Sevilla"),
+    ("975", "Soria"),
+    ("977", "Tarragona"),
+    ("978", "Teruel"),
+    ("925", "Toledo"),
+    ("963", "Valencia"),
+    ("983", "Valladolid"),
+    ("944", "Bilbao"),
+    ("980", "Zamora"),
+    ("976", "Zaragoza"),
+    ("956", "Ceuta"),
+    ("952", "Melilla"),
+];
+
+/// Brazil's DDD codes at each code's main town; a state with several (São Paulo's 11 to 19)
+/// gives a town its nearest, and Goiás's towns around Brasília dial the Federal District's 61.
+const BR: Table = &[
+    ("11", "São Paulo"),
+    ("11", "Jundiaí"),
+    ("12", "São José dos Campos"),
+    ("12", "Taubaté"),
+    ("13", "Santos"),
+    ("14", "Bauru"),
+    ("14", "Marília"),
+    ("15", "Sorocaba"),
+    ("16", "Ribeirão Preto"),
+    ("16", "Araraquara"),
+    ("16", "Franca"),
+    ("17", "São José do Rio Preto"),
+    ("18", "Presidente Prudente"),
+    ("18", "Araçatuba"),
+    ("19", "Campinas"),
+    ("19", "Piracicaba"),
+    ("21", "Rio de Janeiro"),
+    ("22", "Campos dos Goytacazes"),
+    ("22", "Macaé"),
+    ("22", "Nova Friburgo"),
+    ("24", "Volta Redonda"),
+    ("24", "Petrópolis"),
+    ("27", "Vitória"),
+    ("27", "Linhares"),
+    ("28", "Cachoeiro de Itapemirim"),
+    ("31", "Belo Horizonte"),
+    ("31", "Ipatinga"),
+    ("32", "Juiz de Fora"),
+    ("33", "Governador Valadares"),
+    ("33", "Teófilo Otoni"),
+    ("34", "Uberlândia"),
+    ("34", "Uberaba"),
+    ("35", "Poços de Caldas"),
+    ("35", "Varginha"),
+    ("37", "Divinópolis"),
+    ("38", "Montes Claros"),
+    ("41", "Curitiba"),
+    ("42", "Ponta Grossa"),
+    ("42", "Guarapuava"),
+    ("43", "Londrina"),
+    ("44", "Maringá"),
+    ("45", "Cascavel"),
+    ("45", "Foz do Iguaçu"),
+    ("46", "Pato Branco"),
+    ("47", "Joinville"),
+    ("47", "Blumenau"),
+    ("47", "Itajaí"),
+    ("48", "Florianópolis"),
+    ("48", "Criciúma"),
+    ("49", "Chapecó"),
+    ("49", "Lages"),
+    ("51", "Porto Alegre"),
+    ("53", "Pelotas"),
+    ("54", "Caxias do Sul"),
+    ("54", "Passo Fundo"),
+    ("55", "Santa Maria"),
+    ("55", "Uruguaiana"),
+    ("61", "Brasília"),
+    ("61", "Luziânia"),
+    ("61", "Formosa"),
+    ("62", "Goiânia"),
+    ("62", "Anápolis"),
+    ("64", "Rio Verde"),
+    ("63", "Palmas"),
+    ("65", "Cuiabá"),
+    ("66", "Rondonópolis"),
+    ("66", "Sinop"),
+    ("67", "Campo Grande"),
+    ("67", "Dourados"),
+    ("68", "Rio Branco"),
+    ("69", "Porto Velho"),
+    ("69", "Ji Paraná"),
+    ("71", "Salvador"),
+    ("73", "Ilhéus"),
+    ("73", "Itabuna"),
+    ("75", "Feira de Santana"),
+    ("77", "Vitória da Conquista"),
+    ("77", "Barreiras"),
+    ("79", "Aracaju"),
+    ("81", "Recife"),
+    ("81", "Caruaru"),
+    ("87", "Petrolina"),
+    ("82", "Maceió"),
+    ("82", "Arapiraca"),
+    ("83", "João Pessoa"),
+    ("83", "Campina Grande"),
+    ("84", "Natal"),
+    ("84", "Mossoró"),
+    ("85", "Fortaleza"),
+    ("88", "Juazeiro do Norte"),
+    ("88", "Sobral"),
+    ("86", "Teresina"),
+    ("86", "Parnaíba"),
+    ("89", "Picos"),
+    ("91", "Belém"),
+    ("93", "Santarém"),
+    ("94", "Marabá"),
+    ("92", "Manaus"),
+    ("97", "Tefé"),
+    ("95", "Boa Vista"),
+    ("96", "Macapá"),
+    ("98", "São Luís"),
+    ("99", "Imperatriz"),
+];
+
+/// Mexico's area codes at the states' main towns; the State of Mexico's towns that are Mexico
+/// City's suburbs dial its 55.
+const MX: Table = &[
+    ("55", "Ecatepec de Morelos"),
+    ("55", "Nezahualcóyotl"),
+    ("55", "Naucalpan de Juárez"),
+    ("55", "Tlalnepantla"),
+    ("722", "Toluca"),
+    ("33", "Guadalajara"),
+    ("322", "Puerto Vallarta"),
+    ("81", "Monterrey"),
+    ("222", "Puebla"),
+    ("664", "Tijuana"),
+    ("686", "Mexicali"),
+    ("646", "Ensenada"),
+    ("477", "León de los Aldama"),
+    ("462", "Irapuato"),
+    ("461", "Celaya"),
+    ("442", "Santiago de Querétaro"),
+    ("999", "Mérida"),
+    ("998", "Cancún"),
+    ("983", "Chetumal"),
+    ("981", "Campeche"),
+    ("449", "Aguascalientes"),
+    ("444", "San Luis Potosí"),
+    ("614", "Chihuahua"),
+    ("656", "Juárez"),
+    ("662", "Hermosillo"),
+    ("644", "Ciudad Obregón"),
+    ("667", "Culiacán"),
+    ("669", "Mazatlán"),
+    ("668", "Los Mochis"),
+    ("844", "Saltillo"),
+    ("871", "Torreón"),
+    ("866", "Monclova"),
+    ("443", "Morelia"),
+    ("452", "Uruapan"),
+    ("744", "Acapulco de Juárez"),
+    ("747", "Chilpancingo"),
+    ("229", "Veracruz"),
+    ("228", "Xalapa de Enríquez"),
+    ("921", "Coatzacoalcos"),
+    ("951", "Oaxaca"),
+    ("961", "Tuxtla"),
+    ("962", "Tapachula"),
+    ("993", "Villahermosa"),
+    ("618", "Victoria de Durango"),
+    ("492", "Zacatecas"),
+    ("311", "Tepic"),
+    ("312", "Colima"),
+    ("314", "Manzanillo"),
+    ("612", "La Paz"),
+    ("624", "Cabo San Lucas"),
+    ("771", "Pachuca de Soto"),
+    ("246", "Tlaxcala"),
+    ("777", "Cuernavaca"),
+    ("834", "Ciudad Victoria"),
+    ("833", "Tampico"),
+    ("899", "Reynosa"),
+    ("868", "Heroica Matamoros"),
+    ("867", "Nuevo Laredo"),
+];
+
+/// China's area codes at the prefecture cities: one for each, the city's and its counties'.
+const CN: Table = &[
+    ("20", "Guangzhou"),
+    ("755", "Shenzhen"),
+    ("769", "Dongguan"),
+    ("757", "Foshan"),
+    ("756", "Zhuhai"),
+    ("754", "Shantou"),
+    ("752", "Huizhou"),
+    ("760", "Zhongshan"),
+    ("750", "Jiangmen"),
+    ("759", "Zhanjiang"),
+    ("758", "Zhaoqing"),
+    ("751", "Shaoguan"),
+    ("768", "Chaozhou"),
+    ("663", "Jieyang"),
+    ("668", "Maoming"),
+    ("753", "Meizhou"),
+    ("763", "Qingyuan"),
+    ("25", "Nanjing"),
+    ("512", "Suzhou"),
+    ("510", "Wuxi"),
+    ("519", "Changzhou"),
+    ("516", "Xuzhou"),
+    ("513", "Nantong"),
+    ("511", "Zhenjiang"),
+    ("514", "Yangzhou"),
+    ("515", "Yancheng"),
+    ("517", "Huai'an"),
+    ("518", "Lianyungang"),
+    ("571", "Hangzhou"),
+    ("574", "Ningbo"),
+    ("577", "Wenzhou"),
+    ("575", "Shaoxing"),
+    ("573", "Jiaxing"),
+    ("579", "Jinhua"),
+    ("572", "Huzhou"),
+    ("570", "Quzhou"),
+    ("531", "Jinan"),
+    ("532", "Qingdao"),
+    ("535", "Yantai"),
+    ("536", "Weifang"),
+    ("539", "Linyi"),
+    ("533", "Zibo"),
+    ("537", "Jining"),
+    ("538", "Tai’an"),
+    ("631", "Weihai"),
+    ("534", "Dezhou"),
+    ("635", "Liaocheng"),
+    ("530", "Heze"),
+    ("632", "Zaozhuang"),
+    ("633", "Rizhao"),
+    ("371", "Zhengzhou"),
+    ("379", "Luoyang"),
+    ("378", "Kaifeng"),
+    ("373", "Xinxiang"),
+    ("372", "Anyang"),
+    ("375", "Pingdingshan"),
+    ("377", "Nanyang"),
+    ("376", "Xinyang"),
+    ("370", "Shangqiu"),
+    ("374", "Xuchang"),
+    ("391", "Jiaozuo"),
+    ("311", "Shijiazhuang"),
+    ("315", "Tangshan"),
+    ("312", "Baoding"),
+    ("310", "Handan"),
+    ("319", "Xingtai"),
+    ("317", "Cangzhou"),
+    ("316", "Langfang"),
+    ("313", "Zhangjiakou"),
+    ("314", "Chengde"),
+    ("335", "Qinhuangdao"),
+    ("351", "Taiyuan"),
+    ("352", "Datong"),
+    ("355", "Changzhi"),
+    ("357", "Linfen"),
+    ("359", "Yuncheng"),
+    ("471", "Hohhot"),
+    ("472", "Baotou"),
+    ("476", "Chifeng"),
+    ("24", "Shenyang"),
+    ("411", "Dalian"),
+    ("412", "Anshan"),
+    ("24", "Fushun"),
+    ("415", "Dandong"),
+    ("416", "Jinzhou"),
+    ("417", "Yingkou"),
+    ("431", "Changchun"),
+    ("432", "Jilin"),
+    ("451", "Harbin"),
+    ("452", "Qiqihar"),
+    ("459", "Daqing"),
+    ("453", "Mudanjiang"),
+    ("454", "Jiamusi"),
+    ("551", "Hefei"),
+    ("553", "Wuhu"),
+    ("552", "Bengbu"),
+    ("554", "Huainan"),
+    ("555", "Ma’anshan"),
+    ("556", "Anqing"),
+    ("558", "Fuyang"),
+    ("591", "Fuzhou"),
+    ("592", "Xiamen"),
+    ("595", "Quanzhou"),
+    ("594", "Putian"),
+    ("596", "Zhangzhou"),
+    ("597", "Longyan"),
+    ("791", "Nanchang"),
+    ("797", "Ganzhou"),
+    ("792", "Jiujiang"),
+    ("793", "Shangrao"),
+    ("27", "Wuhan"),
+    ("717", "Yichang"),
+    ("710", "Xiangyang"),
+    ("716", "Jingzhou"),
+    ("719", "Shiyan"),
+    ("714", "Huangshi"),
+    ("731", "Changsha"),
+    ("731", "Zhuzhou"),
+    ("731", "Xiangtan"),
+    ("734", "Hengyang"),
+    ("730", "Yueyang"),
+    ("736", "Changde"),
+    ("735", "Chenzhou"),
+    ("771", "Nanning"),
+    ("772", "Liuzhou"),
+    ("773", "Guilin"),
+    ("774", "Wuzhou"),
+    ("779", "Beihai"),
+    ("898", "Haikou"),
+    ("898", "Sanya"),
+    ("28", "Chengdu"),
+    ("816", "Mianyang"),
+    ("817", "Nanchong"),
+    ("813", "Zigong"),
+    ("830", "Luzhou"),
+    ("838", "Deyang"),
+    ("833", "Leshan"),
+    ("831", "Yibin"),
+    ("812", "Panzhihua"),
+    ("818", "Dazhou"),
+    ("851", "Guiyang"),
+    ("851", "Zunyi"),
+    ("871", "Kunming"),
+    ("877", "Yuxi"),
+    ("874", "Qujing"),
+    ("872", "Dali"),
+    ("891", "Lhasa"),
+    ("29", "Xi’an"),
+    ("29", "Xianyang"),
+    ("917", "Baoji"),
+    ("913", "Weinan"),
+    ("916", "Hanzhong"),
+    ("931", "Lanzhou"),
+    ("938", "Tianshui"),
+    ("971", "Xining"),
+    ("951", "Yinchuan"),
+    ("991", "Ürümqi"),
+    ("990", "Karamay"),
+    ("998", "Kashgar"),
+];
+
+/// India's STD codes at the states' main cities.
+const IN: Table = &[
+    ("22", "Mumbai"),
+    ("22", "Thāne"),
+    ("22", "Navi Mumbai"),
+    ("20", "Pune"),
+    ("712", "Nagpur"),
+    ("253", "Nashik"),
+    ("240", "Aurangabad"),
+    ("217", "Solāpur"),
+    ("231", "Kolhāpur"),
+    ("721", "Amrāvati"),
+    ("80", "Bengaluru"),
+    ("821", "Mysore"),
+    ("824", "Mangalore"),
+    ("836", "Hubli"),
+    ("831", "Belgaum"),
+    ("44", "Chennai"),
+    ("422", "Coimbatore"),
+    ("452", "Madurai"),
+    ("431", "Tiruchirappalli"),
+    ("427", "Salem"),
+    ("462", "Tirunelveli"),
+    ("416", "Vellore"),
+    ("424", "Erode"),
+    ("421", "Tiruppur"),
+    ("471", "Thiruvananthapuram"),
+    ("484", "Cochin"),
+    ("495", "Kozhikode"),
+    ("487", "Thrissur"),
+    ("474", "Kollam"),
+    ("497", "Kannur"),
+    ("40", "Hyderabad"),
+    ("870", "Warangal"),
+    ("891", "Visakhapatnam"),
+    ("866", "Vijayawada"),
+    ("863", "Guntur"),
+    ("861", "Nellore"),
+    ("877", "Tirupati"),
+    ("883", "Rājahmundry"),
+    ("79", "Ahmedabad"),
+    ("79", "Gandhinagar"),
+    ("261", "Sūrat"),
+    ("265", "Vadodara"),
+    ("281", "Rājkot"),
+    ("278", "Bhavnagar"),
+    ("288", "Jamnagar"),
+    ("141", "Jaipur"),
+    ("291", "Jodhpur"),
+    ("294", "Udaipur"),
+    ("744", "Kota"),
+    ("151", "Bīkaner"),
+    ("145", "Ajmer"),
+    ("522", "Lucknow"),
+    ("512", "Kanpur"),
+    ("562", "Agra"),
+    ("542", "Varanasi"),
+    ("121", "Meerut"),
+    ("120", "Ghāziābād"),
+    ("120", "Noida"),
+    ("532", "Allahābād"),
+    ("581", "Bareilly"),
+    ("571", "Alīgarh"),
+    ("591", "Morādābād"),
+    ("132", "Sahāranpur"),
+    ("510", "Jhānsi"),
+    ("135", "Dehra Dūn"),
+    ("124", "Gurgaon"),
+    ("129", "Faridabad"),
+    ("180", "Pānīpat"),
+    ("171", "Ambāla"),
+    ("161", "Ludhiāna"),
+    ("183", "Amritsar"),
+    ("181", "Jalandhar"),
+    ("175", "Patiāla"),
+    ("172", "Chandigarh"),
+    ("177", "Shimla"),
+    ("194", "Srinagar"),
+    ("191", "Jammu"),
+    ("731", "Indore"),
+    ("755", "Bhopal"),
+    ("761", "Jabalpur"),
+    ("751", "Gwalior"),
+    ("734", "Ujjain"),
+    ("771", "Raipur"),
+    ("788", "Bhilai"),
+    ("612", "Patna"),
+    ("631", "Gaya"),
+    ("641", "Bhāgalpur"),
+    ("621", "Muzaffarpur"),
+    ("651", "Ranchi"),
+    ("657", "Jamshedpur"),
+    ("326", "Dhanbād"),
+    ("674", "Bhubaneshwar"),
+    ("671", "Cuttack"),
+    ("661", "Raurkela"),
+    ("33", "Kolkata"),
+    ("33", "Hāora"),
+    ("341", "Āsansol"),
+    ("343", "Durgapur"),
+    ("353", "Siliguri"),
+    ("361", "Guwahati"),
+    ("832", "Panaji"),
+    ("413", "Puducherry"),
+    ("381", "Agartala"),
+    ("385", "Imphal"),
+    ("364", "Shillong"),
+];
+
+/// The countries whose area codes stand at their towns ([`AreaTowns`]): a town dials the code of
+/// the nearest in its region.
+const NEAREST: [(&str, Table); 8] = [("DE", DE), ("AT", AT), ("IT", IT), ("ES", ES), ("BR", BR), ("MX", MX), ("CN", CN), ("IN", IN)];
+
+/// Where each country's area codes are: the big cities' by name, and the towns of [`NEAREST`].
+#[derive(Default)]
+pub struct DialAreas {
+    /// The region of the biggest place named in [`CITY_AREAS`], by (country, name).
+    named: HashMap<(&'static str, &'static str), String>,
+    towns: AreaTowns,
+}
+
+impl DialAreas {
+    pub fn new(cities: &[City]) -> DialAreas {
+        let wanted = CITY_AREAS.iter().map(|&(c, t, _)| (c, t)).collect();
+        let named = most_populous(cities, &wanted)
+            .values()
+            .filter_map(|c| CITY_AREAS.iter().find(|&&(k, t, _)| k == c.country && t == c.name).map(|&(k, t, _)| ((k, t), c.admin1.clone())))
+            .collect();
+        DialAreas { named, towns: AreaTowns::new(cities, &NEAREST) }
+    }
+
+    /// The towns of [`CITY_AREAS`] and [`NEAREST`] the gazetteer does not have by that name (a
+    /// test holds this empty).
+    pub fn missing(cities: &[City]) -> Vec<String> {
+        let have: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.name.as_str())).collect();
+        CITY_AREAS
+            .iter()
+            .filter(|&&(c, t, _)| !have.contains(&(c, t)))
+            .map(|(c, t, a)| format!("{c} {a} {t}"))
+            .chain(AreaTowns::missing(cities, &NEAREST))
+            .collect()
+    }
+
+    /// The area code `town`'s numbers have after the calling code (Italy's with its 0), for
+    /// the countries whose numbers [`phone`] writes with one; empty for the others.
+    pub fn area(&self, town: &City) -> Cow<'static, str> {
+        let country = town.country.as_str();
+        if !NATIONAL_DIGITS.iter().any(|&(c, _)| c == country) && country != "CN" {
+            return Cow::Borrowed("");
+        }
+        let named = super::town::name(town);
+        let in_region = |&&(c, t, _): &&(&str, &str, &str)| c == country && t == named && self.named.get(&(c, t)).is_none_or(|r| *r == town.admin1);
+        if let Some(&(_, _, area)) = CITY_AREAS.iter().find(in_region) {
+            return Cow::Borrowed(area);
+        }
+        if let Some(&(_, _, area)) = REGION_AREAS.iter().find(|&&(c, r, _)| c == country && r == town.admin1) {
+            return Cow::Borrowed(area);
+        }
+        match self.towns.nearest(town, true) {
+            Some(area) => Cow::Borrowed(area),
+            None => Cow::Owned(town_area(country, town)),
+        }
+    }
+}
+
+/// The area code of a town no table places: one of the country's own areas, chosen by the
+/// town (so that a town's stores share it): a Swiss, Belgian, Dutch, Swedish, Polish, Japanese
+/// or New Zealand town one of the country's areas, none of them a mobile or service prefix; a
+/// German, Austrian, Mexican or Indian town three digits, not starting as mobile numbers do;
+/// an Italian one with its 0; a Chinese city's three.
 fn town_area(country: &str, town: &City) -> String {
     const SWISS: [&str; 21] = ["21", "22", "24", "26", "27", "31", "32", "33", "34", "41", "43", "44", "52", "55", "56", "58", "61", "62", "71", "81", "91"];
     const BELGIAN: [&str; 14] = ["10", "11", "12", "13", "14", "15", "16", "19", "50", "51", "56", "58", "60", "89"];
@@ -258,9 +1068,6 @@ fn town_area(country: &str, town: &City) -> String {
         "11", "17", "18", "19", "22", "23", "24", "25", "26", "27", "28", "29", "42", "43", "44", "45", "46", "47", "48", "52", "53", "54", "55", "58", "59",
         "75", "76", "77", "78", "79", "82", "83", "84", "86", "87", "88", "89", "92", "93", "95", "96", "97", "98", "99",
     ];
-    if let Some((_, _, area)) = REGION_AREAS.iter().find(|&&(c, r, _)| c == country && r == town.admin1) {
-        return area.to_string();
-    }
     let k = town.geonames_id as usize;
     let pick = |list: &[&str]| list[k % list.len()].to_string();
     // Two digits of the town's own, 10-99.
@@ -301,9 +1108,10 @@ fn subscriber(a: i32, b: i32, n: usize) -> String {
 const INNER_LONDON: [&str; 8] = ["E", "EC", "N", "NW", "SE", "SW", "W", "WC"];
 
 /// A phone number for a store in `town` of `country`, whose postal area starts `area`
-/// ([`super::postcode::PostalAreas::prefix`]). The draws are the first version's (two for
-/// every country with a number, so the rest of the world does not move with the ranges).
-pub fn phone(country: &str, town: &City, area: Option<&str>, rng: &mut ChaCha8Rng) -> String {
+/// ([`super::postcode::PostalAreas::prefix`]) and whose numbers dial `dial` after the calling
+/// code ([`DialAreas::area`]). The draws are the first version's (two for every country with a
+/// number, so the rest of the world does not move with the ranges).
+pub fn phone(country: &str, town: &City, area: Option<&str>, dial: &str, rng: &mut ChaCha8Rng) -> String {
     let code = match country {
         "US" | "CA" | "PR" => {
             return format!("+1 {}-555-01{:02}", rng.random_range(201..990), rng.random_range(0..100));
@@ -344,21 +1152,11 @@ pub fn phone(country: &str, town: &City, area: Option<&str>, rng: &mut ChaCha8Rn
         }
         "AU" => format!("+61 {} 5550 {:04}", australian_area(&town.admin1), b % 10_000),
         _ => {
-            let named = super::town::name(town);
-            let area =
-                CITY_AREAS.iter().find(|&&(c, t, _)| c == country && t == named).map_or_else(|| town_area(country, town), |(_, _, area)| area.to_string());
             // China's subscriber numbers are eight digits whatever the area's length.
-            let digits = if country == "CN" { area.len() + 8 } else { NATIONAL_DIGITS.iter().find(|(c, _)| *c == country).map_or(area.len() + 6, |&(_, n)| n) };
-            format!("+{code} {area} {}", subscriber(a, b, digits.saturating_sub(area.len())))
+            let digits = if country == "CN" { dial.len() + 8 } else { NATIONAL_DIGITS.iter().find(|(c, _)| *c == country).map_or(dial.len() + 6, |&(_, n)| n) };
+            format!("+{code} {dial} {}", subscriber(a, b, digits.saturating_sub(dial.len())))
         }
     }
-}
-
-/// The towns of [`CITY_AREAS`] the gazetteer does not have by that name (a test holds this
-/// empty).
-pub fn missing_area_towns(cities: &[City]) -> Vec<String> {
-    let have: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.name.as_str())).collect();
-    CITY_AREAS.iter().filter(|&&(c, t, _)| !have.contains(&(c, t))).map(|(c, t, _)| format!("{c} {t}")).collect()
 }
 
 #[cfg(test)]
@@ -377,7 +1175,8 @@ mod tests {
         for (country, admin1) in [("US", "TX"), ("GB", "ENG"), ("FR", "IDF"), ("AU", "NSW"), ("DE", "BY"), ("ZW", "HA")] {
             for seed in 0..100 {
                 let (mut a, mut b) = (ChaCha8Rng::seed_from_u64(seed), ChaCha8Rng::seed_from_u64(seed));
-                phone(country, &town("Leeds", country, admin1, 2.0), None, &mut a);
+                let place = town("Leeds", country, admin1, 2.0);
+                phone(country, &place, None, &DialAreas::default().area(&place), &mut a);
                 if country == "US" {
                     let _: i32 = b.random_range(201..990);
                     let _: i32 = b.random_range(0..100);
@@ -396,7 +1195,7 @@ mod tests {
     #[test]
     fn numbers_are_in_the_ranges_kept_for_fiction() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let mut call = |country: &str, name: &str, admin1: &str, area: Option<&str>| phone(country, &town(name, country, admin1, 0.0), area, &mut rng);
+        let mut call = |country: &str, name: &str, admin1: &str, area: Option<&str>| phone(country, &town(name, country, admin1, 0.0), area, "", &mut rng);
         for _ in 0..500 {
             let london = call("GB", "London", "ENG", Some("E1-18|N1-22"));
             assert!(london.starts_with("+44 20 7946 0") && london.len() == "+44 20 7946 0123".len(), "{london}");
@@ -441,35 +1240,99 @@ mod tests {
             ] {
                 let place = City { geonames_id: id, ..town("Somewhere", country, "ZZ", 0.0) };
                 let area = |n: String| n.split(' ').nth(1).unwrap_or_default().to_string();
-                let (first, second) = (area(phone(country, &place, None, &mut rng)), area(phone(country, &place, None, &mut rng)));
+                let dial = DialAreas::default().area(&place);
+                let (first, second) = (area(phone(country, &place, None, &dial, &mut rng)), area(phone(country, &place, None, &dial, &mut rng)));
                 assert_eq!(first, second, "{country} town {id}");
                 assert!(!mobile.iter().any(|m| first.starts_with(m)), "{country} town {id}: {first}");
             }
         }
     }
 
+    /// Places as GeoNames has them (name, country, region, latitude, longitude).
+    fn gazetteer() -> Vec<City> {
+        [
+            ("Berlin", "DE", "BE", 52.524, 13.411),
+            ("Neukölln", "DE", "BE", 52.481, 13.435),
+            ("Köln", "DE", "NW", 50.933, 6.95),
+            ("Essen", "DE", "NW", 51.457, 7.012),
+            ("Essen", "DE", "NI", 52.723, 7.935),
+            ("Osnabrück", "DE", "NI", 52.273, 8.047),
+            ("Passau", "DE", "BY", 48.567, 13.431),
+            ("Munich", "DE", "BY", 48.137, 11.575),
+            ("Ulm", "DE", "BW", 48.398, 9.991),
+            ("Neu-Ulm", "DE", "BY", 48.392, 10.011),
+            ("Senden", "DE", "BY", 48.324, 10.044),
+            ("Augsburg", "DE", "BY", 48.372, 10.899),
+            ("Mainz", "DE", "RP", 49.984, 8.273),
+            ("Wiesbaden", "DE", "HE", 50.083, 8.25),
+            ("Ginsheim-Gustavsburg", "DE", "HE", 49.983, 8.317),
+            ("Milan", "IT", "25", 45.464, 9.19),
+            ("Sesto San Giovanni", "IT", "25", 45.533, 9.226),
+            ("Bergamo", "IT", "25", 45.695, 9.67),
+            ("Madrid", "ES", "MD", 40.417, -3.704),
+            ("Alcalá de Henares", "ES", "MD", 40.482, -3.364),
+            ("São Paulo", "BR", "SP", -23.548, -46.636),
+            ("Campinas", "BR", "SP", -22.906, -47.061),
+            ("Sumaré", "BR", "SP", -22.822, -47.267),
+            ("Salvador", "BR", "BA", -12.971, -38.511),
+            ("Feira de Santana", "BR", "BA", -12.267, -38.967),
+            ("Brasília", "BR", "DF", -15.78, -47.93),
+            ("Goiânia", "BR", "GO", -16.679, -49.254),
+            ("Luziânia", "BR", "GO", -16.253, -47.95),
+            ("Valparaíso de Goiás", "BR", "GO", -16.065, -47.976),
+            ("Mexico City", "MX", "CMX", 19.428, -99.128),
+            ("Iztapalapa", "MX", "CMX", 19.357, -99.093),
+            ("Ecatepec de Morelos", "MX", "MEX", 19.601, -99.05),
+            ("Toluca", "MX", "MEX", 19.288, -99.667),
+            ("Metepec", "MX", "MEX", 19.251, -99.605),
+            ("Vienna", "AT", "9", 48.208, 16.372),
+            ("Mumbai", "IN", "MH", 19.073, 72.883),
+            ("Mira Bhayandar", "IN", "MH", 19.295, 72.854),
+            ("Pune", "IN", "MH", 18.52, 73.855),
+            ("Luoyang", "CN", "HA", 34.684, 112.454),
+            ("Zhengzhou", "CN", "HA", 34.758, 113.649),
+            ("Dongguan", "CN", "GD", 23.018, 113.748),
+            ("Guangzhou", "CN", "GD", 23.117, 113.25),
+            ("Humen", "CN", "GD", 22.818, 113.673),
+            ("Graz", "AT", "6", 47.067, 15.45),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, country, admin1, lat, lng))| City {
+            geonames_id: i as u64,
+            population: if name == "Essen" && admin1 == "NI" { 4_000 } else { 100_000 },
+            lat,
+            ..town(name, country, admin1, lng)
+        })
+        .collect()
+    }
+
     /// Elsewhere a number has the big city's area code and as many digits as the country's
     /// numbers: Berlin 030 and eight more, Tokyo 03 and eight, Milan 02 with its 0, Seoul 02,
     /// Beijing 010 and eight, São Paulo 11; a town the table does not name has its country's
-    /// length too (a Swiss town one of the country's areas, a Brazilian one its state's).
+    /// length too (a Swiss town one of the country's areas).
     #[test]
     fn numbers_have_the_citys_area_and_the_countrys_length() {
         let mut rng = ChaCha8Rng::seed_from_u64(2);
         let digits = |n: &str| n.chars().filter(char::is_ascii_digit).count();
+        let cities = gazetteer();
+        let areas = DialAreas::new(&cities);
+        let place = |name: &str, country: &str, admin1: &str| {
+            cities.iter().find(|c| c.name == name && c.admin1 == admin1).cloned().unwrap_or_else(|| town(name, country, admin1, 0.0))
+        };
         for _ in 0..300 {
             for (country, name, admin1, start, len) in [
                 ("DE", "Berlin", "BE", "+49 30 ", 12),
                 ("DE", "Neukölln", "BE", "+49 30 ", 12),
                 ("DE", "Köln", "NW", "+49 221 ", 12),
-                ("DE", "Passau", "BY", "+49 ", 12),
+                ("DE", "Passau", "BY", "+49 851 ", 12),
                 ("JP", "Tokyo", "13", "+81 3 ", 11),
                 ("IT", "Milan", "25", "+39 02 ", 12),
                 ("ES", "Madrid", "MD", "+34 91 ", 11),
                 ("KR", "Seoul", "11", "+82 2 ", 11),
                 ("CN", "Beijing", "BJ", "+86 10 ", 12),
-                ("CN", "Luoyang", "HA", "+86 ", 13),
+                ("CN", "Luoyang", "HA", "+86 379 ", 13),
                 ("BR", "São Paulo", "SP", "+55 11 ", 12),
-                ("BR", "Feira de Santana", "BA", "+55 71 ", 12),
                 ("KR", "Suwon", "41", "+82 31 ", 11),
                 ("KR", "Jeju City", "49", "+82 64 ", 11),
                 ("MX", "Mexico City", "CMX", "+52 55 ", 12),
@@ -480,22 +1343,68 @@ mod tests {
                 ("NZ", "Auckland", "AUK", "+64 9 ", 10),
                 ("BE", "Brussels", "BRU", "+32 2 ", 10),
             ] {
-                let n = phone(country, &town(name, country, admin1, 0.0), None, &mut rng);
+                let p = place(name, country, admin1);
+                let n = phone(country, &p, None, &areas.area(&p), &mut rng);
                 assert!(n.starts_with(start) && digits(&n) == len, "{name}, {country}: {n}");
                 // The subscriber number starts as no trunk, service or mobile number does.
                 let subscriber = n[start.len()..].trim_start();
-                let subscriber = if start == "+49 " || start == "+86 " { subscriber.split_once(' ').map_or("", |(_, s)| s) } else { subscriber };
                 assert!(!subscriber.starts_with(['0', '1']), "{name}, {country}: {n}");
             }
-            // Mexico City's other places dial 55 too (the region's one code).
-            let iztapalapa = phone("MX", &town("Iztapalapa", "MX", "CMX", 0.0), None, &mut rng);
-            assert!(iztapalapa.starts_with("+52 55 ") && digits(&iztapalapa) == 12, "{iztapalapa}");
-            let swiss = phone("CH", &town("Laupen", "CH", "BE", 0.0), None, &mut rng);
+            let p = town("Laupen", "CH", "BE", 0.0);
+            let swiss = phone("CH", &p, None, &areas.area(&p), &mut rng);
             let area = swiss["+41 ".len()..].split(' ').next().unwrap_or_default();
             assert!(
                 ["21", "22", "24", "26", "27", "31", "32", "33", "34", "41", "43", "44", "52", "55", "56", "58", "61", "62", "71", "81", "91"].contains(&area),
                 "{swiss}"
             );
         }
+    }
+
+    /// A town the big cities' table does not name dials the nearest listed town's code in its
+    /// own region, as the numbering plans give them: Campinas's suburbs 019, not São Paulo
+    /// state's 011; Feira de Santana 075, not Salvador's 071; Goiás's towns by Brasília the
+    /// Federal District's 061; Neu-Ulm, in Bavaria, Ulm's 0731; Ginsheim-Gustavsburg, in Hesse
+    /// across the Rhine from Mainz, not Mainz's 06131; Sesto San Giovanni Milan's 02; Mexico
+    /// City's suburbs in the State of Mexico 55 and Toluca's 722; Mira-Bhayandar Mumbai's 022;
+    /// Humen Dongguan's 0769. Essen in Lower Saxony is not the Ruhr's Essen (0201).
+    #[test]
+    fn a_town_dials_the_nearest_area_of_its_region() {
+        let cities = gazetteer();
+        let areas = DialAreas::new(&cities);
+        let area = |name: &str, admin1: &str| {
+            let place = cities.iter().find(|c| c.name == name && c.admin1 == admin1).unwrap_or_else(|| panic!("{name} {admin1}"));
+            areas.area(place).into_owned()
+        };
+        for (name, admin1, want) in [
+            ("Campinas", "SP", "19"),
+            ("Sumaré", "SP", "19"),
+            ("São Paulo", "SP", "11"),
+            ("Feira de Santana", "BA", "75"),
+            ("Salvador", "BA", "71"),
+            ("Valparaíso de Goiás", "GO", "61"),
+            ("Goiânia", "GO", "62"),
+            ("Brasília", "DF", "61"),
+            ("Neu-Ulm", "BY", "731"),
+            ("Senden", "BY", "731"),
+            ("Ulm", "BW", "731"),
+            ("Sesto San Giovanni", "25", "02"),
+            ("Bergamo", "25", "035"),
+            ("Alcalá de Henares", "MD", "91"),
+            ("Ecatepec de Morelos", "MEX", "55"),
+            ("Metepec", "MEX", "722"),
+            ("Iztapalapa", "CMX", "55"),
+            ("Graz", "6", "316"),
+            ("Essen", "NW", "201"),
+            ("Mira Bhayandar", "MH", "22"),
+            ("Humen", "GD", "769"),
+        ] {
+            assert_eq!(area(name, admin1), want, "{name} ({admin1})");
+        }
+        assert_ne!(area("Ginsheim-Gustavsburg", "HE"), "6131");
+        assert_eq!(area("Ginsheim-Gustavsburg", "HE"), "611");
+        assert_eq!(area("Essen", "NI"), "541");
+        // The tables' towns are all in this little gazetteer or not: the missing ones are
+        // named, with their codes.
+        assert!(DialAreas::missing(&cities).contains(&"DE 351 Dresden".to_string()));
     }
 }

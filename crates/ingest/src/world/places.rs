@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::phone::DialAreas;
 use super::postcode::PostalAreas;
 use crate::land::LandMask;
 use crate::reference::{City, Zip};
@@ -116,9 +117,12 @@ pub struct Gazetteer<'a> {
     /// Each city's postal area, found when first asked for (it depends on the town alone, and
     /// finding it scans the country's area towns).
     postal_areas: Vec<OnceLock<Option<Cow<'static, str>>>>,
+    /// Each city's phone area code, likewise.
+    dial_areas: Vec<OnceLock<Cow<'static, str>>>,
     land: &'a LandMask,
     zips: ZipGrid,
     postal: PostalAreas,
+    dial: DialAreas,
     /// Each country's market region, where the reference names one.
     regions: HashMap<String, String>,
     /// The people of each country's places (GeoNames populations, summed).
@@ -233,6 +237,7 @@ impl<'a> Gazetteer<'a> {
         }
         let legs = (0..cities.len()).map(|_| OnceLock::new()).collect();
         let postal_areas = (0..cities.len()).map(|_| OnceLock::new()).collect();
+        let dial_areas = (0..cities.len()).map(|_| OnceLock::new()).collect();
         Gazetteer {
             cities,
             by_country,
@@ -241,9 +246,11 @@ impl<'a> Gazetteer<'a> {
             hubs,
             legs,
             postal_areas,
+            dial_areas,
             land,
             zips: ZipGrid::new(zips),
             postal: PostalAreas::new(cities),
+            dial: DialAreas::new(cities),
             regions: HashMap::new(),
             people,
         }
@@ -362,6 +369,11 @@ impl<'a> Gazetteer<'a> {
     /// The first characters of a town's postcodes, where its country's postal areas are known.
     pub fn postal_area(&self, city: u32) -> Option<&str> {
         self.postal_areas[city as usize].get_or_init(|| self.postal.prefix(&self.cities[city as usize])).as_deref()
+    }
+
+    /// The area code a town's phone numbers dial, where its country's numbers have one.
+    pub fn dial_area(&self, city: u32) -> &str {
+        self.dial_areas[city as usize].get_or_init(|| self.dial.area(&self.cities[city as usize]))
     }
 }
 

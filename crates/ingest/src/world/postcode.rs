@@ -16,11 +16,11 @@
 //! region alone.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::area_towns::{AreaTowns, Table};
 use crate::reference::City;
 
 // (first two digits, the area's main town as GeoNames names it; a few areas have more than one
@@ -618,7 +618,7 @@ const CA: &[(&str, &str)] = &[
 ];
 
 /// The countries with postal areas, and their tables.
-const AREAS: [(&str, &[(&str, &str)]); 7] = [("DE", DE), ("FR", FR), ("ES", ES), ("IT", IT), ("NL", NL), ("GB", GB), ("CA", CA)];
+const AREAS: [(&str, Table); 7] = [("DE", DE), ("FR", FR), ("ES", ES), ("IT", IT), ("NL", NL), ("GB", GB), ("CA", CA)];
 
 /// Countries whose areas lie within one of the country's first-level regions (a French
 /// département in one région, a Canadian letter in one province, nearly every British area in
@@ -938,53 +938,21 @@ const BY_REGION: [(&str, &str, &str); 283] = [
 /// Each country's postal areas at their main towns.
 #[derive(Default)]
 pub struct PostalAreas {
-    /// Each area's town: latitude, longitude, its region, the area's first characters.
-    by_country: HashMap<&'static str, Vec<(f64, f64, String, &'static str)>>,
-}
-
-/// Each table's towns in the gazetteer: the most populous place of that name in that country
-/// (Essen in the Ruhr, not the village in Lower Saxony).
-fn towns(cities: &[City]) -> HashMap<(&str, &str), &City> {
-    let wanted: std::collections::HashSet<(&str, &str)> =
-        AREAS.iter().flat_map(|&(country, table)| table.iter().map(move |&(_, town)| (country, town))).collect();
-    let mut best: HashMap<(&str, &str), &City> = HashMap::new();
-    for c in cities {
-        let key = (c.country.as_str(), c.name.as_str());
-        if wanted.contains(&key) {
-            let slot = best.entry(key).or_insert(c);
-            if c.population > slot.population {
-                *slot = c;
-            }
-        }
-    }
-    best
+    towns: AreaTowns,
 }
 
 impl PostalAreas {
     /// The areas whose town the gazetteer has.
     pub fn new(cities: &[City]) -> PostalAreas {
-        let best = towns(cities);
-        let mut by_country: HashMap<&'static str, Vec<(f64, f64, String, &'static str)>> = HashMap::new();
-        for &(country, table) in &AREAS {
-            for &(prefix, town) in table {
-                if let Some(c) = best.get(&(country, town)) {
-                    by_country.entry(country).or_default().push((c.lat, c.lng, c.admin1.clone(), prefix));
-                }
-            }
-        }
-        PostalAreas { by_country }
+        PostalAreas { towns: AreaTowns::new(cities, &AREAS) }
     }
 
     /// The towns of the tables the gazetteer does not have, and the regions of [`BY_REGION`] it
     /// has no place in (a code the gazetteer spells otherwise): a test holds this empty.
     pub fn missing(cities: &[City]) -> Vec<String> {
-        let best = towns(cities);
         let regions: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.admin1.as_str())).collect();
-        AREAS
-            .iter()
-            .flat_map(|&(country, table)| table.iter().map(move |&(prefix, town)| (country, prefix, town)))
-            .filter(|&(country, _, town)| !best.contains_key(&(country, town)))
-            .map(|(country, prefix, town)| format!("{country} {prefix} {town}"))
+        AreaTowns::missing(cities, &AREAS)
+            .into_iter()
             .chain(BY_REGION.iter().filter(|&&(c, r, _)| !regions.contains(&(c, r))).map(|(c, r, p)| format!("{c}-{r} {p} (no place)")))
             .collect()
     }
@@ -1006,12 +974,7 @@ impl PostalAreas {
         if let Some(&(_, _, p)) = BY_REGION.iter().find(|&&(c, r, _)| c == country && r == region) {
             return Some(Cow::Borrowed(p));
         }
-        let towns = self.by_country.get(country)?;
-        // Near enough to flat across one country: longitude's degrees shrink with latitude.
-        let k = town.lat.to_radians().cos();
-        let d = |a: &(f64, f64, String, &str)| (a.0 - town.lat).powi(2) + ((a.1 - town.lng) * k).powi(2);
-        let bounded = WITHIN_REGION.contains(&country) && towns.iter().any(|a| a.2 == region);
-        towns.iter().filter(|a| !bounded || a.2 == region).min_by(|a, b| d(a).total_cmp(&d(b))).map(|a| Cow::Borrowed(a.3))
+        self.towns.nearest(town, WITHIN_REGION.contains(&country)).map(Cow::Borrowed)
     }
 }
 

@@ -1,8 +1,9 @@
 //! Street addresses in the synthetic world read as the country writes them: no American
 //! street names abroad, Swiss streets without ß, German streets that end as German streets do,
 //! Japanese addresses as chōme-block-house numbers, and the house number never inside the
-//! street (OpenStreetMap's `addr:street` is a name; its number is `addr:housenumber`); and
-//! postcodes of the big cities in the ranges their postal services give them.
+//! street (OpenStreetMap's `addr:street` is a name; its number is `addr:housenumber`);
+//! postcodes of the big cities in the ranges their postal services give them; and phone
+//! numbers with the area codes the numbering plans give the cities.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,8 @@ fn addresses_read_as_their_country_writes_them() {
     // (the store's place, the city it is a section of or nothing, its postcode) in the
     // countries whose postcodes follow the postal areas
     let mut postcodes: Vec<(String, String, String, String)> = Vec::new();
+    // (country, the store's place, its region, its phone number)
+    let mut phones: Vec<(String, String, String, String)> = Vec::new();
     for qid in ["Q38076", "Q37158", "Q524757", "Q244457", "Q259340"] {
         let rank = r.catalog.brands.iter().position(|b| b.wikidata.as_deref() == Some(qid)).unwrap_or_else(|| panic!("{qid} in the catalog"));
         for s in gen.brand(rank).stores {
@@ -37,6 +40,7 @@ fn addresses_read_as_their_country_writes_them() {
             ));
             let place = &r.cities[s.city as usize];
             postcodes.push((s.country.clone(), place.name.clone(), place.town.clone(), s.postcode.clone()));
+            phones.push((s.country.clone(), place.name.clone(), place.admin1.clone(), s.phone.clone()));
         }
     }
     for must in ["US", "CA", "DE", "CH", "JP", "PL", "FR", "GB", "MX"] {
@@ -192,5 +196,85 @@ fn addresses_read_as_their_country_writes_them() {
     assert!(empty.is_empty(), "no store to check in {empty:?}");
     assert!(arrondissements > 0, "no store in an arrondissement of Marseille");
     assert_eq!(PostalAreas::missing(&r.cities), Vec::<String>::new(), "postal areas whose town the gazetteer lacks");
-    assert_eq!(storemap_ingest::world::missing_area_towns(&r.cities), Vec::<String>::new(), "area codes whose town the gazetteer lacks");
+
+    // The area codes the national numbering plans give the big cities and the places in
+    // their networks: by place (Zapopan is Guadalajara's 33, Guarulhos São Paulo's 11, Niterói
+    // Rio's 21, Contagem Belo Horizonte's 31, Sesto San Giovanni Milan's 02), and by region
+    // where the whole region dials one (Berlin, Hamburg, Vienna, Madrid, Mexico City, Delhi,
+    // Beijing, Shanghai).
+    let by_place: &[(&str, &str, &str)] = &[
+        ("DE", "Munich", "+49 89 "),
+        ("DE", "Köln", "+49 221 "),
+        ("DE", "Frankfurt am Main", "+49 69 "),
+        ("DE", "Stuttgart", "+49 711 "),
+        ("DE", "Düsseldorf", "+49 211 "),
+        ("DE", "Leipzig", "+49 341 "),
+        ("IT", "Rome", "+39 06 "),
+        ("IT", "Milan", "+39 02 "),
+        ("IT", "Sesto San Giovanni", "+39 02 "),
+        ("IT", "Naples", "+39 081 "),
+        ("IT", "Turin", "+39 011 "),
+        ("ES", "Barcelona", "+34 93 "),
+        ("ES", "L'Hospitalet de Llobregat", "+34 93 "),
+        ("ES", "Badalona", "+34 93 "),
+        ("ES", "Valencia", "+34 96"),
+        ("ES", "Sevilla", "+34 95"),
+        ("BR", "São Paulo", "+55 11 "),
+        ("BR", "Guarulhos", "+55 11 "),
+        ("BR", "Campinas", "+55 19 "),
+        ("BR", "Rio de Janeiro", "+55 21 "),
+        ("BR", "Niterói", "+55 21 "),
+        ("BR", "Belo Horizonte", "+55 31 "),
+        ("BR", "Contagem", "+55 31 "),
+        ("BR", "Salvador", "+55 71 "),
+        ("BR", "Fortaleza", "+55 85 "),
+        ("BR", "Curitiba", "+55 41 "),
+        ("MX", "Guadalajara", "+52 33 "),
+        ("MX", "Zapopan", "+52 33 "),
+        ("MX", "Monterrey", "+52 81 "),
+        ("MX", "Puebla", "+52 222 "),
+        ("MX", "Tijuana", "+52 664 "),
+        ("CN", "Guangzhou", "+86 20 "),
+        ("CN", "Shenzhen", "+86 755 "),
+        ("CN", "Chengdu", "+86 28 "),
+        ("CN", "Wuhan", "+86 27 "),
+        ("IN", "Mumbai", "+91 22 "),
+        ("IN", "Bengaluru", "+91 80 "),
+        ("IN", "Chennai", "+91 44 "),
+        ("IN", "Kolkata", "+91 33 "),
+        ("IN", "Hyderabad", "+91 40 "),
+        ("AT", "Graz", "+43 316 "),
+        ("AT", "Linz", "+43 732 "),
+    ];
+    let by_region: &[(&str, &str, &str)] = &[
+        ("DE", "BE", "+49 30 "),
+        ("DE", "HH", "+49 40 "),
+        ("AT", "9", "+43 1 "),
+        ("ES", "MD", "+34 91 "),
+        ("MX", "CMX", "+52 55 "),
+        ("IN", "DL", "+91 11 "),
+        ("CN", "BJ", "+86 10 "),
+        ("CN", "SH", "+86 21 "),
+    ];
+    // Germany's area codes begin with the digit of the Land's zone (the Bundesnetzagentur's
+    // Ortsnetzbereiche): Berlin and the east 3, the north 4, Bavaria 8 and 9 (its north-west
+    // corner 6), Baden-Württemberg 7 (and its Rhine-Neckar corner 6), Hesse, the Palatinate
+    // and the Saar 6 (Kassel 5).
+    let german_zone: &[(&str, &str)] =
+        &[("SN", "3"), ("ST", "3"), ("TH", "3"), ("BB", "3"), ("MV", "3"), ("SH", "4"), ("HB", "4"), ("BW", "67"), ("BY", "689"), ("SL", "6"), ("HE", "56")];
+    let (mut checked, mut zoned) = (0, 0);
+    for (country, place, region, phone) in &phones {
+        let want = by_place.iter().find(|(c, t, _)| c == country && t == place).or_else(|| by_region.iter().find(|(c, r, _)| c == country && r == region));
+        if let Some((_, _, start)) = want {
+            checked += 1;
+            assert!(phone.starts_with(start), "{place} ({region}, {country}): {phone}, not {start}…");
+        }
+        if let Some((_, digits)) = german_zone.iter().find(|(r, _)| country == "DE" && r == region) {
+            zoned += 1;
+            let first = phone["+49 ".len()..].chars().next().unwrap_or_default();
+            assert!(digits.contains(first), "{place} ({region}): {phone}");
+        }
+    }
+    assert!(checked >= 100 && zoned >= 50, "{checked} numbers in the big cities checked, {zoned} German numbers by zone");
+    assert_eq!(storemap_ingest::world::DialAreas::missing(&r.cities), Vec::<String>::new(), "area codes whose town the gazetteer lacks");
 }
