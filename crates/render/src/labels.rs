@@ -23,8 +23,28 @@ impl Rect {
     }
 }
 
-/// Cities smaller than this never get a label ("major city labels").
+/// Cities smaller than this get no label on a map of a country or more ("major city labels").
 pub const LABEL_MIN_POPULATION: u64 = 100_000;
+
+/// The smallest town any map labels: on a map of a city and its surroundings, the towns around
+/// it (Oranienburg and Bernau beside Berlin), as a road map names them.
+pub const LABEL_FLOOR: u64 = 10_000;
+
+/// The width of ground, in kilometres, a map of [`LABEL_MIN_POPULATION`] and more spans (a
+/// country the size of France or more); a narrower one labels towns down to that floor in
+/// proportion (a map of Washington State, 580 km across, from 39,000 people: Yakima, Olympia
+/// and Bellingham beside Seattle and Spokane), never below [`LABEL_FLOOR`]. The biggest still
+/// come first, so a dense map names its cities as before and a sparse one its towns.
+const MAJOR_CITIES_SPAN_KM: f64 = 1_500.0;
+
+/// The least population a label on this map needs.
+fn min_population(cam: &Camera) -> u64 {
+    let (x0, y0, x1, y1) = cam.world_box();
+    // Web Mercator: 256 world units round the equator, shrinking with the cosine of latitude.
+    let lat = (std::f64::consts::PI * (1.0 - (y0 + y1) / 256.0)).sinh().atan();
+    let km = (x1 - x0) / 256.0 * 40_075.0 * lat.cos();
+    ((LABEL_MIN_POPULATION as f64 * km / MAJOR_CITIES_SPAN_KM) as u64).clamp(LABEL_FLOOR, LABEL_MIN_POPULATION)
+}
 
 /// A city that may get a label.
 #[derive(Debug, Clone)]
@@ -49,17 +69,17 @@ pub fn read_cities_csv(text: &str) -> Result<Vec<City>> {
     let field = |rec: &csv::StringRecord, i: Option<usize>| i.and_then(|i| rec.get(i)).unwrap_or("").to_string();
     // The places big enough for a label, with the city each is a district of, if any; and the
     // biggest place of each name by country among those that could be such a city (twice a
-    // labelled place's people): a few thousand rows of the gazetteer's hundred thousand.
+    // labelled place's people): a third of the gazetteer's rows.
     let mut labelled: Vec<(City, String, String)> = Vec::new();
     let mut biggest: std::collections::HashMap<(String, String), u64> = std::collections::HashMap::new();
     for rec in rd.records() {
         let rec = rec.map_err(|e| RenderError::Shapes(format!("cities: {e}")))?;
         let population: u64 = rec.get(pi).and_then(|p| p.parse().ok()).unwrap_or(0);
-        if population < LABEL_MIN_POPULATION {
+        if population < LABEL_FLOOR {
             continue;
         }
         let name = rec.get(ni).unwrap_or("").to_string();
-        if population >= 2 * LABEL_MIN_POPULATION {
+        if population >= 2 * LABEL_FLOOR {
             let slot = biggest.entry((field(&rec, country), name.clone())).or_default();
             *slot = (*slot).max(population);
         }
@@ -106,9 +126,10 @@ pub fn place(cities: &[City], font: Option<&Font>, cam: &Camera, occupied: &mut 
     let Some(font) = font else { return placed };
     let (w, h) = (cam.width as f32, cam.height as f32);
     let budget = budget(cam);
+    let least = min_population(cam);
     let (vx0, vy0, vx1, vy1) = cam.world_box();
     for c in cities {
-        if placed.texts.len() >= budget {
+        if placed.texts.len() >= budget || c.population < least {
             break;
         }
         let (wx, wy) = crate::camera::world(c.lat, c.lng);
@@ -192,6 +213,33 @@ mod tests {
         assert_eq!(names(with_town), ["Hamburg", "Munich", "Bat Yam", "Jaffa"]);
         let without: String = with_town.lines().map(|l| format!("{}\n", l.rsplit_once(',').map_or(l, |(head, _)| head))).collect();
         assert_eq!(names(&without), ["Hamburg", "Munich", "Wandsbek", "Bat Yam", "Jaffa"], "largest first, the district among them");
+    }
+
+    /// A map of a big country labels its cities of 100,000 people and more; a map of a state
+    /// or of a city and its surroundings the towns around it, down to 10,000 people, in
+    /// proportion to the ground it spans.
+    #[test]
+    fn a_narrower_map_labels_smaller_towns() {
+        // Degrees of longitude at Berlin's latitude (52.5°: 67.8 km a degree) for a given width.
+        let least = |km: f64| {
+            let deg = km / (111.32 * 52.5f64.to_radians().cos());
+            let half = deg / 2.0;
+            min_population(&Camera::new(Viewport::Bounds([52.49, 13.4 - half, 52.51, 13.4 + half]), &[], 1200, 800, 1.0))
+        };
+        assert_eq!(least(3_000.0), 100_000);
+        assert_eq!(least(1_530.0), 100_000);
+        let state = least(600.0);
+        assert!((39_000..=41_000).contains(&state), "{state}");
+        assert_eq!(least(100.0), 10_000);
+        // Read from the file: the towns of 10,000 and more, districts of a city twice theirs
+        // left out as before.
+        let text = "geonames_id,name,country,admin1,population,lat,lng,town\n\
+            2950159,Berlin,DE,BE,3426354,52.52,13.41,\n\
+            2857798,Oranienburg,DE,BB,40793,52.75,13.24,\n\
+            2873074,Marzahn,DE,BE,100000,52.55,13.56,Berlin\n\
+            2834498,Schwanebeck,DE,BB,4000,52.62,13.53,\n";
+        let names: Vec<String> = read_cities_csv(text).expect("cities").into_iter().map(|c| c.name).collect();
+        assert_eq!(names, ["Berlin", "Oranienburg"]);
     }
 
     #[test]
