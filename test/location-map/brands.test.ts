@@ -111,3 +111,33 @@ test('non-ASCII brand and city names: UTF-8 bodies, percent-encoded X-Brand and 
   t.regex(r.res.header('x-region'), /^[\x20-\x7e]+$/);
   t.is(decodeURIComponent(r.res.header('x-region')), r.env.region);
 });
+
+test('a name asked for in a country where its brand has no storefront is the namesake the name-suggestion-index tells apart by country: Woolworths in Australia, Coop in Switzerland', async (t) => {
+  const s = await server(t);
+  // The index names South Africa's chain "Woolworths" and Australia's "Woolworths (Australia)";
+  // the Netherlands' Coop answers to "Coop" as an alternative name, Switzerland's is "Coop
+  // (Schweiz)"; Target and Kmart are "(USA)", "(Australia)" and "(Oceania)".
+  for (const [name, country, expected] of [
+    ['Woolworths', 'AU', 'Woolworths (Australia)'],
+    ['woolworths', 'au', 'Woolworths (Australia)'],
+    ['Coop', 'CH', 'Coop (Schweiz)'],
+    ['Coop', 'SE', 'Coop (Sverige)'],
+    ['Coop', 'NL', 'Coop (Nederland)'],
+    ['Target', 'AU', 'Target (Australia)'],
+    ['Target', 'US', 'Target (USA)'],
+    ['Kmart', 'US', 'Kmart (USA)'],
+  ] as const) {
+    const { res, env } = await okJson(t, s, { brand: name, country });
+    t.is(env.brand, expected, `${name} in ${country}`);
+    t.is(res.header('x-brand'), expected, `${name} in ${country}`);
+    t.true(env.locations.length > 0 && env.locations.every((l) => l.country === country.toUpperCase()), `${name} in ${country}`);
+    // The same rows as asking for the namesake by its own name.
+    t.deepEqual(ids(env.locations), ids((await okJson(t, s, { brand: expected, country })).env.locations), `${name} in ${country}`);
+  }
+  // Without a country, or in a country no namesake trades in, the name is the brand it names.
+  t.is((await okJson(t, s, { brand: 'Woolworths' })).env.brand, 'Woolworths');
+  assertError(t, await postMap(s.base, s.key, { brand: 'Woolworths', country: 'FR' }), 404, 'NOT_FOUND');
+  // A ticker is the company it lists, whatever the country: the index's name is not read.
+  const sbux = (await okJson(t, s, { tickers: ['SBUX'] })).env.brand;
+  t.is((await okJson(t, s, { tickers: ['SBUX'], country: 'US' })).env.brand, sbux);
+});

@@ -65,7 +65,7 @@ const LOCATION_FILTERS = {
 
 export const LocationMapRequest = z
   .strictObject({
-    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Required unless tickers is given.'),
+    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Required unless tickers is given. With country, a name whose brand has no storefront there is its namesake that has (Woolworths in AU is "Woolworths (Australia)", echoed in X-Brand).'),
     tickers: z.array(text(20)).min(1).max(MAX_TICKERS).optional().describe('Up to five tickers, used instead of brand: one marker colour per company.'),
     ...LOCATION_FILTERS,
     format: z.enum(FORMATS).default('json').describe('Response format.'),
@@ -138,7 +138,7 @@ const { overlapMinBrands, overlapMaxBrands, overlapDefaultDistanceM, overlapMaxD
 
 export const OverlapRequest = z
   .strictObject({
-    brands: z.array(text(200)).min(overlapMinBrands).max(overlapMaxBrands).optional().describe(`${overlapMinBrands} to ${overlapMaxBrands} brand names or aliases (any case), of different companies. Give brands or tickers.`),
+    brands: z.array(text(200)).min(overlapMinBrands).max(overlapMaxBrands).optional().describe(`${overlapMinBrands} to ${overlapMaxBrands} brand names or aliases (any case), of different companies; with country, each read as location-map's brand is. Give brands or tickers.`),
     tickers: z.array(text(20)).min(overlapMinBrands).max(overlapMaxBrands).optional().describe(`${overlapMinBrands} to ${overlapMaxBrands} stock tickers, used instead of brands.`),
     distance_m: z.number().positive().max(overlapMaxDistanceM).default(overlapDefaultDistanceM).describe(`Pairs of stores at most this far apart (great circle), in metres, up to ${overlapMaxDistanceM}.`),
     country: LOCATION_FILTERS.country.describe('ISO 3166-1 alpha-2: pairs whose first store (of the brand named earlier) is in this country.'),

@@ -143,7 +143,7 @@ function planOf(deps: ApiDeps, key: ApiKey, r: Req): Plan {
   // its colour is the one given with its first spelling.
   const colors: (string | undefined)[] = [];
   (r.tickers ?? [r.brand!]).forEach((name, i) => {
-    const found = resolveName(store, name, r.tickers !== undefined);
+    const found = resolveName(store, name, r.tickers !== undefined, r.country);
     if (!found) {
       throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestionsFor(store, name) });
     }

@@ -39,7 +39,7 @@ async function pairs(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<Cha
   const store = deps.store.current;
   const field = r.tickers ? 'tickers' : 'brands';
   const names = r.tickers ?? r.brands!;
-  const { brands, label } = resolveBrands(store, names, r.tickers !== undefined);
+  const { brands, label } = resolveBrands(store, names, r.tickers !== undefined, r.country);
   if (brands.length < names.length) {
     const message = 'two of the names are one company';
     throw new ApiError('INVALID_REQUEST', `Invalid request: ${field}: ${message}.`, { details: [{ field, message }] });

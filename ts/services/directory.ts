@@ -117,19 +117,47 @@ export function suggestionsFor(store: Store, name: string): { brand: string; loc
 
 /** What one name of a request resolves to. In a `tickers` field a ticker is read as one first
  * (GAP names Gap Inc.'s primary brand, Old Navy, where the brand field reads "GAP" as the name
- * of its brand Gap); a name there still resolves as in the brand field. */
-export function resolveName(store: Store, name: string, tickers = false): Resolved | null {
-  return (tickers ? store.resolveTicker(name) : null) ?? store.resolve(name);
+ * of its brand Gap); a name there still resolves as in the brand field. Asked for in one
+ * `country`, a name whose brand has no storefront there is the brand of that name the
+ * name-suggestion-index tells apart by a qualifier and that has (see `namesakeIn`). */
+export function resolveName(store: Store, name: string, tickers = false, country?: string): Resolved | null {
+  const found = (tickers ? store.resolveTicker(name) : null) ?? store.resolve(name);
+  if (!found || !country || found.by === 'ticker') return found;
+  return namesakeIn(store, found, name, country.toUpperCase()) ?? found;
+}
+
+/** Storefronts a brand has in a country (rows a data format serves). */
+function rowsIn(store: Store, brand: number, country: string): number {
+  return store.countryCounts(brand).find((c) => c.country === country)?.locationCount ?? 0;
+}
+
+/** Where `found` has no storefront in `country`: the brand named as it is, or as it is with a
+ * qualifier in brackets, that has the most there. The name-suggestion-index names chains
+ * that share a name so: "Woolworths" is South Africa's and "Woolworths (Australia)"
+ * Australia's, "Target (USA)" and "Target (Australia)", "Coop (Nederland)" and "Coop
+ * (Schweiz)"; someone asking for Woolworths in Australia means the Australian one. */
+function namesakeIn(store: Store, found: Resolved, name: string, country: string): Resolved | null {
+  if (rowsIn(store, found.brand, country) > 0) return null;
+  const base = (n: string) => n.replace(/\s*\([^()]*\)$/, '').trim().toLowerCase();
+  const wanted = new Set([base(found.name), name.trim().toLowerCase()]);
+  let best: { brand: number; name: string; rows: number } | null = null;
+  for (const b of store.suggest(name, 50)) {
+    if (b.index === found.brand || !wanted.has(base(b.name))) continue;
+    const rows = rowsIn(store, b.index, country);
+    if (rows > (best?.rows ?? 0)) best = { brand: b.index, name: b.name, rows };
+  }
+  return best && { brand: best.brand, name: best.name, by: found.by };
 }
 
 /** Brand names, aliases or tickers to brands, one per company (two spellings of one company
  * count once), in the order given; the first that resolves to nothing is thrown as NOT_FOUND
- * with suggestions. `tickers`: the names are a `tickers` field's (see `resolveName`). */
-export function resolveBrands(store: Store, names: string[], tickers = false): { brands: number[]; label: string } {
+ * with suggestions. `tickers`: the names are a `tickers` field's; `country`: the one the
+ * request asks in (see `resolveName`). */
+export function resolveBrands(store: Store, names: string[], tickers = false, country?: string): { brands: number[]; label: string } {
   const brands: number[] = [];
   const labels: string[] = [];
   for (const name of names) {
-    const found = resolveName(store, name, tickers);
+    const found = resolveName(store, name, tickers, country);
     if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestionsFor(store, name) });
     if (!brands.includes(found.brand)) {
       brands.push(found.brand);
