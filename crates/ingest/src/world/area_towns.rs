@@ -13,7 +13,7 @@ pub type Table = &'static [(&'static str, &'static str)];
 
 /// Each table's towns in the gazetteer: the most populous place of that name in that country
 /// (Essen in the Ruhr, not the village in Lower Saxony).
-pub fn most_populous<'c>(cities: &'c [City], wanted: &HashSet<(&str, &str)>) -> HashMap<(&'c str, &'c str), &'c City> {
+fn most_populous<'c>(cities: &'c [City], wanted: &HashSet<(&str, &str)>) -> HashMap<(&'c str, &'c str), &'c City> {
     let mut best: HashMap<(&str, &str), &City> = HashMap::new();
     for c in cities {
         let key = (c.country.as_str(), c.name.as_str());

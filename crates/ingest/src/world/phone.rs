@@ -5,12 +5,11 @@
 //! and made-up digits, as many as the country's numbers have.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::area_towns::{most_populous, AreaTowns, Table};
+use super::area_towns::{AreaTowns, Table};
 use crate::reference::City;
 
 /// Ofcom's drama numbers, which are never allocated to anyone: (town, the number before its
@@ -87,63 +86,11 @@ const NATIONAL_DIGITS: [(&str, usize); 15] = [
     ("NZ", 8),
 ];
 
-/// Area codes of the big cities, as dialled after the calling code, by the town an address
-/// names ([`super::town::name`]) in the region of the biggest place of that name (Essen in
-/// Lower Saxony is not the Ruhr's): the national numbering plans' own. The countries of
-/// [`NEAREST`] have theirs there.
-const CITY_AREAS: [(&str, &str, &str); 46] = [
-    ("JP", "Tokyo", "3"),
-    ("JP", "Osaka", "6"),
-    ("JP", "Yokohama", "45"),
-    ("JP", "Nagoya", "52"),
-    ("JP", "Sapporo", "11"),
-    ("JP", "Kobe", "78"),
-    ("JP", "Kyoto", "75"),
-    ("JP", "Fukuoka", "92"),
-    ("JP", "Kawasaki", "44"),
-    ("JP", "Hiroshima", "82"),
-    ("JP", "Sendai", "22"),
-    ("NL", "Amsterdam", "20"),
-    ("NL", "Rotterdam", "10"),
-    ("NL", "The Hague", "70"),
-    ("NL", "Utrecht", "30"),
-    ("NL", "Eindhoven", "40"),
-    ("SE", "Stockholm", "8"),
-    ("SE", "Malmö", "40"),
-    ("SE", "Uppsala", "18"),
-    ("CH", "Zürich", "44"),
-    ("CH", "Genève", "22"),
-    ("CH", "Basel", "61"),
-    ("CH", "Bern", "31"),
-    ("CH", "Lausanne", "21"),
-    ("CH", "Luzern", "41"),
-    ("BE", "Brussels", "2"),
-    ("BE", "Antwerpen", "3"),
-    ("BE", "Gent", "9"),
-    ("BE", "Liège", "4"),
-    ("BE", "Charleroi", "71"),
-    ("AT", "Vienna", "1"),
-    ("AT", "Graz", "316"),
-    ("AT", "Linz", "732"),
-    ("AT", "Salzburg", "662"),
-    ("AT", "Innsbruck", "512"),
-    ("PL", "Warsaw", "22"),
-    ("PL", "Kraków", "12"),
-    ("PL", "Łódź", "42"),
-    ("PL", "Wrocław", "71"),
-    ("PL", "Poznań", "61"),
-    ("PL", "Gdańsk", "58"),
-    ("PL", "Szczecin", "91"),
-    ("NZ", "Auckland", "9"),
-    ("NZ", "Wellington", "4"),
-    ("NZ", "Christchurch", "3"),
-    ("NZ", "Hamilton", "7"),
-];
-
-/// Area codes by first-level region, for a town the city table does not name: South Korea's,
-/// one for each province and metropolitan city (Gyeonggi 031, Gangwon 033, Jeju 064), and the
-/// capital regions that dial one code (Mexico City 55, Delhi 11, Beijing 10, Shanghai 21).
-const REGION_AREAS: [(&str, &str, &str); 23] = [
+/// Area codes by first-level region: South Korea's, one for each province and metropolitan
+/// city (Gyeonggi 031, Gangwon 033, Jeju 064), New Zealand's, one for each group of regions
+/// (Auckland and Northland 09, the South Island 03), and the capital regions that dial one
+/// code (Mexico City 55, Delhi 11, Beijing 10, Shanghai 21).
+const REGION_AREAS: [(&str, &str, &str); 40] = [
     ("KR", "11", "2"),
     ("KR", "26", "51"),
     ("KR", "27", "53"),
@@ -167,6 +114,23 @@ const REGION_AREAS: [(&str, &str, &str); 23] = [
     ("CN", "CQ", "23"),
     ("IN", "DL", "11"),
     ("MX", "CMX", "55"),
+    ("NZ", "AUK", "9"),
+    ("NZ", "NTL", "9"),
+    ("NZ", "WKO", "7"),
+    ("NZ", "BOP", "7"),
+    ("NZ", "GIS", "6"),
+    ("NZ", "HKB", "6"),
+    ("NZ", "TKI", "6"),
+    ("NZ", "MWT", "6"),
+    ("NZ", "WGN", "4"),
+    ("NZ", "NSN", "3"),
+    ("NZ", "TAS", "3"),
+    ("NZ", "MBH", "3"),
+    ("NZ", "WTC", "3"),
+    ("NZ", "CAN", "3"),
+    ("NZ", "OTA", "3"),
+    ("NZ", "STL", "3"),
+    ("NZ", "CIT", "3"),
 ];
 
 /// Germany's area codes (Vorwahlen, without the trunk 0) at the Leitregionen's main towns and
@@ -990,51 +954,368 @@ const IN: Table = &[
     ("364", "Shillong"),
 ];
 
+/// Japan's area codes (without the trunk 0) at the prefectures' main cities: 03 Tokyo's wards,
+/// 042 its western cities, 098 Okinawa.
+const JP: Table = &[
+    ("11", "Sapporo"),
+    ("166", "Asahikawa"),
+    ("138", "Hakodate"),
+    ("154", "Kushiro"),
+    ("155", "Obihiro"),
+    ("17", "Aomori"),
+    ("19", "Morioka"),
+    ("22", "Sendai"),
+    ("18", "Akita"),
+    ("23", "Yamagata"),
+    ("24", "Fukushima"),
+    ("24", "Kōriyama"),
+    ("246", "Iwaki"),
+    ("29", "Mito"),
+    ("29", "Tsukuba"),
+    ("28", "Utsunomiya"),
+    ("27", "Maebashi"),
+    ("27", "Takasaki"),
+    ("48", "Saitama"),
+    ("48", "Kawaguchi"),
+    ("49", "Kawagoe"),
+    ("4", "Tokorozawa"),
+    ("43", "Chiba"),
+    ("47", "Funabashi"),
+    ("47", "Matsudo"),
+    ("4", "Kashiwa"),
+    ("3", "Tokyo"),
+    ("42", "Hachiōji"),
+    ("42", "Tachikawa"),
+    ("42", "Machida"),
+    ("45", "Yokohama"),
+    ("44", "Kawasaki"),
+    ("42", "Sagamihara"),
+    ("466", "Fujisawa"),
+    ("46", "Yokosuka"),
+    ("465", "Odawara"),
+    ("25", "Niigata"),
+    ("76", "Toyama"),
+    ("76", "Kanazawa"),
+    ("776", "Fukui-shi"),
+    ("55", "Kōfu"),
+    ("26", "Nagano"),
+    ("263", "Matsumoto"),
+    ("58", "Gifu-shi"),
+    ("54", "Shizuoka"),
+    ("53", "Hamamatsu"),
+    ("55", "Numazu"),
+    ("52", "Nagoya"),
+    ("565", "Toyota"),
+    ("564", "Okazaki"),
+    ("532", "Toyohashi"),
+    ("59", "Tsu"),
+    ("59", "Yokkaichi"),
+    ("77", "Ōtsu"),
+    ("75", "Kyoto"),
+    ("6", "Osaka"),
+    ("72", "Sakai"),
+    ("72", "Hirakata"),
+    ("78", "Kobe"),
+    ("79", "Himeji"),
+    ("6", "Amagasaki"),
+    ("798", "Nishinomiya-hama"),
+    ("742", "Nara-shi"),
+    ("73", "Wakayama"),
+    ("857", "Tottori"),
+    ("852", "Matsue"),
+    ("86", "Okayama"),
+    ("86", "Kurashiki"),
+    ("82", "Hiroshima"),
+    ("84", "Fukuyama"),
+    ("83", "Yamaguchi"),
+    ("83", "Shimonoseki"),
+    ("88", "Tokushima"),
+    ("87", "Takamatsu"),
+    ("89", "Matsuyama"),
+    ("88", "Kochi"),
+    ("92", "Fukuoka"),
+    ("93", "Kitakyushu"),
+    ("942", "Kurume"),
+    ("952", "Saga"),
+    ("95", "Nagasaki"),
+    ("956", "Sasebo"),
+    ("96", "Kumamoto"),
+    ("97", "Ōita"),
+    ("985", "Miyazaki"),
+    ("99", "Kagoshima"),
+    ("98", "Naha"),
+    ("98", "Okinawa"),
+    ("980", "Hirara"),
+];
+
+/// Poland's area codes at the towns of its old voivodeships, whose numbering it keeps.
+const PL: Table = &[
+    ("12", "Kraków"),
+    ("13", "Krosno"),
+    ("14", "Tarnów"),
+    ("15", "Tarnobrzeg"),
+    ("16", "Przemyśl"),
+    ("17", "Rzeszów"),
+    ("18", "Nowy Sącz"),
+    ("18", "Zakopane"),
+    ("22", "Warsaw"),
+    ("23", "Ciechanów"),
+    ("24", "Płock"),
+    ("25", "Siedlce"),
+    ("29", "Ostrołęka"),
+    ("32", "Katowice"),
+    ("33", "Bielsko-Biala"),
+    ("34", "Częstochowa"),
+    ("41", "Kielce"),
+    ("42", "Łódź"),
+    ("43", "Sieradz"),
+    ("44", "Piotrków Trybunalski"),
+    ("46", "Skierniewice"),
+    ("48", "Radom"),
+    ("52", "Bydgoszcz"),
+    ("54", "Włocławek"),
+    ("55", "Elbląg"),
+    ("56", "Toruń"),
+    ("58", "Gdańsk"),
+    ("59", "Słupsk"),
+    ("61", "Poznań"),
+    ("62", "Kalisz"),
+    ("63", "Konin"),
+    ("65", "Leszno"),
+    ("67", "Piła"),
+    ("68", "Zielona Góra"),
+    ("71", "Wrocław"),
+    ("74", "Wałbrzych"),
+    ("75", "Jelenia Góra"),
+    ("76", "Legnica"),
+    ("77", "Opole"),
+    ("81", "Lublin"),
+    ("82", "Chełm"),
+    ("83", "Biała Podlaska"),
+    ("84", "Zamość"),
+    ("85", "Białystok"),
+    ("86", "Łomża"),
+    ("87", "Suwałki"),
+    ("89", "Olsztyn"),
+    ("91", "Szczecin"),
+    ("94", "Koszalin"),
+    ("95", "Gorzów Wielkopolski"),
+];
+
+/// The Netherlands' area codes at the towns of their networks.
+const NL: Table = &[
+    ("20", "Amsterdam"),
+    ("75", "Zaandam"),
+    ("23", "Haarlem"),
+    ("72", "Alkmaar"),
+    ("223", "Den Helder"),
+    ("229", "Hoorn"),
+    ("35", "Hilversum"),
+    ("36", "Almere Stad"),
+    ("320", "Lelystad"),
+    ("71", "Leiden"),
+    ("70", "The Hague"),
+    ("15", "Delft"),
+    ("10", "Rotterdam"),
+    ("78", "Dordrecht"),
+    ("182", "Gouda"),
+    ("30", "Utrecht"),
+    ("33", "Amersfoort"),
+    ("318", "Ede"),
+    ("26", "Arnhem"),
+    ("24", "Nijmegen"),
+    ("55", "Apeldoorn"),
+    ("570", "Deventer"),
+    ("38", "Zwolle"),
+    ("53", "Enschede"),
+    ("74", "Hengelo"),
+    ("50", "Groningen"),
+    ("58", "Leeuwarden"),
+    ("592", "Assen"),
+    ("591", "Emmen"),
+    ("118", "Middelburg"),
+    ("76", "Breda"),
+    ("13", "Tilburg"),
+    ("73", "'s-Hertogenbosch"),
+    ("412", "Oss"),
+    ("40", "Eindhoven"),
+    ("492", "Helmond"),
+    ("495", "Weert"),
+    ("475", "Roermond"),
+    ("77", "Venlo"),
+    ("46", "Sittard"),
+    ("45", "Heerlen"),
+    ("43", "Maastricht"),
+];
+
+/// Switzerland's area codes at the towns of their networks.
+const CH: Table = &[
+    ("44", "Zürich"),
+    ("44", "Dietikon"),
+    ("44", "Wetzikon"),
+    ("52", "Winterthur"),
+    ("52", "Schaffhausen"),
+    ("52", "Frauenfeld"),
+    ("71", "Sankt Gallen"),
+    ("71", "Herisau"),
+    ("81", "Chur"),
+    ("81", "Davos"),
+    ("55", "Rapperswil"),
+    ("55", "Glarus"),
+    ("41", "Luzern"),
+    ("41", "Zug"),
+    ("41", "Schwyz"),
+    ("41", "Altdorf"),
+    ("56", "Baden"),
+    ("56", "Wohlen"),
+    ("62", "Aarau"),
+    ("62", "Olten"),
+    ("62", "Zofingen"),
+    ("61", "Basel"),
+    ("61", "Liestal"),
+    ("31", "Bern"),
+    ("34", "Burgdorf"),
+    ("33", "Thun"),
+    ("33", "Interlaken"),
+    ("32", "Biel/Bienne"),
+    ("32", "Solothurn"),
+    ("32", "Neuchâtel"),
+    ("32", "La Chaux-de-Fonds"),
+    ("32", "Delémont"),
+    ("26", "Fribourg"),
+    ("26", "Bulle"),
+    ("21", "Lausanne"),
+    ("21", "Vevey"),
+    ("24", "Yverdon-les-Bains"),
+    ("24", "Aigle"),
+    ("22", "Genève"),
+    ("22", "Nyon"),
+    ("27", "Sitten"),
+    ("27", "Brig"),
+    ("91", "Lugano"),
+    ("91", "Bellinzona"),
+    ("91", "Locarno"),
+];
+
+/// Sweden's area codes at the towns of their networks.
+const SE: Table = &[
+    ("8", "Stockholm"),
+    ("8", "Södertälje"),
+    ("18", "Uppsala"),
+    ("31", "Göteborg"),
+    ("40", "Malmö"),
+    ("46", "Lund"),
+    ("42", "Helsingborg"),
+    ("44", "Kristianstad"),
+    ("35", "Halmstad"),
+    ("33", "Borås"),
+    ("520", "Trollhättan"),
+    ("13", "Linköping"),
+    ("11", "Norrköping"),
+    ("155", "Nyköping"),
+    ("16", "Eskilstuna"),
+    ("21", "Västerås"),
+    ("19", "Örebro"),
+    ("36", "Jönköping"),
+    ("470", "Växjö"),
+    ("480", "Kalmar"),
+    ("498", "Visby"),
+    ("54", "Karlstad"),
+    ("23", "Falun"),
+    ("26", "Gävle"),
+    ("60", "Sundsvall"),
+    ("63", "Östersund"),
+    ("90", "Umeå"),
+    ("910", "Skellefteå"),
+    ("920", "Luleå"),
+    ("980", "Kiruna"),
+];
+
+/// Belgium's area codes at the towns of their zones.
+const BE: Table = &[
+    ("2", "Brussels"),
+    ("2", "Vilvoorde"),
+    ("2", "Halle"),
+    ("3", "Antwerpen"),
+    ("3", "Lier"),
+    ("3", "Sint-Niklaas"),
+    ("14", "Turnhout"),
+    ("15", "Mechelen"),
+    ("16", "Leuven"),
+    ("11", "Hasselt"),
+    ("89", "Genk"),
+    ("9", "Gent"),
+    ("53", "Aalst"),
+    ("52", "Dendermonde"),
+    ("50", "Brugge"),
+    ("59", "Ostend"),
+    ("51", "Roeselare"),
+    ("56", "Kortrijk"),
+    ("57", "Ieper"),
+    ("10", "Wavre"),
+    ("67", "Nivelles"),
+    ("71", "Charleroi"),
+    ("64", "La Louvière"),
+    ("65", "Mons"),
+    ("69", "Tournai"),
+    ("81", "Namur"),
+    ("82", "Dinant"),
+    ("4", "Liège"),
+    ("87", "Verviers"),
+    ("61", "Bastogne"),
+    ("63", "Arlon"),
+];
+
 /// The countries whose area codes stand at their towns ([`AreaTowns`]): a town dials the code of
 /// the nearest in its region.
-const NEAREST: [(&str, Table); 8] = [("DE", DE), ("AT", AT), ("IT", IT), ("ES", ES), ("BR", BR), ("MX", MX), ("CN", CN), ("IN", IN)];
+const NEAREST: [(&str, Table); 14] = [
+    ("DE", DE),
+    ("AT", AT),
+    ("IT", IT),
+    ("ES", ES),
+    ("BR", BR),
+    ("MX", MX),
+    ("CN", CN),
+    ("IN", IN),
+    ("JP", JP),
+    ("PL", PL),
+    ("NL", NL),
+    ("CH", CH),
+    ("SE", SE),
+    ("BE", BE),
+];
 
-/// Where each country's area codes are: the big cities' by name, and the towns of [`NEAREST`].
+/// Where each country's area codes are: by region ([`REGION_AREAS`]), or at the towns of
+/// [`NEAREST`].
 #[derive(Default)]
 pub struct DialAreas {
-    /// The region of the biggest place named in [`CITY_AREAS`], by (country, name).
-    named: HashMap<(&'static str, &'static str), String>,
     towns: AreaTowns,
 }
 
 impl DialAreas {
     pub fn new(cities: &[City]) -> DialAreas {
-        let wanted = CITY_AREAS.iter().map(|&(c, t, _)| (c, t)).collect();
-        let named = most_populous(cities, &wanted)
-            .values()
-            .filter_map(|c| CITY_AREAS.iter().find(|&&(k, t, _)| k == c.country && t == c.name).map(|&(k, t, _)| ((k, t), c.admin1.clone())))
-            .collect();
-        DialAreas { named, towns: AreaTowns::new(cities, &NEAREST) }
+        DialAreas { towns: AreaTowns::new(cities, &NEAREST) }
     }
 
-    /// The towns of [`CITY_AREAS`] and [`NEAREST`] the gazetteer does not have by that name (a
-    /// test holds this empty).
+    /// The towns of [`NEAREST`] the gazetteer does not have by that name, and the regions of
+    /// [`REGION_AREAS`] it has no place in (a test holds this empty).
     pub fn missing(cities: &[City]) -> Vec<String> {
-        let have: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.name.as_str())).collect();
-        CITY_AREAS
-            .iter()
-            .filter(|&&(c, t, _)| !have.contains(&(c, t)))
-            .map(|(c, t, a)| format!("{c} {a} {t}"))
-            .chain(AreaTowns::missing(cities, &NEAREST))
+        let regions: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.admin1.as_str())).collect();
+        AreaTowns::missing(cities, &NEAREST)
+            .into_iter()
+            .chain(REGION_AREAS.iter().filter(|&&(c, r, _)| !regions.contains(&(c, r))).map(|(c, r, a)| format!("{c}-{r} {a} (no place)")))
             .collect()
     }
 
     /// The area code `town`'s numbers have after the calling code (Italy's with its 0), for
-    /// the countries whose numbers [`phone`] writes with one; empty for the others.
+    /// the countries whose numbers [`phone`] writes with one; empty for the others. A town
+    /// dials its region's code where the whole region dials one, else that of the nearest
+    /// town of its region the tables place (Essen in Lower Saxony is near Oldenburg, not the
+    /// Ruhr's Essen).
     pub fn area(&self, town: &City) -> Cow<'static, str> {
         let country = town.country.as_str();
         if !NATIONAL_DIGITS.iter().any(|&(c, _)| c == country) && country != "CN" {
             return Cow::Borrowed("");
-        }
-        let named = super::town::name(town);
-        let in_region = |&&(c, t, _): &&(&str, &str, &str)| c == country && t == named && self.named.get(&(c, t)).is_none_or(|r| *r == town.admin1);
-        if let Some(&(_, _, area)) = CITY_AREAS.iter().find(in_region) {
-            return Cow::Borrowed(area);
         }
         if let Some(&(_, _, area)) = REGION_AREAS.iter().find(|&&(c, r, _)| c == country && r == town.admin1) {
             return Cow::Borrowed(area);
@@ -1286,6 +1567,23 @@ mod tests {
             ("Toluca", "MX", "MEX", 19.288, -99.667),
             ("Metepec", "MX", "MEX", 19.251, -99.605),
             ("Vienna", "AT", "9", 48.208, 16.372),
+            ("Tokyo", "JP", "13", 35.69, 139.692),
+            ("Naha", "JP", "47", 26.212, 127.681),
+            ("Urasoe", "JP", "47", 26.246, 127.722),
+            ("Kyoto", "JP", "26", 35.021, 135.754),
+            ("Zürich", "CH", "ZH", 47.367, 8.55),
+            ("Bern", "CH", "BE", 46.948, 7.447),
+            ("Biel/Bienne", "CH", "BE", 47.132, 7.244),
+            ("Laupen", "CH", "BE", 46.902, 7.24),
+            ("Reconvilier", "CH", "BE", 47.234, 7.222),
+            ("Warsaw", "PL", "MZ", 52.23, 21.012),
+            ("Zakopane", "PL", "MA", 49.3, 19.95),
+            ("Kraków", "PL", "MA", 50.061, 19.937),
+            ("Czarna Góra", "PL", "MA", 49.38, 20.14),
+            ("Maastricht", "NL", "LI", 50.848, 5.689),
+            ("Heerlen", "NL", "LI", 50.888, 5.979),
+            ("Schimmert", "NL", "LI", 50.908, 5.826),
+            ("Brussels", "BE", "BRU", 50.85, 4.349),
             ("Mumbai", "IN", "MH", 19.073, 72.883),
             ("Mira Bhayandar", "IN", "MH", 19.295, 72.854),
             ("Pune", "IN", "MH", 18.52, 73.855),
@@ -1350,8 +1648,9 @@ mod tests {
                 let subscriber = n[start.len()..].trim_start();
                 assert!(!subscriber.starts_with(['0', '1']), "{name}, {country}: {n}");
             }
-            let p = town("Laupen", "CH", "BE", 0.0);
-            let swiss = phone("CH", &p, None, &areas.area(&p), &mut rng);
+            // A town no table places takes one of its country's areas, never a mobile prefix.
+            let p = town("Laupen", "CH", "ZZ", 0.0);
+            let swiss = phone("CH", &p, None, &DialAreas::default().area(&p), &mut rng);
             let area = swiss["+41 ".len()..].split(' ').next().unwrap_or_default();
             assert!(
                 ["21", "22", "24", "26", "27", "31", "32", "33", "34", "41", "43", "44", "52", "55", "56", "58", "61", "62", "71", "81", "91"].contains(&area),
@@ -1366,7 +1665,9 @@ mod tests {
     /// Federal District's 061; Neu-Ulm, in Bavaria, Ulm's 0731; Ginsheim-Gustavsburg, in Hesse
     /// across the Rhine from Mainz, not Mainz's 06131; Sesto San Giovanni Milan's 02; Mexico
     /// City's suburbs in the State of Mexico 55 and Toluca's 722; Mira-Bhayandar Mumbai's 022;
-    /// Humen Dongguan's 0769. Essen in Lower Saxony is not the Ruhr's Essen (0201).
+    /// Humen Dongguan's 0769; Urasoe, beside Naha, Okinawa's 098; Laupen Bern's 031 and
+    /// Reconvilier, in the Bernese Jura, Biel's 032; Czarna Góra, by Zakopane, 018; Schimmert
+    /// Heerlen's 045. Essen in Lower Saxony is not the Ruhr's Essen (0201).
     #[test]
     fn a_town_dials_the_nearest_area_of_its_region() {
         let cities = gazetteer();
@@ -1397,14 +1698,19 @@ mod tests {
             ("Essen", "NW", "201"),
             ("Mira Bhayandar", "MH", "22"),
             ("Humen", "GD", "769"),
+            ("Urasoe", "47", "98"),
+            ("Kyoto", "26", "75"),
+            ("Laupen", "BE", "31"),
+            ("Reconvilier", "BE", "32"),
+            ("Czarna Góra", "MA", "18"),
+            ("Schimmert", "LI", "45"),
         ] {
             assert_eq!(area(name, admin1), want, "{name} ({admin1})");
         }
         assert_ne!(area("Ginsheim-Gustavsburg", "HE"), "6131");
         assert_eq!(area("Ginsheim-Gustavsburg", "HE"), "611");
         assert_eq!(area("Essen", "NI"), "541");
-        // The tables' towns are all in this little gazetteer or not: the missing ones are
-        // named, with their codes.
+        // The tables' towns this little gazetteer lacks are named, with their codes.
         assert!(DialAreas::missing(&cities).contains(&"DE 351 Dresden".to_string()));
     }
 }

@@ -2,8 +2,8 @@
 //! characters, where the country's postal areas are known here, are those of the area the
 //! store's town is in (a store in Munich is 80xxx, one in Marseille 13xxx, one in Manchester
 //! M1 xxx, one in Montréal H1x xxx, one in Sydney 2xxx, one in Tokyo 100-xxxx to 208-xxxx,
-//! one in São Paulo 01xxx-19xxx, one in Seoul 01xxx-08xxx, one in Vienna 10xx-12xx), and the
-//! rest drawn at random.
+//! one in São Paulo 01xxx-05xxx or 08xxx, one in Seoul 01xxx-08xxx, one in Vienna 10xx-12xx,
+//! one in Zürich 80xx, one in Milan 201xx), and the rest drawn at random.
 //!
 //! The areas are the postal services' own divisions: Germany's two-digit Leitregionen, France's
 //! and Spain's département and province numbers, Italy's provinces' CAP prefixes, the
@@ -935,6 +935,74 @@ const BY_REGION: [(&str, &str, &str); 283] = [
     ("HU", "ZA", "87-89|83"),
 ];
 
+/// The big cities whose own codes are a narrower run than their region's or province's, by
+/// the town an address names ([`super::town::name`]): Zürich 80xx within the canton's 80-89,
+/// Milan 201xx within its province's 20, Madrid 280xx, Warsaw 00-04 within Masovia's 00-09,
+/// São Paulo's city 01-05 and 08 within the state's, Mumbai 400 within Maharashtra's 40-44.
+/// Written as [`BY_REGION`]'s specs are (Spain's and Italy's as a plain start, as their
+/// provinces' are): each city's run as its postal service numbers it, not the few codes at its
+/// edges.
+const CITY_PREFIXES: [(&str, &str, &str); 58] = [
+    ("CH", "Zürich", "80"),
+    ("CH", "Winterthur", "840-841"),
+    ("CH", "Genève", "120"),
+    ("CH", "Bern", "300-302"),
+    ("CH", "Basel", "400-405"),
+    ("CH", "Lausanne", "100-101"),
+    ("CH", "Luzern", "600-601"),
+    ("CH", "Sankt Gallen", "900-901"),
+    ("CH", "Lugano", "690-691"),
+    ("AT", "Graz", "801-806"),
+    ("AT", "Linz", "402-404"),
+    ("AT", "Salzburg", "502"),
+    ("AT", "Innsbruck", "602-608"),
+    ("BE", "Antwerpen", "20-21"),
+    ("BE", "Gent", "900-905"),
+    ("BE", "Liège", "400-403"),
+    ("BE", "Charleroi", "600-606"),
+    ("PL", "Warsaw", "00-04"),
+    ("PL", "Kraków", "30-31"),
+    ("PL", "Łódź", "90-94"),
+    ("PL", "Wrocław", "50-54"),
+    ("PL", "Poznań", "60-61"),
+    ("PL", "Gdańsk", "80"),
+    ("BR", "São Paulo", "01-05|08"),
+    ("BR", "Rio de Janeiro", "20-23"),
+    ("BR", "Belo Horizonte", "30-31"),
+    ("BR", "Salvador", "40-41"),
+    ("BR", "Curitiba", "80-82"),
+    ("BR", "Porto Alegre", "90-91"),
+    ("BR", "Recife", "50-52"),
+    ("BR", "Belém", "66"),
+    ("MX", "Guadalajara", "44"),
+    ("MX", "Monterrey", "64"),
+    ("MX", "Puebla", "720-725"),
+    ("MX", "Tijuana", "220-227"),
+    ("IN", "Mumbai", "400"),
+    ("IN", "Bengaluru", "560"),
+    ("IN", "Chennai", "600"),
+    ("IN", "Kolkata", "700"),
+    ("IN", "Hyderabad", "500"),
+    ("IN", "Pune", "411"),
+    ("IN", "Ahmedabad", "380"),
+    ("CN", "Guangzhou", "510"),
+    ("CN", "Shenzhen", "518"),
+    ("CN", "Hangzhou", "310"),
+    ("CN", "Nanjing", "210"),
+    ("ES", "Madrid", "280"),
+    ("ES", "Barcelona", "080"),
+    ("ES", "Valencia", "460"),
+    ("ES", "Sevilla", "410"),
+    ("ES", "Zaragoza", "500"),
+    ("ES", "Málaga", "290"),
+    ("IT", "Rome", "001"),
+    ("IT", "Milan", "201"),
+    ("IT", "Naples", "801"),
+    ("IT", "Turin", "101"),
+    ("IT", "Genoa", "161"),
+    ("IT", "Florence", "501"),
+];
+
 /// Each country's postal areas at their main towns.
 #[derive(Default)]
 pub struct PostalAreas {
@@ -947,12 +1015,15 @@ impl PostalAreas {
         PostalAreas { towns: AreaTowns::new(cities, &AREAS) }
     }
 
-    /// The towns of the tables the gazetteer does not have, and the regions of [`BY_REGION`] it
-    /// has no place in (a code the gazetteer spells otherwise): a test holds this empty.
+    /// The towns of the tables and of [`CITY_PREFIXES`] the gazetteer does not have, and the
+    /// regions of [`BY_REGION`] it has no place in (a code the gazetteer spells otherwise): a
+    /// test holds this empty.
     pub fn missing(cities: &[City]) -> Vec<String> {
         let regions: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.admin1.as_str())).collect();
+        let named: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.name.as_str())).collect();
         AreaTowns::missing(cities, &AREAS)
             .into_iter()
+            .chain(CITY_PREFIXES.iter().filter(|&&(c, t, _)| !named.contains(&(c, t))).map(|(c, t, p)| format!("{c} {p} {t}")))
             .chain(BY_REGION.iter().filter(|&&(c, r, _)| !regions.contains(&(c, r))).map(|(c, r, p)| format!("{c}-{r} {p} (no place)")))
             .collect()
     }
@@ -970,6 +1041,10 @@ impl PostalAreas {
                 Some(n) if (1..=count).contains(&n) => Cow::Owned(format!("{code}{n:0w$}", w = 5 - code.len())),
                 _ => Cow::Borrowed(code),
             });
+        }
+        let named = super::town::name(town);
+        if let Some(&(_, _, p)) = CITY_PREFIXES.iter().find(|&&(c, t, _)| c == country && t == named) {
+            return Some(Cow::Borrowed(p));
         }
         if let Some(&(_, _, p)) = BY_REGION.iter().find(|&&(c, r, _)| c == country && r == region) {
             return Some(Cow::Borrowed(p));
@@ -1280,5 +1355,26 @@ mod tests {
         assert_eq!(areas.prefix(&belle_de_mai).as_deref(), Some("130"));
         // Allauch, a town of its own beside Marseille: the département's code, not the city's.
         assert_eq!(areas.prefix(&place("Allauch", "FR", "PAC", 43.3363, 5.4823)).as_deref(), Some("13"));
+        // A big city's own run within its region's (Swiss Post: Zürich 8001-8099; Poczta
+        // Polska: Warsaw 00-001 to 04-999), for its quarters and sections too (Oerlikon,
+        // Barcelona's Eixample 08001-08042), not for the towns around it (Kloten 8302).
+        assert_eq!(areas.prefix(&place("Zürich", "CH", "ZH", 47.37, 8.55)).as_deref(), Some("80"));
+        assert_eq!(areas.prefix(&place("Zürich (Kreis 11) / Oerlikon", "CH", "ZH", 47.41, 8.54)).as_deref(), Some("80"));
+        assert_eq!(areas.prefix(&place("Kloten", "CH", "ZH", 47.45, 8.58)).as_deref(), Some("80-81|83-84|86|89"));
+        assert_eq!(areas.prefix(&place("Warsaw", "PL", "MZ", 52.23, 21.01)).as_deref(), Some("00-04"));
+        let eixample = City { town: "Barcelona".into(), ..place("Eixample", "ES", "CT", 41.39, 2.16) };
+        assert_eq!(areas.prefix(&eixample).as_deref(), Some("080"));
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for _ in 0..500 {
+            let zurich = postcode("CH", None, Some("80"), &mut rng);
+            assert!(zurich.len() == 4 && zurich.starts_with("80"), "{zurich}");
+            let warsaw = postcode("PL", None, Some("00-04"), &mut rng);
+            assert!(warsaw.len() == 6 && (0..=4).contains(&warsaw[..2].parse::<u32>().unwrap()) && &warsaw[2..3] == "-", "{warsaw}");
+            let sao_paulo = postcode("BR", None, Some("01-05|08"), &mut rng);
+            let head: u32 = sao_paulo[..2].parse().unwrap();
+            assert!((1..=5).contains(&head) || head == 8, "{sao_paulo}");
+            let milan = postcode("IT", None, Some("201"), &mut rng);
+            assert!(milan.len() == 5 && milan.starts_with("201"), "{milan}");
+        }
     }
 }

@@ -96,10 +96,10 @@ fn addresses_read_as_their_country_writes_them() {
         ("FR", "Paris", &["75"]),
         ("FR", "Marseille", &["13"]),
         ("FR", "Lyon", &["69"]),
-        ("ES", "Madrid", &["28"]),
-        ("ES", "Barcelona", &["08"]),
-        ("IT", "Milan", &["20"]),
-        ("IT", "Rome", &["00"]),
+        ("ES", "Madrid", &["280"]),
+        ("ES", "Barcelona", &["080"]),
+        ("IT", "Milan", &["201"]),
+        ("IT", "Rome", &["001"]),
         ("GB", "London", &["WC", "EC", "N", "NW", "E", "SE", "SW", "W"]),
         ("GB", "Manchester", &["M"]),
         ("GB", "Birmingham", &["B"]),
@@ -113,29 +113,30 @@ fn addresses_read_as_their_country_writes_them() {
         ("AU", "Melbourne", &["3"]),
         ("AU", "Brisbane", &["4"]),
         ("AU", "Perth", &["6"]),
-        // Correios, SEPOMEX, India Post, Korea Post, China Post and Poczta Polska, by the state
-        // or province: São Paulo 01-09 and 11-19, Mexico City 01-16, Delhi 110, Seoul 01-08.
-        ("BR", "São Paulo", &["0", "11", "12", "13", "14", "15", "16", "17", "18", "19"]),
-        ("BR", "Rio de Janeiro", &["20", "21", "22", "23", "24", "25", "26", "27", "28"]),
+        // Correios, SEPOMEX, India Post, Korea Post, China Post and Poczta Polska, by the city
+        // or by the state or province: São Paulo's city 01-05 and 08, Mexico City 01-16, Delhi
+        // 110, Mumbai 400, Seoul 01-08, Warsaw 00-04.
+        ("BR", "São Paulo", &["01", "02", "03", "04", "05", "08"]),
+        ("BR", "Rio de Janeiro", &["20", "21", "22", "23"]),
         ("BR", "Brasília", &["70", "71", "72", "73"]),
         ("MX", "Mexico City", &["0", "10", "11", "12", "13", "14", "15", "16"]),
-        ("MX", "Guadalajara", &["44", "45", "46", "47", "48", "49"]),
+        ("MX", "Guadalajara", &["44"]),
         ("MX", "Tijuana", &["21", "22"]),
         ("IN", "Delhi", &["110"]),
-        ("IN", "Mumbai", &["40", "41", "42", "43", "44"]),
-        ("IN", "Bengaluru", &["56", "57", "58", "59"]),
+        ("IN", "Mumbai", &["400"]),
+        ("IN", "Bengaluru", &["560"]),
         ("KR", "Seoul", &["0"]),
         ("KR", "Busan", &["46", "47", "48", "49"]),
         ("CN", "Beijing", &["10"]),
         ("CN", "Shanghai", &["20"]),
-        ("CN", "Guangzhou", &["51", "52"]),
-        ("PL", "Warsaw", &["0"]),
-        ("PL", "Kraków", &["3"]),
-        // Swiss Post, Austrian Post and Magyar Posta by canton, state and county.
-        ("CH", "Zürich", &["80", "81", "83", "84", "86", "89"]),
+        ("CN", "Guangzhou", &["510"]),
+        ("PL", "Warsaw", &["00", "01", "02", "03", "04"]),
+        ("PL", "Kraków", &["30", "31"]),
+        // Swiss Post, Austrian Post and Magyar Posta by city, canton, state and county.
+        ("CH", "Zürich", &["80"]),
         ("CH", "Genève", &["12"]),
         ("AT", "Vienna", &["10", "11", "12"]),
-        ("AT", "Graz", &["8"]),
+        ("AT", "Graz", &["801", "802", "803", "804", "805", "806"]),
         ("HU", "Budapest", &["10", "11", "12"]),
     ];
     // Japan's codes start with three digits in the prefecture's range (Japan Post).
@@ -201,7 +202,7 @@ fn addresses_read_as_their_country_writes_them() {
     // their networks: by place (Zapopan is Guadalajara's 33, Guarulhos São Paulo's 11, Niterói
     // Rio's 21, Contagem Belo Horizonte's 31, Sesto San Giovanni Milan's 02), and by region
     // where the whole region dials one (Berlin, Hamburg, Vienna, Madrid, Mexico City, Delhi,
-    // Beijing, Shanghai).
+    // Beijing, Shanghai, New Zealand's regions).
     let by_place: &[(&str, &str, &str)] = &[
         ("DE", "Munich", "+49 89 "),
         ("DE", "Köln", "+49 221 "),
@@ -245,6 +246,20 @@ fn addresses_read_as_their_country_writes_them() {
         ("IN", "Hyderabad", "+91 40 "),
         ("AT", "Graz", "+43 316 "),
         ("AT", "Linz", "+43 732 "),
+        ("JP", "Osaka", "+81 6 "),
+        ("JP", "Yokohama", "+81 45 "),
+        ("JP", "Naha", "+81 98 "),
+        ("JP", "Sapporo", "+81 11 "),
+        ("PL", "Kraków", "+48 12 "),
+        ("PL", "Gdańsk", "+48 58 "),
+        ("NL", "Amsterdam", "+31 20 "),
+        ("NL", "Rotterdam", "+31 10 "),
+        ("CH", "Genève", "+41 22 "),
+        ("CH", "Basel", "+41 61 "),
+        ("SE", "Stockholm", "+46 8 "),
+        ("SE", "Göteborg", "+46 31 "),
+        ("BE", "Antwerpen", "+32 3 "),
+        ("BE", "Liège", "+32 4 "),
     ];
     let by_region: &[(&str, &str, &str)] = &[
         ("DE", "BE", "+49 30 "),
@@ -255,6 +270,9 @@ fn addresses_read_as_their_country_writes_them() {
         ("IN", "DL", "+91 11 "),
         ("CN", "BJ", "+86 10 "),
         ("CN", "SH", "+86 21 "),
+        ("NZ", "AUK", "+64 9 "),
+        ("NZ", "CAN", "+64 3 "),
+        ("NZ", "WGN", "+64 4 "),
     ];
     // Germany's area codes begin with the digit of the Land's zone (the Bundesnetzagentur's
     // Ortsnetzbereiche): Berlin and the east 3, the north 4, Bavaria 8 and 9 (its north-west
