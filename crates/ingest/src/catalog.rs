@@ -151,12 +151,25 @@ impl Catalog {
             // countries carries the brand's own name.
             // The ticker table's curated name wins where it names one of the entries.
             let curated = items.first().and_then(|b| b.wikidata.as_deref()).and_then(|q| ticker_of.get(q)).map(|t| t.brand.as_str());
-            let Some(main) = items
+            let Some(widest) = items
                 .iter()
                 .filter(|b| scope.contains_key(&b.category))
                 .min_by_key(|b| (Some(b.name.as_str()) != curated, std::cmp::Reverse(b.countries.len()), b.name.len(), b.nsi_id.clone()))
             else {
                 continue;
+            };
+            // A format's entry ("Pizza Hut Express", 250 countries) may be listed as widely as
+            // the brand's own ("Pizza Hut", 246): an entry named as the first words of the
+            // widest, listed in nine tenths of its countries, is the brand's.
+            let main = if Some(widest.name.as_str()) == curated {
+                widest
+            } else {
+                items
+                    .iter()
+                    .filter(|b| scope.contains_key(&b.category) && b.countries.len() * 10 >= widest.countries.len() * 9)
+                    .filter(|b| widest.name.strip_prefix(b.name.as_str()).is_some_and(|rest| rest.starts_with(' ')))
+                    .min_by_key(|b| b.name.len())
+                    .unwrap_or(widest)
             };
             let (class, storefront) = scope[&main.category].clone();
             let union = |narrow_only: bool| {

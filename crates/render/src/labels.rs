@@ -37,12 +37,14 @@ pub const LABEL_FLOOR: u64 = 10_000;
 /// come first, so a dense map names its cities as before and a sparse one its towns.
 const MAJOR_CITIES_SPAN_KM: f64 = 1_500.0;
 
-/// The least population a label on this map needs.
+/// The least population a label on this map needs, by the ground its longer side spans (a
+/// tall map of Chile is a map of a country).
 fn min_population(cam: &Camera) -> u64 {
     let (x0, y0, x1, y1) = cam.world_box();
-    // Web Mercator: 256 world units round the equator, shrinking with the cosine of latitude.
+    // Web Mercator: 256 world units round the equator, shrinking with the cosine of latitude
+    // the same way across and up the map at its middle.
     let lat = (std::f64::consts::PI * (1.0 - (y0 + y1) / 256.0)).sinh().atan();
-    let km = (x1 - x0) / 256.0 * 40_075.0 * lat.cos();
+    let km = (x1 - x0).max(y1 - y0) / 256.0 * 40_075.0 * lat.cos();
     ((LABEL_MIN_POPULATION as f64 * km / MAJOR_CITIES_SPAN_KM) as u64).clamp(LABEL_FLOOR, LABEL_MIN_POPULATION)
 }
 
@@ -69,7 +71,7 @@ pub fn read_cities_csv(text: &str) -> Result<Vec<City>> {
     let field = |rec: &csv::StringRecord, i: Option<usize>| i.and_then(|i| rec.get(i)).unwrap_or("").to_string();
     // The places big enough for a label, with the city each is a district of, if any; and the
     // biggest place of each name by country among those that could be such a city (twice a
-    // labelled place's people): a third of the gazetteer's rows.
+    // labelled place's people): a quarter of the gazetteer's rows.
     let mut labelled: Vec<(City, String, String)> = Vec::new();
     let mut biggest: std::collections::HashMap<(String, String), u64> = std::collections::HashMap::new();
     for rec in rd.records() {
@@ -231,6 +233,21 @@ mod tests {
         let state = least(600.0);
         assert!((39_000..=41_000).contains(&state), "{state}");
         assert_eq!(least(100.0), 10_000);
+        // A tall narrow map of Chile (4,000 km from north to south) is a map of a country.
+        let chile = min_population(&Camera::new(Viewport::Bounds([-55.9, -71.0, -17.5, -70.0]), &[], 400, 1200, 1.0));
+        assert_eq!(chile, 100_000);
+        // Towns beside a city are placed on its map, the city first; a 4,000-person village is not.
+        let font =
+            crate::text::Font::from_bytes(&std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/DejaVuSans.ttf")).expect("font")).expect("font");
+        let cities: Vec<City> = [("Berlin", 3_426_354, 52.52, 13.41), ("Oranienburg", 40_793, 52.75, 13.24), ("Schwanebeck", 4_000, 52.62, 13.53)]
+            .into_iter()
+            .map(|(name, population, lat, lng)| City { name: name.into(), population, lat, lng })
+            .collect();
+        let around_berlin = Camera::new(Viewport::Bounds([52.3, 12.9, 52.9, 13.9]), &[], 1200, 800, 1.0);
+        assert_eq!(place(&cities, Some(&font), &around_berlin, &mut Vec::new()).texts.len(), 2);
+        // On a map of all Germany only Berlin is big enough.
+        let germany = Camera::new(Viewport::Bounds([47.3, 5.9, 55.1, 15.0]), &[], 1200, 800, 1.0);
+        assert_eq!(place(&cities, Some(&font), &germany, &mut Vec::new()).texts.len(), 1);
         // Read from the file: the towns of 10,000 and more, districts of a city twice theirs
         // left out as before.
         let text = "geonames_id,name,country,admin1,population,lat,lng,town\n\

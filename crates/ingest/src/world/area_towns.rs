@@ -13,7 +13,7 @@ pub type Table = &'static [(&'static str, &'static str)];
 
 /// Each table's towns in the gazetteer: the most populous place of that name in that country
 /// (Essen in the Ruhr, not the village in Lower Saxony).
-fn most_populous<'c>(cities: &'c [City], wanted: &HashSet<(&str, &str)>) -> HashMap<(&'c str, &'c str), &'c City> {
+pub(super) fn most_populous<'c>(cities: &'c [City], wanted: &HashSet<(&str, &str)>) -> HashMap<(&'c str, &'c str), &'c City> {
     let mut best: HashMap<(&str, &str), &City> = HashMap::new();
     for c in cities {
         let key = (c.country.as_str(), c.name.as_str());
@@ -63,6 +63,11 @@ impl AreaTowns {
             .filter(|&(country, _, town)| !best.contains_key(&(country, town)))
             .map(|(country, code, town)| format!("{country} {code} {town}"))
             .collect()
+    }
+
+    /// Whether a code stands in `town`'s region.
+    pub fn covers(&self, town: &City) -> bool {
+        self.by_country.get(town.country.as_str()).is_some_and(|t| t.iter().any(|a| a.2 == town.admin1))
     }
 
     /// The code of the town nearest `town`; of its own region's towns where `within_region`

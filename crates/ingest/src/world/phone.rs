@@ -87,10 +87,9 @@ const NATIONAL_DIGITS: [(&str, usize); 15] = [
 ];
 
 /// Area codes by first-level region: South Korea's, one for each province and metropolitan
-/// city (Gyeonggi 031, Gangwon 033, Jeju 064), New Zealand's, one for each group of regions
-/// (Auckland and Northland 09, the South Island 03), and the capital regions that dial one
-/// code (Mexico City 55, Delhi 11, Beijing 10, Shanghai 21).
-const REGION_AREAS: [(&str, &str, &str); 40] = [
+/// city (Gyeonggi 031, Gangwon 033, Jeju 064), and the capital regions that dial one code
+/// (Mexico City 55, Delhi 11, Beijing 10, Shanghai 21; the Chatham Islands 03).
+const REGION_AREAS: [(&str, &str, &str); 24] = [
     ("KR", "11", "2"),
     ("KR", "26", "51"),
     ("KR", "27", "53"),
@@ -114,28 +113,13 @@ const REGION_AREAS: [(&str, &str, &str); 40] = [
     ("CN", "CQ", "23"),
     ("IN", "DL", "11"),
     ("MX", "CMX", "55"),
-    ("NZ", "AUK", "9"),
-    ("NZ", "NTL", "9"),
-    ("NZ", "WKO", "7"),
-    ("NZ", "BOP", "7"),
-    ("NZ", "GIS", "6"),
-    ("NZ", "HKB", "6"),
-    ("NZ", "TKI", "6"),
-    ("NZ", "MWT", "6"),
-    ("NZ", "WGN", "4"),
-    ("NZ", "NSN", "3"),
-    ("NZ", "TAS", "3"),
-    ("NZ", "MBH", "3"),
-    ("NZ", "WTC", "3"),
-    ("NZ", "CAN", "3"),
-    ("NZ", "OTA", "3"),
-    ("NZ", "STL", "3"),
     ("NZ", "CIT", "3"),
 ];
 
 /// Germany's area codes (Vorwahlen, without the trunk 0) at the Leitregionen's main towns and
 /// the other big and district towns, each the town's own local network's: a town takes its
-/// Land's nearest (Neu-Ulm, in Bavaria, dials Ulm's 0731 and is listed for that).
+/// Land's nearest (Neu-Ulm, in Bavaria, dials Ulm's 0731 and is listed for that, and its
+/// neighbours Senden and Illertissen 073xx codes of Ulm's zone; Günzburg beyond them 08221).
 const DE: Table = &[
     ("351", "Dresden"),
     ("3591", "Bautzen"),
@@ -267,6 +251,8 @@ const DE: Table = &[
     ("831", "Kempten (Allgäu)"),
     ("8331", "Memmingen"),
     ("731", "Neu-Ulm"),
+    ("8221", "Günzburg"),
+    ("9071", "Dillingen an der Donau"),
     ("911", "Nürnberg"),
     ("911", "Fürth"),
     ("9131", "Erlangen"),
@@ -344,8 +330,9 @@ const AT: Table = &[
     ("3352", "Oberwart"),
 ];
 
-/// Italy's area codes, with their 0, at the provinces' main towns: a district's reaches most of
-/// its province.
+/// Italy's area codes, with their 0, at the provinces' main towns (a district's reaches most of
+/// its province), and at the towns of Milan's ring that dial its 02, nearer Monza than Milan,
+/// beside Brianza's and Legnano's own.
 const IT: Table = &[
     ("06", "Rome"),
     ("0761", "Viterbo"),
@@ -373,6 +360,18 @@ const IT: Table = &[
     ("0187", "La Spezia"),
     ("02", "Milan"),
     ("039", "Monza"),
+    ("02", "Sesto San Giovanni"),
+    ("02", "Cinisello Balsamo"),
+    ("02", "Cologno Monzese"),
+    ("02", "Paderno Dugnano"),
+    ("02", "Rho"),
+    ("02", "Pioltello"),
+    ("02", "Saronno"),
+    ("0362", "Desio"),
+    ("0362", "Seregno"),
+    ("0331", "Legnano"),
+    ("0331", "Busto Arsizio"),
+    ("0331", "Gallarate"),
     ("0332", "Varese"),
     ("031", "Como"),
     ("0341", "Lecco"),
@@ -952,6 +951,14 @@ const IN: Table = &[
     ("381", "Agartala"),
     ("385", "Imphal"),
     ("364", "Shillong"),
+    ("3862", "Dimāpur"),
+    ("360", "Itānagar"),
+    ("389", "Aizawl"),
+    ("3592", "Gangtok"),
+    ("260", "Daman"),
+    ("3192", "Port Blair"),
+    ("1982", "Leh"),
+    ("4896", "Kavaratti"),
 ];
 
 /// Japan's area codes (without the trunk 0) at the prefectures' main cities: 03 Tokyo's wards,
@@ -1195,6 +1202,9 @@ const CH: Table = &[
     ("91", "Lugano"),
     ("91", "Bellinzona"),
     ("91", "Locarno"),
+    ("41", "Stans"),
+    ("41", "Sarnen"),
+    ("71", "Appenzell"),
 ];
 
 /// Sweden's area codes at the towns of their networks.
@@ -1229,6 +1239,7 @@ const SE: Table = &[
     ("910", "Skellefteå"),
     ("920", "Luleå"),
     ("980", "Kiruna"),
+    ("455", "Karlskrona"),
 ];
 
 /// Belgium's area codes at the towns of their zones.
@@ -1266,9 +1277,42 @@ const BE: Table = &[
     ("63", "Arlon"),
 ];
 
+/// New Zealand's five area codes at the towns of their regions: 09 Auckland and Northland, 07
+/// Waikato and the Bay of Plenty, 06 the lower North Island's east and west (the Wairarapa
+/// too), 04 Wellington, 03 the South Island.
+const NZ: Table = &[
+    ("9", "Auckland"),
+    ("9", "Whangarei"),
+    ("7", "Hamilton"),
+    ("7", "Taupo"),
+    ("7", "Tauranga"),
+    ("7", "Rotorua"),
+    ("6", "Gisborne"),
+    ("6", "Napier"),
+    ("6", "Hastings"),
+    ("6", "New Plymouth"),
+    ("6", "Palmerston North"),
+    ("6", "Wanganui"),
+    ("6", "Levin"),
+    ("6", "Masterton"),
+    ("4", "Wellington"),
+    ("4", "Lower Hutt"),
+    ("4", "Porirua"),
+    ("4", "Paraparaumu"),
+    ("3", "Nelson"),
+    ("3", "Richmond"),
+    ("3", "Blenheim"),
+    ("3", "Greymouth"),
+    ("3", "Christchurch"),
+    ("3", "Timaru"),
+    ("3", "Dunedin"),
+    ("3", "Queenstown"),
+    ("3", "Invercargill"),
+];
+
 /// The countries whose area codes stand at their towns ([`AreaTowns`]): a town dials the code of
 /// the nearest in its region.
-const NEAREST: [(&str, Table); 14] = [
+const NEAREST: [(&str, Table); 15] = [
     ("DE", DE),
     ("AT", AT),
     ("IT", IT),
@@ -1283,6 +1327,7 @@ const NEAREST: [(&str, Table); 14] = [
     ("CH", CH),
     ("SE", SE),
     ("BE", BE),
+    ("NZ", NZ),
 ];
 
 /// Where each country's area codes are: by region ([`REGION_AREAS`]), or at the towns of
@@ -1297,13 +1342,24 @@ impl DialAreas {
         DialAreas { towns: AreaTowns::new(cities, &NEAREST) }
     }
 
-    /// The towns of [`NEAREST`] the gazetteer does not have by that name, and the regions of
-    /// [`REGION_AREAS`] it has no place in (a test holds this empty).
+    /// The towns of [`NEAREST`] the gazetteer does not have by that name, the regions of
+    /// [`REGION_AREAS`] it has no place in, and the regions of [`NEAREST`]'s countries that
+    /// neither table covers, whose towns would take a code from across the country (a test
+    /// holds this empty).
     pub fn missing(cities: &[City]) -> Vec<String> {
-        let regions: std::collections::HashSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.admin1.as_str())).collect();
+        let regions: std::collections::BTreeSet<(&str, &str)> = cities.iter().map(|c| (c.country.as_str(), c.admin1.as_str())).collect();
+        let towns = AreaTowns::new(cities, &NEAREST);
+        let mut uncovered: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        for c in cities {
+            let by_region = REGION_AREAS.iter().any(|&(k, r, _)| k == c.country && r == c.admin1);
+            if NEAREST.iter().any(|&(k, _)| k == c.country) && !by_region && !towns.covers(c) {
+                uncovered.insert(format!("{}-{} (no town)", c.country, c.admin1));
+            }
+        }
         AreaTowns::missing(cities, &NEAREST)
             .into_iter()
             .chain(REGION_AREAS.iter().filter(|&&(c, r, _)| !regions.contains(&(c, r))).map(|(c, r, a)| format!("{c}-{r} {a} (no place)")))
+            .chain(uncovered)
             .collect()
     }
 
@@ -1311,7 +1367,8 @@ impl DialAreas {
     /// the countries whose numbers [`phone`] writes with one; empty for the others. A town
     /// dials its region's code where the whole region dials one, else that of the nearest
     /// town of its region the tables place (Essen in Lower Saxony is near Oldenburg, not the
-    /// Ruhr's Essen).
+    /// Ruhr's Essen); every region of those countries has one ([`DialAreas::missing`]), and
+    /// one that had none would take the country's nearest.
     pub fn area(&self, town: &City) -> Cow<'static, str> {
         let country = town.country.as_str();
         if !NATIONAL_DIGITS.iter().any(|&(c, _)| c == country) && country != "CN" {
@@ -1542,13 +1599,14 @@ mod tests {
             ("Munich", "DE", "BY", 48.137, 11.575),
             ("Ulm", "DE", "BW", 48.398, 9.991),
             ("Neu-Ulm", "DE", "BY", 48.392, 10.011),
-            ("Senden", "DE", "BY", 48.324, 10.044),
             ("Augsburg", "DE", "BY", 48.372, 10.899),
             ("Mainz", "DE", "RP", 49.984, 8.273),
             ("Wiesbaden", "DE", "HE", 50.083, 8.25),
-            ("Ginsheim-Gustavsburg", "DE", "HE", 49.983, 8.317),
             ("Milan", "IT", "25", 45.464, 9.19),
             ("Sesto San Giovanni", "IT", "25", 45.533, 9.226),
+            ("Monza", "IT", "25", 45.583, 9.273),
+            ("Cinisello Balsamo", "IT", "25", 45.558, 9.215),
+            ("Lissone", "IT", "25", 45.613, 9.24),
             ("Bergamo", "IT", "25", 45.695, 9.67),
             ("Madrid", "ES", "MD", 40.417, -3.704),
             ("Alcalá de Henares", "ES", "MD", 40.482, -3.364),
@@ -1584,6 +1642,10 @@ mod tests {
             ("Heerlen", "NL", "LI", 50.888, 5.979),
             ("Schimmert", "NL", "LI", 50.908, 5.826),
             ("Brussels", "BE", "BRU", 50.85, 4.349),
+            ("Auckland", "NZ", "AUK", -36.849, 174.763),
+            ("Wellington", "NZ", "WGN", -41.287, 174.776),
+            ("Masterton", "NZ", "WGN", -40.96, 175.658),
+            ("Carterton", "NZ", "WGN", -41.025, 175.527),
             ("Mumbai", "IN", "MH", 19.073, 72.883),
             ("Mira Bhayandar", "IN", "MH", 19.295, 72.854),
             ("Pune", "IN", "MH", 18.52, 73.855),
@@ -1662,12 +1724,13 @@ mod tests {
     /// A town the big cities' table does not name dials the nearest listed town's code in its
     /// own region, as the numbering plans give them: Campinas's suburbs 019, not São Paulo
     /// state's 011; Feira de Santana 075, not Salvador's 071; Goiás's towns by Brasília the
-    /// Federal District's 061; Neu-Ulm, in Bavaria, Ulm's 0731; Ginsheim-Gustavsburg, in Hesse
-    /// across the Rhine from Mainz, not Mainz's 06131; Sesto San Giovanni Milan's 02; Mexico
+    /// Federal District's 061; Neu-Ulm, in Bavaria, Ulm's 0731; Sesto San Giovanni Milan's 02
+    /// though Monza's 039 is near; Mexico
     /// City's suburbs in the State of Mexico 55 and Toluca's 722; Mira-Bhayandar Mumbai's 022;
     /// Humen Dongguan's 0769; Urasoe, beside Naha, Okinawa's 098; Laupen Bern's 031 and
     /// Reconvilier, in the Bernese Jura, Biel's 032; Czarna Góra, by Zakopane, 018; Schimmert
-    /// Heerlen's 045. Essen in Lower Saxony is not the Ruhr's Essen (0201).
+    /// Heerlen's 045; Carterton, in the Wairarapa, Masterton's 06, not Wellington's 04. Essen
+    /// in Lower Saxony is not the Ruhr's Essen (0201).
     #[test]
     fn a_town_dials_the_nearest_area_of_its_region() {
         let cities = gazetteer();
@@ -1686,9 +1749,9 @@ mod tests {
             ("Goiânia", "GO", "62"),
             ("Brasília", "DF", "61"),
             ("Neu-Ulm", "BY", "731"),
-            ("Senden", "BY", "731"),
             ("Ulm", "BW", "731"),
             ("Sesto San Giovanni", "25", "02"),
+            ("Lissone", "25", "039"),
             ("Bergamo", "25", "035"),
             ("Alcalá de Henares", "MD", "91"),
             ("Ecatepec de Morelos", "MEX", "55"),
@@ -1704,11 +1767,12 @@ mod tests {
             ("Reconvilier", "BE", "32"),
             ("Czarna Góra", "MA", "18"),
             ("Schimmert", "LI", "45"),
+            // The Wairarapa, in the Wellington region, dials 06.
+            ("Carterton", "WGN", "6"),
         ] {
             assert_eq!(area(name, admin1), want, "{name} ({admin1})");
         }
-        assert_ne!(area("Ginsheim-Gustavsburg", "HE"), "6131");
-        assert_eq!(area("Ginsheim-Gustavsburg", "HE"), "611");
+        // Essen (Oldenburg) dials 05434, in Osnabrück's 054 zone: the nearest listed town's.
         assert_eq!(area("Essen", "NI"), "541");
         // The tables' towns this little gazetteer lacks are named, with their codes.
         assert!(DialAreas::missing(&cities).contains(&"DE 351 Dresden".to_string()));

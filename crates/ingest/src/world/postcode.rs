@@ -13,14 +13,15 @@
 //! Canadian provinces' letter, Japan's first three digits and the first digits of Brazil's,
 //! Mexico's, India's, Korea's, China's, Poland's, Austria's, Switzerland's, Hungary's and
 //! Belgium's codes go by the town's state, province, prefecture, voivodeship, canton, county or
-//! region alone.
+//! region, but in their big cities, whose own runs are narrower ([`CITY_PREFIXES`]).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::area_towns::{AreaTowns, Table};
+use super::area_towns::{most_populous, AreaTowns, Table};
 use crate::reference::City;
 
 // (first two digits, the area's main town as GeoNames names it; a few areas have more than one
@@ -1007,12 +1008,20 @@ const CITY_PREFIXES: [(&str, &str, &str); 58] = [
 #[derive(Default)]
 pub struct PostalAreas {
     towns: AreaTowns,
+    /// The region of the biggest place named in [`CITY_PREFIXES`], by (country, name): the
+    /// city's run is its own, not a namesake's (Belém in Paraíba is not Pará's capital).
+    city_regions: HashMap<(&'static str, &'static str), String>,
 }
 
 impl PostalAreas {
     /// The areas whose town the gazetteer has.
     pub fn new(cities: &[City]) -> PostalAreas {
-        PostalAreas { towns: AreaTowns::new(cities, &AREAS) }
+        let wanted = CITY_PREFIXES.iter().map(|&(c, t, _)| (c, t)).collect();
+        let city_regions = most_populous(cities, &wanted)
+            .values()
+            .filter_map(|c| CITY_PREFIXES.iter().find(|&&(k, t, _)| k == c.country && t == c.name).map(|&(k, t, _)| ((k, t), c.admin1.clone())))
+            .collect();
+        PostalAreas { towns: AreaTowns::new(cities, &AREAS), city_regions }
     }
 
     /// The towns of the tables and of [`CITY_PREFIXES`] the gazetteer does not have, and the
@@ -1043,7 +1052,8 @@ impl PostalAreas {
             });
         }
         let named = super::town::name(town);
-        if let Some(&(_, _, p)) = CITY_PREFIXES.iter().find(|&&(c, t, _)| c == country && t == named) {
+        let in_region = |&&(c, t, _): &&(&str, &str, &str)| c == country && t == named && self.city_regions.get(&(c, t)).is_some_and(|r| r == region);
+        if let Some(&(_, _, p)) = CITY_PREFIXES.iter().find(in_region) {
             return Some(Cow::Borrowed(p));
         }
         if let Some(&(_, _, p)) = BY_REGION.iter().find(|&&(c, r, _)| c == country && r == region) {
@@ -1339,6 +1349,11 @@ mod tests {
             place("Gatineau", "CA", "QC", 45.4765, -75.7013),
             place("Marseille", "FR", "PAC", 43.29695, 5.38107),
             place("Aix-en-Provence", "FR", "PAC", 43.5283, 5.44973),
+            place("Zürich", "CH", "ZH", 47.37, 8.55),
+            place("Warsaw", "PL", "MZ", 52.23, 21.01),
+            place("Barcelona", "ES", "CT", 41.39, 2.17),
+            City { population: 1_400_000, ..place("Belém", "BR", "PA", -1.46, -48.5) },
+            City { population: 15_000, ..place("Belém", "BR", "PB", -6.69, -35.53) },
         ];
         let areas = PostalAreas::new(&cities);
         let aylmer = place("Aylmer", "CA", "QC", 45.3968, -75.8443);
@@ -1364,6 +1379,10 @@ mod tests {
         assert_eq!(areas.prefix(&place("Warsaw", "PL", "MZ", 52.23, 21.01)).as_deref(), Some("00-04"));
         let eixample = City { town: "Barcelona".into(), ..place("Eixample", "ES", "CT", 41.39, 2.16) };
         assert_eq!(areas.prefix(&eixample).as_deref(), Some("080"));
+        // Belém, Pará's capital, is 66000-66999; the town of that name in Paraíba has its
+        // state's codes (58).
+        assert_eq!(areas.prefix(&place("Belém", "BR", "PA", -1.46, -48.5)).as_deref(), Some("66"));
+        assert_eq!(areas.prefix(&place("Belém", "BR", "PB", -6.69, -35.53)).as_deref(), Some("58"));
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         for _ in 0..500 {
             let zurich = postcode("CH", None, Some("80"), &mut rng);

@@ -199,67 +199,68 @@ fn addresses_read_as_their_country_writes_them() {
     assert_eq!(PostalAreas::missing(&r.cities), Vec::<String>::new(), "postal areas whose town the gazetteer lacks");
 
     // The area codes the national numbering plans give the big cities and the places in
-    // their networks: by place (Zapopan is Guadalajara's 33, Guarulhos São Paulo's 11, Niterói
+    // their networks: by place and region, not a namesake elsewhere (Zapopan is Guadalajara's
+    // 33, Guarulhos São Paulo's 11, Niterói
     // Rio's 21, Contagem Belo Horizonte's 31, Sesto San Giovanni Milan's 02), and by region
     // where the whole region dials one (Berlin, Hamburg, Vienna, Madrid, Mexico City, Delhi,
     // Beijing, Shanghai, New Zealand's regions).
-    let by_place: &[(&str, &str, &str)] = &[
-        ("DE", "Munich", "+49 89 "),
-        ("DE", "Köln", "+49 221 "),
-        ("DE", "Frankfurt am Main", "+49 69 "),
-        ("DE", "Stuttgart", "+49 711 "),
-        ("DE", "Düsseldorf", "+49 211 "),
-        ("DE", "Leipzig", "+49 341 "),
-        ("IT", "Rome", "+39 06 "),
-        ("IT", "Milan", "+39 02 "),
-        ("IT", "Sesto San Giovanni", "+39 02 "),
-        ("IT", "Naples", "+39 081 "),
-        ("IT", "Turin", "+39 011 "),
-        ("ES", "Barcelona", "+34 93 "),
-        ("ES", "L'Hospitalet de Llobregat", "+34 93 "),
-        ("ES", "Badalona", "+34 93 "),
-        ("ES", "Valencia", "+34 96"),
-        ("ES", "Sevilla", "+34 95"),
-        ("BR", "São Paulo", "+55 11 "),
-        ("BR", "Guarulhos", "+55 11 "),
-        ("BR", "Campinas", "+55 19 "),
-        ("BR", "Rio de Janeiro", "+55 21 "),
-        ("BR", "Niterói", "+55 21 "),
-        ("BR", "Belo Horizonte", "+55 31 "),
-        ("BR", "Contagem", "+55 31 "),
-        ("BR", "Salvador", "+55 71 "),
-        ("BR", "Fortaleza", "+55 85 "),
-        ("BR", "Curitiba", "+55 41 "),
-        ("MX", "Guadalajara", "+52 33 "),
-        ("MX", "Zapopan", "+52 33 "),
-        ("MX", "Monterrey", "+52 81 "),
-        ("MX", "Puebla", "+52 222 "),
-        ("MX", "Tijuana", "+52 664 "),
-        ("CN", "Guangzhou", "+86 20 "),
-        ("CN", "Shenzhen", "+86 755 "),
-        ("CN", "Chengdu", "+86 28 "),
-        ("CN", "Wuhan", "+86 27 "),
-        ("IN", "Mumbai", "+91 22 "),
-        ("IN", "Bengaluru", "+91 80 "),
-        ("IN", "Chennai", "+91 44 "),
-        ("IN", "Kolkata", "+91 33 "),
-        ("IN", "Hyderabad", "+91 40 "),
-        ("AT", "Graz", "+43 316 "),
-        ("AT", "Linz", "+43 732 "),
-        ("JP", "Osaka", "+81 6 "),
-        ("JP", "Yokohama", "+81 45 "),
-        ("JP", "Naha", "+81 98 "),
-        ("JP", "Sapporo", "+81 11 "),
-        ("PL", "Kraków", "+48 12 "),
-        ("PL", "Gdańsk", "+48 58 "),
-        ("NL", "Amsterdam", "+31 20 "),
-        ("NL", "Rotterdam", "+31 10 "),
-        ("CH", "Genève", "+41 22 "),
-        ("CH", "Basel", "+41 61 "),
-        ("SE", "Stockholm", "+46 8 "),
-        ("SE", "Göteborg", "+46 31 "),
-        ("BE", "Antwerpen", "+32 3 "),
-        ("BE", "Liège", "+32 4 "),
+    let by_place: &[(&str, &str, &str, &str)] = &[
+        ("DE", "Munich", "BY", "+49 89 "),
+        ("DE", "Köln", "NW", "+49 221 "),
+        ("DE", "Frankfurt am Main", "HE", "+49 69 "),
+        ("DE", "Stuttgart", "BW", "+49 711 "),
+        ("DE", "Düsseldorf", "NW", "+49 211 "),
+        ("DE", "Leipzig", "SN", "+49 341 "),
+        ("IT", "Rome", "62", "+39 06 "),
+        ("IT", "Milan", "25", "+39 02 "),
+        ("IT", "Sesto San Giovanni", "25", "+39 02 "),
+        ("IT", "Naples", "72", "+39 081 "),
+        ("IT", "Turin", "21", "+39 011 "),
+        ("ES", "Barcelona", "CT", "+34 93 "),
+        ("ES", "L'Hospitalet de Llobregat", "CT", "+34 93 "),
+        ("ES", "Badalona", "CT", "+34 93 "),
+        ("ES", "Valencia", "VC", "+34 96"),
+        ("ES", "Sevilla", "AN", "+34 95"),
+        ("BR", "São Paulo", "SP", "+55 11 "),
+        ("BR", "Guarulhos", "SP", "+55 11 "),
+        ("BR", "Campinas", "SP", "+55 19 "),
+        ("BR", "Rio de Janeiro", "RJ", "+55 21 "),
+        ("BR", "Niterói", "RJ", "+55 21 "),
+        ("BR", "Belo Horizonte", "MG", "+55 31 "),
+        ("BR", "Contagem", "MG", "+55 31 "),
+        ("BR", "Salvador", "BA", "+55 71 "),
+        ("BR", "Fortaleza", "CE", "+55 85 "),
+        ("BR", "Curitiba", "PR", "+55 41 "),
+        ("MX", "Guadalajara", "JAL", "+52 33 "),
+        ("MX", "Zapopan", "JAL", "+52 33 "),
+        ("MX", "Monterrey", "NLE", "+52 81 "),
+        ("MX", "Puebla", "PUE", "+52 222 "),
+        ("MX", "Tijuana", "BCN", "+52 664 "),
+        ("CN", "Guangzhou", "GD", "+86 20 "),
+        ("CN", "Shenzhen", "GD", "+86 755 "),
+        ("CN", "Chengdu", "SC", "+86 28 "),
+        ("CN", "Wuhan", "HB", "+86 27 "),
+        ("IN", "Mumbai", "MH", "+91 22 "),
+        ("IN", "Bengaluru", "KA", "+91 80 "),
+        ("IN", "Chennai", "TN", "+91 44 "),
+        ("IN", "Kolkata", "WB", "+91 33 "),
+        ("IN", "Hyderabad", "TG", "+91 40 "),
+        ("AT", "Graz", "6", "+43 316 "),
+        ("AT", "Linz", "4", "+43 732 "),
+        ("JP", "Osaka", "27", "+81 6 "),
+        ("JP", "Yokohama", "14", "+81 45 "),
+        ("JP", "Naha", "47", "+81 98 "),
+        ("JP", "Sapporo", "01", "+81 11 "),
+        ("PL", "Kraków", "MA", "+48 12 "),
+        ("PL", "Gdańsk", "PM", "+48 58 "),
+        ("NL", "Amsterdam", "NH", "+31 20 "),
+        ("NL", "Rotterdam", "ZH", "+31 10 "),
+        ("CH", "Genève", "GE", "+41 22 "),
+        ("CH", "Basel", "BS", "+41 61 "),
+        ("SE", "Stockholm", "AB", "+46 8 "),
+        ("SE", "Göteborg", "O", "+46 31 "),
+        ("BE", "Antwerpen", "VLG", "+32 3 "),
+        ("BE", "Liège", "WAL", "+32 4 "),
     ];
     let by_region: &[(&str, &str, &str)] = &[
         ("DE", "BE", "+49 30 "),
@@ -276,14 +277,18 @@ fn addresses_read_as_their_country_writes_them() {
     ];
     // Germany's area codes begin with the digit of the Land's zone (the Bundesnetzagentur's
     // Ortsnetzbereiche): Berlin and the east 3, the north 4, Bavaria 8 and 9 (its north-west
-    // corner 6), Baden-Württemberg 7 (and its Rhine-Neckar corner 6), Hesse, the Palatinate
-    // and the Saar 6 (Kassel 5).
+    // corner 6, Neu-Ulm's district Ulm's 7), Baden-Württemberg 7 (and its Rhine-Neckar corner
+    // 6), Hesse, the Palatinate and the Saar 6 (Kassel 5).
     let german_zone: &[(&str, &str)] =
-        &[("SN", "3"), ("ST", "3"), ("TH", "3"), ("BB", "3"), ("MV", "3"), ("SH", "4"), ("HB", "4"), ("BW", "67"), ("BY", "689"), ("SL", "6"), ("HE", "56")];
+        &[("SN", "3"), ("ST", "3"), ("TH", "3"), ("BB", "3"), ("MV", "3"), ("SH", "4"), ("HB", "4"), ("BW", "67"), ("BY", "6789"), ("SL", "6"), ("HE", "56")];
     let (mut checked, mut zoned) = (0, 0);
     for (country, place, region, phone) in &phones {
-        let want = by_place.iter().find(|(c, t, _)| c == country && t == place).or_else(|| by_region.iter().find(|(c, r, _)| c == country && r == region));
-        if let Some((_, _, start)) = want {
+        let want = by_place
+            .iter()
+            .find(|(c, t, r, _)| c == country && t == place && r == region)
+            .map(|w| w.3)
+            .or_else(|| by_region.iter().find(|(c, r, _)| c == country && r == region).map(|w| w.2));
+        if let Some(start) = want {
             checked += 1;
             assert!(phone.starts_with(start), "{place} ({region}, {country}): {phone}, not {start}…");
         }

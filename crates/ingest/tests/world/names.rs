@@ -1,7 +1,8 @@
 //! Store names in the synthetic world: a chain's small stores carry the format word the
 //! name-suggestion index gives that same brand (Walmart Express), fast food its "Express"
-//! counters, and no other chain a format it does not run (no "H&M Express"). What each brand
-//! runs is read here from `brands.jsonl` itself, not from the catalog.
+//! counters, and no other chain a format it does not run (no "H&M Express"); a chain is named
+//! for itself, not for a format the index lists as widely. What each brand runs is read here
+//! from `brands.jsonl` itself, not from the catalog.
 
 use std::collections::HashSet;
 
@@ -33,6 +34,9 @@ fn small_stores_are_named_for_formats_their_chains_run() {
         ("Q54078", "IKEA", None),
         // Tesco Express is a Wikidata item, and so a catalog brand, of its own.
         ("Q487494", "Tesco", None),
+        // The index lists "Pizza Hut Express" (250 countries) a little more widely than "Pizza
+        // Hut" (246): the chain is still Pizza Hut, and Express its counters.
+        ("Q191615", "Pizza Hut", Some("Express")),
     ];
     for (qid, base, runs) in cases {
         let names = nsi_names(qid);
@@ -43,6 +47,7 @@ fn small_stores_are_named_for_formats_their_chains_run() {
         assert_eq!(listed.or(fast_food.then_some("Express")), runs, "{base}: {names:?}");
 
         let rank = r.catalog.brands.iter().position(|b| b.wikidata.as_deref() == Some(qid)).unwrap();
+        assert_eq!(r.catalog.brands[rank].name, base, "the brand of {qid}");
         let world = gen.brand(rank);
         assert!(world.stores.len() >= 50, "{base}: {} stores", world.stores.len());
         let with = |w: &str| world.sightings.iter().filter(|s| s.name.starts_with(&format!("{base} {w}"))).count();
