@@ -203,6 +203,21 @@ test('the feed in CSV and GeoJSON, and under a country filter', async (t) => {
   t.deepEqual(f.opened.map((l) => l.id).sort(), minus(rowsOf(w.now, w.brand, country), rowsOf(w.then, w.brand, country)));
   t.deepEqual(f.closed.map((l) => l.id).sort(), minus(rowsOf(w.then, w.brand, country), rowsOf(w.now, w.brand, country)));
   t.true(f.opened.length + f.closed.length > 0);
+
+  // A name is read in the filter's country as location-map reads it: Coop in Switzerland is
+  // Coop (Schweiz), not the Netherlands' Coop, which has no store there (this small world has
+  // at least one of these namesakes).
+  const namesakes = [
+    ['Coop', 'CH', 'Coop (Schweiz)'],
+    ['Woolworths', 'AU', 'Woolworths (Australia)'],
+    ['Coop', 'SE', 'Coop (Sverige)'],
+  ].filter(([, country, namesake]) => rowsOf(w.now, namesake, country).size > 0);
+  t.true(namesakes.length > 0, 'a namesake with stores in this world');
+  for (const [name, country, namesake] of namesakes) {
+    const feed = await get(s, q({ brand: name, since: THEN, country }));
+    t.is(feed.status, 200);
+    t.is(decodeURIComponent(feed.header('x-brand')), namesake);
+  }
 });
 
 test('the feed refuses: no key, image plans, a date before the history, bad fields, an unknown brand, a balance too small', async (t) => {

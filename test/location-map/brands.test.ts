@@ -137,7 +137,14 @@ test('a name asked for in a country where its brand has no storefront is the nam
   // Without a country, or in a country no namesake trades in, the name is the brand it names.
   t.is((await okJson(t, s, { brand: 'Woolworths' })).env.brand, 'Woolworths');
   assertError(t, await postMap(s.base, s.key, { brand: 'Woolworths', country: 'FR' }), 404, 'NOT_FOUND');
-  // A ticker is the company it lists, whatever the country: the index's name is not read.
-  const sbux = (await okJson(t, s, { tickers: ['SBUX'] })).env.brand;
-  t.is((await okJson(t, s, { tickers: ['SBUX'], country: 'US' })).env.brand, sbux);
+  // A state names its country ("New South Wales" is Australia's), and so does a focus map.
+  t.is((await okJson(t, s, { brand: 'Woolworths', state: 'New South Wales' })).env.brand, 'Woolworths (Australia)');
+  const focus = await ok(t, s, { brand: 'Woolworths', focus_country: 'AU', format: 'png' });
+  t.is(focus.header('x-brand'), 'Woolworths (Australia)');
+  // A name asked for with its qualifier is that brand wherever it is asked: nothing of it in
+  // Australia.
+  assertError(t, await postMap(s.base, s.key, { brand: 'Target (USA)', country: 'AU' }), 404, 'NOT_FOUND');
+  // A ticker is the company it lists, whatever the country: Target Corporation's TGT is Target
+  // (USA), which has no store in Australia, though "Target" asked for there is Australia's.
+  assertError(t, await postMap(s.base, s.key, { tickers: ['TGT'], country: 'AU' }), 404, 'NOT_FOUND');
 });

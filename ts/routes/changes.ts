@@ -32,7 +32,7 @@ async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promis
   const rules = planRules(deps, ctx.key, format, 'The change feed');
 
   const store = deps.store.current;
-  const { brands, label } = resolveBrands(store, [q.brand]);
+  const { brands, label } = resolveBrands(store, [q.brand], false, addonFilters(deps, q).country);
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const request = {

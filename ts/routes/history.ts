@@ -29,9 +29,9 @@ export function handlers(deps: ApiDeps): Handlers {
 
 /** The brand a query names: by name, alias or ticker, or by `ticker` only (a ticker even where
  * it is also a brand's name, "BP"; a name there is not a ticker: 404 with what it resembles). */
-function brandOf(store: Store, q: HistoryQuery): { brand: number; label: string } {
+function brandOf(store: Store, q: HistoryQuery, country: string | undefined): { brand: number; label: string } {
   if (q.brand) {
-    const { brands, label } = resolveBrands(store, [q.brand]);
+    const { brands, label } = resolveBrands(store, [q.brand], false, country);
     return { brand: brands[0], label };
   }
   const ticker = q.ticker!;
@@ -52,7 +52,7 @@ async function series(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<Ch
   const rules = planRules(deps, ctx.key, format, 'The store-count history');
 
   const store = deps.store.current;
-  const { brand, label } = brandOf(store, q);
+  const { brand, label } = brandOf(store, q, addonFilters(deps, q).country);
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const request = {
     brand,

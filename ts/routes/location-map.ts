@@ -127,9 +127,11 @@ function planOf(deps: ApiDeps, key: ApiKey, r: Req): Plan {
   // A focus map draws only its country's stores: with a `country` filter elsewhere it would be
   // an empty outline, priced on the filter's stores.
   const focus = r.focus_country?.toUpperCase();
-  // The filter's country, as given or as the state names it ("Texas" is the US's): looked up
-  // only for a focus map.
-  const country = focus && focus !== 'AUTO' ? addonFilters(deps, r).country?.toUpperCase() : undefined;
+  // The filter's country, as given or as the state names it ("Texas" is the US's).
+  const filterCountry = addonFilters(deps, r).country?.toUpperCase();
+  const country = focus && focus !== 'AUTO' ? filterCountry : undefined;
+  // The country a brand's name is read in: the filter's, else the focus map's.
+  const askedIn = filterCountry ?? (focus && focus !== 'AUTO' ? focus : undefined);
   if (focus && country && country !== focus && !FOCUS_ALSO_DRAWS[focus]?.includes(country)) {
     throw invalidRequest('request', [{ field: 'focus_country', message: `a focus map of ${focus} draws only the stores there, and country ${country} leaves none: give the same country, or one of them` }]);
   }
@@ -143,7 +145,7 @@ function planOf(deps: ApiDeps, key: ApiKey, r: Req): Plan {
   // its colour is the one given with its first spelling.
   const colors: (string | undefined)[] = [];
   (r.tickers ?? [r.brand!]).forEach((name, i) => {
-    const found = resolveName(store, name, r.tickers !== undefined, r.country);
+    const found = resolveName(store, name, r.tickers !== undefined, askedIn);
     if (!found) {
       throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestionsFor(store, name) });
     }

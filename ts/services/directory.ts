@@ -126,6 +126,19 @@ export function resolveName(store: Store, name: string, tickers = false, country
   return namesakeIn(store, found, name, country.toUpperCase()) ?? found;
 }
 
+/** A name ending in a qualifier in brackets, as the name-suggestion-index tells namesakes apart. */
+const QUALIFIED = /\([^()]*\)\s*$/;
+
+/** A brand name without its qualifier, as a key that spelling does not change: "Co-op
+ * (Canada)" and "Coop", "Nettó (Ísland)" and "Netto" are namesakes. */
+function baseKey(name: string): string {
+  return name
+    .replace(QUALIFIED, '')
+    .normalize('NFKD')
+    .replace(/[^\p{L}\p{N}]/gu, '')
+    .toLowerCase();
+}
+
 /** Storefronts a brand has in a country (rows a data format serves). */
 function rowsIn(store: Store, brand: number, country: string): number {
   return store.countryCounts(brand).find((c) => c.country === country)?.locationCount ?? 0;
@@ -137,12 +150,14 @@ function rowsIn(store: Store, brand: number, country: string): number {
  * Australia's, "Target (USA)" and "Target (Australia)", "Coop (Nederland)" and "Coop
  * (Schweiz)"; someone asking for Woolworths in Australia means the Australian one. */
 function namesakeIn(store: Store, found: Resolved, name: string, country: string): Resolved | null {
-  if (rowsIn(store, found.brand, country) > 0) return null;
-  const base = (n: string) => n.replace(/\s*\([^()]*\)$/, '').trim().toLowerCase();
-  const wanted = new Set([base(found.name), name.trim().toLowerCase()]);
+  // A name asked for with its qualifier ("Target (USA)") is that brand, wherever it is asked.
+  if (QUALIFIED.test(name) || rowsIn(store, found.brand, country) > 0) return null;
+  const wanted = new Set([baseKey(found.name), baseKey(name)]);
   let best: { brand: number; name: string; rows: number } | null = null;
-  for (const b of store.suggest(name, 50)) {
-    if (b.index === found.brand || !wanted.has(base(b.name))) continue;
+  // Enough suggestions to reach every namesake of a common name (the index has some fifty
+  // brands that start "Coop").
+  for (const b of store.suggest(name, 200)) {
+    if (b.index === found.brand || !wanted.has(baseKey(b.name))) continue;
     const rows = rowsIn(store, b.index, country);
     if (rows > (best?.rows ?? 0)) best = { brand: b.index, name: b.name, rows };
   }
