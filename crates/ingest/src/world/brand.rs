@@ -352,8 +352,9 @@ fn expected<'b>(rank: usize, brand: &'b CatalogBrand, g: &Gazetteer, cal: &Calib
     };
     let main_markets = !published.is_empty() && published_total >= MAIN_MARKETS_SHARE * total;
     // Where the published counts are not the chain's main markets and leave out its home, a
-    // known home the chain trades in holds its share (Scotiabank's rows are Mexico and Peru:
-    // the rest of it is not in the US, Japan and Germany before Canada).
+    // known home the chain trades in holds its share (Scotiabank, when its rows were Mexico and
+    // Peru alone, put the rest of it in the US, Japan and Germany before Canada; Adidas's home
+    // has no row today).
     let home_market = brand.home_country.as_deref().filter(|h| {
         let trades = if published.is_empty() { &brand.trade } else { &brand.countries };
         !main_markets
