@@ -191,3 +191,23 @@ test('refusals: no key, image plans, bad bodies, unknown brands, nothing within 
   const poor = await s.keys.create({ plan: 'enterprise', credits: 0 });
   assertError(t, await post(s.base, poor.key, { brand, lat: 0, lng: 0 }), 402, 'INSUFFICIENT_CREDITS');
 });
+
+test('a name is read in the country the point is in: Woolworths beside Sydney is Australia\'s', async (t) => {
+  const s = await server(t);
+  // The Australian chain's stores, as location-map serves them by its own name.
+  const { env } = await okJson(t, s, { brand: 'Woolworths (Australia)', country: 'AU' });
+  const at = env.locations[0];
+  const asked = await post(s.base, s.key, { brand: 'Woolworths', lat: at.lat, lng: at.lng, limit: 5 });
+  t.is(asked.status, 200);
+  t.is(asked.header('x-brand'), 'Woolworths (Australia)');
+  const full = await post(s.base, s.key, { brand: 'Woolworths (Australia)', lat: at.lat, lng: at.lng, limit: 5 });
+  t.deepEqual(
+    asked.json<NearJson>().locations.map((l) => l.id),
+    full.json<NearJson>().locations.map((l) => l.id),
+  );
+  t.is(asked.json<NearJson>().locations[0].id, at.id);
+  // At sea, in no country, the name is the brand it names.
+  const sea = await post(s.base, s.key, { brand: 'Woolworths', lat: -40, lng: 160, limit: 1 });
+  t.is(sea.status, 200);
+  t.is(sea.header('x-brand'), 'Woolworths');
+});

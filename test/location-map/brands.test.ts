@@ -126,6 +126,9 @@ test('a name asked for in a country where its brand has no storefront is the nam
     ['Target', 'AU', 'Target (Australia)'],
     ['Target', 'US', 'Target (USA)'],
     ['Kmart', 'US', 'Kmart (USA)'],
+    // Names too short for a search by prefix find their namesakes too.
+    ['OK', 'DK', 'OK (Danmark)'],
+    ['OK', 'NL', 'OK (Nederland)'],
   ] as const) {
     const { res, env } = await okJson(t, s, { brand: name, country });
     t.is(env.brand, expected, `${name} in ${country}`);

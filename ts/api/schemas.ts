@@ -22,6 +22,9 @@ const hexColor = z.string().regex(/^#?[0-9a-fA-F]{6}$/, 'a 6-digit hex colour su
 const latitude = z.number().min(-90).max(90);
 const longitude = z.number().min(-180).max(180);
 const text = (max: number) => z.string().trim().min(1).max(max);
+/** How a brand name is read in the country a request asks in: one wording for every schema. */
+const NAMESAKE_RULE =
+  'Asked in one country (country, or the country a state names; on a map, focus_country), a name whose brand has no storefront there is read as its namesake that has the most (Woolworths in AU is "Woolworths (Australia)"), echoed in X-Brand; a name given with its qualifier, and a ticker, are the brand they name.';
 
 /** ISO 8601 date and time, seconds and fraction optional, offset optional; each field in its
  * range (the published schema's pattern, so a client's validator refuses what the server does,
@@ -57,7 +60,7 @@ const INCLUDE_HOURS = z.boolean().optional().describe(INCLUDE_HOURS_TEXT);
 const LOCATION_FILTERS = {
   country: z.string().regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 code').optional().describe('ISO 3166-1 alpha-2 country filter.'),
   state: text(100).optional().describe('A first-level subdivision: its ISO 3166-2 code without the country ("IL", "BY", "NSW", "13" for Tokyo) or its English name ("Bavaria"), case- and accent-insensitive; without `country`, US states first.'),
-  city: text(200).optional().describe('Case-insensitive exact match on the city; with radius_km, the centre.'),
+  city: text(200).optional().describe('Case-insensitive exact match on the city, by its own name or the English one (München or Munich, in Germany); with radius_km, the centre.'),
   postcode: text(20).optional().describe('Postcode filter (case and spaces ignored).'),
   radius_km: z.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),
   storefront_type: z.enum(STOREFRONT_TYPES).optional().describe('Only this kind of storefront.'),
@@ -65,7 +68,7 @@ const LOCATION_FILTERS = {
 
 export const LocationMapRequest = z
   .strictObject({
-    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Required unless tickers is given. With country, a name whose brand has no storefront there is its namesake that has (Woolworths in AU is "Woolworths (Australia)", echoed in X-Brand).'),
+    brand: text(200).optional().describe(`Brand name, alias or stock ticker (case-insensitive). Required unless tickers is given. ${NAMESAKE_RULE}`),
     tickers: z.array(text(20)).min(1).max(MAX_TICKERS).optional().describe('Up to five tickers, used instead of brand: one marker colour per company.'),
     ...LOCATION_FILTERS,
     format: z.enum(FORMATS).default('json').describe('Response format.'),
@@ -117,7 +120,7 @@ export type LocationMapRequest = z.infer<typeof LocationMapRequest>;
 
 export const NearbyRequest = z
   .strictObject({
-    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Without brand and tickers: stores of any brand.'),
+    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive), read in the country the point is in: a name whose brand has no storefront there is its namesake that has the most (Woolworths beside Sydney is "Woolworths (Australia)"), echoed in X-Brand. Without brand and tickers: stores of any brand.'),
     tickers: z.array(text(20)).min(1).max(MAX_TICKERS).optional().describe('Up to five tickers, used instead of brand: the nearest stores of any of them.'),
     lat: latitude.describe('Latitude of the point, WGS 84 degrees.'),
     lng: longitude.describe('Longitude of the point, WGS 84 degrees.'),
@@ -223,7 +226,7 @@ export const UsageQuery = z.strictObject({
 
 export const ChangesQuery = z
   .strictObject({
-    brand: text(200).describe('Brand name, alias or stock ticker (case-insensitive).'),
+    brand: text(200).describe(`Brand name, alias or stock ticker (case-insensitive). ${NAMESAKE_RULE}`),
     since: z
       .union([z.iso.datetime({ offset: true }), z.iso.date()])
       .describe('The date to compare with: the snapshot in force then (the last refresh at or before it) against the serving one. An ISO 8601 timestamp or a date (midnight UTC); at most as old as the oldest snapshot the service keeps (the status endpoint\'s data.changes_since), and not after both the serving snapshot and the clock (400: nothing can have changed since then).'),
@@ -271,7 +274,7 @@ const historyBoundText = (which: string) =>
 
 export const HistoryQuery = z
   .strictObject({
-    brand: text(200).optional().describe('Brand name, alias or stock ticker (case-insensitive). Give brand or ticker.'),
+    brand: text(200).optional().describe(`Brand name, alias or stock ticker (case-insensitive). Give brand or ticker. ${NAMESAKE_RULE}`),
     ticker: text(20).optional().describe("A stock ticker (case-insensitive): its company's brand. Give brand or ticker."),
     ...LOCATION_FILTERS,
     radius_km: z.coerce.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),

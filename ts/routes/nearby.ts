@@ -8,6 +8,7 @@ import { readJsonBody, refuseQueryString } from '../http/body.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { NearbyRequest, parseBody } from '../api/schemas.ts';
 import { DATA_FORMATS, nearby, type DataFormat } from '../native.ts';
+import { iso1A2Code } from '@rapideditor/country-coder';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -33,7 +34,9 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
 
   const store = deps.store.current;
   const names = r.tickers ?? (r.brand ? [r.brand] : []);
-  const { brands, label } = names.length ? resolveBrands(store, names, r.tickers !== undefined) : { brands: [], label: ANY_BRAND };
+  // A name is read in the country the point is in, as the other endpoints read it in the
+  // country asked for: "Woolworths" beside Sydney is Australia's.
+  const { brands, label } = names.length ? resolveBrands(store, names, r.tickers !== undefined, iso1A2Code([r.lng, r.lat]) ?? undefined) : { brands: [], label: ANY_BRAND };
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const started = performance.now();

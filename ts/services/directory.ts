@@ -152,16 +152,37 @@ function rowsIn(store: Store, brand: number, country: string): number {
 function namesakeIn(store: Store, found: Resolved, name: string, country: string): Resolved | null {
   // A name asked for with its qualifier ("Target (USA)") is that brand, wherever it is asked.
   if (QUALIFIED.test(name) || rowsIn(store, found.brand, country) > 0) return null;
-  const wanted = new Set([baseKey(found.name), baseKey(name)]);
+  const index = namesakes(store);
+  const candidates = new Set([...(index.get(baseKey(found.name)) ?? []), ...(index.get(baseKey(name)) ?? [])]);
   let best: { brand: number; name: string; rows: number } | null = null;
-  // Enough suggestions to reach every namesake of a common name (the index has some fifty
-  // brands that start "Coop").
-  for (const b of store.suggest(name, 200)) {
-    if (b.index === found.brand || !wanted.has(baseKey(b.name))) continue;
-    const rows = rowsIn(store, b.index, country);
-    if (rows > (best?.rows ?? 0)) best = { brand: b.index, name: b.name, rows };
+  for (const b of candidates) {
+    if (b === found.brand) continue;
+    const rows = rowsIn(store, b, country);
+    if (rows > (best?.rows ?? 0)) best = { brand: b, name: store.brand(b)!.name, rows };
   }
   return best && { brand: best.brand, name: best.name, by: found.by };
+}
+
+/** Each snapshot's brands by `baseKey`, built on first use: every namesake of a name, however
+ * short ("OK (Danmark)" and "OK (Nederland)", "A1 (Srbija)"), which a search by the typed
+ * name's prefix does not reach. */
+const namesakeIndex = new WeakMap<Store, Map<string, number[]>>();
+function namesakes(store: Store): Map<string, number[]> {
+  let index = namesakeIndex.get(store);
+  if (!index) {
+    index = new Map();
+    const n = store.info().brands;
+    for (let i = 0; i < n; i++) {
+      const b = store.brand(i);
+      if (!b || b.locationCount === 0) continue;
+      const key = baseKey(b.name);
+      const list = index.get(key);
+      if (list) list.push(i);
+      else index.set(key, [i]);
+    }
+    namesakeIndex.set(store, index);
+  }
+  return index;
 }
 
 /** Brand names, aliases or tickers to brands, one per company (two spellings of one company
