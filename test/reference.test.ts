@@ -312,9 +312,9 @@ test('lakes.geojson: the big lakes, each of at least 300 km², the Great Lakes, 
 });
 
 test('cities.csv parses back and holds real cities', (t) => {
-  t.deepEqual(cities[0], ['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng', 'town']);
+  t.deepEqual(cities[0], ['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng', 'town', 'also']);
   const rows = cities.slice(1);
-  t.true(rows.every((r) => r.length === 8));
+  t.true(rows.every((r) => r.length === 9));
   t.true(rows.every((r, i) => i === 0 || +r[0] > +rows[i - 1][0]), 'sorted by geonames_id');
   const toronto = rows.find((r) => r[1] === 'Toronto' && r[2] === 'CA');
   t.truthy(toronto);
@@ -340,7 +340,7 @@ test("cities.csv: a city's sections name the city an address there gives, towns 
     ['Neukölln', 'DE', 'Berlin'],
     ['Eixample', 'ES', 'Barcelona'],
     ['Carabanchel', 'ES', 'Madrid'],
-    ['Vomero', 'IT', 'Naples'],
+    ['Vomero', 'IT', 'Napoli'],
     ['Brixton', 'GB', 'London'],
     ['Koreatown', 'US', 'Los Angeles'],
     ['Zhabei', 'CN', 'Shanghai'],
@@ -356,7 +356,7 @@ test("cities.csv: a city's sections name the city an address there gives, towns 
     ['Troparëvo', 'RU', 'Moscow'],
     // Where GeoNames' codes are not municipalities, by distance alone: Bucharest's sectors
     // (each a code of its own) and Montréal's Saint-Laurent (a borough's).
-    ['Sector 2', 'RO', 'Bucharest'],
+    ['Sector 2', 'RO', 'București'],
     ['Saint-Laurent', 'CA', 'Montréal'],
   ]) {
     t.is(town(name, country), city, `${name}, ${country}`);
@@ -377,6 +377,43 @@ test("cities.csv: a city's sections name the city an address there gives, towns 
   ]) {
     t.is(town(name, country), '', `${name}, ${country}`);
   }
+});
+
+test("cities.csv: a city is named as its own country's addresses name it, its English name beside", (t) => {
+  const rows = cities.slice(1);
+  const biggest = (name: string, country: string) => rows.filter((r) => r[1] === name && r[2] === country).sort((a, b) => +b[4] - +a[4])[0];
+  // As the postal services and the cities' own signs write them, English names from GeoNames.
+  for (const [local, english, country] of [
+    ['München', 'Munich', 'DE'],
+    ['Wien', 'Vienna', 'AT'],
+    ['Roma', 'Rome', 'IT'],
+    ['Milano', 'Milan', 'IT'],
+    ['Napoli', 'Naples', 'IT'],
+    ['Firenze', 'Florence', 'IT'],
+    ['Venezia', 'Venice', 'IT'],
+    ['Lisboa', 'Lisbon', 'PT'],
+    ['Warszawa', 'Warsaw', 'PL'],
+    ['Praha', 'Prague', 'CZ'],
+    ['București', 'Bucharest', 'RO'],
+    ['Den Haag', 'The Hague', 'NL'],
+    ['København', 'Copenhagen', 'DK'],
+    ['Ciudad de México', 'Mexico City', 'MX'],
+    ['Hà Nội', 'Hanoi', 'VN'],
+  ]) {
+    const row = biggest(local, country);
+    t.truthy(row, `${local}, ${country}`);
+    t.true(+row![4] > 50_000, `${local} is the city, not a namesake`);
+    t.is(row![8], english, `${local}'s English name`);
+    t.is(biggest(english, country), undefined, `no place in ${country} is still called ${english}`);
+  }
+  // Places already named as at home have no second name (a city's sections name the local
+  // name: Vomero's is Napoli, above).
+  t.is(biggest('Köln', 'DE')![8], '');
+  t.is(biggest('Zürich', 'CH')![8], '');
+  // GeoNames gives Gorakhpur in Haryana, a village, 1,324,570 people: it is left out, and the
+  // city in Uttar Pradesh is the one Gorakhpur.
+  const gorakhpur = rows.filter((r) => r[1] === 'Gorakhpur' && r[2] === 'IN');
+  t.deepEqual(gorakhpur.map((r) => r[3]), ['UP']);
 });
 
 test('zips.csv: sorted five-digit ZIPs with coordinates', async (t) => {
@@ -410,7 +447,7 @@ test('cities.csv: admin1 is the ISO 3166-2 subdivision code (without the country
   const rows = cities.slice(1);
   // Codes from the ISO 3166-2 standard's own lists, written out here.
   const expected: [string, string, string][] = [
-    ['Munich', 'DE', 'BY'],
+    ['München', 'DE', 'BY'],
     ['Berlin', 'DE', 'BE'],
     ['Tokyo', 'JP', '13'],
     ['Osaka', 'JP', '27'],
@@ -453,12 +490,12 @@ test('cities.csv: admin1 is the ISO 3166-2 subdivision code (without the country
     ['São Paulo', 'BR', 'SP'],
     ['Zürich', 'CH', 'ZH'],
     ['Amsterdam', 'NL', 'NH'],
-    ['Milan', 'IT', '25'],
+    ['Milano', 'IT', '25'],
     ['Chicago', 'US', 'IL'],
     ['Seoul', 'KR', '11'],
-    ['Mexico City', 'MX', 'CMX'],
+    ['Ciudad de México', 'MX', 'CMX'],
     ['Guadalajara', 'MX', 'JAL'],
-    ['Warsaw', 'PL', 'MZ'],
+    ['Warszawa', 'PL', 'MZ'],
     ['Kraków', 'PL', 'MA'],
     // Units the database files under another subdivision's code: Jiangsu (as Taiwan's TW),
     // Irkutsk Oblast (as Sevastopol's UA-40), Northern Ireland (as North Yorkshire's NYK).

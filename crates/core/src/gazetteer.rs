@@ -17,7 +17,10 @@ pub(crate) struct Gazetteer {
     lat: Vec<f64>,
     lng: Vec<f64>,
     population: Vec<u64>,
-    /// (hash of the folded name, city), sorted: a name's cities are one run, in city order.
+    /// Each city's other name (`CityRecord::also`), a pool id; the empty string's for most.
+    also: Vec<u32>,
+    /// (hash of a folded name, city), sorted: a name's cities are one run, in city order. A
+    /// city with two names is in two runs.
     by_name: Vec<(u64, u32)>,
 }
 
@@ -32,7 +35,11 @@ impl Gazetteer {
             g.lat.push(c.lat);
             g.lng.push(c.lng);
             g.population.push(c.population);
+            g.also.push(pool.intern(&c.also));
             g.by_name.push((fnv1a(&fold_case(&c.name)), i as u32));
+            if !c.also.is_empty() && fold_case(&c.also) != fold_case(&c.name) {
+                g.by_name.push((fnv1a(&fold_case(&c.also)), i as u32));
+            }
         }
         g.by_name.sort_unstable();
         g.text = pool.finish();
@@ -51,10 +58,11 @@ impl Gazetteer {
             lat: self.lat[i],
             lng: self.lng[i],
             population: self.population[i],
+            also: self.also(i).to_string(),
         }
     }
 
-    /// The cities whose folded name is `folded`, in city order.
+    /// The cities whose folded name, or other name, is `folded`, in city order.
     pub(crate) fn named<'a>(&'a self, folded: &'a str) -> impl Iterator<Item = usize> + 'a {
         let h = fnv1a(folded);
         let start = self.by_name.partition_point(|&(k, _)| k < h);
@@ -63,7 +71,7 @@ impl Gazetteer {
             .take_while(move |&&(k, _)| k == h)
             .map(|&(_, i)| i as usize)
             // A hash shared by two names: only the city whose name folds to the query.
-            .filter(move |&i| fold_case(self.name(i)) == folded)
+            .filter(move |&i| fold_case(self.name(i)) == folded || (!self.also(i).is_empty() && fold_case(self.also(i)) == folded))
     }
 
     pub(crate) fn name(&self, i: usize) -> &str {
@@ -71,6 +79,9 @@ impl Gazetteer {
     }
     pub(crate) fn country(&self, i: usize) -> &str {
         self.text.get(self.country[i])
+    }
+    pub(crate) fn also(&self, i: usize) -> &str {
+        self.text.get(self.also[i])
     }
     pub(crate) fn admin1(&self, i: usize) -> &str {
         self.text.get(self.admin1[i])
@@ -88,7 +99,28 @@ mod tests {
     use super::*;
 
     fn city(name: &str, country: &str, admin1: &str, population: u64) -> CityRecord {
-        CityRecord { name: name.into(), country: country.into(), admin1: admin1.into(), lat: population as f64 / 1e6, lng: -1.5, population }
+        CityRecord {
+            name: name.into(),
+            country: country.into(),
+            admin1: admin1.into(),
+            lat: population as f64 / 1e6,
+            lng: -1.5,
+            population,
+            also: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_city_is_found_by_either_of_its_names_once() {
+        let munich = CityRecord { also: "Munich".into(), ..city("München", "DE", "BY", 1_260_000) };
+        let cities = vec![city("Munich", "US", "ND", 200), munich.clone(), CityRecord { also: "Roma".into(), ..city("Roma", "IT", "62", 2_300_000) }];
+        let g = Gazetteer::new(&cities);
+        assert_eq!(g.named("munich").collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(g.named("münchen").collect::<Vec<_>>(), vec![1]);
+        // A second name that is the first is indexed once.
+        assert_eq!(g.named("roma").collect::<Vec<_>>(), vec![2]);
+        assert_eq!(g.record(1), munich);
+        assert_eq!((g.also(0), g.also(1)), ("", "Munich"));
     }
 
     #[test]

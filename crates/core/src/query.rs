@@ -128,6 +128,10 @@ impl Snapshot {
             (Some(_), Some(c)) => Some(self.city_center(brand, c, f, country, state.as_deref())?),
             _ => None,
         };
+        let other_names = match (&city, center) {
+            (Some(c), None) => self.other_city_names(c, f),
+            _ => Vec::new(),
+        };
         let radius_m = f.radius_km.map(|r| r * 1000.0);
 
         let mut out = QueryResult { center, ..QueryResult::default() };
@@ -152,7 +156,12 @@ impl Snapshot {
             match (center, radius_m, &city) {
                 (Some((lat, lng)), Some(m), _) if haversine_m(lat, lng, self.lat[r], self.lng[r]) > m => continue,
                 (Some(_), Some(_), _) => {}
-                (_, _, Some(c)) if !eq_ci(self.row_text(TextColumn::City, r), c) => continue,
+                (_, _, Some(c)) => {
+                    let text = self.row_text(TextColumn::City, r);
+                    if !eq_ci(text, c) && !other_names.iter().any(|(n, k)| *k == self.country[r] && eq_ci(text, n)) {
+                        continue;
+                    }
+                }
                 _ => {}
             }
             // With open_at no coverage is estimated: the sources' overlap estimates every
@@ -173,6 +182,30 @@ impl Snapshot {
             out.sources.0 |= self.sources[r];
         }
         Ok(out)
+    }
+
+    /// The other names of the gazetteer's cities called `city_lower` (within the country and
+    /// state filters), each with its country: rows in Munich may say München, or Munich, and
+    /// both are the city asked for. Only in that city's country, though: Rome's Roma is not
+    /// the Roma in Queensland.
+    fn other_city_names(&self, city_lower: &str, f: &Filters) -> Vec<(String, u16)> {
+        let g = &self.cities;
+        let mut out: Vec<(String, u16)> = Vec::new();
+        for i in g.named(city_lower) {
+            if f.country.as_ref().is_some_and(|k| !g.country(i).eq_ignore_ascii_case(k.trim()))
+                || f.state.as_ref().is_some_and(|s| !g.admin1(i).eq_ignore_ascii_case(s.trim()))
+            {
+                continue;
+            }
+            let Some(country) = self.countries.iter().position(|x| x == g.country(i)) else { continue };
+            for name in [g.name(i), g.also(i)] {
+                let folded = fold_case(name);
+                if !name.is_empty() && folded != city_lower && !out.iter().any(|(n, k)| *n == folded && *k == country as u16) {
+                    out.push((folded, country as u16));
+                }
+            }
+        }
+        out
     }
 
     /// The radius centre: the most populous gazetteer city of that name (within the country

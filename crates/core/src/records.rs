@@ -101,6 +101,11 @@ pub struct CityRecord {
     pub lat: f64,
     pub lng: f64,
     pub population: u64,
+    /// The city's other name, its English one beside the local one (Munich, München); a
+    /// `city` filter finds the city, and its rows, by either. Empty for most cities, and
+    /// absent from a snapshot written before it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub also: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -78,6 +78,13 @@ const ROWS: &[Row] = &[
     row(BETA, "b02", (41.8790, -87.6310), "US", "IL", "Chicago", "SW1A 1AA", Some(Pickup), 0.9, false, Overture),
     row(BETA, "b03", (39.7392, -104.9903), "US", "CO", "Denver", "80202", Some(FullRetail), 0.9, false, Atp),
     row(BETA, "b04", (39.7294, -104.8319), "US", "CO", "Aurora", "80012", Some(FullRetail), 0.9, false, Atp),
+    // A city known by two names (the gazetteer's München, also Munich), written either way by
+    // the sources; and a Roma in Queensland beside Rome's own Roma.
+    row(BETA, "b05", (48.1374, 11.5755), "DE", "BY", "München", "80331", Some(FullRetail), 0.9, false, Osm),
+    row(BETA, "b06", (48.1500, 11.5800), "DE", "BY", "Munich", "80802", Some(FullRetail), 0.9, false, Fsq),
+    row(BETA, "b07", (48.1200, 11.6000), "DE", "BY", "MÜNCHEN", "81667", Some(FullRetail), 0.9, false, Atp),
+    row(BETA, "b08", (-26.5700, 148.7900), "AU", "QLD", "Roma", "4455", Some(FullRetail), 0.9, false, Atp),
+    row(BETA, "b09", (41.9000, 12.5000), "IT", "62", "Roma", "00184", Some(FullRetail), 0.9, false, Overture),
 ];
 
 /// The gazetteer: two Springfields (Missouri's the more populous), no Aurora, Portland or
@@ -90,6 +97,7 @@ fn cities() -> Vec<CityRecord> {
         lat,
         lng,
         population,
+        also: String::new(),
     };
     vec![
         city("Chicago", "US", "IL", 41.878_1, -87.629_8, 2_746_388),
@@ -98,6 +106,8 @@ fn cities() -> Vec<CityRecord> {
         city("London", "GB", "ENG", 51.507_4, -0.127_8, 8_799_800),
         city("Zürich", "CH", "ZH", 47.376_9, 8.541_7, 421_878),
         city("Toronto", "CA", "ON", 43.653_2, -79.383_2, 2_794_356),
+        CityRecord { also: "Munich".into(), ..city("München", "DE", "BY", 48.137_4, 11.575_5, 1_260_391) },
+        CityRecord { also: "Rome".into(), ..city("Roma", "IT", "62", 41.894_7, 12.485_1, 2_318_895) },
     ]
 }
 
@@ -149,7 +159,7 @@ fn centre(brand: u32, f: &Filters) -> Option<(f64, f64)> {
     let city = f.city.as_deref()?;
     let best = cities()
         .into_iter()
-        .filter(|c| same_text(&c.name, city))
+        .filter(|c| same_text(&c.name, city) || same_text(&c.also, city))
         .filter(|c| f.country.as_deref().is_none_or(|k| same_text(&c.country, k)))
         .filter(|c| f.state.as_deref().is_none_or(|s| same_text(&c.admin1, s)))
         .max_by_key(|c| c.population);
@@ -177,7 +187,18 @@ fn want(brand: u32, f: &Filters) -> Vec<&'static str> {
         .filter(|r| f.storefront_type.is_none_or(|t| r.storefront == Some(t)))
         .filter(|r| match (centre, f.radius_km, f.city.as_deref()) {
             (Some((lat, lng)), Some(km), _) => distance_km(lat, lng, r.lat, r.lng) <= km,
-            (_, _, Some(c)) => same_text(r.city, c),
+            // The name as asked, or another name of a gazetteer city of that name within the
+            // filters, in that city's country.
+            (_, _, Some(c)) => {
+                same_text(r.city, c)
+                    || cities().iter().any(|g| {
+                        (same_text(&g.name, c) || same_text(&g.also, c))
+                            && f.country.as_deref().is_none_or(|k| same_text(&g.country, k))
+                            && f.state.as_deref().is_none_or(|s| same_text(&g.admin1, s))
+                            && g.country == r.country
+                            && (same_text(r.city, &g.name) || same_text(r.city, &g.also))
+                    })
+            }
             _ => true,
         })
         .map(|r| r.name)
@@ -234,7 +255,7 @@ fn all() -> Filters {
 fn no_filter_returns_the_brands_rows_only() {
     let snap = snapshot("none");
     assert_eq!(check(&snap, ALPHA, &all()).len(), 19);
-    assert_eq!(check(&snap, BETA, &all()), ["b01", "b02", "b03", "b04"]);
+    assert_eq!(check(&snap, BETA, &all()), ["b01", "b02", "b03", "b04", "b05", "b06", "b07", "b08", "b09"]);
     let res = snap.query(2, &all()).unwrap();
     assert!(res.rows.is_empty() && res.sources.is_empty(), "a brand the snapshot does not have matches nothing");
 }
@@ -276,6 +297,25 @@ fn city_ignoring_case_exactly() {
     assert_eq!(check(&snap, ALPHA, &Filters { city: Some("Springfield".into()), ..all() }), ["a08", "a09", "a10"]);
     assert_eq!(check(&snap, ALPHA, &Filters { city: Some("Chicag".into()), ..all() }), Vec::<&str>::new(), "exact, not a prefix");
     assert_eq!(check(&snap, ALPHA, &Filters { city: Some("Zurich".into()), ..all() }), Vec::<&str>::new(), "accents count");
+}
+
+#[test]
+fn a_city_by_either_of_its_names_in_its_own_country() {
+    let snap = snapshot("city-names");
+    let city = |c: &str| Filters { city: Some(c.into()), ..all() };
+    for c in ["Munich", "munich", "München", "MÜNCHEN"] {
+        assert_eq!(check(&snap, BETA, &city(c)), ["b05", "b06", "b07"], "{c}");
+    }
+    assert_eq!(check(&snap, BETA, &Filters { country: Some("DE".into()), state: Some("BY".into()), ..city("Munich") }), ["b05", "b06", "b07"]);
+    assert_eq!(check(&snap, BETA, &Filters { country: Some("US".into()), ..city("Munich") }), Vec::<&str>::new());
+    // Rome is Roma in Italy, not the Roma in Queensland; asked as Roma, both are.
+    assert_eq!(check(&snap, BETA, &city("Rome")), ["b09"]);
+    assert_eq!(check(&snap, BETA, &city("Roma")), ["b08", "b09"]);
+    assert_eq!(check(&snap, BETA, &Filters { country: Some("AU".into()), ..city("Rome") }), Vec::<&str>::new());
+    // A radius around Munich is around München's centre.
+    let res = snap.query(BETA, &Filters { radius_km: Some(5.0), ..city("Munich") }).unwrap();
+    assert_eq!(res.center, Some((48.137_4, 11.575_5)));
+    assert_eq!(check(&snap, BETA, &Filters { radius_km: Some(5.0), ..city("Munich") }), ["b05", "b06", "b07"]);
 }
 
 #[test]

@@ -78,6 +78,7 @@ fn cities() -> Vec<CityRecord> {
         lat,
         lng,
         population,
+        also: String::new(),
     };
     vec![
         city("Chicago", "US", "IL", 41.878_113_6_f64.next_up(), -87.629_798_2, 2_746_388),
@@ -85,6 +86,7 @@ fn cities() -> Vec<CityRecord> {
         city("São Paulo", "BR", "SP", -23.550_5, -46.633_308_999_999_99, 12_330_000),
         city("Zürich", "CH", "ZH", 0.1 + 0.2, 8.541_694, 421_878),
         city("Springfield", "US", "IL", 39.781_721, -89.650_148, 114_394),
+        CityRecord { also: "Munich".into(), ..city("München", "DE", "BY", 48.137_43, 11.575_49, 1_260_391) },
     ]
 }
 

@@ -43,7 +43,7 @@ mod tests {
     use super::*;
 
     fn city(lat: f64, lng: f64, population: u64) -> City {
-        City { geonames_id: 1, name: "x".into(), country: "US".into(), admin1: String::new(), population, lat, lng, town: String::new() }
+        City { geonames_id: 1, population, ..City::place("x", "US", "", lat, lng) }
     }
 
     #[test]

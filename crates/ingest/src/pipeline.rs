@@ -717,7 +717,15 @@ fn snapshot_meta(fp: &Fingerprint, imports: &[ImportReport], imported: &[u64]) -
 fn city_records(cities: &[City]) -> Vec<CityRecord> {
     cities
         .iter()
-        .map(|c| CityRecord { name: c.name.clone(), country: c.country.clone(), admin1: c.admin1.clone(), lat: c.lat, lng: c.lng, population: c.population })
+        .map(|c| CityRecord {
+            name: c.name.clone(),
+            country: c.country.clone(),
+            admin1: c.admin1.clone(),
+            lat: c.lat,
+            lng: c.lng,
+            population: c.population,
+            also: c.also.clone(),
+        })
         .collect()
 }
 

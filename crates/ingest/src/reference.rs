@@ -40,6 +40,28 @@ pub struct City {
     /// own. The reference builder finds it; a reference written before it has none.
     #[serde(default)]
     pub town: String,
+    /// GeoNames' English name where `name` is the local one (Munich beside München); empty
+    /// otherwise, and in a reference written before it.
+    #[serde(default)]
+    pub also: String,
+}
+
+#[cfg(test)]
+impl City {
+    /// A place of its own (no district's city, no second name) of 1,000 people, for tests.
+    pub(crate) fn place(name: &str, country: &str, admin1: &str, lat: f64, lng: f64) -> City {
+        City {
+            geonames_id: 0,
+            name: name.into(),
+            country: country.into(),
+            admin1: admin1.into(),
+            population: 1000,
+            lat,
+            lng,
+            town: String::new(),
+            also: String::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

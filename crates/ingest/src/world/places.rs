@@ -282,14 +282,15 @@ impl<'a> Gazetteer<'a> {
         (!cities.0.is_empty() && all > 0.0).then(|| Area { cities, people_share: near / all })
     }
 
-    /// The biggest city of this name in a country's admin-1 unit.
+    /// The biggest city of this name, or of this English name (Munich for München), in a
+    /// country's admin-1 unit.
     pub fn find_city(&self, country: &str, admin1: &str, name: &str) -> Option<u32> {
         let (ids, _) = self.by_country.get(country)?;
         ids.iter()
             .copied()
             .filter(|&i| {
                 let c = &self.cities[i as usize];
-                c.admin1 == admin1 && c.name == name
+                c.admin1 == admin1 && (c.name == name || (!c.also.is_empty() && c.also == name))
             })
             .max_by_key(|&i| self.cities[i as usize].population)
     }
@@ -443,6 +444,7 @@ mod tests {
                 lat,
                 lng,
                 town: String::new(),
+                also: String::new(),
             });
         }
         let mut big: Vec<usize> = (0..cities.len()).collect();

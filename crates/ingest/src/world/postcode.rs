@@ -98,7 +98,7 @@ const DE: &[(&str, &str)] = &[
     ("77", "Offenburg"),
     ("78", "Konstanz"),
     ("79", "Freiburg"),
-    ("80", "Munich"),
+    ("80", "München"),
     ("82", "Fürstenfeldbruck"),
     ("83", "Rosenheim"),
     ("84", "Landshut"),
@@ -240,7 +240,7 @@ const ES: &[(&str, &str)] = &[
     ("08", "Barcelona"),
     ("09", "Burgos"),
     ("10", "Cáceres"),
-    ("11", "Cadiz"),
+    ("11", "Cádiz"),
     ("12", "Castelló de la Plana"),
     ("13", "Ciudad Real"),
     ("14", "Córdoba"),
@@ -284,7 +284,7 @@ const ES: &[(&str, &str)] = &[
     ("52", "Melilla"),
 ];
 const IT: &[(&str, &str)] = &[
-    ("00", "Rome"),
+    ("00", "Roma"),
     ("01", "Viterbo"),
     ("02", "Rieti"),
     ("03", "Frosinone"),
@@ -294,17 +294,17 @@ const IT: &[(&str, &str)] = &[
     ("07", "Sassari"),
     ("08", "Nuoro"),
     ("09", "Cagliari"),
-    ("10", "Turin"),
+    ("10", "Torino"),
     ("11", "Aosta"),
     ("12", "Cuneo"),
     ("13", "Vercelli"),
     ("14", "Asti"),
     ("15", "Alessandria"),
-    ("16", "Genoa"),
+    ("16", "Genova"),
     ("17", "Savona"),
     ("18", "Imperia"),
     ("19", "La Spezia"),
-    ("20", "Milan"),
+    ("20", "Milano"),
     ("21", "Varese"),
     ("22", "Como"),
     ("23", "Sondrio"),
@@ -314,7 +314,7 @@ const IT: &[(&str, &str)] = &[
     ("27", "Pavia"),
     ("28", "Novara"),
     ("29", "Piacenza"),
-    ("30", "Venice"),
+    ("30", "Venezia"),
     ("31", "Treviso"),
     ("32", "Belluno"),
     ("33", "Udine"),
@@ -333,7 +333,7 @@ const IT: &[(&str, &str)] = &[
     ("46", "Mantova"),
     ("47", "Forlì"),
     ("48", "Ravenna"),
-    ("50", "Florence"),
+    ("50", "Firenze"),
     ("51", "Pistoia"),
     ("52", "Arezzo"),
     ("53", "Siena"),
@@ -358,7 +358,7 @@ const IT: &[(&str, &str)] = &[
     ("74", "Taranto"),
     ("75", "Matera"),
     ("76", "Barletta"),
-    ("80", "Naples"),
+    ("80", "Napoli"),
     ("81", "Caserta"),
     ("82", "Benevento"),
     ("83", "Avellino"),
@@ -384,7 +384,7 @@ const NL: &[(&str, &str)] = &[
     ("18", "Alkmaar"),
     ("20", "Haarlem"),
     ("23", "Leiden"),
-    ("25", "The Hague"),
+    ("25", "Den Haag"),
     ("27", "Zoetermeer"),
     ("30", "Rotterdam"),
     ("33", "Dordrecht"),
@@ -951,7 +951,7 @@ const CITY_PREFIXES: [(&str, &str, &str); 58] = [
     ("CH", "Basel", "400-405"),
     ("CH", "Lausanne", "100-101"),
     ("CH", "Luzern", "600-601"),
-    ("CH", "Sankt Gallen", "900-901"),
+    ("CH", "St. Gallen", "900-901"),
     ("CH", "Lugano", "690-691"),
     ("AT", "Graz", "801-806"),
     ("AT", "Linz", "402-404"),
@@ -961,7 +961,7 @@ const CITY_PREFIXES: [(&str, &str, &str); 58] = [
     ("BE", "Gent", "900-905"),
     ("BE", "Liège", "400-403"),
     ("BE", "Charleroi", "600-606"),
-    ("PL", "Warsaw", "00-04"),
+    ("PL", "Warszawa", "00-04"),
     ("PL", "Kraków", "30-31"),
     ("PL", "Łódź", "90-94"),
     ("PL", "Wrocław", "50-54"),
@@ -996,12 +996,12 @@ const CITY_PREFIXES: [(&str, &str, &str); 58] = [
     ("ES", "Sevilla", "410"),
     ("ES", "Zaragoza", "500"),
     ("ES", "Málaga", "290"),
-    ("IT", "Rome", "001"),
-    ("IT", "Milan", "201"),
-    ("IT", "Naples", "801"),
-    ("IT", "Turin", "101"),
-    ("IT", "Genoa", "161"),
-    ("IT", "Florence", "501"),
+    ("IT", "Roma", "001"),
+    ("IT", "Milano", "201"),
+    ("IT", "Napoli", "801"),
+    ("IT", "Torino", "101"),
+    ("IT", "Genova", "161"),
+    ("IT", "Firenze", "501"),
 ];
 
 /// Each country's postal areas at their main towns.
@@ -1336,7 +1336,7 @@ mod tests {
     }
 
     fn place(name: &str, country: &str, admin1: &str, lat: f64, lng: f64) -> City {
-        City { geonames_id: 0, name: name.into(), country: country.into(), admin1: admin1.into(), population: 1000, lat, lng, town: String::new() }
+        City::place(name, country, admin1, lat, lng)
     }
 
     /// Aylmer, in Quebec across the river from Ottawa, is nearer Ottawa's point than
@@ -1350,7 +1350,7 @@ mod tests {
             place("Marseille", "FR", "PAC", 43.29695, 5.38107),
             place("Aix-en-Provence", "FR", "PAC", 43.5283, 5.44973),
             place("Zürich", "CH", "ZH", 47.37, 8.55),
-            place("Warsaw", "PL", "MZ", 52.23, 21.01),
+            place("Warszawa", "PL", "MZ", 52.23, 21.01),
             place("Barcelona", "ES", "CT", 41.39, 2.17),
             City { population: 1_400_000, ..place("Belém", "BR", "PA", -1.46, -48.5) },
             City { population: 15_000, ..place("Belém", "BR", "PB", -6.69, -35.53) },
@@ -1376,7 +1376,7 @@ mod tests {
         assert_eq!(areas.prefix(&place("Zürich", "CH", "ZH", 47.37, 8.55)).as_deref(), Some("80"));
         assert_eq!(areas.prefix(&place("Zürich (Kreis 11) / Oerlikon", "CH", "ZH", 47.41, 8.54)).as_deref(), Some("80"));
         assert_eq!(areas.prefix(&place("Kloten", "CH", "ZH", 47.45, 8.58)).as_deref(), Some("80-81|83-84|86|89"));
-        assert_eq!(areas.prefix(&place("Warsaw", "PL", "MZ", 52.23, 21.01)).as_deref(), Some("00-04"));
+        assert_eq!(areas.prefix(&place("Warszawa", "PL", "MZ", 52.23, 21.01)).as_deref(), Some("00-04"));
         let eixample = City { town: "Barcelona".into(), ..place("Eixample", "ES", "CT", 41.39, 2.16) };
         assert_eq!(areas.prefix(&eixample).as_deref(), Some("080"));
         // Belém, Pará's capital, is 66000-66999; the town of that name in Paraíba has its

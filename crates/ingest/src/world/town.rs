@@ -16,7 +16,7 @@ use crate::reference::City;
 /// First-level regions that are one city, whose every place is one of its districts, with
 /// the city's name as the gazetteer has it: (country, region, city).
 const CITY_REGIONS: [(&str, &str, &str); 6] =
-    [("DE", "BE", "Berlin"), ("DE", "HH", "Hamburg"), ("AT", "9", "Vienna"), ("CZ", "10", "Prague"), ("HU", "BU", "Budapest"), ("RO", "B", "Bucharest")];
+    [("DE", "BE", "Berlin"), ("DE", "HH", "Hamburg"), ("AT", "9", "Wien"), ("CZ", "10", "Praha"), ("HU", "BU", "Budapest"), ("RO", "B", "București")];
 
 /// The name an address in `place` gives its town.
 pub fn name(place: &City) -> &str {
@@ -72,7 +72,7 @@ mod tests {
     }
 
     fn place(name: &str, country: &str, admin1: &str) -> City {
-        City { geonames_id: 0, name: name.into(), country: country.into(), admin1: admin1.into(), population: 1000, lat: 0.0, lng: 0.0, town: String::new() }
+        City::place(name, country, admin1, 0.0, 0.0)
     }
 
     #[test]
@@ -83,10 +83,10 @@ mod tests {
             ("Marseille", "FR", "PAC", "Marseille"),
             ("Neukölln", "DE", "BE", "Berlin"),
             ("Hamburg-Nord", "DE", "HH", "Hamburg"),
-            ("Favoriten", "AT", "9", "Vienna"),
-            ("Karlín", "CZ", "10", "Prague"),
+            ("Favoriten", "AT", "9", "Wien"),
+            ("Karlín", "CZ", "10", "Praha"),
             ("Budapest XI. kerület", "HU", "BU", "Budapest"),
-            ("Sector 3", "RO", "B", "Bucharest"),
+            ("Sector 3", "RO", "B", "București"),
             ("Zürich (Kreis 11) / Oerlikon", "CH", "ZH", "Zürich"),
             ("Zürich (Kreis 3)", "CH", "ZH", "Zürich"),
             ("Oberwinterthur (Kreis 2) / Hegi", "CH", "ZH", "Winterthur"),
