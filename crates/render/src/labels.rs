@@ -135,6 +135,9 @@ pub fn place(cities: &[City], font: Option<&Font>, cam: &Camera, occupied: &mut 
             break;
         }
         let (wx, wy) = crate::camera::world(c.lat, c.lng);
+        // The copy of the world nearest the view, as markers are drawn: a map across the
+        // antimeridian names Nome beside Anadyr.
+        let wx = wx + 256.0 * (((vx0 + vx1) / 2.0 - wx) / 256.0).round();
         if wx < vx0 || wx > vx1 || wy < vy0 || wy > vy1 {
             continue;
         }
@@ -257,6 +260,24 @@ mod tests {
             2834498,Schwanebeck,DE,BB,4000,52.62,13.53,\n";
         let names: Vec<String> = read_cities_csv(text).expect("cities").into_iter().map(|c| c.name).collect();
         assert_eq!(names, ["Berlin", "Oranienburg"]);
+    }
+
+    #[test]
+    fn a_map_across_the_antimeridian_names_towns_on_both_sides() {
+        let font =
+            crate::text::Font::from_bytes(&std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/DejaVuSans.ttf")).expect("font")).expect("font");
+        // Two places big enough for any map, at Anadyr's place west of the line and Nome's east
+        // of it (the towns themselves are too small for a map this wide).
+        let cities: Vec<City> = [("East", 2_000_000, 64.5, -165.41), ("West", 1_000_000, 64.73, 177.51)]
+            .into_iter()
+            .map(|(name, population, lat, lng)| City { name: name.into(), population, lat, lng })
+            .collect();
+        let bering = Camera::new(Viewport::Bounds([60.0, 170.0, 68.0, -145.0]), &[], 1200, 800, 1.0);
+        let placed = place(&cities, Some(&font), &bering, &mut Vec::new());
+        assert_eq!(placed.texts.len(), 2);
+        let xs: Vec<f32> = placed.dots.iter().map(|&(x, _)| x).collect();
+        assert!(xs.iter().all(|x| (0.0..1200.0).contains(x)), "{xs:?}");
+        assert!(xs[1] < xs[0], "West is left of East: {xs:?}");
     }
 
     #[test]
