@@ -139,9 +139,17 @@ function baseKey(name: string): string {
     .toLowerCase();
 }
 
-/** Storefronts a brand has in a country (rows a data format serves). */
+const countsByStore = new WeakMap<Store, Map<number, Map<string, number>>>();
+
+/** Storefronts a brand has in a country (rows a data format serves). Each brand's counts are
+ * read from the snapshot once (a scan of its rows, on the event loop) and kept with it: every
+ * request that names a country asks. */
 function rowsIn(store: Store, brand: number, country: string): number {
-  return store.countryCounts(brand).find((c) => c.country === country)?.locationCount ?? 0;
+  let brands = countsByStore.get(store);
+  if (!brands) countsByStore.set(store, (brands = new Map()));
+  let counts = brands.get(brand);
+  if (!counts) brands.set(brand, (counts = new Map(store.countryCounts(brand).map((c) => [c.country, c.locationCount]))));
+  return counts.get(country) ?? 0;
 }
 
 /** Where `found` has no storefront in `country`: the brand named as it is, or as it is with a
