@@ -206,6 +206,13 @@ test('a name is read in the country the point is in: Woolworths beside Sydney is
     full.json<NearJson>().locations.map((l) => l.id),
   );
   t.is(asked.json<NearJson>().locations[0].id, at.id);
+  // A territory is its own country, as the rows code it: "First Bank" in Puerto Rico (PR, not
+  // the US) is the Puerto Rican bank, not Taiwan's First Bank nor a mainland namesake.
+  const pr = (await okJson(t, s, { brand: 'First Bank (Puerto Rico)', country: 'PR' })).env.locations[0];
+  const bank = await post(s.base, s.key, { brand: 'First Bank', lat: pr.lat, lng: pr.lng, limit: 1 });
+  t.is(bank.status, 200);
+  t.is(bank.header('x-brand'), 'First Bank (Puerto Rico)');
+  t.is(bank.json<NearJson>().locations[0].id, pr.id);
   // At sea, in no country, the name is the brand it names.
   const sea = await post(s.base, s.key, { brand: 'Woolworths', lat: -40, lng: 160, limit: 1 });
   t.is(sea.status, 200);

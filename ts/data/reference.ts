@@ -484,10 +484,12 @@ function districtTowns(cities: City[], iso: Map<number, string>): Map<number, st
 /**
  * Cities GeoNames names in English where their own country's addresses, signs and OpenStreetMap
  * name them otherwise, by GeoNames id: an address in Munich reads "80331 München", and so do the
- * publishers' rows there. The places of 40,000 people or more in the Latin-script countries
- * whose GeoNames name is an English exonym; elsewhere GeoNames' name is already the local one
- * (Köln, Nürnberg, Sevilla, Zürich). Each keeps its English name beside it (`also`), so that a
- * `city` filter or a radius asked for Munich finds München.
+ * publishers' rows there. The places of 40,000 people or more in the Latin-script countries,
+ * and the capitals, whose GeoNames name is an English exonym or lacks its letters (Bielsko-Biala);
+ * elsewhere GeoNames' name is already the local one (Köln, Nürnberg, Sevilla, Zürich), and
+ * countries written in another script keep GeoNames' Latin one. Each keeps its English name
+ * beside it (`also`, one name: Brussels, not Brussel too), so that a `city` filter or a radius
+ * asked for Munich finds München.
  */
 export const LOCAL_NAMES: ReadonlyMap<number, string> = new Map([
   [2867714, 'München'], // Munich
@@ -510,7 +512,7 @@ export const LOCAL_NAMES: ReadonlyMap<number, string> = new Map([
   [2618425, 'København'], // Copenhagen
   [3530597, 'Ciudad de México'], // Mexico City
   [745044, 'İstanbul'], // Istanbul
-  [1566083, 'Thành phố Hồ Chí Minh'], // Ho Chi Minh City
+  [1566083, 'Hồ Chí Minh'], // Ho Chi Minh City
   [1581130, 'Hà Nội'], // Hanoi
   [1583992, 'Đà Nẵng'], // Da Nang
   [1581298, 'Hải Phòng'], // Haiphong
@@ -518,6 +520,11 @@ export const LOCAL_NAMES: ReadonlyMap<number, string> = new Map([
   [1734759, 'Melaka'], // Malacca
   [2658822, 'St. Gallen'], // Sankt Gallen
   [2520600, 'Cádiz'], // Cadiz
+  [3103402, 'Bielsko-Biała'], // Bielsko-Biala
+  [3553478, 'La Habana'], // Havana
+  [3598132, 'Ciudad de Guatemala'], // Guatemala City
+  [618426, 'Chișinău'], // Chisinau
+  [786714, 'Prishtinë'], // Pristina
 ]);
 
 /** GeoNames places whose population is another place's, left out: Gorakhpur in Haryana, a

@@ -8,7 +8,6 @@ import { readJsonBody, refuseQueryString } from '../http/body.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { NearbyRequest, parseBody } from '../api/schemas.ts';
 import { DATA_FORMATS, nearby, type DataFormat } from '../native.ts';
-import { iso1A2Code } from '@rapideditor/country-coder';
 import { resolveBrands } from '../services/directory.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -21,6 +20,15 @@ const ANY_BRAND = 'any brand';
 
 export function handlers(deps: ApiDeps): Handlers {
   return { nearby: [chargedRoute(deps, ENDPOINT, (req, ctx) => nearest(req, deps, ctx))] };
+}
+
+/** The country or territory a point is in, as the snapshot's rows code it (Puerto Rico is PR,
+ * Hong Kong HK, not their sovereigns'); none at sea. country-coder's borders (about 18 MiB
+ * once loaded) are read on the first nearby request that names a brand, not at start. */
+let coder: Promise<typeof import('@rapideditor/country-coder')> | undefined;
+async function countryAt(lat: number, lng: number): Promise<string | undefined> {
+  coder ??= import('@rapideditor/country-coder');
+  return (await coder).iso1A2Code([lng, lat], { level: 'territory' }) ?? undefined;
 }
 
 async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
@@ -36,7 +44,7 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
   const names = r.tickers ?? (r.brand ? [r.brand] : []);
   // A name is read in the country the point is in, as the other endpoints read it in the
   // country asked for: "Woolworths" beside Sydney is Australia's.
-  const { brands, label } = names.length ? resolveBrands(store, names, r.tickers !== undefined, iso1A2Code([r.lng, r.lat]) ?? undefined) : { brands: [], label: ANY_BRAND };
+  const { brands, label } = names.length ? resolveBrands(store, names, r.tickers !== undefined, await countryAt(r.lat, r.lng)) : { brands: [], label: ANY_BRAND };
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const started = performance.now();

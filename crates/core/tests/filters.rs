@@ -159,7 +159,7 @@ fn centre(brand: u32, f: &Filters) -> Option<(f64, f64)> {
     let city = f.city.as_deref()?;
     let best = cities()
         .into_iter()
-        .filter(|c| same_text(&c.name, city) || same_text(&c.also, city))
+        .filter(|c| same_text(&c.name, city) || (!c.also.is_empty() && same_text(&c.also, city)))
         .filter(|c| f.country.as_deref().is_none_or(|k| same_text(&c.country, k)))
         .filter(|c| f.state.as_deref().is_none_or(|s| same_text(&c.admin1, s)))
         .max_by_key(|c| c.population);
@@ -192,11 +192,11 @@ fn want(brand: u32, f: &Filters) -> Vec<&'static str> {
             (_, _, Some(c)) => {
                 same_text(r.city, c)
                     || cities().iter().any(|g| {
-                        (same_text(&g.name, c) || same_text(&g.also, c))
+                        (same_text(&g.name, c) || (!g.also.is_empty() && same_text(&g.also, c)))
                             && f.country.as_deref().is_none_or(|k| same_text(&g.country, k))
                             && f.state.as_deref().is_none_or(|s| same_text(&g.admin1, s))
                             && g.country == r.country
-                            && (same_text(r.city, &g.name) || same_text(r.city, &g.also))
+                            && (same_text(r.city, &g.name) || (!g.also.is_empty() && same_text(r.city, &g.also)))
                     })
             }
             _ => true,

@@ -1074,7 +1074,7 @@ const PL: Table = &[
     ("25", "Siedlce"),
     ("29", "Ostrołęka"),
     ("32", "Katowice"),
-    ("33", "Bielsko-Biala"),
+    ("33", "Bielsko-Biała"),
     ("34", "Częstochowa"),
     ("41", "Kielce"),
     ("42", "Łódź"),
