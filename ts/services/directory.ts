@@ -171,23 +171,22 @@ function namesakeIn(store: Store, found: Resolved, name: string, country: string
   return best && { brand: best.brand, name: best.name, by: found.by };
 }
 
-/** Each snapshot's brands by `baseKey`, built on first use: every namesake of a name, however
- * short ("OK (Danmark)" and "OK (Nederland)", "A1 (Srbija)"), which a search by the typed
- * name's prefix does not reach. */
+/** Each snapshot's brands with storefronts (its directory's) by `baseKey`, built on first
+ * use: every namesake of a name, however short ("OK (Danmark)" and "OK (Nederland)", "A1
+ * (Srbija)"), which a search by the typed name's prefix does not reach. */
 const namesakeIndex = new WeakMap<Store, Map<string, number[]>>();
 function namesakes(store: Store): Map<string, number[]> {
   let index = namesakeIndex.get(store);
   if (!index) {
     index = new Map();
-    const n = store.info().brands;
-    for (let i = 0; i < n; i++) {
-      const b = store.brand(i);
-      if (!b || b.locationCount === 0) continue;
-      const key = baseKey(b.name);
+    for (const e of directoryOf(store).byCount) {
+      const key = baseKey(e.brand);
       const list = index.get(key);
-      if (list) list.push(i);
-      else index.set(key, [i]);
+      if (list) list.push(e.index);
+      else index.set(key, [e.index]);
     }
+    // In the snapshot's order, which breaks a tie between namesakes.
+    for (const list of index.values()) list.sort((x, y) => x - y);
     namesakeIndex.set(store, index);
   }
   return index;
