@@ -25,6 +25,8 @@ const text = (max: number) => z.string().trim().min(1).max(max);
 /** How a brand name is read in the country a request asks in: one wording for every schema. */
 const NAMESAKE_RULE =
   'Asked in one country (country, or the country a state names; on a map, focus_country), a name whose brand has no storefront there is read as its namesake that has the most (Woolworths in AU is "Woolworths (Australia)"), echoed in X-Brand; a name given with its qualifier, and a ticker, are the brand they name.';
+/** The rule as the change feed and the store-count history read it: a past counts. */
+const NAMESAKE_RULE_IN_HISTORY = `${NAMESAKE_RULE} Here a brand that had storefronts in that country within the history the service keeps is still that brand (its closures there are its own).`;
 
 /** ISO 8601 date and time, seconds and fraction optional, offset optional; each field in its
  * range (the published schema's pattern, so a client's validator refuses what the server does,
@@ -226,7 +228,7 @@ export const UsageQuery = z.strictObject({
 
 export const ChangesQuery = z
   .strictObject({
-    brand: text(200).describe(`Brand name, alias or stock ticker (case-insensitive). ${NAMESAKE_RULE}`),
+    brand: text(200).describe(`Brand name, alias or stock ticker (case-insensitive). ${NAMESAKE_RULE_IN_HISTORY}`),
     since: z
       .union([z.iso.datetime({ offset: true }), z.iso.date()])
       .describe('The date to compare with: the snapshot in force then (the last refresh at or before it) against the serving one. An ISO 8601 timestamp or a date (midnight UTC); at most as old as the oldest snapshot the service keeps (the status endpoint\'s data.changes_since), and not after both the serving snapshot and the clock (400: nothing can have changed since then).'),
@@ -274,7 +276,7 @@ const historyBoundText = (which: string) =>
 
 export const HistoryQuery = z
   .strictObject({
-    brand: text(200).optional().describe(`Brand name, alias or stock ticker (case-insensitive). Give brand or ticker. ${NAMESAKE_RULE}`),
+    brand: text(200).optional().describe(`Brand name, alias or stock ticker (case-insensitive). Give brand or ticker. ${NAMESAKE_RULE_IN_HISTORY}`),
     ticker: text(20).optional().describe("A stock ticker (case-insensitive): its company's brand. Give brand or ticker."),
     ...LOCATION_FILTERS,
     radius_km: z.coerce.number().positive().max(20_000).optional().describe('Radius around the city centre, in km. Requires city.'),

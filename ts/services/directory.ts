@@ -1,7 +1,7 @@
 // The brand directory: every brand with at least one storefront the data formats serve,
 // built once per snapshot (a few thousand entries) and kept in both orders the API sorts by,
 // so a page is a filter and a slice.
-import type { BrandInfo, Resolved, Store } from '../native.ts';
+import { historySync, type BrandInfo, type Resolved, type Store } from '../native.ts';
 import { ApiError } from '../api/errors.ts';
 
 export interface DirectoryEntry {
@@ -115,15 +115,28 @@ export function suggestionsFor(store: Store, name: string): { brand: string; loc
     .map((b) => ({ brand: b.name, location_count: b.locationCount }));
 }
 
+/** Whether a brand trades in a country, as a name asked for there is read (see `namesakeIn`). */
+export type Presence = (store: Store, brand: number, country: string) => boolean;
+
+/** A brand is in a country when it has storefronts there now: what a listing or a map asks. */
+export const STOREFRONTS_NOW: Presence = (store, brand, country) => rowsIn(store, brand, country) > 0;
+
+/** A brand is in a country when it has storefronts there now or had any within the history
+ * the data folder keeps: what the change feed and the store-count history ask. A chain whose
+ * last store there closed is still the chain asked about ("Woolworths" in Australia after
+ * South Africa's Woolworths left it is its closures, not the Australian namesake's feed). */
+export const STOREFRONTS_IN_HISTORY: Presence = (store, brand, country) => rowsIn(store, brand, country) > 0 || hadRowsIn(store, brand, country);
+
 /** What one name of a request resolves to. In a `tickers` field a ticker is read as one first
  * (GAP names Gap Inc.'s primary brand, Old Navy, where the brand field reads "GAP" as the name
  * of its brand Gap); a name there still resolves as in the brand field. Asked for in one
- * `country`, a name whose brand has no storefront there is the brand of that name the
- * name-suggestion-index tells apart by a qualifier and that has (see `namesakeIn`). */
-export function resolveName(store: Store, name: string, tickers = false, country?: string): Resolved | null {
+ * `country`, a name whose brand is not `present` there is the brand of that name the
+ * name-suggestion-index tells apart by a qualifier and that has storefronts there (see
+ * `namesakeIn`). */
+export function resolveName(store: Store, name: string, tickers = false, country?: string, present: Presence = STOREFRONTS_NOW): Resolved | null {
   const found = (tickers ? store.resolveTicker(name) : null) ?? store.resolve(name);
   if (!found || !country || found.by === 'ticker') return found;
-  return namesakeIn(store, found, name, country.toUpperCase()) ?? found;
+  return namesakeIn(store, found, name, country.toUpperCase(), present) ?? found;
 }
 
 /** A name ending in a qualifier in brackets, as the name-suggestion-index tells namesakes apart. */
@@ -157,7 +170,7 @@ function rowsIn(store: Store, brand: number, country: string): number {
  * that share a name so: "Woolworths" is South Africa's and "Woolworths (Australia)"
  * Australia's, "Target (USA)" and "Target (Australia)", "Coop (Nederland)" and "Coop
  * (Schweiz)"; someone asking for Woolworths in Australia means the Australian one. */
-function namesakeIn(store: Store, found: Resolved, name: string, country: string): Resolved | null {
+function namesakeIn(store: Store, found: Resolved, name: string, country: string, present: Presence): Resolved | null {
   // A name asked for with its qualifier ("Target (USA)") is that brand, wherever it is asked.
   if (QUALIFIED.test(name) || rowsIn(store, found.brand, country) > 0) return null;
   const index = namesakes(store);
@@ -168,7 +181,31 @@ function namesakeIn(store: Store, found: Resolved, name: string, country: string
     const rows = rowsIn(store, b, country);
     if (rows > (best?.rows ?? 0)) best = { brand: b, name: store.brand(b)!.name, rows };
   }
-  return best && { brand: best.brand, name: best.name, by: found.by };
+  // Asked last, as it may read the history: only where a namesake would otherwise answer.
+  if (!best || present(store, found.brand, country)) return null;
+  return { brand: best.brand, name: best.name, by: found.by };
+}
+
+const pastByStore = new WeakMap<Store, Map<string, boolean>>();
+
+/** Whether a brand served a storefront in a country at any time the data folder's history
+ * holds (a store-count series over its whole reach), once per snapshot, brand and country;
+ * asked only for a brand with none there now and a namesake that has. A folder without a
+ * history has no past to read: the brand is read as it is now. */
+function hadRowsIn(store: Store, brand: number, country: string): boolean {
+  let past = pastByStore.get(store);
+  if (!past) pastByStore.set(store, (past = new Map()));
+  const key = `${brand} ${country}`;
+  let had = past.get(key);
+  if (had === undefined) {
+    try {
+      had = historySync(store, { brand, interval: 'quarter', country }).series.some((p) => p.stores > 0 || p.closed > 0);
+    } catch {
+      had = false;
+    }
+    past.set(key, had);
+  }
+  return had;
 }
 
 /** Each snapshot's brands with storefronts (its directory's) by `baseKey`, built on first
@@ -195,12 +232,12 @@ function namesakes(store: Store): Map<string, number[]> {
 /** Brand names, aliases or tickers to brands, one per company (two spellings of one company
  * count once), in the order given; the first that resolves to nothing is thrown as NOT_FOUND
  * with suggestions. `tickers`: the names are a `tickers` field's; `country`: the one the
- * request asks in (see `resolveName`). */
-export function resolveBrands(store: Store, names: string[], tickers = false, country?: string): { brands: number[]; label: string } {
+ * request asks in, and `present`: what being there means (see `resolveName`). */
+export function resolveBrands(store: Store, names: string[], tickers = false, country?: string, present: Presence = STOREFRONTS_NOW): { brands: number[]; label: string } {
   const brands: number[] = [];
   const labels: string[] = [];
   for (const name of names) {
-    const found = resolveName(store, name, tickers, country);
+    const found = resolveName(store, name, tickers, country, present);
     if (!found) throw new ApiError('NOT_FOUND', `No brand or ticker matches "${name}".`, { suggestions: suggestionsFor(store, name) });
     if (!brands.includes(found.brand)) {
       brands.push(found.brand);
