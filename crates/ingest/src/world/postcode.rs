@@ -943,7 +943,7 @@ const BY_REGION: [(&str, &str, &str); 283] = [
 /// Written as [`BY_REGION`]'s specs are (Spain's and Italy's as a plain start, as their
 /// provinces' are): each city's run as its postal service numbers it, not the few codes at its
 /// edges.
-const CITY_PREFIXES: [(&str, &str, &str); 58] = [
+const CITY_PREFIXES: [(&str, &str, &str); 67] = [
     ("CH", "Zürich", "80"),
     ("CH", "Winterthur", "840-841"),
     ("CH", "Genève", "120"),
@@ -975,6 +975,17 @@ const CITY_PREFIXES: [(&str, &str, &str); 58] = [
     ("BR", "Porto Alegre", "90-91"),
     ("BR", "Recife", "50-52"),
     ("BR", "Belém", "66"),
+    // The state capitals' runs as the Correios' ranges give them (Fortaleza 60000-60999 within
+    // Ceará's 60-63, Manaus 69000-69099, Goiânia 74000-74894 beside the towns around Brasília).
+    ("BR", "Fortaleza", "60"),
+    ("BR", "Manaus", "690"),
+    ("BR", "Brasília", "70"),
+    ("BR", "Goiânia", "740-748"),
+    ("BR", "São Luís", "650"),
+    ("BR", "Maceió", "570"),
+    ("BR", "Vitória", "290"),
+    ("BR", "Cuiabá", "780-781"),
+    ("BR", "Campo Grande", "790-791"),
     ("MX", "Guadalajara", "44"),
     ("MX", "Monterrey", "64"),
     ("MX", "Puebla", "720-725"),
@@ -1354,6 +1365,9 @@ mod tests {
             place("Barcelona", "ES", "CT", 41.39, 2.17),
             City { population: 1_400_000, ..place("Belém", "BR", "PA", -1.46, -48.5) },
             City { population: 15_000, ..place("Belém", "BR", "PB", -6.69, -35.53) },
+            City { population: 2_400_000, ..place("Fortaleza", "BR", "CE", -3.72, -38.54) },
+            City { population: 900_000, ..place("Campo Grande", "BR", "MS", -20.44, -54.65) },
+            City { population: 330_000, ..place("Campo Grande", "BR", "RJ", -22.90, -43.56) },
         ];
         let areas = PostalAreas::new(&cities);
         let aylmer = place("Aylmer", "CA", "QC", 45.3968, -75.8443);
@@ -1383,6 +1397,12 @@ mod tests {
         // state's codes (58).
         assert_eq!(areas.prefix(&place("Belém", "BR", "PA", -1.46, -48.5)).as_deref(), Some("66"));
         assert_eq!(areas.prefix(&place("Belém", "BR", "PB", -6.69, -35.53)).as_deref(), Some("58"));
+        // Fortaleza is 60000-60999 within Ceará's 60000-63999, and Caucaia beside it Ceará's;
+        // Campo Grande, Mato Grosso do Sul's capital, 79000-79129, not Rio's quarter of that name.
+        assert_eq!(areas.prefix(&place("Fortaleza", "BR", "CE", -3.72, -38.54)).as_deref(), Some("60"));
+        assert_eq!(areas.prefix(&place("Caucaia", "BR", "CE", -3.74, -38.65)).as_deref(), Some("60-63"));
+        assert_eq!(areas.prefix(&place("Campo Grande", "BR", "MS", -20.44, -54.65)).as_deref(), Some("790-791"));
+        assert_eq!(areas.prefix(&place("Campo Grande", "BR", "RJ", -22.90, -43.56)).as_deref(), Some("20-28"));
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         for _ in 0..500 {
             let zurich = postcode("CH", None, Some("80"), &mut rng);

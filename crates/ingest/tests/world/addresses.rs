@@ -114,11 +114,14 @@ fn addresses_read_as_their_country_writes_them() {
         ("AU", "Brisbane", &["4"]),
         ("AU", "Perth", &["6"]),
         // Correios, SEPOMEX, India Post, Korea Post, China Post and Poczta Polska, by the city
-        // or by the state or province: São Paulo's city 01-05 and 08, Mexico City 01-16, Delhi
-        // 110, Mumbai 400, Seoul 01-08, Warsaw 00-04.
+        // or by the state or province: São Paulo's city 01-05 and 08, Fortaleza 60000-60999,
+        // Manaus 69000-69099, Mexico City 01-16, Delhi 110, Mumbai 400, Seoul 01-08, Warsaw
+        // 00-04.
         ("BR", "São Paulo", &["01", "02", "03", "04", "05", "08"]),
         ("BR", "Rio de Janeiro", &["20", "21", "22", "23"]),
         ("BR", "Brasília", &["70", "71", "72", "73"]),
+        ("BR", "Fortaleza", &["60"]),
+        ("BR", "Manaus", &["690"]),
         ("MX", "Ciudad de México", &["0", "10", "11", "12", "13", "14", "15", "16"]),
         ("MX", "Guadalajara", &["44"]),
         ("MX", "Tijuana", &["21", "22"]),
