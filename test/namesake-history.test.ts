@@ -1,10 +1,12 @@
 // A name read in a country, as the change feed and the store-count history read it: a chain
-// whose last store in a country closed is still that chain there, not its namesake. The data
-// folder is two imports of AllThePlaces spider files written here in the exporter's format (as
+// whose last store in a country closed is still that chain there, not its namesake, and a
+// namesake that closed its last store there is the one asked about. The data folder is two
+// imports of AllThePlaces spider files written here in the exporter's format (as
 // test/open-at.test.ts writes one): South Africa's Woolworths (the name-suggestion-index's bare
-// "Woolworths") with a store in Sydney at the first import and none at the second, and
-// "Woolworths (Australia)" with two supermarkets and then three. The expected answers are the
-// fixture's own: which store closed, which opened, and when.
+// "Woolworths") with a store in Sydney at the first import and none at the second;
+// "Woolworths (Australia)" with two supermarkets in Australia and then three, one in Auckland
+// at the second import only and one in Port Moresby (Papua New Guinea) at the first only. The expected answers are
+// the fixture's own: which store closed, which opened, and when.
 import test, { type ExecutionContext } from 'ava';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -31,6 +33,8 @@ const SYDNEY_ZA: Store = { ref: 'za-sydney', wikidata: ZA, name: 'Woolworths', s
 const MELBOURNE: Store = { ref: 'au-melbourne', wikidata: AU, name: 'Woolworths', shop: 'supermarket', lat: -37.8136, lng: 144.9631 };
 const BRISBANE: Store = { ref: 'au-brisbane', wikidata: AU, name: 'Woolworths', shop: 'supermarket', lat: -27.4698, lng: 153.0251 };
 const PERTH: Store = { ref: 'au-perth', wikidata: AU, name: 'Woolworths', shop: 'supermarket', lat: -31.9505, lng: 115.8605 };
+const AUCKLAND: Store = { ref: 'au-auckland', wikidata: AU, name: 'Woolworths', shop: 'supermarket', lat: -36.8485, lng: 174.7633 };
+const PORT_MORESBY: Store = { ref: 'au-port-moresby', wikidata: AU, name: 'Woolworths', shop: 'supermarket', lat: -9.4438, lng: 147.1803 };
 
 /** One run of each spider, as AllThePlaces' exporter writes it (see test/fixtures/real/atp). */
 function writeRun(dir: string, asOf: string, stores: Store[]): void {
@@ -57,8 +61,8 @@ async function world(t: ExecutionContext): Promise<FolderServer> {
   const dir = await tempDataDir(t, { reference: true });
   const atp = path.join(dir, 'atp-input');
   const runs: [string, Store[]][] = [
-    [FIRST, [CAPE_TOWN, JOHANNESBURG, SYDNEY_ZA, MELBOURNE, BRISBANE]],
-    [SECOND, [CAPE_TOWN, JOHANNESBURG, MELBOURNE, BRISBANE, PERTH]],
+    [FIRST, [CAPE_TOWN, JOHANNESBURG, SYDNEY_ZA, MELBOURNE, BRISBANE, PORT_MORESBY]],
+    [SECOND, [CAPE_TOWN, JOHANNESBURG, MELBOURNE, BRISBANE, PERTH, AUCKLAND]],
   ];
   for (const [asOf, stores] of runs) {
     writeRun(atp, asOf, stores);
@@ -129,9 +133,33 @@ test('a chain whose last store in a country closed keeps its name there in the c
     1,
   );
 
-  // In a country where neither ever traded, nothing changes: the name is the bare brand's.
+  // Where only the namesake trades now (Auckland opened at the second import), the feed is
+  // the namesake's, as a map's rows are.
   const nz = await get('changes', { brand: 'Woolworths', country: 'NZ', since: FIRST });
   t.is(nz.status, 200, nz.text);
-  t.is(nz.headers['x-brand'], 'Woolworths');
-  t.is(nz.json<ChangesDoc>().closed.length, 0);
+  t.is(nz.headers['x-brand'], 'Woolworths (Australia)');
+  const nzChanges = nz.json<ChangesDoc>();
+  t.deepEqual([nzChanges.opened.length, nzChanges.closed.length], [1, 0]);
+  t.true(near(nzChanges.opened[0], AUCKLAND));
+  const nzHist = await get('history', { brand: 'Woolworths', country: 'NZ', interval: 'quarter' });
+  t.is(nzHist.status, 200, nzHist.text);
+  t.is(nzHist.headers['x-brand'], 'Woolworths (Australia)');
+  t.is(nzHist.json<HistoryDoc>().series.at(-1)?.stores, 1);
+
+  // Where the namesake closed its last store and the bare brand never traded (Port Moresby), the feed
+  // is the namesake's closure, though neither has a storefront there now; a map there has
+  // nothing to read a namesake by.
+  const pg = await get('changes', { brand: 'Woolworths', country: 'PG', since: FIRST });
+  t.is(pg.status, 200, pg.text);
+  t.is(pg.headers['x-brand'], 'Woolworths (Australia)');
+  const pgChanges = pg.json<ChangesDoc>();
+  t.deepEqual([pgChanges.opened.length, pgChanges.closed.length], [0, 1]);
+  t.true(near(pgChanges.closed[0], PORT_MORESBY));
+  const pgHist = await get('history', { brand: 'Woolworths', country: 'PG', interval: 'quarter' });
+  t.is(pgHist.status, 200, pgHist.text);
+  t.is(pgHist.headers['x-brand'], 'Woolworths (Australia)');
+  t.is(pgHist.json<HistoryDoc>().series.find((p) => p.period === '2026-Q2')?.stores, 1);
+  const pgMap = await postMap(s.base, s.key, { brand: 'Woolworths', country: 'PG', format: 'json' });
+  t.is(pgMap.status, 404, pgMap.text);
+  t.regex(pgMap.json<{ error: string }>().error, /of Woolworths match/, 'nothing there now: the name is the bare brand');
 });

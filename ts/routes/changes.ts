@@ -7,7 +7,7 @@ import { givenFormat, parseQuery } from '../http/query.ts';
 import { ChangesQuery, invalidRequest } from '../api/schemas.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { changes, DATA_FORMATS, type DataFormat } from '../native.ts';
-import { resolveBrands, STOREFRONTS_IN_HISTORY } from '../services/directory.ts';
+import { resolveBrands } from '../services/directory.ts';
 import { addonFilters } from '../http/location-filters.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -32,7 +32,7 @@ async function changeFeed(req: Request, deps: ApiDeps, ctx: WorkContext): Promis
   const rules = planRules(deps, ctx.key, format, 'The change feed');
 
   const store = deps.store.current;
-  const { brands, label } = resolveBrands(store, [q.brand], false, addonFilters(deps, q).country, STOREFRONTS_IN_HISTORY);
+  const { brands, label } = resolveBrands(store, [q.brand], false, addonFilters(deps, q).country, 'in_history');
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const request = {

@@ -11,7 +11,7 @@ import { HISTORY_FORMATS, historyBound, HistoryQuery } from '../api/schemas.ts';
 import type { HistoryJson } from '../api/responses.ts';
 import { contentTypeFor, pathOf } from '../api/operations.ts';
 import { history, type HistoryResponse, type Store } from '../native.ts';
-import { directoryEntryOf, resolveBrands, STOREFRONTS_IN_HISTORY, suggestionsFor } from '../services/directory.ts';
+import { directoryEntryOf, resolveBrands, suggestionsFor } from '../services/directory.ts';
 import { addonFilters } from '../http/location-filters.ts';
 import type { ApiDeps } from '../http/context.ts';
 import type { Handlers } from '../http/mount.ts';
@@ -31,7 +31,7 @@ export function handlers(deps: ApiDeps): Handlers {
  * it is also a brand's name, "BP"; a name there is not a ticker: 404 with what it resembles). */
 function brandOf(store: Store, q: HistoryQuery, country: string | undefined): { brand: number; label: string } {
   if (q.brand) {
-    const { brands, label } = resolveBrands(store, [q.brand], false, country, STOREFRONTS_IN_HISTORY);
+    const { brands, label } = resolveBrands(store, [q.brand], false, country, 'in_history');
     return { brand: brands[0], label };
   }
   const ticker = q.ticker!;

@@ -1,6 +1,7 @@
 // POST /api/v1/nearby: the stores nearest a point, of a brand, of up to five tickers or of any
 // brand. The request's life (key, rate, charge, usage row, timeout, hang-up) is
 // http/charged.ts's; here: the body, the plan, the brands, and the priced work.
+import * as countryCoder from '@rapideditor/country-coder';
 import type { Request } from 'restify';
 import { ApiError } from '../api/errors.ts';
 import { affordable, chargedRoute, planRules, runNative, usageFormat, type ChargedWork, type WorkContext } from '../http/charged.ts';
@@ -23,12 +24,11 @@ export function handlers(deps: ApiDeps): Handlers {
 }
 
 /** The country or territory a point is in, as the snapshot's rows code it (Puerto Rico is PR,
- * Hong Kong HK, not their sovereigns'); none at sea. country-coder's borders (about 18 MiB
- * once loaded) are read on the first nearby request that names a brand, not at start. */
-let coder: Promise<typeof import('@rapideditor/country-coder')> | undefined;
-async function countryAt(lat: number, lng: number): Promise<string | undefined> {
-  coder ??= import('@rapideditor/country-coder');
-  return (await coder).iso1A2Code([lng, lat], { level: 'territory' }) ?? undefined;
+ * Hong Kong HK, not their sovereigns'); none at sea. country-coder's borders are in memory
+ * already: the reference data's preparation (data/reference.ts, which the CLI loads) reads
+ * them. */
+function countryAt(lat: number, lng: number): string | undefined {
+  return countryCoder.iso1A2Code([lng, lat], { level: 'territory' }) ?? undefined;
 }
 
 async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<ChargedWork> {
@@ -44,7 +44,7 @@ async function nearest(req: Request, deps: ApiDeps, ctx: WorkContext): Promise<C
   const names = r.tickers ?? (r.brand ? [r.brand] : []);
   // A name is read in the country the point is in, as the other endpoints read it in the
   // country asked for: "Woolworths" beside Sydney is Australia's.
-  const { brands, label } = names.length ? resolveBrands(store, names, r.tickers !== undefined, await countryAt(r.lat, r.lng)) : { brands: [], label: ANY_BRAND };
+  const { brands, label } = names.length ? resolveBrands(store, names, r.tickers !== undefined, countryAt(r.lat, r.lng)) : { brands: [], label: ANY_BRAND };
   // The balance now, as rows: the charge checks it again atomically after the work.
   const maxRows = await affordable(deps, ctx.key, rules, format);
   const started = performance.now();

@@ -1,7 +1,7 @@
 // The brand directory: every brand with at least one storefront the data formats serve,
 // built once per snapshot (a few thousand entries) and kept in both orders the API sorts by,
 // so a page is a filter and a slice.
-import { historySync, type BrandInfo, type Resolved, type Store } from '../native.ts';
+import { historySync, NativeError, type BrandInfo, type Resolved, type Store } from '../native.ts';
 import { ApiError } from '../api/errors.ts';
 
 export interface DirectoryEntry {
@@ -115,25 +115,21 @@ export function suggestionsFor(store: Store, name: string): { brand: string; loc
     .map((b) => ({ brand: b.name, location_count: b.locationCount }));
 }
 
-/** Whether a brand trades in a country, as a name asked for there is read (see `namesakeIn`). */
-export type Presence = (store: Store, brand: number, country: string) => boolean;
-
-/** A brand is in a country when it has storefronts there now: what a listing or a map asks. */
-export const STOREFRONTS_NOW: Presence = (store, brand, country) => rowsIn(store, brand, country) > 0;
-
-/** A brand is in a country when it has storefronts there now or had any within the history
- * the data folder keeps: what the change feed and the store-count history ask. A chain whose
- * last store there closed is still the chain asked about ("Woolworths" in Australia after
- * South Africa's Woolworths left it is its closures, not the Australian namesake's feed). */
-export const STOREFRONTS_IN_HISTORY: Presence = (store, brand, country) => rowsIn(store, brand, country) > 0 || hadRowsIn(store, brand, country);
+/** What being in a country means when a name asked for there is read (see `namesakeIn`):
+ * `now`, storefronts there now, for a listing or a map; `in_history`, storefronts there now or
+ * at any time within the history the data folder keeps, for the change feed and the
+ * store-count history. A chain whose last store there closed is still the chain asked about
+ * there ("Woolworths" in Australia after South Africa's Woolworths left it is its closures, not
+ * the Australian namesake's feed), and a namesake that closed its last store there is the one
+ * whose closures are asked for. */
+export type Presence = 'now' | 'in_history';
 
 /** What one name of a request resolves to. In a `tickers` field a ticker is read as one first
  * (GAP names Gap Inc.'s primary brand, Old Navy, where the brand field reads "GAP" as the name
  * of its brand Gap); a name there still resolves as in the brand field. Asked for in one
  * `country`, a name whose brand is not `present` there is the brand of that name the
- * name-suggestion-index tells apart by a qualifier and that has storefronts there (see
- * `namesakeIn`). */
-export function resolveName(store: Store, name: string, tickers = false, country?: string, present: Presence = STOREFRONTS_NOW): Resolved | null {
+ * name-suggestion-index tells apart by a qualifier and that is (see `namesakeIn`). */
+export function resolveName(store: Store, name: string, tickers = false, country?: string, present: Presence = 'now'): Resolved | null {
   const found = (tickers ? store.resolveTicker(name) : null) ?? store.resolve(name);
   if (!found || !country || found.by === 'ticker') return found;
   return namesakeIn(store, found, name, country.toUpperCase(), present) ?? found;
@@ -165,33 +161,41 @@ function rowsIn(store: Store, brand: number, country: string): number {
   return counts.get(country) ?? 0;
 }
 
-/** Where `found` has no storefront in `country`: the brand named as it is, or as it is with a
- * qualifier in brackets, that has the most there. The name-suggestion-index names chains
- * that share a name so: "Woolworths" is South Africa's and "Woolworths (Australia)"
- * Australia's, "Target (USA)" and "Target (Australia)", "Coop (Nederland)" and "Coop
- * (Schweiz)"; someone asking for Woolworths in Australia means the Australian one. */
+/** Where `found` is not in `country` (`present`): the brand named as it is, or as it is with a
+ * qualifier in brackets, that has the most storefronts there, or, asked `in_history`, the first
+ * that had any. The name-suggestion-index names chains that share a name so: "Woolworths" is
+ * South Africa's and "Woolworths (Australia)" Australia's, "Target (USA)" and "Target
+ * (Australia)", "Coop (Nederland)" and "Coop (Schweiz)"; someone asking for Woolworths in
+ * Australia means the Australian one. */
 function namesakeIn(store: Store, found: Resolved, name: string, country: string, present: Presence): Resolved | null {
   // A name asked for with its qualifier ("Target (USA)") is that brand, wherever it is asked.
   if (QUALIFIED.test(name) || rowsIn(store, found.brand, country) > 0) return null;
-  const index = namesakes(store);
-  const candidates = new Set([...(index.get(baseKey(found.name)) ?? []), ...(index.get(baseKey(name)) ?? [])]);
-  let best: { brand: number; name: string; rows: number } | null = null;
+  const past = present === 'in_history';
+  // Asked of the past, a namesake may have no storefront anywhere now: every brand is looked at.
+  const index = namesakes(store, past);
+  const candidates = [...new Set([...(index.get(baseKey(found.name)) ?? []), ...(index.get(baseKey(name)) ?? [])])].filter((b) => b !== found.brand);
+  if (!candidates.length) return null;
+  let best: number | undefined;
+  let most = 0;
   for (const b of candidates) {
-    if (b === found.brand) continue;
     const rows = rowsIn(store, b, country);
-    if (rows > (best?.rows ?? 0)) best = { brand: b, name: store.brand(b)!.name, rows };
+    if (rows > most) [best, most] = [b, rows];
   }
-  // Asked last, as it may read the history: only where a namesake would otherwise answer.
-  if (!best || present(store, found.brand, country)) return null;
-  return { brand: best.brand, name: best.name, by: found.by };
+  // Read last, as it walks the history: only where a namesake is there to answer instead.
+  if (past) {
+    if (hadRowsIn(store, found.brand, country)) return null;
+    best ??= candidates.sort((x, y) => x - y).find((b) => hadRowsIn(store, b, country));
+  }
+  return best === undefined ? null : { brand: best, name: store.brand(best)!.name, by: found.by };
 }
 
 const pastByStore = new WeakMap<Store, Map<string, boolean>>();
 
 /** Whether a brand served a storefront in a country at any time the data folder's history
  * holds (a store-count series over its whole reach), once per snapshot, brand and country;
- * asked only for a brand with none there now and a namesake that has. A folder without a
- * history has no past to read: the brand is read as it is now. */
+ * asked only for a brand with none there now that has a namesake. A folder without a history
+ * has no past to read: the brand is read as it is now. The series is read on the event loop:
+ * one brand in one country, once per snapshot. */
 function hadRowsIn(store: Store, brand: number, country: string): boolean {
   let past = pastByStore.get(store);
   if (!past) pastByStore.set(store, (past = new Map()));
@@ -200,7 +204,10 @@ function hadRowsIn(store: Store, brand: number, country: string): boolean {
   if (had === undefined) {
     try {
       had = historySync(store, { brand, interval: 'quarter', country }).series.some((p) => p.stores > 0 || p.closed > 0);
-    } catch {
+    } catch (e) {
+      // No history kept (NOT_IMPLEMENTED): the brand is read as it is now. Anything else (an
+      // unreadable history) is the request's failure, as it is the endpoint's own.
+      if (!(e instanceof NativeError && e.code === 'NOT_IMPLEMENTED')) throw e;
       had = false;
     }
     past.set(key, had);
@@ -208,32 +215,42 @@ function hadRowsIn(store: Store, brand: number, country: string): boolean {
   return had;
 }
 
-/** Each snapshot's brands with storefronts (its directory's) by `baseKey`, built on first
- * use: every namesake of a name, however short ("OK (Danmark)" and "OK (Nederland)", "A1
- * (Srbija)"), which a search by the typed name's prefix does not reach. */
-const namesakeIndex = new WeakMap<Store, Map<string, number[]>>();
-function namesakes(store: Store): Map<string, number[]> {
-  let index = namesakeIndex.get(store);
+/** Each snapshot's brands by `baseKey`, built on first use: every namesake of a name, however
+ * short ("OK (Danmark)" and "OK (Nederland)", "A1 (Srbija)"), which a search by the typed
+ * name's prefix does not reach. Those with storefronts (the directory's), or with `every`, all
+ * the snapshot's brands, a chain that has closed its last store included. */
+const namesakeIndex = new WeakMap<Store, Map<boolean, Map<string, number[]>>>();
+function namesakes(store: Store, every: boolean): Map<string, number[]> {
+  let both = namesakeIndex.get(store);
+  if (!both) namesakeIndex.set(store, (both = new Map()));
+  let index = both.get(every);
   if (!index) {
     index = new Map();
-    for (const e of directoryOf(store).byCount) {
-      const key = baseKey(e.brand);
+    const brands = every ? allBrands(store) : directoryOf(store).byCount.map((e) => ({ index: e.index, name: e.brand }));
+    for (const b of brands) {
+      const key = baseKey(b.name);
       const list = index.get(key);
-      if (list) list.push(e.index);
-      else index.set(key, [e.index]);
+      if (list) list.push(b.index);
+      else index.set(key, [b.index]);
     }
     // In the snapshot's order, which breaks a tie between namesakes.
     for (const list of index.values()) list.sort((x, y) => x - y);
-    namesakeIndex.set(store, index);
+    both.set(every, index);
   }
   return index;
+}
+
+function allBrands(store: Store): { index: number; name: string }[] {
+  const out: { index: number; name: string }[] = [];
+  for (let i = 0; i < store.info().brands; i++) out.push({ index: i, name: store.brand(i)!.name });
+  return out;
 }
 
 /** Brand names, aliases or tickers to brands, one per company (two spellings of one company
  * count once), in the order given; the first that resolves to nothing is thrown as NOT_FOUND
  * with suggestions. `tickers`: the names are a `tickers` field's; `country`: the one the
  * request asks in, and `present`: what being there means (see `resolveName`). */
-export function resolveBrands(store: Store, names: string[], tickers = false, country?: string, present: Presence = STOREFRONTS_NOW): { brands: number[]; label: string } {
+export function resolveBrands(store: Store, names: string[], tickers = false, country?: string, present: Presence = 'now'): { brands: number[]; label: string } {
   const brands: number[] = [];
   const labels: string[] = [];
   for (const name of names) {
