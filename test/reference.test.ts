@@ -399,6 +399,8 @@ test("cities.csv: a city is named as its own country's addresses name it, its En
     ['København', 'Copenhagen', 'DK'],
     ['Ciudad de México', 'Mexico City', 'MX'],
     ['Hà Nội', 'Hanoi', 'VN'],
+    ['Quy Nhơn', 'Qui Nhon', 'VN'],
+    ['Batıkent', 'Batikent', 'TR'],
   ]) {
     const row = biggest(local, country);
     t.truthy(row, `${local}, ${country}`);

@@ -40,7 +40,7 @@ const require = createRequire(import.meta.url);
  * country writes them, München and Wien, with GeoNames' English name beside, `LOCAL_NAMES`, and
  * GeoNames' places whose people are another place's left out, `POPULATION_ERRORS`).
  */
-export const REFERENCE_FORMAT = 11;
+export const REFERENCE_FORMAT = 12;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -485,8 +485,9 @@ function districtTowns(cities: City[], iso: Map<number, string>): Map<number, st
  * Cities GeoNames names in English where their own country's addresses, signs and OpenStreetMap
  * name them otherwise, by GeoNames id: an address in Munich reads "80331 München", and so do the
  * publishers' rows there. The places of 40,000 people or more in the Latin-script countries,
- * and the capitals, whose GeoNames name is an English exonym or lacks its letters (Bielsko-Biala);
- * elsewhere GeoNames' name is already the local one (Köln, Nürnberg, Sevilla, Zürich), and
+ * and the capitals, whose GeoNames name is an English exonym or lacks its letters (Bielsko-Biala,
+ * Qui Nhon, Umraniye): a list kept by hand, so a place it misses keeps GeoNames' name. Mostly
+ * GeoNames' name is already the local one (Köln, Nürnberg, Sevilla, Zürich), and
  * countries written in another script keep GeoNames' Latin one. Each keeps its English name
  * beside it (`also`, one name: Brussels, not Brussel too), so that a `city` filter or a radius
  * asked for Munich finds München.
@@ -525,6 +526,12 @@ export const LOCAL_NAMES: ReadonlyMap<number, string> = new Map([
   [3598132, 'Ciudad de Guatemala'], // Guatemala City
   [618426, 'Chișinău'], // Chisinau
   [786714, 'Prishtinë'], // Pristina
+  [1568574, 'Quy Nhơn'], // Qui Nhon
+  [1568212, 'Sa Đéc'], // Sa Dec
+  [1585660, 'Châu Đốc'], // Cho Dok
+  [1583477, 'Điện Biên Phủ'], // Dien Bien Phu
+  [738377, 'Ümraniye'], // Umraniye
+  [442301, 'Batıkent'], // Batikent
 ]);
 
 /** GeoNames places whose population is another place's, left out: Gorakhpur in Haryana, a
