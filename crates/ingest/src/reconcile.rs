@@ -474,7 +474,8 @@ impl Reconciler<'_> {
             city: first(|r| r.city()),
             state: first(|r| r.state()),
             postcode: first(|r| r.postcode()),
-            phone: first(|r| r.phone()),
+            // One format whichever source wrote it (`phone`).
+            phone: crate::phone::served(&first(|r| r.phone()), &country),
             opening_hours: freshest_hours(&ranked, self.as_of),
             country,
             last_updated: self.as_of,
