@@ -20,7 +20,6 @@ pub mod identity;
 pub mod import;
 pub mod land;
 pub mod parallel;
-pub mod phone;
 pub mod pipeline;
 pub mod reconcile;
 pub mod reference;

@@ -474,8 +474,7 @@ impl Reconciler<'_> {
             city: first(|r| r.city()),
             state: first(|r| r.state()),
             postcode: first(|r| r.postcode()),
-            // One format whichever source wrote it (`phone`).
-            phone: crate::phone::served(&first(|r| r.phone()), &country),
+            phone: first(|r| r.phone()),
             opening_hours: freshest_hours(&ranked, self.as_of),
             country,
             last_updated: self.as_of,
