@@ -1432,10 +1432,12 @@ fn town_area(country: &str, town: &City) -> String {
 }
 
 /// A subscriber number of `n` digits made from the drawn numbers (no draw of its own), not
-/// starting with 0 or 1, which begin trunk, service and mobile numbers; written in groups as
-/// the countries mostly do (1234 5678, 123 4567, 123 456).
-fn subscriber(a: i32, b: i32, n: usize) -> String {
-    let digits = format!("{}{b:06}{a:02}{b:06}", 2 + b % 8);
+/// starting with 0 or 1, which begin trunk, service and mobile numbers, nor, in Brazil, with
+/// 6 to 9, which begin its mobile numbers (a landline there is 2-5 and seven more digits);
+/// written in groups as the countries mostly do (1234 5678, 123 4567, 123 456).
+fn subscriber(country: &str, a: i32, b: i32, n: usize) -> String {
+    let first = if country == "BR" { 2 + b % 4 } else { 2 + b % 8 };
+    let digits = format!("{first}{b:06}{a:02}{b:06}");
     let d = &digits[..n.min(digits.len())];
     match d.len() {
         8 => format!("{} {}", &d[..4], &d[4..]),
@@ -1496,7 +1498,7 @@ pub fn phone(country: &str, town: &City, area: Option<&str>, dial: &str, rng: &m
         _ => {
             // China's subscriber numbers are eight digits whatever the area's length.
             let digits = if country == "CN" { dial.len() + 8 } else { NATIONAL_DIGITS.iter().find(|(c, _)| *c == country).map_or(dial.len() + 6, |&(_, n)| n) };
-            format!("+{code} {dial} {}", subscriber(a, b, digits.saturating_sub(dial.len())))
+            format!("+{code} {dial} {}", subscriber(country, a, b, digits.saturating_sub(dial.len())))
         }
     }
 }
@@ -1717,6 +1719,10 @@ mod tests {
                 // The subscriber number starts as no trunk, service or mobile number does.
                 let subscriber = n[start.len()..].trim_start();
                 assert!(!subscriber.starts_with(['0', '1']), "{name}, {country}: {n}");
+                // Anatel's plan: a Brazilian landline's eight digits start 2-5 (6-9 are mobile).
+                if country == "BR" {
+                    assert!(subscriber.starts_with(['2', '3', '4', '5']), "{name}, {country}: {n}");
+                }
             }
             // A town no table places takes one of its country's areas, never a mobile prefix.
             let p = town("Laupen", "CH", "ZZ", 0.0);
