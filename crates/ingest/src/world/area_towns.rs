@@ -7,20 +7,35 @@ use std::collections::{HashMap, HashSet};
 
 use crate::reference::City;
 
-/// A country's table: (code, its main town as GeoNames names it). A code may stand at several
-/// towns (Mannheim and Ludwigshafen both dial 0621).
+/// A country's table: (code, its main town as GeoNames names it, or "town, region" where the
+/// name stands in several of the country's regions, as Springfield does in the United States).
+/// A code may stand at several towns (Mannheim and Ludwigshafen both dial 0621).
 pub type Table = &'static [(&'static str, &'static str)];
 
-/// Each table's towns in the gazetteer: the most populous place of that name in that country
-/// (Essen in the Ruhr, not the village in Lower Saxony).
-pub(super) fn most_populous<'c>(cities: &'c [City], wanted: &HashSet<(&str, &str)>) -> HashMap<(&'c str, &'c str), &'c City> {
+/// A table's town: its name, and its region where it names one ("" where not).
+fn named(town: &str) -> (&str, &str) {
+    town.rsplit_once(", ").unwrap_or((town, ""))
+}
+
+/// Each table's towns in the gazetteer, by (country, the table's text): the most populous place
+/// of that name in that country (Essen in the Ruhr, not the village in Lower Saxony), or in
+/// that region where the table names one.
+pub(super) fn most_populous<'c>(cities: &'c [City], wanted: &HashSet<(&'static str, &'static str)>) -> HashMap<(&'c str, &'c str), &'c City> {
+    // (country, name) -> (region or "", the table's text).
+    let mut by_name: HashMap<(&str, &str), Vec<(&str, &'static str)>> = HashMap::new();
+    for &(country, town) in wanted {
+        let (name, region) = named(town);
+        by_name.entry((country, name)).or_default().push((region, town));
+    }
     let mut best: HashMap<(&str, &str), &City> = HashMap::new();
     for c in cities {
-        let key = (c.country.as_str(), c.name.as_str());
-        if wanted.contains(&key) {
-            let slot = best.entry(key).or_insert(c);
-            if c.population > slot.population {
-                *slot = c;
+        let Some(texts) = by_name.get(&(c.country.as_str(), c.name.as_str())) else { continue };
+        for &(region, text) in texts {
+            if region.is_empty() || region == c.admin1 {
+                let slot = best.entry((c.country.as_str(), text)).or_insert(c);
+                if c.population > slot.population {
+                    *slot = c;
+                }
             }
         }
     }

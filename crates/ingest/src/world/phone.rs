@@ -1,5 +1,6 @@
 //! Phone numbers that cannot ring anyone: the ranges regulators keep for fiction where the
-//! country has them (North America's 555-0100 to 555-0199; Ofcom's drama numbers in Britain,
+//! country has them (North America's 555-0100 to 555-0199, behind the area code the town
+//! dials; Ofcom's drama numbers in Britain,
 //! by city; ARCEP's numbers for fiction in France, by region; ACMA's 5550 range in Australia,
 //! by state), and elsewhere the country's calling code, the area code the store's town dials
 //! and made-up digits, as many as the country's numbers have.
@@ -10,6 +11,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::area_towns::{AreaTowns, Table};
+use super::dial_tables;
 use crate::reference::City;
 
 /// Ofcom's drama numbers, which are never allocated to anyone: (town, the number before its
@@ -88,8 +90,9 @@ const NATIONAL_DIGITS: [(&str, usize); 15] = [
 
 /// Area codes by first-level region: South Korea's, one for each province and metropolitan
 /// city (Gyeonggi 031, Gangwon 033, Jeju 064), and the capital regions that dial one code
-/// (Mexico City 55, Delhi 11, Beijing 10, Shanghai 21; the Chatham Islands 03).
-const REGION_AREAS: [(&str, &str, &str); 24] = [
+/// (Mexico City 55, Delhi 11, Beijing 10, Shanghai 21, Washington 202; the Chatham Islands
+/// 03).
+const REGION_AREAS: [(&str, &str, &str); 25] = [
     ("KR", "11", "2"),
     ("KR", "26", "51"),
     ("KR", "27", "53"),
@@ -114,6 +117,7 @@ const REGION_AREAS: [(&str, &str, &str); 24] = [
     ("IN", "DL", "11"),
     ("MX", "CMX", "55"),
     ("NZ", "CIT", "3"),
+    ("US", "DC", "202"),
 ];
 
 /// Germany's area codes (Vorwahlen, without the trunk 0) at the Leitregionen's main towns and
@@ -1316,7 +1320,9 @@ const NZ: Table = &[
 
 /// The countries whose area codes stand at their towns ([`AreaTowns`]): a town dials the code of
 /// the nearest in its region.
-const NEAREST: [(&str, Table); 15] = [
+const NEAREST: [(&str, Table); 17] = [
+    ("US", dial_tables::US),
+    ("CA", dial_tables::CA),
     ("DE", DE),
     ("AT", AT),
     ("IT", IT),
@@ -1375,7 +1381,11 @@ impl DialAreas {
     /// one that had none would take the country's nearest.
     pub fn area(&self, town: &City) -> Cow<'static, str> {
         let country = town.country.as_str();
-        if !NATIONAL_DIGITS.iter().any(|&(c, _)| c == country) && country != "CN" {
+        if country == "PR" {
+            // Puerto Rico's one area (939 overlays it).
+            return Cow::Borrowed("787");
+        }
+        if !NATIONAL_DIGITS.iter().any(|&(c, _)| c == country) && !["CN", "US", "CA"].contains(&country) {
             return Cow::Borrowed("");
         }
         if let Some(&(_, _, area)) = REGION_AREAS.iter().find(|&&(c, r, _)| c == country && r == town.admin1) {
@@ -1432,11 +1442,23 @@ fn town_area(country: &str, town: &City) -> String {
 }
 
 /// A subscriber number of `n` digits made from the drawn numbers (no draw of its own), not
-/// starting with 0 or 1, which begin trunk, service and mobile numbers, nor, in Brazil, with
-/// 6 to 9, which begin its mobile numbers (a landline there is 2-5 and seven more digits);
+/// starting with 0 or 1, which begin trunk, service and mobile numbers, nor with a digit the
+/// country's landlines do not start with (Brazil's 6 to 9, which begin its mobile numbers: a
+/// landline there is 2-5 and seven more digits);
 /// written in groups as the countries mostly do (1234 5678, 123 4567, 123 456).
 fn subscriber(country: &str, a: i32, b: i32, n: usize) -> String {
-    let first = if country == "BR" { 2 + b % 4 } else { 2 + b % 8 };
+    let firsts: &[u8] = match country {
+        "BR" => b"2345",
+        // India's 8 and 9 begin mobile numbers (libphonenumber holds no landline there).
+        "IN" => b"234567",
+        // Belgium's 9 after a one-digit area is mostly unallocated.
+        "BE" => b"2345678",
+        // New Zealand's landlines: the digits that follow every area code (3 takes no 8, 6 no
+        // 4, 7 no 6, 4 and 9 any).
+        "NZ" => b"23579",
+        _ => b"23456789",
+    };
+    let first = char::from(firsts[b as usize % firsts.len()]);
     let digits = format!("{first}{b:06}{a:02}{b:06}");
     let d = &digits[..n.min(digits.len())];
     match d.len() {
@@ -1458,7 +1480,11 @@ const INNER_LONDON: [&str; 8] = ["E", "EC", "N", "NW", "SE", "SW", "W", "WC"];
 pub fn phone(country: &str, town: &City, area: Option<&str>, dial: &str, rng: &mut ChaCha8Rng) -> String {
     let code = match country {
         "US" | "CA" | "PR" => {
-            return format!("+1 {}-555-01{:02}", rng.random_range(201..990), rng.random_range(0..100));
+            // The first version drew the area code; the draw stays so the stream does not move.
+            let drawn: i32 = rng.random_range(201..990);
+            let line: i32 = rng.random_range(0..100);
+            let area = if dial.is_empty() { Cow::Owned(drawn.to_string()) } else { Cow::Borrowed(dial) };
+            return format!("+1 {area}-555-01{line:02}");
         }
         "GB" => 44,
         "FR" => 33,
@@ -1496,8 +1522,14 @@ pub fn phone(country: &str, town: &City, area: Option<&str>, dial: &str, rng: &m
         }
         "AU" => format!("+61 {} 5550 {:04}", australian_area(&town.admin1), b % 10_000),
         _ => {
-            // China's subscriber numbers are eight digits whatever the area's length.
-            let digits = if country == "CN" { dial.len() + 8 } else { NATIONAL_DIGITS.iter().find(|(c, _)| *c == country).map_or(dial.len() + 6, |&(_, n)| n) };
+            // China's numbers are eight digits after a two-digit area code, and seven or eight
+            // after a three-digit one, as the city's numbers grew.
+            let chinese = |dial: &str| if dial.len() == 2 || dial_tables::CN_EIGHT_DIGITS.contains(&dial) { 8 } else { 7 };
+            let digits = if country == "CN" {
+                dial.len() + chinese(dial)
+            } else {
+                NATIONAL_DIGITS.iter().find(|(c, _)| *c == country).map_or(dial.len() + 6, |&(_, n)| n)
+            };
             format!("+{code} {dial} {}", subscriber(country, a, b, digits.saturating_sub(dial.len())))
         }
     }
@@ -1635,6 +1667,15 @@ mod tests {
             ("Toluca", "MX", "MEX", 19.288, -99.667),
             ("Metepec", "MX", "MEX", 19.251, -99.605),
             ("Wien", "AT", "9", 48.208, 16.372),
+            ("Seattle", "US", "WA", 47.606, -122.332),
+            ("Bellevue", "US", "WA", 47.61, -122.201),
+            ("Eastgate", "US", "WA", 47.58, -122.15),
+            ("Springfield", "US", "MA", 42.101, -72.59),
+            ("Springfield", "US", "IL", 39.802, -89.644),
+            ("New York City", "US", "NY", 40.714, -74.006),
+            ("Toronto", "CA", "ON", 43.7, -79.417),
+            ("Mississauga", "CA", "ON", 43.579, -79.658),
+            ("San Juan", "PR", "127", 18.466, -66.106),
             ("Tokyo", "JP", "13", 35.69, 139.692),
             ("Naha", "JP", "47", 26.212, 127.681),
             ("Urasoe", "JP", "47", 26.246, 127.722),
@@ -1660,6 +1701,7 @@ mod tests {
             ("Mira Bhayandar", "IN", "MH", 19.295, 72.854),
             ("Pune", "IN", "MH", 18.52, 73.855),
             ("Luoyang", "CN", "HA", 34.684, 112.454),
+            ("Lanzhou", "CN", "GS", 36.057, 103.84),
             ("Zhengzhou", "CN", "HA", 34.758, 113.649),
             ("Dongguan", "CN", "GD", 23.018, 113.748),
             ("Guangzhou", "CN", "GD", 23.117, 113.25),
@@ -1702,6 +1744,8 @@ mod tests {
                 ("KR", "Seoul", "11", "+82 2 ", 11),
                 ("CN", "Beijing", "BJ", "+86 10 ", 12),
                 ("CN", "Luoyang", "HA", "+86 379 ", 13),
+                // Lanzhou's numbers are seven digits after its 0931.
+                ("CN", "Lanzhou", "GS", "+86 931 ", 12),
                 ("BR", "São Paulo", "SP", "+55 11 ", 12),
                 ("KR", "Suwon", "41", "+82 31 ", 11),
                 ("KR", "Jeju City", "49", "+82 64 ", 11),
@@ -1712,16 +1756,27 @@ mod tests {
                 ("PL", "Warszawa", "MZ", "+48 22 ", 11),
                 ("NZ", "Auckland", "AUK", "+64 9 ", 10),
                 ("BE", "Bruxelles", "BRU", "+32 2 ", 10),
+                // North America's: the fiction range 555-0100 to 555-0199 behind the town's code.
+                ("US", "Seattle", "WA", "+1 206-", 11),
+                ("CA", "Toronto", "ON", "+1 416-", 11),
             ] {
                 let p = place(name, country, admin1);
                 let n = phone(country, &p, None, &areas.area(&p), &mut rng);
                 assert!(n.starts_with(start) && digits(&n) == len, "{name}, {country}: {n}");
                 // The subscriber number starts as no trunk, service or mobile number does.
                 let subscriber = n[start.len()..].trim_start();
+                if start.starts_with("+1 ") {
+                    assert!(subscriber.starts_with("555-01") && subscriber.len() == "555-0123".len(), "{name}, {country}: {n}");
+                    continue;
+                }
                 assert!(!subscriber.starts_with(['0', '1']), "{name}, {country}: {n}");
                 // Anatel's plan: a Brazilian landline's eight digits start 2-5 (6-9 are mobile).
                 if country == "BR" {
                     assert!(subscriber.starts_with(['2', '3', '4', '5']), "{name}, {country}: {n}");
+                }
+                // India's 8 and 9 begin its mobile numbers.
+                if country == "IN" {
+                    assert!(!subscriber.starts_with(['8', '9']), "{name}, {country}: {n}");
                 }
             }
             // A town no table places takes one of its country's areas, never a mobile prefix.
@@ -1783,6 +1838,19 @@ mod tests {
             ("Schimmert", "LI", "45"),
             // The Wairarapa, in the Wellington region, dials 06.
             ("Carterton", "WGN", "6"),
+            // North America's codes by place and state (NANPA): Seattle 206 and Bellevue across
+            // the lake 425, as its suburb Eastgate, which the table does not name; Springfield,
+            // Massachusetts 413 and Springfield, Illinois 217; Manhattan 212; Toronto 416 and
+            // Mississauga 905; Puerto Rico 787.
+            ("Seattle", "WA", "206"),
+            ("Bellevue", "WA", "425"),
+            ("Eastgate", "WA", "425"),
+            ("Springfield", "MA", "413"),
+            ("Springfield", "IL", "217"),
+            ("New York City", "NY", "212"),
+            ("Toronto", "ON", "416"),
+            ("Mississauga", "ON", "905"),
+            ("San Juan", "127", "787"),
         ] {
             assert_eq!(area(name, admin1), want, "{name} ({admin1})");
         }

@@ -22,6 +22,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::area_towns::{most_populous, AreaTowns, Table};
+use super::postal_regions;
 use crate::reference::City;
 
 // (first two digits, the area's main town as GeoNames names it; a few areas have more than one
@@ -650,6 +651,10 @@ const WITHIN_REGION: [&str; 5] = ["FR", "ES", "IT", "GB", "CA"];
 /// and checked against the postal services' zone maps: Vienna 10-12, Zürich 80-81, 83-84, 86
 /// and 89, Geneva 12, Budapest 10-12, Brussels 10-12; each takes the runs that hold most of its
 /// codes, not the few near a border that a neighbour's post office serves.
+///
+/// Russia's, Turkey's, Thailand's, Ukraine's and Malaysia's come from Google's address data by
+/// a script ([`postal_regions::BY_REGION`], read after this table): Moscow 101-109, 11-12,
+/// 130-135 and 140-144, Saint Petersburg 19, Istanbul 34, Bangkok 10, Kyiv 01-06.
 const BY_REGION: [(&str, &str, &str); 283] = [
     ("AU", "NSW", "2"),
     ("AU", "ACT", "26"),
@@ -1044,7 +1049,13 @@ impl PostalAreas {
         AreaTowns::missing(cities, &AREAS)
             .into_iter()
             .chain(CITY_PREFIXES.iter().filter(|&&(c, t, _)| !named.contains(&(c, t))).map(|(c, t, p)| format!("{c} {p} {t}")))
-            .chain(BY_REGION.iter().filter(|&&(c, r, _)| !regions.contains(&(c, r))).map(|(c, r, p)| format!("{c}-{r} {p} (no place)")))
+            .chain(
+                BY_REGION
+                    .iter()
+                    .chain(postal_regions::BY_REGION)
+                    .filter(|&&(c, r, _)| !regions.contains(&(c, r)))
+                    .map(|(c, r, p)| format!("{c}-{r} {p} (no place)")),
+            )
             .collect()
     }
 
@@ -1067,7 +1078,7 @@ impl PostalAreas {
         if let Some(&(_, _, p)) = CITY_PREFIXES.iter().find(in_region) {
             return Some(Cow::Borrowed(p));
         }
-        if let Some(&(_, _, p)) = BY_REGION.iter().find(|&&(c, r, _)| c == country && r == region) {
+        if let Some(&(_, _, p)) = BY_REGION.iter().chain(postal_regions::BY_REGION).find(|&&(c, r, _)| c == country && r == region) {
             return Some(Cow::Borrowed(p));
         }
         self.towns.nearest(town, WITHIN_REGION.contains(&country)).map(Cow::Borrowed)
@@ -1165,7 +1176,8 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
         }
         "DE" | "ES" | "IT" => in_area(digits(5, rng), area),
         "MX" | "KR" => in_ranges(digits(5, rng), area),
-        "FI" | "MY" | "TH" | "TR" | "SA" | "UA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
+        "MY" | "TH" | "TR" | "UA" => in_ranges(digits(5, rng), area),
+        "FI" | "SA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
         "AU" => in_area(digits(4, rng), area),
         "AT" | "BE" | "CH" | "HU" => in_ranges(digits(4, rng), area),
         "DK" | "NO" | "NZ" | "ZA" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
@@ -1206,7 +1218,8 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
         "PL" => format!("{}-{}", in_ranges(digits(2, rng), area), digits(3, rng)),
         "SE" | "CZ" | "SK" | "GR" => format!("{} {}", digits(3, rng), digits(2, rng)),
         "IN" | "CN" => in_ranges(digits(6, rng), area),
-        "RU" | "SG" | "KZ" | "BY" | "RO" | "VN" => digits(6, rng),
+        "RU" => in_ranges(digits(6, rng), area),
+        "SG" | "KZ" | "BY" | "RO" | "VN" => digits(6, rng),
         _ => String::new(),
     }
 }
@@ -1223,7 +1236,8 @@ mod tests {
         // The first version's draws, written out: digits and letters by the country's pattern.
         fn first_version(country: &str, rng: &mut ChaCha8Rng) {
             let (digits, letters) = match country {
-                "DE" | "FR" | "ES" | "IT" | "MX" | "TR" | "KR" => (5, 0),
+                "DE" | "FR" | "ES" | "IT" | "MX" | "TR" | "KR" | "TH" | "UA" | "MY" => (5, 0),
+                "RU" => (6, 0),
                 "AU" | "AT" | "BE" | "CH" | "HU" => (4, 0),
                 "NL" => (4, 2),
                 "CA" => (3, 3),
@@ -1263,6 +1277,11 @@ mod tests {
             ("PL", &[None, Some("00-09")]),
             ("CH", &[None, Some("80-81|83-84|86|89")]),
             ("AT", &[None, Some("10-12")]),
+            ("RU", &[None, Some("101-109|11-12|130-135|140-144"), Some("19")]),
+            ("TR", &[None, Some("34")]),
+            ("TH", &[None, Some("10")]),
+            ("UA", &[None, Some("01-06")]),
+            ("MY", &[None, Some("5|60")]),
             ("ZW", &[None]),
         ] {
             for &area in areas {

@@ -267,6 +267,27 @@ fn addresses_read_as_their_country_writes_them() {
         ("NZ", "Wellington", "WGN", "+64 4 "),
         ("NZ", "Lower Hutt", "WGN", "+64 4 "),
         ("NZ", "Masterton", "WGN", "+64 6 "),
+        // North America's fiction range, 555-0100 to 555-0199, behind the code the place
+        // dials (NANPA): Manhattan 212, Brooklyn 718, Chicago 312, Seattle 206, Bellevue 425,
+        // Los Angeles 213, Houston 713, Dallas 214, Miami 305, San Francisco 415, Atlanta 404,
+        // Boston 617, Toronto 416, Mississauga 905, Montréal 514, Vancouver 604, Calgary 403.
+        ("US", "Manhattan", "NY", "+1 212-555-01"),
+        ("US", "Brooklyn", "NY", "+1 718-555-01"),
+        ("US", "Chicago", "IL", "+1 312-555-01"),
+        ("US", "Seattle", "WA", "+1 206-555-01"),
+        ("US", "Bellevue", "WA", "+1 425-555-01"),
+        ("US", "Los Angeles", "CA", "+1 213-555-01"),
+        ("US", "Houston", "TX", "+1 713-555-01"),
+        ("US", "Dallas", "TX", "+1 214-555-01"),
+        ("US", "Miami", "FL", "+1 305-555-01"),
+        ("US", "San Francisco", "CA", "+1 415-555-01"),
+        ("US", "Atlanta", "GA", "+1 404-555-01"),
+        ("US", "Boston", "MA", "+1 617-555-01"),
+        ("CA", "Toronto", "ON", "+1 416-555-01"),
+        ("CA", "Mississauga", "ON", "+1 905-555-01"),
+        ("CA", "Montréal", "QC", "+1 514-555-01"),
+        ("CA", "Vancouver", "BC", "+1 604-555-01"),
+        ("CA", "Calgary", "AB", "+1 403-555-01"),
     ];
     let by_region: &[(&str, &str, &str)] = &[
         ("DE", "BE", "+49 30 "),
@@ -279,6 +300,7 @@ fn addresses_read_as_their_country_writes_them() {
         ("CN", "SH", "+86 21 "),
         ("NZ", "AUK", "+64 9 "),
         ("NZ", "CAN", "+64 3 "),
+        ("US", "DC", "+1 202-555-01"),
     ];
     // Germany's area codes begin with the digit of the Land's zone (the Bundesnetzagentur's
     // Ortsnetzbereiche): Berlin and the east 3, the north 4, Bavaria 8 and 9 (its north-west
@@ -305,4 +327,47 @@ fn addresses_read_as_their_country_writes_them() {
     }
     assert!(checked >= 100 && zoned >= 50, "{checked} numbers in the big cities checked, {zoned} German numbers by zone");
     assert_eq!(storemap_ingest::world::DialAreas::missing(&r.cities), Vec::<String>::new(), "area codes whose town the gazetteer lacks");
+
+    // Postcodes by region where the postal services number regions: a Turkish code starts with
+    // its province's number (the plate code, which ISO 3166-2:TR uses); Moscow's codes start 1
+    // and Saint Petersburg's 19 (Russian Post); Bangkok's 10 and Chiang Mai's 50 (Thailand
+    // Post); Kyiv's 01-06, Lviv oblast's 79-82, Kharkiv oblast's 61-64 (Ukrposhta); Kuala
+    // Lumpur's 50-60 and Johor's 79-86 (Pos Malaysia). Read from the four home brands of each country
+    // (trading there alone) that OpenStreetMap maps most.
+    let by_region: &[(&str, &str, &[&str])] = &[
+        ("RU", "MOW", &["1"]),
+        ("RU", "SPE", &["19"]),
+        ("TH", "10", &["10"]),
+        ("TH", "50", &["50"]),
+        ("UA", "30", &["01", "02", "03", "04", "05", "06"]),
+        ("UA", "46", &["79", "80", "81", "82"]),
+        ("UA", "63", &["61", "62", "63", "64"]),
+        ("MY", "14", &["5", "60"]),
+        ("MY", "01", &["79", "80", "81", "82", "83", "84", "85", "86"]),
+    ];
+    let mut regional: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for country in ["RU", "TR", "TH", "UA", "MY"] {
+        let mut ranks: Vec<usize> = r.catalog.brands.iter().enumerate().filter(|(_, b)| b.countries == [country]).map(|(i, _)| i).collect();
+        ranks.sort_by_key(|&i| std::cmp::Reverse(r.catalog.brands[i].osm_count));
+        ranks.truncate(4);
+        for rank in ranks {
+            for s in gen.brand(rank).stores.iter().filter(|s| s.country == country) {
+                let region = &r.cities[s.city as usize].admin1;
+                let code = &s.postcode;
+                let width = if country == "RU" { 6 } else { 5 };
+                assert!(code.len() == width && code.chars().all(|c| c.is_ascii_digit()), "{country}-{region}: {code:?}");
+                if country == "TR" {
+                    assert!(code.starts_with(region.as_str()), "TR-{region}: {code}");
+                    *regional.entry((country.to_string(), "every province".to_string())).or_default() += 1;
+                }
+                if let Some((_, _, starts)) = by_region.iter().find(|(c, g, _)| *c == country && g == region) {
+                    assert!(starts.iter().any(|p| code.starts_with(p)), "{country}-{region}: {code}, not {starts:?}");
+                    *regional.entry((country.to_string(), region.clone())).or_default() += 1;
+                }
+            }
+        }
+    }
+    for (country, region) in [("RU", "MOW"), ("TR", "every province"), ("TH", "10"), ("UA", "30"), ("MY", "14")] {
+        assert!(regional.get(&(country.to_string(), region.to_string())).is_some_and(|&n| n >= 3), "{country}-{region}: {regional:?}");
+    }
 }
