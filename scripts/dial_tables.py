@@ -20,10 +20,9 @@ Run: pip install phonenumbers==9.0.43 && python3 scripts/dial_tables.py [--check
 import collections
 import csv
 import pathlib
-import subprocess
-import sys
 import unicodedata
 
+import derived_rust
 import phonenumbers
 from phonenumbers.geodata import GEOCODE_DATA
 
@@ -129,16 +128,8 @@ def main():
             lines.append(f'    ("{code}", "{name}, {region}"),')
         lines.append("];")
         lines.append("")
-    # In the house style (rustfmt.toml), so that `cargo fmt --check` passes on it as written.
-    text = subprocess.run(
-        ["rustfmt", "--edition", "2021", "--config-path", str(ROOT / "rustfmt.toml"), "--emit", "stdout"],
-        input="\n".join(lines), capture_output=True, text=True, check=True, cwd=ROOT,
-    ).stdout
-    if "--check" in sys.argv:
-        if OUT.read_text() != text:
-            sys.exit(f"{OUT.relative_to(ROOT)} is not what scripts/dial_tables.py derives: run it and commit the result")
+    if not derived_rust.write(lines, OUT, "dial_tables.py"):
         return
-    OUT.write_text(text)
     print(f"{len(rows)} towns, {len({r[1] for r in rows})} area codes; {unmatched} of the data's towns not in the gazetteer")
 
 

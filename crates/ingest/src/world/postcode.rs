@@ -14,6 +14,12 @@
 //! Mexico's, India's, Korea's, China's, Poland's, Austria's, Switzerland's, Hungary's and
 //! Belgium's codes go by the town's state, province, prefecture, voivodeship, canton, county or
 //! region, but in their big cities, whose own runs are narrower ([`CITY_PREFIXES`]).
+//!
+//! Sweden's, Norway's, Denmark's, Finland's, the Czech Republic's, Slovakia's, Romania's,
+//! Bulgaria's, South Africa's, the Philippines', Indonesia's, New Zealand's, Croatia's,
+//! Estonia's, Lithuania's, Luxembourg's, Slovenia's, Belarus's and Singapore's go by where their
+//! prefixes lie in GeoNames' postcode list ([`postal_anchors`]): a town takes the prefixes
+//! near it (Stockholm 100-129, Oslo 00-12, Copenhagen 10-25, Helsinki 001-005).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -22,6 +28,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::area_towns::{most_populous, AreaTowns, Table};
+use super::postal_anchors;
 use super::postal_regions;
 use crate::reference::City;
 
@@ -1020,10 +1027,24 @@ const CITY_PREFIXES: [(&str, &str, &str); 67] = [
     ("IT", "Firenze", "501"),
 ];
 
+/// How far past the prefix nearest a town its others reach: a big city takes the districts
+/// around its centre (Stockholm's 100-129, Copenhagen's 10-25), a smaller town its own and
+/// those at its edge (Solna 169-174, not Stockholm's inner city five kilometres away).
+const NEAR_KM_CITY: f64 = 5.0;
+const NEAR_KM_TOWN: f64 = 2.0;
+/// A town this populous counts as a big city for [`NEAR_KM_CITY`].
+const BIG_CITY: u64 = 250_000;
+/// A town this populous keeps the prefixes nearer it than any other town: Manila's reach does
+/// not take San Juan's and Mandaluyong's 15xx, nor Solna's Stockholm's inner city.
+const OWN_TOWN: u64 = 100_000;
+
 /// Each country's postal areas at their main towns.
 #[derive(Default)]
 pub struct PostalAreas {
     towns: AreaTowns,
+    /// [`postal_anchors::ANCHORS`] by country: latitude, longitude, prefix, and the distance
+    /// to the nearest town of [`OWN_TOWN`] people (infinite where the country has none).
+    anchors: HashMap<&'static str, Vec<(f64, f64, &'static str, f64)>>,
     /// The region of the biggest place named in [`CITY_PREFIXES`], by (country, name): the
     /// city's run is its own, not a namesake's (Belém in Paraíba is not Pará's capital).
     city_regions: HashMap<(&'static str, &'static str), String>,
@@ -1037,7 +1058,32 @@ impl PostalAreas {
             .values()
             .filter_map(|c| CITY_PREFIXES.iter().find(|&&(k, t, _)| k == c.country && t == c.name).map(|&(k, t, _)| ((k, t), c.admin1.clone())))
             .collect();
-        PostalAreas { towns: AreaTowns::new(cities, &AREAS), city_regions }
+        let mut towns: HashMap<&str, Vec<&City>> = HashMap::new();
+        for c in cities.iter().filter(|c| c.population >= OWN_TOWN) {
+            towns.entry(c.country.as_str()).or_default().push(c);
+        }
+        let mut anchors: HashMap<&'static str, Vec<(f64, f64, &'static str, f64)>> = HashMap::new();
+        for &(country, prefix, lat, lng) in postal_anchors::ANCHORS {
+            let (lat, lng) = (f64::from(lat), f64::from(lng));
+            let owner = towns.get(country).into_iter().flatten().map(|t| km(t, lat, lng)).fold(f64::INFINITY, f64::min);
+            anchors.entry(country).or_default().push((lat, lng, prefix, owner));
+        }
+        PostalAreas { towns: AreaTowns::new(cities, &AREAS), anchors, city_regions }
+    }
+
+    /// The prefixes of [`postal_anchors`] near `town`, as a spec [`in_ranges`] reads: the
+    /// nearest, and those within [`NEAR_KM_CITY`] or [`NEAR_KM_TOWN`] of its distance that no
+    /// other town of [`OWN_TOWN`] people is nearer.
+    fn near_prefixes(&self, town: &City) -> Option<String> {
+        let anchors = self.anchors.get(town.country.as_str())?;
+        let d = |a: &(f64, f64, &str, f64)| km(town, a.0, a.1);
+        let nearest = anchors.iter().map(d).min_by(f64::total_cmp)?;
+        let reach = nearest + if town.population >= BIG_CITY { NEAR_KM_CITY } else { NEAR_KM_TOWN };
+        // The town itself may be the nearest of its size to a prefix: a kilometre's slack, as
+        // the anchors' places are written to three decimals.
+        let mut near: Vec<&str> = anchors.iter().filter(|a| d(a) <= nearest || (d(a) <= reach && d(a) <= a.3 + 1.0)).map(|a| a.2).collect();
+        near.sort_unstable();
+        Some(runs(&near))
     }
 
     /// The towns of the tables and of [`CITY_PREFIXES`] the gazetteer does not have, and the
@@ -1081,8 +1127,30 @@ impl PostalAreas {
         if let Some(&(_, _, p)) = BY_REGION.iter().chain(postal_regions::BY_REGION).find(|&&(c, r, _)| c == country && r == region) {
             return Some(Cow::Borrowed(p));
         }
-        self.towns.nearest(town, WITHIN_REGION.contains(&country)).map(Cow::Borrowed)
+        if let Some(p) = self.towns.nearest(town, WITHIN_REGION.contains(&country)) {
+            return Some(Cow::Borrowed(p));
+        }
+        self.near_prefixes(town).map(Cow::Owned)
     }
+}
+
+/// Kilometres from `town` to a point: near enough to flat across one country (longitude's
+/// degrees shrink with latitude).
+fn km(town: &City, lat: f64, lng: f64) -> f64 {
+    let k = town.lat.to_radians().cos();
+    111.2 * ((lat - town.lat).powi(2) + ((lng - town.lng) * k).powi(2)).sqrt()
+}
+
+/// Sorted prefixes of one width as [`in_ranges`]' spec: consecutive ones as a run ("111-118").
+fn runs(prefixes: &[&str]) -> String {
+    let mut parts: Vec<(&str, &str)> = Vec::new();
+    for &p in prefixes {
+        match parts.last_mut() {
+            Some(last) if p.parse::<u32>().ok() == last.1.parse::<u32>().ok().map(|n| n + 1) => last.1 = p,
+            _ => parts.push((p, p)),
+        }
+    }
+    parts.iter().map(|&(lo, hi)| if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") }).collect::<Vec<_>>().join("|")
 }
 
 fn digits(n: u32, rng: &mut ChaCha8Rng) -> String {
@@ -1177,10 +1245,11 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
         "DE" | "ES" | "IT" => in_area(digits(5, rng), area),
         "MX" | "KR" => in_ranges(digits(5, rng), area),
         "MY" | "TH" | "TR" | "UA" => in_ranges(digits(5, rng), area),
-        "FI" | "SA" | "HR" | "EE" | "LT" | "ID" => digits(5, rng),
+        "FI" | "HR" | "EE" | "LT" | "ID" => in_ranges(digits(5, rng), area),
+        "SA" => digits(5, rng),
         "AU" => in_area(digits(4, rng), area),
         "AT" | "BE" | "CH" | "HU" => in_ranges(digits(4, rng), area),
-        "DK" | "NO" | "NZ" | "ZA" | "PH" | "BG" | "LU" | "SI" => digits(4, rng),
+        "DK" | "NO" | "NZ" | "ZA" | "PH" | "BG" | "LU" | "SI" => in_ranges(digits(4, rng), area),
         "NL" => {
             let d = in_area(digits(4, rng), area);
             format!("{d} {}{}", letter(rng), letter(rng))
@@ -1216,10 +1285,15 @@ pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &m
         }
         "BR" => format!("{}-{}", in_ranges(digits(5, rng), area), digits(3, rng)),
         "PL" => format!("{}-{}", in_ranges(digits(2, rng), area), digits(3, rng)),
-        "SE" | "CZ" | "SK" | "GR" => format!("{} {}", digits(3, rng), digits(2, rng)),
+        // 123 45: the same five draws as the first version's three and two.
+        "SE" | "CZ" | "SK" | "GR" => {
+            let d = in_ranges(digits(5, rng), area);
+            format!("{} {}", &d[..3], &d[3..])
+        }
         "IN" | "CN" => in_ranges(digits(6, rng), area),
         "RU" => in_ranges(digits(6, rng), area),
-        "SG" | "KZ" | "BY" | "RO" | "VN" => digits(6, rng),
+        "SG" | "BY" | "RO" => in_ranges(digits(6, rng), area),
+        "KZ" | "VN" => digits(6, rng),
         _ => String::new(),
     }
 }
@@ -1246,6 +1320,10 @@ mod tests {
                 "BR" => (8, 0),
                 "PL" => (5, 0),
                 "IN" | "CN" => (6, 0),
+                // Drawn at random until their prefixes were placed (postal_anchors).
+                "SE" | "CZ" | "SK" | "GR" | "FI" | "HR" | "EE" | "LT" | "ID" => (5, 0),
+                "DK" | "NO" | "NZ" | "ZA" | "PH" | "BG" | "LU" | "SI" => (4, 0),
+                "SG" | "BY" | "RO" => (6, 0),
                 _ => (0, 0),
             };
             // Their order matters only where both are drawn; both are one draw of a small range,
@@ -1282,6 +1360,12 @@ mod tests {
             ("TH", &[None, Some("10")]),
             ("UA", &[None, Some("01-06")]),
             ("MY", &[None, Some("5|60")]),
+            ("SE", &[None, Some("100-107|109-118|120-122")]),
+            ("FI", &[None, Some("001-005")]),
+            ("DK", &[None, Some("10-25")]),
+            ("NO", &[None, Some("50|58")]),
+            ("RO", &[None, Some("010-015|020-024")]),
+            ("BY", &[None, Some("2200-2201|2209")]),
             ("ZW", &[None]),
         ] {
             for &area in areas {
@@ -1367,6 +1451,63 @@ mod tests {
 
     fn place(name: &str, country: &str, admin1: &str, lat: f64, lng: f64) -> City {
         City::place(name, country, admin1, lat, lng)
+    }
+
+    /// Where the postal services number their cities (written out from their own plans, not
+    /// from the anchors): Stockholm 100-199 (PostNord), Göteborg 400-449, Malmö 200-239, Oslo
+    /// 0001-1299 (Posten), Bergen 5003-5899, Copenhagen 1000-2999, Aarhus 8000-8270, Helsinki
+    /// 00100-00990 (Posti), Tampere 33xxx, Prague 1xx xx (Česká pošta), Bratislava 8xx xx,
+    /// Bucharest 0xxxxx (Poșta Română), Johannesburg 2000-2199, Cape Town 7100-8099 (SAPO),
+    /// Metro Manila 1000-1899 (PHLPost), Jakarta 10xxx-14xxx, Auckland 0600-2699 (NZ Post),
+    /// Zagreb 10xxx, Tallinn 10xxx-15xxx, Ljubljana 1xxx, Minsk 220xxx.
+    #[test]
+    fn a_town_takes_the_prefixes_its_postal_service_gives_it() {
+        let areas = PostalAreas::new(&[]);
+        let big = |name: &str, country: &str, lat: f64, lng: f64| City { population: 1_000_000, ..place(name, country, "", lat, lng) };
+        let cases: [(City, &[&str]); 23] = [
+            (big("Stockholm", "SE", 59.3326, 18.0649), &["1"]),
+            (big("Göteborg", "SE", 57.7072, 11.9668), &["40", "41", "42", "43", "44"]),
+            (big("Malmö", "SE", 55.6050, 13.0038), &["20", "21", "22", "23"]),
+            (big("Oslo", "NO", 59.9127, 10.7461), &["0", "10", "11", "12"]),
+            (place("Bergen", "NO", "", 60.3913, 5.3221), &["5"]),
+            (big("København", "DK", 55.6759, 12.5655), &["1", "2"]),
+            (place("Aarhus", "DK", "", 56.1567, 10.2108), &["80", "81", "82"]),
+            (big("Helsinki", "FI", 60.1695, 24.9354), &["00"]),
+            (place("Tampere", "FI", "", 61.4981, 23.7610), &["33"]),
+            (big("Praha", "CZ", 50.0880, 14.4208), &["1"]),
+            (place("Bratislava", "SK", "", 48.1486, 17.1077), &["8"]),
+            (big("București", "RO", 44.4323, 26.1063), &["0"]),
+            (big("Johannesburg", "ZA", -26.2023, 28.0436), &["20", "21"]),
+            (big("Cape Town", "ZA", -33.9258, 18.4232), &["7", "80"]),
+            (big("Manila", "PH", 14.6042, 120.9822), &["1"]),
+            (big("Jakarta", "ID", -6.2146, 106.8451), &["10", "11", "12", "13", "14"]),
+            (big("Auckland", "NZ", -36.8485, 174.7633), &["06", "07", "08", "09", "1", "20", "21", "22", "23", "24", "25", "26"]),
+            (big("Zagreb", "HR", 45.8131, 15.9775), &["10"]),
+            (big("Tallinn", "EE", 59.4370, 24.7536), &["10", "11", "12", "13", "14", "15"]),
+            (place("Ljubljana", "SI", "", 46.0511, 14.5051), &["1"]),
+            (big("Minsk", "BY", 53.9045, 27.5615), &["220"]),
+            (place("Kiruna", "SE", "", 67.8558, 20.2253), &["98"]),
+            (place("Tromsø", "NO", "", 69.6492, 18.9553), &["90", "91", "92", "93"]),
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for (town, starts) in &cases {
+            let spec = areas.prefix(town).unwrap_or_else(|| panic!("{}: no prefixes", town.name));
+            let mut seen = std::collections::BTreeSet::new();
+            for _ in 0..300 {
+                let code = postcode(&town.country, None, Some(&spec), &mut rng);
+                assert!(starts.iter().any(|p| code.starts_with(p)), "{} ({spec}): {code}, not {starts:?}", town.name);
+                seen.insert(code);
+            }
+            // A big city's stores are spread over its districts, not one code.
+            assert!(town.population < 1_000_000 || seen.len() >= 150, "{}: {} codes of 300", town.name, seen.len());
+        }
+        // Sweden's, the Czech Republic's and Slovakia's codes are written 123 45.
+        let stockholm = postcode("SE", None, areas.prefix(&cases[0].0).as_deref(), &mut rng);
+        assert!(stockholm.len() == 6 && &stockholm[3..4] == " " && stockholm.starts_with('1'), "{stockholm}");
+        assert_eq!(runs(&["100", "101", "102", "109", "111"]), "100-102|109|111");
+        assert_eq!(runs(&["09", "10"]), "09-10");
+        // A country with no anchors and no areas has no prefix.
+        assert_eq!(areas.prefix(&place("Athína", "GR", "", 37.98, 23.73)), None);
     }
 
     /// Aylmer, in Quebec across the river from Ottawa, is nearer Ottawa's point than

@@ -370,4 +370,68 @@ fn addresses_read_as_their_country_writes_them() {
     for (country, region) in [("RU", "MOW"), ("TR", "every province"), ("TH", "10"), ("UA", "30"), ("MY", "14")] {
         assert!(regional.get(&(country.to_string(), region.to_string())).is_some_and(|&n| n >= 3), "{country}-{region}: {regional:?}");
     }
+
+    // Postcodes by city where they were drawn at random before GeoNames' postcode list placed
+    // their prefixes: each city's codes as its postal service numbers them (PostNord:
+    // Stockholm 100-199, Göteborg 400-449, Malmö 200-239; Posten: Oslo 0001-1299, Bergen
+    // 5003-5899; Copenhagen 1000-2999, Aarhus 8000-8270; Posti: Helsinki 00100-00990; Česká
+    // pošta: Prague 1xx xx; Poșta Română: Bucharest 0xxxxx; SAPO: Johannesburg 2000-2199,
+    // Cape Town 7100-8099; PHLPost: Manila 1000-1099; Jakarta 10xxx-14xxx; NZ Post: Auckland
+    // 0600-2699). Read from the five chains above and the four home brands of each country
+    // that OpenStreetMap maps most (Norway, Denmark, Finland and New Zealand have none that
+    // trade there alone).
+    let by_city: &[(&str, &str, &[&str])] = &[
+        ("SE", "Stockholm", &["1"]),
+        ("SE", "Göteborg", &["40", "41", "42", "43", "44"]),
+        ("SE", "Malmö", &["20", "21", "22", "23"]),
+        ("NO", "Oslo", &["0", "10", "11", "12"]),
+        ("NO", "Bergen", &["5"]),
+        ("DK", "København", &["1", "2"]),
+        ("DK", "Århus", &["80", "81", "82"]),
+        ("FI", "Helsinki", &["00"]),
+        ("CZ", "Praha", &["1"]),
+        ("RO", "București", &["0"]),
+        ("ZA", "Johannesburg", &["20", "21"]),
+        ("ZA", "Cape Town", &["7", "80"]),
+        ("PH", "Manila", &["10"]),
+        ("ID", "Jakarta", &["10", "11", "12", "13", "14"]),
+        ("NZ", "Auckland", &["06", "07", "08", "09", "1", "20", "21", "22", "23", "24", "25", "26"]),
+    ];
+    let countries = ["SE", "NO", "DK", "FI", "CZ", "RO", "ZA", "PH", "ID", "NZ"];
+    // (country, the store's city, its postcode)
+    let mut coded: Vec<(String, String, String)> = postcodes
+        .iter()
+        .filter(|p| countries.contains(&p.0.as_str()))
+        .map(|(c, name, town, code)| (c.clone(), if town.is_empty() { name.clone() } else { town.clone() }, code.clone()))
+        .collect();
+    for country in countries {
+        let mut ranks: Vec<usize> = r.catalog.brands.iter().enumerate().filter(|(_, b)| b.countries == [country]).map(|(i, _)| i).collect();
+        ranks.sort_by_key(|&i| std::cmp::Reverse(r.catalog.brands[i].osm_count));
+        ranks.truncate(4);
+        for rank in ranks {
+            for s in gen.brand(rank).stores.iter().filter(|s| s.country == country) {
+                let place = &r.cities[s.city as usize];
+                coded.push((country.to_string(), if place.town.is_empty() { place.name.clone() } else { place.town.clone() }, s.postcode.clone()));
+            }
+        }
+    }
+    let mut in_cities: BTreeMap<String, usize> = BTreeMap::new();
+    for (country, city, code) in &coded {
+        let digits: String = code.chars().filter(char::is_ascii_digit).collect();
+        let width = match country.as_str() {
+            "SE" | "CZ" | "FI" | "ID" => 5,
+            "RO" => 6,
+            _ => 4,
+        };
+        assert_eq!(digits.len(), width, "{country}: {code:?}");
+        if let Some((_, _, starts)) = by_city.iter().find(|(c, t, _)| c == country && t == city) {
+            assert!(starts.iter().any(|p| digits.starts_with(p)), "{city} ({country}): {code}, not {starts:?}");
+            *in_cities.entry(format!("{country} {city}")).or_default() += 1;
+        }
+    }
+    for city in
+        ["SE Stockholm", "NO Oslo", "DK København", "FI Helsinki", "CZ Praha", "RO București", "ZA Johannesburg", "PH Manila", "ID Jakarta", "NZ Auckland"]
+    {
+        assert!(in_cities.get(city).is_some_and(|&n| n >= 3), "{city}: {in_cities:?}");
+    }
 }
