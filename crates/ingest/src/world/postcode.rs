@@ -19,7 +19,7 @@
 //! Bulgaria's, South Africa's, the Philippines', Indonesia's, New Zealand's, Croatia's,
 //! Estonia's, Lithuania's, Luxembourg's, Slovenia's, Belarus's and Singapore's go by where their
 //! prefixes lie in GeoNames' postcode list ([`postal_anchors`]): a town takes the prefixes
-//! near it (Stockholm 100-129, Oslo 00-12, Copenhagen 10-25, Helsinki 001-005). So do the
+//! near it (Stockholm 100-121, Oslo 00-12, Copenhagen 10-23, Helsinki 001-005). So do the
 //! codes of Portugal, Argentina, Colombia, Peru, Chile, Ecuador, Guatemala, Algeria, Morocco,
 //! Latvia, Uruguay and Ireland (its Eircodes' routing keys), which had none before
 //! ([`OWN_DRAWS`]); so do Taiwan's, by town ([`TW`]); Puerto Rico's stores take the nearest
@@ -1082,8 +1082,8 @@ const CITY_PREFIXES: [(&str, &str, &str); 69] = [
 ];
 
 /// How far past the prefix nearest a town its others reach: a big city takes the districts
-/// around its centre (Stockholm's 100-129, Copenhagen's 10-25), a smaller town its own and
-/// those at its edge (Solna 169-174, not Stockholm's inner city five kilometres away).
+/// around its centre (Stockholm's 100-121, Copenhagen's 10-23), a smaller town its own and
+/// those at its edge (Solna 169-171, not Stockholm's inner city five kilometres away).
 const NEAR_KM_CITY: f64 = 5.0;
 const NEAR_KM_TOWN: f64 = 2.0;
 /// A town this populous counts as a big city for [`NEAR_KM_CITY`].
