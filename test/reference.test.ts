@@ -401,6 +401,14 @@ test("cities.csv: a city is named as its own country's addresses name it, its En
     ['Hà Nội', 'Hanoi', 'VN'],
     ['Quy Nhơn', 'Qui Nhon', 'VN'],
     ['Batıkent', 'Batikent', 'TR'],
+    // Aarhus since 2011; Latvian and Albanian with their own letters; Çankırı, which GeoNames
+    // names in Arabic; Đà Lạt with Vietnamese's Đ, not Icelandic's Ð.
+    ['Aarhus', 'Århus', 'DK'],
+    ['Rīga', 'Riga', 'LV'],
+    ['Tiranë', 'Tirana', 'AL'],
+    ['Çankırı', 'Khanjarah', 'TR'],
+    ['Đà Lạt', 'Ðà Lạt', 'VN'],
+    ['Ciudad Nezahualcóyotl', 'Ciudad Nezahualcoyotl', 'MX'],
   ]) {
     const row = biggest(local, country);
     t.truthy(row, `${local}, ${country}`);
@@ -416,6 +424,92 @@ test("cities.csv: a city is named as its own country's addresses name it, its En
   // city in Uttar Pradesh is the one Gorakhpur.
   const gorakhpur = rows.filter((r) => r[1] === 'Gorakhpur' && r[2] === 'IN');
   t.deepEqual(gorakhpur.map((r) => r[3]), ['UP']);
+});
+
+test('cities.csv: Romanian names are written with the comma-below letters, their cedilla forms beside', (t) => {
+  const rows = cities.slice(1);
+  // As the Romanian Academy's spelling and Poșta Română write them.
+  for (const [name, cedilla] of [
+    ['Timișoara', 'Timişoara'],
+    ['Constanța', 'Constanţa'],
+    ['Iași', 'Iaşi'],
+    ['Brașov', 'Braşov'],
+    ['Ploiești', 'Ploieşti'],
+    ['Galați', 'Galaţi'],
+    ['Târgu Mureș', 'Târgu-Mureş'],
+  ]) {
+    const row = rows.find((r) => r[1] === name && r[2] === 'RO');
+    t.truthy(row, name);
+    t.true(+row![4] > 100_000, `${name} is the city`);
+    t.is(row![8], cedilla, `${name}'s cedilla form beside`);
+  }
+  t.truthy(rows.find((r) => r[1] === 'Bălți' && r[2] === 'MD'));
+  const cedillas = rows.filter((r) => (r[2] === 'RO' || r[2] === 'MD') && /[şţŞŢ]/.test(r[1]));
+  t.deepEqual(cedillas.map((r) => r[1]), []);
+});
+
+test("cities.csv: no place carries another place's people", (t) => {
+  const rows = cities.slice(1);
+  const place = (name: string, country: string, admin1?: string) =>
+    rows.filter((r) => r[1] === name && r[2] === country && (admin1 === undefined || r[3] === admin1)).sort((a, b) => +b[4] - +a[4])[0];
+  // GeoNames' copies: a neighbourhood, an old name or a hostel filed with the city's people a
+  // few kilometres from it.
+  for (const [name, country] of [
+    ['New South Memphis', 'US'],
+    ['Tempe Junction', 'US'],
+    ['Lexington-Fayette', 'US'],
+    ['West Albany', 'US'],
+    ['Enchanted Hills', 'US'],
+    ['Yono', 'JP'],
+    ['Camayenne', 'GN'],
+    ['Tutamandahostel', 'EC'],
+    ['City of Balikpapan', 'ID'],
+    ['Khabarovsk Vtoroy', 'RU'],
+    ['New Kingston', 'JM'],
+  ]) {
+    t.falsy(place(name, country), `${name}, ${country}`);
+  }
+  // The cities they copied stay, with their own people (the US Census Bureau's and the
+  // national statistics' orders of magnitude), and so do real neighbours and twin cities.
+  for (const [name, country, admin1, least] of [
+    ['Memphis', 'US', 'TN', 500_000],
+    ['Tempe', 'US', 'AZ', 150_000],
+    ['Lexington', 'US', 'KY', 200_000],
+    ['Albany', 'US', 'NY', 90_000],
+    ['Rio Rancho', 'US', 'NM', 80_000],
+    ['Saitama', 'JP', '11', 1_000_000],
+    ['Conakry', 'GN', undefined, 1_000_000],
+    ['Quito', 'EC', undefined, 1_000_000],
+    ['Balikpapan', 'ID', undefined, 400_000],
+    ['Khabarovsk', 'RU', undefined, 500_000],
+    ['Kingston', 'JM', undefined, 500_000],
+    ['North Charleston', 'US', 'SC', 100_000],
+    ['Miami Beach', 'US', 'FL', 80_000],
+    ['Chino Hills', 'US', 'CA', 70_000],
+    ['Texarkana', 'US', 'TX', 30_000],
+    ['Texarkana', 'US', 'AR', 25_000],
+  ] as const) {
+    const row = place(name, country, admin1);
+    t.truthy(row, `${name}, ${country}`);
+    t.true(+row![4] >= least, `${name} has its people`);
+  }
+  // No two places of 40,000 in one region, within 15 km, are one name spelt twice (Zacapú
+  // and Zacapu, San Pedro Garza Garcia and García).
+  const fold = (s: string) => s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  const big = rows.filter((r) => +r[4] >= 40_000);
+  const km = (a: string[], b: string[]) => {
+    const kx = 111.2 * Math.cos((+a[5] * Math.PI) / 180);
+    return Math.hypot((+a[6] - +b[6]) * kx, (+a[5] - +b[5]) * 111.2);
+  };
+  const byName = new Map<string, string[][]>();
+  for (const r of big) {
+    const key = `${r[2]}|${r[3]}|${fold(r[1])}`;
+    byName.set(key, [...(byName.get(key) ?? []), r]);
+  }
+  const twice = [...byName.values()].flatMap((same) =>
+    same.flatMap((a, i) => same.slice(i + 1).filter((b) => km(a, b) < 15).map((b) => `${a[1]} / ${b[1]}, ${a[2]}`)),
+  );
+  t.deepEqual(twice, []);
 });
 
 test('zips.csv: sorted five-digit ZIPs with coordinates', async (t) => {

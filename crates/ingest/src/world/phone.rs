@@ -1446,16 +1446,19 @@ fn town_area(country: &str, town: &City) -> String {
 /// country's landlines do not start with (Brazil's 6 to 9, which begin its mobile numbers: a
 /// landline there is 2-5 and seven more digits);
 /// written in groups as the countries mostly do (1234 5678, 123 4567, 123 456).
-fn subscriber(country: &str, a: i32, b: i32, n: usize) -> String {
-    let firsts: &[u8] = match country {
-        "BR" => b"2345",
+fn subscriber(country: &str, dial: &str, a: i32, b: i32, n: usize) -> String {
+    let firsts: &[u8] = match (country, dial) {
+        ("BR", _) => b"2345",
         // India's 8 and 9 begin mobile numbers (libphonenumber holds no landline there).
-        "IN" => b"234567",
-        // Belgium's 9 after a one-digit area is mostly unallocated.
-        "BE" => b"2345678",
+        ("IN", _) => b"234567",
+        // Belgium's one-digit areas leave most blocks unallocated: Liège's 04 has only 2 and 3
+        // after it, Ghent's 09 2 to 4, Brussels' 02 and Antwerp's 03 2 to 8.
+        ("BE", "4") => b"23",
+        ("BE", "9") => b"234",
+        ("BE", _) => b"2345678",
         // New Zealand's landlines: the digits that follow every area code (3 takes no 8, 6 no
         // 4, 7 no 6, 4 and 9 any).
-        "NZ" => b"23579",
+        ("NZ", _) => b"23579",
         _ => b"23456789",
     };
     let first = char::from(firsts[b as usize % firsts.len()]);
@@ -1530,7 +1533,7 @@ pub fn phone(country: &str, town: &City, area: Option<&str>, dial: &str, rng: &m
             } else {
                 NATIONAL_DIGITS.iter().find(|(c, _)| *c == country).map_or(dial.len() + 6, |&(_, n)| n)
             };
-            format!("+{code} {dial} {}", subscriber(country, a, b, digits.saturating_sub(dial.len())))
+            format!("+{code} {dial} {}", subscriber(country, dial, a, b, digits.saturating_sub(dial.len())))
         }
     }
 }

@@ -20,7 +20,8 @@ const AMERICAN: [&str; 8] = ["Washington", "Lincoln", "Madison", "Jackson", "Fra
 fn addresses_read_as_their_country_writes_them() {
     let r = reference();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, land(), 0.25, 7);
-    // Chains present in many countries (McDonald's, Starbucks, KFC, Subway, 7-Eleven).
+    // Chains present in many countries (McDonald's, Starbucks, KFC, Subway, 7-Eleven), and
+    // Switzerland's biggest grocer (Coop), so that Geneva has stores whatever the draws.
     // (line, street, number, the town's region) by country
     let mut by_country: BTreeMap<String, Vec<(String, String, String, String)>> = BTreeMap::new();
     // (the store's place, the city it is a section of or nothing, its postcode) in the
@@ -28,7 +29,7 @@ fn addresses_read_as_their_country_writes_them() {
     let mut postcodes: Vec<(String, String, String, String)> = Vec::new();
     // (country, the store's place, its region, its phone number)
     let mut phones: Vec<(String, String, String, String)> = Vec::new();
-    for qid in ["Q38076", "Q37158", "Q524757", "Q244457", "Q259340"] {
+    for qid in ["Q38076", "Q37158", "Q524757", "Q244457", "Q259340", "Q432564"] {
         let rank = r.catalog.brands.iter().position(|b| b.wikidata.as_deref() == Some(qid)).unwrap_or_else(|| panic!("{qid} in the catalog"));
         for s in gen.brand(rank).stores {
             let region = r.cities[s.city as usize].admin1.clone();
@@ -387,7 +388,7 @@ fn addresses_read_as_their_country_writes_them() {
         ("NO", "Oslo", &["0", "10", "11", "12"]),
         ("NO", "Bergen", &["5"]),
         ("DK", "København", &["1", "2"]),
-        ("DK", "Århus", &["80", "81", "82"]),
+        ("DK", "Aarhus", &["80", "81", "82"]),
         ("FI", "Helsinki", &["00"]),
         ("CZ", "Praha", &["1"]),
         ("RO", "București", &["0"]),
