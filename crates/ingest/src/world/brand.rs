@@ -568,6 +568,7 @@ fn new_store(
     // The postal area of the town the address names, so that the two agree where the store
     // stands past the town's edge (it draws nothing).
     let area = g.postal_area(city);
+    let us_zip = if matches!(country, "US" | "PR") { g.us_zip(lat, lng, &g.cities[city as usize]) } else { None };
     Some(TrueStore {
         number,
         lat,
@@ -575,7 +576,7 @@ fn new_store(
         city,
         country: country.to_string(),
         address: address::address(country, &g.cities[city as usize].admin1, lat, lng, rng),
-        postcode: postcode::for_store(country, if matches!(country, "US" | "PR") { g.us_zip(lat, lng) } else { None }, area, (lat, lng), rng),
+        postcode: postcode::for_store(country, us_zip, area, (lat, lng), rng),
         phone: phone::phone(country, &g.cities[city as usize], area, g.dial_area(city), rng),
         kind,
         closed: rng.random::<f64>() < cal.closed_share,

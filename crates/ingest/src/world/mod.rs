@@ -20,6 +20,7 @@ mod postal_anchors;
 mod postal_regions;
 pub mod postcode;
 mod town;
+mod usps;
 mod write;
 
 use std::ops::ControlFlow;

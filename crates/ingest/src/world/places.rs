@@ -363,8 +363,10 @@ impl<'a> Gazetteer<'a> {
         self.by_country.contains_key(code)
     }
 
-    pub fn us_zip(&self, lat: f64, lng: f64) -> Option<&str> {
-        self.zips.nearest(lat, lng)
+    /// The ZIP of a US or Puerto Rican store at (`lat`, `lng`) in `town` ([`ZipGrid::choose`]).
+    pub fn us_zip(&self, lat: f64, lng: f64, town: &City) -> Option<&str> {
+        let state = if town.country == "PR" { "PR" } else { town.admin1.as_str() };
+        self.zips.choose(lat, lng, super::town::name(town), state)
     }
 
     /// The first characters of a town's postcodes, where its country's postal areas are known.
@@ -383,34 +385,52 @@ struct ZipGrid {
     cells: HashMap<(i32, i32), Vec<ZipPoint>>,
 }
 
-/// A ZIP's centroid and code.
-type ZipPoint = (f64, f64, String);
+/// A ZIP's centroid, code, and the state its post office is in (where the USPS data has it).
+struct ZipPoint {
+    lat: f64,
+    lng: f64,
+    zip: String,
+    state: Option<&'static str>,
+}
 
 impl ZipGrid {
     fn new(zips: &[Zip]) -> ZipGrid {
         let mut cells: HashMap<(i32, i32), Vec<ZipPoint>> = HashMap::new();
         for z in zips {
-            cells.entry(Self::cell(z.lat, z.lng)).or_default().push((z.lat, z.lng, z.zip.clone()));
+            let point = ZipPoint { lat: z.lat, lng: z.lng, zip: z.zip.clone(), state: super::usps::state(&z.zip) };
+            cells.entry(Self::cell(z.lat, z.lng)).or_default().push(point);
         }
         ZipGrid { cells }
     }
     fn cell(lat: f64, lng: f64) -> (i32, i32) {
         ((lat * 4.0).floor() as i32, (lng * 4.0).floor() as i32)
     }
-    fn nearest(&self, lat: f64, lng: f64) -> Option<&str> {
+
+    /// The ZIP a store at (`lat`, `lng`) in `town`, `state`, has. Centroids are not shapes: the
+    /// nearest one may be a neighbour's across a line (a Cambridge store nearer Somerville's
+    /// 02143 centroid, a Fargo one nearer Moorhead's, across the state line). So: of the
+    /// state's ZIPs, the nearest whose post office accepts the town's name, where it is no more
+    /// than twice as far as the state's nearest (or 3 km further); else the state's nearest;
+    /// else, where the state has no ZIP near, the nearest of all.
+    fn choose(&self, lat: f64, lng: f64, town: &str, state: &str) -> Option<&str> {
+        const SLACK_KM: f64 = 3.0;
         let (cy, cx) = Self::cell(lat, lng);
-        let mut best: Option<(f64, &str)> = None;
-        for dy in -1..=1 {
-            for dx in -1..=1 {
-                for (zl, zg, z) in self.cells.get(&(cy + dy, cx + dx)).into_iter().flatten() {
-                    let d = (zl - lat).powi(2) + ((zg - lng) * lat.to_radians().cos()).powi(2);
-                    if best.is_none_or(|(b, _)| d < b) {
-                        best = Some((d, z));
-                    }
-                }
-            }
-        }
-        best.map(|(_, z)| z)
+        let near = || (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| (cy + dy, cx + dx))).flat_map(|cell| self.cells.get(&cell).into_iter().flatten());
+        let km = |p: &ZipPoint| 111.2 * ((p.lat - lat).powi(2) + ((p.lng - lng) * lat.to_radians().cos()).powi(2)).sqrt();
+        let in_state = |p: &&ZipPoint| p.state.is_none_or(|s| s == state);
+        let Some((closest, zip)) = Self::nearest(near().filter(in_state), km) else {
+            return Self::nearest(near(), km).map(|(_, z)| z);
+        };
+        let reach = (2.0 * closest).max(closest + SLACK_KM);
+        let town = super::usps::key(town);
+        let accepting = Self::nearest(near().filter(in_state).filter(|p| km(p) <= reach && super::usps::accepts(&p.zip, &town)), km);
+        Some(accepting.map_or(zip, |(_, z)| z))
+    }
+
+    /// The nearest of `points` by `km`, and how far; ties to the lower code, so that the order
+    /// the cells hold them in does not matter.
+    fn nearest<'z>(points: impl Iterator<Item = &'z ZipPoint>, km: impl Fn(&ZipPoint) -> f64) -> Option<(f64, &'z str)> {
+        points.map(|p| (km(p), p.zip.as_str())).min_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)))
     }
 }
 
@@ -486,5 +506,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A store takes its state's ZIP whose post office accepts its town where one is about as
+    /// near as the nearest centroid (Cambridge's 02139, not Somerville's 02143; Fargo's 58103,
+    /// not Moorhead's 56560 across the Red River); a town no ZIP accepts takes the nearest
+    /// (East Flatbush, Brooklyn's 11203). Centroids: the Census Bureau's ZCTA gazetteer.
+    #[test]
+    fn a_store_takes_the_zip_of_its_own_town_and_state() {
+        let zip = |zip: &str, lat: f64, lng: f64| Zip { zip: zip.into(), lat, lng };
+        let grid = ZipGrid::new(&[
+            zip("02139", 42.3640, -71.1034),
+            zip("02143", 42.3811, -71.0979),
+            zip("58103", 46.8563, -96.8227),
+            zip("56560", 46.8445, -96.7463),
+            zip("11203", 40.6494, -73.9345),
+            zip("11226", 40.6464, -73.9567),
+        ]);
+        // A point in Cambridge a little nearer Somerville's centroid than its own.
+        assert_eq!(grid.choose(42.3735, -71.1000, "Cambridge", "MA"), Some("02139"));
+        assert_eq!(grid.choose(42.3735, -71.1000, "Somerville", "MA"), Some("02143"));
+        // A Fargo store by the river, nearer Moorhead's centroid, in North Dakota.
+        assert_eq!(grid.choose(46.8470, -96.7700, "Fargo", "ND"), Some("58103"));
+        assert_eq!(grid.choose(40.6490, -73.9360, "East Flatbush", "NY"), Some("11203"));
+        // No ZIP of the state near (the gazetteer's town and the ZIPs disagree): the nearest.
+        assert_eq!(grid.choose(40.6464, -73.9567, "Cambridge", "MA"), Some("11226"));
     }
 }

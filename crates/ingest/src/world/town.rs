@@ -38,6 +38,16 @@ pub fn name(place: &City) -> &str {
     }
 }
 
+/// The name a store's address gives its town, `place` ([`name`]), at `postcode`: in the United
+/// States and Puerto Rico, the city the store's ZIP is filed under where the Postal Service does
+/// not accept the town's own name there (East Flatbush is Brooklyn, [`super::usps`]).
+pub fn of_store<'a>(place: &'a City, postcode: &str) -> &'a str {
+    match place.country.as_str() {
+        "US" | "PR" => super::usps::city(postcode, name(place)),
+        _ => name(place),
+    }
+}
+
 /// Zürich's cantonal statistics name a municipality's quarters "Kloten / Holberg", and the
 /// two cities' districts "Zürich (Kreis 11)" and, in Winterthur, after their old villages
 /// ("Oberwinterthur (Kreis 2)", "Töss (Kreis 4)"): all within their city's postcodes and name.

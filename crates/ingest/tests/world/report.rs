@@ -170,11 +170,40 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
         .map(|c| (c.country.as_str(), c.name.as_str()))
         .collect();
     assert!(sections.len() > 1000, "{} section names", sections.len());
+    // An American address names a city its ZIP's post office accepts (the USPS city-state data
+    // the `zipcodes` crate carries): Brooklyn, not East Flatbush; Las Vegas, not Paradise.
+    let usps_key = |name: &str| -> String {
+        storemap_core::normalize_name(name)
+            .split(' ')
+            .map(|w| match w {
+                "st" => "saint",
+                "ste" => "sainte",
+                "ft" => "fort",
+                "mt" => "mount",
+                w => w,
+            })
+            .collect()
+    };
+    // (A Mexican row by the border that a source files under the US, "Juárez, CHH 33041", has
+    // a Mexican postcode: only rows whose ZIP is their state's are American addresses.)
+    let accepted: std::collections::HashMap<(&str, &str), Vec<String>> = zipcodes::database()
+        .iter()
+        .map(|z| ((z.zip_code.as_str(), z.state.as_str()), std::iter::once(&z.city).chain(&z.acceptable_cities).map(|c| usps_key(c)).collect()))
+        .collect();
+    let (mut us_zips, mut us_not_accepted) = (0, Vec::new());
     for r in 0..snap.row_count() {
         let row = snap.row(r);
         assert!(!row.address.contains(storemap_ingest::house_number::SEP), "row {r}: {:?}", row.address);
         assert!(!district(&row.city, &row.country), "row {r}: a district for a town, {:?} ({})", row.city, row.country);
-        assert!(!sections.contains(&(row.country.as_str(), row.city.as_str())), "row {r}: a city's section for a town, {:?} ({})", row.city, row.country);
+        // (An American one its ZIP's post office accepts is a town there: North Hollywood, Flushing.)
+        let usps_town =
+            row.country == "US" && accepted.get(&(row.postcode.as_str(), row.state.as_str())).is_some_and(|names| names.contains(&usps_key(&row.city)));
+        assert!(
+            usps_town || !sections.contains(&(row.country.as_str(), row.city.as_str())),
+            "row {r}: a city's section for a town, {:?} ({})",
+            row.city,
+            row.country
+        );
         if matches!((row.country.as_str(), row.state.as_str()), ("DE", "BE" | "HH") | ("AT", "9") | ("HU", "BU")) && !row.city.is_empty() {
             *city_states.entry((row.country.clone(), row.state.clone())).or_default().entry(row.city.clone()).or_default() += 1;
         }
@@ -187,12 +216,20 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
             "US" if !row.address.is_empty() => {
                 us += 1;
                 us_first += usize::from(starts_with_number);
+                if let (false, Some(names)) = (row.city.is_empty(), accepted.get(&(row.postcode.as_str(), row.state.as_str()))) {
+                    us_zips += 1;
+                    if !names.contains(&usps_key(&row.city)) {
+                        us_not_accepted.push(format!("{}, {} {}", row.city, row.state, row.postcode));
+                    }
+                }
             }
             _ => {}
         }
     }
     assert!(de >= 1000 && us >= 1000, "{de} German and {us} American addresses");
     assert_eq!(us_first, us, "every American address starts with its number");
+    assert!(us_zips >= 1000, "{us_zips} American rows with a town and a ZIP");
+    assert!(us_not_accepted.is_empty(), "{} towns their ZIP does not accept: {:?}", us_not_accepted.len(), &us_not_accepted[..us_not_accepted.len().min(20)]);
     for (region, town) in [(("DE", "BE"), "Berlin"), (("DE", "HH"), "Hamburg"), (("AT", "9"), "Wien"), (("HU", "BU"), "Budapest")] {
         let towns = city_states.get(&(region.0.to_string(), region.1.to_string()));
         let rows: u64 = towns.map_or(0, |t| t.values().sum());
