@@ -715,8 +715,9 @@ fn place(country: &str, habits: &Habits, g: &Gazetteer, taken: &mut HashMap<(i64
                 }
                 None => offset_m(c.lat, c.lng, dn * spread_m, de * spread_m),
             };
-            // A store stands on land: a spot in the sea, a bay or a lake is drawn again.
-            if !(-85.0..=85.0).contains(&lat) || !g.on_land(lat, lng) {
+            // A store stands on land, in its own country: a spot in the sea, a bay, a lake or
+            // across a border is drawn again.
+            if !(-85.0..=85.0).contains(&lat) || !g.in_country(lat, lng, country) {
                 continue;
             }
             let cell = ((lat * 1000.0).floor() as i64, (lng * 1000.0).floor() as i64);

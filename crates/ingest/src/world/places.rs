@@ -120,6 +120,9 @@ pub struct Gazetteer<'a> {
     /// Each city's phone area code, likewise.
     dial_areas: Vec<OnceLock<Cow<'static, str>>>,
     land: &'a LandMask,
+    /// Each country's shape in `land`: the one most of its places stand in. A country whose
+    /// places stand in none (a speck the borders do not draw) has none.
+    shapes: HashMap<String, u16>,
     zips: ZipGrid,
     postal: PostalAreas,
     dial: DialAreas,
@@ -170,6 +173,30 @@ fn metro_cores(cities: &[City]) -> Vec<usize> {
         kept_cells.entry((cy, wrap_degree(cx))).or_default().push(i);
     }
     kept
+}
+
+/// Each country's shape in `land`: the one most of its places stand in. The borders draw some
+/// territories over their neighbour (Macau and Hong Kong over China), so a Macau place stands in
+/// both: of shapes that hold as many of its places, the one that holds fewest places of any
+/// country (then the lower id).
+fn country_shapes(cities: &[City], land: &LandMask) -> HashMap<String, u16> {
+    let mut votes: HashMap<(&str, u16), u32> = HashMap::new();
+    let mut held: HashMap<u16, u32> = HashMap::new();
+    for c in cities {
+        for &id in land.inside(c.lat, c.lng).ids() {
+            *votes.entry((c.country.as_str(), id)).or_default() += 1;
+            *held.entry(id).or_default() += 1;
+        }
+    }
+    let mut best: HashMap<String, (u32, u32, u16)> = HashMap::new();
+    for ((country, id), n) in votes {
+        let rank = (n, held[&id], id);
+        let slot = best.entry(country.to_string()).or_insert(rank);
+        if (rank.0, std::cmp::Reverse(rank.1), std::cmp::Reverse(rank.2)) > (slot.0, std::cmp::Reverse(slot.1), std::cmp::Reverse(slot.2)) {
+            *slot = rank;
+        }
+    }
+    best.into_iter().map(|(country, (_, _, id))| (country, id)).collect()
 }
 
 /// A degree column's own number, across the antimeridian (-181 is 179).
@@ -248,6 +275,7 @@ impl<'a> Gazetteer<'a> {
             postal_areas,
             dial_areas,
             land,
+            shapes: country_shapes(cities, land),
             zips: ZipGrid::new(zips),
             postal: PostalAreas::new(cities),
             dial: DialAreas::new(cities),
@@ -333,8 +361,14 @@ impl<'a> Gazetteer<'a> {
             .collect()
     }
 
-    pub fn on_land(&self, lat: f64, lng: f64) -> bool {
-        self.land.is_land(lat, lng)
+    /// Whether a store of `country` may stand at the point: inside its country's shape (a
+    /// Ciudad Juárez store drawn across the river in El Paso is drawn again), or on any land for
+    /// a country the borders do not draw.
+    pub fn in_country(&self, lat: f64, lng: f64, country: &str) -> bool {
+        match self.shapes.get(country) {
+            Some(shape) => self.land.inside(lat, lng).ids().contains(shape),
+            None => self.land.is_land(lat, lng),
+        }
     }
 
     /// A country's weight for a brand's store split: its urban population times how dense

@@ -139,10 +139,17 @@ fn the_biggest_brands_stores_and_pins_stand_on_land() {
     let mask = land();
     let gen = Generator::new(&r.catalog, &r.cities, &r.zips, mask, 0.1, 7);
     let (mut stores, mut pins, mut beyond_2, mut farthest) = (0u64, 0u64, 0u64, 0f64);
+    // A store stands in its own country, as the borders draw it (not a Ciudad Juárez store in
+    // El Paso): checked where the borders have a shape of that code.
+    let mut abroad: Vec<String> = Vec::new();
     for rank in 0..60 {
         let w = gen.brand(rank);
         for s in &w.stores {
             assert!(mask.is_land(s.lat, s.lng), "{} store {} at ({}, {}) is at sea", r.catalog.brands[rank].name, s.number, s.lat, s.lng);
+            let inside: Vec<&str> = mask.inside(s.lat, s.lng).ids().iter().map(|&id| r.countries.codes()[id as usize].as_str()).collect();
+            if r.countries.knows(&s.country) && !inside.contains(&s.country.as_str()) {
+                abroad.push(format!("{} {} in {:?} at ({:.4}, {:.4})", r.catalog.brands[rank].name, s.country, inside, s.lat, s.lng));
+            }
         }
         stores += w.stores.len() as u64;
         for p in &w.sightings {
@@ -153,6 +160,7 @@ fn the_biggest_brands_stores_and_pins_stand_on_land() {
         pins += w.sightings.len() as u64;
     }
     assert!(stores > 50_000, "only {stores} stores in the 60 biggest brands at scale 0.1");
+    assert!(abroad.is_empty(), "{} stores in another country: {:?}", abroad.len(), &abroad[..abroad.len().min(20)]);
     assert!((beyond_2 as f64) <= 0.005 * pins as f64, "{beyond_2} of {pins} pins more than 2 km from land");
     assert!(farthest <= 10_000.0, "a pin {farthest:.0} m from land");
 }
