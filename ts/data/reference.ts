@@ -38,7 +38,7 @@ const require = createRequire(import.meta.url);
  * the `town` column of cities.csv, `districtTowns`; 10: a district's city within its
  * municipality where GeoNames gives both one, `municipality`; 11: cities named as their own
  * country writes them, München and Wien, with GeoNames' English name beside, `LOCAL_NAMES`, and
- * GeoNames' places whose people are another place's left out, `POPULATION_ERRORS`; 13: 62
+ * GeoNames' places whose people are another place's left out, `POPULATION_ERRORS`; 13: 61
  * more such places, New South Memphis and Yono among them, 22 more names as at home,
  * Aarhus and Rīga among them, and Romanian names with their comma-below letters, `ownLetters`).
  */
