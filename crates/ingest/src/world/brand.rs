@@ -35,6 +35,8 @@ pub struct TrueStore {
     pub country: String,
     pub address: Address,
     pub postcode: String,
+    /// The town the address names where it is not its place's ([`super::town::of_store`]).
+    pub town: Option<Box<str>>,
     pub phone: String,
     pub kind: Kind,
     /// Closed: a stale closure of the surveyed world, or a closure since the survey.
@@ -569,14 +571,19 @@ fn new_store(
     // stands past the town's edge (it draws nothing).
     let area = g.postal_area(city);
     let us_zip = if matches!(country, "US" | "PR") { g.us_zip(lat, lng, &g.cities[city as usize]) } else { None };
+    // (Drawn in this order: the address, the postcode, the phone number.)
+    let address = address::address(country, &g.cities[city as usize].admin1, lat, lng, rng);
+    let postcode = postcode::for_store(country, us_zip, area, (lat, lng), rng);
+    let town = g.address_town(&g.cities[city as usize], &postcode);
     Some(TrueStore {
         number,
         lat,
         lng,
         city,
         country: country.to_string(),
-        address: address::address(country, &g.cities[city as usize].admin1, lat, lng, rng),
-        postcode: postcode::for_store(country, us_zip, area, (lat, lng), rng),
+        address,
+        postcode,
+        town,
         phone: phone::phone(country, &g.cities[city as usize], area, g.dial_area(city), rng),
         kind,
         closed: rng.random::<f64>() < cal.closed_share,

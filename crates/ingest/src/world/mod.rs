@@ -167,7 +167,7 @@ pub struct Generator<'a> {
 
 impl<'a> Generator<'a> {
     /// The world as surveyed ([`churn::SURVEY`]), its stores on `land`.
-    pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &[Zip], land: &'a LandMask, scale: f64, seed: u64) -> Generator<'a> {
+    pub fn new(catalog: &'a Catalog, cities: &'a [City], zips: &'a [Zip], land: &'a LandMask, scale: f64, seed: u64) -> Generator<'a> {
         let g = places::Gazetteer::new(cities, zips, land).with_regions(&catalog.market_regions);
         let mut cal = Calibration::new(scale, catalog.brands.len());
         cal.local = brand::local_shares(&catalog.brands, &g, &cal);

@@ -123,7 +123,13 @@ pub struct Gazetteer<'a> {
     /// Each country's shape in `land`: the one most of its places stand in. A country whose
     /// places stand in none (a speck the borders do not draw) has none.
     shapes: HashMap<String, u16>,
-    zips: ZipGrid,
+    /// The US ZIP centroids, bucketed when a US store first asks ([`ZipGrid`]; reading the
+    /// USPS data they carry takes a fifth of a second a world without US stores need not spend).
+    zip_points: &'a [Zip],
+    zips: OnceLock<ZipGrid>,
+    /// How each American place spells itself, by state and [`super::usps::key`], found when
+    /// first asked for ([`Gazetteer::address_town`]).
+    us_spellings: OnceLock<HashMap<(&'a str, String), &'a str>>,
     postal: PostalAreas,
     dial: DialAreas,
     /// Each country's market region, where the reference names one.
@@ -188,15 +194,35 @@ fn country_shapes(cities: &[City], land: &LandMask) -> HashMap<String, u16> {
             *held.entry(id).or_default() += 1;
         }
     }
-    let mut best: HashMap<String, (u32, u32, u16)> = HashMap::new();
+    use std::cmp::Reverse;
+    let mut best: HashMap<&str, (u32, Reverse<u32>, Reverse<u16>)> = HashMap::new();
     for ((country, id), n) in votes {
-        let rank = (n, held[&id], id);
-        let slot = best.entry(country.to_string()).or_insert(rank);
-        if (rank.0, std::cmp::Reverse(rank.1), std::cmp::Reverse(rank.2)) > (slot.0, std::cmp::Reverse(slot.1), std::cmp::Reverse(slot.2)) {
-            *slot = rank;
+        let rank = (n, Reverse(held[&id]), Reverse(id));
+        best.entry(country).and_modify(|b| *b = (*b).max(rank)).or_insert(rank);
+    }
+    best.into_iter().map(|(country, (_, _, Reverse(id)))| (country.to_string(), id)).collect()
+}
+
+/// The state a US place is in, as ZIPs are filed: Puerto Rico is "PR".
+fn us_state(place: &City) -> &str {
+    if place.country == "PR" {
+        "PR"
+    } else {
+        place.admin1.as_str()
+    }
+}
+
+/// How the American places spell themselves, by state and [`super::usps::key`]: of places
+/// whose names fold alike, the most populous's (then the first's).
+fn us_spellings(cities: &[City]) -> HashMap<(&str, String), &str> {
+    let mut best: HashMap<(&str, String), &City> = HashMap::new();
+    for c in cities.iter().filter(|c| matches!(c.country.as_str(), "US" | "PR")) {
+        let slot = best.entry((us_state(c), super::usps::key(&c.name))).or_insert(c);
+        if c.population > slot.population {
+            *slot = c;
         }
     }
-    best.into_iter().map(|(country, (_, _, id))| (country, id)).collect()
+    best.into_iter().map(|(k, c)| (k, c.name.as_str())).collect()
 }
 
 /// A degree column's own number, across the antimeridian (-181 is 179).
@@ -225,7 +251,7 @@ fn draw(e: &Weighted, rng: &mut ChaCha8Rng) -> Option<u32> {
 }
 
 impl<'a> Gazetteer<'a> {
-    pub fn new(cities: &'a [City], zips: &[Zip], land: &'a LandMask) -> Gazetteer<'a> {
+    pub fn new(cities: &'a [City], zips: &'a [Zip], land: &'a LandMask) -> Gazetteer<'a> {
         let mut by_country: HashMap<String, Weighted> = HashMap::new();
         let mut people: HashMap<String, f64> = HashMap::new();
         let mut hubs: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
@@ -276,7 +302,9 @@ impl<'a> Gazetteer<'a> {
             dial_areas,
             land,
             shapes: country_shapes(cities, land),
-            zips: ZipGrid::new(zips),
+            zip_points: zips,
+            zips: OnceLock::new(),
+            us_spellings: OnceLock::new(),
             postal: PostalAreas::new(cities),
             dial: DialAreas::new(cities),
             regions: HashMap::new(),
@@ -399,8 +427,24 @@ impl<'a> Gazetteer<'a> {
 
     /// The ZIP of a US or Puerto Rican store at (`lat`, `lng`) in `town` ([`ZipGrid::choose`]).
     pub fn us_zip(&self, lat: f64, lng: f64, town: &City) -> Option<&str> {
-        let state = if town.country == "PR" { "PR" } else { town.admin1.as_str() };
-        self.zips.choose(lat, lng, super::town::name(town), state)
+        self.zips.get_or_init(|| ZipGrid::new(self.zip_points)).choose(lat, lng, super::town::name(town), us_state(town))
+    }
+
+    /// The town an address in `place` at `postcode` names where that is not the place's own
+    /// ([`super::town::name`]): in the United States and Puerto Rico, the city the store's ZIP
+    /// is filed under where the Postal Service does not accept the town's name there
+    /// ([`super::usps::filed_city`]: East Flatbush is Brooklyn), spelt as the place of that name
+    /// in the state spells itself. The Postal Service writes its cities without accents,
+    /// apostrophes or hyphens and with "Saint" and "Mc " spelt out ("Saint Louis", "Winston
+    /// Salem", "Mcallen", "Bayamon"); an address, a store locator and the map write St. Louis,
+    /// Winston-Salem, McAllen and Bayamón.
+    pub fn address_town(&self, place: &City, postcode: &str) -> Option<Box<str>> {
+        if !matches!(place.country.as_str(), "US" | "PR") {
+            return None;
+        }
+        let filed = super::usps::filed_city(postcode, super::town::name(place))?;
+        let spellings = self.us_spellings.get_or_init(|| us_spellings(self.cities));
+        Some(spellings.get(&(us_state(place), super::usps::key(filed))).copied().unwrap_or(filed).into())
     }
 
     /// The first characters of a town's postcodes, where its country's postal areas are known.
@@ -565,5 +609,42 @@ mod tests {
         assert_eq!(grid.choose(40.6490, -73.9360, "East Flatbush", "NY"), Some("11203"));
         // No ZIP of the state near (the gazetteer's town and the ZIPs disagree): the nearest.
         assert_eq!(grid.choose(40.6464, -73.9567, "Cambridge", "MA"), Some("11226"));
+    }
+
+    /// An American address names its ZIP's city where the Postal Service does not take the
+    /// town's name there, spelt as the city of that name in the state spells itself. Expected:
+    /// the USPS ZIP lookup (63125 is filed under "Saint Louis" and accepts Lemay, not Mehlville;
+    /// 22102 under "Mc Lean", accepting Tysons) and the cities' own spellings.
+    #[test]
+    fn an_american_address_spells_its_zip_city_as_the_city_does() {
+        let at = |name: &str, country: &str, admin1: &str, population: u64| City { population, ..City::place(name, country, admin1, 0.0, 0.0) };
+        let cities = [
+            at("St. Louis", "US", "MO", 301_578),
+            at("Mehlville", "US", "MO", 28_822),
+            at("Sappington", "US", "MO", 7_715),
+            // Another state's place of the same name, and a smaller one folding alike, do not spell it.
+            at("Saint Louis", "US", "MI", 999_999),
+            at("Saint Louis", "US", "MO", 10),
+            at("Winston-Salem", "US", "NC", 249_545),
+            at("Walkertown", "US", "NC", 5_692),
+            at("McAllen", "US", "TX", 142_210),
+            at("Pharr", "US", "TX", 79_715),
+            at("Tysons", "US", "VA", 26_171),
+            at("Bayamón", "PR", "", 185_187),
+            at("Santa Rosa", "PR", "", 4_000),
+            at("East Flatbush", "US", "NY", 178_464),
+        ];
+        let land = LandMask::from_rings(|_| {});
+        let g = Gazetteer::new(&cities, &[], &land);
+        let town = |name: &str, zip: &str| g.address_town(cities.iter().find(|c| c.name == name && c.population > 10).unwrap(), zip).map(String::from);
+        assert_eq!(town("Mehlville", "63125").as_deref(), Some("St. Louis"));
+        assert_eq!(town("Walkertown", "27105").as_deref(), Some("Winston-Salem"));
+        assert_eq!(town("Pharr", "78503").as_deref(), Some("McAllen"));
+        assert_eq!(town("Santa Rosa", "00956").as_deref(), Some("Bayamón"));
+        // No place of the ZIP's city's name: the Postal Service's spelling.
+        assert_eq!(town("East Flatbush", "11203").as_deref(), Some("Brooklyn"));
+        // A name the ZIP accepts is the place's own; so is one at a ZIP the data lacks, and abroad.
+        assert_eq!((town("Sappington", "63126"), town("Tysons", "22102"), town("Pharr", "00000")), (None, None, None));
+        assert_eq!(town("St. Louis", "63125"), None);
     }
 }

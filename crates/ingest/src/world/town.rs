@@ -11,6 +11,7 @@
 //! which carry their municipality in their names, and the city-states, whose every place is the
 //! city.
 
+use super::brand::TrueStore;
 use crate::reference::City;
 
 /// First-level regions that are one city, whose every place is one of its districts, with
@@ -38,14 +39,11 @@ pub fn name(place: &City) -> &str {
     }
 }
 
-/// The name a store's address gives its town, `place` ([`name`]), at `postcode`: in the United
-/// States and Puerto Rico, the city the store's ZIP is filed under where the Postal Service does
-/// not accept the town's own name there (East Flatbush is Brooklyn, [`super::usps`]).
-pub fn of_store<'a>(place: &'a City, postcode: &str) -> &'a str {
-    match place.country.as_str() {
-        "US" | "PR" => super::usps::city(postcode, name(place)),
-        _ => name(place),
-    }
+/// The name a store's address gives its town: the town the store was given where the place's
+/// own name is not it (an American ZIP's city, [`super::places::Gazetteer::address_town`]),
+/// else its place's ([`name`]).
+pub fn of_store<'a>(place: &'a City, store: &'a TrueStore) -> &'a str {
+    store.town.as_deref().unwrap_or_else(|| name(place))
 }
 
 /// Zürich's cantonal statistics name a municipality's quarters "Kloten / Holberg", and the

@@ -55,13 +55,12 @@ pub fn accepts(zip: &str, town_key: &str) -> bool {
     ZIPS.get(zip).is_some_and(|f| f.accepted.iter().any(|a| a == town_key))
 }
 
-/// The city an address at `zip` names for a store in `town`: `town` where the Postal Service
-/// accepts it there, else the ZIP's own city; `town` for a ZIP it does not list.
-pub fn city<'a>(zip: &str, town: &'a str) -> &'a str {
-    match ZIPS.get(zip) {
-        Some(f) if !f.accepted.contains(&key(town)) => f.city,
-        _ => town,
-    }
+/// The city the Postal Service files `zip` under, where it does not accept `town` there (an
+/// address in East Flatbush at 11203 names Brooklyn); `None` where it does, or where the data
+/// lacks the ZIP. The name is the Postal Service's spelling ("Saint Louis", "Winston Salem",
+/// "Mcallen"): [`super::places::Gazetteer::address_town`] writes it as the place spells itself.
+pub fn filed_city(zip: &str, town: &str) -> Option<&'static str> {
+    ZIPS.get(zip).filter(|f| !f.accepted.contains(&key(town))).map(|f| f.city)
 }
 
 #[cfg(test)]
@@ -92,7 +91,7 @@ mod tests {
             // A ZIP it does not list keeps the town's name.
             ("00000", "Springfield", "Springfield"),
         ] {
-            assert_eq!(city(zip, town), expected, "{town} at {zip}");
+            assert_eq!(filed_city(zip, town).unwrap_or(town), expected, "{town} at {zip}");
         }
         assert_eq!((state("02139"), state("56560"), state("00907"), state("00000")), (Some("MA"), Some("MN"), Some("PR"), None));
         assert!(accepts("02139", &key("Cambridge")) && !accepts("02143", &key("Cambridge")) && accepts("02143", &key("Somerville")));

@@ -190,6 +190,22 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
         .iter()
         .map(|z| ((z.zip_code.as_str(), z.state.as_str()), std::iter::once(&z.city).chain(&z.acceptable_cities).map(|c| usps_key(c)).collect()))
         .collect();
+    // ... spelt as the place spells itself, not as the Postal Service files it without accents,
+    // apostrophes or hyphens: St. Louis, Winston-Salem, McAllen, Bayamón, not "Saint Louis",
+    // "Winston Salem", "Mcallen", "Bayamon" (a filed name no place of the state writes that way
+    // while one folds alike).
+    let mut spelt: std::collections::HashMap<(&str, String), Vec<&str>> = std::collections::HashMap::new();
+    for c in cities.iter().filter(|c| matches!(c.country.as_str(), "US" | "PR")) {
+        let state = if c.country == "PR" { "PR" } else { c.admin1.as_str() };
+        spelt.entry((state, usps_key(&c.name))).or_default().push(&c.name);
+    }
+    let filed_spelling: std::collections::HashSet<(&str, &str)> = zipcodes::database()
+        .iter()
+        .filter(|z| spelt.get(&(z.state.as_str(), usps_key(&z.city))).is_some_and(|names| !names.contains(&z.city.as_str())))
+        .map(|z| (z.state.as_str(), z.city.as_str()))
+        .collect();
+    assert!(filed_spelling.contains(&("MO", "Saint Louis")) && filed_spelling.contains(&("NC", "Winston Salem")), "{} filed spellings", filed_spelling.len());
+    let mut us_filed_spelling = Vec::new();
     let (mut us_zips, mut us_not_accepted) = (0, Vec::new());
     for r in 0..snap.row_count() {
         let row = snap.row(r);
@@ -204,6 +220,10 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
             row.city,
             row.country
         );
+        let state = if row.country == "PR" { "PR" } else { row.state.as_str() };
+        if matches!(row.country.as_str(), "US" | "PR") && filed_spelling.contains(&(state, row.city.as_str())) {
+            us_filed_spelling.push(format!("{}, {} {}", row.city, row.state, row.postcode));
+        }
         if matches!((row.country.as_str(), row.state.as_str()), ("DE", "BE" | "HH") | ("AT", "9") | ("HU", "BU")) && !row.city.is_empty() {
             *city_states.entry((row.country.clone(), row.state.clone())).or_default().entry(row.city.clone()).or_default() += 1;
         }
@@ -229,6 +249,12 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
     assert!(de >= 1000 && us >= 1000, "{de} German and {us} American addresses");
     assert_eq!(us_first, us, "every American address starts with its number");
     assert!(us_zips >= 1000, "{us_zips} American rows with a town and a ZIP");
+    assert!(
+        us_filed_spelling.is_empty(),
+        "{} towns as the Postal Service spells them: {:?}",
+        us_filed_spelling.len(),
+        &us_filed_spelling[..us_filed_spelling.len().min(20)]
+    );
     assert!(us_not_accepted.is_empty(), "{} towns their ZIP does not accept: {:?}", us_not_accepted.len(), &us_not_accepted[..us_not_accepted.len().min(20)]);
     for (region, town) in [(("DE", "BE"), "Berlin"), (("DE", "HH"), "Hamburg"), (("AT", "9"), "Wien"), (("HU", "BU"), "Budapest")] {
         let towns = city_states.get(&(region.0.to_string(), region.1.to_string()));

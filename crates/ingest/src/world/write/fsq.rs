@@ -54,7 +54,7 @@ impl FsqColumns {
         f.lng.push(round6(s.lng));
         let addr = s.with_address;
         f.address.push(addr.then(|| store.address.line.clone()));
-        f.locality.push(addr.then(|| crate::world::town::of_store(city, &store.postcode).to_string()));
+        f.locality.push(addr.then(|| crate::world::town::of_store(city, store).to_string()));
         f.region.push((addr && !city.admin1.is_empty()).then(|| city.admin1.clone()));
         f.postcode.push((addr && !store.postcode.is_empty()).then(|| store.postcode.clone()));
         f.country.push(s.with_country.then(|| store.country.clone()));

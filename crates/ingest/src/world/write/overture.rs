@@ -71,7 +71,7 @@ impl OvertureColumns {
         o.confidence.push(if s.closed_marker { 0.0 } else { 0.77 });
         let addr = s.with_address;
         o.freeform.push(addr.then(|| store.address.line.clone()));
-        o.locality.push(addr.then(|| crate::world::town::of_store(city, &store.postcode).to_string()));
+        o.locality.push(addr.then(|| crate::world::town::of_store(city, store).to_string()));
         o.postcode.push((addr && !store.postcode.is_empty()).then(|| store.postcode.clone()));
         o.region.push((addr && !city.admin1.is_empty()).then(|| format!("{}-{}", store.country, city.admin1)));
         o.country.push(s.with_country.then(|| store.country.clone()));

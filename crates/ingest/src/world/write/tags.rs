@@ -51,7 +51,7 @@ impl<'a> Tags<'a> {
             name: &s.name,
             housenumber: addr.then(|| store.address.number()),
             street: addr.then(|| store.address.street()),
-            city: addr.then_some(crate::world::town::of_store(city, &store.postcode)),
+            city: addr.then_some(crate::world::town::of_store(city, store)),
             state: (addr && !city.admin1.is_empty()).then_some(city.admin1.as_str()),
             postcode: (addr && !store.postcode.is_empty()).then_some(store.postcode.as_str()),
             country: s.with_country.then_some(store.country.as_str()),
