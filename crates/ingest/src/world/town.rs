@@ -16,8 +16,17 @@ use crate::reference::City;
 
 /// First-level regions that are one city, whose every place is one of its districts, with
 /// the city's name as the gazetteer has it: (country, region, city).
-const CITY_REGIONS: [(&str, &str, &str); 6] =
-    [("DE", "BE", "Berlin"), ("DE", "HH", "Hamburg"), ("AT", "9", "Wien"), ("CZ", "10", "Praha"), ("HU", "BU", "Budapest"), ("RO", "B", "București")];
+/// Mexico City's boroughs (Iztapalapa, Coyoacán) are places of their own in GeoNames, as
+/// Berlin's are; its addresses and the sources' rows name the city (Ciudad de México, CDMX).
+const CITY_REGIONS: [(&str, &str, &str); 7] = [
+    ("DE", "BE", "Berlin"),
+    ("DE", "HH", "Hamburg"),
+    ("AT", "9", "Wien"),
+    ("CZ", "10", "Praha"),
+    ("HU", "BU", "Budapest"),
+    ("RO", "B", "București"),
+    ("MX", "CMX", "Ciudad de México"),
+];
 
 /// The name an address in `place` gives its town.
 pub fn name(place: &City) -> &str {
@@ -95,6 +104,7 @@ mod tests {
             ("Karlín", "CZ", "10", "Praha"),
             ("Budapest XI. kerület", "HU", "BU", "Budapest"),
             ("Sector 3", "RO", "B", "București"),
+            ("Iztapalapa", "MX", "CMX", "Ciudad de México"),
             ("Zürich (Kreis 11) / Oerlikon", "CH", "ZH", "Zürich"),
             ("Zürich (Kreis 3)", "CH", "ZH", "Zürich"),
             ("Oberwinterthur (Kreis 2) / Hegi", "CH", "ZH", "Winterthur"),
@@ -107,6 +117,7 @@ mod tests {
             ("Bremerhaven", "DE", "HB", "Bremerhaven"),
             ("Wangen an der Aare", "CH", "BE", "Wangen an der Aare"),
             ("Sector 3", "MD", "C", "Sector 3"),
+            ("Ciudad Nezahualcóyotl", "MX", "MEX", "Ciudad Nezahualcóyotl"),
         ] {
             assert_eq!(name(&place(place_name, country, admin1)), town, "{place_name}, {country}-{admin1}");
         }

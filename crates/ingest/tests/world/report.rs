@@ -157,6 +157,14 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
         let numbered = |prefix: &str| c.strip_prefix(prefix).is_some_and(|n| n.parse::<u32>().is_ok());
         c.contains("kerület") || c.contains("(Kreis ") || (country == "CH" && c.contains(" / ")) || numbered("Marseille ") || numbered("Sector ")
     };
+    // ... nor GeoNames' filing of a name (Gifu-shi, Amphoe Sikhiu, City of Isabela, Kalibo
+    // (poblacion)); a bracket stays where the official name has one (Halle (Saale)).
+    let decorated = |c: &str, country: &str| {
+        (country == "JP" && c.ends_with("-shi"))
+            || (country == "TH" && (c.starts_with("Amphoe ") || c.ends_with(" District")))
+            || (country != "GB" && c.starts_with("City of "))
+            || (!matches!(country, "DE" | "AT" | "CH" | "FR" | "CZ") && c.ends_with([')', ']']))
+    };
     // Rows in the city-states, by the town they give: Berlin's and Vienna's districts are
     // places of their own in GeoNames (Neukölln, Favoriten).
     let mut city_states: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
@@ -211,6 +219,7 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
         let row = snap.row(r);
         assert!(!row.address.contains(storemap_ingest::house_number::SEP), "row {r}: {:?}", row.address);
         assert!(!district(&row.city, &row.country), "row {r}: a district for a town, {:?} ({})", row.city, row.country);
+        assert!(!decorated(&row.city, &row.country), "row {r}: a town as GeoNames files it, {:?} ({})", row.city, row.country);
         // (An American one its ZIP's post office accepts is a town there: North Hollywood, Flushing.)
         let usps_town =
             row.country == "US" && accepted.get(&(row.postcode.as_str(), row.state.as_str())).is_some_and(|names| names.contains(&usps_key(&row.city)));
@@ -224,7 +233,7 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
         if matches!(row.country.as_str(), "US" | "PR") && filed_spelling.contains(&(state, row.city.as_str())) {
             us_filed_spelling.push(format!("{}, {} {}", row.city, row.state, row.postcode));
         }
-        if matches!((row.country.as_str(), row.state.as_str()), ("DE", "BE" | "HH") | ("AT", "9") | ("HU", "BU")) && !row.city.is_empty() {
+        if matches!((row.country.as_str(), row.state.as_str()), ("DE", "BE" | "HH") | ("AT", "9") | ("HU", "BU") | ("MX", "CMX")) && !row.city.is_empty() {
             *city_states.entry((row.country.clone(), row.state.clone())).or_default().entry(row.city.clone()).or_default() += 1;
         }
         let starts_with_number = row.address.starts_with(|c: char| c.is_ascii_digit());
@@ -256,7 +265,9 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
         &us_filed_spelling[..us_filed_spelling.len().min(20)]
     );
     assert!(us_not_accepted.is_empty(), "{} towns their ZIP does not accept: {:?}", us_not_accepted.len(), &us_not_accepted[..us_not_accepted.len().min(20)]);
-    for (region, town) in [(("DE", "BE"), "Berlin"), (("DE", "HH"), "Hamburg"), (("AT", "9"), "Wien"), (("HU", "BU"), "Budapest")] {
+    for (region, town) in
+        [(("DE", "BE"), "Berlin"), (("DE", "HH"), "Hamburg"), (("AT", "9"), "Wien"), (("HU", "BU"), "Budapest"), (("MX", "CMX"), "Ciudad de México")]
+    {
         let towns = city_states.get(&(region.0.to_string(), region.1.to_string()));
         let rows: u64 = towns.map_or(0, |t| t.values().sum());
         assert!(rows >= 20, "{region:?}: {rows} rows with a town");
