@@ -354,7 +354,7 @@ test("cities.csv: a city's sections name the city an address there gives, towns 
     ['Sant Andreu', 'ES', 'Barcelona'],
     // A historical or abandoned place the city grew over is a section too, never a town.
     ['Sant Martí', 'ES', 'Barcelona'],
-    ['Troparëvo', 'RU', 'Moscow'],
+    ['Troparevo', 'RU', 'Moscow'],
     // Where GeoNames' codes are not municipalities, by distance alone: Bucharest's sectors
     // (each a code of its own) and Montréal's Saint-Laurent (a borough's).
     ['Sector 2', 'RO', 'București'],
@@ -457,12 +457,41 @@ test("cities.csv: names without GeoNames' filing decorations, and the parts of a
   for (const [place, country, town] of [
     ['City of Westminster', 'GB', 'London'],
     ['City of London', 'GB', 'London'],
-    ['Kamigyō-ku', 'JP', 'Kyoto'],
+    ['Kamigyo-ku', 'JP', 'Kyoto'],
     ['Dainava', 'LT', 'Kaunas'],
   ]) {
     t.is(rows.find((r) => r[1] === place && r[2] === country)?.[7], town, place);
   }
   t.is(rows.find((r) => r[1] === 'Colonia Lindavista')?.[3], 'CMX', 'Lindavista is in Mexico City');
+});
+
+test("cities.csv: a transliterated name is written as the country's Latin-letter addresses write it, GeoNames' scholarly form beside", (t) => {
+  const rows = cities.slice(1);
+  for (const [name, scholarly, country] of [
+    ['Surat', 'Sūrat', 'IN'],
+    ['Taif', 'Ta’if', 'SA'],
+    ['Salalah', 'Şalālah', 'OM'],
+    ['Kramatorsk', 'Kramators’k', 'UA'],
+    ['Soka', 'Sōka', 'JP'],
+    ['Patra', 'Pátra', 'GR'],
+    ['Halabjah', 'Ḩalabjah', 'IQ'],
+  ]) {
+    const row = rows.find((r) => r[1] === name && r[2] === country && r[8] === scholarly);
+    t.truthy(row, `${name}, ${country}, beside ${scholarly}`);
+  }
+  // Nowhere in those countries a macron, a dot below or an ayn's quote.
+  const transliterated = ['IN', 'PK', 'BD', 'IR', 'SA', 'AE', 'EG', 'IQ', 'OM', 'IL', 'JP', 'KR', 'GR', 'RU', 'UA'];
+  const marked = rows.filter((r) => transliterated.includes(r[2]) && /[\u0300-\u036f‘’]/.test(r[1].normalize('NFD')));
+  t.deepEqual(marked.map((r) => `${r[1]}, ${r[2]}`), []);
+  // Where the letters are the country's own, they stay: Pinyin's Xi’an, Uzbek's Qo‘qon, Vietnamese.
+  for (const [name, country] of [
+    ['Xi’an', 'CN'],
+    ['Qo‘qon', 'UZ'],
+    ['Đà Nẵng', 'VN'],
+    ['Şanlıurfa', 'TR'],
+  ]) {
+    t.truthy(rows.find((r) => r[1] === name && r[2] === country), `${name}, ${country}`);
+  }
 });
 
 test('cities.csv: Romanian names are written with the comma-below letters, their cedilla forms beside', (t) => {

